@@ -1,0 +1,129 @@
+//! crucible-backend-cpu: the reference backend. Every primitive goes through arkworks
+//! (ark-poly domains, ark-ec MSM), rayon-parallel; host memory is counted against a
+//! budget exactly as a GPU's device memory is.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod device;
+mod error;
+mod field;
+mod memory;
+mod msm;
+mod ntt;
+
+use std::sync::Arc;
+
+use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
+use crucible_core::{
+    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
+    G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind,
+    ProverBackend, Result, ScalarBuf, ScratchNeed,
+};
+
+pub use error::CpuError;
+
+/// The CPU backend: one instance for the host.
+pub struct CpuBackend {
+    info: BackendInfo,
+    budget: Arc<DeviceBudget>,
+}
+
+impl CpuBackend {
+    /// A CPU backend whose budget is the host's memory (minus headroom, capped by the
+    /// options' memory limit).
+    pub fn new(options: &ProbeOptions) -> Self {
+        let memory = device::host_memory_bytes();
+        let budget = DeviceBudget::new("cpu:0", options.budget_capacity(memory));
+        Self::with_budget(budget)
+    }
+
+    /// A CPU backend drawing on an existing budget (tests use small fixed budgets;
+    /// several logical devices can each get their own).
+    pub fn with_budget(budget: Arc<DeviceBudget>) -> Self {
+        Self::with_budget_and_index(budget, 0)
+    }
+
+    /// Like [`CpuBackend::with_budget`], reporting itself as logical device `index`.
+    pub fn with_budget_and_index(budget: Arc<DeviceBudget>, index: usize) -> Self {
+        CpuBackend {
+            info: device::info(index),
+            budget,
+        }
+    }
+}
+
+fn probe(options: &ProbeOptions) -> Vec<Probe> {
+    vec![Probe::Available(Arc::new(CpuBackend::new(options)))]
+}
+
+inventory::submit! {
+    BackendRegistration {
+        name: "cpu",
+        description: "arkworks on the host (reference), rayon-parallel",
+        probe,
+    }
+}
+
+impl ProverBackend for CpuBackend {
+    fn info(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    fn budget(&self) -> &Arc<DeviceBudget> {
+        &self.budget
+    }
+
+    fn device_sync(&self) -> Arc<dyn DeviceSync> {
+        Arc::new(HostSync)
+    }
+
+    fn element_bytes(&self, kind: ElementKind) -> u64 {
+        field::element_bytes(kind)
+    }
+
+    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+        msm::scratch_plan(need)
+    }
+
+    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+        memory::alloc(lease, item, kind, len)
+    }
+
+    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        memory::copy_in(lease, dst.id, src)
+    }
+
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+        memory::copy_in(lease, dst.id, src)
+    }
+
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+        memory::copy_in(lease, dst.id, src)
+    }
+
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+        Ok(lease.get::<Vec<Fr>>(src.id)?.clone())
+    }
+
+    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id)?, domain, kind)
+    }
+
+    fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        ntt::mul_assign(d, r)
+    }
+
+    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()> {
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        ntt::sub_mul_assign(d, r, k)
+    }
+
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective> {
+        msm::msm::<G1Projective>(work, bases, span.bases.id, span.bases.len, &span)
+    }
+
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective> {
+        msm::msm::<G2Projective>(work, bases, span.bases.id, span.bases.len, &span)
+    }
+}

@@ -1,0 +1,36 @@
+//! Host buffers allocated under a lease (fallibly: host OOM is an error, not an abort).
+
+use ark_ff::Zero;
+use crucible_core::{BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, Result};
+
+use crate::error::{check_len, CpuError};
+use crate::field::element_bytes;
+
+/// A zero-filled vector, allocated without aborting on failure.
+pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|source| CpuError::Alloc {
+        bytes: (len * size_of::<T>()) as u64,
+        source,
+    })?;
+    v.resize(len, zero);
+    Ok(v)
+}
+
+/// Allocates `len` elements of `kind` from plan item `item`.
+pub fn alloc(lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+    let bytes = element_bytes(kind) * len as u64;
+    match kind {
+        ElementKind::Scalar => lease.allocate(item, bytes, || try_zeroed(len, Fr::zero())),
+        ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, G1Affine::identity())),
+        ElementKind::G2 => lease.allocate(item, bytes, || try_zeroed(len, G2Affine::identity())),
+    }
+}
+
+/// Copies `src` into the buffer `dst` (same length).
+pub fn copy_in<T: Copy + Send + Sync + 'static>(lease: &mut Lease, dst: BufferId, src: &[T]) -> Result<()> {
+    let buf = lease.get_mut::<Vec<T>>(dst)?;
+    check_len("staged data", buf.len(), src.len())?;
+    buf.copy_from_slice(src);
+    Ok(())
+}

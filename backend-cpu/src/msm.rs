@@ -1,0 +1,46 @@
+//! MSM through ark-ec's `VariableBaseMSM`, with its scalar conversion in a leased buffer.
+
+use ark_ec::{CurveGroup, VariableBaseMSM};
+use ark_ff::{BigInteger256, PrimeField};
+use crucible_core::{check_span, BufferId, Fr, Lease, MemoryPlan, MsmSpan, Result, ScratchNeed};
+use rayon::prelude::*;
+
+use crate::memory::try_zeroed;
+
+/// Plan item holding the MSM's scalars converted out of Montgomery form.
+pub const SCALARS_ITEM: &str = "msm-scalars";
+
+/// Scratch for the largest MSM in `need` (one canonical integer per term).
+pub fn scratch_plan(need: &ScratchNeed) -> MemoryPlan {
+    let mut plan = MemoryPlan::new("cpu scratch");
+    let terms = need.msm_g1.max(need.msm_g2);
+    if terms > 0 {
+        plan.item(SCALARS_ITEM, (terms * size_of::<BigInteger256>()) as u64);
+    }
+    plan
+}
+
+/// Σ scalars·bases for any curve group `G` over `Fr`.
+pub fn msm<G>(work: &mut Lease, bases: &Lease, bases_id: BufferId, bases_len: usize, span: &MsmSpan<impl Copy>) -> Result<G>
+where
+    G: CurveGroup<ScalarField = Fr> + VariableBaseMSM,
+    G::Affine: 'static,
+{
+    check_span(span, bases_len)?;
+    if span.len == 0 {
+        return Ok(G::zero());
+    }
+    let bytes = (span.len * size_of::<BigInteger256>()) as u64;
+    let scratch = work.allocate(SCALARS_ITEM, bytes, || {
+        try_zeroed(span.len, BigInteger256::default())
+    })?;
+    let scalars = work.get::<Vec<Fr>>(span.scalars.id)?[span.scalar_offset..][..span.len].to_vec();
+    let ints = work.get_mut::<Vec<BigInteger256>>(scratch)?;
+    ints.par_iter_mut()
+        .zip(&scalars)
+        .for_each(|(i, s)| *i = s.into_bigint());
+    let points = &bases.get::<Vec<G::Affine>>(bases_id)?[span.base_offset..][..span.len];
+    let result = G::msm_bigint(points, ints);
+    work.free(scratch)?;
+    Ok(result)
+}

@@ -1,0 +1,291 @@
+// field.cuh — BLS12-381 prime fields Fr and Fq for crucible's CUDA kernels.
+//
+// Compiled in two ways:
+//   * by NVRTC at run time, as the first part of the concatenation
+//     field.cuh + fq2.cuh + curve.cuh + <kernel>.cu (no system headers);
+//   * by g++ (-x c++) for the host test harness in host_test/, where the CUDA
+//     qualifiers below expand to nothing and the PTX carry chains are emulated.
+//
+// Layout (fixed; identical bytes to arkworks' internal BigInt of u64 limbs):
+//   Fr: 8  x u32, little-endian, Montgomery form, R = 2^256 mod r.
+//   Fq: 12 x u32, little-endian, Montgomery form, R = 2^384 mod p.
+// Zero is all-zero limbs in both the canonical and the Montgomery form.
+//
+// Arithmetic: two implementations of the limb arithmetic, chosen at compile time.
+//   default                 carry chains (add.cc / addc / mad.lo.cc / madc.hi.cc).
+//                           On the device each primitive is one inline-PTX
+//                           instruction; on the host the carry flag is emulated,
+//                           so the host tests run the very same chain code.
+//   CRUCIBLE_PORTABLE_ARITH plain C++ with 64-bit products (no PTX). Pass
+//                           -DCRUCIBLE_PORTABLE_ARITH to NVRTC to rule out the PTX
+//                           path when a result looks wrong.
+#ifndef CRUCIBLE_FIELD_CUH
+#define CRUCIBLE_FIELD_CUH
+
+#if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
+// Host (g++) build: CUDA qualifiers vanish.
+#define __host__
+#define __device__
+#define __global__
+#define __constant__
+#define __forceinline__ inline
+#endif
+
+#ifdef __CUDA_ARCH__
+#define CRU_UNROLL _Pragma("unroll")
+#else
+#define CRU_UNROLL
+#endif
+
+// Global thread index along x (every grid here has < 2^32 threads along x).
+#define CRU_THREAD_X (blockIdx.x * blockDim.x + threadIdx.x)
+
+// Every arithmetic helper is a device function; on the host it is a plain inline one.
+#define CRU_DEV __device__ __forceinline__
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
+// Host stand-ins for the CUDA built-ins the kernels use. The harness emulates a
+// launch by setting these and calling the kernel once per thread; no kernel uses
+// shared memory or barriers, so that sequential order is a valid schedule.
+struct cru_dim3 { u32 x, y, z; };
+static cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
+static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
+#endif
+
+// ---------------------------------------------------------------------------
+// Carry-chain primitives. Semantics are PTX's: CF is one carry bit; for the sub
+// forms it is the borrow. `*_cc` sets CF, `*c*` consumes it.
+// ---------------------------------------------------------------------------
+#if defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
+// volatile keeps the statements in program order; nothing the compiler emits
+// between them touches CC (only explicit .cc instructions do).
+CRU_DEV u32 add_cc(u32 a, u32 b)  { u32 r; asm volatile("add.cc.u32 %0, %1, %2;"  : "=r"(r) : "r"(a), "r"(b)); return r; }
+CRU_DEV u32 addc_cc(u32 a, u32 b) { u32 r; asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+CRU_DEV u32 addc(u32 a, u32 b)    { u32 r; asm volatile("addc.u32 %0, %1, %2;"    : "=r"(r) : "r"(a), "r"(b)); return r; }
+CRU_DEV u32 sub_cc(u32 a, u32 b)  { u32 r; asm volatile("sub.cc.u32 %0, %1, %2;"  : "=r"(r) : "r"(a), "r"(b)); return r; }
+CRU_DEV u32 subc_cc(u32 a, u32 b) { u32 r; asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+CRU_DEV u32 subc(u32 a, u32 b)    { u32 r; asm volatile("subc.u32 %0, %1, %2;"    : "=r"(r) : "r"(a), "r"(b)); return r; }
+// d = lo(a*b) + c (+CF)          d = hi(a*b) + c (+CF)
+CRU_DEV u32 mad_lo_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;"  : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;"  : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+#elif !defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
+// Host emulation of the chains (single-threaded test harness only).
+static u32 cru_cf;
+CRU_DEV u32 cru_set(u64 s) { cru_cf = (u32)(s >> 32) & 1u; return (u32)s; }
+CRU_DEV u32 add_cc(u32 a, u32 b)  { return cru_set((u64)a + b); }
+CRU_DEV u32 addc_cc(u32 a, u32 b) { return cru_set((u64)a + b + cru_cf); }
+CRU_DEV u32 addc(u32 a, u32 b)    { return (u32)((u64)a + b + cru_cf); }
+CRU_DEV u32 sub_cc(u32 a, u32 b)  { return cru_set((u64)a - b); }
+CRU_DEV u32 subc_cc(u32 a, u32 b) { return cru_set((u64)a - b - cru_cf); }
+CRU_DEV u32 subc(u32 a, u32 b)    { return (u32)((u64)a - b - cru_cf); }
+CRU_DEV u32 mad_lo_cc(u32 a, u32 b, u32 c)  { return cru_set((u64)(u32)((u64)a * b) + c); }
+CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { return cru_set((u64)(u32)((u64)a * b) + c + cru_cf); }
+CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { return cru_set((((u64)a * b) >> 32) + c); }
+CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { return cru_set((((u64)a * b) >> 32) + c + cru_cf); }
+#endif
+
+// ---------------------------------------------------------------------------
+// Constants (canonical integers as little-endian u32 limbs).
+// ---------------------------------------------------------------------------
+// r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001
+__device__ __constant__ const u32 FR_P[8]   = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402, 0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+__device__ __constant__ const u32 FR_ONE[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa, 0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159}; // 2^256 mod r
+__device__ __constant__ const u32 FR_R2[8]  = {0xf3f29c6d, 0xc999e990, 0x87925c23, 0x2b6cedcb, 0x7254398f, 0x05d31496, 0x9f59ff11, 0x0748d9d9}; // 2^512 mod r
+// p = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab
+__device__ __constant__ const u32 FQ_P[12]   = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+__device__ __constant__ const u32 FQ_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3}; // 2^384 mod p
+__device__ __constant__ const u32 FQ_R2[12]  = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6, 0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9, 0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5}; // 2^768 mod p
+
+// A field is Fp<Cfg>; Cfg gives the limb count, -p^-1 mod 2^32 and the constants.
+// Both moduli leave spare top bits (r < 2^255, p < 2^381), so a + b < 2^(32N) never
+// overflows the limbs and the Montgomery result before its final subtraction is < 2p.
+struct FrCfg {
+    static constexpr int N = 8;
+    static constexpr u32 INV = 0xffffffffu;
+    static CRU_DEV u32 p(int i)   { return FR_P[i]; }
+    static CRU_DEV u32 one(int i) { return FR_ONE[i]; }
+    static CRU_DEV u32 r2(int i)  { return FR_R2[i]; }
+};
+struct FqCfg {
+    static constexpr int N = 12;
+    static constexpr u32 INV = 0xfffcfffdu;
+    static CRU_DEV u32 p(int i)   { return FQ_P[i]; }
+    static CRU_DEV u32 one(int i) { return FQ_ONE[i]; }
+    static CRU_DEV u32 r2(int i)  { return FQ_R2[i]; }
+};
+
+template <class C>
+struct Fp {
+    static constexpr int N = C::N;
+    u32 l[C::N];
+
+    static CRU_DEV Fp zero() { Fp r; CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = 0; return r; }
+    static CRU_DEV Fp one()  { Fp r; CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = C::one(i); return r; }
+    static CRU_DEV Fp r2()   { Fp r; CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = C::r2(i); return r; }
+    static CRU_DEV Fp modulus() { Fp r; CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = C::p(i); return r; }
+    // The integer 1 (not Montgomery): multiplying by it leaves Montgomery form.
+    static CRU_DEV Fp raw_one() { Fp r = zero(); r.l[0] = 1; return r; }
+};
+
+typedef Fp<FrCfg> Fr;
+typedef Fp<FqCfg> Fq;
+
+template <class C> CRU_DEV bool fis_zero(const Fp<C>& a) {
+    u32 acc = 0;
+    CRU_UNROLL for (int i = 0; i < C::N; i++) acc |= a.l[i];
+    return acc == 0;
+}
+
+template <class C> CRU_DEV bool feq(const Fp<C>& a, const Fp<C>& b) {
+    u32 acc = 0;
+    CRU_UNROLL for (int i = 0; i < C::N; i++) acc |= a.l[i] ^ b.l[i];
+    return acc == 0;
+}
+
+#ifndef CRUCIBLE_PORTABLE_ARITH
+// ------------------------------ carry-chain path ------------------------------
+
+template <class C> CRU_DEV Fp<C> fadd(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> s, t;
+    s.l[0] = add_cc(a.l[0], b.l[0]);
+    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = addc_cc(a.l[i], b.l[i]);
+    // s < 2p < 2^(32N): no carry out. t = s - p; keep s if that borrowed.
+    t.l[0] = sub_cc(s.l[0], C::p(0));
+    CRU_UNROLL for (int i = 1; i < N; i++) t.l[i] = subc_cc(s.l[i], C::p(i));
+    u32 borrow = subc(0, 0);  // 0xffffffff if s < p, else 0
+    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (s.l[i] & borrow) | (t.l[i] & ~borrow);
+    return t;
+}
+
+template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> d;
+    d.l[0] = sub_cc(a.l[0], b.l[0]);
+    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = subc_cc(a.l[i], b.l[i]);
+    u32 borrow = subc(0, 0);  // a < b: add p back
+    d.l[0] = add_cc(d.l[0], C::p(0) & borrow);
+    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = addc_cc(d.l[i], C::p(i) & borrow);
+    return d;
+}
+
+// Montgomery product a*b*2^(-32N) mod p, CIOS with N+2 accumulator limbs.
+// Each "t += x * y_i" is two chains: the low halves of the products land on limbs
+// 0..N-1, the high halves on limbs 1..N; each chain ripples its carry to the top.
+template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    u32 t[N + 2];
+    CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 bi = b.l[i];
+        t[0] = mad_lo_cc(a.l[0], bi, t[0]);
+        CRU_UNROLL for (int j = 1; j < N; j++) t[j] = madc_lo_cc(a.l[j], bi, t[j]);
+        t[N] = addc_cc(t[N], 0);
+        t[N + 1] = addc(t[N + 1], 0);
+        t[1] = mad_hi_cc(a.l[0], bi, t[1]);
+        CRU_UNROLL for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(a.l[j], bi, t[j + 1]);
+        t[N + 1] = addc(t[N + 1], 0);
+
+        // t += m*p with m chosen so that the low limb becomes 0, then shift one limb.
+        const u32 m = t[0] * C::INV;
+        t[0] = mad_lo_cc(m, C::p(0), t[0]);
+        CRU_UNROLL for (int j = 1; j < N; j++) t[j] = madc_lo_cc(m, C::p(j), t[j]);
+        t[N] = addc_cc(t[N], 0);
+        t[N + 1] = addc(t[N + 1], 0);
+        t[1] = mad_hi_cc(m, C::p(0), t[1]);
+        CRU_UNROLL for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(m, C::p(j), t[j + 1]);
+        t[N + 1] = addc(t[N + 1], 0);
+        CRU_UNROLL for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
+        t[N + 1] = 0;
+    }
+    // t < 2p (t[N] is 0 for these moduli but is included for safety): subtract p once.
+    Fp<C> r, s;
+    s.l[0] = sub_cc(t[0], C::p(0));
+    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(t[i], C::p(i));
+    subc_cc(t[N], 0);
+    const u32 borrow = subc(0, 0);
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
+    return r;
+}
+
+#else
+// ------------------------------ portable path ------------------------------
+
+template <class C> CRU_DEV Fp<C> fadd(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> s, t;
+    u64 c = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)a.l[i] + b.l[i]; s.l[i] = (u32)c; c >>= 32; }
+    u64 br = 0;  // borrow as 0/1
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 d = (u64)s.l[i] - C::p(i) - br; t.l[i] = (u32)d; br = (d >> 32) & 1; }
+    const u32 borrow = 0u - (u32)br;
+    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (s.l[i] & borrow) | (t.l[i] & ~borrow);
+    return t;
+}
+
+template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> d;
+    u64 br = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)a.l[i] - b.l[i] - br; d.l[i] = (u32)x; br = (x >> 32) & 1; }
+    const u32 mask = 0u - (u32)br;
+    u64 c = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)d.l[i] + (C::p(i) & mask); d.l[i] = (u32)c; c >>= 32; }
+    return d;
+}
+
+template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    u32 t[N + 2];
+    CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        u64 c = 0;
+        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)a.l[j] * b.l[i] + t[j]; t[j] = (u32)c; c >>= 32; }
+        c += t[N]; t[N] = (u32)c; t[N + 1] = (u32)(c >> 32);
+        const u32 m = t[0] * C::INV;
+        c = ((u64)m * C::p(0) + t[0]) >> 32;
+        CRU_UNROLL for (int j = 1; j < N; j++) { c += (u64)m * C::p(j) + t[j]; t[j - 1] = (u32)c; c >>= 32; }
+        c += t[N]; t[N - 1] = (u32)c;
+        t[N] = t[N + 1] + (u32)(c >> 32);
+    }
+    Fp<C> r, s;
+    u64 br = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
+    br = (((u64)t[N] - br) >> 32) & 1;
+    const u32 borrow = 0u - (u32)br;
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
+    return r;
+}
+#endif
+
+// ------------------------------ derived ops ------------------------------
+
+template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
+    // p - 0 would be p, not reduced: 0 stays 0.
+    return fis_zero(a) ? a : fsub(Fp<C>::modulus(), a);
+}
+template <class C> CRU_DEV Fp<C> fdbl(const Fp<C>& a) { return fadd(a, a); }
+template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) { return fmul(a, a); }
+template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
+template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
+
+// a^(p-2) (Fermat), so the inverse of 0 is 0. Only the single-thread MSM epilogue
+// uses it, so the plain square-and-multiply is fine.
+template <class C> CRU_DEV Fp<C> finv(const Fp<C>& a) {
+    Fp<C> r = Fp<C>::one();
+    for (int i = C::N - 1; i >= 0; i--) {
+        const u32 e = C::p(i) - (i == 0 ? 2u : 0u);  // p - 2: the low limb of p is >= 2
+        for (int bit = 31; bit >= 0; bit--) {
+            r = fsqr(r);
+            if ((e >> bit) & 1u) r = fmul(r, a);
+        }
+    }
+    return r;
+}
+
+#endif  // CRUCIBLE_FIELD_CUH

@@ -1,0 +1,229 @@
+//! The `ProverBackend` trait: what every backend supplies (memory, NTT, MSM).
+//!
+//! A proof runs in four explicit phases: **allocate** (a [`Lease`] sized by a
+//! [`MemoryPlan`]), **stage** (host to device), **compute** (NTT, pointwise ops, MSM on
+//! device-resident buffers) and **release** ([`Lease::release`]). The Groth16 pipeline
+//! is written once, in core, against this trait.
+
+use std::sync::Arc;
+
+use crate::{
+    BufferId, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
+    G2Projective, Lease, MemoryPlan, Result,
+};
+
+/// Describes one backend instance (one device).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BackendInfo {
+    /// Backend name as users type it: `cpu`, `cuda`, `wgpu`.
+    pub name: String,
+    /// Device index within the backend (0 for the first GPU).
+    pub device_index: usize,
+    /// Device name as its driver reports it.
+    pub device_name: String,
+    /// Driver / API details (e.g. `CUDA driver 13.0, sm_90`, `Vulkan`).
+    pub api: String,
+    /// Memory the device reports, in bytes.
+    pub memory_bytes: u64,
+    /// Preference for `auto` selection: the highest available wins.
+    pub priority: u32,
+}
+
+impl BackendInfo {
+    /// `name:index`, the label used in reports and `--backend`.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.name, self.device_index)
+    }
+}
+
+/// The kinds of element a device buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementKind {
+    /// Scalar field elements (`Fr`).
+    Scalar,
+    /// G1 affine points.
+    G1,
+    /// G2 affine points.
+    G2,
+}
+
+/// A device buffer of `len` scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarBuf {
+    /// The buffer in its lease.
+    pub id: BufferId,
+    /// Number of scalars.
+    pub len: usize,
+}
+
+/// A device buffer of `len` G1 affine points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct G1Buf {
+    /// The buffer in its lease.
+    pub id: BufferId,
+    /// Number of points.
+    pub len: usize,
+}
+
+/// A device buffer of `len` G2 affine points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct G2Buf {
+    /// The buffer in its lease.
+    pub id: BufferId,
+    /// Number of points.
+    pub len: usize,
+}
+
+/// Which transform an NTT computes (all natural order in and out, as arkworks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NttKind {
+    /// Coefficients to evaluations on the domain.
+    Forward,
+    /// Evaluations on the domain to coefficients.
+    Inverse,
+    /// Coefficients to evaluations on the coset g·H.
+    CosetForward,
+    /// Evaluations on the coset g·H to coefficients.
+    CosetInverse,
+}
+
+impl NttKind {
+    /// All four kinds.
+    pub const ALL: [NttKind; 4] = [
+        NttKind::Forward,
+        NttKind::Inverse,
+        NttKind::CosetForward,
+        NttKind::CosetInverse,
+    ];
+}
+
+/// `len` bases starting at `base_offset`, paired with `len` scalars at `scalar_offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmSpan<B> {
+    /// Bases buffer (in the bases lease).
+    pub bases: B,
+    /// First base used.
+    pub base_offset: usize,
+    /// Scalars buffer (in the work lease).
+    pub scalars: ScalarBuf,
+    /// First scalar used.
+    pub scalar_offset: usize,
+    /// Number of terms.
+    pub len: usize,
+}
+
+/// The largest operations a lease must have scratch space for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScratchNeed {
+    /// Largest NTT, if any.
+    pub ntt: Option<Domain>,
+    /// Largest G1 MSM (terms).
+    pub msm_g1: usize,
+    /// Largest G2 MSM (terms).
+    pub msm_g2: usize,
+}
+
+/// A proving backend for one device. Object-safe: used as `&dyn ProverBackend`.
+///
+/// Every operation works on buffers of a [`Lease`]; each operation's scratch space
+/// is a plan item named by [`ProverBackend::scratch_plan`] and allocated through the
+/// lease. Operations may be queued asynchronously; [`ProverBackend::synchronize`]
+/// waits for them, and every method that returns host data waits implicitly.
+pub trait ProverBackend: Send + Sync {
+    /// Name, device and memory of this instance.
+    fn info(&self) -> &BackendInfo;
+
+    /// The device's budget, shared by every worker on it.
+    fn budget(&self) -> &Arc<DeviceBudget>;
+
+    /// What a lease calls to wait for this device before returning its permit.
+    fn device_sync(&self) -> Arc<dyn DeviceSync>;
+
+    /// Bytes one element of `kind` occupies on the device.
+    fn element_bytes(&self, kind: ElementKind) -> u64;
+
+    /// Scratch items (named, exact bytes) the operations in `need` allocate.
+    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan;
+
+    /// Allocate phase: reserves `plan` from the budget (waiting for room) and returns
+    /// the lease every buffer is then allocated through.
+    fn allocate(&self, plan: MemoryPlan) -> Result<Lease> {
+        let permit = self.budget().acquire(plan.total_bytes())?;
+        Lease::new(plan, permit, self.device_sync())
+    }
+
+    /// Allocates a buffer of `len` elements from plan item `item`.
+    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId>;
+
+    /// Stage phase: copies `src` into `dst` (lengths must match).
+    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()>;
+
+    /// Stage phase: copies G1 bases into `dst` (lengths must match).
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()>;
+
+    /// Stage phase: copies G2 bases into `dst` (lengths must match).
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()>;
+
+    /// Copies scalars back to the host.
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>>;
+
+    /// In-place NTT of `buf` (length `domain.size`), natural order in and out.
+    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()>;
+
+    /// `dst[i] *= rhs[i]`.
+    fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()>;
+
+    /// `dst[i] = (dst[i] - rhs[i]) * k`.
+    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()>;
+
+    /// Σ scalars[i]·bases[i] over G1; scratch comes from `work`.
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective>;
+
+    /// Σ scalars[i]·bases[i] over G2; scratch comes from `work`.
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective>;
+
+    /// Waits for every queued operation (used at phase boundaries for timing).
+    fn synchronize(&self) -> Result<()> {
+        self.device_sync().synchronize()
+    }
+
+    /// Allocates `len` scalars.
+    fn alloc_scalars(&self, lease: &mut Lease, item: &str, len: usize) -> Result<ScalarBuf> {
+        let id = self.alloc(lease, item, ElementKind::Scalar, len)?;
+        Ok(ScalarBuf { id, len })
+    }
+
+    /// Allocates `len` G1 bases.
+    fn alloc_g1(&self, lease: &mut Lease, item: &str, len: usize) -> Result<G1Buf> {
+        let id = self.alloc(lease, item, ElementKind::G1, len)?;
+        Ok(G1Buf { id, len })
+    }
+
+    /// Allocates `len` G2 bases.
+    fn alloc_g2(&self, lease: &mut Lease, item: &str, len: usize) -> Result<G2Buf> {
+        let id = self.alloc(lease, item, ElementKind::G2, len)?;
+        Ok(G2Buf { id, len })
+    }
+
+    /// A plan item for `len` elements of `kind`, sized by this backend's layout.
+    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+        self.element_bytes(kind) * len as u64
+    }
+}
+
+/// Checks an [`MsmSpan`] against its buffers' lengths (backends call this first).
+pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
+    let ok = span.base_offset.checked_add(span.len).is_some_and(|e| e <= bases_len)
+        && span
+            .scalar_offset
+            .checked_add(span.len)
+            .is_some_and(|e| e <= span.scalars.len);
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::Error::InvalidInput(format!(
+            "MSM span out of range: bases {}..+{} of {}, scalars {}..+{} of {}",
+            span.base_offset, span.len, bases_len, span.scalar_offset, span.len, span.scalars.len
+        )))
+    }
+}

@@ -1,0 +1,175 @@
+//! The device's memory budget, shared by every worker on one device.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::{Error, Result};
+
+/// Memory accounting for one physical device, shared (`Arc`) by all its workers.
+///
+/// Capacity is what the device reports minus headroom (or a user's limit). Acquiring
+/// waits until the bytes are free; a request that can never fit fails at once.
+#[derive(Debug)]
+pub struct DeviceBudget {
+    name: String,
+    capacity: u64,
+    state: Mutex<BudgetState>,
+    freed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct BudgetState {
+    in_use: u64,
+    high_water: u64,
+    waited: Duration,
+    deferred_errors: Vec<Error>,
+}
+
+/// A snapshot of a budget's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BudgetStats {
+    /// Capacity in bytes.
+    pub capacity: u64,
+    /// Bytes held by live permits now.
+    pub in_use: u64,
+    /// Most bytes ever held at once.
+    pub high_water: u64,
+    /// Total time callers spent waiting for memory.
+    #[serde(serialize_with = "crate::report::serialize_duration")]
+    pub waited: Duration,
+}
+
+impl DeviceBudget {
+    /// A budget of `capacity` bytes named after its device.
+    pub fn new(name: impl Into<String>, capacity: u64) -> Arc<Self> {
+        Arc::new(DeviceBudget {
+            name: name.into(),
+            capacity,
+            state: Mutex::new(BudgetState::default()),
+            freed: Condvar::new(),
+        })
+    }
+
+    /// The budget's name (its device).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        // A worker that panicked while holding the lock left consistent counters
+        // (every update is a single assignment), so the poison is safe to ignore.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes held now.
+    pub fn in_use(&self) -> u64 {
+        self.lock().in_use
+    }
+
+    /// Counters snapshot.
+    pub fn stats(&self) -> BudgetStats {
+        let s = self.lock();
+        BudgetStats {
+            capacity: self.capacity,
+            in_use: s.in_use,
+            high_water: s.high_water,
+            waited: s.waited,
+        }
+    }
+
+    /// Waits until `bytes` are free and reserves them. Fails at once with
+    /// [`Error::OutOfBudget`] if `bytes` exceeds the capacity.
+    pub fn acquire(self: &Arc<Self>, bytes: u64) -> Result<BudgetPermit> {
+        self.check_fits(bytes)?;
+        let start = Instant::now();
+        let mut s = self.lock();
+        let mut waited = false;
+        while s.in_use + bytes > self.capacity {
+            waited = true;
+            s = self.freed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        if waited {
+            s.waited += start.elapsed();
+        }
+        s.in_use += bytes;
+        s.high_water = s.high_water.max(s.in_use);
+        Ok(BudgetPermit {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Reserves `bytes` if they are free now, else returns `None`.
+    pub fn try_acquire(self: &Arc<Self>, bytes: u64) -> Result<Option<BudgetPermit>> {
+        self.check_fits(bytes)?;
+        let mut s = self.lock();
+        if s.in_use + bytes > self.capacity {
+            return Ok(None);
+        }
+        s.in_use += bytes;
+        s.high_water = s.high_water.max(s.in_use);
+        Ok(Some(BudgetPermit {
+            budget: Arc::clone(self),
+            bytes,
+        }))
+    }
+
+    /// Fails with [`Error::OutOfBudget`] if `bytes` can never fit.
+    pub fn check_fits(&self, bytes: u64) -> Result<()> {
+        if bytes > self.capacity {
+            return Err(Error::OutOfBudget {
+                budget: self.name.clone(),
+                needed: bytes,
+                capacity: self.capacity,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records an error that happened where it could not be returned (in `Drop`).
+    pub fn record_deferred_error(&self, error: Error) {
+        self.lock().deferred_errors.push(error);
+    }
+
+    /// Takes the errors recorded by [`DeviceBudget::record_deferred_error`].
+    pub fn take_deferred_errors(&self) -> Vec<Error> {
+        std::mem::take(&mut self.lock().deferred_errors)
+    }
+
+    fn give_back(&self, bytes: u64) {
+        let mut s = self.lock();
+        s.in_use -= bytes;
+        drop(s);
+        self.freed.notify_all();
+    }
+}
+
+/// Bytes reserved from a [`DeviceBudget`]; returned when dropped.
+#[derive(Debug)]
+pub struct BudgetPermit {
+    budget: Arc<DeviceBudget>,
+    bytes: u64,
+}
+
+impl BudgetPermit {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The budget it came from.
+    pub fn budget(&self) -> &Arc<DeviceBudget> {
+        &self.budget
+    }
+}
+
+impl Drop for BudgetPermit {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes);
+    }
+}

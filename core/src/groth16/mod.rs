@@ -1,0 +1,23 @@
+//! The Groth16 prover, written once against [`ProverBackend`](crate::ProverBackend).
+//!
+//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the `LibsnarkReduction`:
+//! given the same key, circuit, `r` and `s`, the same proof.
+
+mod evaluate;
+mod key;
+mod plan;
+mod prove;
+mod synthesize;
+mod verify;
+
+pub use evaluate::{evaluate, Evaluations};
+pub use key::{key_shape, StagedKey};
+pub use plan::{key_plan, proof_plan};
+pub use prove::{prove, prove_synthesized, ProofOutput, ProveOptions};
+pub use synthesize::{synthesize, Synthesized};
+pub use verify::verify;
+
+/// arkworks' proving key over BLS12-381.
+pub type ProvingKey = ark_groth16::ProvingKey<crate::Bls12_381>;
+/// arkworks' proof over BLS12-381.
+pub type Proof = ark_groth16::Proof<crate::Bls12_381>;

@@ -1,0 +1,46 @@
+//! crucible-core: the contract every crucible backend implements, and the Groth16
+//! pipeline written once against it.
+//!
+//! - [`ProverBackend`]: allocate / stage / compute / release on one device;
+//! - [`Lease`]: the only way device memory is allocated, sized by a [`MemoryPlan`]
+//!   and paid for from a shared [`DeviceBudget`];
+//! - [`Domain`] and [`ProofShape`]: sizes computed once, here;
+//! - [`registry`]: backends found at run time, never a panic when one is missing;
+//! - [`groth16`]: proofs byte-identical to ark-groth16's.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod backend;
+mod budget;
+mod domain;
+mod error;
+pub mod groth16;
+mod lease;
+mod plan;
+pub mod registry;
+pub mod report;
+mod shape;
+
+pub use backend::{
+    check_span, BackendInfo, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend,
+    ScalarBuf, ScratchNeed,
+};
+pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
+pub use domain::{Domain, MAX_LOG_SIZE};
+pub use error::{Error, Phase, PhaseExt, Result};
+pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
+pub use plan::{human_bytes, MemoryPlan, PlanItem};
+pub use shape::ProofShape;
+
+/// The pairing-friendly curve crucible proves over.
+pub use ark_bls12_381::Bls12_381;
+/// Scalar field of BLS12-381.
+pub use ark_bls12_381::Fr;
+/// Base field of BLS12-381.
+pub use ark_bls12_381::Fq;
+/// G1 and G2 points, affine and projective (Jacobian).
+pub use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
+/// Re-exported so callers name the same arkworks version crucible uses.
+pub use {
+    ark_bls12_381, ark_ec, ark_ff, ark_groth16, ark_poly, ark_relations, ark_serialize, ark_std,
+};

@@ -1,0 +1,185 @@
+//! Backend registry: each backend crate registers a probe with `inventory::submit!`.
+//!
+//! Binaries must link every backend crate (`use crucible_backend_x as _;`), or the
+//! linker drops the unused crate and its registration with it.
+
+use std::sync::Arc;
+
+use crate::{Error, ProverBackend, Result};
+
+/// Options every probe receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeOptions {
+    /// Cap on each device's budget, in bytes (`--memory-limit`).
+    pub memory_limit: Option<u64>,
+    /// Bytes of device memory left outside the budget for the driver and others.
+    pub headroom: u64,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            memory_limit: None,
+            headroom: 512 << 20,
+        }
+    }
+}
+
+impl ProbeOptions {
+    /// Budget capacity for a device that reports `device_bytes`.
+    pub fn budget_capacity(&self, device_bytes: u64) -> u64 {
+        let usable = device_bytes.saturating_sub(self.headroom);
+        match self.memory_limit {
+            Some(limit) => limit.min(usable),
+            None => usable,
+        }
+    }
+}
+
+/// What a probe found for one device.
+pub enum Probe {
+    /// A working backend instance.
+    Available(Arc<dyn ProverBackend>),
+    /// The backend cannot run; never a panic.
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One registered backend.
+pub struct BackendRegistration {
+    /// Name users type (`cpu`, `cuda`, `wgpu`).
+    pub name: &'static str,
+    /// One line for `crucible backends`.
+    pub description: &'static str,
+    /// Finds the devices (one instance per device) or says why there are none.
+    pub probe: fn(&ProbeOptions) -> Vec<Probe>,
+}
+
+inventory::collect!(BackendRegistration);
+
+/// Every registered backend, sorted by name.
+pub fn registrations() -> Vec<&'static BackendRegistration> {
+    let mut all: Vec<_> = inventory::iter::<BackendRegistration>.into_iter().collect();
+    all.sort_by_key(|r| r.name);
+    all
+}
+
+/// The probe results of one registered backend.
+pub struct Probed {
+    /// The registration probed.
+    pub registration: &'static BackendRegistration,
+    /// One entry per device, or one `Unavailable`.
+    pub probes: Vec<Probe>,
+}
+
+/// Probes every registered backend.
+pub fn probe_all(options: &ProbeOptions) -> Vec<Probed> {
+    registrations()
+        .into_iter()
+        .map(|registration| Probed {
+            registration,
+            probes: (registration.probe)(options),
+        })
+        .collect()
+}
+
+/// A backend picked by [`select`], with why it was picked.
+pub struct Selected {
+    /// The backend instance.
+    pub backend: Arc<dyn ProverBackend>,
+    /// One sentence: which backend and why (for `auto`).
+    pub reason: String,
+}
+
+/// Picks a backend: `auto` (the highest-priority available device), `name` (its first
+/// device) or `name:index`. No silent fallback: an unavailable request is an error.
+pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
+    if spec == "auto" {
+        return select_auto(options);
+    }
+    let (name, index) = match spec.split_once(':') {
+        Some((n, i)) => {
+            let i = i.parse::<usize>().map_err(|_| {
+                Error::InvalidInput(format!("bad device index in `{spec}` (expected name:N)"))
+            })?;
+            (n, Some(i))
+        }
+        None => (spec, None),
+    };
+    let registration = registrations()
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
+    let mut reasons = Vec::new();
+    let mut available = Vec::new();
+    for probe in (registration.probe)(options) {
+        match probe {
+            Probe::Available(b) => available.push(b),
+            Probe::Unavailable { reason } => reasons.push(reason),
+        }
+    }
+    let wanted = index.unwrap_or(0);
+    match available.into_iter().find(|b| b.info().device_index == wanted) {
+        Some(backend) => Ok(Selected {
+            reason: format!(
+                "using {} ({}) as requested",
+                backend.info().label(),
+                backend.info().device_name
+            ),
+            backend,
+        }),
+        None => Err(Error::Unavailable {
+            backend: spec.to_string(),
+            reason: if reasons.is_empty() {
+                format!("no device {wanted}")
+            } else {
+                reasons.join("; ")
+            },
+        }),
+    }
+}
+
+fn select_auto(options: &ProbeOptions) -> Result<Selected> {
+    let mut skipped = Vec::new();
+    let mut best: Option<Arc<dyn ProverBackend>> = None;
+    for probed in probe_all(options) {
+        for probe in probed.probes {
+            match probe {
+                Probe::Available(b) => {
+                    if best
+                        .as_ref()
+                        .is_none_or(|cur| b.info().priority > cur.info().priority)
+                    {
+                        best = Some(b);
+                    }
+                }
+                Probe::Unavailable { reason } => {
+                    skipped.push(format!("{}: {reason}", probed.registration.name))
+                }
+            }
+        }
+    }
+    let backend = best.ok_or_else(|| Error::Unavailable {
+        backend: "auto".into(),
+        reason: format!("no backend is available ({})", skipped.join("; ")),
+    })?;
+    let mut reason = format!(
+        "auto chose {} ({}), the highest-priority available backend",
+        backend.info().label(),
+        backend.info().device_name
+    );
+    if !skipped.is_empty() {
+        reason.push_str(&format!("; unavailable: {}", skipped.join("; ")));
+    }
+    Ok(Selected { backend, reason })
+}
+
+fn unknown_backend(name: &str) -> String {
+    let known: Vec<_> = registrations().iter().map(|r| r.name).collect();
+    format!(
+        "unknown backend `{name}` (registered: {}; or `auto`)",
+        known.join(", ")
+    )
+}
