@@ -12,9 +12,11 @@
 
 mod backend;
 mod budget;
+pub mod circuit;
 mod domain;
 mod error;
 pub mod groth16;
+pub mod key_file;
 mod lease;
 mod plan;
 pub mod registry;

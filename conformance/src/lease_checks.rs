@@ -1,0 +1,81 @@
+//! Lease invariants every backend must keep: refused plans, refused allocations, and
+//! the budget back at its baseline after every error path.
+
+use std::sync::Arc;
+
+use ark_ff::UniformRand;
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+use crucible_core::key_file::generate_key;
+use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
+
+use crate::suite::Runner;
+
+/// The lease cases (the runner fails any case that leaves budget in use).
+pub fn run(r: &mut Runner<'_>) {
+    let backend = r.backend;
+    r.case("lease/plan-larger-than-budget-fails-at-once", |_| {
+        let capacity = backend.budget().capacity();
+        let mut plan = MemoryPlan::new("too big");
+        plan.item("huge", capacity + 1);
+        match backend.allocate(plan) {
+            Err(Error::OutOfBudget { needed, capacity: c, .. }) if needed == capacity + 1 && c == capacity => Ok(()),
+            Err(e) => Err(format!("wrong error: {e}")),
+            Ok(_) => Err("a plan larger than the budget was granted".into()),
+        }
+    });
+    r.case("lease/allocation-beyond-plan-is-refused", |_| {
+        let mut plan = MemoryPlan::new("one buffer");
+        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 8));
+        let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
+        match backend.alloc_scalars(&mut lease, "x", 9) {
+            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "x" => {}
+            Err(e) => return Err(format!("wrong error: {e}")),
+            Ok(_) => return Err("allocation beyond the plan was granted".into()),
+        }
+        match backend.alloc_scalars(&mut lease, "not-in-plan", 1) {
+            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "not-in-plan" => {}
+            Err(e) => return Err(format!("wrong error: {e}")),
+            Ok(_) => return Err("allocation outside the plan was granted".into()),
+        }
+        lease.release().map(|_| ()).map_err(|e| e.to_string())
+    });
+    r.case("lease/dropped-mid-way-returns-budget", |rng| {
+        let domain = crucible_core::Domain::with_log_size(4).map_err(|e| e.to_string())?;
+        let mut plan = MemoryPlan::new("dropped");
+        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+        plan.merge(&backend.scratch_plan(&crucible_core::ScratchNeed { ntt: Some(domain), ..Default::default() }));
+        let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
+        let x = backend.alloc_scalars(&mut lease, "x", domain.size).map_err(|e| e.to_string())?;
+        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+        backend.stage_scalars(&mut lease, x, &values).map_err(|e| e.to_string())?;
+        backend.ntt(&mut lease, x, &domain, NttKind::Forward).map_err(|e| e.to_string())?;
+        drop(lease);
+        Ok(())
+    });
+    r.case("lease/failed-stage-returns-budget", |_| {
+        let mut plan = MemoryPlan::new("bad stage");
+        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 4));
+        let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
+        let x = backend.alloc_scalars(&mut lease, "x", 4).map_err(|e| e.to_string())?;
+        match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
+            Err(_) => Ok(()),
+            Ok(()) => Err("staging 5 scalars into a buffer of 4 was accepted".into()),
+        }
+    });
+    r.case("lease/mismatched-key-is-refused-before-allocating", |rng| {
+        let seed = ark_std::rand::Rng::gen::<u64>(rng);
+        let pk = generate_key(12, 1, seed).map_err(|e| e.to_string())?;
+        let key = StagedKey::stage(backend, Arc::new(pk)).map_err(|e| e.to_string())?;
+        let staged = backend.budget().in_use();
+        let wrong = BenchCircuit { constraints: 40, inputs: 1, seed };
+        let result = prove(backend, &key, wrong, Fr::from(3u64), Fr::from(5u64), ProveOptions::default());
+        let after = backend.budget().in_use();
+        key.release().map_err(|e| e.to_string())?;
+        match result {
+            Err(e) if matches!(e.root(), Error::InvalidInput(m) if m.contains("does not match")) && after == staged => Ok(()),
+            Err(e) => Err(format!("wrong error or budget ({after} vs {staged}): {e}")),
+            Ok(_) => Err("a circuit of another shape was proved with the key".into()),
+        }
+    });
+}

@@ -1,0 +1,265 @@
+//! MSM cases on G1 and G2 against ark-ec: edge sizes, edge scalars, edge bases.
+
+use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
+use ark_ff::{Field, UniformRand, Zero};
+use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+use crucible_core::{
+    ElementKind, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
+    ProverBackend, Result as CoreResult, ScratchNeed,
+};
+
+use crate::suite::Runner;
+
+/// Marker for G1 (a marker type, since the two projective types cannot be told apart
+/// by trait coherence).
+pub struct G1;
+/// Marker for G2.
+pub struct G2;
+
+/// A group the backends can run MSMs on.
+pub trait MsmGroup {
+    /// Its projective point type.
+    type P: CurveGroup<ScalarField = Fr, Affine = Self::Affine> + VariableBaseMSM + PrimeGroup;
+    /// Its affine point type.
+    type Affine: AffineRepr<ScalarField = Fr>;
+    /// `g1` or `g2`.
+    const NAME: &'static str;
+    /// Element kind of its bases.
+    const KIND: ElementKind;
+    /// Backend buffer handle type.
+    type Buf: Copy;
+    /// Allocates and stages bases.
+    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<Self::Buf>;
+    /// Runs the backend's MSM.
+    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<Self::Buf>) -> CoreResult<Self::P>;
+    /// Scratch need for `n` terms.
+    fn need(n: usize) -> ScratchNeed;
+}
+
+impl MsmGroup for G1 {
+    type P = G1Projective;
+    type Affine = G1Affine;
+    const NAME: &'static str = "g1";
+    const KIND: ElementKind = ElementKind::G1;
+    type Buf = G1Buf;
+    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<G1Buf> {
+        let buf = backend.alloc_g1(lease, item, bases.len())?;
+        backend.stage_g1(lease, buf, bases)?;
+        Ok(buf)
+    }
+    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> CoreResult<G1Projective> {
+        backend.msm_g1(work, bases, span)
+    }
+    fn need(n: usize) -> ScratchNeed {
+        ScratchNeed { msm_g1: n, ..Default::default() }
+    }
+}
+
+impl MsmGroup for G2 {
+    type P = G2Projective;
+    type Affine = G2Affine;
+    const NAME: &'static str = "g2";
+    const KIND: ElementKind = ElementKind::G2;
+    type Buf = G2Buf;
+    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<G2Buf> {
+        let buf = backend.alloc_g2(lease, item, bases.len())?;
+        backend.stage_g2(lease, buf, bases)?;
+        Ok(buf)
+    }
+    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> CoreResult<G2Projective> {
+        backend.msm_g2(work, bases, span)
+    }
+    fn need(n: usize) -> ScratchNeed {
+        ScratchNeed { msm_g2: n, ..Default::default() }
+    }
+}
+
+/// `n` random points, cheaply: chunks walk from a random start by a random step.
+pub fn random_bases<G: MsmGroup>(rng: &mut StdRng, n: usize) -> Vec<G::Affine> {
+    const CHUNK: usize = 1024;
+    let seeds: Vec<u64> = (0..n.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
+    let step = G::P::generator() * Fr::rand(rng);
+    let points: Vec<G::P> = seeds
+        .iter()
+        .enumerate()
+        .flat_map(|(c, seed)| {
+            let mut local = StdRng::seed_from_u64(*seed);
+            let mut p = G::P::generator() * Fr::rand(&mut local);
+            let len = CHUNK.min(n - c * CHUNK);
+            (0..len)
+                .map(|_| {
+                    p += step;
+                    p
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    G::P::normalize_batch(&points)
+}
+
+/// Scalar patterns of the edge cases.
+#[derive(Clone, Copy, Debug)]
+enum Scalars {
+    Random,
+    Zero,
+    MinusOne,
+    AllEqual,
+    TopBits,
+    SmallAndSparse,
+}
+
+/// Base patterns of the edge cases.
+#[derive(Clone, Copy, Debug)]
+enum Bases {
+    Random,
+    SomeIdentity,
+    AllIdentity,
+    Repeated,
+    Opposite,
+}
+
+fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
+    let same = Fr::rand(rng);
+    (0..n)
+        .map(|i| match kind {
+            Scalars::Random => Fr::rand(rng),
+            Scalars::Zero => Fr::zero(),
+            Scalars::MinusOne => -Fr::ONE,
+            Scalars::AllEqual => same,
+            // r − k for small k: the 255th bit and most of the top bits are set.
+            Scalars::TopBits => -Fr::from(rng.gen::<u64>() | 1),
+            Scalars::SmallAndSparse => {
+                if i % 3 == 0 {
+                    Fr::zero()
+                } else {
+                    Fr::from(rng.gen::<u8>())
+                }
+            }
+        })
+        .collect()
+}
+
+fn bases<G: MsmGroup>(rng: &mut StdRng, n: usize, kind: Bases) -> Vec<G::Affine> {
+    let mut b = random_bases::<G>(rng, n);
+    match kind {
+        Bases::Random => {}
+        Bases::SomeIdentity => b.iter_mut().step_by(3).for_each(|p| *p = G::Affine::zero()),
+        Bases::AllIdentity => b.iter_mut().for_each(|p| *p = G::Affine::zero()),
+        Bases::Repeated => {
+            let first = b.first().copied().unwrap_or_else(G::Affine::zero);
+            b.iter_mut().for_each(|p| *p = first);
+        }
+        Bases::Opposite => {
+            for i in (1..n).step_by(2) {
+                b[i] = -b[i - 1];
+            }
+        }
+    }
+    b
+}
+
+/// Runs one MSM on the backend with offsets and compares with ark-ec.
+fn check<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    base_values: &[G::Affine],
+    scalar_values: &[Fr],
+    base_offset: usize,
+    scalar_offset: usize,
+    len: usize,
+) -> Result<(), String> {
+    let want = G::P::msm(&base_values[base_offset..][..len], &scalar_values[scalar_offset..][..len])
+        .map_err(|e| format!("reference MSM failed: {e}"))?;
+    let mut key_plan = MemoryPlan::new("conformance bases");
+    key_plan.item("bases", backend.buffer_bytes(G::KIND, base_values.len()));
+    let mut work_plan = MemoryPlan::new("conformance scalars");
+    work_plan.item("scalars", backend.buffer_bytes(ElementKind::Scalar, scalar_values.len()));
+    work_plan.merge(&backend.scratch_plan(&G::need(len)));
+    let e = |e: crucible_core::Error| e.to_string();
+    let mut key = backend.allocate(key_plan).map_err(e)?;
+    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
+    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", scalar_values.len()).map_err(e)?;
+    backend.stage_scalars(&mut work, s, scalar_values).map_err(e)?;
+    let span = MsmSpan { bases: b, base_offset, scalars: s, scalar_offset, len };
+    let got = G::backend_msm(backend, &mut work, &key, span).map_err(e)?;
+    work.release().map_err(e)?;
+    key.release().map_err(e)?;
+    if got.into_affine() == want.into_affine() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} MSM of {len} terms differs from ark-ec: got {}, want {}",
+            G::NAME,
+            got.into_affine(),
+            want.into_affine()
+        ))
+    }
+}
+
+fn sizes(max_log: u32) -> Vec<usize> {
+    let big = 1usize << max_log;
+    let mut v = vec![0, 1, 2, 3, 5, 100, 1000, big - 1, big, big + 1];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
+    let backend = r.backend;
+    for n in sizes(max_log) {
+        r.case(&format!("msm-{}/random/n={n}", G::NAME), |rng| {
+            let b = bases::<G>(rng, n, Bases::Random);
+            let s = scalars(rng, n, Scalars::Random);
+            check::<G>(backend, &b, &s, 0, 0, n)
+        });
+    }
+    let n = (1usize << max_log.min(10)) + 3;
+    for sk in [Scalars::Zero, Scalars::MinusOne, Scalars::AllEqual, Scalars::TopBits, Scalars::SmallAndSparse] {
+        r.case(&format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(), |rng| {
+            let b = bases::<G>(rng, n, Bases::Random);
+            check::<G>(backend, &b, &scalars(rng, n, sk), 0, 0, n)
+        });
+    }
+    for bk in [Bases::SomeIdentity, Bases::AllIdentity, Bases::Repeated, Bases::Opposite] {
+        r.case(&format!("msm-{}/bases-{bk:?}/n={n}", G::NAME).to_lowercase(), |rng| {
+            let s = scalars(rng, n, Scalars::Random);
+            check::<G>(backend, &bases::<G>(rng, n, bk), &s, 0, 0, n)
+        });
+    }
+    r.case(&format!("msm-{}/offsets/n={n}", G::NAME), |rng| {
+        let b = bases::<G>(rng, n + 3, Bases::Random);
+        let s = scalars(rng, n + 5, Scalars::Random);
+        check::<G>(backend, &b, &s, 3, 5, n)
+    });
+    r.case(&format!("msm-{}/span-out-of-range-is-an-error", G::NAME), |rng| {
+        out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random))
+    });
+}
+
+/// A span past the end of the bases must be refused with an error, not read.
+fn out_of_range<G: MsmGroup>(backend: &dyn ProverBackend, base_values: &[G::Affine]) -> Result<(), String> {
+    let n = base_values.len();
+    let e = |e: crucible_core::Error| e.to_string();
+    let mut key_plan = MemoryPlan::new("conformance bases");
+    key_plan.item("bases", backend.buffer_bytes(G::KIND, n));
+    let mut work_plan = MemoryPlan::new("conformance scalars");
+    work_plan.item("scalars", backend.buffer_bytes(ElementKind::Scalar, n));
+    work_plan.merge(&backend.scratch_plan(&G::need(n)));
+    let mut key = backend.allocate(key_plan).map_err(e)?;
+    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
+    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
+    let span = MsmSpan { bases: b, base_offset: 1, scalars: s, scalar_offset: 0, len: n };
+    match G::backend_msm(backend, &mut work, &key, span) {
+        Err(crucible_core::Error::InvalidInput(msg)) if msg.contains("out of range") => Ok(()),
+        Err(other) => Err(format!("wrong error for a span out of range: {other}")),
+        Ok(_) => Err("a span past the end of the bases was accepted".into()),
+    }
+}
+
+/// MSM cases on both groups (G2 two sizes smaller: its reference is slow).
+pub fn run(r: &mut Runner<'_>) {
+    let max = r.config.max_log_size;
+    run_group::<G1>(r, max.max(2));
+    run_group::<G2>(r, max.saturating_sub(2).max(2));
+}

@@ -1,0 +1,203 @@
+//! Running the suite on one backend, or on every registered backend.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use ark_std::rand::{rngs::StdRng, SeedableRng};
+use crucible_core::registry::{probe_all, Probe, ProbeOptions};
+use crucible_core::ProverBackend;
+
+use crate::{lease_checks, msm_cases, ntt_cases, proof_cases, CaseResult, Outcome, Summary};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Largest NTT is 2^max_log_size; MSM edge sizes go up to 2^max_log_size + 1 on G1
+    /// and 2^(max_log_size − 2) + 1 on G2.
+    pub max_log_size: u32,
+    /// Whole proofs land on the boundaries of a 2^proof_log_size domain.
+    pub proof_log_size: u32,
+    /// Seed every case's inputs derive from.
+    pub seed: u64,
+    /// Only cases whose name contains this string.
+    pub filter: Option<String>,
+}
+
+impl Config {
+    /// Defaults for `max_log_size` with a fresh random seed.
+    pub fn new(max_log_size: u32) -> Self {
+        let seed = std::env::var("CRUCIBLE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
+            });
+        Config {
+            max_log_size,
+            proof_log_size: max_log_size.clamp(2, 10),
+            seed,
+            filter: None,
+        }
+    }
+}
+
+/// Runs cases against one backend, reporting each through `on_case`.
+pub(crate) struct Runner<'a> {
+    pub backend: &'a dyn ProverBackend,
+    pub config: &'a Config,
+    label: String,
+    summary: Summary,
+    on_case: &'a mut dyn FnMut(&CaseResult),
+}
+
+impl Runner<'_> {
+    /// Runs one case: skipped if filtered out, failed on error, panic or leaked budget.
+    pub fn case(&mut self, name: &str, body: impl FnOnce(&mut StdRng) -> Result<(), String>) {
+        if let Some(f) = &self.config.filter {
+            if !name.contains(f.as_str()) {
+                return;
+            }
+        }
+        let case_seed = self.config.seed ^ fnv(name);
+        let mut rng = StdRng::seed_from_u64(case_seed);
+        let budget = self.backend.budget();
+        let baseline = budget.in_use();
+        let start = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| body(&mut rng)));
+        let duration = start.elapsed();
+        let leaked = budget.in_use().saturating_sub(baseline);
+        let deferred = budget.take_deferred_errors();
+        let outcome = match result {
+            Ok(Ok(())) if leaked == 0 && deferred.is_empty() => Outcome::Passed,
+            Ok(Ok(())) if leaked > 0 => Outcome::Failed(format!(
+                "{leaked} bytes of budget still in use after the case"
+            )),
+            Ok(Ok(())) => Outcome::Failed(format!("errors while releasing: {deferred:?}")),
+            Ok(Err(why)) => Outcome::Failed(format!("{why} (case seed {case_seed})")),
+            Err(panic) => Outcome::Failed(format!(
+                "panicked: {} (case seed {case_seed})",
+                panic_message(&panic)
+            )),
+        };
+        let case = CaseResult {
+            backend: self.label.clone(),
+            name: name.to_string(),
+            outcome,
+            duration,
+        };
+        self.summary.record(&case);
+        (self.on_case)(&case);
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic".into())
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Runs the whole suite on `backend`.
+pub fn run(backend: &dyn ProverBackend, config: &Config, on_case: &mut dyn FnMut(&CaseResult)) -> Summary {
+    let mut runner = Runner {
+        backend,
+        config,
+        label: backend.info().label(),
+        summary: Summary {
+            seed: config.seed,
+            ..Summary::default()
+        },
+        on_case,
+    };
+    ntt_cases::run(&mut runner);
+    msm_cases::run(&mut runner);
+    proof_cases::run(&mut runner);
+    lease_checks::run(&mut runner);
+    runner.summary
+}
+
+/// Backends named in `CRUCIBLE_REQUIRE` (comma-separated): unavailable means failure.
+pub fn required_backends() -> Vec<String> {
+    std::env::var("CRUCIBLE_REQUIRE")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Runs the suite on every registered backend whose name matches `which` (`all` for
+/// every one). Unavailable backends are skipped with their reason, or fail when
+/// listed in `required`.
+pub fn run_registered(
+    which: &str,
+    config: &Config,
+    required: &[String],
+    options: &ProbeOptions,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Summary {
+    let mut total = Summary {
+        seed: config.seed,
+        ..Summary::default()
+    };
+    let mut seen = Vec::new();
+    for probed in probe_all(options) {
+        let name = probed.registration.name;
+        if which != "all" && which != name {
+            continue;
+        }
+        seen.push(name.to_string());
+        for probe in probed.probes {
+            match probe {
+                Probe::Available(backend) => total.absorb(run(&*backend, config, on_case)),
+                Probe::Unavailable { reason } => {
+                    let outcome = if required.iter().any(|r| r == name) {
+                        Outcome::Failed(format!("required by CRUCIBLE_REQUIRE but unavailable: {reason}"))
+                    } else {
+                        Outcome::Skipped(format!("unavailable: {reason}"))
+                    };
+                    let case = CaseResult {
+                        backend: name.to_string(),
+                        name: "backend".into(),
+                        outcome,
+                        duration: Default::default(),
+                    };
+                    total.record(&case);
+                    on_case(&case);
+                }
+            }
+        }
+    }
+    for r in required {
+        if !seen.contains(r) && (which == "all" || which == r) {
+            let case = CaseResult {
+                backend: r.clone(),
+                name: "backend".into(),
+                outcome: Outcome::Failed("required by CRUCIBLE_REQUIRE but not compiled in".into()),
+                duration: Default::default(),
+            };
+            total.record(&case);
+            on_case(&case);
+        }
+    }
+    if which != "all" && seen.is_empty() {
+        let case = CaseResult {
+            backend: which.to_string(),
+            name: "backend".into(),
+            outcome: Outcome::Failed(format!("no registered backend named `{which}`")),
+            duration: Default::default(),
+        };
+        total.record(&case);
+        on_case(&case);
+    }
+    total
+}
