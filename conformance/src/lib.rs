@@ -15,4 +15,5 @@ mod proof_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
+pub use proof_cases::{compare_with_arkworks, hex, proof_bytes};
 pub use suite::{required_backends, run, run_registered, Config};

@@ -83,31 +83,34 @@ pub fn prove_synthesized(
     let t = Instant::now();
     let plan = proof_plan(backend, &shape);
     let bytes_planned = plan.total_bytes();
-    let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
+    let mut lease = guarded(Phase::Allocate, || backend.allocate(plan))?;
     let n = shape.domain_size();
     let vars = shape.num_variables();
-    let a = backend.alloc_scalars(&mut lease, "a", n).phase(Phase::Allocate)?;
-    let b = backend.alloc_scalars(&mut lease, "b", n).phase(Phase::Allocate)?;
-    let c = backend.alloc_scalars(&mut lease, "c", n).phase(Phase::Allocate)?;
-    let z = backend.alloc_scalars(&mut lease, "z", vars).phase(Phase::Allocate)?;
+    let (a, b, c, z) = guarded(Phase::Allocate, || {
+        Ok((
+            backend.alloc_scalars(&mut lease, "a", n)?,
+            backend.alloc_scalars(&mut lease, "b", n)?,
+            backend.alloc_scalars(&mut lease, "c", n)?,
+            backend.alloc_scalars(&mut lease, "z", vars)?,
+        ))
+    })?;
     times.allocate = t.elapsed();
 
     let t = Instant::now();
-    (|| {
+    guarded(Phase::Stage, || {
         backend.stage_scalars(&mut lease, a, &evals.a)?;
         backend.stage_scalars(&mut lease, b, &evals.b)?;
         backend.stage_scalars(&mut lease, c, &evals.c)?;
         backend.stage_scalars(&mut lease, z, &synthesized.assignment)?;
         backend.synchronize()
-    })()
-    .phase(Phase::Stage)?;
+    })?;
     drop(evals);
     times.stage = t.elapsed();
 
     // h = ((A·B − C) / Z) on the coset, back to coefficients: ark's LibsnarkReduction.
     let t = Instant::now();
     let domain = shape.domain();
-    (|| {
+    guarded(Phase::Ntt, || {
         backend.ntt(&mut lease, a, &domain, NttKind::Inverse)?;
         backend.ntt(&mut lease, b, &domain, NttKind::Inverse)?;
         backend.ntt(&mut lease, a, &domain, NttKind::CosetForward)?;
@@ -118,12 +121,13 @@ pub fn prove_synthesized(
         backend.sub_mul_assign(&mut lease, a, c, domain.vanishing_on_coset_inv())?;
         backend.ntt(&mut lease, a, &domain, NttKind::CosetInverse)?;
         backend.synchronize()
-    })()
-    .phase(Phase::Ntt)?;
+    })?;
     times.ntt = t.elapsed();
 
     let t = Instant::now();
-    let acc = msms(backend, &mut lease, key, a, z, r, shape.num_instance).phase(Phase::Msm)?;
+    let acc = guarded(Phase::Msm, || {
+        msms(backend, &mut lease, key, a, z, r, shape.num_instance)
+    })?;
     times.msm = t.elapsed();
 
     let t = Instant::now();
@@ -153,6 +157,23 @@ pub fn prove_synthesized(
             budget: backend.budget().stats(),
         },
     })
+}
+
+/// Runs one phase of backend calls; a panic inside the backend becomes a device error
+/// tagged with the phase (the lease is then dropped, which frees it), never an unwind
+/// through the caller.
+fn guarded<T>(phase: Phase, body: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(result) => result.phase(phase),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-string panic".into());
+            Err(crate::Error::device("backend", format!("panicked: {message}")).in_phase(phase))
+        }
+    }
 }
 
 fn msms(

@@ -1,0 +1,313 @@
+//! The prover engine: a stream of proofs over every device of a backend, several
+//! workers per device, synthesis overlapping device work, never out of memory.
+//!
+//! Each device stages the proving key once, in a long-lived lease, shared by its
+//! workers. Each worker acquires a proof lease from its device's budget before
+//! allocating, so workers wait for memory instead of crashing. A failed proof is an
+//! error naming its phase; its lease is released and the engine keeps serving.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ark_relations::gr1cs::ConstraintSynthesizer;
+
+use crate::groth16::{
+    key_plan, key_shape, proof_plan, prove_synthesized, synthesize, ProofOutput, ProveOptions,
+    ProvingKey, StagedKey, Synthesized,
+};
+use crate::{BudgetStats, Error, Fr, Phase, PhaseExt, ProofShape, ProverBackend, Result};
+
+/// How the engine runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Workers per device (each holds at most one proof lease at a time).
+    pub workers_per_device: usize,
+    /// Host threads synthesizing circuits ahead of the devices.
+    pub synthesis_threads: usize,
+    /// Verify every proof before returning it.
+    pub verify: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            workers_per_device: 1,
+            synthesis_threads: 1,
+            verify: true,
+        }
+    }
+}
+
+/// One proof to make.
+pub struct Job<C> {
+    /// Caller's identifier, returned with the outcome.
+    pub id: u64,
+    /// The circuit with its witness.
+    pub circuit: C,
+    /// Randomness r.
+    pub r: Fr,
+    /// Randomness s.
+    pub s: Fr,
+}
+
+/// The outcome of one job.
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// The job's id.
+    pub id: u64,
+    /// Label of the device that made (or last tried) the proof.
+    pub device: String,
+    /// The proof, or an error naming the phase that failed.
+    pub result: Result<ProofOutput>,
+    /// Set when the job failed on this device and was retried elsewhere.
+    pub retried_from: Option<String>,
+}
+
+/// Counters of one device after a run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceStats {
+    /// Device label.
+    pub label: String,
+    /// Its budget's counters (high-water mark, time waited).
+    pub budget: BudgetStats,
+    /// Proofs made there.
+    pub proofs: usize,
+    /// Proofs that failed there.
+    pub failures: usize,
+    /// False once the device was taken out of rotation.
+    pub healthy: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EngineStats {
+    /// Proofs returned.
+    pub proofs: usize,
+    /// Jobs that ended in an error.
+    pub failures: usize,
+    /// Wall time of the run.
+    #[serde(serialize_with = "crate::report::serialize_duration")]
+    pub wall: Duration,
+    /// Per-device counters.
+    pub devices: Vec<DeviceStats>,
+}
+
+impl EngineStats {
+    /// Proofs per second over the run's wall time.
+    pub fn proofs_per_second(&self) -> f64 {
+        self.proofs as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+struct Device {
+    backend: Arc<dyn ProverBackend>,
+    key: StagedKey,
+    healthy: AtomicBool,
+    proofs: AtomicUsize,
+    failures: AtomicUsize,
+}
+
+impl Device {
+    fn free_budget(&self) -> u64 {
+        let b = self.backend.budget();
+        b.capacity().saturating_sub(b.in_use())
+    }
+}
+
+/// Proves a stream of circuits for one proving key on one or more devices.
+pub struct Prover {
+    devices: Vec<Device>,
+    config: EngineConfig,
+    shape: ProofShape,
+}
+
+struct Synthesis {
+    id: u64,
+    r: Fr,
+    s: Fr,
+    result: Result<Synthesized>,
+    time: Duration,
+}
+
+/// How many proofs fit at once on `backend` next to one staged key of `shape`.
+pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> u64 {
+    let key = key_plan(backend, shape).total_bytes();
+    let proof = proof_plan(backend, shape).total_bytes().max(1);
+    backend.budget().capacity().saturating_sub(key) / proof
+}
+
+impl Prover {
+    /// Stages `pk` on every device in `backends` (one per device). Fails at once if a
+    /// key plus one proof can never fit a device's budget.
+    pub fn new(backends: Vec<Arc<dyn ProverBackend>>, pk: Arc<ProvingKey>, config: EngineConfig) -> Result<Prover> {
+        if backends.is_empty() {
+            return Err(Error::InvalidInput("the engine needs at least one device".into()));
+        }
+        if config.workers_per_device == 0 || config.synthesis_threads == 0 {
+            return Err(Error::InvalidInput("workers and synthesis threads must be at least 1".into()));
+        }
+        let shape = key_shape(&pk)?;
+        let mut devices = Vec::with_capacity(backends.len());
+        for backend in backends {
+            let needed = key_plan(&*backend, &shape).total_bytes() + proof_plan(&*backend, &shape).total_bytes();
+            backend.budget().check_fits(needed).phase(Phase::Allocate)?;
+            let key = StagedKey::stage(&*backend, Arc::clone(&pk))?;
+            devices.push(Device {
+                backend,
+                key,
+                healthy: AtomicBool::new(true),
+                proofs: AtomicUsize::new(0),
+                failures: AtomicUsize::new(0),
+            });
+        }
+        Ok(Prover { devices, config, shape })
+    }
+
+    /// The sizes the key was made for.
+    pub fn shape(&self) -> &ProofShape {
+        &self.shape
+    }
+
+    /// Proves every job, calling `on_done` as each finishes (in completion order).
+    pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome)) -> EngineStats
+    where
+        C: ConstraintSynthesizer<Fr> + Send,
+        I: IntoIterator<Item = Job<C>>,
+        I::IntoIter: Send,
+    {
+        let start = Instant::now();
+        let workers = self.devices.len() * self.config.workers_per_device;
+        let jobs = Mutex::new(jobs.into_iter());
+        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(workers);
+        let synth_rx = Mutex::new(synth_rx);
+        let (done_tx, done_rx) = channel::<JobOutcome>();
+        let mut proofs = 0;
+        let mut failures = 0;
+        std::thread::scope(|scope| {
+            for _ in 0..self.config.synthesis_threads {
+                let tx = synth_tx.clone();
+                let jobs = &jobs;
+                scope.spawn(move || loop {
+                    let next = jobs.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some(job) = next else { break };
+                    let t = Instant::now();
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(job.circuit)))
+                        .unwrap_or_else(|_| Err(Error::InvalidInput("circuit panicked during synthesis".into())))
+                        .phase(Phase::Synthesize);
+                    let item = Synthesis { id: job.id, r: job.r, s: job.s, result, time: t.elapsed() };
+                    if tx.send(item).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(synth_tx);
+            for device in &self.devices {
+                for _ in 0..self.config.workers_per_device {
+                    let rx = &synth_rx;
+                    let tx = done_tx.clone();
+                    scope.spawn(move || loop {
+                        if !device.healthy.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok(item) = next else { break };
+                        if tx.send(self.prove_one(device, item)).is_err() {
+                            break;
+                        }
+                    });
+                }
+            }
+            drop(done_tx);
+            for outcome in done_rx {
+                if outcome.result.is_ok() {
+                    proofs += 1;
+                } else {
+                    failures += 1;
+                }
+                on_done(outcome);
+            }
+        });
+        EngineStats {
+            proofs,
+            failures,
+            wall: start.elapsed(),
+            devices: self
+                .devices
+                .iter()
+                .map(|d| DeviceStats {
+                    label: d.backend.info().label(),
+                    budget: d.backend.budget().stats(),
+                    proofs: d.proofs.load(Ordering::SeqCst),
+                    failures: d.failures.load(Ordering::SeqCst),
+                    healthy: d.healthy.load(Ordering::SeqCst),
+                })
+                .collect(),
+        }
+    }
+
+    fn attempt(&self, device: &Device, synthesized: &Synthesized, item: &Synthesis) -> Result<ProofOutput> {
+        let options = ProveOptions { verify: self.config.verify };
+        let result = prove_synthesized(&*device.backend, &device.key, synthesized, item.r, item.s, options);
+        match &result {
+            Ok(_) => device.proofs.fetch_add(1, Ordering::SeqCst),
+            Err(_) => device.failures.fetch_add(1, Ordering::SeqCst),
+        };
+        result.map(|mut out| {
+            out.report.times.synthesize = item.time;
+            out
+        })
+    }
+
+    fn prove_one(&self, device: &Device, item: Synthesis) -> JobOutcome {
+        let label = device.backend.info().label();
+        let synthesized = match &item.result {
+            Ok(s) => s,
+            Err(e) => {
+                return JobOutcome {
+                    id: item.id,
+                    device: "host".into(),
+                    result: Err(Error::InvalidInput(e.to_string()).in_phase(Phase::Synthesize)),
+                    retried_from: None,
+                }
+            }
+        };
+        let result = self.attempt(device, synthesized, &item);
+        let device_failed = matches!(&result, Err(e) if matches!(e.root(), Error::Device { .. }));
+        if device_failed {
+            if let Some(other) = self.take_out_of_rotation(device) {
+                return JobOutcome {
+                    id: item.id,
+                    device: other.backend.info().label(),
+                    result: self.attempt(other, synthesized, &item),
+                    retried_from: Some(label),
+                };
+            }
+        }
+        JobOutcome { id: item.id, device: label, result, retried_from: None }
+    }
+
+    // With another healthy device to go to, a failing device leaves the rotation and
+    // the most free healthy device is returned for the retry; the last device stays.
+    fn take_out_of_rotation(&self, failed: &Device) -> Option<&Device> {
+        let other = self
+            .devices
+            .iter()
+            .filter(|d| !std::ptr::eq(*d, failed) && d.healthy.load(Ordering::SeqCst))
+            .max_by_key(|d| d.free_budget())?;
+        failed.healthy.store(false, Ordering::SeqCst);
+        Some(other)
+    }
+
+    /// Frees every device's staged key.
+    pub fn release(self) -> Result<()> {
+        let mut first_error = None;
+        for d in self.devices {
+            if let Err(e) = d.key.release() {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
