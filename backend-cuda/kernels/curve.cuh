@@ -38,7 +38,7 @@ template <class F> CRU_DEV Jacobian<F> jac_neg(const Jacobian<F>& p) {
 }
 
 // dbl-2009-l (EFD, a = 0): 2M + 5S. Z = 0 in gives Z = 0 out; Y = 0 (2-torsion) too.
-template <class F> CRU_DEV Jacobian<F> jac_double(const Jacobian<F>& p) {
+template <class F> CRU_CALL Jacobian<F> jac_double(const Jacobian<F>& p) {
     const F a = fsqr(p.x);
     const F b = fsqr(p.y);
     const F c = fsqr(b);
@@ -54,7 +54,7 @@ template <class F> CRU_DEV Jacobian<F> jac_double(const Jacobian<F>& p) {
 
 // add-2007-bl (EFD): 11M + 5S, with the cases the formula does not cover:
 // either operand infinity, P + P (use doubling), P + (-P) (infinity).
-template <class F> CRU_DEV Jacobian<F> jac_add(const Jacobian<F>& p, const Jacobian<F>& q) {
+template <class F> CRU_CALL Jacobian<F> jac_add(const Jacobian<F>& p, const Jacobian<F>& q) {
     if (jac_is_identity(p)) return q;
     if (jac_is_identity(q)) return p;
     const F z1z1 = fsqr(p.z);
@@ -80,7 +80,7 @@ template <class F> CRU_DEV Jacobian<F> jac_add(const Jacobian<F>& p, const Jacob
 }
 
 // madd-2007-bl (EFD, Z2 = 1): 7M + 4S; q may be the (0, 0) infinity.
-template <class F> CRU_DEV Jacobian<F> jac_add_mixed(const Jacobian<F>& p, const Affine<F>& q) {
+template <class F> CRU_CALL Jacobian<F> jac_add_mixed(const Jacobian<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (jac_is_identity(p)) return jac_from_affine(q);
     const F z1z1 = fsqr(p.z);
@@ -105,7 +105,7 @@ template <class F> CRU_DEV Jacobian<F> jac_add_mixed(const Jacobian<F>& p, const
 
 // The same point with Z = 1, or exactly (1, 1, 0) for infinity: one canonical
 // encoding, so results do not depend on the order in which points were summed.
-template <class F> CRU_DEV Jacobian<F> jac_normalize(const Jacobian<F>& p) {
+template <class F> CRU_CALL Jacobian<F> jac_normalize(const Jacobian<F>& p) {
     if (jac_is_identity(p)) return jac_identity<F>();
     const F zi = finv(p.z);
     const F zi2 = fsqr(zi);

@@ -41,7 +41,15 @@
 #define CRU_THREAD_X (blockIdx.x * blockDim.x + threadIdx.x)
 
 // Every arithmetic helper is a device function; on the host it is a plain inline one.
+// CRU_DEV inlines (limb-level ops). CRU_CALL keeps one copy per instantiation: the
+// curve formulas inline dozens of field products, and inlining them into every
+// caller made NVRTC's PTX for msm.cu ~50 MB (minutes of ptxas / driver JIT).
 #define CRU_DEV __device__ __forceinline__
+#ifdef __CUDA_ARCH__
+#define CRU_CALL __device__ __noinline__
+#else
+#define CRU_CALL inline
+#endif
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -73,6 +81,7 @@ CRU_DEV u32 mad_lo_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.lo.cc.u32
 CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;"  : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+CRU_DEV u32 madc_hi(u32 a, u32 b, u32 c)    { u32 r; asm volatile("madc.hi.u32 %0, %1, %2, %3;"    : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 #elif !defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
 // Host emulation of the chains (single-threaded test harness only).
 static u32 cru_cf;
@@ -87,6 +96,7 @@ CRU_DEV u32 mad_lo_cc(u32 a, u32 b, u32 c)  { return cru_set((u64)(u32)((u64)a *
 CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { return cru_set((u64)(u32)((u64)a * b) + c + cru_cf); }
 CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { return cru_set((((u64)a * b) >> 32) + c); }
 CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { return cru_set((((u64)a * b) >> 32) + c + cru_cf); }
+CRU_DEV u32 madc_hi(u32 a, u32 b, u32 c)    { return (u32)((((u64)a * b) >> 32) + c + cru_cf); }
 #endif
 
 // ---------------------------------------------------------------------------
@@ -174,40 +184,39 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
     return d;
 }
 
-// Montgomery product a*b*2^(-32N) mod p, CIOS with N+2 accumulator limbs.
-// Each "t += x * y_i" is two chains: the low halves of the products land on limbs
-// 0..N-1, the high halves on limbs 1..N; each chain ripples its carry to the top.
+// Montgomery product a*b*2^(-32N) mod p, CIOS. Each "t += x * y_i" is two chains:
+// the low halves of the products land on limbs 0..N-1, the high halves on limbs
+// 1..N, and each chain ends in limb N. N+1 limbs hold t: with t < 2p on entry and
+// x, y_i below p and 2^32, t + x*y_i + m*p <= (2p - 1) * 2^32 < 2^(32(N+1)) because
+// 2p < 2^(32N) for both moduli; so nothing ever carries out of limb N.
 template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
-    u32 t[N + 2];
-    CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
+    u32 t[N + 1];
+    CRU_UNROLL for (int i = 0; i < N + 1; i++) t[i] = 0;
     CRU_UNROLL for (int i = 0; i < N; i++) {
         const u32 bi = b.l[i];
         t[0] = mad_lo_cc(a.l[0], bi, t[0]);
         CRU_UNROLL for (int j = 1; j < N; j++) t[j] = madc_lo_cc(a.l[j], bi, t[j]);
-        t[N] = addc_cc(t[N], 0);
-        t[N + 1] = addc(t[N + 1], 0);
+        t[N] = addc(t[N], 0);
         t[1] = mad_hi_cc(a.l[0], bi, t[1]);
-        CRU_UNROLL for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(a.l[j], bi, t[j + 1]);
-        t[N + 1] = addc(t[N + 1], 0);
+        CRU_UNROLL for (int j = 1; j < N - 1; j++) t[j + 1] = madc_hi_cc(a.l[j], bi, t[j + 1]);
+        t[N] = madc_hi(a.l[N - 1], bi, t[N]);
 
         // t += m*p with m chosen so that the low limb becomes 0, then shift one limb.
         const u32 m = t[0] * C::INV;
         t[0] = mad_lo_cc(m, C::p(0), t[0]);
         CRU_UNROLL for (int j = 1; j < N; j++) t[j] = madc_lo_cc(m, C::p(j), t[j]);
-        t[N] = addc_cc(t[N], 0);
-        t[N + 1] = addc(t[N + 1], 0);
+        t[N] = addc(t[N], 0);
         t[1] = mad_hi_cc(m, C::p(0), t[1]);
-        CRU_UNROLL for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(m, C::p(j), t[j + 1]);
-        t[N + 1] = addc(t[N + 1], 0);
-        CRU_UNROLL for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
-        t[N + 1] = 0;
+        CRU_UNROLL for (int j = 1; j < N - 1; j++) t[j + 1] = madc_hi_cc(m, C::p(j), t[j + 1]);
+        t[N] = madc_hi(m, C::p(N - 1), t[N]);
+        CRU_UNROLL for (int j = 0; j < N; j++) t[j] = t[j + 1];
+        t[N] = 0;
     }
-    // t < 2p (t[N] is 0 for these moduli but is included for safety): subtract p once.
+    // t < 2p: subtract p once, keep t if that borrowed.
     Fp<C> r, s;
     s.l[0] = sub_cc(t[0], C::p(0));
     CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(t[i], C::p(i));
-    subc_cc(t[N], 0);
     const u32 borrow = subc(0, 0);
     CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
     return r;
@@ -263,6 +272,11 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
 }
 #endif
 
+// Fq products are calls, Fr products stay inline: a curve formula holds ~16 Fq
+// products of ~1000 instructions each, and inlining them all made the module
+// minutes to compile. The exact-match overload wins over the template.
+CRU_CALL Fq fmul(const Fq& a, const Fq& b) { return fmul<FqCfg>(a, b); }
+
 // ------------------------------ derived ops ------------------------------
 
 template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
@@ -276,15 +290,20 @@ template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C
 
 // a^(p-2) (Fermat), so the inverse of 0 is 0. Only the single-thread MSM epilogue
 // uses it, so the plain square-and-multiply is fine.
-template <class C> CRU_DEV Fp<C> finv(const Fp<C>& a) {
+template <class C> CRU_CALL Fp<C> finv(const Fp<C>& a) {
+    u32 e[C::N];  // p - 2 (r's low limb is 1: the borrow matters)
+    u32 borrow = 2;
+    for (int i = 0; i < C::N; i++) {
+        const u32 p = C::p(i);
+        e[i] = p - borrow;
+        borrow = p < borrow ? 1u : 0u;
+    }
     Fp<C> r = Fp<C>::one();
-    for (int i = C::N - 1; i >= 0; i--) {
-        const u32 e = C::p(i) - (i == 0 ? 2u : 0u);  // p - 2: the low limb of p is >= 2
+    for (int i = C::N - 1; i >= 0; i--)
         for (int bit = 31; bit >= 0; bit--) {
             r = fsqr(r);
-            if ((e >> bit) & 1u) r = fmul(r, a);
+            if ((e[i] >> bit) & 1u) r = fmul(r, a);
         }
-    }
     return r;
 }
 

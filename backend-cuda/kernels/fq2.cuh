@@ -37,7 +37,7 @@ CRU_DEV Fq2 fsqr(const Fq2& a) {
 }
 
 // 1/(a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2); the inverse of 0 is 0.
-CRU_DEV Fq2 finv(const Fq2& a) {
+CRU_CALL Fq2 finv(const Fq2& a) {
     const Fq t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
     return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
 }

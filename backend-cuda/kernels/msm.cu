@@ -10,7 +10,7 @@
 //
 // Parameters (host's choice):
 //   c         window bits, 1 <= c <= 24.  W = ceil(255 / c) windows; B = 2^c buckets
-//             per window (bucket 0 is never filled). E.g. c = clamp(ilog2(n) - 3, 1, 16).
+//             per window (bucket 0 is never filled). E.g. c = clamp(ilog2(max(n, 1)) - 3, 1, 16).
 //   seg_bits  0 <= seg_bits <= c: each window's buckets are reduced by S = 2^seg_bits
 //             threads of L = 2^(c - seg_bits) buckets each. E.g. seg_bits = c / 2.
 //
@@ -25,11 +25,16 @@
 //   window_sums  Jac[W]
 //   out          Jac[1]
 // A buffer of 0 elements (n = 0) is never touched; allocate 1 if the allocator needs it.
+// Bytes: Fr 32, u32 4, G1Jac 144, G2Jac 288; e.g. G1 with n = 2^20, c = 16, seg_bits = 8:
+// W = 16: canon 32 MiB, bucket_start/end 4 MiB each, sorted 64 MiB, buckets 144 MiB.
 //
 // Launch sequence (one stream, in this order). "grid (X, W)" means a 2-D grid:
-// gridDim.x = max(1, ceil(X / blockDim.x)), gridDim.y = W, any blockDim.x (256
-// suggested), blockDim.y = 1. "THREADS = T" means a 1-D grid covering T threads.
-// Every kernel ignores out-of-range indices.
+// gridDim.x = max(1, ceil(X / blockDim.x)), gridDim.y = W, blockDim = (bx, 1, 1).
+// "THREADS = T" means a 1-D grid covering T threads: gridDim.x = max(1, ceil(T / bx)).
+// Every kernel ignores out-of-range indices, so any bx works within the register
+// limit: the msm_g2_* kernels use up to 255 registers per thread (ptxas, sm_90), so
+// bx <= 256 is required there; 128 is suggested for msm_g1_* / msm_g2_*, 256 for
+// steps 1-4.
 //   1. msm_scalars_to_canonical(const Fr* scalars, Fr* canon, u32 n)                  THREADS = n
 //   2. msm_count_digits(const Fr* canon, u32* bucket_end, u32 n, u32 c)                grid (n, W)
 //        bucket_end[w*B + d] += #{i : digit_w(s_i) = d}, d != 0 (atomics)

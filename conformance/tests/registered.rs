@@ -1,8 +1,10 @@
 //! Runs the conformance suite on every registered backend. Unavailable backends are
 //! reported as skipped with their reason, or fail when named in `CRUCIBLE_REQUIRE`.
-//! `CRUCIBLE_MAX_LOG` sets the largest size (default 8), `CRUCIBLE_SEED` replays a run.
+//! `CRUCIBLE_MAX_LOG` sets the largest size (default 8), `CRUCIBLE_SEED` replays a run,
+//! `CRUCIBLE_CONFORMANCE_BACKEND` runs one backend only (default `all`).
 
 use crucible_backend_cpu as _;
+use crucible_backend_cuda as _;
 use crucible_conformance::{required_backends, run_registered, Config};
 use crucible_core::registry::ProbeOptions;
 
@@ -14,8 +16,9 @@ fn every_registered_backend_matches_arkworks() {
         .unwrap_or(8);
     let config = Config::new(max_log);
     println!("conformance: max log size {max_log}, seed {}", config.seed);
+    let which = std::env::var("CRUCIBLE_CONFORMANCE_BACKEND").unwrap_or_else(|_| "all".into());
     let summary = run_registered(
-        "all",
+        &which,
         &config,
         &required_backends(),
         &ProbeOptions::default(),

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Compile the kernels exactly as the host will: NVRTC on the concatenation
+field.cuh + fq2.cuh + curve.cuh + <file>.cu (and once on all files in one program), then (if ptxas is found) assemble the
+PTX for sm_90 and print register / spill usage per kernel.
+
+Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
+(pip: nvidia-cuda-nvcc-cu12). Usage:
+  nvrtc_check.py [--portable] [--arch compute_90] [--out DIR]
+Exit status 0 when every file compiles."""
+import argparse, ctypes, glob, os, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KDIR = os.path.dirname(HERE)
+HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
+SOURCES = [["ntt.cu"], ["msm.cu"], ["ntt.cu", "msm.cu"]]
+
+
+def find(pattern):
+    for base in sys.path + [os.path.join(sys.prefix, "lib")]:
+        hits = glob.glob(os.path.join(base, "nvidia", pattern))
+        if hits:
+            return hits[0]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--portable", action="store_true", help="define CRUCIBLE_PORTABLE_ARITH")
+    ap.add_argument("--arch", default="compute_90")
+    ap.add_argument("--out", default=None, help="write <file>.ptx here")
+    args = ap.parse_args()
+    lib = find("cuda_nvrtc/lib/libnvrtc.so.*")
+    if lib is None:
+        print("libnvrtc not found (pip install nvidia-cuda-nvrtc-cu12)")
+        return 2
+    nvrtc = ctypes.CDLL(lib)
+    ptxas = find("cuda_nvcc/bin/ptxas")
+    header = "".join(open(os.path.join(KDIR, h)).read() for h in HEADERS)
+    ok = True
+    for files in SOURCES:
+        src = "+".join(files)
+        text = header + "".join(open(os.path.join(KDIR, f)).read() for f in files)
+        prog = ctypes.c_void_p()
+        assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), src.encode(), 0, None, None) == 0
+        opts = [b"--gpu-architecture=" + args.arch.encode(), b"-std=c++17"]
+        if args.portable:
+            opts.append(b"-DCRUCIBLE_PORTABLE_ARITH")
+        arr = (ctypes.c_char_p * len(opts))(*opts)
+        rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)
+        size = ctypes.c_size_t()
+        nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        log = ctypes.create_string_buffer(size.value)
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        if log.value.strip():
+            print(log.value.decode())
+        if rc != 0:
+            print(f"{src}: NVRTC FAILED ({rc})")
+            ok = False
+            continue
+        nvrtc.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        ptx = ctypes.create_string_buffer(size.value)
+        nvrtc.nvrtcGetPTX(prog, ptx)
+        out_dir = args.out or "/tmp"
+        path = os.path.join(out_dir, src + ".ptx")
+        with open(path, "wb") as f:
+            f.write(ptx.value)
+        kernels = [l.split()[-1].rstrip("(") for l in ptx.value.decode().splitlines() if l.startswith(".visible .entry")]
+        print(f"{src}: NVRTC ok, {len(kernels)} kernels -> {path}: {' '.join(kernels)}")
+        if ptxas:
+            sm = "sm_" + args.arch.split("_")[1]
+            r = subprocess.run([ptxas, f"-arch={sm}", "-v", path, "-o", "/dev/null"], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(r.stderr)
+                print(f"{src}: ptxas FAILED")
+                ok = False
+            else:
+                for line in r.stderr.splitlines():
+                    if "Compiling entry" in line or "Used" in line or "spill" in line:
+                        print("   ", line.replace("ptxas info    : ", ""))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

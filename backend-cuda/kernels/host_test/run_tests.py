@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Host tests of the CUDA kernels against Python big-int references.
+
+Builds harness.cpp with g++ three ways (default = carry chains with the carry flag
+emulated, i.e. the same chain code the device runs as PTX; -DCRUCIBLE_PORTABLE_ARITH;
+the default again under AddressSanitizer + UBSan, which also checks the documented
+MSM scratch sizes), feeds every build the same commands on fresh random inputs and
+compares each result with the reference. Prints the seed; rerun with --seed S.
+
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan]
+Ends with 'N passed, N failed'; exit status 1 on any failure."""
+import argparse, os, random, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+FIELDS = {"fr": (R, 256), "fq": (P, 384)}  # modulus, Montgomery R bits
+
+
+def mont(x, f):
+    m, bits = FIELDS[f]
+    return x * (1 << bits) % m
+
+
+def unmont(x, f):
+    m, bits = FIELDS[f]
+    return x * pow(1 << bits, -1, m) % m
+
+
+def h(x):
+    return format(x, "x")
+
+
+# ----------------------------------------------------------------- fields (values)
+class Fq1:
+    zero, one = 0, 1
+    add = staticmethod(lambda a, b: (a + b) % P)
+    sub = staticmethod(lambda a, b: (a - b) % P)
+    mul = staticmethod(lambda a, b: a * b % P)
+    inv = staticmethod(lambda a: pow(a, -1, P))
+    rand = staticmethod(lambda rng: rng.randrange(P))
+    enc = staticmethod(lambda a: [h(mont(a, "fq"))])  # raw Montgomery limbs as hex
+    dec = staticmethod(lambda t: unmont(int(t[0], 16), "fq"))
+    width = 1
+
+
+class Fq2:
+    zero, one = (0, 0), (1, 0)
+    add = staticmethod(lambda a, b: ((a[0] + b[0]) % P, (a[1] + b[1]) % P))
+    sub = staticmethod(lambda a, b: ((a[0] - b[0]) % P, (a[1] - b[1]) % P))
+    mul = staticmethod(lambda a, b: ((a[0] * b[0] - a[1] * b[1]) % P, (a[0] * b[1] + a[1] * b[0]) % P))
+
+    @staticmethod
+    def inv(a):
+        t = pow(a[0] * a[0] + a[1] * a[1], -1, P)
+        return (a[0] * t % P, -a[1] * t % P)
+
+    rand = staticmethod(lambda rng: (rng.randrange(P), rng.randrange(P)))
+    enc = staticmethod(lambda a: [h(mont(a[0], "fq")), h(mont(a[1], "fq"))])
+    dec = staticmethod(lambda t: (unmont(int(t[0], 16), "fq"), unmont(int(t[1], 16), "fq")))
+    width = 2
+
+
+# ----------------------------------------------------------------- curves (affine, None = infinity)
+G1_GEN = (0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,
+          0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1)
+G2_GEN = ((0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+           0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E),
+          (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+           0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE))
+GROUPS = {"g1": (Fq1, G1_GEN, 4), "g2": (Fq2, G2_GEN, (4, 4))}
+
+
+def on_curve(F, b, pt):
+    if pt is None:
+        return True
+    x, y = pt
+    return F.mul(y, y) == F.add(F.mul(F.mul(x, x), x), b)
+
+
+def aff_add(F, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    (x1, y1), (x2, y2) = a, b
+    if x1 == x2:
+        if y1 != y2 or y1 == F.zero:
+            return None
+        lam = F.mul(F.mul((3, 0) if F is Fq2 else 3, F.mul(x1, x1)), F.inv(F.add(y1, y1)))
+    else:
+        lam = F.mul(F.sub(y2, y1), F.inv(F.sub(x2, x1)))
+    x3 = F.sub(F.sub(F.mul(lam, lam), x1), x2)
+    return (x3, F.sub(F.mul(lam, F.sub(x1, x3)), y1))
+
+
+def aff_neg(F, a):
+    return None if a is None else (a[0], F.sub(F.zero, a[1]))
+
+
+def aff_mul(F, k, a):
+    acc = None
+    for bit in bin(k)[2:] if k else "":
+        acc = aff_add(F, acc, acc)
+        if bit == "1":
+            acc = aff_add(F, acc, a)
+    return acc
+
+
+def enc_jac(F, rng, pt, canonical=False):
+    """A random Jacobian representative (X, Y, Z) = (x z^2, y z^3, z); infinity as (.., .., 0)."""
+    if pt is None:
+        x, y = (F.one, F.one) if canonical else (F.rand(rng), F.rand(rng))
+        return F.enc(x) + F.enc(y) + F.enc(F.zero)
+    z = F.one if canonical else F.rand(rng)
+    if z == F.zero:
+        z = F.one
+    z2 = F.mul(z, z)
+    return F.enc(F.mul(pt[0], z2)) + F.enc(F.mul(pt[1], F.mul(z2, z))) + F.enc(z)
+
+
+def enc_aff(F, pt):
+    return ["0"] * (2 * F.width) if pt is None else F.enc(pt[0]) + F.enc(pt[1])
+
+
+def dec_jac(F, toks):
+    w = F.width
+    X, Y, Z = F.dec(toks[0:w]), F.dec(toks[w:2 * w]), F.dec(toks[2 * w:3 * w])
+    if Z == F.zero:
+        return None
+    zi = F.inv(Z)
+    zi2 = F.mul(zi, zi)
+    return (F.mul(X, zi2), F.mul(Y, F.mul(zi2, zi)))
+
+
+# ----------------------------------------------------------------- test cases
+class Cases:
+    def __init__(self):
+        self.items = []  # (name, command line, check(tokens) -> bool)
+
+    def add(self, name, cmd, check):
+        self.items.append((name, cmd, check))
+
+
+def expect_tokens(expected):
+    return lambda toks: toks == expected
+
+
+def field_cases(cs, rng, quick):
+    for f, (m, bits) in FIELDS.items():
+        Rm = (1 << bits) % m
+        Rinv = pow(1 << bits, -1, m)
+        edges = [0, 1, 2, m - 1, m - 2, Rm, (1 << (bits - 32)) - 1, m >> 1, (m >> 1) + 1]
+        vals = edges + [rng.randrange(m) for _ in range(20 if quick else 200)]
+        pairs = [(a, b) for a in edges for b in edges] + [(rng.choice(vals), rng.choice(vals)) for _ in range(200 if quick else 2000)]
+        ref = {
+            "add": lambda a, b: (a + b) % m, "sub": lambda a, b: (a - b) % m, "mul": lambda a, b: a * b * Rinv % m,
+        }
+        for op, fn in ref.items():
+            for a, b in pairs:
+                cs.add(f"{f} {op}", f"{f} {op} {h(a)} {h(b)}", expect_tokens([format(fn(a, b), "0%dx" % (bits // 4))]))
+        for a, b in pairs[: len(pairs) // 4]:
+            cs.add(f"{f} eq", f"{f} eq {h(a)} {h(b)}", expect_tokens([str(int(a == b))]))
+            cs.add(f"{f} eq", f"{f} eq {h(a)} {h(a)}", expect_tokens(["1"]))
+        unary = {
+            "sqr": lambda a: a * a * Rinv % m, "neg": lambda a: -a % m, "dbl": lambda a: 2 * a % m,
+            "to_mont": lambda a: a * Rm % m, "from_mont": lambda a: a * Rinv % m,
+            # raw a is the value a/R; its inverse R/a is stored as R^2/a
+            "inv": lambda a: 0 if a == 0 else Rm * Rm * pow(a, -1, m) % m,
+            "is_zero": None,
+        }
+        for op, fn in unary.items():
+            for a in (vals if op != "inv" else vals[: 12 if quick else 40]):
+                exp = str(int(a == 0)) if op == "is_zero" else format(fn(a), "0%dx" % (bits // 4))
+                cs.add(f"{f} {op}", f"{f} {op} {h(a)}", expect_tokens([exp]))
+
+
+def fq2_cases(cs, rng, quick):
+    F = Fq2
+    edges = [(0, 0), (1, 0), (0, 1), (P - 1, P - 1), (P - 1, 0), (0, P - 1)]
+    vals = edges + [F.rand(rng) for _ in range(20 if quick else 200)]
+    for a in vals:
+        b = rng.choice(vals)
+        for op, fn in (("add", F.add), ("sub", F.sub), ("mul", F.mul)):
+            exp = F.enc(fn(a, b))
+            cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+        for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
+                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
+            exp = F.enc(fn(a))
+            cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+
+
+def random_points(g, rng, count):
+    F, gen, _ = GROUPS[g]
+    return [aff_mul(F, rng.randrange(1, R), gen) for _ in range(count)]
+
+
+def curve_cases(cs, rng, quick, pts):
+    for g, (F, gen, b) in GROUPS.items():
+        ps = pts[g]
+        assert all(on_curve(F, b, p) for p in ps[:3])
+
+        def check_point(expected, F=F, g=g):
+            return lambda t: dec_jac(F, t) == expected
+
+        trials = 4 if quick else 20
+        for _ in range(trials):
+            p, q = rng.choice(ps), rng.choice(ps)
+            np_ = aff_neg(F, p)
+            for (a, bb) in ((p, q), (p, p), (p, np_), (None, p), (p, None), (None, None)):
+                cs.add(f"{g} add", f"{g} add {' '.join(enc_jac(F, rng, a) + enc_jac(F, rng, bb))}", check_point(aff_add(F, a, bb)))
+                cs.add(f"{g} madd", f"{g} madd {' '.join(enc_jac(F, rng, a) + enc_aff(F, bb))}", check_point(aff_add(F, a, bb)))
+            for a in (p, None):
+                cs.add(f"{g} dbl", f"{g} dbl {' '.join(enc_jac(F, rng, a))}", check_point(aff_add(F, a, a)))
+                exp = [x for x in enc_jac(F, rng, a, canonical=True)]
+                cs.add(f"{g} norm", f"{g} norm {' '.join(enc_jac(F, rng, a))}",
+                       lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+
+
+def root_of_unity(k):
+    t = (R - 1) >> 32
+    w = pow(7, t, R)
+    return pow(w, 1 << (32 - k), R)
+
+
+def ntt_cases(cs, rng, quick):
+    enc = lambda v: h(mont(v, "fr"))
+    for k in range(0, 9 if quick else 11):
+        n = 1 << k
+        w = root_of_unity(k)
+        assert pow(w, n, R) == 1 and (n == 1 or pow(w, n // 2, R) != 1)
+        tw = [pow(w, i, R) for i in range(max(1, n // 2))]
+        inputs = [[rng.randrange(R) for _ in range(n)]]
+        if k in (0, 3, 10):
+            inputs += [[0] * n, [1] + [0] * (n - 1), [R - 1] * n]
+        for a in inputs:
+            wp = [pow(w, i, R) for i in range(n)]
+            exp = [sum(a[j] * wp[(i * j) % n] for j in range(n)) % R for i in range(n)]
+            cmd = f"ntt {k} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
+            cs.add(f"ntt 2^{k}", cmd, lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+
+
+def pw_cases(cs, rng, quick):
+    enc = lambda v: h(mont(v, "fr"))
+    for n in (1, 2, 5, 64, 100, 1000):
+        logn = max(0, (n - 1).bit_length())
+        for lo_bits in sorted({0, (logn + 1) // 2, logn, logn + 2}):
+            a = [rng.randrange(R) for _ in range(n)]
+            b = [rng.randrange(R) for _ in range(n)]
+            c = rng.randrange(R)
+            g = rng.randrange(1, R)
+            lo = [pow(g, i, R) for i in range(1 << lo_bits)]
+            hi = [pow(g, i << lo_bits, R) for i in range(-(-n // (1 << lo_bits)))]
+            tail = " ".join(enc(v) for v in a + b + [c] + lo + hi)
+            exps = {
+                "scale_by_powers": [a[i] * pow(g, i, R) % R for i in range(n)],
+                "scale": [x * c % R for x in a],
+                "mul_assign": [x * y % R for x, y in zip(a, b)],
+                "sub_scale": [(x - y) * c % R for x, y in zip(a, b)],
+            }
+            for op, exp in exps.items():
+                cs.add(f"pw {op}", f"pw {op} {n} {lo_bits} {tail}", lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+
+
+def msm_cases(cs, rng, quick, pts):
+    for g, (F, gen, _) in GROUPS.items():
+        ps = pts[g]
+        configs = []
+        for n in (0, 1, 2, 7, 100):
+            bases = [rng.choice(ps) for _ in range(n)]
+            scalars = [rng.randrange(R) for _ in range(n)]
+            configs.append((f"n={n} random", bases, scalars))
+        n = 7 if quick else 33
+        some = [rng.choice(ps) for _ in range(n)]
+        configs += [
+            ("zero scalars", some, [0] * n),
+            ("scalar -1", some, [R - 1] * n),
+            ("all-equal scalars", some, [rng.randrange(R)] * n),
+            ("top bits set", some, [R - 1 - rng.randrange(1 << 64) for _ in range(n)]),
+            ("small scalars", some, [rng.randrange(4) for _ in range(n)]),
+            ("identity bases", [None if i % 2 else p for i, p in enumerate(some)], [rng.randrange(R) for _ in range(n)]),
+            ("repeated bases", [some[0]] * n, [rng.randrange(R) for _ in range(n)]),
+            ("P and -P", [some[0], aff_neg(F, some[0])] * 3, [5] * 6),
+            ("P + P in one bucket", [some[0]] * 4, [1, 1, 3, 3]),
+        ]
+        params = [(1, 0), (1, 1), (3, 1), (4, 0), (4, 4), (8, 4), (13, 6)]
+        if quick:
+            params = [(1, 1), (5, 2), (8, 4)]
+        for name, bases, scalars in configs:
+            exp = None
+            for bb, s in zip(bases, scalars):
+                exp = aff_add(F, exp, aff_mul(F, s, bb))
+            expected_tokens = enc_jac(F, rng, exp, canonical=True)
+            for c, seg in params:
+                if len(bases) == 100 and c == 1 and g == "g2" and not quick:
+                    continue  # 255 windows x 100 points of G2: slow on the host, nothing new
+                cmd = f"msm {g} {len(bases)} {c} {seg} " + " ".join(
+                    sum((enc_aff(F, bb) for bb in bases), []) + [h(mont(s, "fr")) for s in scalars])
+                cs.add(f"msm {g} {name} c={c} seg={seg}", cmd,
+                       lambda t, e=expected_tokens: [int(x, 16) for x in t] == [int(x, 16) for x in e])
+
+
+BUILDS = {
+    "chain": ["-O2"],
+    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH"],
+    "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--builds", default="chain,portable,asan")
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+
+    t0 = time.time()
+    pts = {g: random_points(g, rng, 6 if args.quick else 16) for g in GROUPS}
+    cs = Cases()
+    field_cases(cs, rng, args.quick)
+    fq2_cases(cs, rng, args.quick)
+    curve_cases(cs, rng, args.quick, pts)
+    ntt_cases(cs, rng, args.quick)
+    pw_cases(cs, rng, args.quick)
+    msm_cases(cs, rng, args.quick, pts)
+    print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
+    stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
+
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for build in args.builds.split(","):
+            exe = os.path.join(tmp, "harness_" + build)
+            cmd = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
+            subprocess.run(cmd, check=True)
+            t1 = time.time()
+            r = subprocess.run([exe], input=stdin, capture_output=True, text=True)
+            lines = r.stdout.split("\n")
+            if r.returncode != 0:
+                print(f"[{build}] harness exited {r.returncode}:\n{r.stderr[-4000:]}")
+                failed += 1
+                continue
+            fails = {}
+            for i, (name, _, check) in enumerate(cs.items):
+                toks = lines[i].split() if i < len(lines) else []
+                if check(toks):
+                    passed += 1
+                else:
+                    failed += 1
+                    fails.setdefault(name, (i, toks))
+            for name, (i, toks) in fails.items():
+                print(f"[{build}] FAIL {name} (case {i}, seed {seed}): got {' '.join(toks)[:300]}")
+            print(f"[{build}] {len(cs.items)} cases run in {time.time() - t1:.1f}s, {len(fails)} failing kinds")
+    print(f"{passed} passed, {failed} failed")
+    if failed:
+        print(f"seed {seed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+//! crucible-backend-cuda: NTT and MSM on NVIDIA GPUs.
+//!
+//! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
+//! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
+//! NVRTC for the device's own architecture at first use. Every device byte comes
+//! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
+//! pool, and only then returns the budget.
+#![warn(missing_docs)]
+
+mod device;
+mod driver;
+mod error;
+mod field;
+mod kernels;
+mod memory;
+mod msm;
+mod ntt;
+
+use std::sync::{Arc, OnceLock};
+
+use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
+use crucible_core::{
+    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Error, Fr, G1Affine,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
+    ProverBackend, Result, ScalarBuf, ScratchNeed,
+};
+
+pub use error::CudaError;
+
+use device::Device;
+use kernels::Kernels;
+use msm::Group;
+
+/// The CUDA backend for one device.
+pub struct CudaBackend {
+    device: Device,
+    budget: Arc<DeviceBudget>,
+    kernels: OnceLock<std::result::Result<Kernels, String>>,
+}
+
+/// Waits for the device's stream, then trims the memory pool so freed memory is
+/// visible as free to every process.
+struct StreamSync {
+    device_ctx: Arc<cudarc::driver::CudaContext>,
+    stream: Arc<cudarc::driver::CudaStream>,
+}
+
+impl DeviceSync for StreamSync {
+    fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(CudaError::from)?;
+        driver::trim_memory_pool(&self.device_ctx)?;
+        Ok(())
+    }
+}
+
+impl CudaBackend {
+    /// Opens CUDA device `ordinal` with a budget from `options`.
+    pub fn open(ordinal: usize, options: &ProbeOptions) -> Result<CudaBackend> {
+        if let Some(reason) = driver::missing_library() {
+            return Err(Error::Unavailable {
+                backend: "cuda".into(),
+                reason: reason.into(),
+            });
+        }
+        let device = device::open(ordinal)?;
+        let budget = DeviceBudget::new(
+            device.info.label(),
+            options.budget_capacity(device.info.memory_bytes),
+        );
+        Ok(CudaBackend {
+            device,
+            budget,
+            kernels: OnceLock::new(),
+        })
+    }
+
+    /// (free, total) device memory as the driver reports it, for memory-return checks.
+    pub fn device_memory(&self) -> Result<(u64, u64)> {
+        Ok(device::memory_info(&self.device.ctx)?)
+    }
+
+    /// Milliseconds NVRTC took to compile and load the kernels, once they are.
+    pub fn kernel_compile_ms(&self) -> Option<f64> {
+        self.kernels.get().and_then(|k| k.as_ref().ok()).map(|k| k.compile_ms)
+    }
+
+    /// The kernels, compiled on first use (NVRTC, for this device's architecture).
+    fn kernels(&self) -> Result<&Kernels> {
+        self.kernels
+            .get_or_init(|| Kernels::compile(&self.device.ctx, self.device.arch).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| Error::device("cuda", e))
+    }
+
+    fn stream(&self) -> &Arc<cudarc::driver::CudaStream> {
+        &self.device.stream
+    }
+
+    fn stage_words(&self, lease: &mut Lease, id: BufferId, len: usize, expected: usize, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<()> {
+        if len != expected {
+            return Err(Error::InvalidInput(format!(
+                "staging {len} elements into a buffer of {expected}"
+            )));
+        }
+        let mut host = vec![0u32; len * words];
+        fill(&mut host);
+        memory::upload(self.stream(), lease, id, &host)
+    }
+}
+
+fn probe(options: &ProbeOptions) -> Vec<Probe> {
+    if let Some(reason) = driver::missing_library() {
+        return vec![Probe::Unavailable { reason: reason.into() }];
+    }
+    let count = match device::count() {
+        Ok(0) => return vec![Probe::Unavailable { reason: "no CUDA device found".into() }],
+        Ok(n) => n,
+        Err(e) => return vec![Probe::Unavailable { reason: e.to_string() }],
+    };
+    (0..count)
+        .map(|i| match CudaBackend::open(i, options) {
+            Ok(b) => Probe::Available(Arc::new(b)),
+            Err(e) => Probe::Unavailable { reason: format!("device {i}: {e}") },
+        })
+        .collect()
+}
+
+inventory::submit! {
+    BackendRegistration {
+        name: "cuda",
+        description: "NVIDIA GPUs through CUDA (cudarc, NVRTC)",
+        probe,
+    }
+}
+
+impl ProverBackend for CudaBackend {
+    fn info(&self) -> &BackendInfo {
+        &self.device.info
+    }
+
+    fn budget(&self) -> &Arc<DeviceBudget> {
+        &self.budget
+    }
+
+    fn device_sync(&self) -> Arc<dyn DeviceSync> {
+        Arc::new(StreamSync {
+            device_ctx: self.device.ctx.clone(),
+            stream: self.device.stream.clone(),
+        })
+    }
+
+    fn element_bytes(&self, kind: ElementKind) -> u64 {
+        field::element_bytes(kind)
+    }
+
+    // Zero-length buffers still take one word on the device.
+    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+        if len == 0 {
+            4
+        } else {
+            field::element_bytes(kind) * len as u64
+        }
+    }
+
+    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+        let mut plan = MemoryPlan::new("cuda scratch");
+        plan.item("ntt-constant", (field::FR_WORDS * 4) as u64);
+        if let Some(domain) = &need.ntt {
+            ntt::scratch_plan(domain, &mut plan);
+        }
+        if need.msm_g1 > 0 {
+            msm::scratch_plan(Group::G1, need.msm_g1, &mut plan);
+        }
+        if need.msm_g2 > 0 {
+            msm::scratch_plan(Group::G2, need.msm_g2, &mut plan);
+        }
+        plan
+    }
+
+    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+        memory::alloc(self.stream(), lease, item, kind, len)
+    }
+
+    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        self.stage_words(lease, dst.id, src.len(), dst.len, field::FR_WORDS, |w| field::fr_to_words(src, w))
+    }
+
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+        self.stage_words(lease, dst.id, src.len(), dst.len, field::G1_WORDS, |w| field::g1_to_words(src, w))
+    }
+
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+        self.stage_words(lease, dst.id, src.len(), dst.len, field::G2_WORDS, |w| field::g2_to_words(src, w))
+    }
+
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+        let words = memory::download(self.stream(), lease, src.id, src.len * field::FR_WORDS)?;
+        Ok(field::words_to_fr(&words[..src.len * field::FR_WORDS]))
+    }
+
+    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+        ntt::ntt(self.stream(), self.kernels()?, lease, buf, domain, kind)
+    }
+
+    fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        ntt::mul_assign(self.stream(), self.kernels()?, lease, dst, rhs)
+    }
+
+    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()> {
+        ntt::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
+    }
+
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective> {
+        let words = msm::msm(self.stream(), self.kernels()?, Group::G1, work, bases, span.bases.id, span.bases.len, &span)?;
+        Ok(field::words_to_g1(&words))
+    }
+
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective> {
+        let words = msm::msm(self.stream(), self.kernels()?, Group::G2, work, bases, span.bases.id, span.bases.len, &span)?;
+        Ok(field::words_to_g2(&words))
+    }
+}

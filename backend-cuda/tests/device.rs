@@ -1,0 +1,111 @@
+//! CUDA-only checks: device memory returns to its baseline after a proof and after an
+//! injected failure, the next proof succeeds, and edge-valued field arithmetic.
+//! Without a GPU these report "skipped" with the reason, unless `CRUCIBLE_REQUIRE`
+//! names `cuda`, which turns unavailability into a failure.
+
+use std::sync::Arc;
+
+use ark_ff::{One, UniformRand, Zero};
+use ark_std::rand::{rngs::StdRng, SeedableRng};
+use crucible_backend_cuda::CudaBackend;
+use crucible_conformance::{compare_with_arkworks, required_backends};
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
+use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+use crucible_core::key_file::generate_key;
+use crucible_core::registry::ProbeOptions;
+use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, ScratchNeed};
+
+fn backend() -> Option<Arc<CudaBackend>> {
+    match CudaBackend::open(0, &ProbeOptions::default()) {
+        Ok(b) => Some(Arc::new(b)),
+        Err(e) => {
+            let required = required_backends().iter().any(|r| r == "cuda");
+            assert!(!required, "CRUCIBLE_REQUIRE names cuda but it is unavailable: {e}");
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn seed() -> u64 {
+    let s = std::env::var("CRUCIBLE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(3)
+    });
+    println!("seed {s}");
+    s
+}
+
+#[test]
+fn device_memory_returns_to_baseline_after_success_and_failure() {
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (constraints, inputs) = (1000, 3);
+    let pk = Arc::new(generate_key(constraints, inputs, seed).unwrap());
+    let circuit = BenchCircuit { constraints, inputs, seed: seed + 1 };
+    // Warm up: kernels compile and load once per process; that memory stays.
+    compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
+    println!("NVRTC compile + load: {:?} ms", cuda.kernel_compile_ms());
+    let (baseline, total) = cuda.device_memory().unwrap();
+    compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
+    let (after_ok, _) = cuda.device_memory().unwrap();
+    println!("free device memory: baseline {baseline}, after a proof {after_ok} (total {total})");
+    assert_eq!(after_ok, baseline, "a successful proof left device memory allocated");
+    assert_eq!(cuda.budget().in_use(), 0);
+
+    for op in [FaultOp::Stage, FaultOp::Ntt, FaultOp::Msm] {
+        let faulty = FaultyBackend::new(cuda.clone(), vec![FaultRule { op, first: 7, every: 0, kind: FaultKind::Error }]);
+        let key = StagedKey::stage(&faulty, pk.clone()).unwrap();
+        let result = prove(&faulty, &key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), ProveOptions::default());
+        key.release().unwrap();
+        let err = result.expect_err("the injected fault fails the proof");
+        println!("{op:?} fault: {err}");
+        let (after_fail, _) = cuda.device_memory().unwrap();
+        assert_eq!(after_fail, baseline, "failure in {op:?} left device memory allocated");
+        assert_eq!(cuda.budget().in_use(), 0);
+        compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).expect("the next proof succeeds");
+    }
+}
+
+#[test]
+fn field_edge_values_match_arkworks() {
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let edges = [Fr::zero(), Fr::one(), -Fr::one(), Fr::from(2u64), -Fr::from(2u64), Fr::from(u64::MAX)];
+    let mut a: Vec<Fr> = Vec::new();
+    let mut b: Vec<Fr> = Vec::new();
+    for x in edges {
+        for y in edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    for _ in 0..1000 {
+        a.push(Fr::rand(&mut rng));
+        b.push(Fr::rand(&mut rng));
+    }
+    let k = Fr::rand(&mut rng);
+    let n = a.len();
+    let mut plan = MemoryPlan::new("field");
+    plan.item("a", cuda.buffer_bytes(ElementKind::Scalar, n)).item("b", cuda.buffer_bytes(ElementKind::Scalar, n));
+    plan.merge(&cuda.scratch_plan(&ScratchNeed::default()));
+    let mut lease = cuda.allocate(plan).unwrap();
+    let da = cuda.alloc_scalars(&mut lease, "a", n).unwrap();
+    let db = cuda.alloc_scalars(&mut lease, "b", n).unwrap();
+    cuda.stage_scalars(&mut lease, da, &a).unwrap();
+    cuda.stage_scalars(&mut lease, db, &b).unwrap();
+    assert_eq!(cuda.read_scalars(&lease, da).unwrap(), a, "round trip");
+    cuda.mul_assign(&mut lease, da, db).unwrap();
+    let got = cuda.read_scalars(&lease, da).unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], a[i] * b[i], "mul case {i}: {} * {} (seed {seed})", a[i], b[i]);
+    }
+    cuda.sub_mul_assign(&mut lease, da, db, k).unwrap();
+    let got2 = cuda.read_scalars(&lease, da).unwrap();
+    for i in 0..n {
+        assert_eq!(got2[i], (got[i] - b[i]) * k, "sub-mul case {i} (seed {seed})");
+    }
+    lease.release().unwrap();
+}
