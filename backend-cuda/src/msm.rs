@@ -119,6 +119,10 @@ pub fn msm<B>(
     check_span(span, bases_len)?;
     let n = span.len;
     let jac = group.jacobian_words();
+    if n == 0 {
+        // The empty sum: Z = 0 is the point at infinity; no scratch, no launch.
+        return Ok(vec![0; jac]);
+    }
     let layout = Layout::new(window_bits(n));
     let mut scratch = Vec::new();
     for (item, words) in layout.items(n, jac) {
@@ -150,7 +154,7 @@ fn run<B>(
         std::array::from_fn(|i| scratch[i]);
     let (n32, c, seg_bits) = (n as u32, layout.c, layout.seg_bits());
     let (w, b, s) = (layout.windows, layout.buckets, layout.segments);
-    if n > 0 {
+    {
         let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
         let scalars = scalars.words.slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
         let points = bases.get::<CudaBuffer>(bases_id)?;

@@ -54,8 +54,9 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     assert_eq!(after_ok, baseline, "a successful proof left device memory allocated");
     assert_eq!(cuda.budget().in_use(), 0);
 
-    for op in [FaultOp::Stage, FaultOp::Ntt, FaultOp::Msm] {
-        let faulty = FaultyBackend::new(cuda.clone(), vec![FaultRule { op, first: 7, every: 0, kind: FaultKind::Error }]);
+    // Key staging makes 5 stage calls; a proof makes 4 stages, 9 NTTs and 5 MSMs.
+    for (op, first) in [(FaultOp::Stage, 7), (FaultOp::Ntt, 5), (FaultOp::Msm, 3)] {
+        let faulty = FaultyBackend::new(cuda.clone(), vec![FaultRule { op, first, every: 0, kind: FaultKind::Error }]);
         let key = StagedKey::stage(&faulty, pk.clone()).unwrap();
         let result = prove(&faulty, &key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), ProveOptions::default());
         key.release().unwrap();
