@@ -45,7 +45,8 @@ impl Group {
     }
 }
 
-/// Window bits for `n` terms: about log2(n) − 2, between 1 and 16.
+/// Window bits for `n` terms: about log2(n) − 2, between 1 and 16 (1 below 16 terms,
+/// `k` for 2^(k+2) ≤ n < 2^(k+3), 16 from 2^18 on).
 pub fn window_bits(n: usize) -> u32 {
     (n.max(1).ilog2().saturating_sub(2)).clamp(1, 16)
 }
@@ -86,11 +87,21 @@ impl Layout {
     }
 }
 
-/// Scratch items for MSMs of up to `n` terms: the largest each buffer gets for any
-/// window size an MSM of at most `n` terms can choose.
+/// The largest number of terms (at most `n`) for which [`window_bits`] picks `c`.
+fn largest_terms_with(c: u32, n: usize) -> usize {
+    if c >= 16 {
+        n
+    } else {
+        n.min((1usize << (c + 3)) - 1)
+    }
+}
+
+/// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
+/// `n` terms can choose, the buffers of the largest such MSM; each item takes the max.
 pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
     for c in 1..=window_bits(n) {
-        for (item, words) in Layout::new(c).items(n, group.jacobian_words()) {
+        let terms = largest_terms_with(c, n);
+        for (item, words) in Layout::new(c).items(terms, group.jacobian_words()) {
             plan.item(item, (words.max(1) * 4) as u64);
         }
     }
@@ -207,4 +218,26 @@ fn run<B>(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_covers_every_msm_up_to_its_size() {
+        for n in [0usize, 1, 2, 7, 8, 15, 16, 17, 100, 1000, 4095, 4096, 65537, 1 << 18, (1 << 20) + 1] {
+            for group in [Group::G1, Group::G2] {
+                let mut plan = MemoryPlan::new("t");
+                scratch_plan(group, n, &mut plan);
+                for m in [1, n / 3, n / 2, n.saturating_sub(1), n].into_iter().filter(|m| (1..=n).contains(m)) {
+                    let layout = Layout::new(window_bits(m));
+                    for (item, words) in layout.items(m, group.jacobian_words()) {
+                        let planned = plan.items().iter().find(|i| i.name == item).map_or(0, |i| i.bytes);
+                        assert!((words.max(1) * 4) as u64 <= planned, "n={n} m={m} {item}: {words} words > {planned} B");
+                    }
+                }
+            }
+        }
+    }
 }
