@@ -1,0 +1,385 @@
+//! A prepared benchmark of one operation at one size on one backend.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ark_ec::CurveGroup;
+use ark_ff::UniformRand;
+use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::groth16::{key_plan, proof_plan, prove, ProveOptions, ProvingKey, StagedKey};
+use crucible_core::{
+    Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective,
+    Lease, MemoryPlan, MsmSpan, NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
+};
+
+use crate::op::prove_shape;
+use crate::{random_bases, random_scalars, Op};
+
+/// The times of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunTimes {
+    /// Inputs already on the device: from launching the operation to `synchronize()`
+    /// (for `prove`: the proof, with the proving key already staged).
+    pub resident: Duration,
+    /// Staging the inputs, the operation, and reading the result back
+    /// (for `prove`: staging the key, the proof, and releasing the key).
+    pub with_transfers: Duration,
+}
+
+/// A whole proof to time: the benchmark circuit's key and sizes.
+#[derive(Clone)]
+pub struct ProveTask {
+    /// Proving key of `BenchCircuit { constraints, inputs }`.
+    pub key: Arc<ProvingKey>,
+    /// Constraints of the circuit.
+    pub constraints: usize,
+    /// Public inputs of the circuit.
+    pub inputs: usize,
+}
+
+/// What a workload times.
+#[derive(Clone)]
+pub enum Task {
+    /// An NTT of `2^log_size` points.
+    Ntt {
+        /// Which transform.
+        kind: NttKind,
+        /// log2 of the length.
+        log_size: u32,
+    },
+    /// A G1 MSM of `len` terms.
+    MsmG1 {
+        /// Terms.
+        len: usize,
+    },
+    /// A G2 MSM of `len` terms.
+    MsmG2 {
+        /// Terms.
+        len: usize,
+    },
+    /// A whole proof.
+    Prove(ProveTask),
+}
+
+impl Task {
+    /// The task for `op` at `size`; `key` supplies the proving key for [`Op::Prove`]
+    /// (called only then, with the number of constraints).
+    pub fn new<E: From<Error>>(
+        op: Op,
+        size: usize,
+        key: impl FnOnce(usize) -> std::result::Result<Arc<ProvingKey>, E>,
+    ) -> std::result::Result<Task, E> {
+        op.check_size(size)?;
+        let ntt = |kind| Task::Ntt {
+            kind,
+            log_size: size.trailing_zeros(),
+        };
+        Ok(match op {
+            Op::Ntt => ntt(NttKind::Forward),
+            Op::Intt => ntt(NttKind::Inverse),
+            Op::CosetNtt => ntt(NttKind::CosetForward),
+            Op::MsmG1 => Task::MsmG1 { len: size },
+            Op::MsmG2 => Task::MsmG2 { len: size },
+            Op::Prove => Task::Prove(ProveTask {
+                key: key(size)?,
+                constraints: size,
+                inputs: crate::PROVE_INPUTS,
+            }),
+        })
+    }
+}
+
+/// Every memory plan a workload of `task` holds at once on `backend`: check their sum
+/// against the budget before running anything.
+pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<MemoryPlan>> {
+    Ok(match task {
+        Task::Ntt { log_size, .. } => {
+            let domain = Domain::with_log_size(*log_size)?;
+            let mut plan = MemoryPlan::new(format!("ntt of 2^{log_size}"));
+            plan.item(
+                "data",
+                backend.buffer_bytes(ElementKind::Scalar, domain.size),
+            );
+            plan.merge(&backend.scratch_plan(&ScratchNeed {
+                ntt: Some(domain),
+                ..ScratchNeed::default()
+            }));
+            vec![plan]
+        }
+        Task::MsmG1 { len } => msm_plans(backend, ElementKind::G1, *len),
+        Task::MsmG2 { len } => msm_plans(backend, ElementKind::G2, *len),
+        Task::Prove(task) => {
+            let shape = prove_shape(task.constraints, task.inputs)?;
+            vec![key_plan(backend, &shape), proof_plan(backend, &shape)]
+        }
+    })
+}
+
+fn msm_plans(backend: &dyn ProverBackend, kind: ElementKind, len: usize) -> Vec<MemoryPlan> {
+    let mut bases = MemoryPlan::new(format!("msm bases ({len})"));
+    bases.item("bases", backend.buffer_bytes(kind, len));
+    let mut work = MemoryPlan::new(format!("msm of {len} terms"));
+    work.item("scalars", backend.buffer_bytes(ElementKind::Scalar, len));
+    let need = match kind {
+        ElementKind::G2 => ScratchNeed {
+            msm_g2: len,
+            ..ScratchNeed::default()
+        },
+        ElementKind::G1 | ElementKind::Scalar => ScratchNeed {
+            msm_g1: len,
+            ..ScratchNeed::default()
+        },
+    };
+    work.merge(&backend.scratch_plan(&need));
+    vec![bases, work]
+}
+
+/// G1 or G2: the three calls an MSM benchmark makes differ only by group.
+trait MsmGroup {
+    type Point: CurveGroup<ScalarField = Fr>;
+    type Buf: Copy;
+    fn alloc(backend: &dyn ProverBackend, lease: &mut Lease, len: usize) -> Result<Self::Buf>;
+    fn stage(
+        backend: &dyn ProverBackend,
+        lease: &mut Lease,
+        buf: Self::Buf,
+        src: &[Affine<Self>],
+    ) -> Result<()>;
+    fn msm(
+        backend: &dyn ProverBackend,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<Self::Buf>,
+    ) -> Result<Self::Point>;
+}
+
+type Affine<G> = <<G as MsmGroup>::Point as CurveGroup>::Affine;
+
+macro_rules! msm_group {
+    ($group:ident, $point:ty, $buf:ty, $affine:ty, $alloc:ident, $stage:ident, $msm:ident) => {
+        struct $group;
+
+        impl MsmGroup for $group {
+            type Point = $point;
+            type Buf = $buf;
+            fn alloc(backend: &dyn ProverBackend, lease: &mut Lease, len: usize) -> Result<$buf> {
+                backend.$alloc(lease, "bases", len)
+            }
+            fn stage(
+                backend: &dyn ProverBackend,
+                lease: &mut Lease,
+                buf: $buf,
+                src: &[$affine],
+            ) -> Result<()> {
+                backend.$stage(lease, buf, src)
+            }
+            fn msm(
+                backend: &dyn ProverBackend,
+                work: &mut Lease,
+                bases: &Lease,
+                span: MsmSpan<$buf>,
+            ) -> Result<$point> {
+                backend.$msm(work, bases, span)
+            }
+        }
+    };
+}
+
+msm_group!(
+    G1,
+    G1Projective,
+    G1Buf,
+    G1Affine,
+    alloc_g1,
+    stage_g1,
+    msm_g1
+);
+msm_group!(
+    G2,
+    G2Projective,
+    G2Buf,
+    G2Affine,
+    alloc_g2,
+    stage_g2,
+    msm_g2
+);
+
+struct MsmState<G: MsmGroup> {
+    // Random per workload (an MSM's cost does not depend on its bases); re-staged each run.
+    points: Vec<Affine<G>>,
+    bases_lease: Lease,
+    bases: G::Buf,
+    work: Lease,
+    scalars: ScalarBuf,
+}
+
+impl<G: MsmGroup> MsmState<G> {
+    fn new(
+        backend: &dyn ProverBackend,
+        plans: Vec<MemoryPlan>,
+        len: usize,
+        rng: &mut StdRng,
+    ) -> Result<Self> {
+        let [bases_plan, work_plan] = <[MemoryPlan; 2]>::try_from(plans)
+            .map_err(|_| Error::InvalidInput("an MSM workload has two plans".into()))?;
+        let mut bases_lease = backend.allocate(bases_plan)?;
+        let bases = G::alloc(backend, &mut bases_lease, len)?;
+        let mut work = backend.allocate(work_plan)?;
+        let scalars = backend.alloc_scalars(&mut work, "scalars", len)?;
+        Ok(MsmState {
+            points: random_bases::<G::Point>(len, rng),
+            bases_lease,
+            bases,
+            work,
+            scalars,
+        })
+    }
+
+    fn run(&mut self, backend: &dyn ProverBackend, rng: &mut StdRng) -> Result<RunTimes> {
+        let scalars = random_scalars(self.scalars.len, rng);
+        let t0 = Instant::now();
+        G::stage(backend, &mut self.bases_lease, self.bases, &self.points)?;
+        backend.stage_scalars(&mut self.work, self.scalars, &scalars)?;
+        backend.synchronize()?;
+        let t1 = Instant::now();
+        let span = MsmSpan {
+            bases: self.bases,
+            base_offset: 0,
+            scalars: self.scalars,
+            scalar_offset: 0,
+            len: self.scalars.len,
+        };
+        // The result is a host value: the call returns once the device is done.
+        black_box(G::msm(backend, &mut self.work, &self.bases_lease, span)?);
+        let t2 = Instant::now();
+        Ok(RunTimes {
+            resident: t2 - t1,
+            with_transfers: t2 - t0,
+        })
+    }
+
+    fn release(self) -> Result<()> {
+        let work = self.work.release();
+        self.bases_lease.release()?;
+        work.map(drop)
+    }
+}
+
+enum State {
+    Ntt {
+        kind: NttKind,
+        domain: Domain,
+        lease: Lease,
+        buf: ScalarBuf,
+    },
+    MsmG1(MsmState<G1>),
+    MsmG2(MsmState<G2>),
+    Prove(ProveTask),
+}
+
+/// One operation at one size on one backend, with its leases allocated.
+pub struct Workload<'a> {
+    backend: &'a dyn ProverBackend,
+    state: State,
+    rng: StdRng,
+}
+
+impl<'a> Workload<'a> {
+    /// Allocates the workload's leases on `backend` (failing at once if they cannot
+    /// fit its budget); inputs are drawn from `seed`.
+    pub fn prepare(backend: &'a dyn ProverBackend, task: Task, seed: u64) -> Result<Self> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let plans = workload_plans(backend, &task)?;
+        let total = plans.iter().map(MemoryPlan::total_bytes).sum();
+        backend.budget().check_fits(total)?;
+        let state = match task {
+            Task::Ntt { kind, log_size } => {
+                let domain = Domain::with_log_size(log_size)?;
+                let [plan] = <[MemoryPlan; 1]>::try_from(plans)
+                    .map_err(|_| Error::InvalidInput("an NTT workload has one plan".into()))?;
+                let mut lease = backend.allocate(plan)?;
+                let buf = backend.alloc_scalars(&mut lease, "data", domain.size)?;
+                State::Ntt {
+                    kind,
+                    domain,
+                    lease,
+                    buf,
+                }
+            }
+            Task::MsmG1 { len } => State::MsmG1(MsmState::new(backend, plans, len, &mut rng)?),
+            Task::MsmG2 { len } => State::MsmG2(MsmState::new(backend, plans, len, &mut rng)?),
+            Task::Prove(task) => State::Prove(task),
+        };
+        Ok(Workload {
+            backend,
+            state,
+            rng,
+        })
+    }
+
+    /// One timed run on fresh random inputs (drawn before the clock starts).
+    pub fn run(&mut self) -> Result<RunTimes> {
+        let backend = self.backend;
+        let rng = &mut self.rng;
+        match &mut self.state {
+            State::Ntt {
+                kind,
+                domain,
+                lease,
+                buf,
+            } => {
+                let data = random_scalars(domain.size, rng);
+                let t0 = Instant::now();
+                backend.stage_scalars(lease, *buf, &data)?;
+                backend.synchronize()?;
+                let t1 = Instant::now();
+                backend.ntt(lease, *buf, domain, *kind)?;
+                backend.synchronize()?;
+                let t2 = Instant::now();
+                black_box(backend.read_scalars(lease, *buf)?);
+                let t3 = Instant::now();
+                Ok(RunTimes {
+                    resident: t2 - t1,
+                    with_transfers: t3 - t0,
+                })
+            }
+            State::MsmG1(msm) => msm.run(backend, rng),
+            State::MsmG2(msm) => msm.run(backend, rng),
+            State::Prove(task) => run_prove(backend, task, rng),
+        }
+    }
+
+    /// Frees the workload's leases.
+    pub fn release(self) -> Result<()> {
+        match self.state {
+            State::Ntt { lease, .. } => lease.release().map(drop),
+            State::MsmG1(msm) => msm.release(),
+            State::MsmG2(msm) => msm.release(),
+            State::Prove(_) => Ok(()),
+        }
+    }
+}
+
+fn run_prove(backend: &dyn ProverBackend, task: &ProveTask, rng: &mut StdRng) -> Result<RunTimes> {
+    let circuit = BenchCircuit {
+        constraints: task.constraints,
+        inputs: task.inputs,
+        seed: rng.gen(),
+    };
+    let (r, s) = (Fr::rand(rng), Fr::rand(rng));
+    let t0 = Instant::now();
+    let key = StagedKey::stage(backend, Arc::clone(&task.key))?;
+    let t1 = Instant::now();
+    let proof = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });
+    let t2 = Instant::now();
+    let released = key.release();
+    let t3 = Instant::now();
+    black_box(proof?);
+    released?;
+    Ok(RunTimes {
+        resident: t2 - t1,
+        with_transfers: t3 - t0,
+    })
+}

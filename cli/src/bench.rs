@@ -1,0 +1,461 @@
+//! `crucible bench`: one operation timed the same way on every backend, across sizes;
+//! a table with each backend's speed-up over the CPU backend, JSON, CSV and an SVG plot.
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use crucible_benches::{measure, workload_plans, Measurement, Op, Task, Workload, PROVE_INPUTS};
+use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
+use crucible_core::{BackendInfo, MemoryPlan, ProverBackend};
+use serde_json::json;
+
+use crate::output::{load_key, progress_bar, table};
+use crate::parse::{self, SizeList};
+use crate::plot::{write_svg, Series};
+use crate::CliError;
+
+/// Arguments of `crucible bench`.
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Backends: `all` (every available one; unavailable ones are listed as skipped) or
+    /// a comma list such as `cpu,cuda,wgpu` (each must be available).
+    #[arg(long, default_value = "all")]
+    backend: String,
+    /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
+    #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
+    op: Op,
+    /// Sizes: a doubling range `2^10..2^20` (inclusive) or a list `1024,4096`.
+    #[arg(long, value_parser = parse::size_list)]
+    sizes: SizeList,
+    /// Timed runs per backend and size (after one warm-up run).
+    #[arg(long, default_value_t = 10)]
+    repeat: usize,
+    /// Seed of the random inputs (and of the proving keys for `prove`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the results as JSON here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the results as CSV here.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw an SVG plot (time against size, log-log, one line per backend) here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// One backend at one size.
+struct Row {
+    info: BackendInfo,
+    size: usize,
+    measurement: Measurement,
+}
+
+/// The machine the numbers were measured on.
+struct Machine {
+    hostname: String,
+    cpu_model: String,
+    cores: usize,
+}
+
+impl Machine {
+    fn here() -> Machine {
+        let read = |path: &str| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let hostname = read("/proc/sys/kernel/hostname")
+            .or_else(|| read("/etc/hostname"))
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "unknown".into());
+        let cpu_model = read("/proc/cpuinfo")
+            .and_then(|info| {
+                info.lines()
+                    .filter_map(|l| l.split_once(':'))
+                    .find(|(k, _)| k.trim() == "model name")
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Machine {
+            hostname,
+            cpu_model,
+            cores,
+        }
+    }
+}
+
+const GIT_COMMIT: &str = env!("CRUCIBLE_GIT_COMMIT");
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Checks that `path` can be written, without leaving a file behind that was not there.
+fn check_writable(path: &Path, flag: &str) -> Result<(), CliError> {
+    let fail = |why: String| {
+        CliError(format!(
+            "cannot write {flag} file {}: {why}",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    let existed = path.exists();
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    if !existed {
+        std::fs::remove_file(path).map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), CliError> {
+    std::fs::write(path, contents)
+        .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The backends to run, and the (name, reason) of those skipped.
+type Backends = (Vec<Arc<dyn ProverBackend>>, Vec<(String, String)>);
+
+fn backends(spec: &str) -> Result<Backends, CliError> {
+    let options = ProbeOptions::default();
+    let mut chosen: Vec<Arc<dyn ProverBackend>> = Vec::new();
+    let mut skipped = Vec::new();
+    if spec == "all" {
+        for probed in probe_all(&options) {
+            for probe in probed.probes {
+                match probe {
+                    Probe::Available(b) => chosen.push(b),
+                    Probe::Unavailable { reason } => {
+                        skipped.push((probed.registration.name.to_string(), reason))
+                    }
+                }
+            }
+        }
+    } else {
+        for name in spec.split(',').map(str::trim) {
+            if name.is_empty() {
+                return Err(CliError(format!(
+                    "empty backend name in `--backend {spec}`"
+                )));
+            }
+            let backend = select(name, &options)?.backend;
+            if !chosen
+                .iter()
+                .any(|b| b.info().label() == backend.info().label())
+            {
+                chosen.push(backend);
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return Err(CliError("no backend is available to benchmark".into()));
+    }
+    Ok((chosen, skipped))
+}
+
+/// Runs the benchmark; every input is checked before the first timed run.
+pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
+    let sizes = &args.sizes.0;
+    if args.repeat == 0 {
+        return Err(CliError("--repeat must be at least 1".into()));
+    }
+    for &size in sizes {
+        args.op.check_size(size)?;
+    }
+    for (path, flag) in [
+        (&args.out, "--out"),
+        (&args.csv, "--csv"),
+        (&args.plot, "--plot"),
+    ] {
+        if let Some(path) = path {
+            check_writable(path, flag)?;
+        }
+    }
+    let (backends, skipped) = backends(&args.backend)?;
+    for (name, reason) in &skipped {
+        eprintln!("skipped {name}: {reason}");
+    }
+    let tasks: Vec<(usize, Task)> = sizes
+        .iter()
+        .map(|&size| {
+            let task = Task::new(args.op, size, |n| -> Result<_, CliError> {
+                Ok(Arc::new(load_key(n, PROVE_INPUTS, args.seed)?.key))
+            })?;
+            Ok((size, task))
+        })
+        .collect::<Result<_, CliError>>()?;
+    for backend in &backends {
+        for (size, task) in &tasks {
+            let plans = workload_plans(&**backend, task)?;
+            backend
+                .budget()
+                .check_fits(plans.iter().map(MemoryPlan::total_bytes).sum())
+                .map_err(|e| {
+                    CliError(format!(
+                        "{} at size {size} on {}: {e}",
+                        args.op,
+                        backend.info().label()
+                    ))
+                })?;
+        }
+    }
+
+    let bar = progress_bar(
+        (backends.len() * tasks.len() * (args.repeat + 1)) as u64,
+        "benchmarking",
+    );
+    let mut rows = Vec::new();
+    for backend in &backends {
+        let label = backend.info().label();
+        for (size, task) in &tasks {
+            bar.set_message(format!("{} {label} {size}", args.op));
+            let seed = args.seed ^ (*size as u64);
+            let mut workload = Workload::prepare(&**backend, task.clone(), seed)
+                .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
+            let measured = measure(&mut workload, args.repeat, &mut || bar.inc(1));
+            let released = workload.release();
+            let measurement = measured
+                .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
+            released?;
+            rows.push(Row {
+                info: backend.info().clone(),
+                size: *size,
+                measurement,
+            });
+        }
+    }
+    bar.finish_and_clear();
+    rows.sort_by_key(|r| r.size);
+
+    println!("{}", text_table(args.op, &rows));
+    if !rows.iter().any(|r| r.info.name == "cpu") {
+        println!("(add cpu to --backend for the speed-up columns)");
+    }
+    let machine = Machine::here();
+    if let Some(path) = &args.out {
+        let text =
+            serde_json::to_string_pretty(&json_report(args, &machine, &backends, &skipped, &rows))
+                .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+        write_file(path, &(text + "\n"))?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.csv {
+        write_file(path, &csv_report(args, &machine, &rows))?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "{} on {} ({} cores), median of {}",
+            args.op, machine.cpu_model, machine.cores, args.repeat
+        );
+        write_svg(
+            path,
+            &title,
+            &format!("size ({})", args.op.size_unit()),
+            &plot_series(&backends, &rows),
+        )?;
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// (resident, with transfers) speed-ups of `row` over the CPU backend at the same size.
+fn speedup(row: &Row, rows: &[Row]) -> Option<(f64, f64)> {
+    let cpu = rows
+        .iter()
+        .find(|r| r.size == row.size && r.info.name == "cpu")?;
+    let ratio = |cpu: f64, this: f64| if this > 0.0 { cpu / this } else { f64::NAN };
+    Some((
+        ratio(
+            cpu.measurement.resident.median_ms,
+            row.measurement.resident.median_ms,
+        ),
+        ratio(
+            cpu.measurement.with_transfers.median_ms,
+            row.measurement.with_transfers.median_ms,
+        ),
+    ))
+}
+
+fn text_table(op: Op, rows: &[Row]) -> String {
+    let f = |x: f64| format!("{x:.3}");
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let (res, tr) = (&r.measurement.resident, &r.measurement.with_transfers);
+            let (s_res, s_tr) = match speedup(r, rows) {
+                Some((a, b)) => (format!("{a:.2}x"), format!("{b:.2}x")),
+                None => ("-".into(), "-".into()),
+            };
+            vec![
+                r.info.label(),
+                r.size.to_string(),
+                f(res.median_ms),
+                f(res.min_ms),
+                f(res.max_ms),
+                f(tr.median_ms),
+                f(tr.min_ms),
+                f(tr.max_ms),
+                s_res,
+                s_tr,
+            ]
+        })
+        .collect();
+    let size = format!("{op} {}", op.size_unit());
+    let headers = [
+        "backend",
+        &size,
+        "median ms",
+        "min ms",
+        "max ms",
+        "+transfers median",
+        "min",
+        "max",
+        "vs cpu",
+        "vs cpu +transfers",
+    ];
+    format!(
+        "{}\n(ms: device-resident, launch to synchronize; +transfers: staging, compute and read-back; vs cpu: cpu median / backend median)",
+        table(&headers, &cells, 1)
+    )
+}
+
+fn json_report(
+    args: &BenchArgs,
+    machine: &Machine,
+    backends: &[Arc<dyn ProverBackend>],
+    skipped: &[(String, String)],
+    rows: &[Row],
+) -> serde_json::Value {
+    let results: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "backend": r.info.label(),
+                "device": r.info.device_name,
+                "size": r.size,
+                "resident": r.measurement.resident,
+                "with_transfers": r.measurement.with_transfers,
+                "speedup_vs_cpu": speedup(r, rows).map(|(res, tr)| json!({ "resident": res, "with_transfers": tr })),
+            })
+        })
+        .collect();
+    json!({
+        "crucible_version": VERSION,
+        "git_commit": GIT_COMMIT,
+        "machine": { "hostname": machine.hostname, "cpu_model": machine.cpu_model, "cores": machine.cores },
+        "op": args.op,
+        "size_unit": args.op.size_unit(),
+        "repeat": args.repeat,
+        "seed": args.seed,
+        "backends": backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
+        "skipped": skipped.iter().map(|(name, reason)| json!({ "backend": name, "reason": reason })).collect::<Vec<_>>(),
+        "results": results,
+    })
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv_report(args: &BenchArgs, machine: &Machine, rows: &[Row]) -> String {
+    let mut out = String::from(
+        "op,backend,device,api,size,resident_median_ms,resident_min_ms,resident_max_ms,\
+         transfers_median_ms,transfers_min_ms,transfers_max_ms,speedup_vs_cpu_resident,\
+         speedup_vs_cpu_transfers,repeat,crucible_version,git_commit,hostname,cpu_model,cores\n",
+    );
+    for r in rows {
+        let (res, tr) = (&r.measurement.resident, &r.measurement.with_transfers);
+        let (s_res, s_tr) = speedup(r, rows).map_or((String::new(), String::new()), |(a, b)| {
+            (a.to_string(), b.to_string())
+        });
+        let fields = [
+            args.op.to_string(),
+            r.info.label(),
+            r.info.device_name.clone(),
+            r.info.api.clone(),
+            r.size.to_string(),
+            res.median_ms.to_string(),
+            res.min_ms.to_string(),
+            res.max_ms.to_string(),
+            tr.median_ms.to_string(),
+            tr.min_ms.to_string(),
+            tr.max_ms.to_string(),
+            s_res,
+            s_tr,
+            args.repeat.to_string(),
+            VERSION.to_string(),
+            GIT_COMMIT.to_string(),
+            machine.hostname.clone(),
+            machine.cpu_model.clone(),
+            machine.cores.to_string(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// A solid line of device-resident medians per backend, and for GPU backends a dashed
+/// line including transfers (on the CPU the two coincide).
+fn plot_series(backends: &[Arc<dyn ProverBackend>], rows: &[Row]) -> Vec<Series> {
+    let mut series = Vec::new();
+    for (colour, backend) in backends.iter().enumerate() {
+        let label = backend.info().label();
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.info.label() == label).collect();
+        let line = |pick: fn(&Measurement) -> f64| {
+            mine.iter()
+                .map(|r| (r.size as f64, pick(&r.measurement)))
+                .collect()
+        };
+        series.push(Series {
+            label: label.clone(),
+            points: line(|m| m.resident.median_ms),
+            colour,
+            dashed: false,
+        });
+        if backend.info().name != "cpu" {
+            series.push(Series {
+                label: format!("{label} incl. transfers"),
+                points: line(|m| m.with_transfers.median_ms),
+                colour,
+                dashed: true,
+            });
+        }
+    }
+    series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn unwritable_paths_are_refused_and_nothing_is_left_behind() {
+        let dir = std::env::temp_dir();
+        assert!(check_writable(&dir, "--out").is_err());
+        assert!(check_writable(Path::new("/nonexistent-dir/r.json"), "--out").is_err());
+        let path = dir.join(format!("crucible-writable-{}.json", std::process::id()));
+        assert!(check_writable(&path, "--out").is_ok());
+        assert!(!path.exists());
+    }
+}

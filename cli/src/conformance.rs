@@ -1,0 +1,61 @@
+//! `crucible conformance`: the conformance suite on one backend or all of them.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use crucible_conformance::{required_backends, run_registered, Config};
+use crucible_core::registry::ProbeOptions;
+use crucible_core::MAX_LOG_SIZE;
+
+use crate::CliError;
+
+/// Arguments of `crucible conformance`.
+#[derive(Args)]
+pub struct ConformanceArgs {
+    /// A registered backend name, or `all`. Backends named in `CRUCIBLE_REQUIRE`
+    /// (comma-separated) fail the run when unavailable instead of being skipped.
+    #[arg(long, default_value = "all")]
+    backend: String,
+    /// Largest NTT is 2^k; MSM edge sizes reach 2^k + 1.
+    #[arg(long, default_value_t = 8)]
+    max_log_size: u32,
+    /// Seed of every case's inputs (default: `CRUCIBLE_SEED`, else fresh; printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only cases whose name contains this string (e.g. `msm/g2`).
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+/// Prints one line per case and the summary last; exit 1 on any failure.
+pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
+    if args.max_log_size > MAX_LOG_SIZE {
+        return Err(CliError(format!(
+            "--max-log-size {} exceeds the field's two-adicity (largest NTT is 2^{MAX_LOG_SIZE})",
+            args.max_log_size
+        )));
+    }
+    let mut config = Config::new(args.max_log_size);
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    config.filter = args.filter.clone();
+    let summary = run_registered(
+        &args.backend,
+        &config,
+        &required_backends(),
+        &ProbeOptions::default(),
+        &mut |case| println!("{case}"),
+    );
+    println!("{summary}");
+    if !summary.ok() {
+        return Ok(ExitCode::FAILURE);
+    }
+    if summary.passed == 0 {
+        return Err(CliError(match &args.filter {
+            Some(f) => format!("no case ran (does --filter `{f}` match any case name?)"),
+            None => "no case ran".into(),
+        }));
+    }
+    Ok(ExitCode::SUCCESS)
+}

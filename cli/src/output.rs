@@ -1,0 +1,143 @@
+//! What several commands print: tables, durations, progress bars, the proving key
+//! with a spinner while it is generated.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crucible_core::groth16::ProvingKey;
+use crucible_core::key_file::{KeyCache, KeySource};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::CliError;
+
+/// Left-aligns the first `left` columns and right-aligns the rest.
+pub fn table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let padded: Vec<String> = cells
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, &w))| {
+                if i < left {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(&mut headers.iter().copied())];
+    out.extend(
+        rows.iter()
+            .map(|row| line(&mut row.iter().map(String::as_str))),
+    );
+    out.join("\n")
+}
+
+/// `1 proof`, `2 proofs`: a count with its noun (plural by a trailing `s`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({elapsed}, eta {eta})")
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(len)
+        .with_style(style)
+        .with_message(message.to_string())
+}
+
+/// A proving key of the benchmark circuit and where it came from.
+pub struct LoadedKey {
+    /// The key.
+    pub key: ProvingKey,
+    /// Its cache file.
+    pub path: PathBuf,
+    /// Cached, generated, or regenerated because the cache file was bad.
+    pub source: KeySource,
+}
+
+impl LoadedKey {
+    /// `cached`, `generated` or `regenerated`.
+    pub fn source_name(&self) -> &'static str {
+        match self.source {
+            KeySource::Cached => "cached",
+            KeySource::Generated => "generated",
+            KeySource::Regenerated => "regenerated",
+        }
+    }
+}
+
+/// Gets the key for `BenchCircuit { constraints, inputs }` with setup seed `seed` from
+/// the key cache, generating it (with a spinner on stderr) when missing or corrupt.
+pub fn load_key(constraints: usize, inputs: usize, seed: u64) -> Result<LoadedKey, CliError> {
+    let cache = KeyCache::new(KeyCache::default_dir());
+    let path = cache.path(constraints, inputs, seed);
+    let mut spinner: Option<(ProgressBar, Instant)> = None;
+    let result = cache.get_or_generate(constraints, inputs, seed, &mut |path| {
+        let message = format!(
+            "generating proving key for {constraints} constraints (cached at {})",
+            path.display()
+        );
+        let bar = ProgressBar::new_spinner().with_message(message.clone());
+        if bar.is_hidden() {
+            eprintln!("{message}");
+        }
+        bar.enable_steady_tick(Duration::from_millis(100));
+        spinner = Some((bar, Instant::now()));
+    });
+    if let Some((bar, started)) = spinner {
+        bar.finish_and_clear();
+        if result.is_ok() {
+            eprintln!(
+                "generated the proving key in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let (key, source) = result?;
+    if source == KeySource::Regenerated {
+        eprintln!(
+            "note: the key cache file {} was unreadable or corrupt; regenerated it",
+            path.display()
+        );
+    }
+    Ok(LoadedKey { key, path, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(count(1u64, "proof"), "1 proof");
+        assert_eq!(count(0u64, "proof"), "0 proofs");
+        assert_eq!(count(64u64, "worker"), "64 workers");
+    }
+
+    #[test]
+    fn tables_align() {
+        let rows = vec![
+            vec!["cpu".into(), "1.5".into()],
+            vec!["cuda:0".into(), "10.25".into()],
+        ];
+        assert_eq!(
+            table(&["backend", "ms"], &rows, 1),
+            "backend     ms\ncpu        1.5\ncuda:0   10.25"
+        );
+    }
+}

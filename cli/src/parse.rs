@@ -1,0 +1,188 @@
+//! Parsers for sizes (`2^20`, `1048576`), size lists and ranges (`2^10..2^20`,
+//! `1024,4096`) and memory amounts (`512MiB`, `1.5GiB`, plain bytes).
+
+/// A size: a decimal integer or `2^k`.
+pub fn size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let bad = |why: &str| format!("`{text}` is not a size ({why}; expected e.g. 1048576 or 2^20)");
+    if let Some((base, exp)) = t.split_once('^') {
+        if base.trim() != "2" {
+            return Err(bad("only powers of two can be written with ^"));
+        }
+        let exp: u32 = exp.trim().parse().map_err(|_| bad("bad exponent"))?;
+        return 1usize
+            .checked_shl(exp)
+            .filter(|_| exp < usize::BITS)
+            .ok_or_else(|| bad(&format!("2^{exp} does not fit in {} bits", usize::BITS)));
+    }
+    let digits = t.replace('_', "");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("not a non-negative integer"));
+    }
+    digits.parse().map_err(|_| bad("too large"))
+}
+
+/// Sizes to benchmark: `A..B` (from A, doubling, up to and including B), a comma
+/// list (`1024,4096,2^16`), or a single size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<usize>);
+
+/// Parses a [`SizeList`].
+pub fn size_list(text: &str) -> Result<SizeList, String> {
+    let t = text.trim();
+    if let Some((from, to)) = t.split_once("..") {
+        let (from, to) = (size(from)?, size(to)?);
+        if from == 0 {
+            return Err(format!(
+                "range `{text}` starts at 0; sizes double from a start of at least 1"
+            ));
+        }
+        if from > to {
+            return Err(format!(
+                "range `{text}` is empty: {from} is larger than {to}"
+            ));
+        }
+        let mut sizes = Vec::new();
+        let mut s = from;
+        while s <= to {
+            sizes.push(s);
+            match s.checked_mul(2) {
+                Some(next) => s = next,
+                None => break,
+            }
+        }
+        return Ok(SizeList(sizes));
+    }
+    if t.is_empty() {
+        return Err("empty size list (expected e.g. 2^10..2^20 or 1024,4096)".into());
+    }
+    t.split(',')
+        .map(size)
+        .collect::<Result<_, _>>()
+        .map(SizeList)
+}
+
+/// Bytes: a plain number of bytes, or a number (fractions allowed) with a unit: `B`,
+/// binary `KiB` `MiB` `GiB` `TiB`, or decimal `KB` `MB` `GB` `TB` (case-insensitive).
+pub fn memory(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let bad = |why: &str| {
+        format!(
+            "`{text}` is not a memory size ({why}; expected e.g. 512MiB, 1.5GiB, 16GiB or bytes)"
+        )
+    };
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number = number.replace('_', "");
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "k" => 1 << 10,
+        "mib" | "m" => 1 << 20,
+        "gib" | "g" => 1 << 30,
+        "tib" | "t" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        other => return Err(bad(&format!("unknown unit `{other}`"))),
+    };
+    if number.is_empty() || number.matches('.').count() > 1 {
+        return Err(bad("not a number"));
+    }
+    let bytes = match number.split_once('.') {
+        None => number
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .ok_or_else(|| bad("too large"))?,
+        Some(_) => {
+            let value: f64 = number.parse().map_err(|_| bad("not a number"))?;
+            let bytes = (value * scale as f64).floor();
+            if bytes >= u64::MAX as f64 {
+                return Err(bad("too large"));
+            }
+            bytes as u64
+        }
+    };
+    if bytes == 0 {
+        return Err(bad("it must be more than zero bytes"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("2^20"), Ok(1 << 20));
+        assert_eq!(size("2 ^ 3"), Ok(8));
+        assert_eq!(size("1048576"), Ok(1 << 20));
+        assert_eq!(size("1_024"), Ok(1024));
+        assert_eq!(size("0"), Ok(0));
+        for bad in [
+            "abc",
+            "",
+            "-1",
+            "3^4",
+            "2^x",
+            "2^64",
+            "2^",
+            "1.5",
+            "99999999999999999999999",
+        ] {
+            assert!(size(bad).is_err(), "{bad} should not parse");
+        }
+        assert!(size("abc").unwrap_err().contains("`abc` is not a size"));
+    }
+
+    #[test]
+    fn size_lists_and_ranges() {
+        assert_eq!(
+            size_list("2^10..2^13"),
+            Ok(SizeList(vec![1024, 2048, 4096, 8192]))
+        );
+        assert_eq!(size_list("1024,4096"), Ok(SizeList(vec![1024, 4096])));
+        assert_eq!(size_list("2^4"), Ok(SizeList(vec![16])));
+        assert_eq!(size_list("3..13"), Ok(SizeList(vec![3, 6, 12])));
+        assert_eq!(size_list("8..8"), Ok(SizeList(vec![8])));
+        assert!(size_list("2^20..2^10").unwrap_err().contains("empty"));
+        assert!(size_list("").unwrap_err().contains("empty"));
+        assert!(size_list("0..8").is_err());
+        assert!(size_list("2^10..").is_err());
+        assert!(size_list("1024,,4096").is_err());
+        assert!(size_list("2^10..2^x").is_err());
+        let top = size_list(&format!("2^62..{}", usize::MAX)).map(|l| l.0.len());
+        assert_eq!(top, Ok(2));
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(memory("512MiB"), Ok(512 << 20));
+        assert_eq!(memory("16GiB"), Ok(16 << 30));
+        assert_eq!(memory("1.5GiB"), Ok(3 << 29));
+        assert_eq!(memory("1.5 gib"), Ok(3 << 29));
+        assert_eq!(memory("4096"), Ok(4096));
+        assert_eq!(memory("4096B"), Ok(4096));
+        assert_eq!(memory("2GB"), Ok(2_000_000_000));
+        assert_eq!(memory("64k"), Ok(64 << 10));
+        for bad in [
+            "",
+            "abc",
+            "12XB",
+            "1.2.3GiB",
+            "0",
+            "0MiB",
+            "-5MiB",
+            "GiB",
+            "99999999999TiB",
+            "1e9",
+        ] {
+            assert!(memory(bad).is_err(), "{bad} should not parse");
+        }
+        assert!(memory("12XB").unwrap_err().contains("unknown unit `xb`"));
+    }
+}

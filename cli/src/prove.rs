@@ -1,0 +1,399 @@
+//! `crucible prove`: K proofs of the benchmark circuit through the engine, each
+//! verified, optionally compared byte for byte with ark-groth16.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use ark_ff::UniformRand;
+use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+use clap::Args;
+use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
+use crucible_benches::Stats;
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
+use crucible_core::groth16::ProvingKey;
+use crucible_core::report::ProofReport;
+use crucible_core::{human_bytes, Fr};
+use serde_json::json;
+
+use crate::output::{count, load_key, progress_bar, table};
+use crate::plan::{MemorySummary, ProofSetup, Resolved};
+use crate::{parse, CliError};
+
+/// Arguments of `crucible prove`.
+#[derive(Args)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    setup: ProofSetup,
+    /// Number of proofs (each with its own witness and its own r, s).
+    #[arg(long, default_value = "1", value_parser = parse::size)]
+    proofs: usize,
+    /// Seed of the proving key's setup and of every proof's witness, r and s.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also prove each with ark-groth16 (same key, circuit, r, s) and compare the
+    /// compressed bytes; exit 1 on any mismatch.
+    #[arg(long)]
+    check: bool,
+    /// Print one JSON object (reports and stats) instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// Skip verifying each proof before it is returned.
+    #[arg(long)]
+    no_verify: bool,
+}
+
+/// Everything one proof is made from.
+#[derive(Clone, Copy)]
+struct ProofInputs {
+    circuit: BenchCircuit,
+    r: Fr,
+    s: Fr,
+}
+
+/// Each proof's witness seed and r, s, drawn in order from one RNG seeded by `seed`.
+fn proof_inputs(constraints: usize, inputs: usize, seed: u64, count: usize) -> Vec<ProofInputs> {
+    // Kept apart from the key's setup randomness, which is also derived from `seed`.
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    (0..count)
+        .map(|_| ProofInputs {
+            circuit: BenchCircuit {
+                constraints,
+                inputs,
+                seed: rng.gen(),
+            },
+            r: Fr::rand(&mut rng),
+            s: Fr::rand(&mut rng),
+        })
+        .collect()
+}
+
+/// How a proof compared with ark-groth16's.
+enum Check {
+    Identical,
+    Mismatch { ours: String, theirs: String },
+    ArkFailed(String),
+}
+
+/// One proof's fate.
+struct ProofResult {
+    id: usize,
+    device: String,
+    outcome: Result<(ProofReport, Vec<u8>), String>,
+    check: Option<Check>,
+}
+
+/// Proves, checks and reports; exit 1 on any failed proof or mismatch.
+pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
+    if args.proofs == 0 {
+        return Err(CliError("--proofs must be at least 1".into()));
+    }
+    let setup = &args.setup;
+    let Resolved {
+        shape,
+        selected,
+        memory,
+    } = setup.resolve()?;
+    let backend = Arc::clone(&selected.backend);
+    let label = backend.info().label();
+    let say = |line: String| {
+        if !args.json {
+            println!("{line}");
+        }
+    };
+    say(selected.reason.clone());
+    if !memory.fits() {
+        return Err(memory.does_not_fit(&label));
+    }
+    say(format!(
+        "circuit: {}, {}, domain 2^{} ({} points)",
+        count(setup.constraints as u64, "constraint"),
+        count(setup.inputs as u64, "public input"),
+        shape.log_domain,
+        shape.domain_size()
+    ));
+
+    let loaded = load_key(setup.constraints, setup.inputs, args.seed)?;
+    say(format!(
+        "proving key ({}): {}",
+        loaded.source_name(),
+        loaded.path.display()
+    ));
+    let key_source = loaded.source_name();
+    let pk = Arc::new(loaded.key);
+    let inputs = proof_inputs(setup.constraints, setup.inputs, args.seed, args.proofs);
+    let config = EngineConfig {
+        workers_per_device: setup.workers_per_device,
+        verify: !args.no_verify,
+        ..EngineConfig::default()
+    };
+    let prover = Prover::new(vec![Arc::clone(&backend)], Arc::clone(&pk), config)?;
+    say(format!(
+        "proving {} on {label} with {} ({} fit in the budget at once)",
+        count(args.proofs as u64, "proof"),
+        count(setup.workers_per_device as u64, "worker"),
+        memory.proofs_at_once
+    ));
+    let jobs = inputs.iter().enumerate().map(|(id, p)| Job {
+        id: id as u64,
+        circuit: p.circuit,
+        r: p.r,
+        s: p.s,
+    });
+    let bar = progress_bar(args.proofs as u64, "proving");
+    let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(args.proofs);
+    let stats = prover.run(jobs, |outcome| {
+        bar.inc(1);
+        outcomes.push(outcome);
+    });
+    bar.finish_and_clear();
+    let released = prover.release();
+    outcomes.sort_by_key(|o| o.id);
+
+    let mut results: Vec<ProofResult> = outcomes.into_iter().map(to_result).collect();
+    if args.check {
+        check_all(&mut results, &pk, &inputs);
+    }
+    if args.json {
+        let key = json!({ "path": loaded.path.display().to_string(), "source": key_source });
+        print_json(args, &selected.reason, key, &results, &stats)?;
+    } else {
+        print_text(args, &results, &stats, &memory);
+    }
+    released?;
+    let failed = results.iter().any(|r| {
+        r.outcome.is_err() || matches!(r.check, Some(Check::Mismatch { .. } | Check::ArkFailed(_)))
+    });
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn to_result(outcome: JobOutcome) -> ProofResult {
+    let result = outcome.result.map_err(|e| e.to_string()).and_then(|out| {
+        let bytes = proof_bytes(&out.proof).map_err(|e| e.to_string())?;
+        Ok((out.report, bytes))
+    });
+    ProofResult {
+        id: outcome.id as usize,
+        device: outcome.device,
+        outcome: result,
+        check: None,
+    }
+}
+
+fn check_all(results: &mut [ProofResult], pk: &ProvingKey, inputs: &[ProofInputs]) {
+    let bar = progress_bar(results.len() as u64, "checking against ark-groth16");
+    for result in results.iter_mut() {
+        bar.inc(1);
+        let (Ok((_, ours)), Some(p)) = (&result.outcome, inputs.get(result.id)) else {
+            continue;
+        };
+        let theirs =
+            ark_groth16_prove(pk, p.circuit, p.r, p.s).and_then(|proof| proof_bytes(&proof));
+        result.check = Some(match theirs {
+            Ok(theirs) if &theirs == ours => Check::Identical,
+            Ok(theirs) => Check::Mismatch {
+                ours: hex(ours),
+                theirs: hex(&theirs),
+            },
+            Err(e) => Check::ArkFailed(e.to_string()),
+        });
+    }
+    bar.finish_and_clear();
+}
+
+fn proof_line(r: &ProofResult, verify: bool) -> String {
+    let id = r.id;
+    let (report, _) = match &r.outcome {
+        Ok(ok) => ok,
+        Err(e) => return format!("proof {id}: FAILED on {}: {e}", r.device),
+    };
+    let how = format!(
+        "{} on {}, {:.1} ms",
+        if verify {
+            "verified"
+        } else {
+            "not verified (--no-verify)"
+        },
+        report.backend,
+        report.times.total().as_secs_f64() * 1e3
+    );
+    match &r.check {
+        None => format!("proof {id}: {how}"),
+        Some(Check::Identical) => format!("proof {id}: byte-identical to ark-groth16 ({how})"),
+        Some(Check::Mismatch { ours, theirs }) => format!(
+            "proof {id}: MISMATCH with ark-groth16 ({how}):\n  crucible:    {ours}\n  ark-groth16: {theirs}"
+        ),
+        Some(Check::ArkFailed(e)) => format!("proof {id}: ark-groth16 failed to prove it: {e}"),
+    }
+}
+
+fn reports(results: &[ProofResult]) -> Vec<&ProofReport> {
+    results
+        .iter()
+        .filter_map(|r| r.outcome.as_ref().ok().map(|(report, _)| report))
+        .collect()
+}
+
+/// Median and max of each phase across the successful proofs.
+fn phase_stats(reports: &[&ProofReport]) -> Vec<(&'static str, Stats)> {
+    let Some(first) = reports.first() else {
+        return Vec::new();
+    };
+    let mut phases: Vec<(&'static str, Stats)> = first
+        .times
+        .named()
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            (
+                *name,
+                Stats::of(
+                    &reports
+                        .iter()
+                        .map(|r| r.times.named()[i].1)
+                        .collect::<Vec<_>>(),
+                ),
+            )
+        })
+        .collect();
+    phases.push((
+        "total",
+        Stats::of(&reports.iter().map(|r| r.times.total()).collect::<Vec<_>>()),
+    ));
+    phases
+}
+
+fn print_text(
+    args: &ProveArgs,
+    results: &[ProofResult],
+    stats: &EngineStats,
+    memory: &MemorySummary,
+) {
+    for r in results {
+        println!("{}", proof_line(r, !args.no_verify));
+    }
+    let reports = reports(results);
+    let rows: Vec<Vec<String>> = phase_stats(&reports)
+        .into_iter()
+        .map(|(name, s)| {
+            vec![
+                name.to_string(),
+                format!("{:.3}", s.median_ms),
+                format!("{:.3}", s.max_ms),
+            ]
+        })
+        .collect();
+    println!();
+    println!("{}", table(&["phase", "median ms", "max ms"], &rows, 1));
+    println!();
+    println!(
+        "{} ok, {} failed in {:.3} s: {:.2} proofs/second ({} per device)",
+        count(stats.proofs as u64, "proof"),
+        stats.failures,
+        stats.wall.as_secs_f64(),
+        stats.proofs_per_second(),
+        count(args.setup.workers_per_device as u64, "worker")
+    );
+    let planned = reports.iter().map(|r| r.bytes_planned).max().unwrap_or(0);
+    let peak = reports.iter().map(|r| r.peak_bytes).max().unwrap_or(0);
+    println!(
+        "memory per proof: {} planned ({planned} B), {} peak ({peak} B); staged key: {} ({} B)",
+        human_bytes(planned),
+        human_bytes(peak),
+        human_bytes(memory.key.total_bytes()),
+        memory.key.total_bytes()
+    );
+    for d in &stats.devices {
+        let b = &d.budget;
+        println!(
+            "budget of {}: high-water {} ({} B) of capacity {} ({} B){}; workers waited {:.3} s for memory in total",
+            d.label,
+            human_bytes(b.high_water),
+            b.high_water,
+            human_bytes(b.capacity),
+            b.capacity,
+            if b.high_water <= b.capacity { ", within the limit" } else { ", OVER THE LIMIT" },
+            b.waited.as_secs_f64()
+        );
+    }
+    let ok = reports.len();
+    if !args.no_verify {
+        println!(
+            "{ok} of {} proofs verified with ark-groth16's verifier before being returned",
+            results.len()
+        );
+    }
+    if args.check {
+        let identical = results
+            .iter()
+            .filter(|r| matches!(r.check, Some(Check::Identical)))
+            .count();
+        println!(
+            "{identical} of {} proofs byte-identical to ark-groth16",
+            results.len()
+        );
+    }
+}
+
+fn print_json(
+    args: &ProveArgs,
+    reason: &str,
+    key: serde_json::Value,
+    results: &[ProofResult],
+    stats: &EngineStats,
+) -> Result<(), CliError> {
+    let proofs: Vec<_> = results
+        .iter()
+        .map(|r| {
+            let (report, proof, error) = match &r.outcome {
+                Ok((report, bytes)) => (Some(report), Some(hex(bytes)), None),
+                Err(e) => (None, None, Some(e.as_str())),
+            };
+            let (check, ark) = match &r.check {
+                None => (None, None),
+                Some(Check::Identical) => (Some("byte-identical"), None),
+                Some(Check::Mismatch { theirs, .. }) => (Some("mismatch"), Some(theirs.as_str())),
+                Some(Check::ArkFailed(_)) => (Some("ark-groth16 failed"), None),
+            };
+            json!({
+                "id": r.id,
+                "device": r.device,
+                "ok": r.outcome.is_ok(),
+                "error": error,
+                "report": report,
+                "proof": proof,
+                "check": check,
+                "ark_groth16_proof": ark,
+            })
+        })
+        .collect();
+    let phases: serde_json::Map<String, serde_json::Value> = phase_stats(&reports(results))
+        .into_iter()
+        .map(|(name, s)| {
+            (
+                name.to_string(),
+                json!({ "median_ms": s.median_ms, "max_ms": s.max_ms }),
+            )
+        })
+        .collect();
+    let out = json!({
+        "selection": reason,
+        "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs, "seed": args.seed },
+        "key": key,
+        "workers_per_device": args.setup.workers_per_device,
+        "verified": !args.no_verify,
+        "checked": args.check,
+        "proofs": proofs,
+        "phases": phases,
+        "proofs_per_second": stats.proofs_per_second(),
+        "stats": stats,
+    });
+    let text = serde_json::to_string_pretty(&out)
+        .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! Runs the built `crucible` binary as a user would, each test with its own key cache.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("crucible-cli-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn run_argv(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Run {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args(args)
+        .env("CRUCIBLE_CACHE_DIR", cache)
+        .env_remove("CRUCIBLE_REQUIRE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+fn argv(command: &str) -> Vec<String> {
+    command.split_whitespace().map(String::from).collect()
+}
+
+/// Runs `crucible` with `command` split at whitespace.
+fn crucible(command: &str, cache: &Path) -> Run {
+    run_argv(&argv(command), cache, &[])
+}
+
+/// Asserts a failed run with `error: ...` naming `message` on stderr and no panic.
+fn assert_fails_with(run: &Run, message: &str) {
+    assert!(!run.ok(), "should fail: {run:?}");
+    assert!(run.stderr.contains("error:"), "no `error:` line: {run:?}");
+    assert!(
+        run.stderr.contains(message),
+        "expected `{message}`: {run:?}"
+    );
+    assert!(!run.stderr.contains("panicked"), "panicked: {run:?}");
+}
+
+#[test]
+fn backends_lists_cpu() {
+    let dir = TempDir::new("backends");
+    let run = crucible("backends", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let cpu = run.stdout.lines().find(|l| l.starts_with("cpu:0"));
+    let cpu = cpu.unwrap_or_else(|| panic!("{run:?}"));
+    assert!(cpu.contains("available"), "{cpu}");
+    assert!(cpu.contains("GiB"), "memory missing: {cpu}");
+}
+
+#[test]
+fn prove_checks_byte_identical_to_ark_groth16() {
+    let dir = TempDir::new("prove");
+    let run = crucible("prove --backend cpu --constraints 2^8 --check", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let line = "proof 0: byte-identical to ark-groth16 (verified on cpu:0";
+    assert!(run.stdout.contains(line), "{run:?}");
+    let summary = "1 of 1 proofs byte-identical to ark-groth16";
+    assert!(run.stdout.contains(summary), "{run:?}");
+    let spinner = "generating proving key for 256 constraints (cached at";
+    assert!(run.stderr.contains(spinner), "{run:?}");
+    for phase in ["synthesize", "ntt", "msm", "verify", "total"] {
+        let row = run.stdout.lines().any(|l| l.starts_with(phase));
+        assert!(row, "no {phase} row: {run:?}");
+    }
+    // Second run: the key comes from the cache.
+    let again = crucible("prove --backend auto --constraints 256 --check", &dir.0);
+    assert!(again.ok(), "{again:?}");
+    assert!(again.stdout.contains("auto chose cpu:0"), "{again:?}");
+    assert!(again.stdout.contains("proving key (cached)"), "{again:?}");
+}
+
+#[test]
+fn prove_matches_on_domain_boundaries() {
+    let dir = TempDir::new("boundaries");
+    let k = 5i64;
+    for inputs in [0i64, 1, 3] {
+        for delta in [-1i64, 0, 1] {
+            // constraints + inputs + 1 (the constant) = 2^k + delta
+            let constraints = (1 << k) + delta - inputs - 1;
+            let command = format!(
+                "prove --backend cpu --constraints {constraints} --inputs {inputs} --proofs 2 --check"
+            );
+            let run = crucible(&command, &dir.0);
+            assert!(run.ok(), "{command}: {run:?}");
+            let identical = "2 of 2 proofs byte-identical to ark-groth16";
+            assert!(run.stdout.contains(identical), "{command}: {run:?}");
+            let domain = if delta <= 0 { k } else { k + 1 };
+            let domain = format!("domain 2^{domain} ");
+            assert!(run.stdout.contains(&domain), "{command}: {run:?}");
+        }
+    }
+}
+
+/// (key bytes, proof bytes) from `crucible plan`'s two `total` lines.
+fn plan_totals(stdout: &str) -> (u64, u64) {
+    let totals: Vec<u64> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("total"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    (totals[0], totals[1])
+}
+
+#[test]
+fn engine_runs_several_workers_within_a_two_proof_budget() {
+    let dir = TempDir::new("engine");
+    let plan = crucible("plan --backend cpu --constraints 2^6", &dir.0);
+    assert!(plan.ok(), "{plan:?}");
+    let (key, proof) = plan_totals(&plan.stdout);
+    let limit = key + 2 * proof;
+    let common =
+        format!("--backend cpu --constraints 2^6 --memory-limit {limit} --workers-per-device 4");
+    let plan = crucible(&format!("plan {common}"), &dir.0);
+    assert!(plan.ok(), "{plan:?}");
+    assert!(
+        plan.stdout.contains("proofs that fit at once: 2"),
+        "{plan:?}"
+    );
+    let waits = "4 workers per device: do not all fit at once; 2 proofs at a time";
+    assert!(plan.stdout.contains(waits), "{plan:?}");
+
+    let run = crucible(&format!("prove {common} --proofs 12 --check"), &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let identical = "12 of 12 proofs byte-identical to ark-groth16";
+    assert!(run.stdout.contains(identical), "{run:?}");
+    assert!(run.stdout.contains("12 of 12 proofs verified"), "{run:?}");
+    assert!(run.stdout.contains("within the limit"), "{run:?}");
+
+    let json = crucible(&format!("prove {common} --proofs 4 --json"), &dir.0);
+    assert!(json.ok(), "{json:?}");
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["proofs"].as_array().unwrap().len(), 4);
+    assert_eq!(v["stats"]["proofs"], 4);
+    let budget = &v["stats"]["devices"][0]["budget"];
+    assert!(budget["high_water"].as_u64().unwrap() <= limit);
+    assert!(v["proofs"][0]["report"]["times"]["msm"].as_f64().is_some());
+}
+
+#[test]
+fn bad_input_is_a_clear_error_never_a_panic() {
+    let dir = TempDir::new("bad-input");
+    let prove = |extra: &str| crucible(&format!("prove --backend cpu {extra}"), &dir.0);
+    let unknown = crucible("prove --backend nosuch --constraints 16", &dir.0);
+    assert_fails_with(&unknown, "unknown backend `nosuch`");
+    assert_fails_with(&prove("--constraints abc"), "`abc` is not a size");
+    assert_fails_with(&prove("--constraints 2^32"), "two-adicity");
+    assert_fails_with(
+        &prove("--constraints 0"),
+        "--constraints must be at least 1",
+    );
+    let lots = prove("--constraints 16 --memory-limit lots");
+    assert_fails_with(&lots, "not a memory size");
+    let small = prove("--constraints 2^8 --memory-limit 1KiB");
+    assert_fails_with(&small, "the memory limit is smaller than the plan");
+    let huge = crucible("plan --backend cpu --constraints 2^40", &dir.0);
+    assert_fails_with(&huge, "two-adicity");
+    // Nothing was generated for any of these.
+    let files = std::fs::read_dir(&dir.0).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(files, 0);
+}
+
+#[test]
+fn corrupt_or_truncated_key_cache_is_regenerated_and_the_proof_still_checks() {
+    let dir = TempDir::new("corrupt");
+    let key = dir.path("bench-n100-p1-s0.pk");
+    let command = "prove --backend cpu --constraints 100 --check";
+    std::fs::write(&key, b"this is not a proving key").unwrap();
+    let run = crucible(command, &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let note = "was unreadable or corrupt; regenerated it";
+    assert!(run.stderr.contains(note), "{run:?}");
+    assert!(run.stdout.contains("proving key (regenerated)"), "{run:?}");
+    let identical = "proof 0: byte-identical to ark-groth16";
+    assert!(run.stdout.contains(identical), "{run:?}");
+
+    let good = std::fs::read(&key).unwrap();
+    std::fs::write(&key, &good[..good.len() / 2]).unwrap();
+    let run = crucible(command, &dir.0);
+    assert!(run.ok() && run.stderr.contains(note), "{run:?}");
+
+    let mut flipped = std::fs::read(&key).unwrap();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    std::fs::write(&key, &flipped).unwrap();
+    let run = crucible(command, &dir.0);
+    assert!(run.ok() && run.stderr.contains(note), "{run:?}");
+    assert!(run.stdout.contains(identical), "{run:?}");
+
+    let run = crucible(command, &dir.0);
+    assert!(
+        run.ok() && run.stdout.contains("proving key (cached)"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn unreadable_key_cache_is_refused_with_a_clear_error() {
+    let dir = TempDir::new("unreadable");
+    // A directory where the key file should be: it can be neither read nor replaced.
+    std::fs::create_dir_all(dir.path("bench-n100-p1-s0.pk").join("x")).unwrap();
+    let run = crucible("prove --backend cpu --constraints 100", &dir.0);
+    assert_fails_with(&run, "bench-n100-p1-s0.pk");
+}
+
+#[test]
+fn plan_prints_every_item_and_whether_it_fits() {
+    let dir = TempDir::new("plan");
+    let run = crucible("plan --backend cpu --constraints 2^10", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let items = [
+        "a_query",
+        "b_g1_query",
+        "h_query",
+        "l_query",
+        "b_g2_query",
+        "msm-scalars",
+        "total",
+    ];
+    for item in items {
+        assert!(run.stdout.contains(item), "{item} missing: {run:?}");
+    }
+    assert!(run.stdout.contains("domain: 2^11 = 2048 points"), "{run:?}");
+    assert!(run.stdout.contains(": fits"), "{run:?}");
+
+    let small = crucible(
+        "plan --backend cpu --constraints 2^10 --memory-limit 64KiB",
+        &dir.0,
+    );
+    assert!(small.stdout.contains("does not fit"), "{small:?}");
+    assert!(
+        small.stdout.contains("proofs that fit at once: 0"),
+        "{small:?}"
+    );
+    assert_fails_with(&small, "the memory limit is smaller than the plan");
+
+    // The domain is the power of two ≥ constraints + inputs + 1: 2^26 here, not 2^27.
+    let big = crucible(
+        "plan --backend cpu --constraints 67108862 --inputs 1",
+        &dir.0,
+    );
+    assert!(
+        big.stdout.contains("domain: 2^26 = 67108864 points"),
+        "{big:?}"
+    );
+}
+
+#[test]
+fn bench_writes_parseable_json_csv_and_svg() {
+    let dir = TempDir::new("bench");
+    let (json, csv, svg) = (dir.path("r.json"), dir.path("r.csv"), dir.path("r.svg"));
+    let mut args = argv("bench --backend cpu --op msm-g1 --sizes 2^4..2^6 --repeat 3");
+    for (flag, path) in [("--out", &json), ("--csv", &csv), ("--plot", &svg)] {
+        args.extend([flag.to_string(), path.display().to_string()]);
+    }
+    let run = run_argv(&args, &dir.0, &[]);
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("vs cpu"), "{run:?}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = v["results"].as_array().unwrap();
+    let sizes: Vec<_> = results
+        .iter()
+        .map(|r| r["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [16, 32, 64]);
+    let samples = results[0]["resident"]["samples_ms"].as_array().unwrap();
+    assert_eq!(samples.len(), 3);
+    assert!(results[0]["with_transfers"]["median_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(results[0]["speedup_vs_cpu"]["resident"], 1.0);
+    assert_eq!(v["op"], "msm-g1");
+    assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert!(!v["git_commit"].as_str().unwrap().is_empty());
+    assert_eq!(v["backends"][0]["name"], "cpu");
+
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[0].starts_with("op,backend,device,api,size,resident_median_ms"));
+    assert!(lines[1].starts_with("msm-g1,cpu:0,"));
+
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let drawn = svg.contains("<svg") && svg.contains("cpu:0") && svg.contains("<polyline");
+    assert!(drawn, "{svg}");
+
+    for op in ["ntt", "intt", "coset-ntt", "msm-g2", "prove"] {
+        let command = format!("bench --backend all --op {op} --sizes 16,32 --repeat 1");
+        let run = crucible(&command, &dir.0);
+        assert!(run.ok(), "{op}: {run:?}");
+        let row = run
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("cpu:0") && l.contains(" 32 "));
+        assert!(row, "{op}: {run:?}");
+    }
+}
+
+#[test]
+fn bench_rejects_bad_input_before_running() {
+    let dir = TempDir::new("bench-bad");
+    let bench = |extra: &str| crucible(&format!("bench --backend cpu {extra}"), &dir.0);
+    assert_fails_with(&bench("--op fft --sizes 2^4"), "unknown op `fft`");
+    assert_fails_with(&bench("--op ntt --sizes 2^10..2^4"), "is empty");
+    assert_fails_with(&bench("--op ntt --sizes 2^4..x"), "`x` is not a size");
+    assert_fails_with(&bench("--op ntt --sizes 1000"), "powers of two");
+    assert_fails_with(&bench("--op ntt --sizes 2^33"), "two-adicity");
+    let no_runs = bench("--op ntt --sizes 2^4 --repeat 0");
+    assert_fails_with(&no_runs, "--repeat must be at least 1");
+    let empty = run_argv(&argv("bench --op ntt --sizes="), &dir.0, &[]);
+    assert_fails_with(&empty, "empty size list");
+
+    let missing = dir.path("no/such/dir/r.json");
+    let run = bench(&format!(
+        "--op msm-g1 --sizes 2^20 --out {}",
+        missing.display()
+    ));
+    assert_fails_with(&run, "cannot write --out file");
+    let to_dir = bench(&format!("--op ntt --sizes 2^4 --plot {}", dir.0.display()));
+    assert_fails_with(&to_dir, "is a directory");
+    let unknown = crucible("bench --backend cpu,nosuch --op ntt --sizes 2^4", &dir.0);
+    assert_fails_with(&unknown, "unknown backend `nosuch`");
+}
+
+#[test]
+fn conformance_runs_and_honors_crucible_require() {
+    let dir = TempDir::new("conformance");
+    let command = "conformance --backend cpu --max-log-size 4 --filter ntt --seed 7";
+    let run = crucible(command, &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let last = run.stdout.lines().last().unwrap();
+    assert!(
+        last.contains(" passed, 0 failed, 0 skipped (seed 7)"),
+        "{run:?}"
+    );
+    let case = run
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("ok ") && l.contains("ntt"));
+    assert!(case, "{run:?}");
+
+    let command = argv("conformance --backend all --filter ntt/forward");
+    let required = run_argv(&command, &dir.0, &[("CRUCIBLE_REQUIRE", "nosuch")]);
+    assert_eq!(required.code, Some(1), "{required:?}");
+    assert!(
+        required.stdout.contains("required by CRUCIBLE_REQUIRE"),
+        "{required:?}"
+    );
+
+    let unknown = crucible("conformance --backend nosuch", &dir.0);
+    assert_eq!(unknown.code, Some(1), "{unknown:?}");
+    let named = "no registered backend named `nosuch`";
+    assert!(unknown.stdout.contains(named), "{unknown:?}");
+    let too_big = crucible("conformance --max-log-size 40", &dir.0);
+    assert_fails_with(&too_big, "two-adicity");
+}
