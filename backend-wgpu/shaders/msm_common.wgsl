@@ -1,0 +1,49 @@
+// Bindings and parameters shared by the MSM's scalar-sorting module (msm_sort.wgsl)
+// and its per-curve accumulation module (msm.wgsl).
+//
+// Bucket method over `windows` windows of `window_bits` bits (unsigned digits; digit 0
+// is skipped). Per window, points are counted per bucket, sorted by bucket (counting
+// sort), and each bucket's points are summed by tasks of at most `task_size` points,
+// so a bucket that holds every point (all scalars equal) is still spread over many
+// threads. Tasks of window w are numbered from task_off[w][bucket].
+
+struct MsmParams {
+    // Terms in this batch.
+    n: u32,
+    windows: u32,
+    window_bits: u32,
+    // 2^window_bits (bucket 0 stays empty).
+    buckets: u32,
+    task_size: u32,
+    // Stride of `partials` per window: the most tasks a window can have.
+    max_tasks: u32,
+    // Bucket groups per window in the final reduction, of `group_len` buckets each.
+    groups: u32,
+    group_len: u32,
+    // First scalar of the batch in the bound scalar chunk.
+    scalar_offset: u32,
+    // First base of the batch in the bound bases chunk.
+    base_offset: u32,
+    // Threads in this dispatch.
+    count: u32,
+    // Fq per coordinate (1: G1, 2: G2) and the point-addition program (program.wgsl).
+    ext: u32,
+    prog_start: u32,
+    prog_len: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: MsmParams;
+// counts[w·buckets + b]: points of window w in bucket b.
+@group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;
+// cursor[w·buckets + b]: after the scatter, the end of bucket b in sorted[w].
+@group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
+// task_off[w·(buckets + 1) + b]: first task of bucket b; the last entry is the total.
+@group(0) @binding(5) var<storage, read_write> task_off: array<u32>;
+// sorted[w·n + k]: term indices of window w, ordered by bucket.
+@group(0) @binding(6) var<storage, read_write> sorted: array<u32>;
+
+fn thread_index(wid: vec3<u32>, lid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return (wid.y * nwg.x + wid.x) * 64u + lid.x;
+}

@@ -1,0 +1,69 @@
+// Test entry point for the interpreter's programs (Fq and Fq2 operations, G1 and G2
+// addition): per element, `a_fqs` Fq of a[i] go to regs[0..], `b_fqs` Fq of b[i] to
+// regs[b_reg..], the program runs, and `out_fqs` Fq from regs[out_reg..] go to out[i].
+// Mode 1 reads b as a stored affine point (Z = 1, or the identity for (0, 0)); mode 2
+// ignores b and sets Q = P, so the addition program doubles.
+
+struct ProgramTestParams {
+    count: u32,
+    start: u32,
+    len: u32,
+    ext: u32,
+    a_fqs: u32,
+    b_reg: u32,
+    b_fqs: u32,
+    out_reg: u32,
+    out_fqs: u32,
+    mode: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: ProgramTestParams;
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn program_op(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    for (var r = 0u; r < params.a_fqs; r++) {
+        var w: array<u32, 12>;
+        for (var k = 0u; k < 12u; k++) {
+            w[k] = a[(i * params.a_fqs + r) * 12u + k];
+        }
+        regs[r] = fq_unpack(w);
+    }
+    var any = 0u;
+    for (var r = 0u; r < params.b_fqs; r++) {
+        var w: array<u32, 12>;
+        for (var k = 0u; k < 12u; k++) {
+            w[k] = b[(i * params.b_fqs + r) * 12u + k];
+            any |= w[k];
+        }
+        regs[params.b_reg + r] = fq_unpack(w);
+    }
+    let e = params.ext;
+    if params.mode == 1u {
+        if any == 0u {
+            regs_set_identity(params.b_reg, e);
+        } else {
+            regs[params.b_reg + 2u * e] = fq_one();
+            if e == 2u {
+                regs[params.b_reg + 2u * e + 1u] = fq_zero();
+            }
+        }
+    } else if params.mode == 2u {
+        regs_copy(params.b_reg, 0u, 3u * e);
+    }
+    run_program(params.start, params.len);
+    for (var r = 0u; r < params.out_fqs; r++) {
+        var w = fq_pack(regs[params.out_reg + r]);
+        for (var k = 0u; k < 12u; k++) {
+            out[(i * params.out_fqs + r) * 12u + k] = w[k];
+        }
+    }
+}

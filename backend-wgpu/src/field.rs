@@ -1,0 +1,511 @@
+//! Device layout of field elements and points, and conversion to and from arkworks.
+//!
+//! # Limbs
+//!
+//! WGSL has only 32-bit integers and no widening multiply. The shaders therefore work
+//! on **16-bit limbs, one per `u32`**: a limb product fits a `u32` exactly, and so does
+//! every step of the CIOS Montgomery multiplication, `t + a·b + carry ≤ (2^16 − 1) +
+//! (2^16 − 1)² + (2^16 − 1) = 2^32 − 1`, so no step needs a carry test or a split
+//! multiply. Fr has 16 limbs and Fq 24. (ZPrize 2023's WebGPU MSM used 13-bit limbs to
+//! delay carries over several products; 16-bit limbs do one carry per product but need
+//! no bound analysis across products and keep R a power of 2^64.)
+//!
+//! Elements stay in **Montgomery form with arkworks' own R** (2^256 for Fr, 2^384 for
+//! Fq), so the device representation is arkworks' `BigInt` limbs, split in halves:
+//! buffers hold 32-bit words, two packed 16-bit limbs each (8 words per Fr, 12 per Fq),
+//! and the shaders unpack them. Staging and readback are copies, never multiplications.
+//!
+//! # Points
+//!
+//! Affine points are `x ‖ y` (Fq2 is `c0 ‖ c1`); the identity is stored as all-zero
+//! words, since (0, 0) is on neither curve. Points computed on the device are
+//! homogeneous projective `X ‖ Y ‖ Z` (x = X/Z), identity (0 : 1 : 0).
+
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
+use ark_ec::AffineRepr;
+use ark_ff::{AdditiveGroup, BigInt, Field, PrimeField, Zero};
+use crucible_core::ark_bls12_381::{Fq2, G1Affine, G2Affine};
+use crucible_core::{ElementKind, Fq, Fr};
+
+use crate::error::WgpuError;
+
+/// Packed `u32` words of one Fr element.
+pub const FR_WORDS: usize = 8;
+/// Packed `u32` words of one Fq element.
+pub const FQ_WORDS: usize = 12;
+
+/// Bytes of one element of `kind` in a device buffer.
+pub fn element_bytes(kind: ElementKind) -> u64 {
+    4 * match kind {
+        ElementKind::Scalar => Fr::WORDS,
+        ElementKind::G1 => G1Affine::WORDS,
+        ElementKind::G2 => G2Affine::WORDS,
+    } as u64
+}
+
+/// A value with a fixed device layout of `WORDS` packed `u32` words.
+pub trait DeviceElement: Sized {
+    /// Words per value.
+    const WORDS: usize;
+    /// Writes the device words of `self` into `out` (`WORDS` long).
+    fn write_words(&self, out: &mut [u32]);
+    /// Reads a value back; fails on words that are not a valid value.
+    fn read_words(words: &[u32]) -> Result<Self, WgpuError>;
+}
+
+fn limbs_to_words(limbs: &[u64], out: &mut [u32]) {
+    for (pair, limb) in out.chunks_exact_mut(2).zip(limbs) {
+        pair[0] = *limb as u32;
+        pair[1] = (*limb >> 32) as u32;
+    }
+}
+
+fn words_to_limbs<const N: usize>(words: &[u32]) -> BigInt<N> {
+    let mut limbs = [0u64; N];
+    for (limb, pair) in limbs.iter_mut().zip(words.chunks_exact(2)) {
+        *limb = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
+    }
+    BigInt(limbs)
+}
+
+macro_rules! prime_field_element {
+    ($field:ty, $limbs:literal, $name:literal) => {
+        impl DeviceElement for $field {
+            const WORDS: usize = 2 * $limbs;
+
+            fn write_words(&self, out: &mut [u32]) {
+                limbs_to_words(&self.0 .0, &mut out[..Self::WORDS]);
+            }
+
+            fn read_words(words: &[u32]) -> Result<Self, WgpuError> {
+                let mont = words_to_limbs::<$limbs>(&words[..Self::WORDS]);
+                // A Montgomery representative is valid only below the modulus.
+                if mont >= <$field>::MODULUS {
+                    return Err(WgpuError::Corrupt { what: $name });
+                }
+                Ok(<$field>::new_unchecked(mont))
+            }
+        }
+    };
+}
+
+prime_field_element!(Fr, 4, "Fr element");
+prime_field_element!(Fq, 6, "Fq element");
+
+impl DeviceElement for Fq2 {
+    const WORDS: usize = 2 * FQ_WORDS;
+
+    fn write_words(&self, out: &mut [u32]) {
+        self.c0.write_words(&mut out[..FQ_WORDS]);
+        self.c1.write_words(&mut out[FQ_WORDS..2 * FQ_WORDS]);
+    }
+
+    fn read_words(words: &[u32]) -> Result<Self, WgpuError> {
+        Ok(Fq2::new(
+            Fq::read_words(&words[..FQ_WORDS])?,
+            Fq::read_words(&words[FQ_WORDS..2 * FQ_WORDS])?,
+        ))
+    }
+}
+
+impl<P: SWCurveConfig> DeviceElement for Affine<P>
+where
+    P::BaseField: DeviceElement,
+{
+    const WORDS: usize = 2 * P::BaseField::WORDS;
+
+    fn write_words(&self, out: &mut [u32]) {
+        let n = P::BaseField::WORDS;
+        match self.xy() {
+            Some((x, y)) => {
+                x.write_words(&mut out[..n]);
+                y.write_words(&mut out[n..2 * n]);
+            }
+            None => out[..2 * n].fill(0),
+        }
+    }
+
+    fn read_words(words: &[u32]) -> Result<Self, WgpuError> {
+        let n = P::BaseField::WORDS;
+        if words[..2 * n].iter().all(|w| *w == 0) {
+            return Ok(Self::identity());
+        }
+        let x = P::BaseField::read_words(&words[..n])?;
+        let y = P::BaseField::read_words(&words[n..2 * n])?;
+        Ok(Affine::new_unchecked(x, y))
+    }
+}
+
+/// Words of one homogeneous projective point over `P`'s base field.
+pub const fn projective_words<P: SWCurveConfig>() -> usize
+where
+    P::BaseField: DeviceElement,
+{
+    3 * P::BaseField::WORDS
+}
+
+/// Writes arkworks' Jacobian `p` as the device's homogeneous (X : Y : Z).
+pub fn write_projective<P: SWCurveConfig>(p: &Projective<P>, out: &mut [u32])
+where
+    P::BaseField: DeviceElement,
+{
+    let n = P::BaseField::WORDS;
+    // Jacobian (X, Y, Z) is x = X/Z², y = Y/Z³; homogeneous (X·Z, Y, Z³) is the same point.
+    let (x, y, z) = if p.z.is_zero() {
+        (P::BaseField::ZERO, P::BaseField::ONE, P::BaseField::ZERO)
+    } else {
+        (p.x * p.z, p.y, p.z.square() * p.z)
+    };
+    x.write_words(&mut out[..n]);
+    y.write_words(&mut out[n..2 * n]);
+    z.write_words(&mut out[2 * n..3 * n]);
+}
+
+/// Reads the device's homogeneous (X : Y : Z) as arkworks' Jacobian point.
+pub fn read_projective<P: SWCurveConfig>(words: &[u32]) -> Result<Projective<P>, WgpuError>
+where
+    P::BaseField: DeviceElement,
+{
+    let n = P::BaseField::WORDS;
+    let x = P::BaseField::read_words(&words[..n])?;
+    let y = P::BaseField::read_words(&words[n..2 * n])?;
+    let z = P::BaseField::read_words(&words[2 * n..3 * n])?;
+    if z.is_zero() {
+        return Ok(Projective::zero());
+    }
+    // x = X/Z, y = Y/Z is Jacobian (X·Z, Y·Z², Z): (XZ)/Z² = X/Z, (YZ²)/Z³ = Y/Z.
+    Ok(Projective::new_unchecked(x * z, y * z.square(), z))
+}
+
+/// Packs a slice of values into device words.
+pub fn to_words<T: DeviceElement>(values: &[T]) -> Vec<u32> {
+    let mut words = vec![0u32; values.len() * T::WORDS];
+    for (v, out) in values.iter().zip(words.chunks_exact_mut(T::WORDS)) {
+        v.write_words(out);
+    }
+    words
+}
+
+/// Unpacks device words into values.
+pub fn from_words<T: DeviceElement>(words: &[u32]) -> Result<Vec<T>, WgpuError> {
+    words.chunks_exact(T::WORDS).map(T::read_words).collect()
+}
+
+fn limbs16(limbs: &[u64]) -> Vec<u32> {
+    limbs
+        .iter()
+        .flat_map(|l| (0..4).map(move |k| ((l >> (16 * k)) & 0xffff) as u32))
+        .collect()
+}
+
+// −p⁻¹ mod 2^16 by Newton's iteration (p odd).
+fn neg_inv16(p0: u64) -> u32 {
+    let p = p0 as u32 & 0xffff;
+    let mut x: u32 = 1;
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u32.wrapping_sub(p.wrapping_mul(x))) & 0xffff;
+    }
+    x.wrapping_neg() & 0xffff
+}
+
+fn wgsl_array(name: &str, limbs: &[u32]) -> String {
+    let items: Vec<String> = limbs.iter().map(|l| format!("0x{l:04x}u")).collect();
+    format!(
+        "const {name} = array<u32, {}>({});\n",
+        limbs.len(),
+        items.join(", ")
+    )
+}
+
+/// The field constants every shader module starts with, generated from arkworks so
+/// that no modulus is transcribed by hand.
+pub fn wgsl_constants() -> String {
+    let mut s = String::from("// Generated by field.rs from arkworks' constants.\n");
+    s += &wgsl_array("FR_P", &limbs16(&Fr::MODULUS.0));
+    s += &format!(
+        "const FR_INV: u32 = 0x{:04x}u;\n",
+        neg_inv16(Fr::MODULUS.0[0])
+    );
+    s += &wgsl_array("FR_ONE", &limbs16(&Fr::ONE.0 .0));
+    s += &wgsl_array("FQ_P", &limbs16(&Fq::MODULUS.0));
+    s += &format!(
+        "const FQ_INV: u32 = 0x{:04x}u;\n",
+        neg_inv16(Fq::MODULUS.0[0])
+    );
+    s += &wgsl_array("FQ_ONE", &limbs16(&Fq::ONE.0 .0));
+    s
+}
+
+// ---------------------------------------------------------------------------------
+// Formulas as programs for the shaders' Fq interpreter (shaders/program.wgsl).
+
+/// An interpreter program: where it starts in [`PROGRAM`](wgsl_constants)'s words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramRange {
+    /// First instruction.
+    pub start: u32,
+    /// Number of instructions.
+    pub len: u32,
+}
+
+/// The programs the shaders can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Program {
+    /// Fq: regs[2] = regs[0] + regs[1].
+    FqAdd,
+    /// Fq: regs[2] = regs[0] − regs[1].
+    FqSub,
+    /// Fq: regs[2] = regs[0] · regs[1].
+    FqMul,
+    /// Fq2 (two registers each): regs[4..6] = regs[0..2] + regs[2..4].
+    Fq2Add,
+    /// Fq2: difference.
+    Fq2Sub,
+    /// Fq2: product (Karatsuba, u² = −1).
+    Fq2Mul,
+    /// G1: P + Q: P in regs[0..3], Q in regs[3..6], P + Q written to regs[6..9]
+    /// (X, Y, Z each).
+    G1Add,
+    /// G2: P + Q, the same with two registers per coordinate (P at 0, Q at 6, P + Q at 12).
+    G2Add,
+}
+
+impl Program {
+    const ALL: [Program; 8] = [
+        Program::FqAdd,
+        Program::FqSub,
+        Program::FqMul,
+        Program::Fq2Add,
+        Program::Fq2Sub,
+        Program::Fq2Mul,
+        Program::G1Add,
+        Program::G2Add,
+    ];
+
+    /// Fq per coordinate: 1 over Fq, 2 over Fq2.
+    pub fn ext(self) -> usize {
+        match self {
+            Program::FqAdd | Program::FqSub | Program::FqMul | Program::G1Add => 1,
+            Program::Fq2Add | Program::Fq2Sub | Program::Fq2Mul | Program::G2Add => 2,
+        }
+    }
+
+    /// Where the program lies in the shared instruction array.
+    pub fn range(self) -> ProgramRange {
+        let mut start = 0;
+        for p in Program::ALL {
+            let len = p.assemble().code.len() as u32;
+            if p == self {
+                return ProgramRange { start, len };
+            }
+            start += len;
+        }
+        unreachable!("every program is in Program::ALL")
+    }
+
+    fn assemble(self) -> Asm {
+        let e = self.ext();
+        match self {
+            Program::FqAdd | Program::Fq2Add => field_program(e, Asm::add),
+            Program::FqSub | Program::Fq2Sub => field_program(e, Asm::sub),
+            Program::FqMul | Program::Fq2Mul => field_program(e, Asm::mul),
+            Program::G1Add | Program::G2Add => point_add(e),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum FqOp {
+    Mul = 0,
+    Add = 1,
+    Sub = 2,
+}
+
+/// Assembles Fq instructions; an element of Fq^ext is `ext` consecutive registers,
+/// scratch registers start at `temps`.
+struct Asm {
+    ext: usize,
+    temps: usize,
+    code: Vec<u32>,
+    regs: usize,
+}
+
+impl Asm {
+    fn new(ext: usize, temps: usize) -> Asm {
+        Asm {
+            ext,
+            temps,
+            code: Vec::new(),
+            regs: temps,
+        }
+    }
+
+    fn fq(&mut self, op: FqOp, d: usize, a: usize, b: usize) {
+        self.regs = self.regs.max(d + 1).max(a + 1).max(b + 1);
+        self.code
+            .push(op as u32 | (d as u32) << 2 | (a as u32) << 10 | (b as u32) << 18);
+    }
+
+    fn temp(&self, k: usize) -> usize {
+        self.temps + k
+    }
+
+    fn add(&mut self, d: usize, a: usize, b: usize) {
+        for k in 0..self.ext {
+            self.fq(FqOp::Add, d + k, a + k, b + k);
+        }
+    }
+
+    fn sub(&mut self, d: usize, a: usize, b: usize) {
+        for k in 0..self.ext {
+            self.fq(FqOp::Sub, d + k, a + k, b + k);
+        }
+    }
+
+    // Writes d only after reading a and b, so d may alias them.
+    fn mul(&mut self, d: usize, a: usize, b: usize) {
+        if self.ext == 1 {
+            self.fq(FqOp::Mul, d, a, b);
+            return;
+        }
+        // Karatsuba over Fq2: v0 = a0·b0, v1 = a1·b1, s = (a0 + a1)(b0 + b1);
+        // d = (v0 − v1) + (s − v0 − v1)·u.
+        let (v0, v1, s, t) = (self.temp(0), self.temp(1), self.temp(2), self.temp(3));
+        self.fq(FqOp::Mul, v0, a, b);
+        self.fq(FqOp::Mul, v1, a + 1, b + 1);
+        self.fq(FqOp::Add, s, a, a + 1);
+        self.fq(FqOp::Add, t, b, b + 1);
+        self.fq(FqOp::Mul, s, s, t);
+        self.fq(FqOp::Sub, s, s, v0);
+        self.fq(FqOp::Sub, d + 1, s, v1);
+        self.fq(FqOp::Sub, d, v0, v1);
+    }
+
+    // d = 12·a in Fq (8a + 4a), through scratch register t.
+    fn mul12(&mut self, d: usize, a: usize, t: usize) {
+        self.fq(FqOp::Add, t, a, a);
+        self.fq(FqOp::Add, t, t, t);
+        self.fq(FqOp::Add, d, t, t);
+        self.fq(FqOp::Add, d, d, t);
+    }
+
+    // d = 3·b·a: b = 4 on G1, 4(1 + u) on G2, so 3b·(a0 + a1·u) = 12(a0 − a1) + 12(a0 + a1)·u.
+    fn mul_b3(&mut self, d: usize, a: usize) {
+        if self.ext == 1 {
+            let t = self.temp(0);
+            self.mul12(d, a, t);
+            return;
+        }
+        let (u, v, t) = (self.temp(4), self.temp(5), self.temp(6));
+        self.fq(FqOp::Sub, u, a, a + 1);
+        self.fq(FqOp::Add, v, a, a + 1);
+        self.mul12(d, u, t);
+        self.mul12(d + 1, v, t);
+    }
+}
+
+fn field_program(ext: usize, op: fn(&mut Asm, usize, usize, usize)) -> Asm {
+    let mut asm = Asm::new(ext, 3 * ext);
+    op(&mut asm, 2 * ext, 0, ext);
+    asm
+}
+
+/// P + Q, complete, for y² = x³ + b (a = 0) in homogeneous projective coordinates:
+/// algorithm 7 of Renes, Costello and Batina, "Complete addition formulas for prime
+/// order elliptic curves" (2015). One formula covers P + Q, P + P, P + (−P) and the
+/// identity (0 : 1 : 0), so accumulation never branches on point values and doubling
+/// is P + P. It is complete on groups without points of order two, as the G1 and G2
+/// subgroups are (odd prime order).
+fn point_add(ext: usize) -> Asm {
+    let fe = |k: usize| k * ext;
+    let (x1, y1, z1, x2, y2, z2, x3, y3, z3) = (
+        fe(0),
+        fe(1),
+        fe(2),
+        fe(3),
+        fe(4),
+        fe(5),
+        fe(6),
+        fe(7),
+        fe(8),
+    );
+    let (t0, t1, t2, t3, t4) = (fe(9), fe(10), fe(11), fe(12), fe(13));
+    let mut a = Asm::new(ext, fe(14));
+    a.mul(t0, x1, x2);
+    a.mul(t1, y1, y2);
+    a.mul(t2, z1, z2);
+    a.add(t3, x1, y1);
+    a.add(t4, x2, y2);
+    a.mul(t3, t3, t4);
+    a.add(t4, t0, t1);
+    a.sub(t3, t3, t4);
+    a.add(t4, y1, z1);
+    a.add(x3, y2, z2);
+    a.mul(t4, t4, x3);
+    a.add(x3, t1, t2);
+    a.sub(t4, t4, x3);
+    a.add(x3, x1, z1);
+    a.add(y3, x2, z2);
+    a.mul(x3, x3, y3);
+    a.add(y3, t0, t2);
+    a.sub(y3, x3, y3);
+    a.add(x3, t0, t0);
+    a.add(t0, x3, t0);
+    a.mul_b3(t2, t2);
+    a.add(z3, t1, t2);
+    a.sub(t1, t1, t2);
+    a.mul_b3(y3, y3);
+    a.mul(x3, t4, y3);
+    a.mul(t2, t3, t1);
+    a.sub(x3, t2, x3);
+    a.mul(y3, y3, t0);
+    a.mul(t1, t1, z3);
+    a.add(y3, t1, y3);
+    a.mul(t0, t0, t3);
+    a.mul(z3, z3, t4);
+    a.add(z3, z3, t0);
+    a
+}
+
+/// The interpreter's constants: every program's instructions in one array, its
+/// length, and the registers the largest program needs.
+pub fn wgsl_programs() -> String {
+    let mut words = Vec::new();
+    let mut regs = 0;
+    for p in Program::ALL {
+        let asm = p.assemble();
+        words.extend(asm.code);
+        regs = regs.max(asm.regs);
+    }
+    let items: Vec<String> = words.iter().map(|w| format!("0x{w:07x}u")).collect();
+    format!(
+        "// Generated by field.rs: the interpreter's programs.\n\
+         const PROGRAM_LEN: u32 = {}u;\n\
+         const PROGRAM = array<u32, {}>({});\n\
+         const REGS: u32 = {regs}u;\n",
+        words.len(),
+        words.len(),
+        items.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neg_inv_is_the_montgomery_constant() {
+        for p0 in [Fr::MODULUS.0[0], Fq::MODULUS.0[0]] {
+            let inv = neg_inv16(p0);
+            assert_eq!((p0 as u32 & 0xffff).wrapping_mul(inv) & 0xffff, 0xffff);
+        }
+    }
+
+    #[test]
+    fn words_round_trip() {
+        let x = -Fr::from(7u64);
+        let mut w = [0u32; FR_WORDS];
+        x.write_words(&mut w);
+        assert_eq!(Fr::read_words(&w).unwrap(), x);
+    }
+}

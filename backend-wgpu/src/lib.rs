@@ -1,0 +1,413 @@
+//! crucible-backend-wgpu: NTT and MSM over BLS12-381 in WGSL compute shaders, on any
+//! Vulkan, Metal or DX12 adapter wgpu finds (on Linux without a GPU, Mesa's llvmpipe).
+//!
+//! Field elements are 16-bit limbs in `u32`s, in arkworks' own Montgomery form
+//! ([`field`] explains why); every device buffer, scratch included, is allocated
+//! through the proof's [`Lease`] and split into chunks that fit the adapter's binding
+//! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
+//! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod device;
+mod error;
+pub mod field;
+mod memory;
+mod msm;
+mod ntt;
+
+use std::sync::Arc;
+
+use crucible_core::ark_bls12_381::{g1, g2};
+use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
+use crucible_core::{
+    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
+    G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
+    ProverBackend, Result, ScalarBuf, ScratchNeed,
+};
+
+pub use device::{DeviceLimits, WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
+pub use error::WgpuError;
+
+use device::{Batch, Context, Module, QueueSync};
+use field::Program;
+use memory::DeviceBuffer;
+
+/// The wgpu backend on one adapter.
+pub struct WgpuBackend {
+    info: BackendInfo,
+    budget: Arc<DeviceBudget>,
+    ctx: Arc<Context>,
+}
+
+impl WgpuBackend {
+    fn from_parts(info: BackendInfo, budget: Arc<DeviceBudget>, ctx: Arc<Context>) -> Self {
+        WgpuBackend { info, budget, ctx }
+    }
+
+    /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
+    pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
+        device::open_first(options, wgpu_options)
+    }
+
+    /// The limits this instance works within.
+    pub fn limits(&self) -> DeviceLimits {
+        self.ctx.limits
+    }
+
+    /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
+    /// test entry points; operands and results use [`field::DeviceElement`]'s layout.
+    pub fn field_op(&self, op: FieldOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        let program = match op {
+            FieldOp::FrAdd | FieldOp::FrSub | FieldOp::FrMul | FieldOp::FrFromMont => {
+                return self.run_test(
+                    Module::FrTest,
+                    "fr_op",
+                    &TestParams::fr(op),
+                    field::FR_WORDS,
+                    a,
+                    b,
+                );
+            }
+            FieldOp::FqAdd => Program::FqAdd,
+            FieldOp::FqSub => Program::FqSub,
+            FieldOp::FqMul => Program::FqMul,
+            FieldOp::Fq2Add => Program::Fq2Add,
+            FieldOp::Fq2Sub => Program::Fq2Sub,
+            FieldOp::Fq2Mul => Program::Fq2Mul,
+        };
+        let e = program.ext() as u32;
+        let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
+        self.run_test(
+            Module::ProgramTest,
+            "program_op",
+            &params,
+            e as usize * field::FQ_WORDS,
+            a,
+            b,
+        )
+    }
+
+    /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
+    /// the result are projective, `b` projective or affine as `op` says.
+    pub fn g1_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        self.curve_op(Program::G1Add, op, a, b)
+    }
+
+    /// Like [`WgpuBackend::g1_op`], over G2.
+    pub fn g2_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        self.curve_op(Program::G2Add, op, a, b)
+    }
+
+    fn curve_op(&self, program: Program, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        let e = program.ext() as u32;
+        let b_fqs = match op {
+            CurveOp::Add => 3 * e,
+            CurveOp::AddAffine => 2 * e,
+            CurveOp::Double => 0,
+        };
+        let params = TestParams::program(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
+        self.run_test(
+            Module::ProgramTest,
+            "program_op",
+            &params,
+            3 * e as usize * field::FQ_WORDS,
+            a,
+            b,
+        )
+    }
+}
+
+/// Field operations of the test entry points (shaders/fr_test.wgsl for Fr, programs
+/// of shaders/program.wgsl for Fq and Fq2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldOp {
+    /// Fr a + b.
+    FrAdd,
+    /// Fr a − b.
+    FrSub,
+    /// Fr a · b.
+    FrMul,
+    /// Fr a out of Montgomery form (the canonical integer's words).
+    FrFromMont,
+    /// Fq a + b.
+    FqAdd,
+    /// Fq a − b.
+    FqSub,
+    /// Fq a · b.
+    FqMul,
+    /// Fq2 a + b.
+    Fq2Add,
+    /// Fq2 a − b.
+    Fq2Sub,
+    /// Fq2 a · b.
+    Fq2Mul,
+}
+
+/// Curve operations of the test entry point (shaders/program_test.wgsl).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CurveOp {
+    /// Projective a + projective b (complete addition).
+    Add = 0,
+    /// Projective a + affine b, where b may be the stored identity (0, 0).
+    AddAffine = 1,
+    /// 2a (the addition program with Q = P).
+    Double = 2,
+}
+
+/// Parameters of both test kernels (`TestParams` and `ProgramTestParams` share the
+/// first word's role only; each reads its own layout).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct TestParams {
+    words: [u32; 12],
+}
+
+impl TestParams {
+    fn fr(op: FieldOp) -> Self {
+        let code = match op {
+            FieldOp::FrAdd => 0,
+            FieldOp::FrSub => 1,
+            FieldOp::FrMul => 2,
+            _ => 3,
+        };
+        // op, count (set per run).
+        TestParams {
+            words: [code, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        }
+    }
+
+    /// `fqs`: a_fqs, b_reg, b_fqs, out_reg, out_fqs.
+    fn program(program: Program, fqs: [u32; 5], mode: u32) -> Self {
+        let range = program.range();
+        let [a_fqs, b_reg, b_fqs, out_reg, out_fqs] = fqs;
+        TestParams {
+            words: [
+                0,
+                range.start,
+                range.len,
+                program.ext() as u32,
+                a_fqs,
+                b_reg,
+                b_fqs,
+                out_reg,
+                out_fqs,
+                mode,
+                0,
+                0,
+            ],
+        }
+    }
+}
+
+impl WgpuBackend {
+    /// Runs one test kernel over `a.len() / out_words` elements.
+    fn run_test(
+        &self,
+        module: Module,
+        entry: &'static str,
+        params: &TestParams,
+        out_words: usize,
+        a: &[u32],
+        b: &[u32],
+    ) -> Result<Vec<u32>> {
+        let ctx = &*self.ctx;
+        let count = a.len() / out_words;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let mut params = *params;
+        // The element count is word 1 of the Fr kernel's parameters, word 0 of the
+        // program kernel's.
+        params.words[usize::from(module == Module::FrTest)] = count as u32;
+        let out_bytes = (count * out_words * 4) as u64;
+        // Storage bindings must not be empty: a unary op still binds a one-word `b`.
+        let b_words: Vec<u32> = if b.is_empty() { vec![0] } else { b.to_vec() };
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let buffers = [
+            ("test-a", 4 * a.len() as u64, storage),
+            ("test-b", 4 * b_words.len() as u64, storage),
+            ("test-out", out_bytes, storage),
+            (
+                "test-readback",
+                out_bytes,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            (
+                ntt::PARAMS_ITEM,
+                ctx.limits.params_bytes(),
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+        ];
+        let mut plan = MemoryPlan::new("wgpu test op");
+        for (item, bytes, _) in &buffers {
+            plan.item(*item, *bytes);
+        }
+        let mut lease = self.allocate(plan)?;
+        let mut ids = Vec::new();
+        for (item, bytes, usage) in buffers {
+            ids.push(lease.allocate(item, bytes, || Ok(ctx.create_buffer(item, bytes, usage)?))?);
+        }
+        let get = |i: usize| lease.get::<wgpu::Buffer>(ids[i]);
+        let (a_buf, b_buf, out, readback, params_buf) =
+            (get(0)?, get(1)?, get(2)?, get(3)?, get(4)?);
+        ctx.scoped("uploading test operands", || {
+            ctx.queue.write_buffer(a_buf, 0, bytemuck::cast_slice(a));
+            ctx.queue
+                .write_buffer(b_buf, 0, bytemuck::cast_slice(&b_words));
+        })?;
+        let mut batch = Batch::new(ctx, Some(params_buf), "test op");
+        batch.dispatch(
+            ctx.pipeline(module, entry)?,
+            &params,
+            vec![(1, a_buf), (2, b_buf), (3, out)],
+            count as u32,
+        )?;
+        batch.submit()?;
+        let words = memory::read_words(ctx, out, 0, out_bytes, readback)?;
+        lease.release()?;
+        Ok(words)
+    }
+}
+
+fn probe(options: &ProbeOptions) -> Vec<Probe> {
+    match WgpuOptions::from_env() {
+        Ok(wgpu_options) => device::probe(options, &wgpu_options),
+        Err(e) => vec![Probe::Unavailable {
+            reason: e.to_string(),
+        }],
+    }
+}
+
+/// Probes with explicit options (the registry uses [`WgpuOptions::from_env`]).
+pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
+    device::probe(options, wgpu_options)
+}
+
+inventory::submit! {
+    BackendRegistration {
+        name: "wgpu",
+        description: "WGSL compute shaders through wgpu (Vulkan, Metal, DX12; llvmpipe without a GPU)",
+        probe,
+    }
+}
+
+fn buffer(lease: &Lease, id: BufferId) -> Result<&DeviceBuffer> {
+    lease.get::<DeviceBuffer>(id)
+}
+
+impl ProverBackend for WgpuBackend {
+    fn info(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    fn budget(&self) -> &Arc<DeviceBudget> {
+        &self.budget
+    }
+
+    fn device_sync(&self) -> Arc<dyn DeviceSync> {
+        Arc::new(QueueSync(Arc::clone(&self.ctx)))
+    }
+
+    fn element_bytes(&self, kind: ElementKind) -> u64 {
+        field::element_bytes(kind)
+    }
+
+    /// Scalar buffers carry a host-readable staging buffer of up to 4 MiB for
+    /// `read_scalars` (which gets no `&mut Lease` to allocate one), so they take more
+    /// than `element_bytes · len`.
+    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+        memory::buffer_bytes(kind, len)
+    }
+
+    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+        let mut plan = MemoryPlan::new(format!("wgpu scratch on {}", self.info.label()));
+        // Every operation (pointwise ones too) leases its dispatch parameters.
+        plan.item(ntt::PARAMS_ITEM, self.ctx.limits.params_bytes());
+        if let Some(domain) = need.ntt {
+            plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
+        }
+        plan.merge(&msm::scratch_plan::<g1::Config>(&self.ctx, need.msm_g1));
+        plan.merge(&msm::scratch_plan::<g2::Config>(&self.ctx, need.msm_g2));
+        plan
+    }
+
+    fn alloc(
+        &self,
+        lease: &mut Lease,
+        item: &str,
+        kind: ElementKind,
+        len: usize,
+    ) -> Result<BufferId> {
+        memory::alloc(&self.ctx, lease, item, kind, len)
+    }
+
+    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        Ok(memory::stage(
+            &self.ctx,
+            buffer(lease, dst.id)?,
+            ElementKind::Scalar,
+            src,
+        )?)
+    }
+
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+        Ok(memory::stage(
+            &self.ctx,
+            buffer(lease, dst.id)?,
+            ElementKind::G1,
+            src,
+        )?)
+    }
+
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+        Ok(memory::stage(
+            &self.ctx,
+            buffer(lease, dst.id)?,
+            ElementKind::G2,
+            src,
+        )?)
+    }
+
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+        Ok(memory::read(&self.ctx, buffer(lease, src.id)?)?)
+    }
+
+    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+        ntt::ntt(&self.ctx, lease, buf, domain, kind)
+    }
+
+    fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        ntt::pointwise(&self.ctx, lease, dst, rhs, None)
+    }
+
+    fn sub_mul_assign(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        rhs: ScalarBuf,
+        k: Fr,
+    ) -> Result<()> {
+        ntt::pointwise(&self.ctx, lease, dst, rhs, Some(k))
+    }
+
+    fn msm_g1(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G1Buf>,
+    ) -> Result<G1Projective> {
+        msm::msm::<g1::Config, _>(&self.ctx, work, bases, span.bases.id, span.bases.len, &span)
+    }
+
+    fn msm_g2(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G2Buf>,
+    ) -> Result<G2Projective> {
+        msm::msm::<g2::Config, _>(&self.ctx, work, bases, span.bases.id, span.bases.len, &span)
+    }
+}

@@ -1,0 +1,205 @@
+//! Device buffers allocated under a lease, split into chunks that each fit one shader
+//! binding, with staging (host to device) and readback.
+
+use std::sync::{Arc, Mutex};
+
+use crucible_core::{BufferId, ElementKind, Lease, Result};
+
+use crate::device::Context;
+use crate::error::{check_len, WgpuError};
+use crate::field::{element_bytes, DeviceElement, FR_WORDS};
+
+/// Most bytes a scalar buffer's readback staging buffer holds; longer reads go in pieces.
+pub const READBACK_BYTES: u64 = 4 << 20;
+
+/// Most bytes converted and written per `write_buffer` call while staging.
+const STAGE_PIECE_BYTES: usize = 16 << 20;
+
+/// A buffer of `len` elements: `chunks` of `chunk_len` elements each (the last may be
+/// shorter), every chunk small enough for one storage binding.
+pub struct DeviceBuffer {
+    /// What the elements are.
+    pub kind: ElementKind,
+    /// Number of elements.
+    pub len: usize,
+    /// Elements per chunk (a power of two).
+    pub chunk_len: usize,
+    /// The chunks, in order.
+    pub chunks: Vec<wgpu::Buffer>,
+    /// Host-readable staging for [`read`] (scalar buffers only; `read_scalars` gets no
+    /// `&mut Lease` to allocate one then, so it is part of the buffer's allocation).
+    pub readback: Option<wgpu::Buffer>,
+}
+
+impl DeviceBuffer {
+    /// Elements held by chunk `c`.
+    pub fn chunk_elems(&self, c: usize) -> usize {
+        self.chunk_len.min(self.len - c * self.chunk_len)
+    }
+
+    /// The chunk holding element `i`, and `i`'s index in it.
+    pub fn locate(&self, i: usize) -> (usize, usize) {
+        (i / self.chunk_len, i % self.chunk_len)
+    }
+}
+
+/// Bytes of a scalar buffer's readback staging.
+pub fn readback_bytes(len: usize) -> u64 {
+    (len as u64 * element_bytes(ElementKind::Scalar)).min(READBACK_BYTES)
+}
+
+/// Bytes a buffer of `len` elements of `kind` takes, staging included.
+pub fn buffer_bytes(kind: ElementKind, len: usize) -> u64 {
+    let data = element_bytes(kind) * len as u64;
+    match kind {
+        ElementKind::Scalar => data + readback_bytes(len),
+        ElementKind::G1 | ElementKind::G2 => data,
+    }
+}
+
+/// Allocates `len` elements of `kind` from plan item `item`.
+pub fn alloc(
+    ctx: &Context,
+    lease: &mut Lease,
+    item: &str,
+    kind: ElementKind,
+    len: usize,
+) -> Result<BufferId> {
+    let each = element_bytes(kind);
+    let chunk_len = ctx.limits.chunk_len(each);
+    lease.allocate(item, buffer_bytes(kind, len), || {
+        let mut buffer = DeviceBuffer {
+            kind,
+            len,
+            chunk_len,
+            chunks: Vec::new(),
+            readback: None,
+        };
+        let count = len.div_ceil(chunk_len);
+        for c in 0..count {
+            let bytes = buffer.chunk_elems(c) as u64 * each;
+            buffer.chunks.push(ctx.create_buffer(
+                &format!("{item}[{c}]"),
+                bytes,
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+            )?);
+        }
+        if kind == ElementKind::Scalar && len > 0 {
+            buffer.readback = Some(ctx.create_buffer(
+                &format!("{item} readback"),
+                readback_bytes(len),
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )?);
+        }
+        Ok(buffer)
+    })
+}
+
+/// Checks that `buffer` holds elements of `kind`.
+pub fn check_kind(buffer: &DeviceBuffer, kind: ElementKind) -> Result<(), WgpuError> {
+    if buffer.kind == kind {
+        Ok(())
+    } else {
+        Err(WgpuError::Kind {
+            expected: kind,
+            got: buffer.kind,
+        })
+    }
+}
+
+/// Copies `src` into `dst` (same length), converting to the device layout piecewise.
+pub fn stage<T: DeviceElement>(
+    ctx: &Context,
+    dst: &DeviceBuffer,
+    kind: ElementKind,
+    src: &[T],
+) -> Result<(), WgpuError> {
+    check_kind(dst, kind)?;
+    check_len("staged data", dst.len, src.len())?;
+    let piece = (STAGE_PIECE_BYTES / (4 * T::WORDS)).max(1);
+    for (c, chunk) in dst.chunks.iter().enumerate() {
+        let start = c * dst.chunk_len;
+        let values = &src[start..start + dst.chunk_elems(c)];
+        for (p, part) in values.chunks(piece).enumerate() {
+            let mut words = vec![0u32; part.len() * T::WORDS];
+            for (v, out) in part.iter().zip(words.chunks_exact_mut(T::WORDS)) {
+                v.write_words(out);
+            }
+            let offset = (p * piece * T::WORDS * 4) as u64;
+            ctx.scoped("staging data", || {
+                ctx.queue
+                    .write_buffer(chunk, offset, bytemuck::cast_slice(&words));
+                // Submitting flushes the staging copy, so its memory can be reclaimed.
+                ctx.queue.submit([]);
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads `bytes` of `src` from `offset` through the host-readable `staging` buffer.
+pub fn read_words(
+    ctx: &Context,
+    src: &wgpu::Buffer,
+    offset: u64,
+    bytes: u64,
+    staging: &wgpu::Buffer,
+) -> Result<Vec<u32>, WgpuError> {
+    let mut words = Vec::with_capacity((bytes / 4) as usize);
+    let mut done = 0;
+    while done < bytes {
+        let n = (bytes - done).min(staging.size());
+        let mut batch = crate::device::Batch::new(ctx, None, "reading back");
+        batch.copy(src, offset + done, staging, n);
+        batch.submit()?;
+        let status: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> =
+            Arc::new(Mutex::new(None));
+        let sink = Arc::clone(&status);
+        staging.map_async(wgpu::MapMode::Read, 0..n, move |r| {
+            *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+        });
+        ctx.wait()?;
+        let mapped = status.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match mapped {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(WgpuError::Map(e.to_string())),
+            None => {
+                return Err(WgpuError::Map(
+                    "the buffer was not mapped after the device went idle".into(),
+                ))
+            }
+        }
+        {
+            let view = staging
+                .get_mapped_range(0..n)
+                .map_err(|e| WgpuError::Map(e.to_string()))?;
+            words.extend(
+                view.chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+        }
+        staging.unmap();
+        done += n;
+    }
+    Ok(words)
+}
+
+/// Reads every element of a scalar buffer back to the host.
+pub fn read<T: DeviceElement>(ctx: &Context, src: &DeviceBuffer) -> Result<Vec<T>, WgpuError> {
+    check_kind(src, ElementKind::Scalar)?;
+    let Some(staging) = src.readback.as_ref() else {
+        return Ok(Vec::new());
+    };
+    debug_assert_eq!(T::WORDS, FR_WORDS);
+    let mut out = Vec::with_capacity(src.len);
+    for (c, chunk) in src.chunks.iter().enumerate() {
+        let bytes = (src.chunk_elems(c) * T::WORDS * 4) as u64;
+        let words = read_words(ctx, chunk, 0, bytes, staging)?;
+        for w in words.chunks_exact(T::WORDS) {
+            out.push(T::read_words(w)?);
+        }
+    }
+    Ok(out)
+}

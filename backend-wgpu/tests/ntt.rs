@@ -1,0 +1,133 @@
+//! NTTs (all four kinds, 2^0 upward) and the pointwise ops against arkworks, through the
+//! `ProverBackend` trait, with the adapter's own limits and with buffers split into
+//! chunks by a small binding limit.
+
+mod common;
+
+use ark_ff::{FftField, UniformRand};
+use ark_poly::EvaluationDomain;
+use ark_std::rand::Rng;
+use crucible_backend_wgpu::WgpuOptions;
+use crucible_core::{Domain, ElementKind, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
+
+fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
+    let d = domain.to_ark();
+    let mut v = values.to_vec();
+    match kind {
+        NttKind::Forward => d.fft_in_place(&mut v),
+        NttKind::Inverse => d.ifft_in_place(&mut v),
+        NttKind::CosetForward => d.get_coset(Fr::GENERATOR).unwrap().fft_in_place(&mut v),
+        NttKind::CosetInverse => d.get_coset(Fr::GENERATOR).unwrap().ifft_in_place(&mut v),
+    }
+    v
+}
+
+fn plan(backend: &dyn ProverBackend, domain: &Domain) -> MemoryPlan {
+    let mut plan = MemoryPlan::new("ntt test");
+    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size))
+        .item("y", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+    plan.merge(&backend.scratch_plan(&ScratchNeed {
+        ntt: Some(*domain),
+        ..ScratchNeed::default()
+    }));
+    plan
+}
+
+fn check_ntts(
+    backend: &dyn ProverBackend,
+    rng: &mut impl Rng,
+    log_sizes: std::ops::RangeInclusive<u32>,
+) {
+    for log in log_sizes {
+        let domain = Domain::with_log_size(log).unwrap();
+        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+        let mut lease = backend.allocate(plan(backend, &domain)).unwrap();
+        let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+        for kind in NttKind::ALL {
+            backend.stage_scalars(&mut lease, x, &values).unwrap();
+            backend.ntt(&mut lease, x, &domain, kind).unwrap();
+            let got = backend.read_scalars(&lease, x).unwrap();
+            assert_eq!(
+                got,
+                reference(&values, &domain, kind),
+                "{kind:?} NTT of 2^{log}"
+            );
+        }
+        // Forward then inverse is the identity.
+        backend.stage_scalars(&mut lease, x, &values).unwrap();
+        backend
+            .ntt(&mut lease, x, &domain, NttKind::CosetForward)
+            .unwrap();
+        backend
+            .ntt(&mut lease, x, &domain, NttKind::CosetInverse)
+            .unwrap();
+        assert_eq!(
+            backend.read_scalars(&lease, x).unwrap(),
+            values,
+            "coset round trip of 2^{log}"
+        );
+        lease.release().unwrap();
+        assert_eq!(backend.budget().in_use(), 0);
+    }
+}
+
+fn check_pointwise(backend: &dyn ProverBackend, rng: &mut impl Rng, log: u32) {
+    let domain = Domain::with_log_size(log).unwrap();
+    let n = domain.size;
+    let a: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let b: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let k = Fr::rand(rng);
+    let mut lease = backend.allocate(plan(backend, &domain)).unwrap();
+    let x = backend.alloc_scalars(&mut lease, "x", n).unwrap();
+    let y = backend.alloc_scalars(&mut lease, "y", n).unwrap();
+    backend.stage_scalars(&mut lease, x, &a).unwrap();
+    backend.stage_scalars(&mut lease, y, &b).unwrap();
+    backend.mul_assign(&mut lease, x, y).unwrap();
+    let want: Vec<Fr> = a.iter().zip(&b).map(|(a, b)| a * b).collect();
+    assert_eq!(
+        backend.read_scalars(&lease, x).unwrap(),
+        want,
+        "mul_assign of 2^{log}"
+    );
+    backend.sub_mul_assign(&mut lease, x, y, k).unwrap();
+    let want: Vec<Fr> = want.iter().zip(&b).map(|(x, b)| (*x - b) * k).collect();
+    assert_eq!(
+        backend.read_scalars(&lease, x).unwrap(),
+        want,
+        "sub_mul_assign of 2^{log}"
+    );
+    lease.release().unwrap();
+    assert_eq!(backend.budget().in_use(), 0);
+}
+
+#[test]
+fn ntt_and_pointwise_match_arkworks() {
+    let Some(backend) = common::backend("ntt_and_pointwise_match_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    check_ntts(&backend, &mut rng, 0..=7);
+    check_pointwise(&backend, &mut rng, 5);
+}
+
+#[test]
+fn chunked_ntt_and_pointwise_match_arkworks() {
+    // 1 KiB bindings: 32 scalars per chunk, so 2^7 and 2^8 span 4 and 8 chunks.
+    let options = WgpuOptions {
+        max_binding_bytes: Some(1024),
+        ..WgpuOptions::default()
+    };
+    let Some(backend) = common::backend_with("chunked_ntt_and_pointwise_match_arkworks", options)
+    else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let domain = Domain::with_log_size(8).unwrap();
+    let printed = plan(&backend, &domain).to_string();
+    assert!(
+        printed.contains("8 chunks"),
+        "the plan says how it is chunked:\n{printed}"
+    );
+    check_ntts(&backend, &mut rng, 4..=8);
+    check_pointwise(&backend, &mut rng, 7);
+}
