@@ -24,10 +24,10 @@ use crucible_core::key_file::KeyCache;
 use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::{Fr, ProverBackend, Result};
 
-// Every backend crate is linked here so its `inventory` registration is kept;
-// crucible-backend-wgpu joins them when it lands.
+// Every backend crate is linked here so its `inventory` registration is kept.
 use crucible_backend_cpu as _;
 use crucible_backend_cuda as _;
+use crucible_backend_wgpu as _;
 
 const SEED: u64 = 0x00c0_ffee;
 

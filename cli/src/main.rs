@@ -17,10 +17,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 // Backend crates: each must be linked, or the linker drops it and its `inventory`
-// registration with it. crucible-backend-wgpu joins them here (and in Cargo.toml)
-// when it lands.
+// registration with it.
 use crucible_backend_cpu as _;
 use crucible_backend_cuda as _;
+use crucible_backend_wgpu as _;
 
 /// Groth16 over BLS12-381 on interchangeable backends.
 #[derive(Parser)]

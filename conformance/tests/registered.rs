@@ -5,6 +5,7 @@
 
 use crucible_backend_cpu as _;
 use crucible_backend_cuda as _;
+use crucible_backend_wgpu as _;
 use crucible_conformance::{required_backends, run_registered, Config};
 use crucible_core::registry::ProbeOptions;
 
