@@ -85,7 +85,13 @@ impl ProverBackend for CpuBackend {
         msm::scratch_plan(need)
     }
 
-    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+    fn alloc(
+        &self,
+        lease: &mut Lease,
+        item: &str,
+        kind: ElementKind,
+        len: usize,
+    ) -> Result<BufferId> {
         memory::alloc(lease, item, kind, len)
     }
 
@@ -114,16 +120,32 @@ impl ProverBackend for CpuBackend {
         ntt::mul_assign(d, r)
     }
 
-    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()> {
+    fn sub_mul_assign(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        rhs: ScalarBuf,
+        k: Fr,
+    ) -> Result<()> {
         let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
         ntt::sub_mul_assign(d, r, k)
     }
 
-    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective> {
+    fn msm_g1(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G1Buf>,
+    ) -> Result<G1Projective> {
         msm::msm::<G1Projective>(work, bases, span.bases.id, span.bases.len, &span)
     }
 
-    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective> {
+    fn msm_g2(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G2Buf>,
+    ) -> Result<G2Projective> {
         msm::msm::<G2Projective>(work, bases, span.bases.id, span.bases.len, &span)
     }
 }

@@ -28,7 +28,11 @@ pub fn alloc(lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Re
 }
 
 /// Copies `src` into the buffer `dst` (same length).
-pub fn copy_in<T: Copy + Send + Sync + 'static>(lease: &mut Lease, dst: BufferId, src: &[T]) -> Result<()> {
+pub fn copy_in<T: Copy + Send + Sync + 'static>(
+    lease: &mut Lease,
+    dst: BufferId,
+    src: &[T],
+) -> Result<()> {
     let buf = lease.get_mut::<Vec<T>>(dst)?;
     check_len("staged data", buf.len(), src.len())?;
     buf.copy_from_slice(src);

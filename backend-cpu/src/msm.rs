@@ -21,7 +21,13 @@ pub fn scratch_plan(need: &ScratchNeed) -> MemoryPlan {
 }
 
 /// Σ scalars·bases for any curve group `G` over `Fr`.
-pub fn msm<G>(work: &mut Lease, bases: &Lease, bases_id: BufferId, bases_len: usize, span: &MsmSpan<impl Copy>) -> Result<G>
+pub fn msm<G>(
+    work: &mut Lease,
+    bases: &Lease,
+    bases_id: BufferId,
+    bases_len: usize,
+    span: &MsmSpan<impl Copy>,
+) -> Result<G>
 where
     G: CurveGroup<ScalarField = Fr> + VariableBaseMSM,
     G::Affine: 'static,

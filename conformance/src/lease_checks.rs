@@ -19,7 +19,11 @@ pub fn run(r: &mut Runner<'_>) {
         let mut plan = MemoryPlan::new("too big");
         plan.item("huge", capacity + 1);
         match backend.allocate(plan) {
-            Err(Error::OutOfBudget { needed, capacity: c, .. }) if needed == capacity + 1 && c == capacity => Ok(()),
+            Err(Error::OutOfBudget {
+                needed,
+                capacity: c,
+                ..
+            }) if needed == capacity + 1 && c == capacity => Ok(()),
             Err(e) => Err(format!("wrong error: {e}")),
             Ok(_) => Err("a plan larger than the budget was granted".into()),
         }
@@ -44,12 +48,21 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = crucible_core::Domain::with_log_size(4).map_err(|e| e.to_string())?;
         let mut plan = MemoryPlan::new("dropped");
         plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
-        plan.merge(&backend.scratch_plan(&crucible_core::ScratchNeed { ntt: Some(domain), ..Default::default() }));
+        plan.merge(&backend.scratch_plan(&crucible_core::ScratchNeed {
+            ntt: Some(domain),
+            ..Default::default()
+        }));
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-        let x = backend.alloc_scalars(&mut lease, "x", domain.size).map_err(|e| e.to_string())?;
+        let x = backend
+            .alloc_scalars(&mut lease, "x", domain.size)
+            .map_err(|e| e.to_string())?;
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
-        backend.stage_scalars(&mut lease, x, &values).map_err(|e| e.to_string())?;
-        backend.ntt(&mut lease, x, &domain, NttKind::Forward).map_err(|e| e.to_string())?;
+        backend
+            .stage_scalars(&mut lease, x, &values)
+            .map_err(|e| e.to_string())?;
+        backend
+            .ntt(&mut lease, x, &domain, NttKind::Forward)
+            .map_err(|e| e.to_string())?;
         drop(lease);
         Ok(())
     });
@@ -57,7 +70,9 @@ pub fn run(r: &mut Runner<'_>) {
         let mut plan = MemoryPlan::new("bad stage");
         plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 4));
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-        let x = backend.alloc_scalars(&mut lease, "x", 4).map_err(|e| e.to_string())?;
+        let x = backend
+            .alloc_scalars(&mut lease, "x", 4)
+            .map_err(|e| e.to_string())?;
         match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
             Err(_) => Ok(()),
             Ok(()) => Err("staging 5 scalars into a buffer of 4 was accepted".into()),
@@ -68,12 +83,28 @@ pub fn run(r: &mut Runner<'_>) {
         let pk = generate_key(12, 1, seed).map_err(|e| e.to_string())?;
         let key = StagedKey::stage(backend, Arc::new(pk)).map_err(|e| e.to_string())?;
         let staged = backend.budget().in_use();
-        let wrong = BenchCircuit { constraints: 40, inputs: 1, seed };
-        let result = prove(backend, &key, wrong, Fr::from(3u64), Fr::from(5u64), ProveOptions::default());
+        let wrong = BenchCircuit {
+            constraints: 40,
+            inputs: 1,
+            seed,
+        };
+        let result = prove(
+            backend,
+            &key,
+            wrong,
+            Fr::from(3u64),
+            Fr::from(5u64),
+            ProveOptions::default(),
+        );
         let after = backend.budget().in_use();
         key.release().map_err(|e| e.to_string())?;
         match result {
-            Err(e) if matches!(e.root(), Error::InvalidInput(m) if m.contains("does not match")) && after == staged => Ok(()),
+            Err(e)
+                if matches!(e.root(), Error::InvalidInput(m) if m.contains("does not match"))
+                    && after == staged =>
+            {
+                Ok(())
+            }
             Err(e) => Err(format!("wrong error or budget ({after} vs {staged}): {e}")),
             Ok(_) => Err("a circuit of another shape was proved with the key".into()),
         }

@@ -4,8 +4,8 @@ use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::{
-    ElementKind, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
-    ProverBackend, Result as CoreResult, ScratchNeed,
+    ElementKind, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease,
+    MemoryPlan, MsmSpan, ProverBackend, Result as CoreResult, ScratchNeed,
 };
 
 use crate::suite::Runner;
@@ -29,9 +29,19 @@ pub trait MsmGroup {
     /// Backend buffer handle type.
     type Buf: Copy;
     /// Allocates and stages bases.
-    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<Self::Buf>;
+    fn stage(
+        backend: &dyn ProverBackend,
+        lease: &mut Lease,
+        item: &str,
+        bases: &[Self::Affine],
+    ) -> CoreResult<Self::Buf>;
     /// Runs the backend's MSM.
-    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<Self::Buf>) -> CoreResult<Self::P>;
+    fn backend_msm(
+        backend: &dyn ProverBackend,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<Self::Buf>,
+    ) -> CoreResult<Self::P>;
     /// Scratch need for `n` terms.
     fn need(n: usize) -> ScratchNeed;
 }
@@ -42,16 +52,29 @@ impl MsmGroup for G1 {
     const NAME: &'static str = "g1";
     const KIND: ElementKind = ElementKind::G1;
     type Buf = G1Buf;
-    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<G1Buf> {
+    fn stage(
+        backend: &dyn ProverBackend,
+        lease: &mut Lease,
+        item: &str,
+        bases: &[Self::Affine],
+    ) -> CoreResult<G1Buf> {
         let buf = backend.alloc_g1(lease, item, bases.len())?;
         backend.stage_g1(lease, buf, bases)?;
         Ok(buf)
     }
-    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> CoreResult<G1Projective> {
+    fn backend_msm(
+        backend: &dyn ProverBackend,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G1Buf>,
+    ) -> CoreResult<G1Projective> {
         backend.msm_g1(work, bases, span)
     }
     fn need(n: usize) -> ScratchNeed {
-        ScratchNeed { msm_g1: n, ..Default::default() }
+        ScratchNeed {
+            msm_g1: n,
+            ..Default::default()
+        }
     }
 }
 
@@ -61,16 +84,29 @@ impl MsmGroup for G2 {
     const NAME: &'static str = "g2";
     const KIND: ElementKind = ElementKind::G2;
     type Buf = G2Buf;
-    fn stage(backend: &dyn ProverBackend, lease: &mut Lease, item: &str, bases: &[Self::Affine]) -> CoreResult<G2Buf> {
+    fn stage(
+        backend: &dyn ProverBackend,
+        lease: &mut Lease,
+        item: &str,
+        bases: &[Self::Affine],
+    ) -> CoreResult<G2Buf> {
         let buf = backend.alloc_g2(lease, item, bases.len())?;
         backend.stage_g2(lease, buf, bases)?;
         Ok(buf)
     }
-    fn backend_msm(backend: &dyn ProverBackend, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> CoreResult<G2Projective> {
+    fn backend_msm(
+        backend: &dyn ProverBackend,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G2Buf>,
+    ) -> CoreResult<G2Projective> {
         backend.msm_g2(work, bases, span)
     }
     fn need(n: usize) -> ScratchNeed {
-        ScratchNeed { msm_g2: n, ..Default::default() }
+        ScratchNeed {
+            msm_g2: n,
+            ..Default::default()
+        }
     }
 }
 
@@ -167,20 +203,36 @@ fn check<G: MsmGroup>(
     scalar_offset: usize,
     len: usize,
 ) -> Result<(), String> {
-    let want = G::P::msm(&base_values[base_offset..][..len], &scalar_values[scalar_offset..][..len])
-        .map_err(|e| format!("reference MSM failed: {e}"))?;
+    let want = G::P::msm(
+        &base_values[base_offset..][..len],
+        &scalar_values[scalar_offset..][..len],
+    )
+    .map_err(|e| format!("reference MSM failed: {e}"))?;
     let mut key_plan = MemoryPlan::new("conformance bases");
     key_plan.item("bases", backend.buffer_bytes(G::KIND, base_values.len()));
     let mut work_plan = MemoryPlan::new("conformance scalars");
-    work_plan.item("scalars", backend.buffer_bytes(ElementKind::Scalar, scalar_values.len()));
+    work_plan.item(
+        "scalars",
+        backend.buffer_bytes(ElementKind::Scalar, scalar_values.len()),
+    );
     work_plan.merge(&backend.scratch_plan(&G::need(len)));
     let e = |e: crucible_core::Error| e.to_string();
     let mut key = backend.allocate(key_plan).map_err(e)?;
     let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
     let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend.alloc_scalars(&mut work, "scalars", scalar_values.len()).map_err(e)?;
-    backend.stage_scalars(&mut work, s, scalar_values).map_err(e)?;
-    let span = MsmSpan { bases: b, base_offset, scalars: s, scalar_offset, len };
+    let s = backend
+        .alloc_scalars(&mut work, "scalars", scalar_values.len())
+        .map_err(e)?;
+    backend
+        .stage_scalars(&mut work, s, scalar_values)
+        .map_err(e)?;
+    let span = MsmSpan {
+        bases: b,
+        base_offset,
+        scalars: s,
+        scalar_offset,
+        len,
+    };
     let got = G::backend_msm(backend, &mut work, &key, span).map_err(e)?;
     work.release().map_err(e)?;
     key.release().map_err(e)?;
@@ -214,30 +266,51 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
         });
     }
     let n = (1usize << max_log.min(10)) + 3;
-    for sk in [Scalars::Zero, Scalars::MinusOne, Scalars::AllEqual, Scalars::TopBits, Scalars::SmallAndSparse] {
-        r.case(&format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(), |rng| {
-            let b = bases::<G>(rng, n, Bases::Random);
-            check::<G>(backend, &b, &scalars(rng, n, sk), 0, 0, n)
-        });
+    for sk in [
+        Scalars::Zero,
+        Scalars::MinusOne,
+        Scalars::AllEqual,
+        Scalars::TopBits,
+        Scalars::SmallAndSparse,
+    ] {
+        r.case(
+            &format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(),
+            |rng| {
+                let b = bases::<G>(rng, n, Bases::Random);
+                check::<G>(backend, &b, &scalars(rng, n, sk), 0, 0, n)
+            },
+        );
     }
-    for bk in [Bases::SomeIdentity, Bases::AllIdentity, Bases::Repeated, Bases::Opposite] {
-        r.case(&format!("msm-{}/bases-{bk:?}/n={n}", G::NAME).to_lowercase(), |rng| {
-            let s = scalars(rng, n, Scalars::Random);
-            check::<G>(backend, &bases::<G>(rng, n, bk), &s, 0, 0, n)
-        });
+    for bk in [
+        Bases::SomeIdentity,
+        Bases::AllIdentity,
+        Bases::Repeated,
+        Bases::Opposite,
+    ] {
+        r.case(
+            &format!("msm-{}/bases-{bk:?}/n={n}", G::NAME).to_lowercase(),
+            |rng| {
+                let s = scalars(rng, n, Scalars::Random);
+                check::<G>(backend, &bases::<G>(rng, n, bk), &s, 0, 0, n)
+            },
+        );
     }
     r.case(&format!("msm-{}/offsets/n={n}", G::NAME), |rng| {
         let b = bases::<G>(rng, n + 3, Bases::Random);
         let s = scalars(rng, n + 5, Scalars::Random);
         check::<G>(backend, &b, &s, 3, 5, n)
     });
-    r.case(&format!("msm-{}/span-out-of-range-is-an-error", G::NAME), |rng| {
-        out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random))
-    });
+    r.case(
+        &format!("msm-{}/span-out-of-range-is-an-error", G::NAME),
+        |rng| out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random)),
+    );
 }
 
 /// A span past the end of the bases must be refused with an error, not read.
-fn out_of_range<G: MsmGroup>(backend: &dyn ProverBackend, base_values: &[G::Affine]) -> Result<(), String> {
+fn out_of_range<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    base_values: &[G::Affine],
+) -> Result<(), String> {
     let n = base_values.len();
     let e = |e: crucible_core::Error| e.to_string();
     let mut key_plan = MemoryPlan::new("conformance bases");
@@ -249,7 +322,13 @@ fn out_of_range<G: MsmGroup>(backend: &dyn ProverBackend, base_values: &[G::Affi
     let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
     let mut work = backend.allocate(work_plan).map_err(e)?;
     let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
-    let span = MsmSpan { bases: b, base_offset: 1, scalars: s, scalar_offset: 0, len: n };
+    let span = MsmSpan {
+        bases: b,
+        base_offset: 1,
+        scalars: s,
+        scalar_offset: 0,
+        len: n,
+    };
     match G::backend_msm(backend, &mut work, &key, span) {
         Err(crucible_core::Error::InvalidInput(msg)) if msg.contains("out of range") => Ok(()),
         Err(other) => Err(format!("wrong error for a span out of range: {other}")),

@@ -19,7 +19,9 @@ fn kind_name(kind: NttKind) -> &'static str {
 /// arkworks' answer.
 pub fn reference(values: &mut Vec<Fr>, domain: &Domain, kind: NttKind) {
     let d = domain.to_ark();
-    let coset = d.get_coset(Fr::GENERATOR).expect("coset of a radix-2 domain");
+    let coset = d
+        .get_coset(Fr::GENERATOR)
+        .expect("coset of a radix-2 domain");
     match kind {
         NttKind::Forward => d.fft_in_place(values),
         NttKind::Inverse => d.ifft_in_place(values),
@@ -39,34 +41,69 @@ pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
-        Some(i) => Err(format!("element {i} of {} differs: got {}, want {}", got.len(), got[i], want[i])),
+        Some(i) => Err(format!(
+            "element {i} of {} differs: got {}, want {}",
+            got.len(),
+            got[i],
+            want[i]
+        )),
     }
 }
 
-fn scalar_plan(backend: &dyn ProverBackend, buffers: &[(&str, usize)], need: ScratchNeed) -> MemoryPlan {
+fn scalar_plan(
+    backend: &dyn ProverBackend,
+    buffers: &[(&str, usize)],
+    need: ScratchNeed,
+) -> MemoryPlan {
     let mut plan = MemoryPlan::new("conformance");
     for (name, len) in buffers {
-        plan.item(*name, backend.buffer_bytes(crucible_core::ElementKind::Scalar, *len));
+        plan.item(
+            *name,
+            backend.buffer_bytes(crucible_core::ElementKind::Scalar, *len),
+        );
     }
     plan.merge(&backend.scratch_plan(&need));
     plan
 }
 
-fn ntt_case(backend: &dyn ProverBackend, rng: &mut StdRng, domain: Domain, kind: NttKind) -> Result<(), String> {
+fn ntt_case(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    domain: Domain,
+    kind: NttKind,
+) -> Result<(), String> {
     let input = random(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
-    let plan = scalar_plan(backend, &[("x", domain.size)], ScratchNeed { ntt: Some(domain), ..Default::default() });
+    let plan = scalar_plan(
+        backend,
+        &[("x", domain.size)],
+        ScratchNeed {
+            ntt: Some(domain),
+            ..Default::default()
+        },
+    );
     let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let x = backend.alloc_scalars(&mut lease, "x", domain.size).map_err(|e| e.to_string())?;
-    backend.stage_scalars(&mut lease, x, &input).map_err(|e| e.to_string())?;
-    backend.ntt(&mut lease, x, &domain, kind).map_err(|e| e.to_string())?;
+    let x = backend
+        .alloc_scalars(&mut lease, "x", domain.size)
+        .map_err(|e| e.to_string())?;
+    backend
+        .stage_scalars(&mut lease, x, &input)
+        .map_err(|e| e.to_string())?;
+    backend
+        .ntt(&mut lease, x, &domain, kind)
+        .map_err(|e| e.to_string())?;
     let got = backend.read_scalars(&lease, x).map_err(|e| e.to_string())?;
     lease.release().map_err(|e| e.to_string())?;
     first_difference(&got, &want)
 }
 
-fn pointwise_case(backend: &dyn ProverBackend, rng: &mut StdRng, n: usize, sub: bool) -> Result<(), String> {
+fn pointwise_case(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    n: usize,
+    sub: bool,
+) -> Result<(), String> {
     let a = random(rng, n);
     let b = random(rng, n);
     let k = Fr::rand(rng);
@@ -77,17 +114,27 @@ fn pointwise_case(backend: &dyn ProverBackend, rng: &mut StdRng, n: usize, sub: 
         .collect();
     let plan = scalar_plan(backend, &[("a", n), ("b", n)], ScratchNeed::default());
     let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let da = backend.alloc_scalars(&mut lease, "a", n).map_err(|e| e.to_string())?;
-    let db = backend.alloc_scalars(&mut lease, "b", n).map_err(|e| e.to_string())?;
-    backend.stage_scalars(&mut lease, da, &a).map_err(|e| e.to_string())?;
-    backend.stage_scalars(&mut lease, db, &b).map_err(|e| e.to_string())?;
+    let da = backend
+        .alloc_scalars(&mut lease, "a", n)
+        .map_err(|e| e.to_string())?;
+    let db = backend
+        .alloc_scalars(&mut lease, "b", n)
+        .map_err(|e| e.to_string())?;
+    backend
+        .stage_scalars(&mut lease, da, &a)
+        .map_err(|e| e.to_string())?;
+    backend
+        .stage_scalars(&mut lease, db, &b)
+        .map_err(|e| e.to_string())?;
     if sub {
         backend.sub_mul_assign(&mut lease, da, db, k)
     } else {
         backend.mul_assign(&mut lease, da, db)
     }
     .map_err(|e| e.to_string())?;
-    let got = backend.read_scalars(&lease, da).map_err(|e| e.to_string())?;
+    let got = backend
+        .read_scalars(&lease, da)
+        .map_err(|e| e.to_string())?;
     lease.release().map_err(|e| e.to_string())?;
     first_difference(&got, &want)
 }
@@ -110,7 +157,11 @@ pub fn run(r: &mut Runner<'_>) {
         }
     }
     for n in [1usize, 7, 1 << r.config.max_log_size.min(16)] {
-        r.case(&format!("pointwise/mul/{n}"), |rng| pointwise_case(backend, rng, n, false));
-        r.case(&format!("pointwise/sub-mul/{n}"), |rng| pointwise_case(backend, rng, n, true));
+        r.case(&format!("pointwise/mul/{n}"), |rng| {
+            pointwise_case(backend, rng, n, false)
+        });
+        r.case(&format!("pointwise/sub-mul/{n}"), |rng| {
+            pointwise_case(backend, rng, n, true)
+        });
     }
 }

@@ -45,7 +45,11 @@ pub fn compare_with_arkworks(
         ));
     }
     let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
-    match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, &out.proof, &circuit.public_inputs()) {
+    match ark_groth16::Groth16::<Bls12_381>::verify_proof(
+        &pvk,
+        &out.proof,
+        &circuit.public_inputs(),
+    ) {
         Ok(true) => Ok(()),
         Ok(false) => Err("identical to ark-groth16 but does not verify".into()),
         Err(e) => Err(format!("verifier error: {e}")),
@@ -70,7 +74,11 @@ pub fn run(r: &mut Runner<'_>) {
             r.case(&name, |rng| {
                 let seed = ark_std::rand::Rng::gen::<u64>(rng);
                 let pk = generate_key(constraints, inputs, seed).map_err(|e| e.to_string())?;
-                let circuit = BenchCircuit { constraints, inputs, seed: seed.wrapping_add(1) };
+                let circuit = BenchCircuit {
+                    constraints,
+                    inputs,
+                    seed: seed.wrapping_add(1),
+                };
                 compare_with_arkworks(backend, Arc::new(pk), circuit, rng)
             });
         }

@@ -107,7 +107,11 @@ fn fnv(s: &str) -> u64 {
 }
 
 /// Runs the whole suite on `backend`.
-pub fn run(backend: &dyn ProverBackend, config: &Config, on_case: &mut dyn FnMut(&CaseResult)) -> Summary {
+pub fn run(
+    backend: &dyn ProverBackend,
+    config: &Config,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Summary {
     let mut runner = Runner {
         backend,
         config,
@@ -161,7 +165,9 @@ pub fn run_registered(
                 Probe::Available(backend) => total.absorb(run(&*backend, config, on_case)),
                 Probe::Unavailable { reason } => {
                     let outcome = if required.iter().any(|r| r == name) {
-                        Outcome::Failed(format!("required by CRUCIBLE_REQUIRE but unavailable: {reason}"))
+                        Outcome::Failed(format!(
+                            "required by CRUCIBLE_REQUIRE but unavailable: {reason}"
+                        ))
                     } else {
                         Outcome::Skipped(format!("unavailable: {reason}"))
                     };

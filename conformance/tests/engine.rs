@@ -15,7 +15,6 @@ use crucible_core::groth16::{key_plan, key_shape, proof_plan, ProvingKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, DeviceBudget, Error, Fr, Phase, ProverBackend};
 
-
 const CONSTRAINTS: usize = 28;
 const INPUTS: usize = 2;
 
@@ -23,7 +22,7 @@ fn seed() -> u64 {
     let s = std::env::var("CRUCIBLE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand_seed());
+        .unwrap_or_else(rand_seed);
     println!("seed {s} (set CRUCIBLE_SEED to replay)");
     s
 }
@@ -39,15 +38,22 @@ fn rand_seed() -> u64 {
 fn cpu_fitting(pk: &ProvingKey, proofs: u64) -> Arc<dyn ProverBackend> {
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(pk).unwrap();
-    let capacity = key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
-    Arc::new(CpuBackend::with_budget(DeviceBudget::new("cpu:0", capacity)))
+    let capacity =
+        key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
+    Arc::new(CpuBackend::with_budget(DeviceBudget::new(
+        "cpu:0", capacity,
+    )))
 }
 
 fn jobs(seed: u64, count: u64) -> impl Iterator<Item = Job<BenchCircuit>> + Send {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..count).map(move |id| Job {
         id,
-        circuit: BenchCircuit { constraints: CONSTRAINTS, inputs: INPUTS, seed: rng.gen() },
+        circuit: BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed: rng.gen(),
+        },
         r: Fr::rand(&mut rng),
         s: Fr::rand(&mut rng),
     })
@@ -59,8 +65,19 @@ fn assert_identical(pk: &ProvingKey, seed: u64, count: u64, outcomes: &[JobOutco
     for o in outcomes {
         let Ok(out) = &o.result else { continue };
         let job = &expected[o.id as usize];
-        let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(job.circuit, pk, job.r, job.s).unwrap();
-        assert_eq!(proof_bytes(&out.proof), proof_bytes(&want), "job {} (seed {seed}) differs from ark-groth16", o.id);
+        let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(
+            job.circuit,
+            pk,
+            job.r,
+            job.s,
+        )
+        .unwrap();
+        assert_eq!(
+            proof_bytes(&out.proof),
+            proof_bytes(&want),
+            "job {} (seed {seed}) differs from ark-groth16",
+            o.id
+        );
     }
 }
 
@@ -70,13 +87,20 @@ fn four_workers_share_a_budget_that_fits_one_proof() {
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let backend = cpu_fitting(&pk, 1);
     let capacity = backend.budget().capacity();
-    let config = EngineConfig { workers_per_device: 4, synthesis_threads: 2, verify: true };
+    let config = EngineConfig {
+        workers_per_device: 4,
+        synthesis_threads: 2,
+        verify: true,
+    };
     let prover = Prover::new(vec![backend.clone()], pk.clone(), config).unwrap();
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 16), |o| outcomes.push(o));
     assert_eq!((stats.proofs, stats.failures), (16, 0), "{outcomes:?}");
     assert!(stats.devices[0].budget.high_water <= capacity);
-    assert_eq!(stats.devices[0].budget.high_water, capacity, "one proof at a time fills the budget exactly");
+    assert_eq!(
+        stats.devices[0].budget.high_water, capacity,
+        "one proof at a time fills the budget exactly"
+    );
     assert_identical(&pk, seed, 16, &outcomes);
     prover.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);
@@ -87,7 +111,12 @@ fn faulty(pk: &ProvingKey, proofs: u64, rules: Vec<FaultRule>) -> Arc<FaultyBack
 }
 
 fn rule(op: FaultOp, first: u64, every: u64, kind: FaultKind) -> FaultRule {
-    FaultRule { op, first, every, kind }
+    FaultRule {
+        op,
+        first,
+        every,
+        kind,
+    }
 }
 
 #[test]
@@ -104,13 +133,25 @@ fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
         rule(FaultOp::Msm, 41, 0, FaultKind::Panic),
     ];
     let backend = faulty(&pk, 2, rules);
-    let config = EngineConfig { workers_per_device: 4, synthesis_threads: 1, verify: true };
-    let prover = Prover::new(vec![backend.clone() as Arc<dyn ProverBackend>], pk.clone(), config).unwrap();
+    let config = EngineConfig {
+        workers_per_device: 4,
+        synthesis_threads: 1,
+        verify: true,
+    };
+    let prover = Prover::new(
+        vec![backend.clone() as Arc<dyn ProverBackend>],
+        pk.clone(),
+        config,
+    )
+    .unwrap();
     let key_bytes = backend.budget().in_use();
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 24), |o| outcomes.push(o));
     assert_eq!(backend.injected(), 6, "every rule fired once");
-    assert_eq!(stats.failures, 6, "exactly the faulted proofs failed: {outcomes:#?}");
+    assert_eq!(
+        stats.failures, 6,
+        "exactly the faulted proofs failed: {outcomes:#?}"
+    );
     assert_eq!(stats.proofs, 18);
     let phases: Vec<_> = outcomes
         .iter()
@@ -120,9 +161,16 @@ fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
     for phase in [Phase::Allocate, Phase::Stage, Phase::Ntt, Phase::Msm] {
         assert!(phases.contains(&phase), "no failure in {phase}: {phases:?}");
     }
-    let panicked = outcomes.iter().filter_map(|o| o.result.as_ref().err()).any(|e| e.to_string().contains("panicked"));
+    let panicked = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .any(|e| e.to_string().contains("panicked"));
     assert!(panicked, "the injected panic is reported as an error");
-    assert_eq!(backend.budget().in_use(), key_bytes, "failed proofs returned their budget");
+    assert_eq!(
+        backend.budget().in_use(),
+        key_bytes,
+        "failed proofs returned their budget"
+    );
     assert!(backend.budget().take_deferred_errors().is_empty());
     assert_identical(&pk, seed, 24, &outcomes);
     prover.release().unwrap();
@@ -133,13 +181,29 @@ fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
 fn a_wrong_result_is_caught_by_verification_and_never_returned() {
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
-    let backend = faulty(&pk, 1, vec![rule(FaultOp::Msm, 7, 0, FaultKind::WrongResult)]);
-    let prover = Prover::new(vec![backend.clone() as Arc<dyn ProverBackend>], pk.clone(), EngineConfig::default()).unwrap();
+    let backend = faulty(
+        &pk,
+        1,
+        vec![rule(FaultOp::Msm, 7, 0, FaultKind::WrongResult)],
+    );
+    let prover = Prover::new(
+        vec![backend.clone() as Arc<dyn ProverBackend>],
+        pk.clone(),
+        EngineConfig::default(),
+    )
+    .unwrap();
     let mut outcomes = Vec::new();
     prover.run(jobs(seed, 3), |o| outcomes.push(o));
-    let rejected: Vec<_> = outcomes.iter().filter_map(|o| o.result.as_ref().err()).collect();
+    let rejected: Vec<_> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .collect();
     assert_eq!(rejected.len(), 1, "{outcomes:?}");
-    assert!(matches!(rejected[0].root(), Error::Verification(_)), "{}", rejected[0]);
+    assert!(
+        matches!(rejected[0].root(), Error::Verification(_)),
+        "{}",
+        rejected[0]
+    );
     assert_eq!(rejected[0].phase(), Some(Phase::Verify));
     assert_identical(&pk, seed, 3, &outcomes);
     prover.release().unwrap();
@@ -153,19 +217,36 @@ fn bad_input_is_a_clear_error_and_allocates_nothing() {
     let prover = Prover::new(vec![backend.clone()], pk.clone(), EngineConfig::default()).unwrap();
     let key_bytes = backend.budget().in_use();
     let wrong_shape = [
-        BenchCircuit { constraints: CONSTRAINTS, inputs: INPUTS + 1, seed },
-        BenchCircuit { constraints: CONSTRAINTS + 40, inputs: INPUTS, seed },
+        BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS + 1,
+            seed,
+        },
+        BenchCircuit {
+            constraints: CONSTRAINTS + 40,
+            inputs: INPUTS,
+            seed,
+        },
     ];
     let mut outcomes = Vec::new();
     let mut rng = StdRng::seed_from_u64(seed);
-    let jobs = wrong_shape.into_iter().enumerate().map(|(i, circuit)| Job { id: i as u64, circuit, r: Fr::rand(&mut rng), s: Fr::rand(&mut rng) });
+    let jobs = wrong_shape.into_iter().enumerate().map(|(i, circuit)| Job {
+        id: i as u64,
+        circuit,
+        r: Fr::rand(&mut rng),
+        s: Fr::rand(&mut rng),
+    });
     let stats = prover.run(jobs, |o| outcomes.push(o));
     assert_eq!(stats.failures, 2);
     for o in &outcomes {
         let e = o.result.as_ref().unwrap_err();
         assert!(e.to_string().contains("does not match the circuit"), "{e}");
     }
-    assert_eq!(backend.budget().stats().high_water, key_bytes, "nothing beyond the key was ever allocated");
+    assert_eq!(
+        backend.budget().stats().high_water,
+        key_bytes,
+        "nothing beyond the key was ever allocated"
+    );
     prover.release().unwrap();
 }
 
@@ -185,21 +266,49 @@ fn unsatisfied_witness_is_refused_naming_the_constraint() {
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
     let pk = Arc::new(
-        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(Square(Fr::from(3u64), Fr::from(9u64)), &mut rng).unwrap(),
+        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+            Square(Fr::from(3u64), Fr::from(9u64)),
+            &mut rng,
+        )
+        .unwrap(),
     );
-    let backend: Arc<dyn ProverBackend> = Arc::new(CpuBackend::with_budget(DeviceBudget::new("cpu", 1 << 30)));
+    let backend: Arc<dyn ProverBackend> =
+        Arc::new(CpuBackend::with_budget(DeviceBudget::new("cpu", 1 << 30)));
     let prover = Prover::new(vec![backend.clone()], pk, EngineConfig::default()).unwrap();
     let key_bytes = backend.budget().in_use();
     let x = Fr::rand(&mut rng);
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
     let mut bad = Vec::new();
-    prover.run([Job { id: 1, circuit: Square(x, x * x + Fr::from(1u64)), r, s }], |o| bad.push(o));
+    prover.run(
+        [Job {
+            id: 1,
+            circuit: Square(x, x * x + Fr::from(1u64)),
+            r,
+            s,
+        }],
+        |o| bad.push(o),
+    );
     let e = bad[0].result.as_ref().unwrap_err();
-    assert!(e.to_string().contains("does not satisfy constraint 0"), "{e}");
+    assert!(
+        e.to_string().contains("does not satisfy constraint 0"),
+        "{e}"
+    );
     assert_eq!(e.phase(), Some(Phase::Evaluate));
-    assert_eq!(backend.budget().stats().high_water, key_bytes, "the bad witness allocated nothing");
+    assert_eq!(
+        backend.budget().stats().high_water,
+        key_bytes,
+        "the bad witness allocated nothing"
+    );
     let mut good = Vec::new();
-    prover.run([Job { id: 0, circuit: Square(x, x * x), r, s }], |o| good.push(o));
+    prover.run(
+        [Job {
+            id: 0,
+            circuit: Square(x, x * x),
+            r,
+            s,
+        }],
+        |o| good.push(o),
+    );
     assert!(good[0].result.is_ok(), "{:?}", good[0].result);
     prover.release().unwrap();
 }
@@ -217,7 +326,11 @@ mod tempdir {
     pub struct Dir(pub std::path::PathBuf);
     impl Dir {
         pub fn new() -> Self {
-            let p = std::env::temp_dir().join(format!("crucible-test-{}-{}", std::process::id(), super::rand_seed()));
+            let p = std::env::temp_dir().join(format!(
+                "crucible-test-{}-{}",
+                std::process::id(),
+                super::rand_seed()
+            ));
             std::fs::create_dir_all(&p).unwrap();
             Dir(p)
         }
@@ -255,7 +368,10 @@ fn untrusted_key_files_are_validated() {
     let mut b = Vec::new();
     off_curve.serialize_uncompressed(&mut b).unwrap();
     std::fs::write(&path, &b).unwrap();
-    assert!(load_untrusted_key(&path, Compress::No).is_err(), "off-curve point accepted");
+    assert!(
+        load_untrusted_key(&path, Compress::No).is_err(),
+        "off-curve point accepted"
+    );
 
     // A point on the curve outside the prime-order subgroup (G1's cofactor is large).
     let mut x = Fq::from(seed % 1000 + 5);
@@ -273,7 +389,10 @@ fn untrusted_key_files_are_validated() {
     let mut b = Vec::new();
     bad_subgroup.serialize_uncompressed(&mut b).unwrap();
     std::fs::write(&path, &b).unwrap();
-    assert!(load_untrusted_key(&path, Compress::No).is_err(), "point outside the subgroup accepted");
+    assert!(
+        load_untrusted_key(&path, Compress::No).is_err(),
+        "point outside the subgroup accepted"
+    );
 
     assert!(load_untrusted_key(&path.with_extension("missing"), Compress::No).is_err());
 }
@@ -283,19 +402,31 @@ fn corrupt_key_cache_is_regenerated_never_used() {
     use crucible_core::key_file::{KeyCache, KeySource};
     let dir = tempdir::Dir::new();
     let cache = KeyCache::new(&dir.0);
-    let (pk, source) = cache.get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {}).unwrap();
+    let (pk, source) = cache
+        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
+        .unwrap();
     assert_eq!(source, KeySource::Generated);
-    let (again, source) = cache.get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {}).unwrap();
+    let (again, source) = cache
+        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
+        .unwrap();
     assert_eq!((source, &again), (KeySource::Cached, &pk));
     let path = cache.path(CONSTRAINTS, INPUTS, 3);
     let mut bytes = std::fs::read(&path).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
-    let (fixed, source) = cache.get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {}).unwrap();
-    assert_eq!((source, &fixed), (KeySource::Regenerated, &pk), "same seed, same key");
+    let (fixed, source) = cache
+        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        (source, &fixed),
+        (KeySource::Regenerated, &pk),
+        "same seed, same key"
+    );
     std::fs::write(&path, &bytes[..100]).unwrap();
-    let (_, source) = cache.get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {}).unwrap();
+    let (_, source) = cache
+        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
+        .unwrap();
     assert_eq!(source, KeySource::Regenerated);
 }
 
@@ -304,7 +435,10 @@ fn corrupt_key_cache_is_regenerated_never_used() {
 #[test]
 fn soak_thousand_proofs_with_faults() {
     let seed = seed();
-    let count = std::env::var("CRUCIBLE_SOAK_PROOFS").ok().and_then(|s| s.parse().ok()).unwrap_or(1000u64);
+    let count = std::env::var("CRUCIBLE_SOAK_PROOFS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000u64);
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let rules = vec![
         rule(FaultOp::Msm, 50, 97, FaultKind::Error),
@@ -314,8 +448,17 @@ fn soak_thousand_proofs_with_faults() {
     ];
     let backend = faulty(&pk, 2, rules);
     assert_eq!(proofs_that_fit(&*backend, &key_shape(&pk).unwrap()), 2);
-    let config = EngineConfig { workers_per_device: 4, synthesis_threads: 2, verify: true };
-    let prover = Prover::new(vec![backend.clone() as Arc<dyn ProverBackend>], pk.clone(), config).unwrap();
+    let config = EngineConfig {
+        workers_per_device: 4,
+        synthesis_threads: 2,
+        verify: true,
+    };
+    let prover = Prover::new(
+        vec![backend.clone() as Arc<dyn ProverBackend>],
+        pk.clone(),
+        config,
+    )
+    .unwrap();
     let key_bytes = backend.budget().in_use();
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, count), |o| outcomes.push(o));
@@ -325,7 +468,10 @@ fn soak_thousand_proofs_with_faults() {
         stats.proofs, stats.failures, stats.proofs_per_second(), stats.devices[0].budget.high_water, backend.budget().capacity()
     );
     assert!(injected > 10, "faults were injected");
-    assert_eq!(stats.failures, injected, "every fault is reported, and only faults fail");
+    assert_eq!(
+        stats.failures, injected,
+        "every fault is reported, and only faults fail"
+    );
     assert_eq!(stats.proofs + stats.failures, count as usize);
     assert!(stats.devices[0].budget.high_water <= backend.budget().capacity());
     assert_eq!(backend.budget().in_use(), key_bytes, "zero leaked bytes");

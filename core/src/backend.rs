@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use crate::{
-    BufferId, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
-    G2Projective, Lease, MemoryPlan, Result,
+    BufferId, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine, G2Projective,
+    Lease, MemoryPlan, Result,
 };
 
 /// Describes one backend instance (one device).
@@ -153,7 +153,13 @@ pub trait ProverBackend: Send + Sync {
     }
 
     /// Allocates a buffer of `len` elements from plan item `item`.
-    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId>;
+    fn alloc(
+        &self,
+        lease: &mut Lease,
+        item: &str,
+        kind: ElementKind,
+        len: usize,
+    ) -> Result<BufferId>;
 
     /// Stage phase: copies `src` into `dst` (lengths must match).
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()>;
@@ -174,13 +180,21 @@ pub trait ProverBackend: Send + Sync {
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()>;
 
     /// `dst[i] = (dst[i] - rhs[i]) * k`.
-    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()>;
+    fn sub_mul_assign(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        rhs: ScalarBuf,
+        k: Fr,
+    ) -> Result<()>;
 
     /// Σ scalars[i]·bases[i] over G1; scratch comes from `work`.
-    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective>;
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>)
+        -> Result<G1Projective>;
 
     /// Σ scalars[i]·bases[i] over G2; scratch comes from `work`.
-    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective>;
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>)
+        -> Result<G2Projective>;
 
     /// Waits for every queued operation (used at phase boundaries for timing).
     fn synchronize(&self) -> Result<()> {
@@ -213,7 +227,10 @@ pub trait ProverBackend: Send + Sync {
 
 /// Checks an [`MsmSpan`] against its buffers' lengths (backends call this first).
 pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
-    let ok = span.base_offset.checked_add(span.len).is_some_and(|e| e <= bases_len)
+    let ok = span
+        .base_offset
+        .checked_add(span.len)
+        .is_some_and(|e| e <= bases_len)
         && span
             .scalar_offset
             .checked_add(span.len)

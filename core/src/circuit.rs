@@ -34,7 +34,11 @@ impl BenchCircuit {
         let mut v = Fr::rand(&mut rng);
         chain.push(v);
         for i in 0..self.constraints {
-            let u = if inputs.is_empty() { Fr::ONE } else { inputs[i % inputs.len()] };
+            let u = if inputs.is_empty() {
+                Fr::ONE
+            } else {
+                inputs[i % inputs.len()]
+            };
             v *= v + u;
             chain.push(v);
         }

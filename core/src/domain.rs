@@ -43,7 +43,9 @@ impl Domain {
     /// The smallest domain with at least `n` points.
     pub fn covering(n: usize) -> Result<Domain> {
         let size = n.max(1).checked_next_power_of_two().ok_or_else(|| {
-            Error::InvalidInput(format!("{n} points exceed the largest domain 2^{MAX_LOG_SIZE}"))
+            Error::InvalidInput(format!(
+                "{n} points exceed the largest domain 2^{MAX_LOG_SIZE}"
+            ))
         })?;
         Self::with_log_size(size.trailing_zeros())
     }

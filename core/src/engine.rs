@@ -141,17 +141,26 @@ pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> u64 {
 impl Prover {
     /// Stages `pk` on every device in `backends` (one per device). Fails at once if a
     /// key plus one proof can never fit a device's budget.
-    pub fn new(backends: Vec<Arc<dyn ProverBackend>>, pk: Arc<ProvingKey>, config: EngineConfig) -> Result<Prover> {
+    pub fn new(
+        backends: Vec<Arc<dyn ProverBackend>>,
+        pk: Arc<ProvingKey>,
+        config: EngineConfig,
+    ) -> Result<Prover> {
         if backends.is_empty() {
-            return Err(Error::InvalidInput("the engine needs at least one device".into()));
+            return Err(Error::InvalidInput(
+                "the engine needs at least one device".into(),
+            ));
         }
         if config.workers_per_device == 0 || config.synthesis_threads == 0 {
-            return Err(Error::InvalidInput("workers and synthesis threads must be at least 1".into()));
+            return Err(Error::InvalidInput(
+                "workers and synthesis threads must be at least 1".into(),
+            ));
         }
         let shape = key_shape(&pk)?;
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
-            let needed = key_plan(&*backend, &shape).total_bytes() + proof_plan(&*backend, &shape).total_bytes();
+            let needed = key_plan(&*backend, &shape).total_bytes()
+                + proof_plan(&*backend, &shape).total_bytes();
             backend.budget().check_fits(needed).phase(Phase::Allocate)?;
             let key = StagedKey::stage(&*backend, Arc::clone(&pk))?;
             devices.push(Device {
@@ -162,7 +171,11 @@ impl Prover {
                 failures: AtomicUsize::new(0),
             });
         }
-        Ok(Prover { devices, config, shape })
+        Ok(Prover {
+            devices,
+            config,
+            shape,
+        })
     }
 
     /// The sizes the key was made for.
@@ -193,10 +206,22 @@ impl Prover {
                     let next = jobs.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some(job) = next else { break };
                     let t = Instant::now();
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(job.circuit)))
-                        .unwrap_or_else(|_| Err(Error::InvalidInput("circuit panicked during synthesis".into())))
-                        .phase(Phase::Synthesize);
-                    let item = Synthesis { id: job.id, r: job.r, s: job.s, result, time: t.elapsed() };
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        synthesize(job.circuit)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(Error::InvalidInput(
+                            "circuit panicked during synthesis".into(),
+                        ))
+                    })
+                    .phase(Phase::Synthesize);
+                    let item = Synthesis {
+                        id: job.id,
+                        r: job.r,
+                        s: job.s,
+                        result,
+                        time: t.elapsed(),
+                    };
                     if tx.send(item).is_err() {
                         break;
                     }
@@ -247,9 +272,23 @@ impl Prover {
         }
     }
 
-    fn attempt(&self, device: &Device, synthesized: &Synthesized, item: &Synthesis) -> Result<ProofOutput> {
-        let options = ProveOptions { verify: self.config.verify };
-        let result = prove_synthesized(&*device.backend, &device.key, synthesized, item.r, item.s, options);
+    fn attempt(
+        &self,
+        device: &Device,
+        synthesized: &Synthesized,
+        item: &Synthesis,
+    ) -> Result<ProofOutput> {
+        let options = ProveOptions {
+            verify: self.config.verify,
+        };
+        let result = prove_synthesized(
+            &*device.backend,
+            &device.key,
+            synthesized,
+            item.r,
+            item.s,
+            options,
+        );
         match &result {
             Ok(_) => device.proofs.fetch_add(1, Ordering::SeqCst),
             Err(_) => device.failures.fetch_add(1, Ordering::SeqCst),
@@ -285,7 +324,12 @@ impl Prover {
                 };
             }
         }
-        JobOutcome { id: item.id, device: label, result, retried_from: None }
+        JobOutcome {
+            id: item.id,
+            device: label,
+            result,
+            retried_from: None,
+        }
     }
 
     // With another healthy device to go to, a failing device leaves the rotation and

@@ -65,7 +65,9 @@ pub enum Error {
         capacity: u64,
     },
     /// An allocation went beyond what the lease's plan allows for a buffer.
-    #[error("lease exceeded: buffer `{buffer}` asked for {requested} bytes, plan leaves {remaining}")]
+    #[error(
+        "lease exceeded: buffer `{buffer}` asked for {requested} bytes, plan leaves {remaining}"
+    )]
     LeaseExceeded {
         /// Plan item (buffer) name.
         buffer: String,

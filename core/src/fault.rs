@@ -117,7 +117,13 @@ impl ProverBackend for FaultyBackend {
         self.check(FaultOp::Allocate)?;
         self.inner.allocate(plan)
     }
-    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+    fn alloc(
+        &self,
+        lease: &mut Lease,
+        item: &str,
+        kind: ElementKind,
+        len: usize,
+    ) -> Result<BufferId> {
         self.check(FaultOp::Alloc)?;
         self.inner.alloc(lease, item, kind, len)
     }
@@ -143,18 +149,42 @@ impl ProverBackend for FaultyBackend {
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
         self.inner.mul_assign(lease, dst, rhs)
     }
-    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()> {
+    fn sub_mul_assign(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        rhs: ScalarBuf,
+        k: Fr,
+    ) -> Result<()> {
         self.inner.sub_mul_assign(lease, dst, rhs, k)
     }
-    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective> {
+    fn msm_g1(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G1Buf>,
+    ) -> Result<G1Projective> {
         let corrupt = self.check(FaultOp::Msm)?;
         let p = self.inner.msm_g1(work, bases, span)?;
-        Ok(if corrupt { p + G1Projective::generator() } else { p })
+        Ok(if corrupt {
+            p + G1Projective::generator()
+        } else {
+            p
+        })
     }
-    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective> {
+    fn msm_g2(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G2Buf>,
+    ) -> Result<G2Projective> {
         let corrupt = self.check(FaultOp::Msm)?;
         let p = self.inner.msm_g2(work, bases, span)?;
-        Ok(if corrupt { p + G2Projective::generator() } else { p })
+        Ok(if corrupt {
+            p + G2Projective::generator()
+        } else {
+            p
+        })
     }
     fn synchronize(&self) -> Result<()> {
         self.inner.synchronize()

@@ -54,7 +54,8 @@ pub fn load_cached_key(path: &Path) -> Result<ProvingKey> {
     File::open(path)
         .and_then(|f| BufReader::new(f).read_to_end(&mut bytes))
         .map_err(|e| io_error(path, "cannot read key cache", e))?;
-    let corrupt = |why: &str| Error::InvalidInput(format!("corrupt key cache {}: {why}", path.display()));
+    let corrupt =
+        |why: &str| Error::InvalidInput(format!("corrupt key cache {}: {why}", path.display()));
     if bytes.len() < 24 || &bytes[..8] != MAGIC {
         return Err(corrupt("not a crucible key cache file"));
     }
@@ -62,7 +63,10 @@ pub fn load_cached_key(path: &Path) -> Result<ProvingKey> {
     let sum = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
     let body = &bytes[24..];
     if body.len() != len {
-        return Err(corrupt(&format!("{} bytes of key, header says {len}", body.len())));
+        return Err(corrupt(&format!(
+            "{} bytes of key, header says {len}",
+            body.len()
+        )));
     }
     if fnv1a(body) != sum {
         return Err(corrupt("checksum mismatch"));
@@ -121,7 +125,8 @@ impl KeyCache {
 
     /// The cache file for a circuit shape and setup seed.
     pub fn path(&self, constraints: usize, inputs: usize, seed: u64) -> PathBuf {
-        self.dir.join(format!("bench-n{constraints}-p{inputs}-s{seed}.pk"))
+        self.dir
+            .join(format!("bench-n{constraints}-p{inputs}-s{seed}.pk"))
     }
 
     /// The key for `BenchCircuit { constraints, inputs }` with setup randomness `seed`:
@@ -157,7 +162,9 @@ pub fn generate_key(constraints: usize, inputs: usize, seed: u64) -> Result<Prov
         seed,
     };
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c0de);
-    Ok(ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
-        circuit, &mut rng,
-    )?)
+    Ok(
+        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+            circuit, &mut rng,
+        )?,
+    )
 }

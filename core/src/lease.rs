@@ -233,9 +233,9 @@ impl Lease {
                 .ok_or_else(|| Error::InvalidInput("buffer was freed".into()))?;
             let memory: &mut dyn Any = &mut *slot.memory;
             out.push(
-                memory
-                    .downcast_mut::<T>()
-                    .ok_or_else(|| Error::InvalidInput("buffer belongs to another backend".into()))?,
+                memory.downcast_mut::<T>().ok_or_else(|| {
+                    Error::InvalidInput("buffer belongs to another backend".into())
+                })?,
             );
         }
         Ok(out

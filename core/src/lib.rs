@@ -26,8 +26,8 @@ pub mod report;
 mod shape;
 
 pub use backend::{
-    check_span, BackendInfo, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend,
-    ScalarBuf, ScratchNeed,
+    check_span, BackendInfo, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
+    ScratchNeed,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
 pub use domain::{Domain, MAX_LOG_SIZE};
@@ -38,10 +38,10 @@ pub use shape::ProofShape;
 
 /// The pairing-friendly curve crucible proves over.
 pub use ark_bls12_381::Bls12_381;
-/// Scalar field of BLS12-381.
-pub use ark_bls12_381::Fr;
 /// Base field of BLS12-381.
 pub use ark_bls12_381::Fq;
+/// Scalar field of BLS12-381.
+pub use ark_bls12_381::Fr;
 /// G1 and G2 points, affine and projective (Jacobian).
 pub use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 /// Re-exported so callers name the same arkworks version crucible uses.

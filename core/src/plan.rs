@@ -68,7 +68,13 @@ impl fmt::Display for MemoryPlan {
         writeln!(f, "{}:", self.label)?;
         let width = self.items.iter().map(|i| i.name.len()).max().unwrap_or(0);
         for i in &self.items {
-            writeln!(f, "  {:<width$}  {:>16} B  {:>12}", i.name, i.bytes, human_bytes(i.bytes))?;
+            writeln!(
+                f,
+                "  {:<width$}  {:>16} B  {:>12}",
+                i.name,
+                i.bytes,
+                human_bytes(i.bytes)
+            )?;
         }
         write!(
             f,

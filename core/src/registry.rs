@@ -121,7 +121,10 @@ pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
         }
     }
     let wanted = index.unwrap_or(0);
-    match available.into_iter().find(|b| b.info().device_index == wanted) {
+    match available
+        .into_iter()
+        .find(|b| b.info().device_index == wanted)
+    {
         Some(backend) => Ok(Selected {
             reason: format!(
                 "using {} ({}) as requested",

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use crate::{BudgetStats, ProofShape};
 
-pub(crate) fn serialize_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_duration<S: serde::Serializer>(
+    d: &Duration,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e3)
 }
 

@@ -16,7 +16,11 @@ struct TrackedBuffer {
 
 impl Drop for TrackedBuffer {
     fn drop(&mut self) {
-        self.log.0.lock().unwrap().push(("free", self.budget.in_use()));
+        self.log
+            .0
+            .lock()
+            .unwrap()
+            .push(("free", self.budget.in_use()));
     }
 }
 
@@ -28,7 +32,11 @@ struct TrackedSync {
 
 impl DeviceSync for TrackedSync {
     fn synchronize(&self) -> Result<()> {
-        self.log.0.lock().unwrap().push(("sync", self.budget.in_use()));
+        self.log
+            .0
+            .lock()
+            .unwrap()
+            .push(("sync", self.budget.in_use()));
         if self.fail {
             Err(Error::device("test", "sync failed"))
         } else {
@@ -63,7 +71,10 @@ fn assert_order(log: &Log, budget: &DeviceBudget) {
     let names: Vec<_> = events.iter().map(|(e, _)| *e).collect();
     assert_eq!(names, ["free", "free", "sync"], "events: {events:?}");
     // While buffers were freed and the device synced, the permit was still held.
-    assert!(events.iter().all(|(_, in_use)| *in_use == 500), "events: {events:?}");
+    assert!(
+        events.iter().all(|(_, in_use)| *in_use == 500),
+        "events: {events:?}"
+    );
     assert_eq!(budget.in_use(), 0, "permit returned after the sync");
 }
 
@@ -81,14 +92,25 @@ fn drop_keeps_the_same_order_and_records_sync_errors() {
     drop(lease);
     assert_order(&log, &budget);
     let deferred = budget.take_deferred_errors();
-    assert_eq!(deferred.len(), 1, "the sync error of Drop is recorded: {deferred:?}");
+    assert_eq!(
+        deferred.len(),
+        1,
+        "the sync error of Drop is recorded: {deferred:?}"
+    );
 }
 
 #[test]
 fn plan_larger_than_budget_fails_at_once_naming_both_sizes() {
     let budget = DeviceBudget::new("small", 1000);
     let err = budget.acquire(1001).unwrap_err();
-    assert!(matches!(err, Error::OutOfBudget { needed: 1001, capacity: 1000, .. }));
+    assert!(matches!(
+        err,
+        Error::OutOfBudget {
+            needed: 1001,
+            capacity: 1000,
+            ..
+        }
+    ));
     let msg = err.to_string();
     assert!(msg.contains("1001") && msg.contains("1000"), "{msg}");
 }
@@ -97,7 +119,9 @@ fn plan_larger_than_budget_fails_at_once_naming_both_sizes() {
 fn allocation_beyond_the_plan_names_the_buffer() {
     let (mut lease, _, _) = lease_with_two_buffers(false);
     let err = lease.allocate("a", 1, || Ok(0u8)).unwrap_err();
-    assert!(matches!(&err, Error::LeaseExceeded { buffer, requested: 1, remaining: 0 } if buffer == "a"));
+    assert!(
+        matches!(&err, Error::LeaseExceeded { buffer, requested: 1, remaining: 0 } if buffer == "a")
+    );
     assert!(err.to_string().contains("`a`"), "{err}");
     let err = lease.allocate("c", 1, || Ok(0u8)).unwrap_err();
     assert!(matches!(&err, Error::LeaseExceeded { buffer, .. } if buffer == "c"));
@@ -111,7 +135,9 @@ fn freed_buffer_bytes_are_reusable_and_a_failed_make_allocates_nothing() {
     let permit = budget.acquire(64).unwrap();
     let mut lease = Lease::new(plan, permit, Arc::new(crucible_core::HostSync)).unwrap();
     let err = lease
-        .allocate("scratch", 64, || -> Result<u8> { Err(Error::device("t", "oom")) })
+        .allocate("scratch", 64, || -> Result<u8> {
+            Err(Error::device("t", "oom"))
+        })
         .unwrap_err();
     assert!(matches!(err, Error::Device { .. }));
     assert_eq!(lease.allocated(), 0);
@@ -120,7 +146,10 @@ fn freed_buffer_bytes_are_reusable_and_a_failed_make_allocates_nothing() {
     lease.free(a).unwrap();
     let b = lease.allocate("scratch", 64, || Ok(3u8)).unwrap();
     assert_eq!(*lease.get::<u8>(b).unwrap(), 3);
-    assert!(lease.get::<u16>(b).is_err(), "wrong type is an error, not a panic");
+    assert!(
+        lease.get::<u16>(b).is_err(),
+        "wrong type is an error, not a panic"
+    );
     lease.release().unwrap();
     assert_eq!(budget.in_use(), 0);
 }

@@ -46,10 +46,7 @@ pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
             *b = row_value(&s.b[i], z);
             *c = row_value(&s.c[i], z);
         });
-    if let Some(bad) = (0..m)
-        .into_par_iter()
-        .find_first(|&i| a[i] * b[i] != c[i])
-    {
+    if let Some(bad) = (0..m).into_par_iter().find_first(|&i| a[i] * b[i] != c[i]) {
         return Err(Error::InvalidInput(format!(
             "the witness does not satisfy constraint {bad} of {m}"
         )));

@@ -6,8 +6,8 @@ use ark_groth16::PreparedVerifyingKey;
 
 use super::{key_plan, ProvingKey};
 use crate::{
-    Bls12_381, Error, G1Buf, G2Buf, Lease, LeaseUsage, PhaseExt, ProofShape, ProverBackend,
-    Result, Phase,
+    Bls12_381, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape, ProverBackend,
+    Result,
 };
 
 /// The sizes a proving key was made for, read from its query lengths.
@@ -15,7 +15,11 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
     let vars = pk.a_query.len();
     let witness = pk.l_query.len();
     let domain = pk.h_query.len() + 1;
-    let bad = |what: String| Err(Error::InvalidInput(format!("malformed proving key: {what}")));
+    let bad = |what: String| {
+        Err(Error::InvalidInput(format!(
+            "malformed proving key: {what}"
+        )))
+    };
     if vars == 0 || witness >= vars {
         return bad(format!("{vars} variables with {witness} witness variables"));
     }
@@ -27,7 +31,10 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
         ));
     }
     if !domain.is_power_of_two() {
-        return bad(format!("h query of {} points is not 2^k − 1", pk.h_query.len()));
+        return bad(format!(
+            "h query of {} points is not 2^k − 1",
+            pk.h_query.len()
+        ));
     }
     let instance = vars - witness;
     Ok(ProofShape {
@@ -65,7 +72,9 @@ impl StagedKey {
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
         let vars = shape.num_variables();
         let g1 = |lease: &mut Lease, item: &str, src: &[crate::G1Affine]| -> Result<G1Buf> {
-            let buf = backend.alloc_g1(lease, item, src.len()).phase(Phase::Allocate)?;
+            let buf = backend
+                .alloc_g1(lease, item, src.len())
+                .phase(Phase::Allocate)?;
             backend.stage_g1(lease, buf, src).phase(Phase::Stage)?;
             Ok(buf)
         };

@@ -10,8 +10,7 @@ use ark_relations::gr1cs::ConstraintSynthesizer;
 use super::{evaluate, proof_plan, synthesize, verify, Proof, StagedKey, Synthesized};
 use crate::report::{PhaseTimes, ProofReport};
 use crate::{
-    Fr, G1Projective, G2Projective, Lease, MsmSpan, NttKind, Phase, PhaseExt, ProverBackend,
-    Result,
+    Fr, G1Projective, G2Projective, Lease, MsmSpan, NttKind, Phase, PhaseExt, ProverBackend, Result,
 };
 
 /// Choices for one proof.

@@ -1,8 +1,7 @@
 //! Circuit synthesis on the host, exactly as ark-groth16's prover configures it.
 
 use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisMode,
-    R1CS_PREDICATE_LABEL,
+    ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_relations::utils::matrix::Matrix;
 
@@ -41,7 +40,10 @@ pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesize
     let mut matrices = cs.to_matrices()?;
     let [a, b, c] = match matrices.remove(R1CS_PREDICATE_LABEL) {
         Some(m) => <[Matrix<Fr>; 3]>::try_from(m).map_err(|m| {
-            Error::InvalidInput(format!("R1CS predicate has {} matrices, expected 3", m.len()))
+            Error::InvalidInput(format!(
+                "R1CS predicate has {} matrices, expected 3",
+                m.len()
+            ))
         })?,
         None => [Vec::new(), Vec::new(), Vec::new()],
     };
