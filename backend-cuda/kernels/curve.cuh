@@ -1,12 +1,16 @@
 // curve.cuh — short Weierstrass points with a = 0 over F = Fq (G1: y^2 = x^3 + 4)
 // or F = Fq2 (G2: y^2 = x^3 + 4(1 + u)). The formulas never use b.
 //
-// Affine<F>   {F x; F y;}       G1: 24 u32, G2: 48 u32. Infinity is x = y = 0
-//                               (all-zero limbs; (0, 0) is on neither curve).
-// Jacobian<F> {F x; F y; F z;}  G1: 36 u32, G2: 72 u32. (X, Y, Z) is the affine
-//                               point (X/Z^2, Y/Z^3), as arkworks' Projective; Z = 0 is
-//                               infinity, and jac_identity() is arkworks' zero(): (1, 1, 0).
-// All fields are in Montgomery form.
+// Affine<F> {F x; F y;}            G1: 24 u32, G2: 48 u32. Infinity is x = y = 0
+//                                  (all-zero limbs; (0, 0) is on neither curve).
+// Xyzz<F>   {F x; F y; F zz; F zzz;} G1: 48 u32, G2: 96 u32: the affine point
+//                                  (X/ZZ, Y/ZZZ) with ZZ^3 = ZZZ^2; ZZ = 0 is infinity
+//                                  (xyzz_identity() is all zeros). The host turns one
+//                                  into arkworks' Jacobian (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ).
+// All fields are in Montgomery form. Formulas: EFD's "xyzz" shape for a = 0
+// (add-2008-s 12M+2S, madd-2008-s 8M+2S, dbl-2008-s-1 6M+3S, mdbl-2008-s-1),
+// with the cases they do not cover handled: either operand infinity, P + P
+// (doubling), P + (-P) (infinity).
 // Requires field.cuh and fq2.cuh before it.
 #ifndef CRUCIBLE_CURVE_CUH
 #define CRUCIBLE_CURVE_CUH
@@ -15,104 +19,102 @@
 #endif
 
 template <class F> struct Affine { F x, y; };
-template <class F> struct Jacobian { F x, y, z; };
+template <class F> struct Xyzz { F x, y, zz, zzz; };
 
 typedef Affine<Fq> G1Affine;
 typedef Affine<Fq2> G2Affine;
-typedef Jacobian<Fq> G1Jac;
-typedef Jacobian<Fq2> G2Jac;
+typedef Xyzz<Fq> G1Xyzz;
+typedef Xyzz<Fq2> G2Xyzz;
 
-template <class F> CRU_DEV Jacobian<F> jac_identity() {
-    Jacobian<F> r; r.x = F::one(); r.y = F::one(); r.z = F::zero(); return r;
+template <class F> CRU_DEV Xyzz<F> xyzz_identity() {
+    Xyzz<F> r; r.x = F::zero(); r.y = F::zero(); r.zz = F::zero(); r.zzz = F::zero(); return r;
 }
-template <class F> CRU_DEV bool jac_is_identity(const Jacobian<F>& p) { return fis_zero(p.z); }
+template <class F> CRU_DEV bool xyzz_is_identity(const Xyzz<F>& p) { return fis_zero(p.zz); }
 template <class F> CRU_DEV bool aff_is_identity(const Affine<F>& a) { return fis_zero(a.x) && fis_zero(a.y); }
 
-template <class F> CRU_DEV Jacobian<F> jac_from_affine(const Affine<F>& a) {
-    if (aff_is_identity(a)) return jac_identity<F>();
-    Jacobian<F> r; r.x = a.x; r.y = a.y; r.z = F::one(); return r;
+template <class F> CRU_DEV Xyzz<F> xyzz_from_affine(const Affine<F>& a) {
+    if (aff_is_identity(a)) return xyzz_identity<F>();
+    Xyzz<F> r; r.x = a.x; r.y = a.y; r.zz = F::one(); r.zzz = F::one(); return r;
 }
 
-template <class F> CRU_DEV Jacobian<F> jac_neg(const Jacobian<F>& p) {
-    Jacobian<F> r = p; r.y = fneg(p.y); return r;
+template <class F> CRU_DEV Affine<F> aff_neg(const Affine<F>& a) {
+    Affine<F> r; r.x = a.x; r.y = fneg(a.y); return r;  // (0, 0) stays (0, 0)
 }
 
-// dbl-2009-l (EFD, a = 0): 2M + 5S. Z = 0 in gives Z = 0 out; Y = 0 (2-torsion) too.
-template <class F> CRU_CALL Jacobian<F> jac_double(const Jacobian<F>& p) {
-    const F a = fsqr(p.x);
-    const F b = fsqr(p.y);
-    const F c = fsqr(b);
-    const F d = fdbl(fsub(fsub(fsqr(fadd(p.x, b)), a), c));
-    const F e = fadd(fdbl(a), a);
-    const F f = fsqr(e);
-    Jacobian<F> r;
-    r.x = fsub(f, fdbl(d));
-    r.y = fsub(fmul(e, fsub(d, r.x)), fdbl(fdbl(fdbl(c))));
-    r.z = fdbl(fmul(p.y, p.z));
+// mdbl-2008-s-1: 2·(x, y) for an affine point that is not infinity. y = 0 gives
+// ZZ = 0, infinity (2-torsion).
+template <class F> CRU_CALL Xyzz<F> xyzz_double_affine(const Affine<F>& a) {
+    const F u = fdbl(a.y);
+    const F v = fsqr(u);
+    const F w = fmul(u, v);
+    const F s = fmul(a.x, v);
+    const F xx = fsqr(a.x);
+    const F m = fadd(fdbl(xx), xx);
+    Xyzz<F> r;
+    r.x = fsub(fsub(fsqr(m), s), s);
+    r.y = fsub(fmul(m, fsub(s, r.x)), fmul(w, a.y));
+    r.zz = v;
+    r.zzz = w;
     return r;
 }
 
-// add-2007-bl (EFD): 11M + 5S, with the cases the formula does not cover:
-// either operand infinity, P + P (use doubling), P + (-P) (infinity).
-template <class F> CRU_CALL Jacobian<F> jac_add(const Jacobian<F>& p, const Jacobian<F>& q) {
-    if (jac_is_identity(p)) return q;
-    if (jac_is_identity(q)) return p;
-    const F z1z1 = fsqr(p.z);
-    const F z2z2 = fsqr(q.z);
-    const F u1 = fmul(p.x, z2z2);
-    const F u2 = fmul(q.x, z1z1);
-    const F s1 = fmul(fmul(p.y, q.z), z2z2);
-    const F s2 = fmul(fmul(q.y, p.z), z1z1);
-    const F h = fsub(u2, u1);
-    const F rr = fdbl(fsub(s2, s1));
-    if (fis_zero(h)) {
-        if (fis_zero(rr)) return jac_double(p);
-        return jac_identity<F>();
-    }
-    const F i = fsqr(fdbl(h));
-    const F j = fmul(h, i);
-    const F v = fmul(u1, i);
-    Jacobian<F> r;
-    r.x = fsub(fsub(fsqr(rr), j), fdbl(v));
-    r.y = fsub(fmul(rr, fsub(v, r.x)), fdbl(fmul(s1, j)));
-    r.z = fmul(fsub(fsub(fsqr(fadd(p.z, q.z)), z1z1), z2z2), h);
+// dbl-2008-s-1: 2P. Infinity in gives ZZ = 0 out.
+template <class F> CRU_CALL Xyzz<F> xyzz_double(const Xyzz<F>& p) {
+    const F u = fdbl(p.y);
+    const F v = fsqr(u);
+    const F w = fmul(u, v);
+    const F s = fmul(p.x, v);
+    const F xx = fsqr(p.x);
+    const F m = fadd(fdbl(xx), xx);
+    Xyzz<F> r;
+    r.x = fsub(fsub(fsqr(m), s), s);
+    r.y = fsub(fmul(m, fsub(s, r.x)), fmul(w, p.y));
+    r.zz = fmul(v, p.zz);
+    r.zzz = fmul(w, p.zzz);
     return r;
 }
 
-// madd-2007-bl (EFD, Z2 = 1): 7M + 4S; q may be the (0, 0) infinity.
-template <class F> CRU_CALL Jacobian<F> jac_add_mixed(const Jacobian<F>& p, const Affine<F>& q) {
+// madd-2008-s: P + q for an affine q (which may be the (0, 0) infinity).
+template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
-    if (jac_is_identity(p)) return jac_from_affine(q);
-    const F z1z1 = fsqr(p.z);
-    const F u2 = fmul(q.x, z1z1);
-    const F s2 = fmul(fmul(q.y, p.z), z1z1);
-    const F h = fsub(u2, p.x);
-    const F rr = fdbl(fsub(s2, p.y));
-    if (fis_zero(h)) {
-        if (fis_zero(rr)) return jac_double(p);
-        return jac_identity<F>();
+    if (xyzz_is_identity(p)) return xyzz_from_affine(q);
+    const F pp_ = fsub(fmul(q.x, p.zz), p.x);   // P
+    const F rr = fsub(fmul(q.y, p.zzz), p.y);   // R
+    if (fis_zero(pp_)) {
+        if (fis_zero(rr)) return xyzz_double_affine(q);
+        return xyzz_identity<F>();
     }
-    const F hh = fsqr(h);
-    const F i = fdbl(fdbl(hh));
-    const F j = fmul(h, i);
-    const F v = fmul(p.x, i);
-    Jacobian<F> r;
-    r.x = fsub(fsub(fsqr(rr), j), fdbl(v));
-    r.y = fsub(fmul(rr, fsub(v, r.x)), fdbl(fmul(p.y, j)));
-    r.z = fsub(fsub(fsqr(fadd(p.z, h)), z1z1), hh);
+    const F pp = fsqr(pp_);
+    const F ppp = fmul(pp_, pp);
+    const F qq = fmul(p.x, pp);
+    Xyzz<F> r;
+    r.x = fsub(fsub(fsqr(rr), ppp), fdbl(qq));
+    r.y = fsub(fmul(rr, fsub(qq, r.x)), fmul(p.y, ppp));
+    r.zz = fmul(p.zz, pp);
+    r.zzz = fmul(p.zzz, ppp);
     return r;
 }
 
-// The same point with Z = 1, or exactly (1, 1, 0) for infinity: one canonical
-// encoding, so results do not depend on the order in which points were summed.
-template <class F> CRU_CALL Jacobian<F> jac_normalize(const Jacobian<F>& p) {
-    if (jac_is_identity(p)) return jac_identity<F>();
-    const F zi = finv(p.z);
-    const F zi2 = fsqr(zi);
-    Jacobian<F> r;
-    r.x = fmul(p.x, zi2);
-    r.y = fmul(p.y, fmul(zi2, zi));
-    r.z = F::one();
+// add-2008-s: P + Q.
+template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+    if (xyzz_is_identity(p)) return q;
+    if (xyzz_is_identity(q)) return p;
+    const F u1 = fmul(p.x, q.zz);
+    const F s1 = fmul(p.y, q.zzz);
+    const F pp_ = fsub(fmul(q.x, p.zz), u1);    // P = U2 - U1
+    const F rr = fsub(fmul(q.y, p.zzz), s1);    // R = S2 - S1
+    if (fis_zero(pp_)) {
+        if (fis_zero(rr)) return xyzz_double(p);
+        return xyzz_identity<F>();
+    }
+    const F pp = fsqr(pp_);
+    const F ppp = fmul(pp_, pp);
+    const F qq = fmul(u1, pp);
+    Xyzz<F> r;
+    r.x = fsub(fsub(fsqr(rr), ppp), fdbl(qq));
+    r.y = fsub(fmul(rr, fsub(qq, r.x)), fmul(s1, ppp));
+    r.zz = fmul(fmul(p.zz, q.zz), pp);
+    r.zzz = fmul(fmul(p.zzz, q.zzz), ppp);
     return r;
 }
 

@@ -41,9 +41,11 @@
 #define CRU_THREAD_X (blockIdx.x * blockDim.x + threadIdx.x)
 
 // Every arithmetic helper is a device function; on the host it is a plain inline one.
-// CRU_DEV inlines (limb-level ops). CRU_CALL keeps one copy per instantiation: the
-// curve formulas inline dozens of field products, and inlining them into every
-// caller made NVRTC's PTX for msm.cu ~50 MB (minutes of ptxas / driver JIT).
+// CRU_DEV inlines (limb-level ops, and the Fr / Fq products). CRU_CALL keeps one
+// copy per instantiation: the Fq2 product and each curve formula are calls, with
+// their Fq products inlined inside them. Inlining the formulas into every caller
+// made NVRTC's PTX for msm.cu ~50 MB (minutes of ptxas); calling each Fq product
+// instead passed its operands through the stack on every product.
 #define CRU_DEV __device__ __forceinline__
 #ifdef __CUDA_ARCH__
 #define CRU_CALL __device__ __noinline__
@@ -61,6 +63,7 @@ typedef unsigned long long u64;
 struct cru_dim3 { u32 x, y, z; };
 static cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
+static inline u32 atomicSub(u32* p, u32 v) { const u32 old = *p; *p = old - v; return old; }
 #endif
 
 // ---------------------------------------------------------------------------
@@ -129,8 +132,10 @@ struct FqCfg {
     static CRU_DEV u32 r2(int i)  { return FQ_R2[i]; }
 };
 
+// 16-byte aligned so that loads and stores of whole elements are 16-byte vector
+// accesses (every element size here is a multiple of 16 bytes).
 template <class C>
-struct Fp {
+struct alignas(16) Fp {
     static constexpr int N = C::N;
     u32 l[C::N];
 
@@ -272,11 +277,6 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
 }
 #endif
 
-// Fq products are calls, Fr products stay inline: a curve formula holds ~16 Fq
-// products of ~1000 instructions each, and inlining them all made the module
-// minutes to compile. The exact-match overload wins over the template.
-CRU_CALL Fq fmul(const Fq& a, const Fq& b) { return fmul<FqCfg>(a, b); }
-
 // ------------------------------ derived ops ------------------------------
 
 template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
@@ -287,24 +287,5 @@ template <class C> CRU_DEV Fp<C> fdbl(const Fp<C>& a) { return fadd(a, a); }
 template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) { return fmul(a, a); }
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
-
-// a^(p-2) (Fermat), so the inverse of 0 is 0. Only the single-thread MSM epilogue
-// uses it, so the plain square-and-multiply is fine.
-template <class C> CRU_CALL Fp<C> finv(const Fp<C>& a) {
-    u32 e[C::N];  // p - 2 (r's low limb is 1: the borrow matters)
-    u32 borrow = 2;
-    for (int i = 0; i < C::N; i++) {
-        const u32 p = C::p(i);
-        e[i] = p - borrow;
-        borrow = p < borrow ? 1u : 0u;
-    }
-    Fp<C> r = Fp<C>::one();
-    for (int i = C::N - 1; i >= 0; i--)
-        for (int bit = 31; bit >= 0; bit--) {
-            r = fsqr(r);
-            if ((e[i] >> bit) & 1u) r = fmul(r, a);
-        }
-    return r;
-}
 
 #endif  // CRUCIBLE_FIELD_CUH

@@ -1,201 +1,252 @@
-// msm.cu — multi-scalar multiplication sum_i s_i * P_i over G1 and G2 (Pippenger,
-// unsigned c-bit windows, buckets sorted by a counting sort).
+// msm.cu — multi-scalar multiplication sum_i s_i * P_i over G1 and G2: Pippenger with
+// signed c-bit digits, (point, sign) entries sorted by bucket with a counting sort,
+// buckets summed in equal chunks of the sorted entries (balanced whatever the digit
+// distribution), buckets reduced per window by a segmented running sum then a pairwise
+// tree; the host combines the windows (Horner), which is a short serial chain.
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // Inputs: bases  G1Affine[n] / G2Affine[n] (Fq / Fq2 Montgomery, infinity = (0, 0));
-//         scalars Fr[n] (Montgomery, < r). Any n >= 0, including 0.
-// Output: out[0], ONE Jacobian point (G1Jac = 36 u32, G2Jac = 72 u32, Montgomery)
-//         normalized: (x, y, 1) for a finite point, (1, 1, 0) for infinity, so the
-//         bytes do not depend on the order in which the device added the points.
+//         scalars Fr[n] (Montgomery, < r). 1 <= n < 2^31, W * n < 2^32.
+// Output: window_sums[w] (Xyzz), w < W; the MSM is sum_w 2^(c w) window_sums[w].
 //
 // Parameters (host's choice):
-//   c         window bits, 1 <= c <= 24.  W = ceil(255 / c) windows; B = 2^c buckets
-//             per window (bucket 0 is never filled). E.g. c = clamp(ilog2(max(n, 1)) - 3, 1, 16).
-//   seg_bits  0 <= seg_bits <= c: each window's buckets are reduced by S = 2^seg_bits
-//             threads of L = 2^(c - seg_bits) buckets each. E.g. seg_bits = c / 2.
+//   c         window bits, 1 <= c <= 24. W = ceil(256 / c) windows (W c >= 256 leaves
+//             room for the last digit's carry). Signed digits d in [-2^(c-1), 2^(c-1)];
+//             B = 2^(c-1) buckets per window, bucket b holds digit magnitude b + 1.
+//             M = W B buckets in all, window-major (bucket k = w B + b).
+//   chunk     entries summed by one thread in step 5 (e.g. 64).
+//   seg_bits  0 <= seg_bits <= c - 1: step 6 reduces segments of L = 2^seg_bits
+//             buckets; S = B / L segments per window.
 //
-// Scratch (device buffers the host allocates; element counts, Jac = G1Jac or G2Jac):
-//   canon        Fr [n]          canonical scalars
-//   bucket_start u32[W * B]
-//   bucket_end   u32[W * B]      MUST BE ZEROED by the host before msm_count_digits
-//   sorted       u32[W * n]      point indices grouped by bucket, window-major
-//   buckets      Jac[W * B]
-//   seg_sum      Jac[W * S]
-//   seg_acc      Jac[W * S]
-//   window_sums  Jac[W]
-//   out          Jac[1]
-// A buffer of 0 elements (n = 0) is never touched; allocate 1 if the allocator needs it.
-// Bytes: Fr 32, u32 4, G1Jac 144, G2Jac 288; e.g. G1 with n = 2^20, c = 16, seg_bits = 8:
-// W = 16: canon 32 MiB, bucket_start/end 4 MiB each, sorted 64 MiB, buckets 144 MiB.
+// Scratch (element counts; Xyzz = G1Xyzz or G2Xyzz):
+//   digits       u32[W n]        digit codes, window-major: magnitude | sign << 31, 0 = none
+//   bucket_count u32[M]          MUST BE ZEROED before step 1; step 4 counts it back to 0
+//   bucket_start u32[M + 1]      exclusive prefix sum of the counts; [M] = T, the total
+//   scan         u32[...]        the prefix sum's partial sums (see step 2)
+//   sorted       u32[W n]        point index | sign << 31, grouped by bucket, k ascending
+//   buckets      Xyzz[M]         written for non-empty buckets only
+//   carries      Xyzz[ceil(W n / chunk)]
+//   tree_w, tree_v   Xyzz[W S] each, and a second pair of W S / 2 each (ping-pong)
 //
-// Launch sequence (one stream, in this order). "grid (X, W)" means a 2-D grid:
-// gridDim.x = max(1, ceil(X / blockDim.x)), gridDim.y = W, blockDim = (bx, 1, 1).
-// "THREADS = T" means a 1-D grid covering T threads: gridDim.x = max(1, ceil(T / bx)).
-// Every kernel ignores out-of-range indices, so any bx works within the register
-// limit: the msm_g2_* kernels use up to 255 registers per thread (ptxas, sm_90), so
-// bx <= 256 is required there; 128 is suggested for msm_g1_* / msm_g2_*, 256 for
-// steps 1-4.
-//   1. msm_scalars_to_canonical(const Fr* scalars, Fr* canon, u32 n)                  THREADS = n
-//   2. msm_count_digits(const Fr* canon, u32* bucket_end, u32 n, u32 c)                grid (n, W)
-//        bucket_end[w*B + d] += #{i : digit_w(s_i) = d}, d != 0 (atomics)
-//   3. msm_prefix_sum(u32* bucket_start, u32* bucket_end, u32 c)                       THREADS = W
-//        per window, exclusive prefix sum: bucket_start = bucket_end = start offset
-//   4. msm_scatter(const Fr* canon, u32* bucket_end, u32* sorted, u32 n, u32 c)        grid (n, W)
-//        sorted[w*n + bucket_end[w*B+d]++] = i; afterwards bucket_end is each bucket's end
-//   5. msm_g1_bucket_accumulate(const G1Affine* bases, const u32* sorted,
-//        const u32* bucket_start, const u32* bucket_end, G1Jac* buckets, u32 n, u32 c) grid (B, W)
-//        buckets[w*B + b] = sum of the bases in bucket b of window w
-//   6. msm_g1_bucket_reduce(const G1Jac* buckets, G1Jac* seg_sum, G1Jac* seg_acc,
-//        u32 c, u32 seg_bits)                                                          grid (S, W)
-//        segment s = buckets s*L .. s*L+L-1: seg_sum = sum_k B_{sL+k}, seg_acc = sum_k k*B_{sL+k}
-//   7. msm_g1_window_reduce(const G1Jac* seg_sum, const G1Jac* seg_acc,
-//        G1Jac* window_sums, u32 c, u32 seg_bits)                                      THREADS = W
-//        window_sums[w] = sum_b b*B_b = L * sum_s s*seg_sum_s + sum_s seg_acc_s
-//   8. msm_g1_final(const G1Jac* window_sums, G1Jac* out, u32 c)                       THREADS = 1
-//        out[0] = normalize(sum_w 2^(c*w) window_sums[w])   (Horner)
-// G2: the same steps 5-8 named msm_g2_* with G2Affine / G2Jac; steps 1-4 are shared.
-// Steps 1-4 depend only on the scalars and c: one run serves a G1 and a G2 MSM over
-// the same scalars with the same c.
+// Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
+// max(1, ceil(X / blockDim.x)), gridDim.y = Y; "THREADS = T": 1-D, T threads. Any
+// blockDim.x works (every kernel ignores out-of-range indices); 256 is suggested for
+// steps 1-4, 128 for the curve kernels (msm_g2_* use up to 255 registers).
+//   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c)  THREADS = n
+//   2. the exclusive prefix sum of bucket_count[0..M) into bucket_start[0..M], with
+//      u32_chunk_sums / u32_chunk_scan below: scan(in, out, m) = if m <= CH:
+//      u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32 holding 0);
+//      else u32_chunk_sums(in, sums, m, CH), scan(sums, sums, ceil(m / CH)),
+//      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH) each.
+//   3. (none: step 2 leaves bucket_start[M] = T)
+//   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
+//        u32* sorted, u32 n, u32 c)                                          grid (n, W)
+//   5. msm_g1_accumulate(const G1Affine* bases, const u32* sorted, const u32* bucket_start,
+//        G1Xyzz* buckets, G1Xyzz* carries, u32 m, u32 chunk)   THREADS = ceil(W n / chunk)
+//        Thread t sums the entries [t chunk, min(t chunk + chunk, T)) run by run (a run:
+//        the entries of one bucket). A run that starts its bucket is written to
+//        buckets[k]; the first run, when its bucket began in an earlier chunk, to
+//        carries[t]. So bucket k = buckets[k] + carries[t] for the chunks t strictly
+//        after the one holding bucket_start[k], up to the one holding its last entry.
+//   6. msm_g1_reduce_segments(const G1Xyzz* buckets, const G1Xyzz* carries,
+//        const u32* bucket_start, G1Xyzz* tree_w, G1Xyzz* tree_v, u32 c, u32 seg_bits,
+//        u32 chunk)                                                          grid (S, W)
+//        segment s of window w, buckets b = sL + j: tree_w[w S + s] = sum_j (j + 1) B_b,
+//        tree_v[w S + s] = L sum_j B_b.
+//   7. while S > 1: msm_g1_reduce_pairs(const G1Xyzz* in_w, const G1Xyzz* in_v,
+//        G1Xyzz* out_w, G1Xyzz* out_v, u32 nodes, u32 with_v)            grid (nodes, W)
+//        nodes = S before the step (in-w/v hold W * nodes entries, window-major); pairs
+//        (2j, 2j+1) of span h: out_w[w nodes/2 + j] = w_l + w_r + v_r (thread 2j), and if
+//        with_v, out_v = 2 (v_l + v_r) (thread 2j + 1). Then S = nodes / 2; with_v = 0
+//        on the last step.
+//      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
+//      window, sum_b (b + 1) B_b = the window sum.
+// G2: steps 5-7 named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
+// depend only on the scalars and c.
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"
 #endif
 
-// Fr < 2^255: 255 bits of every scalar are enough.
-CRU_DEV u32 msm_num_windows(u32 c) { return (255 + c - 1) / c; }
+CRU_DEV u32 msm_num_windows(u32 c) { return (256 + c - 1) / c; }
 
-// Bits [w*c, w*c + c) of the canonical scalar s (8 limbs, little-endian), c <= 31.
-CRU_DEV u32 msm_digit(const u32* s, u32 w, u32 c) {
-    const u32 bit = w * c;
+// Bits [bit, bit + c) of the canonical scalar s (8 limbs, little-endian; bits past 255
+// read as 0), c <= 24.
+CRU_DEV u32 msm_bits(const u32* s, u32 bit, u32 c) {
     const u32 limb = bit >> 5;
     const u32 shift = bit & 31;
-    u64 v = (u64)s[limb] >> shift;  // limb <= 7 since bit < 255
+    if (limb >= 8) return 0;
+    u64 v = (u64)s[limb] >> shift;
     if (shift + c > 32 && limb + 1 < 8) v |= (u64)s[limb + 1] << (32 - shift);
     return (u32)v & ((1u << c) - 1);
 }
 
-extern "C" __global__ void msm_scalars_to_canonical(const Fr* scalars, Fr* canon, u32 n) {
+extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) canon[i] = from_mont(scalars[i]);
-}
-
-extern "C" __global__ void msm_count_digits(const Fr* canon, u32* bucket_end, u32 n, u32 c) {
-    const u32 i = CRU_THREAD_X;
-    const u32 w = blockIdx.y;
-    if (i >= n || w >= msm_num_windows(c)) return;
-    const u32 d = msm_digit(canon[i].l, w, c);
-    if (d != 0) atomicAdd(&bucket_end[((u64)w << c) + d], 1u);
-}
-
-extern "C" __global__ void msm_prefix_sum(u32* bucket_start, u32* bucket_end, u32 c) {
-    const u32 w = CRU_THREAD_X;
-    if (w >= msm_num_windows(c)) return;
-    const u64 base = (u64)w << c;
-    u32 run = 0;
-    for (u32 b = 0; b < (1u << c); b++) {
-        const u32 count = bucket_end[base + b];
-        bucket_start[base + b] = run;
-        bucket_end[base + b] = run;  // becomes the scatter cursor
-        run += count;
+    if (i >= n) return;
+    const Fr s = from_mont(scalars[i]);
+    const u32 nw = msm_num_windows(c);
+    const u32 half = 1u << (c - 1);
+    u32 carry = 0;
+    for (u32 w = 0; w < nw; w++) {
+        const u32 raw = msm_bits(s.l, w * c, c) + carry;  // <= 2^c
+        u32 code = 0;
+        if (raw > half) {
+            carry = 1;
+            const u32 mag = (1u << c) - raw;  // digit raw - 2^c < 0; 0 when raw = 2^c
+            if (mag != 0) code = mag | 0x80000000u;
+        } else {
+            carry = 0;
+            code = raw;
+        }
+        digits[(u64)w * n + i] = code;
+        if (code != 0) atomicAdd(&bucket_count[((u64)w << (c - 1)) + (code & 0x7fffffffu) - 1], 1u);
     }
 }
 
-// Order within a bucket depends on atomic timing; the sum does not (and out[0] is
-// normalized).
-extern "C" __global__ void msm_scatter(const Fr* canon, u32* bucket_end, u32* sorted, u32 n, u32 c) {
+extern "C" __global__ void u32_chunk_sums(const u32* in, u32* sums, u32 m, u32 chunk) {
+    const u32 t = CRU_THREAD_X;
+    const u64 lo = (u64)t * chunk;
+    if (lo >= m) return;
+    const u64 hi = lo + chunk < m ? lo + chunk : m;
+    u32 run = 0;
+    for (u64 k = lo; k < hi; k++) run += in[k];
+    sums[t] = run;
+}
+
+// out[k] = offsets[t] + sum of in[t chunk .. k); the thread holding k = m - 1 also
+// writes out[m] (the total). out may be in (each thread reads in[k] before writing out[k]).
+extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32* out, u32 m, u32 chunk) {
+    const u32 t = CRU_THREAD_X;
+    const u64 lo = (u64)t * chunk;
+    if (lo >= m) return;
+    const u64 hi = lo + chunk < m ? lo + chunk : m;
+    u32 run = offsets[t];
+    for (u64 k = lo; k < hi; k++) {
+        const u32 v = in[k];
+        out[k] = run;
+        run += v;
+    }
+    if (hi == m) out[m] = run;
+}
+
+// Entries fill each bucket from its end: the order within a bucket depends on atomic
+// timing; the bucket's sum does not.
+extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
+                                       u32* sorted, u32 n, u32 c) {
     const u32 i = CRU_THREAD_X;
     const u32 w = blockIdx.y;
     if (i >= n || w >= msm_num_windows(c)) return;
-    const u32 d = msm_digit(canon[i].l, w, c);
-    if (d == 0) return;
-    const u32 pos = atomicAdd(&bucket_end[((u64)w << c) + d], 1u);
-    sorted[(u64)w * n + pos] = i;
+    const u32 code = digits[(u64)w * n + i];
+    if (code == 0) return;
+    const u64 k = ((u64)w << (c - 1)) + (code & 0x7fffffffu) - 1;
+    const u32 pos = bucket_start[k] + atomicSub(&bucket_count[k], 1u) - 1;
+    sorted[pos] = i | (code & 0x80000000u);
 }
 
-// One thread per bucket; a bucket with many points (e.g. equal scalars) makes its
-// thread long. Correct for any distribution; balancing is a speed matter.
+// One loop over the chunk's entries with the run boundaries as a branch inside it, so
+// the threads of a warp add points together whatever their runs' lengths.
 template <class F>
-CRU_DEV void msm_bucket_accumulate(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
-                                   const u32* bucket_end, Jacobian<F>* buckets, u32 n, u32 c) {
-    const u32 b = CRU_THREAD_X;
-    const u32 w = blockIdx.y;
-    if (b >= (1u << c) || w >= msm_num_windows(c)) return;
-    const u64 slot = ((u64)w << c) + b;
-    const u32* idx = sorted + (u64)w * n;
-    Jacobian<F> acc = jac_identity<F>();
-    for (u32 k = bucket_start[slot]; k < bucket_end[slot]; k++) acc = jac_add_mixed(acc, bases[idx[k]]);
-    buckets[slot] = acc;
+CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
+                            Xyzz<F>* buckets, Xyzz<F>* carries, u32 m, u32 chunk) {
+    const u32 t = CRU_THREAD_X;
+    const u32 total = bucket_start[m];
+    const u64 lo64 = (u64)t * chunk;
+    if (lo64 >= total) return;
+    const u32 lo = (u32)lo64;
+    const u32 hi = total - lo < chunk ? total : lo + chunk;
+    // The bucket holding entry lo: the largest k with bucket_start[k] <= lo (it is
+    // non-empty, since bucket_start[k + 1] > lo).
+    u32 k = 0, span = m;
+    while (span > 1) {
+        const u32 half = span >> 1;
+        if (bucket_start[k + half] <= lo) k += half;
+        span -= half;
+    }
+    u32 run_start = lo;
+    u32 bucket_begin = bucket_start[k];
+    u32 bucket_end = bucket_start[k + 1];
+    Xyzz<F> acc = xyzz_identity<F>();
+    for (u32 pos = lo; pos < hi; pos++) {
+        if (pos == bucket_end) {
+            if (run_start == bucket_begin) buckets[k] = acc; else carries[t] = acc;
+            acc = xyzz_identity<F>();
+            run_start = pos;
+            do { k++; bucket_begin = bucket_end; bucket_end = bucket_start[k + 1]; } while (bucket_end == pos);
+        }
+        const u32 e = sorted[pos];
+        Affine<F> p = bases[e & 0x7fffffffu];
+        if (e & 0x80000000u) p = aff_neg(p);
+        acc = xyzz_add_affine(acc, p);
+    }
+    if (run_start == bucket_begin) buckets[k] = acc; else carries[t] = acc;
 }
 
-// Running sums from the top of the segment: after adding B_k to `run` for k = L-1..1,
-// `acc` has seen B_k exactly k times.
+// Bucket k: its owner's partial sum plus the carries of the chunks it continues into.
 template <class F>
-CRU_DEV void msm_bucket_reduce(const Jacobian<F>* buckets, Jacobian<F>* seg_sum, Jacobian<F>* seg_acc,
-                               u32 c, u32 seg_bits) {
+CRU_DEV Xyzz<F> msm_load_bucket(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
+                                u64 k, u32 chunk) {
+    const u32 begin = bucket_start[k], end = bucket_start[k + 1];
+    if (begin == end) return xyzz_identity<F>();
+    Xyzz<F> v = buckets[k];
+    for (u32 t = begin / chunk + 1; t <= (end - 1) / chunk; t++) v = xyzz_add(v, carries[t]);
+    return v;
+}
+
+// Running sum from the top of the segment: after B_j has been added to `run` for
+// j = L-1 .. 0, `acc` has seen B_j exactly j + 1 times.
+template <class F>
+CRU_DEV void msm_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
+                                 Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) {
     const u32 s = CRU_THREAD_X;
     const u32 w = blockIdx.y;
-    if (s >= (1u << seg_bits) || w >= msm_num_windows(c)) return;
-    const u32 lbits = c - seg_bits;
-    const Jacobian<F>* seg = buckets + ((u64)w << c) + ((u64)s << lbits);
-    Jacobian<F> run = jac_identity<F>();
-    Jacobian<F> acc = jac_identity<F>();
-    for (u32 k = (1u << lbits) - 1; k >= 1; k--) {
-        run = jac_add(run, seg[k]);
-        acc = jac_add(acc, run);
+    const u32 nseg = 1u << (c - 1 - seg_bits);
+    if (s >= nseg || w >= msm_num_windows(c)) return;
+    const u64 first = ((u64)w << (c - 1)) + ((u64)s << seg_bits);
+    Xyzz<F> run = xyzz_identity<F>();
+    Xyzz<F> acc = xyzz_identity<F>();
+    for (u32 j = 1u << seg_bits; j-- > 0;) {
+        run = xyzz_add(run, msm_load_bucket(buckets, carries, bucket_start, first + j, chunk));
+        acc = xyzz_add(acc, run);
     }
-    run = jac_add(run, seg[0]);
-    const u64 out = ((u64)w << seg_bits) + s;
-    seg_sum[out] = run;
-    seg_acc[out] = acc;
+    for (u32 b = 0; b < seg_bits; b++) run = xyzz_double(run);
+    const u64 out = (u64)w * nseg + s;
+    tree_w[out] = acc;
+    tree_v[out] = run;
 }
 
-// sum_b b*B_b over b = s*L + k  =  L * sum_s s*T_s  +  sum_s sum_k k*B_{sL+k}.
+// Node (W, V) of span h over buckets [lo, lo + h): W = sum (b - lo + 1) B_b, V = h sum B_b.
+// Left and right children merge to W = W_l + W_r + V_r, V = 2 (V_l + V_r), computed by
+// two threads (2j: W, 2j + 1: V). On the H200 this saved almost nothing: the two are
+// lanes of one warp, so the branches run one after the other. A G1 level took ~0.27 ms
+// (ncu), far more than its ~50 products; giving the two roles to different warps, and
+// finding where that time goes, are the next steps (BENCHMARKS.md).
 template <class F>
-CRU_DEV void msm_window_reduce(const Jacobian<F>* seg_sum, const Jacobian<F>* seg_acc, Jacobian<F>* window_sums,
-                               u32 c, u32 seg_bits) {
-    const u32 w = CRU_THREAD_X;
-    if (w >= msm_num_windows(c)) return;
-    const u32 nseg = 1u << seg_bits;
-    const Jacobian<F>* ts = seg_sum + ((u64)w << seg_bits);
-    const Jacobian<F>* as = seg_acc + ((u64)w << seg_bits);
-    Jacobian<F> run = jac_identity<F>();
-    Jacobian<F> acc = jac_identity<F>();
-    for (u32 s = nseg - 1; s >= 1; s--) {
-        run = jac_add(run, ts[s]);
-        acc = jac_add(acc, run);
-    }
-    for (u32 k = 0; k < c - seg_bits; k++) acc = jac_double(acc);
-    for (u32 s = 0; s < nseg; s++) acc = jac_add(acc, as[s]);
-    window_sums[w] = acc;
-}
-
-template <class F>
-CRU_DEV void msm_final(const Jacobian<F>* window_sums, Jacobian<F>* out, u32 c) {
-    if (CRU_THREAD_X != 0) return;
-    const u32 nw = msm_num_windows(c);
-    Jacobian<F> res = window_sums[nw - 1];
-    for (u32 w = nw - 1; w-- > 0;) {
-        for (u32 k = 0; k < c; k++) res = jac_double(res);
-        res = jac_add(res, window_sums[w]);
-    }
-    out[0] = jac_normalize(res);
+CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>* out_w, Xyzz<F>* out_v,
+                              u32 nodes, u32 with_v) {
+    const u32 t = CRU_THREAD_X;
+    const u32 w = blockIdx.y;
+    const u32 half = nodes >> 1;
+    const u32 j = t >> 1;
+    if (j >= half) return;
+    const u64 l = (u64)w * nodes + 2 * j;
+    const u64 out = (u64)w * half + j;
+    if ((t & 1) == 0) out_w[out] = xyzz_add(xyzz_add(in_w[l], in_w[l + 1]), in_v[l + 1]);
+    else if (with_v) out_v[out] = xyzz_double(xyzz_add(in_v[l], in_v[l + 1]));
 }
 
 // extern "C" entry points: the templates above, instantiated per group.
 #define CRU_MSM_GROUP(G, F)                                                                              \
-    extern "C" __global__ void msm_##G##_bucket_accumulate(const Affine<F>* bases, const u32* sorted,     \
-            const u32* bucket_start, const u32* bucket_end, Jacobian<F>* buckets, u32 n, u32 c) {        \
-        msm_bucket_accumulate<F>(bases, sorted, bucket_start, bucket_end, buckets, n, c);                 \
+    extern "C" __global__ void msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
+            const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32 m, u32 chunk) {             \
+        msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, m, chunk);                      \
     }                                                                                                    \
-    extern "C" __global__ void msm_##G##_bucket_reduce(const Jacobian<F>* buckets, Jacobian<F>* seg_sum, \
-            Jacobian<F>* seg_acc, u32 c, u32 seg_bits) {                                                 \
-        msm_bucket_reduce<F>(buckets, seg_sum, seg_acc, c, seg_bits);                                    \
+    extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
+            const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \
+        msm_reduce_segments<F>(buckets, carries, bucket_start, tree_w, tree_v, c, seg_bits, chunk);      \
     }                                                                                                    \
-    extern "C" __global__ void msm_##G##_window_reduce(const Jacobian<F>* seg_sum,                       \
-            const Jacobian<F>* seg_acc, Jacobian<F>* window_sums, u32 c, u32 seg_bits) {                 \
-        msm_window_reduce<F>(seg_sum, seg_acc, window_sums, c, seg_bits);                                \
-    }                                                                                                    \
-    extern "C" __global__ void msm_##G##_final(const Jacobian<F>* window_sums, Jacobian<F>* out, u32 c) { \
-        msm_final<F>(window_sums, out, c);                                                               \
+    extern "C" __global__ void msm_##G##_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v,           \
+            Xyzz<F>* out_w, Xyzz<F>* out_v, u32 nodes, u32 with_v) {                                     \
+        msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
     }
 
 CRU_MSM_GROUP(g1, Fq)

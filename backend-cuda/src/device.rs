@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
 use crucible_core::BackendInfo;
+use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::error::CudaResult;
 

@@ -2,9 +2,12 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{result, CudaContext, LaunchArgs, LaunchConfig};
+use std::ffi::{c_char, CString};
 
-use crate::error::CudaResult;
+use cudarc::driver::{result, CudaContext, LaunchArgs, LaunchConfig, PinnedHostSlice};
+use cudarc::nvrtc::sys as nvrtc;
+
+use crate::error::{CudaError, CudaResult};
 
 /// Why CUDA cannot be used here, if it cannot: libcuda and libnvrtc must both load.
 pub fn missing_library() -> Option<&'static str> {
@@ -55,4 +58,122 @@ pub fn driver_version() -> i32 {
     } else {
         0
     }
+}
+
+/// NVRTC's version as `major * 1000 + minor * 10` (0 if it cannot say).
+pub fn nvrtc_version() -> i32 {
+    let (mut major, mut minor) = (0i32, 0i32);
+    // SAFETY: writes two ints through valid pointers; the library is loaded (callers
+    // probe `missing_library` first).
+    let status = unsafe { nvrtc::nvrtcVersion(&mut major, &mut minor) };
+    if status == nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        major * 1000 + minor * 10
+    } else {
+        0
+    }
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct Program(nvrtc::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if self.0.is_null() {
+            return;
+        }
+        // SAFETY: `self.0` was created by nvrtcCreateProgram and is destroyed once,
+        // here. A failure to destroy it leaks host memory only.
+        unsafe {
+            nvrtc::nvrtcDestroyProgram(&mut self.0);
+        }
+    }
+}
+
+fn check(status: nvrtc::nvrtcResult, what: &str) -> CudaResult<()> {
+    if status == nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(CudaError::CompileLog(format!("{what}: {status:?}")))
+    }
+}
+
+/// Compiles CUDA C `source` with NVRTC straight to machine code (CUBIN) for the
+/// architecture that `options` name with `--gpu-architecture=sm_XY`, so that the
+/// driver loads it without a JIT step. On failure the error holds NVRTC's log.
+pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> CudaResult<Vec<u8>> {
+    let source = CString::new(source).map_err(|e| CudaError::CompileLog(e.to_string()))?;
+    let name = CString::new(name).map_err(|e| CudaError::CompileLog(e.to_string()))?;
+    let options: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(o.as_str()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| CudaError::CompileLog(e.to_string()))?;
+    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    let mut program = Program(std::ptr::null_mut());
+    // SAFETY: `source` and `name` are NUL-terminated and outlive the program (it is
+    // dropped first, at the end of this function); no headers are passed (0, null).
+    let status = unsafe {
+        nvrtc::nvrtcCreateProgram(
+            &mut program.0,
+            source.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    check(status, "nvrtcCreateProgram")?;
+    // SAFETY: `program.0` is a live program; `option_ptrs` holds `options.len()`
+    // pointers to NUL-terminated strings that live until the end of this function.
+    let status = unsafe {
+        nvrtc::nvrtcCompileProgram(program.0, option_ptrs.len() as i32, option_ptrs.as_ptr())
+    };
+    if status != nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        return Err(CudaError::CompileLog(format!(
+            "{status:?}: {}",
+            program_log(&program)
+        )));
+    }
+    let mut size = 0usize;
+    // SAFETY: `program.0` was compiled successfully; writes one usize.
+    check(
+        unsafe { nvrtc::nvrtcGetCUBINSize(program.0, &mut size) },
+        "nvrtcGetCUBINSize",
+    )?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` has exactly the `size` bytes NVRTC asked for.
+    check(
+        unsafe { nvrtc::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast()) },
+        "nvrtcGetCUBIN",
+    )?;
+    Ok(cubin)
+}
+
+fn program_log(program: &Program) -> String {
+    let mut size = 0usize;
+    // SAFETY: `program.0` is a live program; writes one usize.
+    if unsafe { nvrtc::nvrtcGetProgramLogSize(program.0, &mut size) }
+        != nvrtc::nvrtcResult::NVRTC_SUCCESS
+    {
+        return String::new();
+    }
+    let mut log = vec![0u8; size.max(1)];
+    // SAFETY: `log` has room for the `size` bytes (NUL included) NVRTC reported.
+    if unsafe { nvrtc::nvrtcGetProgramLog(program.0, log.as_mut_ptr().cast()) }
+        != nvrtc::nvrtcResult::NVRTC_SUCCESS
+    {
+        return String::new();
+    }
+    String::from_utf8_lossy(&log)
+        .trim_end_matches('\0')
+        .trim()
+        .to_string()
+}
+
+/// `len` words of page-locked host memory (write-combined: fast for the host to write
+/// and the device to read, slow for the host to read), for staging uploads.
+pub fn alloc_pinned(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<PinnedHostSlice<u32>> {
+    // SAFETY: the memory starts uninitialised, which any u32 bit pattern tolerates;
+    // the callers only write it before copying it to the device.
+    Ok(unsafe { ctx.alloc_pinned::<u32>(len) }?)
 }

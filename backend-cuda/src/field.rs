@@ -1,11 +1,11 @@
 //! Element layout on the device: arkworks' own Montgomery limbs as little-endian u32
 //! words, so conversion is a copy. Affine points are (x, y) with (0, 0) as infinity;
-//! MSM results come back as Jacobian (X, Y, Z), Z = 0 for infinity.
+//! MSM window sums come back in XYZZ coordinates (X, Y, ZZ, ZZZ), ZZ = 0 for infinity.
 
 use ark_ec::AffineRepr;
 use ark_ff::{BigInt, Zero};
-use crucible_core::{ElementKind, Fq, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use crucible_core::ark_bls12_381::Fq2;
+use crucible_core::{ElementKind, Fq, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// u32 words of one Fr.
 pub const FR_WORDS: usize = 8;
@@ -15,10 +15,10 @@ pub const FQ_WORDS: usize = 12;
 pub const G1_WORDS: usize = 2 * FQ_WORDS;
 /// u32 words of a G2 affine point.
 pub const G2_WORDS: usize = 4 * FQ_WORDS;
-/// u32 words of a G1 Jacobian point.
-pub const G1_JAC_WORDS: usize = 3 * FQ_WORDS;
-/// u32 words of a G2 Jacobian point.
-pub const G2_JAC_WORDS: usize = 6 * FQ_WORDS;
+/// u32 words of a G1 XYZZ point.
+pub const G1_XYZZ_WORDS: usize = 4 * FQ_WORDS;
+/// u32 words of a G2 XYZZ point.
+pub const G2_XYZZ_WORDS: usize = 8 * FQ_WORDS;
 
 /// Words of one element of `kind`.
 pub fn words(kind: ElementKind) -> usize {
@@ -75,45 +75,103 @@ fn words_fq(w: &[u32]) -> Fq {
 /// Writes G1 affine points into device words ((0, 0) for infinity).
 pub fn g1_to_words(src: &[G1Affine], dst: &mut [u32]) {
     use rayon::prelude::*;
-    dst.par_chunks_exact_mut(G1_WORDS).zip(src).for_each(|(w, p)| {
-        if p.is_zero() {
-            w.fill(0);
-        } else {
-            fq_words(&mut w[..FQ_WORDS], &p.x);
-            fq_words(&mut w[FQ_WORDS..], &p.y);
-        }
-    });
+    dst.par_chunks_exact_mut(G1_WORDS)
+        .zip(src)
+        .for_each(|(w, p)| {
+            if p.is_zero() {
+                w.fill(0);
+            } else {
+                fq_words(&mut w[..FQ_WORDS], &p.x);
+                fq_words(&mut w[FQ_WORDS..], &p.y);
+            }
+        });
 }
 
 /// Writes G2 affine points into device words ((0, 0) for infinity).
 pub fn g2_to_words(src: &[G2Affine], dst: &mut [u32]) {
     use rayon::prelude::*;
-    dst.par_chunks_exact_mut(G2_WORDS).zip(src).for_each(|(w, p)| {
-        if p.is_zero() {
-            w.fill(0);
-        } else {
-            for (i, c) in [p.x.c0, p.x.c1, p.y.c0, p.y.c1].iter().enumerate() {
-                fq_words(&mut w[i * FQ_WORDS..][..FQ_WORDS], c);
+    dst.par_chunks_exact_mut(G2_WORDS)
+        .zip(src)
+        .for_each(|(w, p)| {
+            if p.is_zero() {
+                w.fill(0);
+            } else {
+                for (i, c) in [p.x.c0, p.x.c1, p.y.c0, p.y.c1].iter().enumerate() {
+                    fq_words(&mut w[i * FQ_WORDS..][..FQ_WORDS], c);
+                }
             }
+        });
+}
+
+/// The Jacobian point of an XYZZ one: (X/ZZ, Y/ZZZ) = (X'/Z'^2, Y'/Z'^3) for
+/// Z' = ZZ·ZZZ, X' = X·ZZ·ZZZ², Y' = Y·ZZ³·ZZZ² (no inversion).
+fn xyzz_to_jacobian<F: ark_ff::Field>(x: F, y: F, zz: F, zzz: F) -> Option<(F, F, F)> {
+    if zz.is_zero() {
+        return None;
+    }
+    let zzz2 = zzz.square();
+    let zz2 = zz.square();
+    Some((x * zz * zzz2, y * zz2 * zz * zzz2, zz * zzz))
+}
+
+/// A G1 point from the device words of an XYZZ point.
+pub fn xyzz_words_to_g1(w: &[u32]) -> G1Projective {
+    let f = |i: usize| words_fq(&w[i * FQ_WORDS..]);
+    match xyzz_to_jacobian(f(0), f(1), f(2), f(3)) {
+        Some((x, y, z)) => G1Projective::new_unchecked(x, y, z),
+        None => G1Projective::zero(),
+    }
+}
+
+/// A G2 point from the device words of an XYZZ point.
+pub fn xyzz_words_to_g2(w: &[u32]) -> G2Projective {
+    let f = |i: usize| {
+        Fq2::new(
+            words_fq(&w[2 * i * FQ_WORDS..]),
+            words_fq(&w[(2 * i + 1) * FQ_WORDS..]),
+        )
+    };
+    match xyzz_to_jacobian(f(0), f(1), f(2), f(3)) {
+        Some((x, y, z)) => G2Projective::new_unchecked(x, y, z),
+        None => G2Projective::zero(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ec::{CurveGroup, PrimeGroup};
+    use ark_ff::{Field, UniformRand};
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+
+    fn push_fq(out: &mut Vec<u32>, x: &Fq) {
+        let mut w = [0u32; FQ_WORDS];
+        fq_words(&mut w, x);
+        out.extend_from_slice(&w);
+    }
+
+    #[test]
+    fn xyzz_words_become_the_same_points() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let p = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        let z = Fq::rand(&mut rng);
+        let (zz, zzz) = (z.square(), z.square() * z);
+        let mut w = Vec::new();
+        for v in [p.x * zz, p.y * zzz, zz, zzz] {
+            push_fq(&mut w, &v);
         }
-    });
-}
+        assert_eq!(xyzz_words_to_g1(&w).into_affine(), p);
+        assert_eq!(xyzz_words_to_g1(&[0; G1_XYZZ_WORDS]), G1Projective::zero());
 
-/// A Jacobian G1 point from device words.
-pub fn words_to_g1(w: &[u32]) -> G1Projective {
-    let z = words_fq(&w[2 * FQ_WORDS..]);
-    if z.is_zero() {
-        return G1Projective::zero();
+        let q = (G2Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        let z = Fq2::rand(&mut rng);
+        let (zz, zzz) = (z.square(), z.square() * z);
+        let mut w = Vec::new();
+        for v in [q.x * zz, q.y * zzz, zz, zzz] {
+            push_fq(&mut w, &v.c0);
+            push_fq(&mut w, &v.c1);
+        }
+        assert_eq!(xyzz_words_to_g2(&w).into_affine(), q);
+        assert_eq!(xyzz_words_to_g2(&[0; G2_XYZZ_WORDS]), G2Projective::zero());
     }
-    G1Projective::new_unchecked(words_fq(w), words_fq(&w[FQ_WORDS..]), z)
-}
-
-/// A Jacobian G2 point from device words.
-pub fn words_to_g2(w: &[u32]) -> G2Projective {
-    let fq2 = |i: usize| Fq2::new(words_fq(&w[2 * i * FQ_WORDS..]), words_fq(&w[(2 * i + 1) * FQ_WORDS..]));
-    let z = fq2(2);
-    if z.is_zero() {
-        return G2Projective::zero();
-    }
-    G2Projective::new_unchecked(fq2(0), fq2(1), z)
 }

@@ -2,7 +2,8 @@
 //!
 //! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
 //! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
-//! NVRTC for the device's own architecture at first use. Every device byte comes
+//! NVRTC to machine code for the device's own architecture at first use (and cached
+//! on disk). Every device byte comes
 //! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
 //! pool, and only then returns the budget.
 #![warn(missing_docs)]
@@ -16,7 +17,8 @@ mod memory;
 mod msm;
 mod ntt;
 
-use std::sync::{Arc, OnceLock};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
@@ -36,6 +38,8 @@ pub struct CudaBackend {
     device: Device,
     budget: Arc<DeviceBudget>,
     kernels: OnceLock<std::result::Result<Kernels, String>>,
+    /// Pinned host buffers for staging, allocated at the first upload.
+    staging: Mutex<Option<memory::Staging>>,
 }
 
 /// Waits for the device's stream, then trims the memory pool so freed memory is
@@ -71,6 +75,7 @@ impl CudaBackend {
             device,
             budget,
             kernels: OnceLock::new(),
+            staging: Mutex::new(None),
         })
     }
 
@@ -81,13 +86,18 @@ impl CudaBackend {
 
     /// Milliseconds NVRTC took to compile and load the kernels, once they are.
     pub fn kernel_compile_ms(&self) -> Option<f64> {
-        self.kernels.get().and_then(|k| k.as_ref().ok()).map(|k| k.compile_ms)
+        self.kernels
+            .get()
+            .and_then(|k| k.as_ref().ok())
+            .map(|k| k.compile_ms)
     }
 
     /// The kernels, compiled on first use (NVRTC, for this device's architecture).
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
-            .get_or_init(|| Kernels::compile(&self.device.ctx, self.device.arch).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                Kernels::compile(&self.device.ctx, self.device.arch).map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| Error::device("cuda", e))
     }
@@ -96,31 +106,57 @@ impl CudaBackend {
         &self.device.stream
     }
 
-    fn stage_words(&self, lease: &mut Lease, id: BufferId, len: usize, expected: usize, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<()> {
+    fn stage_words(
+        &self,
+        lease: &mut Lease,
+        id: BufferId,
+        len: usize,
+        expected: usize,
+        words: usize,
+        fill: impl Fn(Range<usize>, &mut [u32]),
+    ) -> Result<()> {
         if len != expected {
             return Err(Error::InvalidInput(format!(
                 "staging {len} elements into a buffer of {expected}"
             )));
         }
-        let mut host = vec![0u32; len * words];
-        fill(&mut host);
-        memory::upload(self.stream(), lease, id, &host)
+        let mut guard = self
+            .staging
+            .lock()
+            .map_err(|_| Error::device("cuda", "the staging buffers' lock is poisoned"))?;
+        let staging = match &mut *guard {
+            Some(staging) => staging,
+            None => guard.insert(memory::Staging::new(&self.device.ctx)?),
+        };
+        memory::upload_chunked(self.stream(), lease, id, staging, len, words, fill)
     }
 }
 
 fn probe(options: &ProbeOptions) -> Vec<Probe> {
     if let Some(reason) = driver::missing_library() {
-        return vec![Probe::Unavailable { reason: reason.into() }];
+        return vec![Probe::Unavailable {
+            reason: reason.into(),
+        }];
     }
     let count = match device::count() {
-        Ok(0) => return vec![Probe::Unavailable { reason: "no CUDA device found".into() }],
+        Ok(0) => {
+            return vec![Probe::Unavailable {
+                reason: "no CUDA device found".into(),
+            }]
+        }
         Ok(n) => n,
-        Err(e) => return vec![Probe::Unavailable { reason: e.to_string() }],
+        Err(e) => {
+            return vec![Probe::Unavailable {
+                reason: e.to_string(),
+            }]
+        }
     };
     (0..count)
         .map(|i| match CudaBackend::open(i, options) {
             Ok(b) => Probe::Available(Arc::new(b)),
-            Err(e) => Probe::Unavailable { reason: format!("device {i}: {e}") },
+            Err(e) => Probe::Unavailable {
+                reason: format!("device {i}: {e}"),
+            },
         })
         .collect()
 }
@@ -177,20 +213,47 @@ impl ProverBackend for CudaBackend {
         plan
     }
 
-    fn alloc(&self, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+    fn alloc(
+        &self,
+        lease: &mut Lease,
+        item: &str,
+        kind: ElementKind,
+        len: usize,
+    ) -> Result<BufferId> {
         memory::alloc(self.stream(), lease, item, kind, len)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        self.stage_words(lease, dst.id, src.len(), dst.len, field::FR_WORDS, |w| field::fr_to_words(src, w))
+        self.stage_words(
+            lease,
+            dst.id,
+            src.len(),
+            dst.len,
+            field::FR_WORDS,
+            |r, w| field::fr_to_words(&src[r], w),
+        )
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        self.stage_words(lease, dst.id, src.len(), dst.len, field::G1_WORDS, |w| field::g1_to_words(src, w))
+        self.stage_words(
+            lease,
+            dst.id,
+            src.len(),
+            dst.len,
+            field::G1_WORDS,
+            |r, w| field::g1_to_words(&src[r], w),
+        )
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        self.stage_words(lease, dst.id, src.len(), dst.len, field::G2_WORDS, |w| field::g2_to_words(src, w))
+        self.stage_words(
+            lease,
+            dst.id,
+            src.len(),
+            dst.len,
+            field::G2_WORDS,
+            |r, w| field::g2_to_words(&src[r], w),
+        )
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
@@ -206,17 +269,61 @@ impl ProverBackend for CudaBackend {
         ntt::mul_assign(self.stream(), self.kernels()?, lease, dst, rhs)
     }
 
-    fn sub_mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, k: Fr) -> Result<()> {
+    fn sub_mul_assign(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        rhs: ScalarBuf,
+        k: Fr,
+    ) -> Result<()> {
         ntt::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
     }
 
-    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<G1Projective> {
-        let words = msm::msm(self.stream(), self.kernels()?, Group::G1, work, bases, span.bases.id, span.bases.len, &span)?;
-        Ok(field::words_to_g1(&words))
+    fn msm_g1(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G1Buf>,
+    ) -> Result<G1Projective> {
+        let sums = msm::msm(
+            self.stream(),
+            self.kernels()?,
+            Group::G1,
+            work,
+            bases,
+            span.bases.id,
+            span.bases.len,
+            &span,
+        )?;
+        let points: Vec<G1Projective> = sums
+            .words
+            .chunks_exact(field::G1_XYZZ_WORDS)
+            .map(field::xyzz_words_to_g1)
+            .collect();
+        Ok(msm::combine(&points, sums.c))
     }
 
-    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<G2Projective> {
-        let words = msm::msm(self.stream(), self.kernels()?, Group::G2, work, bases, span.bases.id, span.bases.len, &span)?;
-        Ok(field::words_to_g2(&words))
+    fn msm_g2(
+        &self,
+        work: &mut Lease,
+        bases: &Lease,
+        span: MsmSpan<G2Buf>,
+    ) -> Result<G2Projective> {
+        let sums = msm::msm(
+            self.stream(),
+            self.kernels()?,
+            Group::G2,
+            work,
+            bases,
+            span.bases.id,
+            span.bases.len,
+            &span,
+        )?;
+        let points: Vec<G2Projective> = sums
+            .words
+            .chunks_exact(field::G2_XYZZ_WORDS)
+            .map(field::xyzz_words_to_g2)
+            .collect();
+        Ok(msm::combine(&points, sums.c))
     }
 }

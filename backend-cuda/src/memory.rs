@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream};
 use crucible_core::{BufferId, ElementKind, Error, Lease, Result};
+use std::ops::Range;
+
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 
 use crate::error::CudaError;
 use crate::field::words;
@@ -15,7 +17,12 @@ pub struct CudaBuffer {
 }
 
 /// Allocates `count` zeroed words from plan item `item`.
-pub fn alloc_words(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, count: usize) -> Result<BufferId> {
+pub fn alloc_words(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    item: &str,
+    count: usize,
+) -> Result<BufferId> {
     // A zero-length allocation is legal in a plan but not for every driver call.
     let count = count.max(1);
     lease.allocate(item, (count * 4) as u64, || {
@@ -25,7 +32,13 @@ pub fn alloc_words(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, coun
 }
 
 /// Allocates `len` elements of `kind` from plan item `item`.
-pub fn alloc(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
+pub fn alloc(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    item: &str,
+    kind: ElementKind,
+    len: usize,
+) -> Result<BufferId> {
     let bytes = crate::field::element_bytes(kind) * len as u64;
     let count = (len * words(kind)).max(1);
     lease.allocate(item, bytes, || {
@@ -35,7 +48,12 @@ pub fn alloc(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, kind: Elem
 }
 
 /// Copies host words into the buffer, checking the length first.
-pub fn upload(stream: &Arc<CudaStream>, lease: &mut Lease, id: BufferId, host: &[u32]) -> Result<()> {
+pub fn upload(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    id: BufferId,
+    host: &[u32],
+) -> Result<()> {
     let buf = lease.get_mut::<CudaBuffer>(id)?;
     if host.len() > buf.words.len() {
         return Err(Error::InvalidInput(format!(
@@ -45,13 +63,93 @@ pub fn upload(stream: &Arc<CudaStream>, lease: &mut Lease, id: BufferId, host: &
         )));
     }
     let mut view = buf.words.slice_mut(..host.len());
-    stream.memcpy_htod(host, &mut view).map_err(CudaError::from)?;
+    stream
+        .memcpy_htod(host, &mut view)
+        .map_err(CudaError::from)?;
     Ok(())
 }
 
 /// Copies the first `count` words of a buffer to the host (waits for the stream).
-pub fn download(stream: &Arc<CudaStream>, lease: &Lease, id: BufferId, count: usize) -> Result<Vec<u32>> {
+pub fn download(
+    stream: &Arc<CudaStream>,
+    lease: &Lease,
+    id: BufferId,
+    count: usize,
+) -> Result<Vec<u32>> {
     let buf = lease.get::<CudaBuffer>(id)?;
     let view = buf.words.slice(..count.min(buf.words.len()));
     Ok(stream.clone_dtoh(&view).map_err(CudaError::from)?)
+}
+
+/// Two page-locked host buffers through which staging goes: the host converts one
+/// chunk into a buffer while the previous chunk's copy runs from the other, and copies
+/// from pinned memory run at the link's speed (several times a pageable copy's).
+/// Host memory, so not under a lease.
+pub struct Staging {
+    pending: [Option<CudaEvent>; 2],
+    buffers: [PinnedHostSlice<u32>; 2],
+}
+
+impl Staging {
+    /// Words per buffer (16 MiB).
+    pub const WORDS: usize = 1 << 22;
+
+    /// Allocates the two buffers.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Staging> {
+        Ok(Staging {
+            pending: [None, None],
+            buffers: [
+                crate::driver::alloc_pinned(ctx, Self::WORDS)?,
+                crate::driver::alloc_pinned(ctx, Self::WORDS)?,
+            ],
+        })
+    }
+}
+
+impl Drop for Staging {
+    // The buffers must outlive the copies that read them.
+    fn drop(&mut self) {
+        for event in self.pending.iter().flatten() {
+            let _ = event.synchronize();
+        }
+    }
+}
+
+/// Stages `len` elements of `words_per` words each into the buffer, chunk by chunk:
+/// `fill(elements, words)` writes the words of that range of elements.
+pub fn upload_chunked(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    id: BufferId,
+    staging: &mut Staging,
+    len: usize,
+    words_per: usize,
+    fill: impl Fn(Range<usize>, &mut [u32]),
+) -> Result<()> {
+    let buf = lease.get_mut::<CudaBuffer>(id)?;
+    if len * words_per > buf.words.len() {
+        return Err(Error::InvalidInput(format!(
+            "staging {} words into a buffer of {}",
+            len * words_per,
+            buf.words.len()
+        )));
+    }
+    let per_chunk = (Staging::WORDS / words_per.max(1)).max(1);
+    for (i, start) in (0..len).step_by(per_chunk).enumerate() {
+        let end = (start + per_chunk).min(len);
+        let slot = i % 2;
+        if let Some(event) = staging.pending[slot].take() {
+            event.synchronize().map_err(CudaError::from)?;
+        }
+        let host = &mut staging.buffers[slot]
+            .as_mut_slice()
+            .map_err(CudaError::from)?[..(end - start) * words_per];
+        fill(start..end, host);
+        let mut dst = buf.words.slice_mut(start * words_per..end * words_per);
+        stream
+            .memcpy_htod(&*host, &mut dst)
+            .map_err(CudaError::from)?;
+        staging.pending[slot] = Some(stream.record_event(None).map_err(CudaError::from)?);
+    }
+    Ok(())
 }

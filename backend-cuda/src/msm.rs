@@ -1,14 +1,19 @@
-//! MSM on the device: Pippenger with unsigned c-bit windows, points sorted into
-//! buckets by a counting sort, buckets summed one thread each, then segmented bucket
-//! and window reductions (the kernel contract is the header of kernels/msm.cu).
+//! MSM on the device: Pippenger with signed c-bit digits, (point, sign) entries
+//! counting-sorted by bucket, buckets summed in equal chunks of the sorted entries,
+//! then reduced per window by segmented running sums and a pairwise tree, all in XYZZ
+//! coordinates (the kernel contract is the header of kernels/msm.cu). The host
+//! combines the W window sums (Horner: a serial chain of doublings, which one CPU
+//! core runs far faster than one GPU thread).
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use ark_ec::CurveGroup;
 use crucible_core::{check_span, BufferId, Lease, MemoryPlan, MsmSpan, Result};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::driver::launch;
-use crate::field::{FR_WORDS, G1_JAC_WORDS, G1_WORDS, G2_JAC_WORDS, G2_WORDS};
+use crate::error::CudaError;
+use crate::field::{FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use crate::kernels::Kernels;
 use crate::memory::{alloc_words, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
@@ -36,64 +41,109 @@ impl Group {
             Group::G2 => G2_WORDS,
         }
     }
-    /// u32 words of one Jacobian point.
-    pub fn jacobian_words(self) -> usize {
+    /// u32 words of one XYZZ point.
+    pub fn xyzz_words(self) -> usize {
         match self {
-            Group::G1 => G1_JAC_WORDS,
-            Group::G2 => G2_JAC_WORDS,
+            Group::G1 => G1_XYZZ_WORDS,
+            Group::G2 => G2_XYZZ_WORDS,
         }
     }
 }
 
-/// Window bits for `n` terms: about log2(n) − 2, between 1 and 16 (1 below 16 terms,
-/// `k` for 2^(k+2) ≤ n < 2^(k+3), 16 from 2^18 on).
+/// Sorted entries one thread sums (msm.cu step 5).
+const CHUNK: u32 = 64;
+/// Entries per thread of the prefix sum (msm.cu step 2).
+const SCAN_CHUNK: usize = 64;
+/// log2 of the buckets per segment of the first reduction step (msm.cu step 6).
+const SEG_BITS: u32 = 4;
+/// The largest window: 12 windows of 2^21 buckets, chosen from about 2^25 terms on.
+const MAX_WINDOW_BITS: u32 = 22;
+
+fn windows(c: u32) -> usize {
+    256usize.div_ceil(c as usize)
+}
+
+/// Window bits for `n` terms: the c that minimises W(c) * (n + 3 * 2^(c-1)), the
+/// point additions of the bucket sums plus about three per bucket for the reduction
+/// (ties go to the smaller c). 16 for 2^20 terms, 20 for 2^24, 22 for 2^26.
 pub fn window_bits(n: usize) -> u32 {
-    (n.max(1).ilog2().saturating_sub(2)).clamp(1, 16)
+    let cost = |c: u32| windows(c) as u128 * (n as u128 + 3 * (1u128 << (c - 1)));
+    (1..=MAX_WINDOW_BITS)
+        .min_by_key(|&c| (cost(c), c))
+        .unwrap_or(1)
 }
 
 struct Layout {
     c: u32,
     windows: usize,
+    /// Buckets per window, 2^(c-1).
     buckets: usize,
-    segments: usize,
+    seg_bits: u32,
 }
 
 impl Layout {
     fn new(c: u32) -> Layout {
         Layout {
             c,
-            windows: 255usize.div_ceil(c as usize),
-            buckets: 1 << c,
-            segments: 1 << (c / 2),
+            windows: windows(c),
+            buckets: 1 << (c - 1),
+            seg_bits: SEG_BITS.min(c - 1),
         }
     }
-    fn seg_bits(&self) -> u32 {
-        self.c / 2
+    fn all_buckets(&self) -> usize {
+        self.windows * self.buckets
+    }
+    fn segments(&self) -> usize {
+        self.buckets >> self.seg_bits
     }
     /// (item, words) of every scratch buffer for `n` terms.
-    fn items(&self, n: usize, jac: usize) -> [(&'static str, usize); 9] {
-        let (w, b, s) = (self.windows, self.buckets, self.segments);
+    fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 11] {
+        let (w, m, s) = (self.windows, self.all_buckets(), self.segments());
+        let entries = w * n;
         [
-            ("msm-canonical-scalars", n * FR_WORDS),
-            ("msm-bucket-start", w * b),
-            ("msm-bucket-end", w * b),
-            ("msm-sorted-indices", w * n),
-            ("msm-buckets", w * b * jac),
-            ("msm-segment-sums", w * s * jac),
-            ("msm-segment-accumulators", w * s * jac),
-            ("msm-window-sums", w * jac),
-            ("msm-result", jac),
+            ("msm-digits", entries),
+            ("msm-bucket-count", m),
+            ("msm-bucket-start", m + 1),
+            ("msm-scan", scan_words(m)),
+            ("msm-sorted", entries),
+            ("msm-buckets", m * xyzz),
+            ("msm-carries", entries.div_ceil(CHUNK as usize) * xyzz),
+            ("msm-tree-w", w * s * xyzz),
+            ("msm-tree-v", w * s * xyzz),
+            ("msm-tree-w2", w * (s / 2) * xyzz),
+            ("msm-tree-v2", w * (s / 2) * xyzz),
         ]
     }
 }
 
-/// The largest number of terms (at most `n`) for which [`window_bits`] picks `c`.
-fn largest_terms_with(c: u32, n: usize) -> usize {
-    if c >= 16 {
-        n
-    } else {
-        n.min((1usize << (c + 3)) - 1)
+/// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
+/// partial sums (plus the total).
+fn scan_words(m: usize) -> usize {
+    let mut words = 1;
+    let mut len = m;
+    while len > SCAN_CHUNK {
+        len = len.div_ceil(SCAN_CHUNK);
+        words += len + 1;
     }
+    words
+}
+
+/// The largest number of terms (at most `n`) for which [`window_bits`] picks at most
+/// `c` ([`window_bits`] never decreases as terms grow).
+fn largest_terms_with(c: u32, n: usize) -> usize {
+    if window_bits(n) <= c {
+        return n;
+    }
+    let (mut lo, mut hi) = (0usize, n); // window_bits(lo) <= c (or lo = 0) < window_bits(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if window_bits(mid) <= c {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
@@ -101,7 +151,10 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
     for c in 1..=window_bits(n) {
         let terms = largest_terms_with(c, n);
-        for (item, words) in Layout::new(c).items(terms, group.jacobian_words()) {
+        if terms == 0 {
+            continue;
+        }
+        for (item, words) in Layout::new(c).items(terms, group.xyzz_words()) {
             plan.item(item, (words.max(1) * 4) as u64);
         }
     }
@@ -116,7 +169,28 @@ fn grid_2d(x: usize, windows: usize, block: u32) -> LaunchConfig {
     config
 }
 
-/// Σ scalars·bases on the device; returns the result's Jacobian words.
+/// The per-window sums of an MSM: the result is sum_w 2^(c w) sums[w].
+pub struct WindowSums {
+    /// XYZZ words of each window's sum, window 0 first.
+    pub words: Vec<u32>,
+    /// Window bits.
+    pub c: u32,
+}
+
+/// sum_w 2^(c w) sums[w] (Horner, from the top window).
+pub fn combine<P: CurveGroup>(sums: &[P], c: u32) -> P {
+    let mut acc = P::zero();
+    for s in sums.iter().rev() {
+        for _ in 0..c {
+            acc.double_in_place();
+        }
+        acc += s;
+    }
+    acc
+}
+
+/// Σ scalars·bases on the device; returns the window sums (none for an empty MSM).
+#[allow(clippy::too_many_arguments)]
 pub fn msm<B>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -126,27 +200,155 @@ pub fn msm<B>(
     bases_id: BufferId,
     bases_len: usize,
     span: &MsmSpan<B>,
-) -> Result<Vec<u32>> {
+) -> Result<WindowSums> {
     check_span(span, bases_len)?;
     let n = span.len;
-    let jac = group.jacobian_words();
     if n == 0 {
-        // The empty sum: Z = 0 is the point at infinity; no scratch, no launch.
-        return Ok(vec![0; jac]);
+        // The empty sum: no windows, no scratch, no launch.
+        return Ok(WindowSums {
+            words: Vec::new(),
+            c: 1,
+        });
     }
     let layout = Layout::new(window_bits(n));
+    if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
+        return Err(CudaError::Size(format!(
+            "an MSM of {n} terms exceeds the kernels' 32-bit indices"
+        ))
+        .into());
+    }
     let mut scratch = Vec::new();
-    for (item, words) in layout.items(n, jac) {
+    for (item, words) in layout.items(n, group.xyzz_words()) {
         scratch.push(alloc_words(stream, work, item, words)?);
     }
-    let result = run(stream, k, group, work, bases, bases_id, span, &layout, &scratch);
-    let words = result.and_then(|()| download(stream, work, scratch[8], jac));
+    let result = run(
+        stream, k, group, work, bases, bases_id, span, &layout, &scratch,
+    );
+    let words =
+        result.and_then(|sums| download(stream, work, sums, layout.windows * group.xyzz_words()));
     for id in scratch {
         work.free(id)?;
     }
-    words
+    Ok(WindowSums {
+        words: words?,
+        c: layout.c,
+    })
 }
 
+/// The prefix-sum launches of msm.cu step 2: `counts` (m) into `starts` (m + 1).
+fn prefix_sum(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    counts: &CudaSlice<u32>,
+    starts: &CudaSlice<u32>,
+    scan: &CudaSlice<u32>,
+    m: usize,
+) -> Result<()> {
+    let chunk = SCAN_CHUNK as u32;
+    let (sums_k, scan_k) = (k.get("u32_chunk_sums")?, k.get("u32_chunk_scan")?);
+    // levels[l] = (offset in `scan`, length) of the partial sums of level l + 1.
+    let mut levels = Vec::new();
+    let (mut offset, mut len) = (1usize, m);
+    while len > SCAN_CHUNK {
+        let parts = len.div_ceil(SCAN_CHUNK);
+        levels.push((offset, parts));
+        offset += parts + 1;
+        len = parts;
+    }
+    let zero = scan.slice(0..1);
+    // Partial sums, bottom up.
+    for (l, &(off, parts)) in levels.iter().enumerate() {
+        let out = scan.slice(off..off + parts + 1);
+        let len32 = if l == 0 { m } else { levels[l - 1].1 } as u32;
+        if l == 0 {
+            launch(
+                stream
+                    .launch_builder(sums_k)
+                    .arg(counts)
+                    .arg(&out)
+                    .arg(&len32)
+                    .arg(&chunk),
+                grid_1d(parts),
+            )?;
+        } else {
+            let (prev_off, prev_len) = levels[l - 1];
+            let input = scan.slice(prev_off..prev_off + prev_len + 1);
+            launch(
+                stream
+                    .launch_builder(sums_k)
+                    .arg(&input)
+                    .arg(&out)
+                    .arg(&len32)
+                    .arg(&chunk),
+                grid_1d(parts),
+            )?;
+        }
+    }
+    // The top level in one thread, then each level's scan from the one above, top down.
+    match levels.last() {
+        None => {
+            let m32 = m as u32;
+            launch(
+                stream
+                    .launch_builder(scan_k)
+                    .arg(counts)
+                    .arg(&zero)
+                    .arg(starts)
+                    .arg(&m32)
+                    .arg(&chunk),
+                grid_1d(1),
+            )?;
+        }
+        Some(&(off, parts)) => {
+            let top = scan.slice(off..off + parts + 1);
+            let parts32 = parts as u32;
+            launch(
+                stream
+                    .launch_builder(scan_k)
+                    .arg(&top)
+                    .arg(&zero)
+                    .arg(&top)
+                    .arg(&parts32)
+                    .arg(&chunk),
+                grid_1d(1),
+            )?;
+        }
+    }
+    for l in (0..levels.len()).rev() {
+        let (off, parts) = levels[l];
+        let offsets = scan.slice(off..off + parts + 1);
+        if l == 0 {
+            let m32 = m as u32;
+            launch(
+                stream
+                    .launch_builder(scan_k)
+                    .arg(counts)
+                    .arg(&offsets)
+                    .arg(starts)
+                    .arg(&m32)
+                    .arg(&chunk),
+                grid_1d(parts),
+            )?;
+        } else {
+            let (prev_off, prev_len) = levels[l - 1];
+            let data = scan.slice(prev_off..prev_off + prev_len + 1);
+            let len32 = prev_len as u32;
+            launch(
+                stream
+                    .launch_builder(scan_k)
+                    .arg(&data)
+                    .arg(&offsets)
+                    .arg(&data)
+                    .arg(&len32)
+                    .arg(&chunk),
+                grid_1d(parts),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Launches msm.cu's steps 1-7; returns the buffer holding the window sums.
 #[allow(clippy::too_many_arguments)]
 fn run<B>(
     stream: &Arc<CudaStream>,
@@ -158,86 +360,174 @@ fn run<B>(
     span: &MsmSpan<B>,
     layout: &Layout,
     scratch: &[BufferId],
-) -> Result<()> {
+) -> Result<BufferId> {
     let n = span.len;
-    let buf = |id: BufferId| -> Result<&cudarc::driver::CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
-    let [canon, start, end, sorted, buckets, seg_sum, seg_acc, window_sums, out] =
+    let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
+    let [digits, count, start, scan, sorted, buckets, carries, tree_w, tree_v, tree_w2, tree_v2] =
         std::array::from_fn(|i| scratch[i]);
-    let (n32, c, seg_bits) = (n as u32, layout.c, layout.seg_bits());
-    let (w, b, s) = (layout.windows, layout.buckets, layout.segments);
-    {
-        let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
-        let scalars = scalars.words.slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
-        let points = bases.get::<CudaBuffer>(bases_id)?;
-        let aw = group.affine_words();
-        let points = points.words.slice(span.base_offset * aw..(span.base_offset + n) * aw);
-        let f = |name: &str| k.get(name);
-        launch(stream.launch_builder(f("msm_scalars_to_canonical")?).arg(&scalars).arg(buf(canon)?).arg(&n32), grid_1d(n))?;
-        launch(stream.launch_builder(f("msm_count_digits")?).arg(buf(canon)?).arg(buf(end)?).arg(&n32).arg(&c), grid_2d(n, w, 256))?;
-        launch(stream.launch_builder(f("msm_prefix_sum")?).arg(buf(start)?).arg(buf(end)?).arg(&c), grid_1d(w))?;
-        launch(
-            stream.launch_builder(f("msm_scatter")?).arg(buf(canon)?).arg(buf(end)?).arg(buf(sorted)?).arg(&n32).arg(&c),
-            grid_2d(n, w, 256),
-        )?;
-        let p = group.prefix();
+    let (n32, c, seg_bits, chunk) = (n as u32, layout.c, layout.seg_bits, CHUNK);
+    let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
+    let m32 = m as u32;
+    let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
+    let scalars = scalars
+        .words
+        .slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
+    let points = bases.get::<CudaBuffer>(bases_id)?;
+    let aw = group.affine_words();
+    let points = points
+        .words
+        .slice(span.base_offset * aw..(span.base_offset + n) * aw);
+    let f = |name: &str| k.get(name);
+    launch(
+        stream
+            .launch_builder(f("msm_digits")?)
+            .arg(&scalars)
+            .arg(buf(digits)?)
+            .arg(buf(count)?)
+            .arg(&n32)
+            .arg(&c),
+        grid_1d(n),
+    )?;
+    prefix_sum(stream, k, buf(count)?, buf(start)?, buf(scan)?, m)?;
+    launch(
+        stream
+            .launch_builder(f("msm_scatter")?)
+            .arg(buf(digits)?)
+            .arg(buf(start)?)
+            .arg(buf(count)?)
+            .arg(buf(sorted)?)
+            .arg(&n32)
+            .arg(&c),
+        grid_2d(n, w, 256),
+    )?;
+    let p = group.prefix();
+    launch(
+        stream
+            .launch_builder(f(&format!("{p}_accumulate"))?)
+            .arg(&points)
+            .arg(buf(sorted)?)
+            .arg(buf(start)?)
+            .arg(buf(buckets)?)
+            .arg(buf(carries)?)
+            .arg(&m32)
+            .arg(&chunk),
+        grid_with_block((w * n).div_ceil(CHUNK as usize), CURVE_BLOCK),
+    )?;
+    launch(
+        stream
+            .launch_builder(f(&format!("{p}_reduce_segments"))?)
+            .arg(buf(buckets)?)
+            .arg(buf(carries)?)
+            .arg(buf(start)?)
+            .arg(buf(tree_w)?)
+            .arg(buf(tree_v)?)
+            .arg(&c)
+            .arg(&seg_bits)
+            .arg(&chunk),
+        grid_2d(s, w, CURVE_BLOCK),
+    )?;
+    let pairs = f(&format!("{p}_reduce_pairs"))?;
+    let (mut from, mut to) = ((tree_w, tree_v), (tree_w2, tree_v2));
+    let mut nodes = s;
+    while nodes > 1 {
+        let (nodes32, with_v) = (nodes as u32, u32::from(nodes > 2));
         launch(
             stream
-                .launch_builder(f(&format!("{p}_bucket_accumulate"))?)
-                .arg(&points)
-                .arg(buf(sorted)?)
-                .arg(buf(start)?)
-                .arg(buf(end)?)
-                .arg(buf(buckets)?)
-                .arg(&n32)
-                .arg(&c),
-            grid_2d(b, w, CURVE_BLOCK),
+                .launch_builder(pairs)
+                .arg(buf(from.0)?)
+                .arg(buf(from.1)?)
+                .arg(buf(to.0)?)
+                .arg(buf(to.1)?)
+                .arg(&nodes32)
+                .arg(&with_v),
+            grid_2d(nodes, w, CURVE_BLOCK),
         )?;
-        launch(
-            stream
-                .launch_builder(f(&format!("{p}_bucket_reduce"))?)
-                .arg(buf(buckets)?)
-                .arg(buf(seg_sum)?)
-                .arg(buf(seg_acc)?)
-                .arg(&c)
-                .arg(&seg_bits),
-            grid_2d(s, w, CURVE_BLOCK),
-        )?;
-        launch(
-            stream
-                .launch_builder(f(&format!("{p}_window_reduce"))?)
-                .arg(buf(seg_sum)?)
-                .arg(buf(seg_acc)?)
-                .arg(buf(window_sums)?)
-                .arg(&c)
-                .arg(&seg_bits),
-            grid_with_block(w, CURVE_BLOCK),
-        )?;
-        launch(
-            stream.launch_builder(f(&format!("{p}_final"))?).arg(buf(window_sums)?).arg(buf(out)?).arg(&c),
-            grid_with_block(1, CURVE_BLOCK),
-        )?;
+        std::mem::swap(&mut from, &mut to);
+        nodes /= 2;
     }
-    Ok(())
+    Ok(from.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ec::PrimeGroup;
+    use crucible_core::{Fr, G1Projective};
+
+    #[test]
+    fn window_bits_never_decreases_and_hits_the_planned_sizes() {
+        let mut last = 1;
+        let mut n = 1usize;
+        while n < 1 << 28 {
+            let c = window_bits(n);
+            assert!(c >= last, "n={n}: {c} < {last}");
+            last = c;
+            n += 1 + n / 64;
+        }
+        assert_eq!(window_bits(1 << 20), 16);
+        assert_eq!(window_bits(1 << 24), 20);
+        assert_eq!(window_bits(1 << 26), 22);
+    }
 
     #[test]
     fn plan_covers_every_msm_up_to_its_size() {
-        for n in [0usize, 1, 2, 7, 8, 15, 16, 17, 100, 1000, 4095, 4096, 65537, 1 << 18, (1 << 20) + 1] {
+        for n in [
+            0usize,
+            1,
+            2,
+            7,
+            8,
+            15,
+            16,
+            17,
+            100,
+            1000,
+            1027,
+            4095,
+            4096,
+            65537,
+            1 << 18,
+            (1 << 20) + 1,
+        ] {
             for group in [Group::G1, Group::G2] {
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, &mut plan);
-                for m in [1, n / 3, n / 2, n.saturating_sub(1), n].into_iter().filter(|m| (1..=n).contains(m)) {
+                let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
+                // Every size just below a change of window.
+                ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(m));
-                    for (item, words) in layout.items(m, group.jacobian_words()) {
-                        let planned = plan.items().iter().find(|i| i.name == item).map_or(0, |i| i.bytes);
-                        assert!((words.max(1) * 4) as u64 <= planned, "n={n} m={m} {item}: {words} words > {planned} B");
+                    for (item, words) in layout.items(m, group.xyzz_words()) {
+                        let planned = plan
+                            .items()
+                            .iter()
+                            .find(|i| i.name == item)
+                            .map_or(0, |i| i.bytes);
+                        assert!(
+                            (words.max(1) * 4) as u64 <= planned,
+                            "n={n} m={m} {item}: {words} words > {planned} B"
+                        );
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn scan_scratch_holds_every_level() {
+        assert_eq!(scan_words(1), 1);
+        assert_eq!(scan_words(SCAN_CHUNK), 1);
+        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 3);
+        assert_eq!(scan_words(1 << 19), 1 + (8192 + 1) + (128 + 1) + (2 + 1));
+    }
+
+    #[test]
+    fn combine_is_horner_over_windows() {
+        let g = G1Projective::generator();
+        let sums: Vec<G1Projective> = (1..=5u64).map(|i| g * Fr::from(i)).collect();
+        // sum_w 2^(3w) (w + 1) g
+        let want: u64 = (0..5u64).map(|w| (w + 1) << (3 * w)).sum();
+        assert_eq!(combine(&sums, 3), g * Fr::from(want));
+        assert_eq!(combine::<G1Projective>(&[], 3), G1Projective::default());
     }
 }

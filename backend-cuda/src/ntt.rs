@@ -1,12 +1,12 @@
-//! NTTs and pointwise ops: radix-2 stages on the device with twiddle tables staged
-//! from the host into leased scratch buffers.
+//! NTTs and pointwise ops. Twiddles and coset powers are built on the device from a
+//! few host-computed powers (g^(2^b)); the transform is a bit reversal then passes of
+//! two radix-2 stages each, held in registers (one global round trip per pass).
 
 use std::sync::Arc;
 
-use ark_ff::{Field, One};
+use ark_ff::Field;
+use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
-use crucible_core::{Domain, Fr, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
-use rayon::prelude::*;
 
 use crate::driver::launch;
 use crate::error::CudaError;
@@ -15,6 +15,11 @@ use crate::kernels::Kernels;
 use crate::memory::{alloc_words, upload, CudaBuffer};
 
 const BLOCK: u32 = 256;
+// Radix-2 stages per pass (the kernels go up to ntt_pass_r4). A pass is latency-bound
+// (one thread's chain of dependent products), so what counts is the threads in flight:
+// radix 16 took 241 registers a thread (8 warps per SM) and 1.7-2.3 ms for 2^20 on the
+// H200; radix 4 takes 64 (32 warps per SM) for 2.5 times the global passes.
+const PASS_STAGES: u32 = 2;
 
 /// A 1-D launch covering `threads` threads (never zero blocks).
 pub fn grid_1d(threads: usize) -> LaunchConfig {
@@ -31,46 +36,38 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 }
 
 const TWIDDLES: &str = "ntt-twiddles";
-const POWERS_LO: &str = "ntt-coset-powers-lo";
-const POWERS_HI: &str = "ntt-coset-powers-hi";
+const POWERS_LO: &str = "ntt-powers-lo";
+const POWERS_HI: &str = "ntt-powers-hi";
+const SEEDS: &str = "ntt-power-seeds";
 const CONSTANT: &str = "ntt-constant";
 
-fn lo_bits(domain: &Domain) -> u32 {
-    domain.log_size.div_ceil(2)
+/// g^i for i < 2^log is built as lo[i mod 2^lo_bits] * hi[i >> lo_bits]: two tables
+/// of about sqrt(2^log) entries each.
+fn split(log: u32) -> (u32, u32) {
+    let lo = log.div_ceil(2);
+    (lo, log - lo)
 }
 
-fn table_lens(domain: &Domain) -> (usize, usize, usize) {
-    let lo = lo_bits(domain);
-    let twiddles = (domain.size / 2).max(1);
-    (twiddles, 1usize << lo, domain.size.div_ceil(1usize << lo))
-}
-
-/// Scratch items of an NTT over `domain`: the twiddle table, the two coset power
-/// tables (about √n each) and one constant.
+/// Scratch items of an NTT over `domain`: the twiddle table (n/2), the two power
+/// tables (about sqrt(n) each, shared by twiddles and coset powers), their seeds and
+/// one constant.
 pub fn scratch_plan(domain: &Domain, plan: &mut MemoryPlan) {
-    let (tw, lo, hi) = table_lens(domain);
     let fr = (FR_WORDS * 4) as u64;
-    plan.item(TWIDDLES, tw as u64 * fr)
-        .item(POWERS_LO, lo as u64 * fr)
-        .item(POWERS_HI, hi as u64 * fr)
+    // The coset powers (2^log_size of them) need the larger split.
+    let (lo, hi) = split(domain.log_size);
+    plan.item(TWIDDLES, (domain.size / 2).max(1) as u64 * fr)
+        .item(POWERS_LO, (1u64 << lo) * fr)
+        .item(POWERS_HI, (1u64 << hi) * fr)
+        .item(SEEDS, u64::from(domain.log_size.max(1)) * fr)
         .item(CONSTANT, fr);
 }
 
-/// base^start, base^(start+1), ... (len values), computed in parallel chunks.
-fn powers(base: Fr, len: usize) -> Vec<Fr> {
-    const CHUNK: usize = 1 << 12;
-    let mut out = vec![Fr::one(); len];
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let mut x = base.pow([(c * CHUNK) as u64]);
-        for v in chunk {
-            *v = x;
-            x *= base;
-        }
-    });
-    out
-}
-
-fn stage_table(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, values: &[Fr]) -> Result<crucible_core::BufferId> {
+fn stage_table(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    item: &str,
+    values: &[Fr],
+) -> Result<BufferId> {
     let id = alloc_words(stream, lease, item, values.len() * FR_WORDS)?;
     let mut words = vec![0u32; values.len() * FR_WORDS];
     fr_to_words(values, &mut words);
@@ -78,59 +75,179 @@ fn stage_table(stream: &Arc<CudaStream>, lease: &mut Lease, item: &str, values: 
     Ok(id)
 }
 
-fn forward(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, omega: Fr) -> Result<()> {
+/// The two tables of g^i, i < 2^log (see [`split`]); returns (lo, hi, lo_bits).
+fn power_tables(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    g: Fr,
+    log: u32,
+) -> Result<(BufferId, BufferId, u32)> {
+    let (lo_bits, hi_bits) = split(log);
+    // seeds[b] = g^(2^b): lo uses seeds[..lo_bits], hi (powers of g^(2^lo_bits)) the rest.
+    let mut seeds = Vec::with_capacity(log.max(1) as usize);
+    let mut x = g;
+    for _ in 0..log.max(1) {
+        seeds.push(x);
+        x.square_in_place();
+    }
+    let seeds_id = stage_table(stream, lease, SEEDS, &seeds)?;
+    let lo = alloc_words(stream, lease, POWERS_LO, (1usize << lo_bits) * FR_WORDS)?;
+    let hi = alloc_words(stream, lease, POWERS_HI, (1usize << hi_bits) * FR_WORDS)?;
+    {
+        let seeds = &lease.get::<CudaBuffer>(seeds_id)?.words;
+        let seeds_hi = seeds.slice(lo_bits as usize * FR_WORDS..);
+        let f = k.get("fr_powers")?;
+        let (lo_len, hi_len) = (1u32 << lo_bits, 1u32 << hi_bits);
+        let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
+        launch(
+            stream.launch_builder(f).arg(lo_t).arg(seeds).arg(&lo_len),
+            grid_1d(lo_len as usize),
+        )?;
+        let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
+        launch(
+            stream
+                .launch_builder(f)
+                .arg(hi_t)
+                .arg(&seeds_hi)
+                .arg(&hi_len),
+            grid_1d(hi_len as usize),
+        )?;
+    }
+    lease.free(seeds_id)?;
+    Ok((lo, hi, lo_bits))
+}
+
+fn forward(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    omega: Fr,
+) -> Result<()> {
     let n = domain.size;
     if n == 1 {
         return Ok(());
     }
-    let (tw_len, _, _) = table_lens(domain);
-    let tw = stage_table(stream, lease, TWIDDLES, &powers(omega, tw_len))?;
-    let (n32, log) = (n as u32, domain.log_size);
+    let log = domain.log_size;
+    // tw[i] = omega^i for i < n/2.
+    let (lo, hi, lo_bits) = power_tables(stream, k, lease, omega, log - 1)?;
+    let tw = alloc_words(stream, lease, TWIDDLES, (n / 2) * FR_WORDS)?;
+    let (n32, half) = (n as u32, (n / 2) as u32);
+    {
+        let twiddles = &lease.get::<CudaBuffer>(tw)?.words;
+        let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
+        let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
+        launch(
+            stream
+                .launch_builder(k.get("fr_power_table")?)
+                .arg(twiddles)
+                .arg(lo_t)
+                .arg(hi_t)
+                .arg(&half)
+                .arg(&lo_bits),
+            grid_1d(n / 2),
+        )?;
+    }
+    lease.free(lo)?;
+    lease.free(hi)?;
     {
         let a = &lease.get::<CudaBuffer>(buf.id)?.words;
         let twiddles = &lease.get::<CudaBuffer>(tw)?.words;
-        let f = k.get("ntt_bit_reverse")?;
-        launch(stream.launch_builder(f).arg(a).arg(&n32).arg(&log), grid_1d(n))?;
-        let f = k.get("ntt_butterfly_stage")?;
-        for stage in 0..log {
-            launch(
-                stream.launch_builder(f).arg(a).arg(twiddles).arg(&n32).arg(&log).arg(&stage),
-                grid_1d(n / 2),
+        launch(
+            stream
+                .launch_builder(k.get("ntt_bit_reverse")?)
+                .arg(a)
+                .arg(&n32)
+                .arg(&log),
+            grid_1d(n),
+        )?;
+        let mut s = 0;
+        while s < log {
+            let r = (log - s).min(PASS_STAGES);
+            let f = k.get(
+                ["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r4"][r as usize - 1],
             )?;
+            launch(
+                stream
+                    .launch_builder(f)
+                    .arg(a)
+                    .arg(twiddles)
+                    .arg(&n32)
+                    .arg(&log)
+                    .arg(&s),
+                grid_1d(n >> r),
+            )?;
+            s += r;
         }
     }
     lease.free(tw)
 }
 
-fn scale_by_powers(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, g: Fr) -> Result<()> {
-    let (_, lo_len, hi_len) = table_lens(domain);
-    let lo = stage_table(stream, lease, POWERS_LO, &powers(g, lo_len))?;
-    let hi = stage_table(stream, lease, POWERS_HI, &powers(g.pow([lo_len as u64]), hi_len))?;
+fn scale_by_powers(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    g: Fr,
+) -> Result<()> {
+    let (lo, hi, lo_bits) = power_tables(stream, k, lease, g, domain.log_size)?;
     {
         let a = &lease.get::<CudaBuffer>(buf.id)?.words;
         let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
         let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
-        let (n32, bits) = (domain.size as u32, lo_bits(domain));
+        let n32 = domain.size as u32;
         let f = k.get("fr_scale_by_powers")?;
-        launch(stream.launch_builder(f).arg(a).arg(lo_t).arg(hi_t).arg(&n32).arg(&bits), grid_1d(domain.size))?;
+        launch(
+            stream
+                .launch_builder(f)
+                .arg(a)
+                .arg(lo_t)
+                .arg(hi_t)
+                .arg(&n32)
+                .arg(&lo_bits),
+            grid_1d(domain.size),
+        )?;
     }
     lease.free(lo)?;
     lease.free(hi)
 }
 
-fn scale(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, buf: ScalarBuf, c: Fr) -> Result<()> {
+fn scale(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    buf: ScalarBuf,
+    c: Fr,
+) -> Result<()> {
     let constant = stage_table(stream, lease, CONSTANT, &[c])?;
     {
         let a = &lease.get::<CudaBuffer>(buf.id)?.words;
         let c = &lease.get::<CudaBuffer>(constant)?.words;
         let n32 = buf.len as u32;
-        launch(stream.launch_builder(k.get("fr_scale")?).arg(a).arg(c).arg(&n32), grid_1d(buf.len))?;
+        launch(
+            stream
+                .launch_builder(k.get("fr_scale")?)
+                .arg(a)
+                .arg(c)
+                .arg(&n32),
+            grid_1d(buf.len),
+        )?;
     }
     lease.free(constant)
 }
 
 /// In-place NTT of `buf` over `domain`.
-pub fn ntt(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+pub fn ntt(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    kind: NttKind,
+) -> Result<()> {
     if buf.len != domain.size {
         return Err(crucible_core::Error::InvalidInput(format!(
             "NTT of {} points on a buffer of {}",
@@ -138,7 +255,11 @@ pub fn ntt(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, buf: Scalar
         )));
     }
     if domain.log_size > 31 {
-        return Err(CudaError::Size(format!("NTT 2^{} exceeds the kernels' 32-bit indices", domain.log_size)).into());
+        return Err(CudaError::Size(format!(
+            "NTT 2^{} exceeds the kernels' 32-bit indices",
+            domain.log_size
+        ))
+        .into());
     }
     match kind {
         NttKind::Forward => forward(stream, k, lease, buf, domain, domain.omega),
@@ -170,17 +291,37 @@ fn check_pair(dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
 }
 
 /// `dst[i] *= rhs[i]`.
-pub fn mul_assign(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+pub fn mul_assign(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    dst: ScalarBuf,
+    rhs: ScalarBuf,
+) -> Result<()> {
     check_pair(dst, rhs)?;
     let a = &lease.get::<CudaBuffer>(dst.id)?.words;
     let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
     let n32 = dst.len as u32;
-    launch(stream.launch_builder(k.get("fr_mul_assign")?).arg(a).arg(b).arg(&n32), grid_1d(dst.len))
-        .map_err(Into::into)
+    launch(
+        stream
+            .launch_builder(k.get("fr_mul_assign")?)
+            .arg(a)
+            .arg(b)
+            .arg(&n32),
+        grid_1d(dst.len),
+    )
+    .map_err(Into::into)
 }
 
 /// `dst[i] = (dst[i] - rhs[i]) * c`.
-pub fn sub_mul_assign(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf, c: Fr) -> Result<()> {
+pub fn sub_mul_assign(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    dst: ScalarBuf,
+    rhs: ScalarBuf,
+    c: Fr,
+) -> Result<()> {
     check_pair(dst, rhs)?;
     let constant = stage_table(stream, lease, CONSTANT, &[c])?;
     {
@@ -188,7 +329,47 @@ pub fn sub_mul_assign(stream: &Arc<CudaStream>, k: &Kernels, lease: &mut Lease, 
         let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
         let c = &lease.get::<CudaBuffer>(constant)?.words;
         let n32 = dst.len as u32;
-        launch(stream.launch_builder(k.get("fr_sub_scale")?).arg(a).arg(b).arg(c).arg(&n32), grid_1d(dst.len))?;
+        launch(
+            stream
+                .launch_builder(k.get("fr_sub_scale")?)
+                .arg(a)
+                .arg(b)
+                .arg(c)
+                .arg(&n32),
+            grid_1d(dst.len),
+        )?;
     }
     lease.free(constant)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_tables_fit_their_plan_items() {
+        for log in 0..=31u32 {
+            let domain = Domain::with_log_size(log).unwrap();
+            let mut plan = MemoryPlan::new("t");
+            scratch_plan(&domain, &mut plan);
+            let bytes = |item: &str| {
+                plan.items()
+                    .iter()
+                    .find(|i| i.name == item)
+                    .map_or(0, |i| i.bytes)
+            };
+            let fr = (FR_WORDS * 4) as u64;
+            // Twiddles (powers of omega below n/2, when n > 1) and coset powers (below n).
+            for table_log in [log.saturating_sub(1), log] {
+                let (lo, hi) = split(table_log);
+                assert!((1u64 << lo) * fr <= bytes(POWERS_LO), "log {log}");
+                assert!((1u64 << hi) * fr <= bytes(POWERS_HI), "log {log}");
+                assert!(
+                    u64::from(table_log.max(1)) * fr <= bytes(SEEDS),
+                    "log {log}"
+                );
+            }
+            assert!((domain.size as u64 / 2).max(1) * fr <= bytes(TWIDDLES));
+        }
+    }
 }

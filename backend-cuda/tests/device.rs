@@ -21,7 +21,10 @@ fn backend() -> Option<Arc<CudaBackend>> {
         Ok(b) => Some(Arc::new(b)),
         Err(e) => {
             let required = required_backends().iter().any(|r| r == "cuda");
-            assert!(!required, "CRUCIBLE_REQUIRE names cuda but it is unavailable: {e}");
+            assert!(
+                !required,
+                "CRUCIBLE_REQUIRE names cuda but it is unavailable: {e}"
+            );
             println!("skipped: {e}");
             None
         }
@@ -29,9 +32,15 @@ fn backend() -> Option<Arc<CudaBackend>> {
 }
 
 fn seed() -> u64 {
-    let s = std::env::var("CRUCIBLE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(3)
-    });
+    let s = std::env::var("CRUCIBLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(3)
+        });
     println!("seed {s}");
     s
 }
@@ -43,7 +52,11 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     let mut rng = StdRng::seed_from_u64(seed);
     let (constraints, inputs) = (1000, 3);
     let pk = Arc::new(generate_key(constraints, inputs, seed).unwrap());
-    let circuit = BenchCircuit { constraints, inputs, seed: seed + 1 };
+    let circuit = BenchCircuit {
+        constraints,
+        inputs,
+        seed: seed + 1,
+    };
     // Warm up: kernels compile and load once per process; that memory stays.
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     println!("NVRTC compile + load: {:?} ms", cuda.kernel_compile_ms());
@@ -51,21 +64,43 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     let (after_ok, _) = cuda.device_memory().unwrap();
     println!("free device memory: baseline {baseline}, after a proof {after_ok} (total {total})");
-    assert_eq!(after_ok, baseline, "a successful proof left device memory allocated");
+    assert_eq!(
+        after_ok, baseline,
+        "a successful proof left device memory allocated"
+    );
     assert_eq!(cuda.budget().in_use(), 0);
 
     // Key staging makes 5 stage calls; a proof makes 4 stages, 9 NTTs and 5 MSMs.
     for (op, first) in [(FaultOp::Stage, 7), (FaultOp::Ntt, 5), (FaultOp::Msm, 3)] {
-        let faulty = FaultyBackend::new(cuda.clone(), vec![FaultRule { op, first, every: 0, kind: FaultKind::Error }]);
+        let faulty = FaultyBackend::new(
+            cuda.clone(),
+            vec![FaultRule {
+                op,
+                first,
+                every: 0,
+                kind: FaultKind::Error,
+            }],
+        );
         let key = StagedKey::stage(&faulty, pk.clone()).unwrap();
-        let result = prove(&faulty, &key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), ProveOptions::default());
+        let result = prove(
+            &faulty,
+            &key,
+            circuit,
+            Fr::rand(&mut rng),
+            Fr::rand(&mut rng),
+            ProveOptions::default(),
+        );
         key.release().unwrap();
         let err = result.expect_err("the injected fault fails the proof");
         println!("{op:?} fault: {err}");
         let (after_fail, _) = cuda.device_memory().unwrap();
-        assert_eq!(after_fail, baseline, "failure in {op:?} left device memory allocated");
+        assert_eq!(
+            after_fail, baseline,
+            "failure in {op:?} left device memory allocated"
+        );
         assert_eq!(cuda.budget().in_use(), 0);
-        compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).expect("the next proof succeeds");
+        compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng)
+            .expect("the next proof succeeds");
     }
 }
 
@@ -74,7 +109,14 @@ fn field_edge_values_match_arkworks() {
     let Some(cuda) = backend() else { return };
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
-    let edges = [Fr::zero(), Fr::one(), -Fr::one(), Fr::from(2u64), -Fr::from(2u64), Fr::from(u64::MAX)];
+    let edges = [
+        Fr::zero(),
+        Fr::one(),
+        -Fr::one(),
+        Fr::from(2u64),
+        -Fr::from(2u64),
+        Fr::from(u64::MAX),
+    ];
     let mut a: Vec<Fr> = Vec::new();
     let mut b: Vec<Fr> = Vec::new();
     for x in edges {
@@ -90,7 +132,8 @@ fn field_edge_values_match_arkworks() {
     let k = Fr::rand(&mut rng);
     let n = a.len();
     let mut plan = MemoryPlan::new("field");
-    plan.item("a", cuda.buffer_bytes(ElementKind::Scalar, n)).item("b", cuda.buffer_bytes(ElementKind::Scalar, n));
+    plan.item("a", cuda.buffer_bytes(ElementKind::Scalar, n))
+        .item("b", cuda.buffer_bytes(ElementKind::Scalar, n));
     plan.merge(&cuda.scratch_plan(&ScratchNeed::default()));
     let mut lease = cuda.allocate(plan).unwrap();
     let da = cuda.alloc_scalars(&mut lease, "a", n).unwrap();
@@ -101,12 +144,22 @@ fn field_edge_values_match_arkworks() {
     cuda.mul_assign(&mut lease, da, db).unwrap();
     let got = cuda.read_scalars(&lease, da).unwrap();
     for i in 0..n {
-        assert_eq!(got[i], a[i] * b[i], "mul case {i}: {} * {} (seed {seed})", a[i], b[i]);
+        assert_eq!(
+            got[i],
+            a[i] * b[i],
+            "mul case {i}: {} * {} (seed {seed})",
+            a[i],
+            b[i]
+        );
     }
     cuda.sub_mul_assign(&mut lease, da, db, k).unwrap();
     let got2 = cuda.read_scalars(&lease, da).unwrap();
     for i in 0..n {
-        assert_eq!(got2[i], (got[i] - b[i]) * k, "sub-mul case {i} (seed {seed})");
+        assert_eq!(
+            got2[i],
+            (got[i] - b[i]) * k,
+            "sub-mul case {i} (seed {seed})"
+        );
     }
     lease.release().unwrap();
 }

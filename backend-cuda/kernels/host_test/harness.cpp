@@ -6,14 +6,17 @@
 // run_tests.py, which holds the Python big-int references.
 //
 // Commands (results: space-separated hex):
-//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl to_mont from_mont inv eq is_zero
-//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
-//   g1|g2 OP P [Q]        OP: dbl add (Jacobian, Jacobian), madd (Jacobian, affine),
-//                         norm; Jacobian = X Y Z, affine = x y (each an Fq or Fq2)
+//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl to_mont from_mont eq is_zero
+//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg
+//   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
+//                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
 //   ntt LOG_N a[n] tw[max(1,n/2)]                       -> a after the NTT launches
+//   powers COUNT pows[ceil(log2 COUNT)]                 -> fr_powers' table
+//   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a
-//   msm g1|g2 N C SEG_BITS bases[N] scalars[N]          -> out[0] (X Y Z)
+//   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
+//   msm g1|g2 N C CHUNK SEG_BITS bases[N] scalars[N]    -> window sums (Xyzz each), W of them
 // Scratch vectors have exactly the sizes msm.cu documents; build with
 // -fsanitize=address to have any out-of-bounds access stop the run.
 #include <cstdio>
@@ -68,9 +71,9 @@ static Fq2 rd(Fq2*) { Fq2 a; a.c0 = rd((Fq*)0); a.c1 = rd((Fq*)0); return a; }
 template <class C> static void wr(const Fp<C>& a) { write_limbs(a.l, C::N); }
 static void wr(const Fq2& a) { wr(a.c0); wr(a.c1); }
 template <class F> static F rdf() { return rd((F*)0); }
-template <class F> static Jacobian<F> rd_jac() { Jacobian<F> p; p.x = rdf<F>(); p.y = rdf<F>(); p.z = rdf<F>(); return p; }
+template <class F> static Xyzz<F> rd_xyzz() { Xyzz<F> p; p.x = rdf<F>(); p.y = rdf<F>(); p.zz = rdf<F>(); p.zzz = rdf<F>(); return p; }
 template <class F> static Affine<F> rd_aff() { Affine<F> p; p.x = rdf<F>(); p.y = rdf<F>(); return p; }
-template <class F> static void wr_jac(const Jacobian<F>& p) { wr(p.x); wr(p.y); wr(p.z); }
+template <class F> static void wr_xyzz(const Xyzz<F>& p) { wr(p.x); wr(p.y); wr(p.zz); wr(p.zzz); }
 static u32 rd_u32() { long long v; in >> v; return (u32)v; }
 
 template <class C> static void field_cmd(const std::string& op) {
@@ -84,7 +87,6 @@ template <class C> static void field_cmd(const std::string& op) {
     else if (op == "dbl") wr(fdbl(a));
     else if (op == "to_mont") wr(to_mont(a));
     else if (op == "from_mont") wr(from_mont(a));
-    else if (op == "inv") wr(finv(a));
     else if (op == "eq") printf(" %d", (int)feq(a, rdf<F>()));
     else if (op == "is_zero") printf(" %d", (int)fis_zero(a));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
@@ -97,19 +99,19 @@ static void fq2_cmd(const std::string& op) {
     else if (op == "mul") wr(fmul(a, rdf<Fq2>()));
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
-    else if (op == "inv") wr(finv(a));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
 template <class F> static void curve_cmd(const std::string& op) {
-    const Jacobian<F> p = rd_jac<F>();
-    if (op == "dbl") wr_jac(jac_double(p));
-    else if (op == "add") wr_jac(jac_add(p, rd_jac<F>()));
-    else if (op == "madd") wr_jac(jac_add_mixed(p, rd_aff<F>()));
-    else if (op == "norm") wr_jac(jac_normalize(p));
+    if (op == "adbl") { wr_xyzz(xyzz_double_affine(rd_aff<F>())); return; }
+    const Xyzz<F> p = rd_xyzz<F>();
+    if (op == "dbl") wr_xyzz(xyzz_double(p));
+    else if (op == "add") wr_xyzz(xyzz_add(p, rd_xyzz<F>()));
+    else if (op == "madd") wr_xyzz(xyzz_add_affine(p, rd_aff<F>()));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
+// The launch sequence of ntt.cu's header (radix-4 passes, a shorter last one).
 static void ntt_cmd() {
     const u32 log_n = rd_u32();
     const u32 n = 1u << log_n;
@@ -117,8 +119,73 @@ static void ntt_cmd() {
     for (auto& x : a) x = rdf<Fr>();
     for (auto& x : tw) x = rdf<Fr>();
     launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
-    for (u32 s = 0; s < log_n; s++) launch(n / 2, 1, [&] { ntt_butterfly_stage(a.data(), tw.data(), n, log_n, s); });
+    for (u32 s = 0; s < log_n; s += 2) {
+        const u32 r = log_n - s < 2 ? log_n - s : 2;
+        Fr* d = a.data();
+        const Fr* t = tw.data();
+        if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
+        if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
+        if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
+        if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+    }
     for (auto& x : a) wr(x);
+}
+
+// One pass of a given radix only (checks each radix on every stage offset).
+static void ntt_pass_cmd() {
+    const u32 log_n = rd_u32(), s = rd_u32(), r = rd_u32();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a(n), tw(n / 2 == 0 ? 1 : n / 2);
+    for (auto& x : a) x = rdf<Fr>();
+    for (auto& x : tw) x = rdf<Fr>();
+    Fr* d = a.data();
+    const Fr* t = tw.data();
+    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
+    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
+    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
+    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+    for (auto& x : a) wr(x);
+}
+
+static void powers_cmd() {
+    const u32 count = rd_u32();
+    u32 bits = 0;
+    while ((1ull << bits) < count) bits++;
+    std::vector<Fr> pows(bits == 0 ? 1 : bits), out(count);
+    for (u32 b = 0; b < bits; b++) pows[b] = rdf<Fr>();
+    launch(count, 1, [&] { fr_powers(out.data(), pows.data(), count); });
+    for (auto& x : out) wr(x);
+}
+
+static void power_table_cmd() {
+    const u32 n = rd_u32(), lo_bits = rd_u32();
+    std::vector<Fr> lo(1u << lo_bits), hi(((u64)n + (1u << lo_bits) - 1) >> lo_bits), out(n);
+    for (auto& x : lo) x = rdf<Fr>();
+    for (auto& x : hi) x = rdf<Fr>();
+    launch(n, 1, [&] { fr_power_table(out.data(), lo.data(), hi.data(), n, lo_bits); });
+    for (auto& x : out) wr(x);
+}
+
+// msm.cu's step 2: the recursive chunked prefix sum. `in` has m entries, `out` m + 1.
+static void scan_u32(const u32* in, u32* out, u32 m, u32 chunk) {
+    if (m <= chunk) {
+        std::vector<u32> zero(1, 0);
+        launch(1, 1, [&] { u32_chunk_scan(in, zero.data(), out, m, chunk); });
+        return;
+    }
+    const u32 parts = (m + chunk - 1) / chunk;
+    std::vector<u32> sums(parts + 1);
+    launch(parts, 1, [&] { u32_chunk_sums(in, sums.data(), m, chunk); });
+    scan_u32(sums.data(), sums.data(), parts, chunk);
+    launch(parts, 1, [&] { u32_chunk_scan(in, sums.data(), out, m, chunk); });
+}
+
+static void scan_cmd() {
+    const u32 m = rd_u32(), chunk = rd_u32();
+    std::vector<u32> in(m), out(m + 1);
+    for (auto& v : in) v = rd_u32();
+    scan_u32(in.data(), out.data(), m, chunk);
+    for (auto v : out) printf(" %x", v);
 }
 
 static void pw_cmd(const std::string& op) {
@@ -138,26 +205,34 @@ static void pw_cmd(const std::string& op) {
 }
 
 // The launch sequence of msm.cu's header, with its scratch sizes.
-template <class F, class K5, class K6, class K7, class K8>
-static void msm_cmd(K5 acc_k, K6 red_k, K7 win_k, K8 fin_k) {
-    const u32 n = rd_u32(), c = rd_u32(), seg_bits = rd_u32();
-    const u32 W = (255 + c - 1) / c, B = 1u << c, S = 1u << seg_bits;
+template <class F, class K5, class K6, class K7>
+static void msm_cmd(K5 acc_k, K6 seg_k, K7 pair_k) {
+    const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
+    const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = W * B, S = B >> seg_bits;
+    const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
     std::vector<Affine<F>> bases(n);
     std::vector<Fr> scalars(n);
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
-    std::vector<Fr> canon(n);
-    std::vector<u32> bucket_start(W * B), bucket_end(W * B, 0), sorted((size_t)W * n);
-    std::vector<Jacobian<F>> buckets(W * B), seg_sum(W * S), seg_acc(W * S), window_sums(W), out(1);
-    launch(n, 1, [&] { msm_scalars_to_canonical(scalars.data(), canon.data(), n); });
-    launch(n, W, [&] { msm_count_digits(canon.data(), bucket_end.data(), n, c); });
-    launch(W, 1, [&] { msm_prefix_sum(bucket_start.data(), bucket_end.data(), c); });
-    launch(n, W, [&] { msm_scatter(canon.data(), bucket_end.data(), sorted.data(), n, c); });
-    launch(B, W, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), bucket_end.data(), buckets.data(), n, c); });
-    launch(S, W, [&] { red_k(buckets.data(), seg_sum.data(), seg_acc.data(), c, seg_bits); });
-    launch(W, 1, [&] { win_k(seg_sum.data(), seg_acc.data(), window_sums.data(), c, seg_bits); });
-    launch(1, 1, [&] { fin_k(window_sums.data(), out.data(), c); });
-    wr_jac(out[0]);
+    std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
+    std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(W * S), tree_v(W * S), tree_w2(W * S / 2 + (S == 1)),
+        tree_v2(W * S / 2 + (S == 1));
+    launch(n, 1, [&] { msm_digits(scalars.data(), digits.data(), bucket_count.data(), n, c); });
+    scan_u32(bucket_count.data(), bucket_start.data(), M, 64);
+    launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c); });
+    for (u32 k = 0; k < M; k++)
+        if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
+    launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), M, chunk); });
+    launch(S, W, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
+    Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
+    for (u32 nodes = S; nodes > 1; nodes >>= 1) {
+        const u32 with_v = nodes > 2;
+        launch(nodes, W, [&] { pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
+        std::swap(in_w, out_w);
+        std::swap(in_v, out_v);
+    }
+    printf(" %x", W);
+    for (u32 w = 0; w < W; w++) wr_xyzz(in_w[w]);
 }
 
 int main() {
@@ -169,6 +244,10 @@ int main() {
         std::string kind, op;
         in >> kind;
         if (kind == "ntt") { ntt_cmd(); printf("\n"); continue; }
+        if (kind == "ntt_pass") { ntt_pass_cmd(); printf("\n"); continue; }
+        if (kind == "powers") { powers_cmd(); printf("\n"); continue; }
+        if (kind == "power_table") { power_table_cmd(); printf("\n"); continue; }
+        if (kind == "scan") { scan_cmd(); printf("\n"); continue; }
         in >> op;
         if (kind == "fr") field_cmd<FrCfg>(op);
         else if (kind == "fq") field_cmd<FqCfg>(op);
@@ -177,9 +256,9 @@ int main() {
         else if (kind == "g2") curve_cmd<Fq2>(op);
         else if (kind == "pw") pw_cmd(op);
         else if (kind == "msm" && op == "g1")
-            msm_cmd<Fq>(msm_g1_bucket_accumulate, msm_g1_bucket_reduce, msm_g1_window_reduce, msm_g1_final);
+            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_reduce_segments, msm_g1_reduce_pairs);
         else if (kind == "msm" && op == "g2")
-            msm_cmd<Fq2>(msm_g2_bucket_accumulate, msm_g2_bucket_reduce, msm_g2_window_reduce, msm_g2_final);
+            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_reduce_segments, msm_g2_reduce_pairs);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }
         printf("\n");
     }

@@ -108,30 +108,31 @@ def aff_mul(F, k, a):
     return acc
 
 
-def enc_jac(F, rng, pt, canonical=False):
-    """A random Jacobian representative (X, Y, Z) = (x z^2, y z^3, z); infinity as (.., .., 0)."""
+def enc_xyzz(F, rng, pt):
+    """A random XYZZ representative (X, Y, ZZ, ZZZ) = (x z^2, y z^3, z^2, z^3); infinity as (.., .., 0, 0)."""
     if pt is None:
-        x, y = (F.one, F.one) if canonical else (F.rand(rng), F.rand(rng))
-        return F.enc(x) + F.enc(y) + F.enc(F.zero)
-    z = F.one if canonical else F.rand(rng)
+        return F.enc(F.rand(rng)) + F.enc(F.rand(rng)) + F.enc(F.zero) + F.enc(F.zero)
+    z = F.rand(rng)
     if z == F.zero:
         z = F.one
     z2 = F.mul(z, z)
-    return F.enc(F.mul(pt[0], z2)) + F.enc(F.mul(pt[1], F.mul(z2, z))) + F.enc(z)
+    z3 = F.mul(z2, z)
+    return F.enc(F.mul(pt[0], z2)) + F.enc(F.mul(pt[1], z3)) + F.enc(z2) + F.enc(z3)
 
 
 def enc_aff(F, pt):
     return ["0"] * (2 * F.width) if pt is None else F.enc(pt[0]) + F.enc(pt[1])
 
 
-def dec_jac(F, toks):
+def dec_xyzz(F, toks):
+    """The affine point of an XYZZ output, or 'bad' when ZZ^3 != ZZZ^2 (not a valid XYZZ)."""
     w = F.width
-    X, Y, Z = F.dec(toks[0:w]), F.dec(toks[w:2 * w]), F.dec(toks[2 * w:3 * w])
-    if Z == F.zero:
-        return None
-    zi = F.inv(Z)
-    zi2 = F.mul(zi, zi)
-    return (F.mul(X, zi2), F.mul(Y, F.mul(zi2, zi)))
+    X, Y, ZZ, ZZZ = (F.dec(toks[k * w:(k + 1) * w]) for k in range(4))
+    if ZZ == F.zero:
+        return None if ZZZ == F.zero else "bad"
+    if F.mul(F.mul(ZZ, ZZ), ZZ) != F.mul(ZZZ, ZZZ):
+        return "bad"
+    return (F.mul(X, F.inv(ZZ)), F.mul(Y, F.inv(ZZZ)))
 
 
 # ----------------------------------------------------------------- test cases
@@ -166,12 +167,10 @@ def field_cases(cs, rng, quick):
         unary = {
             "sqr": lambda a: a * a * Rinv % m, "neg": lambda a: -a % m, "dbl": lambda a: 2 * a % m,
             "to_mont": lambda a: a * Rm % m, "from_mont": lambda a: a * Rinv % m,
-            # raw a is the value a/R; its inverse R/a is stored as R^2/a
-            "inv": lambda a: 0 if a == 0 else Rm * Rm * pow(a, -1, m) % m,
             "is_zero": None,
         }
         for op, fn in unary.items():
-            for a in (vals if op != "inv" else vals[: 12 if quick else 40]):
+            for a in vals:
                 exp = str(int(a == 0)) if op == "is_zero" else format(fn(a), "0%dx" % (bits // 4))
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)}", expect_tokens([exp]))
 
@@ -185,8 +184,7 @@ def fq2_cases(cs, rng, quick):
         for op, fn in (("add", F.add), ("sub", F.sub), ("mul", F.mul)):
             exp = F.enc(fn(a, b))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
-        for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
-                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
+        for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
 
@@ -201,21 +199,19 @@ def curve_cases(cs, rng, quick, pts):
         ps = pts[g]
         assert all(on_curve(F, b, p) for p in ps[:3])
 
-        def check_point(expected, F=F, g=g):
-            return lambda t: dec_jac(F, t) == expected
+        def check_point(expected, F=F):
+            return lambda t: dec_xyzz(F, t) == expected
 
         trials = 4 if quick else 20
         for _ in range(trials):
             p, q = rng.choice(ps), rng.choice(ps)
             np_ = aff_neg(F, p)
             for (a, bb) in ((p, q), (p, p), (p, np_), (None, p), (p, None), (None, None)):
-                cs.add(f"{g} add", f"{g} add {' '.join(enc_jac(F, rng, a) + enc_jac(F, rng, bb))}", check_point(aff_add(F, a, bb)))
-                cs.add(f"{g} madd", f"{g} madd {' '.join(enc_jac(F, rng, a) + enc_aff(F, bb))}", check_point(aff_add(F, a, bb)))
+                cs.add(f"{g} add", f"{g} add {' '.join(enc_xyzz(F, rng, a) + enc_xyzz(F, rng, bb))}", check_point(aff_add(F, a, bb)))
+                cs.add(f"{g} madd", f"{g} madd {' '.join(enc_xyzz(F, rng, a) + enc_aff(F, bb))}", check_point(aff_add(F, a, bb)))
             for a in (p, None):
-                cs.add(f"{g} dbl", f"{g} dbl {' '.join(enc_jac(F, rng, a))}", check_point(aff_add(F, a, a)))
-                exp = [x for x in enc_jac(F, rng, a, canonical=True)]
-                cs.add(f"{g} norm", f"{g} norm {' '.join(enc_jac(F, rng, a))}",
-                       lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+                cs.add(f"{g} dbl", f"{g} dbl {' '.join(enc_xyzz(F, rng, a))}", check_point(aff_add(F, a, a)))
+            cs.add(f"{g} adbl", f"{g} adbl {' '.join(enc_aff(F, p))}", check_point(aff_add(F, p, p)))
 
 
 def root_of_unity(k):
@@ -241,6 +237,57 @@ def ntt_cases(cs, rng, quick):
             cs.add(f"ntt 2^{k}", cmd, lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
 
 
+def ntt_pass_cases(cs, rng, quick):
+    """Each radix alone at every stage offset: stages s .. s+r-1 of the DIT on any data."""
+    enc = lambda v: h(mont(v, "fr"))
+    for k in (4, 6) if quick else (4, 5, 7):
+        n = 1 << k
+        w = root_of_unity(k)
+        tw = [pow(w, i, R) for i in range(n // 2)]
+        for r in (1, 2, 3, 4):
+            for st in range(0, k - r + 1):
+                a = [rng.randrange(R) for _ in range(n)]
+                exp = list(a)
+                for stage in range(st, st + r):
+                    hh = 1 << stage
+                    for i in range(n):
+                        if i & hh:
+                            continue
+                        wv = tw[(i % hh) << (k - 1 - stage)]
+                        u, v = exp[i], exp[i + hh] * wv % R
+                        exp[i], exp[i + hh] = (u + v) % R, (u - v) % R
+                cmd = f"ntt_pass {k} {st} {r} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
+                cs.add(f"ntt_pass r={r}", cmd, lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+
+
+def table_cases(cs, rng, quick):
+    enc = lambda v: h(mont(v, "fr"))
+    for count in (1, 2, 3, 7, 64, 100):
+        g = rng.randrange(1, R)
+        bits = max(0, (count - 1).bit_length())
+        pows = [pow(g, 1 << b, R) for b in range(bits)]
+        exp = [pow(g, i, R) for i in range(count)]
+        cs.add("fr_powers", f"powers {count} " + " ".join(enc(v) for v in pows),
+               lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+    for n, lo_bits in ((1, 0), (5, 1), (64, 3), (100, 4), (100, 7)):
+        g = rng.randrange(1, R)
+        lo = [pow(g, i, R) for i in range(1 << lo_bits)]
+        hi = [pow(g, i << lo_bits, R) for i in range(-(-n // (1 << lo_bits)))]
+        exp = [pow(g, i, R) for i in range(n)]
+        cs.add("fr_power_table", f"power_table {n} {lo_bits} " + " ".join(enc(v) for v in lo + hi),
+               lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+
+
+def scan_cases(cs, rng, quick):
+    for m, chunk in ((1, 4), (4, 4), (5, 4), (17, 4), (64, 4), (65, 4), (300, 8), (1000, 64)):
+        for kind in ("random", "zeros", "sparse"):
+            v = [rng.randrange(1000) if kind == "random" else (rng.randrange(3) if rng.random() < 0.1 else 0) if kind == "sparse" else 0
+                 for _ in range(m)]
+            exp = [sum(v[:k]) for k in range(m + 1)]
+            cs.add(f"scan {kind}", f"scan {m} {chunk} " + " ".join(str(x) for x in v),
+                   lambda t, exp=exp: [int(x, 16) for x in t] == exp)
+
+
 def pw_cases(cs, rng, quick):
     enc = lambda v: h(mont(v, "fr"))
     for n in (1, 2, 5, 64, 100, 1000):
@@ -263,11 +310,27 @@ def pw_cases(cs, rng, quick):
                 cs.add(f"pw {op}", f"pw {op} {n} {lo_bits} {tail}", lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
 
 
+def signed_digits(s, c):
+    """msm.cu's recoding: W = ceil(256 / c) digits in [-2^(c-1), 2^(c-1)], sum d_w 2^(cw) = s."""
+    W = -(-256 // c)
+    out, carry = [], 0
+    for w in range(W):
+        raw = ((s >> (w * c)) & ((1 << c) - 1)) + carry
+        if raw > 1 << (c - 1):
+            out.append(raw - (1 << c))
+            carry = 1
+        else:
+            out.append(raw)
+            carry = 0
+    assert carry == 0 and sum(d << (c * w) for w, d in enumerate(out)) == s
+    return out
+
+
 def msm_cases(cs, rng, quick, pts):
     for g, (F, gen, _) in GROUPS.items():
         ps = pts[g]
         configs = []
-        for n in (0, 1, 2, 7, 100):
+        for n in (1, 2, 7, 100):
             bases = [rng.choice(ps) for _ in range(n)]
             scalars = [rng.randrange(R) for _ in range(n)]
             configs.append((f"n={n} random", bases, scalars))
@@ -283,22 +346,36 @@ def msm_cases(cs, rng, quick, pts):
             ("repeated bases", [some[0]] * n, [rng.randrange(R) for _ in range(n)]),
             ("P and -P", [some[0], aff_neg(F, some[0])] * 3, [5] * 6),
             ("P + P in one bucket", [some[0]] * 4, [1, 1, 3, 3]),
+            ("one long bucket", [rng.choice(ps) for _ in range(40)], [1] * 40),
         ]
-        params = [(1, 0), (1, 1), (3, 1), (4, 0), (4, 4), (8, 4), (13, 6)]
+        # (c, chunk, seg_bits): chunks shorter and longer than buckets, segments of 1
+        # bucket up to the whole window.
+        params = [(1, 1, 0), (2, 3, 1), (3, 1, 0), (4, 2, 3), (5, 4, 2), (8, 64, 4), (13, 5, 6), (16, 7, 15)]
         if quick:
-            params = [(1, 1), (5, 2), (8, 4)]
+            params = [(2, 3, 1), (5, 4, 2), (8, 64, 4)]
         for name, bases, scalars in configs:
-            exp = None
-            for bb, s in zip(bases, scalars):
-                exp = aff_add(F, exp, aff_mul(F, s, bb))
-            expected_tokens = enc_jac(F, rng, exp, canonical=True)
-            for c, seg in params:
-                if len(bases) == 100 and c == 1 and g == "g2" and not quick:
-                    continue  # 255 windows x 100 points of G2: slow on the host, nothing new
-                cmd = f"msm {g} {len(bases)} {c} {seg} " + " ".join(
+            for c, chunk, seg in params:
+                if len(bases) == 100 and c <= 2 and g == "g2":
+                    continue  # 128+ windows x 100 points of G2: slow on the host, nothing new
+                if c >= 13 and len(bases) > 7:
+                    continue  # 2^15 buckets per window: slow on the host
+                digits = [signed_digits(s, c) for s in scalars]
+                W = -(-256 // c)
+                exp = []
+                for w in range(W):
+                    acc = None
+                    for bb, d in zip(bases, digits):
+                        acc = aff_add(F, acc, aff_mul(F, abs(d[w]), bb if d[w] >= 0 else aff_neg(F, bb)))
+                    exp.append(acc)
+                cmd = f"msm {g} {len(bases)} {c} {chunk} {seg} " + " ".join(
                     sum((enc_aff(F, bb) for bb in bases), []) + [h(mont(s, "fr")) for s in scalars])
-                cs.add(f"msm {g} {name} c={c} seg={seg}", cmd,
-                       lambda t, e=expected_tokens: [int(x, 16) for x in t] == [int(x, 16) for x in e])
+
+                def check(t, exp=exp, F=F, W=W):
+                    if not t or int(t[0], 16) != W:
+                        return False
+                    per = 4 * F.width
+                    return [dec_xyzz(F, t[1 + w * per:1 + (w + 1) * per]) for w in range(W)] == exp
+                cs.add(f"msm {g} {name} c={c} chunk={chunk} seg={seg}", cmd, check)
 
 
 BUILDS = {
@@ -325,6 +402,9 @@ def main():
     fq2_cases(cs, rng, args.quick)
     curve_cases(cs, rng, args.quick, pts)
     ntt_cases(cs, rng, args.quick)
+    ntt_pass_cases(cs, rng, args.quick)
+    table_cases(cs, rng, args.quick)
+    scan_cases(cs, rng, args.quick)
     pw_cases(cs, rng, args.quick)
     msm_cases(cs, rng, args.quick, pts)
     print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
