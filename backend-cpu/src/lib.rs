@@ -52,8 +52,23 @@ impl CpuBackend {
     }
 }
 
+/// `CRUCIBLE_CPU_DEVICES=N` splits the host into N logical devices, each with its
+/// own budget (an equal share), so multi-device placement can be exercised anywhere.
 fn probe(options: &ProbeOptions) -> Vec<Probe> {
-    vec![Probe::Available(Arc::new(CpuBackend::new(options)))]
+    let devices = std::env::var("CRUCIBLE_CPU_DEVICES")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1);
+    let capacity = options.budget_capacity(device::host_memory_bytes()) / devices as u64;
+    (0..devices)
+        .map(|i| {
+            let budget = DeviceBudget::new(format!("cpu:{i}"), capacity);
+            Probe::Available(
+                Arc::new(CpuBackend::with_budget_and_index(budget, i)) as Arc<dyn ProverBackend>
+            )
+        })
+        .collect()
 }
 
 inventory::submit! {

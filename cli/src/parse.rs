@@ -1,6 +1,22 @@
 //! Parsers for sizes (`2^20`, `1048576`), size lists and ranges (`2^10..2^20`,
 //! `1024,4096`) and memory amounts (`512MiB`, `1.5GiB`, plain bytes).
 
+/// Devices for `--devices`: `all` or a comma list of indices.
+pub fn devices(text: &str) -> Result<crate::prove::Devices, String> {
+    if text == "all" {
+        return Ok(crate::prove::Devices::All);
+    }
+    let list = text
+        .split(',')
+        .map(|t| {
+            t.trim().parse::<usize>().map_err(|_| {
+                format!("`{t}` is not a device index (expected `all` or a list such as `0,2`)")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::prove::Devices::Some(list))
+}
+
 /// A size: a decimal integer or `2^k`.
 pub fn size(text: &str) -> Result<usize, String> {
     let t = text.trim();

@@ -48,6 +48,15 @@ pub struct Resolved {
 impl ProofSetup {
     /// Checks the counts, computes the domain, selects the backend and plans (nothing
     /// is allocated).
+    /// Probe options carrying `--memory-limit`.
+    pub fn probe_options(&self) -> ProbeOptions {
+        ProbeOptions {
+            memory_limit: self.memory_limit,
+            ..ProbeOptions::default()
+        }
+    }
+
+    /// Checks the sizes, selects the backend and sizes its plans.
     pub fn resolve(&self) -> Result<Resolved, CliError> {
         for (flag, value) in [
             ("--constraints", self.constraints),
@@ -58,10 +67,7 @@ impl ProofSetup {
             }
         }
         let shape = prove_shape(self.constraints, self.inputs)?;
-        let options = ProbeOptions {
-            memory_limit: self.memory_limit,
-            ..ProbeOptions::default()
-        };
+        let options = self.probe_options();
         let selected = select(&self.backend, &options)?;
         let memory = MemorySummary::new(&*selected.backend, &shape, &options);
         Ok(Resolved {

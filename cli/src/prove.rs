@@ -12,6 +12,7 @@ use crucible_benches::Stats;
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::groth16::ProvingKey;
+use crucible_core::registry::select_devices;
 use crucible_core::report::ProofReport;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
@@ -41,6 +42,19 @@ pub struct ProveArgs {
     /// Skip verifying each proof before it is returned.
     #[arg(long)]
     no_verify: bool,
+    /// Prove on several devices of the backend at once: `all` or indices `0,2`
+    /// (each job goes to the device with the most free budget).
+    #[arg(long, value_parser = parse::devices)]
+    devices: Option<Devices>,
+}
+
+/// Which devices of the backend the engine uses.
+#[derive(Clone, Debug)]
+pub enum Devices {
+    /// Every available device.
+    All,
+    /// These indices.
+    Some(Vec<usize>),
 }
 
 /// Everything one proof is made from.
@@ -127,7 +141,20 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         verify: !args.no_verify,
         ..EngineConfig::default()
     };
-    let prover = Prover::new(vec![Arc::clone(&backend)], Arc::clone(&pk), config)?;
+    let backends = match &args.devices {
+        None => vec![Arc::clone(&backend)],
+        Some(devices) => {
+            let indices = match devices {
+                Devices::All => None,
+                Devices::Some(list) => Some(list.as_slice()),
+            };
+            let chosen = select_devices(&backend.info().name, indices, &setup.probe_options())?;
+            let labels: Vec<_> = chosen.iter().map(|b| b.info().label()).collect();
+            say(format!("devices: {}", labels.join(", ")));
+            chosen
+        }
+    };
+    let prover = Prover::new(backends, Arc::clone(&pk), config)?;
     say(format!(
         "proving {} on {label} with {} ({} fit in the budget at once)",
         count(args.proofs as u64, "proof"),

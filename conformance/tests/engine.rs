@@ -479,3 +479,92 @@ fn soak_thousand_proofs_with_faults() {
     prover.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);
 }
+
+/// A CPU "device" with its own budget, reporting itself as logical device `index`.
+fn cpu_device(pk: &ProvingKey, proofs: u64, index: usize) -> Arc<dyn ProverBackend> {
+    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
+    let shape = key_shape(pk).unwrap();
+    let capacity =
+        key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
+    Arc::new(CpuBackend::with_budget_and_index(
+        DeviceBudget::new(format!("cpu:{index}"), capacity),
+        index,
+    ))
+}
+
+#[test]
+fn jobs_spread_over_devices_each_within_its_own_budget() {
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let small = cpu_device(&pk, 1, 0);
+    let large = cpu_device(&pk, 3, 1);
+    let config = EngineConfig {
+        workers_per_device: 3,
+        synthesis_threads: 2,
+        verify: true,
+    };
+    let prover = Prover::new(vec![small.clone(), large.clone()], pk.clone(), config).unwrap();
+    let mut outcomes = Vec::new();
+    let stats = prover.run(jobs(seed, 24), |o| outcomes.push(o));
+    assert_eq!((stats.proofs, stats.failures), (24, 0), "{outcomes:?}");
+    for (d, backend) in stats.devices.iter().zip([&small, &large]) {
+        assert!(
+            d.proofs > 0,
+            "{} made no proof: placement ignored it",
+            d.label
+        );
+        assert!(
+            d.budget.high_water <= backend.budget().capacity(),
+            "{} over budget",
+            d.label
+        );
+    }
+    for o in &outcomes {
+        let report = &o.result.as_ref().unwrap().report;
+        assert_eq!(
+            report.backend, o.device,
+            "each report names the device that made it"
+        );
+        assert!(o.retried_from.is_none());
+    }
+    assert_identical(&pk, seed, 24, &outcomes);
+    prover.release().unwrap();
+    assert_eq!((small.budget().in_use(), large.budget().in_use()), (0, 0));
+}
+
+#[test]
+fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let broken: Arc<dyn ProverBackend> = Arc::new(FaultyBackend::new(
+        cpu_device(&pk, 2, 0),
+        vec![rule(FaultOp::Msm, 1, 1, FaultKind::Error)],
+    ));
+    let good = cpu_device(&pk, 2, 1);
+    let config = EngineConfig {
+        workers_per_device: 1,
+        synthesis_threads: 1,
+        verify: true,
+    };
+    let prover = Prover::new(vec![broken.clone(), good.clone()], pk.clone(), config).unwrap();
+    let mut outcomes = Vec::new();
+    let stats = prover.run(jobs(seed, 10), |o| outcomes.push(o));
+    assert_eq!((stats.proofs, stats.failures), (10, 0), "{outcomes:#?}");
+    assert!(
+        !stats.devices[0].healthy,
+        "the failing device left the rotation"
+    );
+    assert!(stats.devices[0].failures >= 1);
+    let retried: Vec<_> = outcomes
+        .iter()
+        .filter(|o| o.retried_from.is_some())
+        .collect();
+    assert!(!retried.is_empty(), "the failed job was retried");
+    for o in &retried {
+        assert_eq!(o.retried_from.as_deref(), Some("cpu:0"));
+        assert_eq!(o.device, "cpu:1");
+    }
+    assert_identical(&pk, seed, 10, &outcomes);
+    prover.release().unwrap();
+    assert_eq!((broken.budget().in_use(), good.budget().in_use()), (0, 0));
+}

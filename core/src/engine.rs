@@ -107,6 +107,10 @@ struct Device {
     healthy: AtomicBool,
     proofs: AtomicUsize,
     failures: AtomicUsize,
+    // Jobs placed on this device and not finished yet.
+    pending: AtomicUsize,
+    // Bytes one proof's lease takes here.
+    proof_bytes: u64,
 }
 
 impl Device {
@@ -121,6 +125,24 @@ pub struct Prover {
     devices: Vec<Device>,
     config: EngineConfig,
     shape: ProofShape,
+}
+
+fn synthesize_job<C: ConstraintSynthesizer<Fr>>(job: Job<C>) -> Synthesis {
+    let t = Instant::now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(job.circuit)))
+        .unwrap_or_else(|_| {
+            Err(Error::InvalidInput(
+                "circuit panicked during synthesis".into(),
+            ))
+        })
+        .phase(Phase::Synthesize);
+    Synthesis {
+        id: job.id,
+        r: job.r,
+        s: job.s,
+        result,
+        time: t.elapsed(),
+    }
 }
 
 struct Synthesis {
@@ -159,8 +181,8 @@ impl Prover {
         let shape = key_shape(&pk)?;
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
-            let needed = key_plan(&*backend, &shape).total_bytes()
-                + proof_plan(&*backend, &shape).total_bytes();
+            let proof_bytes = proof_plan(&*backend, &shape).total_bytes();
+            let needed = key_plan(&*backend, &shape).total_bytes() + proof_bytes;
             backend.budget().check_fits(needed).phase(Phase::Allocate)?;
             let key = StagedKey::stage(&*backend, Arc::clone(&pk))?;
             devices.push(Device {
@@ -169,6 +191,8 @@ impl Prover {
                 healthy: AtomicBool::new(true),
                 proofs: AtomicUsize::new(0),
                 failures: AtomicUsize::new(0),
+                pending: AtomicUsize::new(0),
+                proof_bytes,
             });
         }
         Ok(Prover {
@@ -184,6 +208,11 @@ impl Prover {
     }
 
     /// Proves every job, calling `on_done` as each finishes (in completion order).
+    ///
+    /// Synthesis threads feed a dispatcher, which places each job on the healthy
+    /// device with the most free budget (less what its queued jobs will need); each
+    /// device's workers take jobs from its own queue, so a job never moves between
+    /// devices mid-proof.
     pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome)) -> EngineStats
     where
         C: ConstraintSynthesizer<Fr> + Send,
@@ -191,11 +220,17 @@ impl Prover {
         I::IntoIter: Send,
     {
         let start = Instant::now();
-        let workers = self.devices.len() * self.config.workers_per_device;
+        let per_device = self.config.workers_per_device;
         let jobs = Mutex::new(jobs.into_iter());
-        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(workers);
-        let synth_rx = Mutex::new(synth_rx);
+        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(per_device * self.devices.len());
         let (done_tx, done_rx) = channel::<JobOutcome>();
+        let mut queues = Vec::new();
+        let mut senders = Vec::new();
+        for _ in &self.devices {
+            let (tx, rx) = sync_channel::<Synthesis>(per_device);
+            senders.push(tx);
+            queues.push(Mutex::new(rx));
+        }
         let mut proofs = 0;
         let mut failures = 0;
         std::thread::scope(|scope| {
@@ -205,40 +240,30 @@ impl Prover {
                 scope.spawn(move || loop {
                     let next = jobs.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some(job) = next else { break };
-                    let t = Instant::now();
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        synthesize(job.circuit)
-                    }))
-                    .unwrap_or_else(|_| {
-                        Err(Error::InvalidInput(
-                            "circuit panicked during synthesis".into(),
-                        ))
-                    })
-                    .phase(Phase::Synthesize);
-                    let item = Synthesis {
-                        id: job.id,
-                        r: job.r,
-                        s: job.s,
-                        result,
-                        time: t.elapsed(),
-                    };
-                    if tx.send(item).is_err() {
+                    if tx.send(synthesize_job(job)).is_err() {
                         break;
                     }
                 });
             }
             drop(synth_tx);
-            for device in &self.devices {
-                for _ in 0..self.config.workers_per_device {
-                    let rx = &synth_rx;
+            scope.spawn(move || {
+                for item in synth_rx {
+                    let d = self.place();
+                    self.devices[d].pending.fetch_add(1, Ordering::SeqCst);
+                    if senders[d].send(item).is_err() {
+                        break;
+                    }
+                }
+            });
+            for (device, queue) in self.devices.iter().zip(&queues) {
+                for _ in 0..per_device {
                     let tx = done_tx.clone();
                     scope.spawn(move || loop {
-                        if !device.healthy.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
                         let Ok(item) = next else { break };
-                        if tx.send(self.prove_one(device, item)).is_err() {
+                        let outcome = self.prove_one(device, item);
+                        device.pending.fetch_sub(1, Ordering::SeqCst);
+                        if tx.send(outcome).is_err() {
                             break;
                         }
                     });
@@ -272,6 +297,30 @@ impl Prover {
         }
     }
 
+    // The healthy device with the most free budget once its queued jobs are counted
+    // (all devices are candidates if none is healthy; ties go to the lower index).
+    fn place(&self) -> usize {
+        let any_healthy = self
+            .devices
+            .iter()
+            .any(|d| d.healthy.load(Ordering::SeqCst));
+        let score = |d: &Device| {
+            i128::from(d.free_budget())
+                - i128::from(d.proof_bytes) * d.pending.load(Ordering::SeqCst) as i128
+        };
+        let mut best = 0;
+        for (i, d) in self.devices.iter().enumerate() {
+            if any_healthy && !d.healthy.load(Ordering::SeqCst) {
+                continue;
+            }
+            let best_usable = !any_healthy || self.devices[best].healthy.load(Ordering::SeqCst);
+            if !best_usable || score(d) > score(&self.devices[best]) {
+                best = i;
+            }
+        }
+        best
+    }
+
     fn attempt(
         &self,
         device: &Device,
@@ -300,7 +349,6 @@ impl Prover {
     }
 
     fn prove_one(&self, device: &Device, item: Synthesis) -> JobOutcome {
-        let label = device.backend.info().label();
         let synthesized = match &item.result {
             Ok(s) => s,
             Err(e) => {
@@ -312,10 +360,18 @@ impl Prover {
                 }
             }
         };
+        // A job queued on a device that has since left the rotation goes elsewhere.
+        let device = if device.healthy.load(Ordering::SeqCst) {
+            device
+        } else {
+            self.healthiest_other(device).unwrap_or(device)
+        };
+        let label = device.backend.info().label();
         let result = self.attempt(device, synthesized, &item);
         let device_failed = matches!(&result, Err(e) if matches!(e.root(), Error::Device { .. }));
         if device_failed {
-            if let Some(other) = self.take_out_of_rotation(device) {
+            if let Some(other) = self.healthiest_other(device) {
+                device.healthy.store(false, Ordering::SeqCst);
                 return JobOutcome {
                     id: item.id,
                     device: other.backend.info().label(),
@@ -332,16 +388,12 @@ impl Prover {
         }
     }
 
-    // With another healthy device to go to, a failing device leaves the rotation and
-    // the most free healthy device is returned for the retry; the last device stays.
-    fn take_out_of_rotation(&self, failed: &Device) -> Option<&Device> {
-        let other = self
-            .devices
+    // Another healthy device, the one with the most free budget.
+    fn healthiest_other(&self, failed: &Device) -> Option<&Device> {
+        self.devices
             .iter()
             .filter(|d| !std::ptr::eq(*d, failed) && d.healthy.load(Ordering::SeqCst))
-            .max_by_key(|d| d.free_budget())?;
-        failed.healthy.store(false, Ordering::SeqCst);
-        Some(other)
+            .max_by_key(|d| d.free_budget())
     }
 
     /// Frees every device's staged key.

@@ -186,3 +186,69 @@ fn unknown_backend(name: &str) -> String {
         known.join(", ")
     )
 }
+
+/// Every available device of backend `name`, or only those whose index is listed in
+/// `indices`; an index that is not available is an error naming why.
+pub fn select_devices(
+    name: &str,
+    indices: Option<&[usize]>,
+    options: &ProbeOptions,
+) -> Result<Vec<Arc<dyn ProverBackend>>> {
+    let registration = registrations()
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
+    let mut reasons = Vec::new();
+    let mut available = Vec::new();
+    for probe in (registration.probe)(options) {
+        match probe {
+            Probe::Available(b) => available.push(b),
+            Probe::Unavailable { reason } => reasons.push(reason),
+        }
+    }
+    let chosen: Vec<_> = match indices {
+        None => available,
+        Some(wanted) => {
+            let mut chosen = Vec::new();
+            for &i in wanted {
+                let backend = available
+                    .iter()
+                    .find(|b| b.info().device_index == i)
+                    .ok_or_else(|| Error::Unavailable {
+                        backend: format!("{name}:{i}"),
+                        reason: format!(
+                            "no such device (available: {}){}",
+                            available
+                                .iter()
+                                .map(|b| b.info().device_index.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if reasons.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; {}", reasons.join("; "))
+                            }
+                        ),
+                    })?;
+                if !chosen
+                    .iter()
+                    .any(|c: &Arc<dyn ProverBackend>| Arc::ptr_eq(c, backend))
+                {
+                    chosen.push(Arc::clone(backend));
+                }
+            }
+            chosen
+        }
+    };
+    if chosen.is_empty() {
+        return Err(Error::Unavailable {
+            backend: name.to_string(),
+            reason: if reasons.is_empty() {
+                "no device".into()
+            } else {
+                reasons.join("; ")
+            },
+        });
+    }
+    Ok(chosen)
+}
