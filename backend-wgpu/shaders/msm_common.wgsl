@@ -3,9 +3,14 @@
 //
 // Bucket method over `windows` windows of `window_bits` bits (unsigned digits; digit 0
 // is skipped). Per window, points are counted per bucket, sorted by bucket (counting
-// sort), and each bucket's points are summed by tasks of at most `task_size` points,
-// so a bucket that holds every point (all scalars equal) is still spread over many
-// threads. Tasks of window w are numbered from task_off[w][bucket].
+// sort), and each bucket's points are summed by tasks of at most `task_size` points;
+// the tasks of one bucket are then merged pairwise, one round per dispatch, so a
+// bucket that holds every point (all scalars equal) is still spread over many threads.
+// Tasks of window w are numbered from task_off[w][bucket].
+//
+// Every thread does a bounded amount of work whatever the scalars: besides balancing
+// the load, this keeps each invocation under llvmpipe's limit of 65535 loop
+// iterations (past it, loops silently stop early), and under desktop GPUs' watchdogs.
 
 struct MsmParams {
     // Terms in this batch.
@@ -17,9 +22,6 @@ struct MsmParams {
     task_size: u32,
     // Stride of `partials` per window: the most tasks a window can have.
     max_tasks: u32,
-    // Bucket groups per window in the final reduction, of `group_len` buckets each.
-    groups: u32,
-    group_len: u32,
     // First scalar of the batch in the bound scalar chunk.
     scalar_offset: u32,
     // First base of the batch in the bound bases chunk.
@@ -30,8 +32,12 @@ struct MsmParams {
     ext: u32,
     prog_start: u32,
     prog_len: u32,
-    pad0: u32,
-    pad1: u32,
+    // merge_tasks: tasks 2^round apart are summed.
+    round: u32,
+    // reduce_level: level 0 reads the bucket sums; m_in elements per window become m_out.
+    level: u32,
+    m_in: u32,
+    m_out: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: MsmParams;

@@ -35,7 +35,9 @@ fn run_program(start: u32, len: u32) {
 
 // Point registers for a curve whose coordinates are `ext` Fq each (1 for G1, 2 for
 // G2): P = regs[0, 3·ext), Q = regs[3·ext, 6·ext), and the addition program writes
-// P + Q to regs[6·ext, 9·ext). Projective points are (X : Y : Z), x = X/Z.
+// P + Q to regs[6·ext, 9·ext), using registers up to PROGRAM_REGS as scratch; the ones
+// from PROGRAM_REGS to REGS are the callers'. Projective points are (X : Y : Z),
+// x = X/Z.
 
 // regs[at..] = the identity (0 : 1 : 0).
 fn regs_set_identity(at: u32, ext: u32) {

@@ -760,6 +760,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn wgpu_errors_become_errors_not_panics() {
+        let Ok(backend) = open_first(&ProbeOptions::default(), &WgpuOptions::default()) else {
+            println!("skipped: no wgpu adapter");
+            return;
+        };
+        let ctx = &backend.ctx;
+        // MAP_READ with MAP_WRITE is invalid: a validation error inside the scopes...
+        let invalid = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE;
+        let scoped = ctx.create_buffer("invalid", 16, invalid);
+        assert!(
+            matches!(scoped, Err(WgpuError::Validation { .. })),
+            "{scoped:?}"
+        );
+        // ...and outside them, recorded and reported by the next check, not a panic.
+        drop(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: invalid,
+            mapped_at_creation: false,
+        }));
+        assert!(matches!(ctx.check_alive(), Err(WgpuError::Uncaptured(_))));
+        assert!(ctx.check_alive().is_ok(), "reported once");
+        // Nothing outlives the scopes: the device still works.
+        assert!(ctx.wait().is_ok());
+    }
+
+    #[test]
     fn byte_counts_parse() {
         assert_eq!(parse_bytes("4096"), Some(4096));
         assert_eq!(parse_bytes("8G"), Some(8 << 30));

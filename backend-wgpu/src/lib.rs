@@ -155,8 +155,9 @@ pub enum CurveOp {
     Double = 2,
 }
 
-/// Parameters of both test kernels (`TestParams` and `ProgramTestParams` share the
-/// first word's role only; each reads its own layout).
+/// Parameters of the test kernels: word 0 is the element count (set when run), the
+/// rest `FrTestParams` (shaders/fr_test.wgsl) or `ProgramTestParams`
+/// (shaders/program_test.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct TestParams {
@@ -171,9 +172,8 @@ impl TestParams {
             FieldOp::FrMul => 2,
             _ => 3,
         };
-        // op, count (set per run).
         TestParams {
-            words: [code, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            words: [0, code, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
         }
     }
 
@@ -217,9 +217,7 @@ impl WgpuBackend {
             return Ok(Vec::new());
         }
         let mut params = *params;
-        // The element count is word 1 of the Fr kernel's parameters, word 0 of the
-        // program kernel's.
-        params.words[usize::from(module == Module::FrTest)] = count as u32;
+        params.words[0] = count as u32;
         let out_bytes = (count * out_words * 4) as u64;
         // Storage bindings must not be empty: a unary op still binds a one-word `b`.
         let b_words: Vec<u32> = if b.is_empty() { vec![0] } else { b.to_vec() };

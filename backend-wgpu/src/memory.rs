@@ -1,7 +1,8 @@
 //! Device buffers allocated under a lease, split into chunks that each fit one shader
 //! binding, with staging (host to device) and readback.
 
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use crucible_core::{BufferId, ElementKind, Lease, Result};
 
@@ -154,23 +155,12 @@ pub fn read_words(
         let mut batch = crate::device::Batch::new(ctx, None, "reading back");
         batch.copy(src, offset + done, staging, n);
         batch.submit()?;
-        let status: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> =
-            Arc::new(Mutex::new(None));
-        let sink = Arc::clone(&status);
+        let (sender, mapped) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, 0..n, move |r| {
-            *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            // The receiver only goes away on an error path; nothing to report then.
+            let _ = sender.send(r);
         });
-        ctx.wait()?;
-        let mapped = status.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match mapped {
-            Some(Ok(())) => {}
-            Some(Err(e)) => return Err(WgpuError::Map(e.to_string())),
-            None => {
-                return Err(WgpuError::Map(
-                    "the buffer was not mapped after the device went idle".into(),
-                ))
-            }
-        }
+        wait_for_map(ctx, &mapped)?;
         {
             let view = staging
                 .get_mapped_range(0..n)
@@ -184,6 +174,28 @@ pub fn read_words(
         done += n;
     }
     Ok(words)
+}
+
+/// Waits until a `map_async` callback has reported through `mapped`. Another thread
+/// polling the same device may be the one that runs the callback, a moment after this
+/// thread's own poll returned, so poll and wait again until it has (at most a minute).
+fn wait_for_map(
+    ctx: &Context,
+    mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+) -> Result<(), WgpuError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        ctx.wait()?;
+        match mapped.recv_timeout(Duration::from_millis(5)) {
+            Ok(result) => return result.map_err(|e| WgpuError::Map(e.to_string())),
+            Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+            Err(e) => {
+                return Err(WgpuError::Map(format!(
+                    "no map callback after the device went idle ({e})"
+                )))
+            }
+        }
+    }
 }
 
 /// Reads every element of a scalar buffer back to the host.

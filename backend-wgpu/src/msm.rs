@@ -2,13 +2,13 @@
 //!
 //! On the device (shaders/msm_sort.wgsl, shaders/msm.wgsl): scalars out of Montgomery
 //! form, a counting sort of the terms by bucket in every window, bucket sums by tasks
-//! of at most [`TASK_SIZE`] points, and a running-sum reduction of each group of
-//! buckets to two points. On the host: combining the groups of a window (a few hundred
-//! additions) and the windows (Horner). Terms are processed in batches that fit every
-//! scratch buffer into one binding and never straddle a chunk of the bases or scalars.
+//! of at most [`TASK_SIZE`] points, the tasks of each bucket merged pairwise, and each
+//! window's Σ b·B_b by levels of groups of four buckets, so that no thread's work
+//! depends on the scalars. On the host: one point per window, combined by Horner's
+//! rule. Terms are processed in batches that fit every scratch buffer into one binding
+//! and never straddle a chunk of the bases or scalars.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
-use ark_ec::PrimeGroup;
 use ark_ff::{AdditiveGroup, Zero};
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{check_span, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result};
@@ -18,11 +18,15 @@ use crate::field::{projective_words, read_projective, DeviceElement, Program, FR
 use crate::memory::{check_kind, read_words, DeviceBuffer};
 use crate::ntt::{finish, PARAMS_ITEM};
 
-/// Points one accumulation task adds at most.
-pub const TASK_SIZE: usize = 64;
+/// Points one accumulation task adds at most. Small enough that a G2 task stays well
+/// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
+pub const TASK_SIZE: usize = 16;
 
-/// Most bucket groups per window in the device-side reduction.
-const MAX_GROUPS: usize = 256;
+/// Elements each thread of a reduction level combines (LEVEL_GROUP in msm.wgsl).
+const LEVEL_GROUP: usize = 4;
+
+/// Largest window: the bucket scan walks 2^MAX_WINDOW_BITS buckets in one thread.
+const MAX_WINDOW_BITS: usize = 14;
 
 /// Scalar bits covered by the windows (Fr's modulus has 255 bits).
 const SCALAR_BITS: usize = 255;
@@ -41,9 +45,11 @@ pub mod items {
     pub const SORTED: &str = "wgpu-msm-sorted";
     /// Sums of the accumulation tasks.
     pub const PARTIALS: &str = "wgpu-msm-partials";
-    /// Two points per bucket group.
-    pub const GROUPS: &str = "wgpu-msm-groups";
-    /// Host-readable copy of the groups.
+    /// Odd reduction levels' outputs (and even levels' inputs).
+    pub const LEVEL_A: &str = "wgpu-msm-level-a";
+    /// Even reduction levels' outputs.
+    pub const LEVEL_B: &str = "wgpu-msm-level-b";
+    /// Host-readable copy of the last level: one point pair per window.
     pub const READBACK: &str = "wgpu-msm-readback";
 }
 
@@ -76,17 +82,14 @@ struct Config {
     windows: usize,
     buckets: usize,
     max_tasks: usize,
-    groups: usize,
-    group_len: usize,
 }
 
 impl Config {
-    /// Window size grows with the batch: about log2(n) − 3 bits, 2 to 16.
+    /// Window size grows with the batch: about log2(n) − 3 bits, 2 to 14.
     fn new(n: usize) -> Config {
         let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
-        let window_bits = log.saturating_sub(3).clamp(2, 16);
+        let window_bits = log.saturating_sub(3).clamp(2, MAX_WINDOW_BITS);
         let buckets = 1usize << window_bits;
-        let groups = buckets.min(MAX_GROUPS);
         Config {
             n,
             window_bits,
@@ -94,26 +97,46 @@ impl Config {
             buckets,
             // Σ_b ceil(count_b / T) over at most min(n, buckets − 1) non-empty buckets.
             max_tasks: (n + (TASK_SIZE - 1) * n.min(buckets - 1)) / TASK_SIZE,
-            groups,
-            group_len: buckets / groups,
         }
     }
 
+    /// Merge rounds: a bucket has at most ceil(n / T) tasks.
+    fn merge_rounds(&self) -> u32 {
+        self.n
+            .div_ceil(TASK_SIZE)
+            .next_power_of_two()
+            .trailing_zeros()
+    }
+
+    /// Elements per window after each reduction level, down to 1.
+    fn levels(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut m = self.buckets;
+        while m > 1 {
+            m = m.div_ceil(LEVEL_GROUP);
+            out.push(m);
+        }
+        out
+    }
+
     /// Bytes of every scratch item, by name.
-    fn items(&self, point_words: usize) -> [(&'static str, u64); 8] {
+    fn items(&self, point_words: usize) -> [(&'static str, u64); 9] {
         let w = self.windows as u64;
         let b = self.buckets as u64;
-        let point = 4 * point_words as u64;
-        let groups = w * self.groups as u64 * 2 * point;
+        let pair = 2 * 4 * point_words as u64;
+        let levels = self.levels();
+        let level_a = levels.first().copied().unwrap_or(1) as u64;
+        let level_b = levels.get(1).copied().unwrap_or(1) as u64;
         [
             (items::SCALARS, self.n as u64 * 4 * FR_WORDS as u64),
             (items::COUNTS, w * b * 4),
             (items::CURSOR, w * b * 4),
             (items::TASK_OFFSETS, w * (b + 1) * 4),
             (items::SORTED, w * self.n as u64 * 4),
-            (items::PARTIALS, w * self.max_tasks as u64 * point),
-            (items::GROUPS, groups),
-            (items::READBACK, groups),
+            (items::PARTIALS, w * self.max_tasks as u64 * pair / 2),
+            (items::LEVEL_A, w * level_a * pair),
+            (items::LEVEL_B, w * level_b * pair),
+            (items::READBACK, w * pair),
         ]
     }
 
@@ -172,6 +195,18 @@ where
         }
         k += 1;
     }
+    let chunk = ctx.limits.chunk_len(crate::field::element_bytes(P::KIND));
+    if chunk < terms {
+        plan.item(
+            format!(
+                "wgpu: {:?} bases in chunks of 2^{} (binding limit {} B)",
+                P::KIND,
+                chunk.trailing_zeros(),
+                ctx.limits.binding_bytes
+            ),
+            0,
+        );
+    }
     if most < terms {
         plan.item(
             format!(
@@ -185,6 +220,7 @@ where
     plan
 }
 
+/// Parameters of one MSM dispatch (`MsmParams` in shaders/msm_common.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 struct MsmParams {
@@ -194,15 +230,16 @@ struct MsmParams {
     buckets: u32,
     task_size: u32,
     max_tasks: u32,
-    groups: u32,
-    group_len: u32,
     scalar_offset: u32,
     base_offset: u32,
     count: u32,
     ext: u32,
     prog_start: u32,
     prog_len: u32,
-    pad: [u32; 2],
+    round: u32,
+    level: u32,
+    m_in: u32,
+    m_out: u32,
 }
 
 struct Scratch {
@@ -341,18 +378,11 @@ where
     P::BaseField: DeviceElement,
 {
     let buf = |i| scratch.buffer(work, i);
-    let (canon, counts, cursor, task_off, sorted, partials, groups, readback, params) = (
-        buf(0)?,
-        buf(1)?,
-        buf(2)?,
-        buf(3)?,
-        buf(4)?,
-        buf(5)?,
-        buf(6)?,
-        buf(7)?,
-        buf(8)?,
-    );
+    let (canon, counts, cursor, task_off, sorted) = (buf(0)?, buf(1)?, buf(2)?, buf(3)?, buf(4)?);
+    let (partials, level_a, level_b, readback, params) =
+        (buf(5)?, buf(6)?, buf(7)?, buf(8)?, buf(9)?);
     let n = config.n;
+    let program = P::ADD.range();
     let base = MsmParams {
         n: n as u32,
         windows: config.windows as u32,
@@ -360,54 +390,53 @@ where
         buckets: config.buckets as u32,
         task_size: TASK_SIZE as u32,
         max_tasks: config.max_tasks as u32,
-        groups: config.groups as u32,
-        group_len: config.group_len as u32,
         scalar_offset: scalar_offset as u32,
         base_offset: base_offset as u32,
-        count: 0,
         ext: P::ADD.ext() as u32,
-        prog_start: P::ADD.range().start,
-        prog_len: P::ADD.range().len,
-        pad: [0; 2],
+        prog_start: program.start,
+        prog_len: program.len,
+        ..MsmParams::default()
     };
     let with_count = |count: usize| MsmParams {
         count: count as u32,
         ..base
     };
     let terms_windows = n * config.windows;
+    let tasks = config.windows * config.max_tasks;
     let mut batch = Batch::new(
         ctx,
         Some(params),
         format!("{:?} MSM batch of {n} terms", P::KIND),
     );
     batch.clear(counts);
+    let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
+    let buckets = |entry| ctx.pipeline(Module::MsmBuckets, entry);
     batch.dispatch(
-        ctx.pipeline(Module::MsmSort, "to_canonical")?,
+        sort("to_canonical")?,
         &with_count(n),
         vec![(1, scalars), (2, canon)],
         n as u32,
     )?;
     batch.dispatch(
-        ctx.pipeline(Module::MsmSort, "histogram")?,
+        sort("histogram")?,
         &with_count(terms_windows),
         vec![(2, canon), (3, counts)],
         terms_windows as u32,
     )?;
     batch.dispatch(
-        ctx.pipeline(Module::MsmSort, "scan")?,
+        sort("scan")?,
         &with_count(config.windows),
         vec![(3, counts), (4, cursor), (5, task_off)],
         config.windows as u32,
     )?;
     batch.dispatch(
-        ctx.pipeline(Module::MsmSort, "scatter")?,
+        sort("scatter")?,
         &with_count(terms_windows),
         vec![(2, canon), (4, cursor), (6, sorted)],
         terms_windows as u32,
     )?;
-    let tasks = config.windows * config.max_tasks;
     batch.dispatch(
-        ctx.pipeline(Module::MsmBuckets, "accumulate")?,
+        buckets("accumulate")?,
         &with_count(tasks),
         vec![
             (3, counts),
@@ -419,57 +448,66 @@ where
         ],
         tasks as u32,
     )?;
-    let group_threads = config.windows * config.groups;
-    batch.dispatch(
-        ctx.pipeline(Module::MsmBuckets, "bucket_reduce")?,
-        &with_count(group_threads),
-        vec![(5, task_off), (8, partials), (9, groups)],
-        group_threads as u32,
-    )?;
+    for round in 0..config.merge_rounds() {
+        batch.dispatch(
+            buckets("merge_tasks")?,
+            &MsmParams {
+                round,
+                ..with_count(tasks)
+            },
+            vec![(5, task_off), (8, partials)],
+            tasks as u32,
+        )?;
+    }
+    // Level ℓ reads level_b (ℓ odd: level_a) and writes level_a (ℓ odd: level_b).
+    let mut m_in = config.buckets;
+    let mut last = level_a;
+    for (level, m_out) in config.levels().into_iter().enumerate() {
+        let (input, output) = if level % 2 == 0 {
+            (level_b, level_a)
+        } else {
+            (level_a, level_b)
+        };
+        let threads = config.windows * m_out;
+        batch.dispatch(
+            buckets("reduce_level")?,
+            &MsmParams {
+                level: level as u32,
+                m_in: m_in as u32,
+                m_out: m_out as u32,
+                ..with_count(threads)
+            },
+            vec![(5, task_off), (8, partials), (9, input), (10, output)],
+            threads as u32,
+        )?;
+        m_in = m_out;
+        last = output;
+    }
     batch.submit()?;
     let point_words = projective_words::<P>();
-    let bytes = (group_threads * 2 * point_words * 4) as u64;
-    let words = read_words(ctx, groups, 0, bytes, readback)?;
+    let bytes = (config.windows * 2 * point_words * 4) as u64;
+    let words = read_words(ctx, last, 0, bytes, readback)?;
     combine::<P>(config, &words)
 }
 
-/// The batch's sum from each group's (S, U): a window is
-/// Σ_g (group_len·g·S_g + U_g), and the windows combine as Σ_w 2^(c·w)·window_w.
+/// The batch's sum from each window's last-level pair (A, C), whose C is the window's
+/// Σ b·B_b: Σ_w 2^(c·w)·C_w by Horner's rule.
 fn combine<P: SWCurveConfig>(config: &Config, words: &[u32]) -> Result<Projective<P>>
 where
     P::BaseField: DeviceElement,
 {
-    let point_words = projective_words::<P>();
-    let mut points = words.chunks_exact(point_words);
-    let mut windows = Vec::with_capacity(config.windows);
-    for _ in 0..config.windows {
-        let mut sums = Vec::with_capacity(config.groups);
-        let mut weighted = Projective::<P>::zero();
-        for _ in 0..config.groups {
-            let (Some(s), Some(u)) = (points.next(), points.next()) else {
-                return Err(crate::error::WgpuError::Corrupt {
-                    what: "MSM readback",
-                }
-                .into());
-            };
-            sums.push(read_projective::<P>(s)?);
-            weighted += read_projective::<P>(u)?;
-        }
-        // Σ_g g·S_g by running sums, top down.
-        let mut running = Projective::<P>::zero();
-        let mut by_index = Projective::<P>::zero();
-        for s in sums.iter().skip(1).rev() {
-            running += s;
-            by_index += running;
-        }
-        windows.push(by_index.mul_bigint([config.group_len as u64]) + weighted);
-    }
+    let pair = 2 * projective_words::<P>();
     let mut total = Projective::<P>::zero();
-    for window in windows.iter().rev() {
+    for w in (0..config.windows).rev() {
         for _ in 0..config.window_bits {
             total.double_in_place();
         }
-        total += window;
+        let c = words.get(w * pair + pair / 2..(w + 1) * pair).ok_or(
+            crate::error::WgpuError::Corrupt {
+                what: "MSM readback",
+            },
+        )?;
+        total += read_projective::<P>(c)?;
     }
     Ok(total)
 }

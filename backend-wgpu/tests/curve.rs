@@ -76,7 +76,7 @@ fn check<P: SWCurveConfig>(
     }
 }
 
-fn backend(test: &str) -> Option<WgpuBackend> {
+fn backend(test: &str) -> Option<&'static WgpuBackend> {
     common::backend(test)
 }
 

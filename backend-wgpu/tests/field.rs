@@ -61,7 +61,7 @@ fn fr_fq_fq2_match_arkworks() {
     };
     let (mut rng, _seed) = common::rng();
     check::<Fr>(
-        &backend,
+        backend,
         &mut rng,
         [
             (FieldOp::FrAdd, |a, b| a + b),
@@ -70,7 +70,7 @@ fn fr_fq_fq2_match_arkworks() {
         ],
     );
     check::<Fq>(
-        &backend,
+        backend,
         &mut rng,
         [
             (FieldOp::FqAdd, |a, b| a + b),
@@ -79,7 +79,7 @@ fn fr_fq_fq2_match_arkworks() {
         ],
     );
     check::<Fq2>(
-        &backend,
+        backend,
         &mut rng,
         [
             (FieldOp::Fq2Add, |a, b| a + b),

@@ -2,6 +2,8 @@
 //! `CRUCIBLE_REQUIRE` names wgpu) and seeded randomness that prints its seed on failure.
 #![allow(dead_code)]
 
+use std::sync::OnceLock;
+
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::SeedableRng;
 use crucible_backend_wgpu::{WgpuBackend, WgpuOptions};
@@ -14,10 +16,42 @@ pub fn wgpu_required() -> bool {
         .unwrap_or(false)
 }
 
-/// The first adapter, opened with `options`; `None` (after saying why) when there is
-/// none and wgpu is not required. When it is required, a missing adapter fails the test.
-pub fn backend_with(test: &str, options: WgpuOptions) -> Option<WgpuBackend> {
-    match WgpuBackend::open(&ProbeOptions::default(), &options) {
+/// The first adapter with its own limits, opened once per test binary so that its
+/// tests share compiled pipelines (compiling is the slow part on llvmpipe).
+pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
+    static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
+    shared(&SHARED, test, WgpuOptions::default())
+}
+
+/// Like [`backend`], with bindings of at most `max_binding_bytes` (one value per test
+/// binary), so that buffers split into chunks and MSMs into batches.
+pub fn small_binding_backend(test: &str, max_binding_bytes: u64) -> Option<&'static WgpuBackend> {
+    static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
+    let options = WgpuOptions {
+        max_binding_bytes: Some(max_binding_bytes),
+        ..WgpuOptions::default()
+    };
+    let backend = shared(&SHARED, test, options)?;
+    assert_eq!(
+        backend.limits().binding_bytes,
+        max_binding_bytes,
+        "one binding limit per test binary"
+    );
+    Some(backend)
+}
+
+/// The backend in `cell`, opened with `options` on first use; `None` (after saying why)
+/// when there is no adapter and wgpu is not required. When it is required, a missing
+/// adapter fails the test.
+fn shared(
+    cell: &'static OnceLock<Result<WgpuBackend, String>>,
+    test: &str,
+    options: WgpuOptions,
+) -> Option<&'static WgpuBackend> {
+    let opened = cell.get_or_init(|| {
+        WgpuBackend::open(&ProbeOptions::default(), &options).map_err(|e| e.to_string())
+    });
+    match opened {
         Ok(b) => Some(b),
         Err(e) => {
             assert!(
@@ -28,11 +62,6 @@ pub fn backend_with(test: &str, options: WgpuOptions) -> Option<WgpuBackend> {
             None
         }
     }
-}
-
-/// The first adapter with its own limits.
-pub fn backend(test: &str) -> Option<WgpuBackend> {
-    backend_with(test, WgpuOptions::default())
 }
 
 /// Prints the seed if the test panics while it is alive.

@@ -1,0 +1,152 @@
+//! Errors instead of panics, and the budget back at zero after every path: registry
+//! probing, adapter selection, plans that cannot fit, allocations outside the plan,
+//! bad lengths and kinds, scratch missing from the plan.
+//!
+//! One test (so nothing else shares the budget while it is checked).
+
+mod common;
+
+use ark_ff::UniformRand;
+use crucible_backend_wgpu::{probe_with, WgpuOptions};
+use crucible_core::registry::{registrations, Probe, ProbeOptions};
+use crucible_core::{
+    Domain, ElementKind, Error, Fr, G1Affine, MemoryPlan, MsmSpan, NttKind, ProverBackend,
+    ScratchNeed,
+};
+
+#[test]
+fn errors_are_reported_and_budget_returns() {
+    // The registration is linked in and its probe never panics.
+    let registration = registrations()
+        .into_iter()
+        .find(|r| r.name == "wgpu")
+        .expect("crucible-backend-wgpu registers `wgpu`");
+    for probe in (registration.probe)(&ProbeOptions::default()) {
+        match probe {
+            Probe::Available(b) => {
+                let info = b.info();
+                assert_eq!(info.name, "wgpu");
+                assert!(info.priority == 50 || info.priority == 200, "{info:?}");
+                println!(
+                    "probed {} ({}, {} bytes): {}",
+                    info.label(),
+                    info.device_name,
+                    info.memory_bytes,
+                    info.api
+                );
+            }
+            Probe::Unavailable { reason } => println!("probed: unavailable: {reason}"),
+        }
+    }
+    // A selection that matches nothing says so, listing the adapters.
+    let none = probe_with(
+        &ProbeOptions::default(),
+        &WgpuOptions {
+            adapter: Some("no-such-adapter".into()),
+            ..WgpuOptions::default()
+        },
+    );
+    assert!(
+        matches!(&none[..], [Probe::Unavailable { reason }] if reason.contains("no-such-adapter"))
+    );
+
+    let Some(backend) = common::backend("errors_are_reported_and_budget_returns") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let budget = backend.budget();
+
+    // A plan larger than the budget fails at once.
+    let mut plan = MemoryPlan::new("too big");
+    plan.item("huge", budget.capacity() + 1);
+    assert!(matches!(
+        backend.allocate(plan),
+        Err(Error::OutOfBudget { .. })
+    ));
+
+    let domain = Domain::with_log_size(4).unwrap();
+    let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+
+    // An NTT whose lease lacks the scratch items: LeaseExceeded naming the item.
+    let mut plan = MemoryPlan::new("no scratch");
+    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+    let mut lease = backend.allocate(plan).unwrap();
+    let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+    backend.stage_scalars(&mut lease, x, &values).unwrap();
+    match backend.ntt(&mut lease, x, &domain, NttKind::Forward) {
+        Err(Error::LeaseExceeded { buffer, .. }) => {
+            assert!(buffer.starts_with("wgpu-"), "{buffer}")
+        }
+        other => panic!("expected LeaseExceeded, got {other:?}"),
+    }
+    // Wrong lengths and kinds are input errors.
+    assert!(matches!(
+        backend.stage_scalars(&mut lease, x, &values[1..]),
+        Err(Error::InvalidInput(_))
+    ));
+    let wrong = Domain::with_log_size(3).unwrap();
+    assert!(matches!(
+        backend.ntt(&mut lease, x, &wrong, NttKind::Forward),
+        Err(Error::InvalidInput(_))
+    ));
+    let as_g1 = crucible_core::G1Buf {
+        id: x.id,
+        len: x.len,
+    };
+    assert!(matches!(
+        backend.stage_g1(&mut lease, as_g1, &vec![G1Affine::identity(); x.len]),
+        Err(Error::InvalidInput(_))
+    ));
+    // Allocations outside the plan are refused.
+    assert!(matches!(
+        backend.alloc_scalars(&mut lease, "x", 1),
+        Err(Error::LeaseExceeded { .. })
+    ));
+    lease.release().unwrap();
+    assert_eq!(budget.in_use(), 0, "after the failed NTT");
+
+    // Dropped mid-way (no release): the budget still returns.
+    let mut plan = MemoryPlan::new("dropped");
+    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+    plan.merge(&backend.scratch_plan(&ScratchNeed {
+        ntt: Some(domain),
+        ..ScratchNeed::default()
+    }));
+    let mut lease = backend.allocate(plan).unwrap();
+    let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+    backend.stage_scalars(&mut lease, x, &values).unwrap();
+    backend
+        .ntt(&mut lease, x, &domain, NttKind::CosetForward)
+        .unwrap();
+    drop(lease);
+    assert_eq!(budget.in_use(), 0, "after dropping a lease");
+    assert!(budget.take_deferred_errors().is_empty());
+
+    // An MSM span out of range is an error, and so is one whose scratch is missing.
+    let mut key_plan = MemoryPlan::new("bases");
+    key_plan.item("bases", backend.buffer_bytes(ElementKind::G1, 4));
+    let mut key = backend.allocate(key_plan).unwrap();
+    let bases = backend.alloc_g1(&mut key, "bases", 4).unwrap();
+    let mut plan = MemoryPlan::new("msm");
+    plan.item("s", backend.buffer_bytes(ElementKind::Scalar, 4));
+    let mut work = backend.allocate(plan).unwrap();
+    let s = backend.alloc_scalars(&mut work, "s", 4).unwrap();
+    let span = |base_offset, len| MsmSpan {
+        bases,
+        base_offset,
+        scalars: s,
+        scalar_offset: 0,
+        len,
+    };
+    assert!(matches!(
+        backend.msm_g1(&mut work, &key, span(1, 4)),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        backend.msm_g1(&mut work, &key, span(0, 4)),
+        Err(Error::LeaseExceeded { .. })
+    ));
+    work.release().unwrap();
+    key.release().unwrap();
+    assert_eq!(budget.in_use(), 0, "after the failed MSMs");
+}
