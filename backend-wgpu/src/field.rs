@@ -20,6 +20,14 @@
 //! Affine points are `x ‖ y` (Fq2 is `c0 ‖ c1`); the identity is stored as all-zero
 //! words, since (0, 0) is on neither curve. Points computed on the device are
 //! homogeneous projective `X ‖ Y ‖ Z` (x = X/Z), identity (0 : 1 : 0).
+//!
+//! # Formulas as programs
+//!
+//! Fq2 and curve arithmetic are not written in WGSL: [`Program`]s assemble them here
+//! into Fq instructions that shaders/program.wgsl interprets. Shader compilers inline
+//! every call, and a G2 addition written out compiled for minutes on llvmpipe; as a
+//! program it is one inlined copy each of `fq_mul`, `fq_add` and `fq_sub`. The cost is
+//! an indexed register file in private memory instead of straight-line code.
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;
