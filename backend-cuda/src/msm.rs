@@ -67,10 +67,27 @@ fn windows(c: u32) -> usize {
 /// point additions of the bucket sums plus about three per bucket for the reduction
 /// (ties go to the smaller c). 16 for 2^20 terms, 20 for 2^24, 22 for 2^26.
 pub fn window_bits(n: usize) -> u32 {
+    // Measured on the H200 (BENCHMARKS.md): the model's c = 14 and 15 run 10 to 20
+    // times slower than c = 16 from 2^15 to 2^18 terms (205 ms against 11 ms at
+    // 2^18), a cliff the model does not capture; c = 16 is used there until the
+    // kernels are profiled at those window sizes.
+    if (1 << 15..1 << 19).contains(&n) {
+        return 16;
+    }
     let cost = |c: u32| windows(c) as u128 * (n as u128 + 3 * (1u128 << (c - 1)));
     (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
         .unwrap_or(1)
+}
+
+/// `CRUCIBLE_CUDA_WINDOW_BITS` (1 to 22) overrides the window size, for tuning
+/// measurements; otherwise [`window_bits`].
+pub fn chosen_window_bits(n: usize) -> u32 {
+    std::env::var("CRUCIBLE_CUDA_WINDOW_BITS")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .filter(|c| (1..=MAX_WINDOW_BITS).contains(c))
+        .unwrap_or_else(|| window_bits(n))
 }
 
 struct Layout {
@@ -149,7 +166,7 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 /// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
 /// `n` terms can choose, the buffers of the largest such MSM; each item takes the max.
 pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
-    for c in 1..=window_bits(n) {
+    for c in 1..=chosen_window_bits(n).max(window_bits(n)) {
         let terms = largest_terms_with(c, n);
         if terms == 0 {
             continue;
@@ -210,7 +227,7 @@ pub fn msm<B>(
             c: 1,
         });
     }
-    let layout = Layout::new(window_bits(n));
+    let layout = Layout::new(chosen_window_bits(n));
     if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
         return Err(CudaError::Size(format!(
             "an MSM of {n} terms exceeds the kernels' 32-bit indices"
