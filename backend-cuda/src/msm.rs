@@ -166,7 +166,14 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 /// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
 /// `n` terms can choose, the buffers of the largest such MSM; each item takes the max.
 pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
-    for c in 1..=chosen_window_bits(n).max(window_bits(n)) {
+    // A tuning override applies to every MSM size, so it is planned at `n` itself.
+    let chosen = chosen_window_bits(n);
+    if chosen != window_bits(n) && n > 0 {
+        for (item, words) in Layout::new(chosen).items(n, group.xyzz_words()) {
+            plan.item(item, (words.max(1) * 4) as u64);
+        }
+    }
+    for c in 1..=window_bits(n) {
         let terms = largest_terms_with(c, n);
         if terms == 0 {
             continue;
