@@ -2,7 +2,7 @@
 //! `ProverBackend` trait, with the adapter's own limits and with buffers split into
 //! chunks by a small binding limit.
 
-mod common;
+use crate::common;
 
 use ark_ff::{FftField, UniformRand};
 use ark_poly::EvaluationDomain;
@@ -99,6 +99,7 @@ fn check_pointwise(backend: &dyn ProverBackend, rng: &mut impl Rng, log: u32) {
 
 #[test]
 fn ntt_and_pointwise_match_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("ntt_and_pointwise_match_arkworks") else {
         return;
     };
@@ -109,6 +110,7 @@ fn ntt_and_pointwise_match_arkworks() {
 
 #[test]
 fn chunked_ntt_and_pointwise_match_arkworks() {
+    let _serial = common::serial();
     // 1 KiB bindings: 32 scalars per chunk, so 2^7 and 2^8 span 4 and 8 chunks.
     let Some(backend) =
         common::small_binding_backend("chunked_ntt_and_pointwise_match_arkworks", 1024)

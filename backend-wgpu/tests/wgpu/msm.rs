@@ -3,7 +3,7 @@
 //! scalars, scalars with the top bits set; identity and repeated bases; spans across
 //! buffer chunks and MSMs split into batches by a small binding limit.
 
-mod common;
+use crate::common;
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::{CurveGroup, VariableBaseMSM};
@@ -235,6 +235,7 @@ fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl Rng) {
 
 #[test]
 fn g1_msm_matches_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("g1_msm_matches_arkworks") else {
         return;
     };
@@ -259,6 +260,7 @@ fn g1_msm_matches_arkworks() {
 
 #[test]
 fn g2_msm_matches_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("g2_msm_matches_arkworks") else {
         return;
     };
@@ -297,6 +299,7 @@ fn g2_msm_matches_arkworks() {
 
 #[test]
 fn chunked_and_batched_msm_matches_arkworks() {
+    let _serial = common::serial();
     // 512 KiB bindings: G1 bases in chunks of 4096, G2 of 2048, and G2 MSMs in batches
     // of at most 127 terms.
     let Some(backend) =

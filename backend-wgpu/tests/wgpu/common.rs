@@ -2,7 +2,7 @@
 //! `CRUCIBLE_REQUIRE` names wgpu) and seeded randomness that prints its seed on failure.
 #![allow(dead_code)]
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::SeedableRng;
@@ -23,20 +23,36 @@ pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     shared(&SHARED, test, WgpuOptions::default())
 }
 
-/// Like [`backend`], with bindings of at most `max_binding_bytes` (one value per test
-/// binary), so that buffers split into chunks and MSMs into batches.
+/// Runs the tests of this binary one at a time: they share backends, and several
+/// assert that a backend's budget returns to zero.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+type Shared = OnceLock<Result<WgpuBackend, String>>;
+
+/// Like [`backend`], with bindings of at most `max_binding_bytes` (one backend per
+/// limit), so that buffers split into chunks and MSMs into batches.
 pub fn small_binding_backend(test: &str, max_binding_bytes: u64) -> Option<&'static WgpuBackend> {
-    static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
+    static SHARED: Mutex<Vec<(u64, &'static Shared)>> = Mutex::new(Vec::new());
+    let cell: &'static Shared = {
+        let mut cells = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        match cells.iter().find(|(limit, _)| *limit == max_binding_bytes) {
+            Some((_, cell)) => cell,
+            None => {
+                let cell: &'static Shared = Box::leak(Box::new(OnceLock::new()));
+                cells.push((max_binding_bytes, cell));
+                cell
+            }
+        }
+    };
     let options = WgpuOptions {
         max_binding_bytes: Some(max_binding_bytes),
         ..WgpuOptions::default()
     };
-    let backend = shared(&SHARED, test, options)?;
-    assert_eq!(
-        backend.limits().binding_bytes,
-        max_binding_bytes,
-        "one binding limit per test binary"
-    );
+    let backend = shared(cell, test, options)?;
+    assert_eq!(backend.limits().binding_bytes, max_binding_bytes);
     Some(backend)
 }
 

@@ -3,12 +3,13 @@
 //! `CRUCIBLE_MAX_LOG` sets the largest size (default 6), `CRUCIBLE_SEED` replays a run,
 //! `CRUCIBLE_FILTER` runs only the cases whose name contains it.
 
-mod common;
+use crate::common;
 
 use crucible_conformance::{run, Config};
 
 #[test]
 fn conformance_suite_passes_on_wgpu() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("conformance_suite_passes_on_wgpu") else {
         return;
     };

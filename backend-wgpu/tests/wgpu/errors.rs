@@ -4,7 +4,7 @@
 //!
 //! One test (so nothing else shares the budget while it is checked).
 
-mod common;
+use crate::common;
 
 use ark_ff::UniformRand;
 use crucible_backend_wgpu::{probe_with, WgpuOptions};
@@ -16,6 +16,7 @@ use crucible_core::{
 
 #[test]
 fn errors_are_reported_and_budget_returns() {
+    let _serial = common::serial();
     // The registration is linked in and its probe never panics.
     let registration = registrations()
         .into_iter()

@@ -1,7 +1,7 @@
 //! G1 and G2 addition and doubling in the shaders against arkworks: random points and
 //! the edge cases P + P, P + (−P), P + O, O + P, O + O, 2·O.
 
-mod common;
+use crate::common;
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::{CurveGroup, PrimeGroup};
@@ -82,6 +82,7 @@ fn backend(test: &str) -> Option<&'static WgpuBackend> {
 
 #[test]
 fn g1_add_and_double_match_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = backend("g1_add_and_double_match_arkworks") else {
         return;
     };
@@ -91,6 +92,7 @@ fn g1_add_and_double_match_arkworks() {
 
 #[test]
 fn g2_add_and_double_match_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = backend("g2_add_and_double_match_arkworks") else {
         return;
     };

@@ -1,6 +1,6 @@
 //! Fr, Fq and Fq2 arithmetic in the shaders against arkworks, on random and edge inputs.
 
-mod common;
+use crate::common;
 
 use ark_ff::{Field, One, UniformRand, Zero};
 use ark_std::rand::Rng;
@@ -56,6 +56,7 @@ fn check<F: Field + DeviceElement + UniformRand>(
 
 #[test]
 fn fr_fq_fq2_match_arkworks() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("fr_fq_fq2_match_arkworks") else {
         return;
     };
@@ -91,6 +92,7 @@ fn fr_fq_fq2_match_arkworks() {
 
 #[test]
 fn fr_leaves_montgomery_form() {
+    let _serial = common::serial();
     let Some(backend) = common::backend("fr_leaves_montgomery_form") else {
         return;
     };
