@@ -568,3 +568,36 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
     prover.release().unwrap();
     assert_eq!((broken.budget().in_use(), good.budget().in_use()), (0, 0));
 }
+
+#[test]
+fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
+    use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
+    let shape = key_shape(&pk).unwrap();
+    let needed = key_plan(&probe, &shape).total_bytes() + proof_plan(&probe, &shape).total_bytes();
+    let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", needed - 1));
+    let key = StagedKey::stage(&backend, pk.clone()).unwrap();
+    let circuit = BenchCircuit {
+        constraints: CONSTRAINTS,
+        inputs: INPUTS,
+        seed,
+    };
+    let err = prove(
+        &backend,
+        &key,
+        circuit,
+        Fr::from(2u64),
+        Fr::from(3u64),
+        ProveOptions::default(),
+    )
+    .expect_err("the proof cannot fit beside the key");
+    assert!(
+        matches!(err.root(), Error::OutOfBudget { needed: n, .. } if *n == needed),
+        "{err}"
+    );
+    assert_eq!(err.phase(), Some(Phase::Allocate));
+    key.release().unwrap();
+    assert_eq!(backend.budget().in_use(), 0);
+}

@@ -82,6 +82,13 @@ pub fn prove_synthesized(
     let t = Instant::now();
     let plan = proof_plan(backend, &shape);
     let bytes_planned = plan.total_bytes();
+    // The staged key holds its bytes while this proof waits for budget: a proof that
+    // cannot fit beside it would wait forever, so it fails at once instead.
+    let key_bytes = key.lease().plan().total_bytes();
+    backend
+        .budget()
+        .check_fits(bytes_planned.saturating_add(key_bytes))
+        .phase(Phase::Allocate)?;
     let mut lease = guarded(Phase::Allocate, || backend.allocate(plan))?;
     let n = shape.domain_size();
     let vars = shape.num_variables();
@@ -151,7 +158,7 @@ pub fn prove_synthesized(
             times,
             bytes_planned,
             peak_bytes: usage.peak,
-            key_bytes: key.lease().plan().total_bytes(),
+            key_bytes,
             verified: options.verify,
             budget: backend.budget().stats(),
         },
