@@ -36,13 +36,7 @@ fn rand_seed() -> u64 {
 
 /// A CPU backend whose budget holds the key plus `proofs` proof plans.
 fn cpu_fitting(pk: &ProvingKey, proofs: u64) -> Arc<dyn ProverBackend> {
-    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
-    let shape = key_shape(pk).unwrap();
-    let capacity =
-        key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
-    Arc::new(CpuBackend::with_budget(DeviceBudget::new(
-        "cpu:0", capacity,
-    )))
+    cpu_device(pk, proofs, 0)
 }
 
 fn jobs(seed: u64, count: u64) -> impl Iterator<Item = Job<BenchCircuit>> + Send {
