@@ -20,6 +20,10 @@ pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
 /// binary units), for adapters whose memory wgpu cannot report.
 pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
+/// Device memory kept out of a hardware adapter's budget for the driver's per-thread
+/// private memory (the curve interpreter's registers).
+pub const PRIVATE_MEMORY_RESERVE: u64 = 2 << 30;
+
 /// Choices for opening wgpu adapters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WgpuOptions {
@@ -751,7 +755,16 @@ fn open(
         modules: Default::default(),
         pipelines: Mutex::new(HashMap::new()),
     };
-    let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(memory));
+    // The curve interpreter keeps its registers in private memory (about 7 KiB per
+    // thread), which a GPU driver reserves for every resident thread outside any
+    // buffer of ours: about 1.9 GiB on an H200 (132 SMs x 2048 threads). It comes off
+    // the budget so that a full budget cannot push the device out of memory.
+    let usable = if software {
+        memory
+    } else {
+        memory.saturating_sub(PRIVATE_MEMORY_RESERVE)
+    };
+    let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
     Ok(WgpuBackend::from_parts(backend_info, budget, Arc::new(ctx)))
 }
 
