@@ -40,10 +40,10 @@ where
     let scratch = work.allocate(SCALARS_ITEM, bytes, || {
         try_zeroed(span.len, BigInteger256::default())
     })?;
-    let scalars = work.get::<Vec<Fr>>(span.scalars.id)?[span.scalar_offset..][..span.len].to_vec();
-    let ints = work.get_mut::<Vec<BigInteger256>>(scratch)?;
+    let (ints, scalars) =
+        work.get_mut_and_ref::<Vec<BigInteger256>, Vec<Fr>>(scratch, span.scalars.id)?;
     ints.par_iter_mut()
-        .zip(&scalars)
+        .zip(&scalars[span.scalar_offset..][..span.len])
         .for_each(|(i, s)| *i = s.into_bigint());
     let points = &bases.get::<Vec<G::Affine>>(bases_id)?[span.base_offset..][..span.len];
     let result = G::msm_bigint(points, ints);

@@ -102,6 +102,28 @@ impl CudaBackend {
             .map_err(|e| Error::device("cuda", e))
     }
 
+    /// The per-window sums of an MSM over `group`, computed on the device.
+    fn window_sums<B>(
+        &self,
+        group: Group,
+        work: &mut Lease,
+        bases: &Lease,
+        bases_id: BufferId,
+        bases_len: usize,
+        span: &MsmSpan<B>,
+    ) -> Result<msm::WindowSums> {
+        msm::msm(
+            self.stream(),
+            self.kernels()?,
+            group,
+            work,
+            bases,
+            bases_id,
+            bases_len,
+            span,
+        )
+    }
+
     fn stream(&self) -> &Arc<cudarc::driver::CudaStream> {
         &self.device.stream
     }
@@ -285,22 +307,9 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        let sums = msm::msm(
-            self.stream(),
-            self.kernels()?,
-            Group::G1,
-            work,
-            bases,
-            span.bases.id,
-            span.bases.len,
-            &span,
-        )?;
-        let points: Vec<G1Projective> = sums
-            .words
-            .chunks_exact(field::G1_XYZZ_WORDS)
-            .map(field::xyzz_words_to_g1)
-            .collect();
-        Ok(msm::combine(&points, sums.c))
+        let sums =
+            self.window_sums(Group::G1, work, bases, span.bases.id, span.bases.len, &span)?;
+        Ok(sums.combine(field::G1_XYZZ_WORDS, field::xyzz_words_to_g1))
     }
 
     fn msm_g2(
@@ -309,21 +318,8 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        let sums = msm::msm(
-            self.stream(),
-            self.kernels()?,
-            Group::G2,
-            work,
-            bases,
-            span.bases.id,
-            span.bases.len,
-            &span,
-        )?;
-        let points: Vec<G2Projective> = sums
-            .words
-            .chunks_exact(field::G2_XYZZ_WORDS)
-            .map(field::xyzz_words_to_g2)
-            .collect();
-        Ok(msm::combine(&points, sums.c))
+        let sums =
+            self.window_sums(Group::G2, work, bases, span.bases.id, span.bases.len, &span)?;
+        Ok(sums.combine(field::G2_XYZZ_WORDS, field::xyzz_words_to_g2))
     }
 }

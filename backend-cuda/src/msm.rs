@@ -201,6 +201,15 @@ pub struct WindowSums {
     pub c: u32,
 }
 
+impl WindowSums {
+    /// The MSM's result: each window's XYZZ words (`words_per` each) read by `point`,
+    /// then combined on the host.
+    pub fn combine<P: CurveGroup>(&self, words_per: usize, point: fn(&[u32]) -> P) -> P {
+        let points: Vec<P> = self.words.chunks_exact(words_per).map(point).collect();
+        combine(&points, self.c)
+    }
+}
+
 /// sum_w 2^(c w) sums[w] (Horner, from the top window).
 pub fn combine<P: CurveGroup>(sums: &[P], c: u32) -> P {
     let mut acc = P::zero();

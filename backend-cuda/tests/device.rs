@@ -32,15 +32,7 @@ fn backend() -> Option<Arc<CudaBackend>> {
 }
 
 fn seed() -> u64 {
-    let s = std::env::var("CRUCIBLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(3)
-        });
+    let s = crucible_conformance::run_seed();
     println!("seed {s}");
     s
 }

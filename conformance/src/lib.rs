@@ -16,4 +16,4 @@ mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
 pub use proof_cases::{compare_with_arkworks, hex, proof_bytes};
-pub use suite::{required_backends, run, run_registered, Config};
+pub use suite::{required_backends, run, run_registered, run_seed, Config};

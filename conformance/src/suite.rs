@@ -23,22 +23,26 @@ pub struct Config {
     pub filter: Option<String>,
 }
 
+/// The seed of a test run: `CRUCIBLE_SEED` to replay one, else fresh from the clock.
+pub fn run_seed() -> u64 {
+    std::env::var("CRUCIBLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}
+
 impl Config {
     /// Defaults for `max_log_size` with a fresh random seed.
     pub fn new(max_log_size: u32) -> Self {
-        let seed = std::env::var("CRUCIBLE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(1)
-            });
         Config {
+            seed: run_seed(),
             max_log_size,
             proof_log_size: max_log_size.clamp(2, 10),
-            seed,
             filter: None,
         }
     }
@@ -79,7 +83,7 @@ impl Runner<'_> {
             Ok(Err(why)) => Outcome::Failed(format!("{why} (case seed {case_seed})")),
             Err(panic) => Outcome::Failed(format!(
                 "panicked: {} (case seed {case_seed})",
-                panic_message(&panic)
+                crucible_core::panic_message(&*panic)
             )),
         };
         let case = CaseResult {
@@ -91,13 +95,6 @@ impl Runner<'_> {
         self.summary.record(&case);
         (self.on_case)(&case);
     }
-}
-
-fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "non-string panic".into())
 }
 
 fn fnv(s: &str) -> u64 {

@@ -7,7 +7,7 @@ use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_backend_cpu::CpuBackend;
-use crucible_conformance::proof_bytes;
+use crucible_conformance::{proof_bytes, run_seed};
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{proofs_that_fit, EngineConfig, Job, JobOutcome, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
@@ -19,19 +19,9 @@ const CONSTRAINTS: usize = 28;
 const INPUTS: usize = 2;
 
 fn seed() -> u64 {
-    let s = std::env::var("CRUCIBLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand_seed);
+    let s = run_seed();
     println!("seed {s} (set CRUCIBLE_SEED to replay)");
     s
-}
-
-fn rand_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(7)
 }
 
 /// A CPU backend whose budget holds the key plus `proofs` proof plans.
@@ -323,7 +313,7 @@ mod tempdir {
             let p = std::env::temp_dir().join(format!(
                 "crucible-test-{}-{}",
                 std::process::id(),
-                super::rand_seed()
+                crucible_conformance::run_seed()
             ));
             std::fs::create_dir_all(&p).unwrap();
             Dir(p)

@@ -130,10 +130,11 @@ pub struct Prover {
 fn synthesize_job<C: ConstraintSynthesizer<Fr>>(job: Job<C>) -> Synthesis {
     let t = Instant::now();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(job.circuit)))
-        .unwrap_or_else(|_| {
-            Err(Error::InvalidInput(
-                "circuit panicked during synthesis".into(),
-            ))
+        .unwrap_or_else(|panic| {
+            Err(Error::InvalidInput(format!(
+                "circuit panicked during synthesis: {}",
+                crate::panic_message(&*panic)
+            )))
         })
         .phase(Phase::Synthesize);
     Synthesis {

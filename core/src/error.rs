@@ -144,6 +144,15 @@ impl Error {
     }
 }
 
+/// The message of a caught panic (`catch_unwind`'s payload), for error reports.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic".into())
+}
+
 /// Extension to tag results with the phase they came from.
 pub trait PhaseExt<T> {
     /// Tags an error with `phase`.

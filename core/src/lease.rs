@@ -243,6 +243,28 @@ impl Lease {
             .unwrap_or_else(|_| unreachable!("exactly N buffers were collected")))
     }
 
+    /// One buffer mutably and another one, of any type, shared: e.g. a scratch buffer
+    /// written from an input buffer of the same lease.
+    pub fn get_mut_and_ref<A: DeviceAllocation, B: DeviceAllocation>(
+        &mut self,
+        write: BufferId,
+        read: BufferId,
+    ) -> Result<(&mut A, &B)> {
+        let indices = [self.slot_index(write)?, self.slot_index(read)?];
+        let [w, r] = self
+            .slots
+            .get_disjoint_mut(indices)
+            .map_err(|e| Error::InvalidInput(format!("buffers not distinct or unknown: {e}")))?;
+        let freed = || Error::InvalidInput("buffer was freed".into());
+        let other = || Error::InvalidInput("buffer belongs to another backend".into());
+        let w: &mut dyn Any = &mut *w.as_mut().ok_or_else(freed)?.memory;
+        let r: &dyn Any = &*r.as_ref().ok_or_else(freed)?.memory;
+        Ok((
+            w.downcast_mut::<A>().ok_or_else(other)?,
+            r.downcast_ref::<B>().ok_or_else(other)?,
+        ))
+    }
+
     /// Frees every buffer, waits for the device, then returns the permit.
     pub fn release(mut self) -> Result<LeaseUsage> {
         let usage = self.usage();

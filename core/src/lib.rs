@@ -31,7 +31,7 @@ pub use backend::{
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
 pub use domain::{Domain, MAX_LOG_SIZE};
-pub use error::{Error, Phase, PhaseExt, Result};
+pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
 pub use plan::{human_bytes, MemoryPlan, PlanItem};
 pub use shape::ProofShape;

@@ -108,18 +108,7 @@ pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
         }
         None => (spec, None),
     };
-    let registration = registrations()
-        .into_iter()
-        .find(|r| r.name == name)
-        .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
-    let mut reasons = Vec::new();
-    let mut available = Vec::new();
-    for probe in (registration.probe)(options) {
-        match probe {
-            Probe::Available(b) => available.push(b),
-            Probe::Unavailable { reason } => reasons.push(reason),
-        }
-    }
+    let Found { available, reasons } = probe_named(name, options)?;
     let wanted = index.unwrap_or(0);
     match available
         .into_iter()
@@ -142,6 +131,31 @@ pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
             },
         }),
     }
+}
+
+/// What probing one named backend found.
+struct Found {
+    /// Its available devices.
+    available: Vec<Arc<dyn ProverBackend>>,
+    /// The reasons given for the unavailable ones.
+    reasons: Vec<String>,
+}
+
+/// Probes the backend registered as `name`.
+fn probe_named(name: &str, options: &ProbeOptions) -> Result<Found> {
+    let registration = registrations()
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
+    let mut available = Vec::new();
+    let mut reasons = Vec::new();
+    for probe in (registration.probe)(options) {
+        match probe {
+            Probe::Available(b) => available.push(b),
+            Probe::Unavailable { reason } => reasons.push(reason),
+        }
+    }
+    Ok(Found { available, reasons })
 }
 
 fn select_auto(options: &ProbeOptions) -> Result<Selected> {
@@ -194,18 +208,7 @@ pub fn select_devices(
     indices: Option<&[usize]>,
     options: &ProbeOptions,
 ) -> Result<Vec<Arc<dyn ProverBackend>>> {
-    let registration = registrations()
-        .into_iter()
-        .find(|r| r.name == name)
-        .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
-    let mut reasons = Vec::new();
-    let mut available = Vec::new();
-    for probe in (registration.probe)(options) {
-        match probe {
-            Probe::Available(b) => available.push(b),
-            Probe::Unavailable { reason } => reasons.push(reason),
-        }
-    }
+    let Found { available, reasons } = probe_named(name, options)?;
     let chosen: Vec<_> = match indices {
         None => available,
         Some(wanted) => {

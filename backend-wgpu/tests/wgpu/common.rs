@@ -96,14 +96,6 @@ impl Drop for Seed {
 
 /// A fresh random generator (or `CRUCIBLE_SEED`'s), with the guard that reports its seed.
 pub fn rng() -> (StdRng, Seed) {
-    let seed = std::env::var("CRUCIBLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0)
-        });
+    let seed = crucible_conformance::run_seed();
     (StdRng::seed_from_u64(seed), Seed(seed))
 }

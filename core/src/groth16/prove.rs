@@ -171,14 +171,11 @@ pub fn prove_synthesized(
 fn guarded<T>(phase: Phase, body: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(result) => result.phase(phase),
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "non-string panic".into());
-            Err(crate::Error::device("backend", format!("panicked: {message}")).in_phase(phase))
-        }
+        Err(panic) => Err(crate::Error::device(
+            "backend",
+            format!("panicked: {}", crate::panic_message(&*panic)),
+        )
+        .in_phase(phase)),
     }
 }
 
