@@ -74,8 +74,11 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double(const Xyzz<F>& p) {
     return r;
 }
 
-// madd-2008-s: P + q for an affine q (which may be the (0, 0) infinity).
-template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affine<F>& q) {
+// madd-2008-s: P + q for an affine q (which may be the (0, 0) infinity). Inlined
+// into the MSM's bucket sums, its hottest loop: as a call, ptxas allocates its
+// registers apart from the caller's and fuses fewer of the Fq products' multiply
+// pairs into wide multiply-adds (field.cuh), and passes the points through the stack.
+template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
     const F pp_ = fsub(fmul(q.x, p.zz), p.x);   // P
@@ -93,6 +96,11 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     r.zz = fmul(p.zz, pp);
     r.zzz = fmul(p.zzz, ppp);
     return r;
+}
+
+// The same as a call, for the places where the formula is not hot.
+template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affine<F>& q) {
+    return xyzz_add_affine_inline(p, q);
 }
 
 // add-2008-s: P + Q.

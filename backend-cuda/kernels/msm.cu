@@ -176,7 +176,7 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
         const u32 e = sorted[pos];
         Affine<F> p = bases[e & 0x7fffffffu];
         if (e & 0x80000000u) p = aff_neg(p);
-        acc = xyzz_add_affine(acc, p);
+        acc = xyzz_add_affine_inline(acc, p);
     }
     if (run_start == bucket_begin) buckets[k] = acc; else carries[t] = acc;
 }
@@ -234,9 +234,24 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
     else if (with_v) out_v[out] = xyzz_double(xyzz_add(in_v[l], in_v[l + 1]));
 }
 
+// The bucket sums' launch bounds: 128 threads a block (msm.rs launches that many) and
+// at least CRU_G1_ACC_MIN_BLOCKS blocks an SM for G1: 4 caps the G1 kernel at 128
+// registers, 16 warps an SM instead of 12 at its natural 156, for a few spilled
+// words. G2 keeps its registers (capped at 128 it spills hundreds of bytes). 0 means
+// no bound; NVRTC's -D overrides it (CRUCIBLE_CUDA_NVRTC_OPTIONS, for tuning).
+#ifndef CRU_G1_ACC_MIN_BLOCKS
+#define CRU_G1_ACC_MIN_BLOCKS 4
+#endif
+#if CRU_G1_ACC_MIN_BLOCKS > 0
+#define CRU_G1_ACC_BOUNDS __launch_bounds__(128, CRU_G1_ACC_MIN_BLOCKS)
+#else
+#define CRU_G1_ACC_BOUNDS
+#endif
+#define CRU_G2_ACC_BOUNDS
+
 // extern "C" entry points: the templates above, instantiated per group.
-#define CRU_MSM_GROUP(G, F)                                                                              \
-    extern "C" __global__ void msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
+#define CRU_MSM_GROUP(G, F, BOUNDS)                                                                             \
+    extern "C" __global__ void BOUNDS msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32 m, u32 chunk) {             \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, m, chunk);                      \
     }                                                                                                    \
@@ -249,5 +264,5 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
         msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
     }
 
-CRU_MSM_GROUP(g1, Fq)
-CRU_MSM_GROUP(g2, Fq2)
+CRU_MSM_GROUP(g1, Fq, CRU_G1_ACC_BOUNDS)
+CRU_MSM_GROUP(g2, Fq2, CRU_G2_ACC_BOUNDS)

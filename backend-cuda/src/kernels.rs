@@ -99,6 +99,11 @@ impl Kernels {
         if std::env::var_os("CRUCIBLE_CUDA_PORTABLE_ARITH").is_some() {
             options.push("-DCRUCIBLE_PORTABLE_ARITH".into());
         }
+        // Extra NVRTC options, whitespace-separated, for tuning measurements (e.g.
+        // `-DCRU_G1_ACC_MIN_BLOCKS=0`); they are part of the cache key.
+        if let Ok(extra) = std::env::var("CRUCIBLE_CUDA_NVRTC_OPTIONS") {
+            options.extend(extra.split_whitespace().map(String::from));
+        }
         let versions = format!(
             "nvrtc {} driver {}",
             driver::nvrtc_version(),
