@@ -56,9 +56,9 @@
 //   7. while S > 1: msm_g1_reduce_pairs(const G1Xyzz* in_w, const G1Xyzz* in_v,
 //        G1Xyzz* out_w, G1Xyzz* out_v, u32 nodes, u32 with_v)            grid (nodes, W)
 //        nodes = S before the step (in-w/v hold W * nodes entries, window-major); pairs
-//        (2j, 2j+1) of span h: out_w[w nodes/2 + j] = w_l + w_r + v_r (thread 2j), and if
-//        with_v, out_v = 2 (v_l + v_r) (thread 2j + 1). Then S = nodes / 2; with_v = 0
-//        on the last step.
+//        (2j, 2j+1) of span h: out_w[w nodes/2 + j] = w_l + w_r + v_r (thread j), and if
+//        with_v, out_v = 2 (v_l + v_r) (thread nodes/2 + j). Then S = nodes / 2;
+//        with_v = 0 on the last step.
 //      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
 //      window, sum_b (b + 1) B_b = the window sum.
 // G2: steps 5-7 named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
@@ -204,6 +204,9 @@ CRU_DEV void msm_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,
     const u64 first = ((u64)w << (c - 1)) + ((u64)s << seg_bits);
     Xyzz<F> run = xyzz_identity<F>();
     Xyzz<F> acc = xyzz_identity<F>();
+    // Calls, not the inlined addition: inlined (one call site, selecting the operands)
+    // this kernel took 2.0 ms at 2^20 on the H200 instead of 1.4 (178 registers, and
+    // each thread's chain of additions is its latency).
     for (u32 j = 1u << seg_bits; j-- > 0;) {
         run = xyzz_add(run, msm_load_bucket(buckets, carries, bucket_start, first + j, chunk));
         acc = xyzz_add(acc, run);
@@ -215,32 +218,33 @@ CRU_DEV void msm_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,
 }
 
 // Node (W, V) of span h over buckets [lo, lo + h): W = sum (b - lo + 1) B_b, V = h sum B_b.
-// Left and right children merge to W = W_l + W_r + V_r, V = 2 (V_l + V_r), computed by
-// two threads (2j: W, 2j + 1: V). On the H200 this saved almost nothing: the two are
-// lanes of one warp, so the branches run one after the other. A G1 level took ~0.27 ms
-// (ncu), far more than its ~50 products; giving the two roles to different warps, and
-// finding where that time goes, are the next steps (BENCHMARKS.md).
+// Left and right children merge to W = W_l + W_r + V_r, V = 2 (V_l + V_r). The two are
+// computed by different threads, and threads of a warp share the role (the first
+// nodes / 2 threads of a window compute W, the rest V): with the roles alternating
+// between lanes, as before, a warp ran both branches one after the other.
 template <class F>
 CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>* out_w, Xyzz<F>* out_v,
                               u32 nodes, u32 with_v) {
     const u32 t = CRU_THREAD_X;
     const u32 w = blockIdx.y;
     const u32 half = nodes >> 1;
-    const u32 j = t >> 1;
+    const bool v_role = t >= half;
+    const u32 j = v_role ? t - half : t;
     if (j >= half) return;
     const u64 l = (u64)w * nodes + 2 * j;
     const u64 out = (u64)w * half + j;
-    if ((t & 1) == 0) out_w[out] = xyzz_add(xyzz_add(in_w[l], in_w[l + 1]), in_v[l + 1]);
+    if (!v_role) out_w[out] = xyzz_add(xyzz_add(in_w[l], in_w[l + 1]), in_v[l + 1]);
     else if (with_v) out_v[out] = xyzz_double(xyzz_add(in_v[l], in_v[l + 1]));
 }
 
-// The bucket sums' launch bounds: 128 threads a block (msm.rs launches that many) and
-// at least CRU_G1_ACC_MIN_BLOCKS blocks an SM for G1: 4 caps the G1 kernel at 128
-// registers, 16 warps an SM instead of 12 at its natural 156, for a few spilled
-// words. G2 keeps its registers (capped at 128 it spills hundreds of bytes). 0 means
-// no bound; NVRTC's -D overrides it (CRUCIBLE_CUDA_NVRTC_OPTIONS, for tuning).
+// The bucket sums' launch bounds, for tuning: at least CRU_G1_ACC_MIN_BLOCKS blocks of
+// 128 threads an SM for G1 (0: no bound, the default). On the H200, 4 (128 registers,
+// 16 warps an SM, a few spilled words) ran MSM G1 2^20 in 12.3 ms against 12.0 ms
+// unbounded (156 registers, 12 warps), 2^24 in 143.6 against 136.2 ms. G2 is never
+// bounded (at 128 registers it spills hundreds of bytes). Set it with NVRTC's -D
+// through CRUCIBLE_CUDA_NVRTC_OPTIONS.
 #ifndef CRU_G1_ACC_MIN_BLOCKS
-#define CRU_G1_ACC_MIN_BLOCKS 4
+#define CRU_G1_ACC_MIN_BLOCKS 0
 #endif
 #if CRU_G1_ACC_MIN_BLOCKS > 0
 #define CRU_G1_ACC_BOUNDS __launch_bounds__(128, CRU_G1_ACC_MIN_BLOCKS)

@@ -7,13 +7,18 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::error::CudaResult;
 
-/// One opened device: its context, the stream every operation is queued on, and
-/// what it reports about itself.
+/// One opened device: its context, the stream every kernel is queued on, the stream
+/// host-to-device copies go on (so staging overlaps with kernels), and what it
+/// reports about itself. Ordering between the two comes from cudarc's per-buffer
+/// read/write events (two streams put the context in its multi-stream mode): a copy
+/// into a buffer waits for the kernels that use it, a kernel waits for the copy.
 pub struct Device {
     /// The primary context.
     pub ctx: Arc<CudaContext>,
-    /// The stream of this backend instance.
+    /// The stream of this backend instance's kernels.
     pub stream: Arc<CudaStream>,
+    /// The stream of its host-to-device copies.
+    pub copy: Arc<CudaStream>,
     /// Compute capability (major, minor).
     pub arch: (i32, i32),
     /// Backend info for reports.
@@ -29,6 +34,7 @@ pub fn count() -> CudaResult<usize> {
 pub fn open(ordinal: usize) -> CudaResult<Device> {
     let ctx = CudaContext::new(ordinal)?;
     let stream = ctx.new_stream()?;
+    let copy = ctx.new_stream()?;
     let arch = ctx.compute_capability()?;
     let name = ctx.name()?;
     let memory = ctx.total_mem()? as u64;
@@ -50,6 +56,7 @@ pub fn open(ordinal: usize) -> CudaResult<Device> {
         },
         ctx,
         stream,
+        copy,
         arch,
     })
 }

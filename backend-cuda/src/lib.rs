@@ -47,10 +47,12 @@ pub struct CudaBackend {
 struct StreamSync {
     device_ctx: Arc<cudarc::driver::CudaContext>,
     stream: Arc<cudarc::driver::CudaStream>,
+    copy: Arc<cudarc::driver::CudaStream>,
 }
 
 impl DeviceSync for StreamSync {
     fn synchronize(&self) -> Result<()> {
+        self.copy.synchronize().map_err(CudaError::from)?;
         self.stream.synchronize().map_err(CudaError::from)?;
         driver::trim_memory_pool(&self.device_ctx)?;
         Ok(())
@@ -150,7 +152,7 @@ impl CudaBackend {
             Some(staging) => staging,
             None => guard.insert(memory::Staging::new(&self.device.ctx)?),
         };
-        memory::upload_chunked(self.stream(), lease, id, staging, len, words, fill)
+        memory::upload_chunked(&self.device.copy, lease, id, staging, len, words, fill)
     }
 }
 
@@ -200,10 +202,20 @@ impl ProverBackend for CudaBackend {
         &self.budget
     }
 
+    // Phase boundaries wait for both streams but keep the memory pool: trimming it
+    // there (as the lease's release does, so that other processes see the memory
+    // free) made the next allocations map fresh pages, inside the timed phases.
+    fn synchronize(&self) -> Result<()> {
+        self.device.copy.synchronize().map_err(CudaError::from)?;
+        self.device.stream.synchronize().map_err(CudaError::from)?;
+        Ok(())
+    }
+
     fn device_sync(&self) -> Arc<dyn DeviceSync> {
         Arc::new(StreamSync {
             device_ctx: self.device.ctx.clone(),
             stream: self.device.stream.clone(),
+            copy: self.device.copy.clone(),
         })
     }
 

@@ -116,9 +116,13 @@ impl Drop for Staging {
 }
 
 /// Stages `len` elements of `words_per` words each into the buffer, chunk by chunk:
-/// `fill(elements, words)` writes the words of that range of elements.
+/// `fill(elements, words)` writes the words of that range of elements. The copies go
+/// on `copy` (the backend's copy stream) and this returns once the last chunk is
+/// queued: kernels queued before it on the compute stream keep running meanwhile.
+/// cudarc's buffer events order the copy after the kernels that use the buffer and
+/// the kernels queued later after the copy.
 pub fn upload_chunked(
-    stream: &Arc<CudaStream>,
+    copy: &Arc<CudaStream>,
     lease: &mut Lease,
     id: BufferId,
     staging: &mut Staging,
@@ -146,10 +150,9 @@ pub fn upload_chunked(
             .map_err(CudaError::from)?[..(end - start) * words_per];
         fill(start..end, host);
         let mut dst = buf.words.slice_mut(start * words_per..end * words_per);
-        stream
-            .memcpy_htod(&*host, &mut dst)
+        copy.memcpy_htod(&*host, &mut dst)
             .map_err(CudaError::from)?;
-        staging.pending[slot] = Some(stream.record_event(None).map_err(CudaError::from)?);
+        staging.pending[slot] = Some(copy.record_event(None).map_err(CudaError::from)?);
     }
     Ok(())
 }

@@ -21,7 +21,9 @@ use crate::{random_bases, random_scalars, Op};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunTimes {
     /// Inputs already on the device: from launching the operation to `synchronize()`
-    /// (for `prove`: the proof, with the proving key already staged).
+    /// (for `prove`: the proof's stage, NTT and MSM phases, with the proving key
+    /// already staged: the witness's staging and all device compute, not the
+    /// synthesis and evaluation on the host before it).
     pub resident: Duration,
     /// Staging the inputs, the operation, and reading the result back
     /// (for `prove`: staging the key, the proof, and releasing the key).
@@ -371,15 +373,15 @@ fn run_prove(backend: &dyn ProverBackend, task: &ProveTask, rng: &mut StdRng) ->
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let t0 = Instant::now();
     let key = StagedKey::stage(backend, Arc::clone(&task.key))?;
-    let t1 = Instant::now();
     let proof = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });
-    let t2 = Instant::now();
     let released = key.release();
     let t3 = Instant::now();
-    black_box(proof?);
+    let proof = proof?;
     released?;
+    let resident = proof.report.times.stage_and_compute();
+    black_box(proof);
     Ok(RunTimes {
-        resident: t2 - t1,
+        resident,
         with_transfers: t3 - t0,
     })
 }

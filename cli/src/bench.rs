@@ -322,7 +322,7 @@ fn text_table(op: Op, rows: &[Row]) -> String {
         "vs cpu +transfers",
     ];
     format!(
-        "{}\n(ms: device-resident, launch to synchronize; +transfers: staging, compute and read-back; vs cpu: cpu median / backend median)",
+        "{}\n(ms: device-resident, launch to synchronize (prove: the proof's stage + NTT + MSM phases, key staged); +transfers: staging, compute and read-back (prove: key staging, the whole proof, key release); vs cpu: cpu median / backend median)",
         table(&headers, &cells, 1)
     )
 }

@@ -288,6 +288,15 @@ fn phase_stats(reports: &[&ProofReport]) -> Vec<(&'static str, Stats)> {
         })
         .collect();
     phases.push((
+        "stage+compute",
+        Stats::of(
+            &reports
+                .iter()
+                .map(|r| r.times.stage_and_compute())
+                .collect::<Vec<_>>(),
+        ),
+    ));
+    phases.push((
         "total",
         Stats::of(&reports.iter().map(|r| r.times.total()).collect::<Vec<_>>()),
     ));

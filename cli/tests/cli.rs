@@ -109,7 +109,14 @@ fn prove_checks_byte_identical_to_ark_groth16() {
     assert!(run.stdout.contains(summary), "{run:?}");
     let spinner = "generating proving key for 256 constraints (cached at";
     assert!(run.stderr.contains(spinner), "{run:?}");
-    for phase in ["synthesize", "ntt", "msm", "verify", "total"] {
+    for phase in [
+        "synthesize",
+        "ntt",
+        "msm",
+        "verify",
+        "stage+compute",
+        "total",
+    ] {
         let row = run.stdout.lines().any(|l| l.starts_with(phase));
         assert!(row, "no {phase} row: {run:?}");
     }

@@ -161,7 +161,10 @@ pub trait ProverBackend: Send + Sync {
         len: usize,
     ) -> Result<BufferId>;
 
-    /// Stage phase: copies `src` into `dst` (lengths must match).
+    /// Stage phase: copies `src` into `dst` (lengths must match). The copy may still
+    /// be in flight when this returns (`src` is no longer needed by then): every later
+    /// operation on `dst` sees the staged values, and a backend may overlap the copy
+    /// with operations already queued on other buffers.
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()>;
 
     /// Stage phase: copies G1 bases into `dst` (lengths must match).

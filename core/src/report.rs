@@ -23,10 +23,13 @@ pub struct PhaseTimes {
     /// Budget acquisition and device allocation (includes waiting for memory).
     #[serde(serialize_with = "serialize_duration")]
     pub allocate: Duration,
-    /// Host-to-device copies.
+    /// Host time inside the staging calls (converting and queueing the copies; on a
+    /// backend with a copy stream, the device runs the previous vector's transforms
+    /// meanwhile).
     #[serde(serialize_with = "serialize_duration")]
     pub stage: Duration,
-    /// NTTs and pointwise ops.
+    /// NTTs and pointwise ops: the rest of the wall time from the first staging call
+    /// to the end of the transforms, so `stage + ntt` is that whole span.
     #[serde(serialize_with = "serialize_duration")]
     pub ntt: Duration,
     /// The five MSMs.
@@ -53,6 +56,12 @@ impl PhaseTimes {
             ("release", self.release),
             ("verify", self.verify),
         ]
+    }
+
+    /// Staging plus device compute (stage, NTT and MSM phases): the proof's time on
+    /// the backend once the witness is known.
+    pub fn stage_and_compute(&self) -> Duration {
+        self.stage + self.ntt + self.msm
     }
 
     /// Sum of all phases.
