@@ -65,6 +65,7 @@ struct cru_dim3 { u32 x, y, z; };
 static cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
 static inline u32 atomicSub(u32* p, u32 v) { const u32 old = *p; *p = old - v; return old; }
+static inline u32 atomicMax(u32* p, u32 v) { const u32 old = *p; if (v > old) *p = v; return old; }
 #endif
 
 // ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 //   sorted       u32[W n]        point index | sign << 31, grouped by bucket, k ascending
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
+//   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tree_w, tree_v   Xyzz[W S] each, and a second pair of W S / 2 each (ping-pong)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -42,12 +43,19 @@
 //   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
 //        u32* sorted, u32 n, u32 c)                                          grid (n, W)
 //   5. msm_g1_accumulate(const G1Affine* bases, const u32* sorted, const u32* bucket_start,
-//        G1Xyzz* buckets, G1Xyzz* carries, u32 m, u32 chunk)   THREADS = ceil(W n / chunk)
+//        G1Xyzz* buckets, G1Xyzz* carries, u32* max_span, u32 m, u32 chunk)
+//                                                              THREADS = ceil(W n / chunk)
 //        Thread t sums the entries [t chunk, min(t chunk + chunk, T)) run by run (a run:
 //        the entries of one bucket). A run that starts its bucket is written to
 //        buckets[k]; the first run, when its bucket began in an earlier chunk, to
 //        carries[t]. So bucket k = buckets[k] + carries[t] for the chunks t strictly
 //        after the one holding bucket_start[k], up to the one holding its last entry.
+//        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
+//        bucket.
+//   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
+//        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
+//        u32 level)                                            THREADS = ceil(W n / chunk)
+//        Afterwards each bucket's carries are summed into the first of them.
 //   6. msm_g1_reduce_segments(const G1Xyzz* buckets, const G1Xyzz* carries,
 //        const u32* bucket_start, G1Xyzz* tree_w, G1Xyzz* tree_v, u32 c, u32 seg_bits,
 //        u32 chunk)                                                          grid (S, W)
@@ -61,7 +69,7 @@
 //        with_v = 0 on the last step.
 //      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
 //      window, sum_b (b + 1) B_b = the window sum.
-// G2: steps 5-7 named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
+// G2: steps 5-7 (and 5b) named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
 // depend only on the scalars and c.
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"
@@ -145,30 +153,41 @@ extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_star
 
 // One loop over the chunk's entries with the run boundaries as a branch inside it, so
 // the threads of a warp add points together whatever their runs' lengths.
+// The bucket holding sorted entry `pos` < total: the largest k with bucket_start[k] <= pos.
+CRU_DEV u32 msm_bucket_of(const u32* bucket_start, u32 m, u32 pos) {
+    u32 k = 0, span = m;
+    while (span > 1) {
+        const u32 half = span >> 1;
+        if (bucket_start[k + half] <= pos) k += half;
+        span -= half;
+    }
+    return k;
+}
+
+// A carry of bucket [begin, end): notes how many chunks' carries the bucket has.
+CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
+    atomicMax(max_span, (end - 1) / chunk - begin / chunk);
+}
+
 template <class F>
 CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
-                            Xyzz<F>* buckets, Xyzz<F>* carries, u32 m, u32 chunk) {
+                            Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) {
     const u32 t = CRU_THREAD_X;
     const u32 total = bucket_start[m];
     const u64 lo64 = (u64)t * chunk;
     if (lo64 >= total) return;
     const u32 lo = (u32)lo64;
     const u32 hi = total - lo < chunk ? total : lo + chunk;
-    // The bucket holding entry lo: the largest k with bucket_start[k] <= lo (it is
-    // non-empty, since bucket_start[k + 1] > lo).
-    u32 k = 0, span = m;
-    while (span > 1) {
-        const u32 half = span >> 1;
-        if (bucket_start[k + half] <= lo) k += half;
-        span -= half;
-    }
+    // The bucket holding entry lo (non-empty, since bucket_start[k + 1] > lo).
+    u32 k = msm_bucket_of(bucket_start, m, lo);
     u32 run_start = lo;
     u32 bucket_begin = bucket_start[k];
     u32 bucket_end = bucket_start[k + 1];
     Xyzz<F> acc = xyzz_identity<F>();
     for (u32 pos = lo; pos < hi; pos++) {
         if (pos == bucket_end) {
-            if (run_start == bucket_begin) buckets[k] = acc; else carries[t] = acc;
+            if (run_start == bucket_begin) buckets[k] = acc;
+            else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
             acc = xyzz_identity<F>();
             run_start = pos;
             do { k++; bucket_begin = bucket_end; bucket_end = bucket_start[k + 1]; } while (bucket_end == pos);
@@ -178,17 +197,42 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
         if (e & 0x80000000u) p = aff_neg(p);
         acc = xyzz_add_affine_inline(acc, p);
     }
-    if (run_start == bucket_begin) buckets[k] = acc; else carries[t] = acc;
+    if (run_start == bucket_begin) buckets[k] = acc;
+    else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Bucket k: its owner's partial sum plus the carries of the chunks it continues into.
+// One level of the carries' tree sum. Bucket k's carries sit at chunks t0 + 1 .. t1
+// (t0 = bucket_start[k] / chunk, t1 = (bucket_start[k + 1] - 1) / chunk). Level s adds
+// carries[t + 2^s] into carries[t] for the t with t - t0 - 1 a multiple of 2^(s+1) and
+// t + 2^s <= t1; after levels 0 .. L-1, with 2^L >= the longest run of carries,
+// carries[t0 + 1] holds the run's sum. A bucket spanning thousands of chunks (all the
+// points of a window in one bucket: boolean witnesses, or a top window of a c that
+// does not divide 256) costs L levels instead of a serial chain of thousands of
+// additions.
+template <class F>
+CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, u32 chunk, u32 level) {
+    const u32 t = CRU_THREAD_X;
+    const u32 total = bucket_start[m];
+    if ((u64)t * chunk >= total) return;
+    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
+    const u32 t0 = bucket_start[k] / chunk;
+    if (t0 == t) return;  // chunk t starts its bucket: its first run is no carry
+    const u32 t1 = (bucket_start[k + 1] - 1) / chunk;
+    const u32 d = 1u << level;
+    if (((t - t0 - 1) & (2 * d - 1)) != 0 || t + d > t1) return;
+    carries[t] = xyzz_add(carries[t], carries[t + d]);
+}
+
+// Bucket k: its owner's partial sum plus its carries, which step 5b folded into the
+// first of them.
 template <class F>
 CRU_DEV Xyzz<F> msm_load_bucket(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
                                 u64 k, u32 chunk) {
     const u32 begin = bucket_start[k], end = bucket_start[k + 1];
     if (begin == end) return xyzz_identity<F>();
     Xyzz<F> v = buckets[k];
-    for (u32 t = begin / chunk + 1; t <= (end - 1) / chunk; t++) v = xyzz_add(v, carries[t]);
+    const u32 t0 = begin / chunk, t1 = (end - 1) / chunk;
+    if (t1 > t0) v = xyzz_add(v, carries[t0 + 1]);
     return v;
 }
 
@@ -256,8 +300,12 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
 // extern "C" entry points: the templates above, instantiated per group.
 #define CRU_MSM_GROUP(G, F, BOUNDS)                                                                             \
     extern "C" __global__ void BOUNDS msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
-            const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32 m, u32 chunk) {             \
-        msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, m, chunk);                      \
+            const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
+        msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
+    }                                                                                                    \
+    extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
+            u32 chunk, u32 level) {                                                                      \
+        msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
     }                                                                                                    \
     extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
             const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \

@@ -25,7 +25,7 @@ const SOURCES: [&str; 5] = [
 ];
 
 /// Every kernel the host launches.
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 23] = [
     "ntt_bit_reverse",
     "ntt_pass_r1",
     "ntt_pass_r2",
@@ -42,9 +42,11 @@ const NAMES: [&str; 21] = [
     "u32_chunk_scan",
     "msm_scatter",
     "msm_g1_accumulate",
+    "msm_g1_fold_carries",
     "msm_g1_reduce_segments",
     "msm_g1_reduce_pairs",
     "msm_g2_accumulate",
+    "msm_g2_fold_carries",
     "msm_g2_reduce_segments",
     "msm_g2_reduce_pairs",
 ];

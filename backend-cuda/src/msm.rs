@@ -56,28 +56,31 @@ const CHUNK: u32 = 64;
 const SCAN_CHUNK: usize = 64;
 /// log2 of the buckets per segment of the first reduction step (msm.cu step 6).
 const SEG_BITS: u32 = 4;
-/// The largest window: 12 windows of 2^21 buckets, chosen from about 2^25 terms on.
+/// The largest window: 12 windows of 2^21 buckets (the cost model picks it from about
+/// 2^27 terms on).
 const MAX_WINDOW_BITS: u32 = 22;
 
 fn windows(c: u32) -> usize {
     256usize.div_ceil(c as usize)
 }
 
-/// Window bits for `n` terms: the c that minimises W(c) * (n + 3 * 2^(c-1)), the
-/// point additions of the bucket sums plus about three per bucket for the reduction
-/// (ties go to the smaller c). 16 for 2^20 terms, 20 for 2^24, 22 for 2^26.
+/// Window bits for `n` terms: the c that minimises W(c) * (n + 4.5 * 2^(c-1)), the
+/// bucket-sum additions plus the reduction's cost per bucket, in additions (ties go to
+/// the smaller c); 16 from 2^15 to 2^22 terms, 20 for 2^24 to 2^26. The weight 4.5 is
+/// the range (3.65, 5.35) in which this model picks the fastest c measured on the H200
+/// at 2^20 (c = 13..17), 2^24 (18..20) and 2^26 (20..22): BENCHMARKS.md. Below 2^20
+/// terms the model would pick c = 11 to 14, never measured fast there (c = 16 was, at
+/// 2^15 to 2^18), so c = 16 is kept from 2^15 terms on.
 pub fn window_bits(n: usize) -> u32 {
-    // Measured on the H200 (BENCHMARKS.md): the model's c = 14 and 15 run 10 to 20
-    // times slower than c = 16 from 2^15 to 2^18 terms (205 ms against 11 ms at
-    // 2^18), a cliff the model does not capture; c = 16 is used there until the
-    // kernels are profiled at those window sizes.
-    if (1 << 15..1 << 19).contains(&n) {
-        return 16;
-    }
-    let cost = |c: u32| windows(c) as u128 * (n as u128 + 3 * (1u128 << (c - 1)));
-    (1..=MAX_WINDOW_BITS)
+    let cost = |c: u32| windows(c) as u128 * (2 * n as u128 + 9 * (1u128 << (c - 1)));
+    let model = (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
-        .unwrap_or(1)
+        .unwrap_or(1);
+    if n >= 1 << 15 {
+        model.max(16)
+    } else {
+        model
+    }
 }
 
 /// `CRUCIBLE_CUDA_WINDOW_BITS` (1 to 22) overrides the window size, for tuning
@@ -114,7 +117,7 @@ impl Layout {
         self.buckets >> self.seg_bits
     }
     /// (item, words) of every scratch buffer for `n` terms.
-    fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 11] {
+    fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 12] {
         let (w, m, s) = (self.windows, self.all_buckets(), self.segments());
         let entries = w * n;
         [
@@ -125,6 +128,7 @@ impl Layout {
             ("msm-sorted", entries),
             ("msm-buckets", m * xyzz),
             ("msm-carries", entries.div_ceil(CHUNK as usize) * xyzz),
+            ("msm-carry-span", 1),
             ("msm-tree-w", w * s * xyzz),
             ("msm-tree-v", w * s * xyzz),
             ("msm-tree-w2", w * (s / 2) * xyzz),
@@ -396,7 +400,7 @@ fn run<B>(
 ) -> Result<BufferId> {
     let n = span.len;
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
-    let [digits, count, start, scan, sorted, buckets, carries, tree_w, tree_v, tree_w2, tree_v2] =
+    let [digits, count, start, scan, sorted, buckets, carries, span_id, tree_w, tree_v, tree_w2, tree_v2] =
         std::array::from_fn(|i| scratch[i]);
     let (n32, c, seg_bits, chunk) = (n as u32, layout.c, layout.seg_bits, CHUNK);
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
@@ -442,10 +446,29 @@ fn run<B>(
             .arg(buf(start)?)
             .arg(buf(buckets)?)
             .arg(buf(carries)?)
+            .arg(buf(span_id)?)
             .arg(&m32)
             .arg(&chunk),
         grid_with_block((w * n).div_ceil(CHUNK as usize), CURVE_BLOCK),
     )?;
+    // Step 5b: as many tree levels as the longest run of carries needs (none for
+    // spread-out digits; about log2(n / CHUNK) when one bucket holds a whole window).
+    let max_span = download(stream, work, span_id, 1)?[0];
+    let fold = f(&format!("{p}_fold_carries"))?;
+    let mut level = 0u32;
+    while (1u64 << level) < u64::from(max_span) {
+        launch(
+            stream
+                .launch_builder(fold)
+                .arg(buf(carries)?)
+                .arg(buf(start)?)
+                .arg(&m32)
+                .arg(&chunk)
+                .arg(&level),
+            grid_with_block((w * n).div_ceil(CHUNK as usize), CURVE_BLOCK),
+        )?;
+        level += 1;
+    }
     launch(
         stream
             .launch_builder(f(&format!("{p}_reduce_segments"))?)
@@ -497,9 +520,10 @@ mod tests {
             last = c;
             n += 1 + n / 64;
         }
+        assert_eq!(window_bits(1 << 16), 16);
         assert_eq!(window_bits(1 << 20), 16);
         assert_eq!(window_bits(1 << 24), 20);
-        assert_eq!(window_bits(1 << 26), 22);
+        assert_eq!(window_bits(1 << 26), 20);
     }
 
     #[test]

@@ -142,6 +142,9 @@ enum Scalars {
     AllEqual,
     TopBits,
     SmallAndSparse,
+    /// 0 or 1, as most witness values of real circuits: one bucket of window 0 holds
+    /// about half the terms.
+    Boolean,
 }
 
 /// Base patterns of the edge cases.
@@ -171,6 +174,7 @@ fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
                     Fr::from(rng.gen::<u8>())
                 }
             }
+            Scalars::Boolean => Fr::from(rng.gen::<bool>()),
         })
         .collect()
 }
@@ -265,6 +269,23 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
             check::<G>(backend, &b, &s, 0, 0, n)
         });
     }
+    // The largest size once more with boolean scalars: a bucket that spans thousands
+    // of a GPU's work chunks.
+    let largest = 1usize << max_log;
+    r.case(
+        &format!("msm-{}/scalars-boolean/n={largest}", G::NAME),
+        |rng| {
+            let b = bases::<G>(rng, largest, Bases::Random);
+            check::<G>(
+                backend,
+                &b,
+                &scalars(rng, largest, Scalars::Boolean),
+                0,
+                0,
+                largest,
+            )
+        },
+    );
     let n = (1usize << max_log.min(10)) + 3;
     for sk in [
         Scalars::Zero,
@@ -272,6 +293,7 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
         Scalars::AllEqual,
         Scalars::TopBits,
         Scalars::SmallAndSparse,
+        Scalars::Boolean,
     ] {
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(),

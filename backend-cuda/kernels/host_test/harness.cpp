@@ -205,8 +205,8 @@ static void pw_cmd(const std::string& op) {
 }
 
 // The launch sequence of msm.cu's header, with its scratch sizes.
-template <class F, class K5, class K6, class K7>
-static void msm_cmd(K5 acc_k, K6 seg_k, K7 pair_k) {
+template <class F, class K5, class K5b, class K6, class K7>
+static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = W * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
@@ -222,7 +222,10 @@ static void msm_cmd(K5 acc_k, K6 seg_k, K7 pair_k) {
     launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c); });
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
-    launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), M, chunk); });
+    u32 max_span = 0;
+    launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
+    for (u32 level = 0; (1u << level) < max_span; level++)
+        launch(threads, 1, [&] { fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
     launch(S, W, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
     Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
     for (u32 nodes = S; nodes > 1; nodes >>= 1) {
@@ -256,9 +259,9 @@ int main() {
         else if (kind == "g2") curve_cmd<Fq2>(op);
         else if (kind == "pw") pw_cmd(op);
         else if (kind == "msm" && op == "g1")
-            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_reduce_segments, msm_g1_reduce_pairs);
+            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs);
         else if (kind == "msm" && op == "g2")
-            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_reduce_segments, msm_g2_reduce_pairs);
+            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }
         printf("\n");
     }

@@ -347,6 +347,8 @@ def msm_cases(cs, rng, quick, pts):
             ("P and -P", [some[0], aff_neg(F, some[0])] * 3, [5] * 6),
             ("P + P in one bucket", [some[0]] * 4, [1, 1, 3, 3]),
             ("one long bucket", [rng.choice(ps) for _ in range(40)], [1] * 40),
+            # Runs of carries that meet: the fold's tree must stop at each bucket's end.
+            ("long buckets side by side", [rng.choice(ps) for _ in range(45)], [1] * 17 + [2] * 21 + [3] * 7),
         ]
         # (c, chunk, seg_bits): chunks shorter and longer than buckets, segments of 1
         # bucket up to the whole window.
