@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Error, Fr, G1Affine,
-    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, DeviceBudget, DeviceMarker, DeviceSync, Domain, ElementKind, Error, Fr,
+    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
+    NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::CudaError;
@@ -40,6 +40,26 @@ pub struct CudaBackend {
     kernels: OnceLock<std::result::Result<Kernels, String>>,
     /// Pinned host buffers for staging, allocated at the first upload.
     staging: Mutex<Option<memory::Staging>>,
+}
+
+/// A timing event recorded on the compute stream.
+struct EventMarker(cudarc::driver::CudaEvent);
+
+impl DeviceMarker for EventMarker {
+    fn since(&self, start: &dyn DeviceMarker) -> Result<std::time::Duration> {
+        let start = start
+            .as_any()
+            .downcast_ref::<EventMarker>()
+            .ok_or_else(|| Error::InvalidInput("a device marker of another backend".into()))?;
+        let ms = start.0.elapsed_ms(&self.0).map_err(CudaError::from)?;
+        Ok(std::time::Duration::from_secs_f64(
+            f64::from(ms.max(0.0)) / 1e3,
+        ))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Waits for the device's stream, then trims the memory pool so freed memory is
@@ -209,6 +229,16 @@ impl ProverBackend for CudaBackend {
         self.device.copy.synchronize().map_err(CudaError::from)?;
         self.device.stream.synchronize().map_err(CudaError::from)?;
         Ok(())
+    }
+
+    // CUDA events with timing on the compute stream.
+    fn device_marker(&self) -> Result<Option<Box<dyn DeviceMarker>>> {
+        let event = self
+            .device
+            .stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(CudaError::from)?;
+        Ok(Some(Box::new(EventMarker(event))))
     }
 
     fn device_sync(&self) -> Arc<dyn DeviceSync> {

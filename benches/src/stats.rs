@@ -47,6 +47,8 @@ pub struct Measurement {
     pub resident: Stats,
     /// Including host-to-device staging and reading the result back.
     pub with_transfers: Stats,
+    /// `resident` was timed with device events (CUDA), not the host's clock.
+    pub device_clock: bool,
 }
 
 /// One untimed warm-up run, then `repeat` timed runs on fresh inputs; `on_run` is
@@ -68,6 +70,7 @@ pub fn measure(
     Ok(Measurement {
         resident: Stats::of(&resident),
         with_transfers: Stats::of(&with_transfers),
+        device_clock: !runs.is_empty() && runs.iter().all(|r| r.device_clock),
     })
 }
 

@@ -297,7 +297,15 @@ fn text_table(op: Op, rows: &[Row]) -> String {
             vec![
                 r.info.label(),
                 r.size.to_string(),
-                f(res.median_ms),
+                format!(
+                    "{}{}",
+                    f(res.median_ms),
+                    if r.measurement.device_clock {
+                        " (dev)"
+                    } else {
+                        ""
+                    }
+                ),
                 f(res.min_ms),
                 f(res.max_ms),
                 f(tr.median_ms),
@@ -322,7 +330,7 @@ fn text_table(op: Op, rows: &[Row]) -> String {
         "vs cpu +transfers",
     ];
     format!(
-        "{}\n(ms: device-resident, launch to synchronize (prove: the proof's stage + NTT + MSM phases, key staged); +transfers: staging, compute and read-back (prove: key staging, the whole proof, key release); vs cpu: cpu median / backend median)",
+        "{}\n(ms: device-resident, launch to synchronize, \"(dev)\": timed by device events around the operation (prove: the proof's stage + NTT + MSM phases, key staged); +transfers: staging, compute and read-back (prove: key staging, the whole proof, key release); vs cpu: cpu median / backend median)",
         table(&headers, &cells, 1)
     )
 }
@@ -342,6 +350,7 @@ fn json_report(
                 "device": r.info.device_name,
                 "size": r.size,
                 "resident": r.measurement.resident,
+                "resident_clock": if r.measurement.device_clock { "device" } else { "host" },
                 "with_transfers": r.measurement.with_transfers,
                 "speedup_vs_cpu": speedup(r, rows).map(|(res, tr)| json!({ "resident": res, "with_transfers": tr })),
             })

@@ -12,6 +12,15 @@ use crate::{
     Lease, MemoryPlan, Result,
 };
 
+/// A point in a device's queue (see [`ProverBackend::device_marker`]).
+pub trait DeviceMarker: Send {
+    /// Device time from `start` (a marker of the same backend, queued earlier) to
+    /// this marker; waits until the device has passed this marker.
+    fn since(&self, start: &dyn DeviceMarker) -> Result<std::time::Duration>;
+    /// For the backend's own downcast of `start`.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
 /// Describes one backend instance (one device).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BackendInfo {
@@ -202,6 +211,13 @@ pub trait ProverBackend: Send + Sync {
     /// Waits for every queued operation (used at phase boundaries for timing).
     fn synchronize(&self) -> Result<()> {
         self.device_sync().synchronize()
+    }
+
+    /// A marker queued now on the device's compute queue, for timing a region on the
+    /// device's own clock ([`DeviceMarker::since`]); `None` when the backend has no
+    /// device clock (the CPU backend), and the caller times on the host.
+    fn device_marker(&self) -> Result<Option<Box<dyn DeviceMarker>>> {
+        Ok(None)
     }
 
     /// Allocates `len` scalars.

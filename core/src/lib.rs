@@ -26,8 +26,8 @@ pub mod report;
 mod shape;
 
 pub use backend::{
-    check_span, BackendInfo, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
-    ScratchNeed,
+    check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind,
+    ProverBackend, ScalarBuf, ScratchNeed,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
 pub use domain::{Domain, MAX_LOG_SIZE};
