@@ -81,28 +81,6 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double(const Xyzz<F>& p) {
 template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
-#ifdef CRU_MADD_PAIRED
-    // The same ten products as five independent pairs (fmul2), for two carry chains in
-    // flight per thread. A tuning variant: -DCRU_MADD_PAIRED.
-    F u, s;
-    fmul2(u, q.x, p.zz, s, q.y, p.zzz);
-    const F pp_ = fsub(u, p.x);   // P
-    const F rr = fsub(s, p.y);    // R
-    if (fis_zero(pp_)) {
-        if (fis_zero(rr)) return xyzz_double_affine(q);
-        return xyzz_identity<F>();
-    }
-    F pp, rr2, ppp, qq;
-    fmul2(pp, pp_, pp_, rr2, rr, rr);
-    fmul2(ppp, pp_, pp, qq, p.x, pp);
-    Xyzz<F> r;
-    fmul2(r.zz, p.zz, pp, r.zzz, p.zzz, ppp);
-    r.x = fsub(fsub(rr2, ppp), fdbl(qq));
-    F y1, y2;
-    fmul2(y1, rr, fsub(qq, r.x), y2, p.y, ppp);
-    r.y = fsub(y1, y2);
-    return r;
-#else
     const F pp_ = fsub(fmul(q.x, p.zz), p.x);   // P
     const F rr = fsub(fmul(q.y, p.zzz), p.y);   // R
     if (fis_zero(pp_)) {
@@ -118,7 +96,6 @@ template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, cons
     r.zz = fmul(p.zz, pp);
     r.zzz = fmul(p.zzz, ppp);
     return r;
-#endif
 }
 
 // The same as a call, for the places where the formula is not hot.

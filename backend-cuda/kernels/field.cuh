@@ -202,7 +202,9 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
 // frame word 0 at the start of the next row, its carry absorbed by o's first
 // product. Bounds: t < 2p on entry to each row, as in plain CIOS; e and o each stay
 // below 2^(32N + 2), so N + 1 words hold them and nothing carries out of word N.
-// The running state of one product (see fmul): t = e + pend + 2^32 o.
+// mont_init, mont_row and mont_finish are its three steps; fmul runs them.
+
+// The running state of one product: t = e + pend + 2^32 o.
 template <class C> struct MontAcc {
     u32 e[C::N + 2], o[C::N + 2], pend;
 };
@@ -271,27 +273,12 @@ template <class C> CRU_DEV Fp<C> mont_finish(const MontAcc<C>& s) {
     return r;
 }
 
+// a*b*2^(-32N) mod p: N rows, one per limb of b.
 template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     MontAcc<C> s;
     mont_init(s);
     CRU_UNROLL for (int i = 0; i < C::N; i++) mont_row(s, a, b.l[i]);
     return mont_finish(s);
-}
-
-// Two independent products with their rows interleaved, so that one thread has two
-// carry chains in flight: the bucket sums are bound by the latency of the chains
-// (ncu: most stalls wait on the previous wide multiply-add), not by the multipliers.
-template <class C> CRU_DEV void fmul2(Fp<C>& r1, const Fp<C>& a1, const Fp<C>& b1,
-                                      Fp<C>& r2, const Fp<C>& a2, const Fp<C>& b2) {
-    MontAcc<C> s1, s2;
-    mont_init(s1);
-    mont_init(s2);
-    CRU_UNROLL for (int i = 0; i < C::N; i++) {
-        mont_row(s1, a1, b1.l[i]);
-        mont_row(s2, a2, b2.l[i]);
-    }
-    r1 = mont_finish(s1);
-    r2 = mont_finish(s2);
 }
 
 #else
@@ -343,11 +330,6 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     return r;
 }
 
-template <class C> CRU_DEV void fmul2(Fp<C>& r1, const Fp<C>& a1, const Fp<C>& b1,
-                                      Fp<C>& r2, const Fp<C>& a2, const Fp<C>& b2) {
-    r1 = fmul(a1, b1);
-    r2 = fmul(a2, b2);
-}
 #endif
 
 // ------------------------------ derived ops ------------------------------

@@ -37,10 +37,4 @@ CRU_CALL Fq2 fsqr(const Fq2& a) {
     return make_fq2(fmul(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
 }
 
-// Two Fq2 products (curve.cuh's paired formulas): each is a call already.
-CRU_DEV void fmul2(Fq2& r1, const Fq2& a1, const Fq2& b1, Fq2& r2, const Fq2& a2, const Fq2& b2) {
-    r1 = fmul(a1, b1);
-    r2 = fmul(a2, b2);
-}
-
 #endif  // CRUCIBLE_FQ2_CUH

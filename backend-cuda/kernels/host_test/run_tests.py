@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
 """Host tests of the CUDA kernels against Python big-int references.
 
-Builds harness.cpp with g++ four ways (default = carry chains with the carry flag
+Builds harness.cpp with g++ three ways (default = carry chains with the carry flag
 emulated, i.e. the same chain code the device runs as PTX; -DCRUCIBLE_PORTABLE_ARITH;
--DCRU_MADD_PAIRED, the paired-products mixed addition; the default again under
-AddressSanitizer + UBSan, which also checks the documented
+the default again under AddressSanitizer + UBSan, which also checks the documented
 MSM scratch sizes), feeds every build the same commands on fresh random inputs and
 compares each result with the reference. Prints the seed; rerun with --seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,paired,asan]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 
@@ -384,8 +383,6 @@ def msm_cases(cs, rng, quick, pts):
 BUILDS = {
     "chain": ["-O2"],
     "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH"],
-    # The paired-products variant of the MSM's mixed addition (curve.cuh).
-    "paired": ["-O2", "-DCRU_MADD_PAIRED"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
 }
 
@@ -394,7 +391,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--builds", default="chain,portable,paired,asan")
+    ap.add_argument("--builds", default="chain,portable,asan")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     print(f"seed {seed}")
