@@ -326,6 +326,9 @@ fn bench_writes_parseable_json_csv_and_svg() {
     assert_eq!(samples.len(), 3);
     assert!(results[0]["with_transfers"]["median_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(results[0]["speedup_vs_cpu"]["resident"], 1.0);
+    // The CPU backend has no device clock: its resident time is the host's, unmarked.
+    assert_eq!(results[0]["resident_clock"], "host");
+    assert!(!run.stdout.contains(" (dev)"), "{run:?}");
     assert_eq!(v["op"], "msm-g1");
     assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
     assert!(!v["git_commit"].as_str().unwrap().is_empty());

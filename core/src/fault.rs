@@ -110,6 +110,9 @@ impl ProverBackend for FaultyBackend {
     fn element_bytes(&self, kind: ElementKind) -> u64 {
         self.inner.element_bytes(kind)
     }
+    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+        self.inner.buffer_bytes(kind, len)
+    }
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
         self.inner.scratch_plan(need)
     }
@@ -188,5 +191,8 @@ impl ProverBackend for FaultyBackend {
     }
     fn synchronize(&self) -> Result<()> {
         self.inner.synchronize()
+    }
+    fn device_marker(&self) -> Result<Option<Box<dyn crate::DeviceMarker>>> {
+        self.inner.device_marker()
     }
 }
