@@ -259,11 +259,11 @@ pub struct ProgramRange {
 /// The programs the shaders can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Program {
-    /// Fq: regs[2] = regs[0] + regs[1].
+    /// Fq: `regs[2] = regs[0] + regs[1]`.
     FqAdd,
-    /// Fq: regs[2] = regs[0] − regs[1].
+    /// Fq: `regs[2] = regs[0] − regs[1]`.
     FqSub,
-    /// Fq: regs[2] = regs[0] · regs[1].
+    /// Fq: `regs[2] = regs[0] · regs[1]`.
     FqMul,
     /// Fq2 (two registers each): regs[4..6] = regs[0..2] + regs[2..4].
     Fq2Add,
@@ -481,7 +481,7 @@ const SPARE_REGS: usize = 30;
 
 /// The interpreter's constants: every program's instructions in one array, its
 /// length, the registers the largest program uses (`PROGRAM_REGS`) and the register
-/// file's size (`REGS`, with [`SPARE_REGS`] more).
+/// file's size (`REGS`, with `SPARE_REGS` more).
 pub fn wgsl_programs() -> String {
     let mut words = Vec::new();
     let mut regs = 0;

@@ -200,11 +200,11 @@ pub trait ProverBackend: Send + Sync {
         k: Fr,
     ) -> Result<()>;
 
-    /// Σ scalars[i]·bases[i] over G1; scratch comes from `work`.
+    /// `Σ scalars[i]·bases[i]` over G1; scratch comes from `work`.
     fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>)
         -> Result<G1Projective>;
 
-    /// Σ scalars[i]·bases[i] over G2; scratch comes from `work`.
+    /// `Σ scalars[i]·bases[i]` over G2; scratch comes from `work`.
     fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>)
         -> Result<G2Projective>;
 
