@@ -151,8 +151,6 @@ extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_star
     sorted[pos] = i | (code & 0x80000000u);
 }
 
-// One loop over the chunk's entries with the run boundaries as a branch inside it, so
-// the threads of a warp add points together whatever their runs' lengths.
 // The bucket holding sorted entry `pos` < total: the largest k with bucket_start[k] <= pos.
 CRU_DEV u32 msm_bucket_of(const u32* bucket_start, u32 m, u32 pos) {
     u32 k = 0, span = m;
@@ -169,6 +167,8 @@ CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
     atomicMax(max_span, (end - 1) / chunk - begin / chunk);
 }
 
+// One loop over the chunk's entries with the run boundaries as a branch inside it, so
+// the threads of a warp add points together whatever their runs' lengths.
 template <class F>
 CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
                             Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) {

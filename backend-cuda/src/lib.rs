@@ -5,7 +5,9 @@
 //! NVRTC to machine code for the device's own architecture at first use (and cached
 //! on disk). Every device byte comes
 //! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
-//! pool, and only then returns the budget.
+//! pool, and only then returns the budget. Kernels run on one stream, host-to-device
+//! copies on a second (so staging overlaps compute; cudarc's per-buffer events order
+//! the two).
 #![warn(missing_docs)]
 
 mod device;
