@@ -8,10 +8,16 @@
 // u64 limb: staging needs no multiplication. Storage buffers hold 8 packed words per
 // element (limb 2k in the low half of word k, limb 2k+1 in the high half).
 //
-// FR_P, FR_INV (−r⁻¹ mod 2^16) and FR_ONE (R mod r) are generated from arkworks by
-// field.rs and prepended to every module.
+// FR_P, FR_INV (−r⁻¹ mod 2^16), FR_ONE (R mod r), FR_LIMBS and FR_WORDS are generated
+// from arkworks by field.rs and prepended to every module.
+//
+// Fq uses this same code: field.rs renames Fr / fr_ / FR_ to Fq / fq_ / FQ_ in what
+// follows the next line (WGSL has no generics). Fq has 24 limbs, R = 2^384 as in
+// arkworks and 12 packed words; p < R/8, so the CIOS bound (result < 2p before the
+// final subtraction) holds there too.
+// ---- field code ----
 
-alias Fr = array<u32, 16>;
+alias Fr = array<u32, FR_LIMBS>;
 
 var<private> fr_p: Fr = FR_P;
 
@@ -23,20 +29,20 @@ fn fr_one() -> Fr {
     return FR_ONE;
 }
 
-fn fr_unpack(w: array<u32, 8>) -> Fr {
+fn fr_unpack(w: array<u32, FR_WORDS>) -> Fr {
     var words = w;
     var r: Fr;
-    for (var k = 0u; k < 8u; k++) {
+    for (var k = 0u; k < FR_WORDS; k++) {
         r[2u * k] = words[k] & 0xffffu;
         r[2u * k + 1u] = words[k] >> 16u;
     }
     return r;
 }
 
-fn fr_pack(a: Fr) -> array<u32, 8> {
+fn fr_pack(a: Fr) -> array<u32, FR_WORDS> {
     var x = a;
-    var w: array<u32, 8>;
-    for (var k = 0u; k < 8u; k++) {
+    var w: array<u32, FR_WORDS>;
+    for (var k = 0u; k < FR_WORDS; k++) {
         w[k] = x[2u * k] | (x[2u * k + 1u] << 16u);
     }
     return w;
@@ -47,7 +53,7 @@ fn fr_reduce_once(a: Fr) -> Fr {
     var x = a;
     var r: Fr;
     var borrow = 0u;
-    for (var i = 0u; i < 16u; i++) {
+    for (var i = 0u; i < FR_LIMBS; i++) {
         let d = x[i] + 0x10000u - fr_p[i] - borrow;
         r[i] = d & 0xffffu;
         borrow = 1u - (d >> 16u);
@@ -63,7 +69,7 @@ fn fr_add(a: Fr, b: Fr) -> Fr {
     var y = b;
     var r: Fr;
     var carry = 0u;
-    for (var i = 0u; i < 16u; i++) {
+    for (var i = 0u; i < FR_LIMBS; i++) {
         let s = x[i] + y[i] + carry;
         r[i] = s & 0xffffu;
         carry = s >> 16u;
@@ -77,7 +83,7 @@ fn fr_sub(a: Fr, b: Fr) -> Fr {
     var y = b;
     var r: Fr;
     var borrow = 0u;
-    for (var i = 0u; i < 16u; i++) {
+    for (var i = 0u; i < FR_LIMBS; i++) {
         let d = x[i] + 0x10000u - y[i] - borrow;
         r[i] = d & 0xffffu;
         borrow = 1u - (d >> 16u);
@@ -86,7 +92,7 @@ fn fr_sub(a: Fr, b: Fr) -> Fr {
         return r;
     }
     var carry = 0u;
-    for (var i = 0u; i < 16u; i++) {
+    for (var i = 0u; i < FR_LIMBS; i++) {
         let s = r[i] + fr_p[i] + carry;
         r[i] = s & 0xffffu;
         carry = s >> 16u;
@@ -99,31 +105,31 @@ fn fr_sub(a: Fr, b: Fr) -> Fr {
 fn fr_mul(a: Fr, b: Fr) -> Fr {
     var x = a;
     var y = b;
-    var t: array<u32, 18>;
-    for (var i = 0u; i < 16u; i++) {
+    var t: array<u32, FR_LIMBS + 2u>;
+    for (var i = 0u; i < FR_LIMBS; i++) {
         var carry = 0u;
         let yi = y[i];
-        for (var j = 0u; j < 16u; j++) {
+        for (var j = 0u; j < FR_LIMBS; j++) {
             let s = t[j] + x[j] * yi + carry;
             t[j] = s & 0xffffu;
             carry = s >> 16u;
         }
-        let s = t[16] + carry;
-        t[16] = s & 0xffffu;
-        t[17] = s >> 16u;
+        let s = t[FR_LIMBS] + carry;
+        t[FR_LIMBS] = s & 0xffffu;
+        t[FR_LIMBS + 1u] = s >> 16u;
         let m = (t[0] * FR_INV) & 0xffffu;
         carry = (t[0] + m * fr_p[0]) >> 16u;
-        for (var j = 1u; j < 16u; j++) {
+        for (var j = 1u; j < FR_LIMBS; j++) {
             let s2 = t[j] + m * fr_p[j] + carry;
             t[j - 1u] = s2 & 0xffffu;
             carry = s2 >> 16u;
         }
-        let s3 = t[16] + carry;
-        t[15] = s3 & 0xffffu;
-        t[16] = t[17] + (s3 >> 16u);
+        let s3 = t[FR_LIMBS] + carry;
+        t[FR_LIMBS - 1u] = s3 & 0xffffu;
+        t[FR_LIMBS] = t[FR_LIMBS + 1u] + (s3 >> 16u);
     }
     var r: Fr;
-    for (var i = 0u; i < 16u; i++) {
+    for (var i = 0u; i < FR_LIMBS; i++) {
         r[i] = t[i];
     }
     return fr_reduce_once(r);

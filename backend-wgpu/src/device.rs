@@ -139,7 +139,6 @@ pub enum Module {
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
-const FQ: &str = include_str!("../shaders/fq.wgsl");
 const PROGRAM: &str = include_str!("../shaders/program.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
 const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
@@ -157,13 +156,15 @@ impl Module {
         Module::ProgramTest,
     ];
 
-    fn parts(self) -> &'static [&'static str] {
+    /// The module's shader files in order; `None` stands for Fq's field code (made
+    /// from fr.wgsl by [`fq_wgsl`](crate::field::fq_wgsl)).
+    fn parts(self) -> &'static [Option<&'static str>] {
         match self {
-            Module::Ntt => &[FR, NTT],
-            Module::MsmSort => &[FR, MSM_COMMON, MSM_SORT],
-            Module::MsmBuckets => &[FQ, PROGRAM, MSM_COMMON, MSM],
-            Module::FrTest => &[FR, FR_TEST],
-            Module::ProgramTest => &[FQ, PROGRAM, PROGRAM_TEST],
+            Module::Ntt => &[Some(FR), Some(NTT)],
+            Module::MsmSort => &[Some(FR), Some(MSM_COMMON), Some(MSM_SORT)],
+            Module::MsmBuckets => &[None, Some(PROGRAM), Some(MSM_COMMON), Some(MSM)],
+            Module::FrTest => &[Some(FR), Some(FR_TEST)],
+            Module::ProgramTest => &[None, Some(PROGRAM), Some(PROGRAM_TEST)],
         }
     }
 
@@ -174,12 +175,15 @@ impl Module {
     /// The module's full WGSL source.
     pub fn source(self) -> String {
         let mut s = wgsl_constants();
-        if self.parts().contains(&PROGRAM) {
+        if self.parts().contains(&Some(PROGRAM)) {
             s.push_str(&wgsl_programs());
         }
         for part in self.parts() {
             s.push('\n');
-            s.push_str(part);
+            match part {
+                Some(text) => s.push_str(text),
+                None => s.push_str(&crate::field::fq_wgsl(FR)),
+            }
         }
         s
     }

@@ -241,7 +241,54 @@ pub fn wgsl_constants() -> String {
         neg_inv16(Fq::MODULUS.0[0])
     );
     s += &wgsl_array("FQ_ONE", &limbs16(&Fq::ONE.0 .0));
+    // 16-bit limbs, two to a packed storage word.
+    for (name, limbs) in [
+        ("FR", Fr::MODULUS.0.len() * 4),
+        ("FQ", Fq::MODULUS.0.len() * 4),
+    ] {
+        s += &format!(
+            "const {name}_LIMBS: u32 = {limbs}u;\nconst {name}_WORDS: u32 = {}u;\n",
+            limbs / 2
+        );
+    }
     s
+}
+
+/// The line of shaders/fr.wgsl after which its field code starts.
+const FIELD_CODE: &str = "// ---- field code ----\n";
+
+/// Fq's WGSL: shaders/fr.wgsl's field code with Fr / fr_ / FR_ renamed to Fq / fq_ /
+/// FQ_ (the sizes come from FQ_LIMBS and FQ_WORDS).
+pub fn fq_wgsl(fr_wgsl: &str) -> String {
+    let code = fr_wgsl
+        .split_once(FIELD_CODE)
+        .map_or(fr_wgsl, |(_, code)| code);
+    let mut out =
+        String::from("// BLS12-381 base field Fq: shaders/fr.wgsl renamed by field.rs.\n");
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut rest = code;
+    while !rest.is_empty() {
+        // Alternately a run of identifier characters and a run of the others.
+        let len = match rest.chars().next() {
+            Some(c) if is_ident(c) => rest.find(|c| !is_ident(c)),
+            _ => rest.find(is_ident),
+        }
+        .unwrap_or(rest.len());
+        let (word, after) = rest.split_at(len);
+        if word == "Fr" {
+            out.push_str("Fq");
+        } else if let Some(name) = word.strip_prefix("fr_") {
+            out.push_str("fq_");
+            out.push_str(name);
+        } else if let Some(name) = word.strip_prefix("FR_") {
+            out.push_str("FQ_");
+            out.push_str(name);
+        } else {
+            out.push_str(word);
+        }
+        rest = after;
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------
@@ -507,6 +554,21 @@ pub fn wgsl_programs() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fq_code_is_fr_code_renamed_whole_words_only() {
+        let fr = include_str!("../shaders/fr.wgsl");
+        let fq = fq_wgsl(fr);
+        assert!(fq.contains("alias Fq = array<u32, FQ_LIMBS>;"), "{fq}");
+        assert!(fq.contains("fn fq_mul(a: Fq, b: Fq) -> Fq {"), "{fq}");
+        assert!(fq.contains("(t[0] * FQ_INV)"), "{fq}");
+        // Nothing of Fr is left, and the header comment is not copied.
+        for word in ["Fr", "fr_", "FR_", "scalar field"] {
+            assert!(!fq.contains(word), "`{word}` left in:\n{fq}");
+        }
+        // Function names that merely contain the letters stay whole.
+        assert_eq!(fq_wgsl("// ---- field code ----\nfn from(x: Fr) -> Frx {}"), "// BLS12-381 base field Fq: shaders/fr.wgsl renamed by field.rs.\nfn from(x: Fq) -> Frx {}");
+    }
 
     #[test]
     fn neg_inv_is_the_montgomery_constant() {

@@ -9,6 +9,7 @@ use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
 
+use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
 
 /// The lease cases (the runner fails any case that leaves budget in use).
@@ -46,12 +47,14 @@ pub fn run(r: &mut Runner<'_>) {
     });
     r.case("lease/dropped-mid-way-returns-budget", |rng| {
         let domain = crucible_core::Domain::with_log_size(4).map_err(|e| e.to_string())?;
-        let mut plan = MemoryPlan::new("dropped");
-        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
-        plan.merge(&backend.scratch_plan(&crucible_core::ScratchNeed {
-            ntt: Some(domain),
-            ..Default::default()
-        }));
+        let plan = scalar_plan(
+            backend,
+            &[("x", domain.size)],
+            crucible_core::ScratchNeed {
+                ntt: Some(domain),
+                ..Default::default()
+            },
+        );
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
         let x = backend
             .alloc_scalars(&mut lease, "x", domain.size)

@@ -50,7 +50,8 @@ pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
     }
 }
 
-fn scalar_plan(
+/// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
+pub(crate) fn scalar_plan(
     backend: &dyn ProverBackend,
     buffers: &[(&str, usize)],
     need: ScratchNeed,

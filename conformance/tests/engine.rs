@@ -65,18 +65,29 @@ fn assert_identical(pk: &ProvingKey, seed: u64, count: u64, outcomes: &[JobOutco
     }
 }
 
+/// An engine over `devices` with `workers` workers a device, `synthesis` synthesis
+/// threads, every proof verified.
+fn prover(
+    devices: Vec<Arc<dyn ProverBackend>>,
+    pk: &Arc<ProvingKey>,
+    workers: usize,
+    synthesis: usize,
+) -> Prover {
+    let config = EngineConfig {
+        workers_per_device: workers,
+        synthesis_threads: synthesis,
+        verify: true,
+    };
+    Prover::new(devices, pk.clone(), config).unwrap()
+}
+
 #[test]
 fn four_workers_share_a_budget_that_fits_one_proof() {
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let backend = cpu_fitting(&pk, 1);
     let capacity = backend.budget().capacity();
-    let config = EngineConfig {
-        workers_per_device: 4,
-        synthesis_threads: 2,
-        verify: true,
-    };
-    let prover = Prover::new(vec![backend.clone()], pk.clone(), config).unwrap();
+    let prover = prover(vec![backend.clone()], &pk, 4, 2);
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 16), |o| outcomes.push(o));
     assert_eq!((stats.proofs, stats.failures), (16, 0), "{outcomes:?}");
@@ -117,17 +128,7 @@ fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
         rule(FaultOp::Msm, 41, 0, FaultKind::Panic),
     ];
     let backend = faulty(&pk, 2, rules);
-    let config = EngineConfig {
-        workers_per_device: 4,
-        synthesis_threads: 1,
-        verify: true,
-    };
-    let prover = Prover::new(
-        vec![backend.clone() as Arc<dyn ProverBackend>],
-        pk.clone(),
-        config,
-    )
-    .unwrap();
+    let prover = prover(vec![backend.clone() as Arc<dyn ProverBackend>], &pk, 4, 1);
     let key_bytes = backend.budget().in_use();
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 24), |o| outcomes.push(o));
@@ -432,17 +433,7 @@ fn soak_thousand_proofs_with_faults() {
     ];
     let backend = faulty(&pk, 2, rules);
     assert_eq!(proofs_that_fit(&*backend, &key_shape(&pk).unwrap()), 2);
-    let config = EngineConfig {
-        workers_per_device: 4,
-        synthesis_threads: 2,
-        verify: true,
-    };
-    let prover = Prover::new(
-        vec![backend.clone() as Arc<dyn ProverBackend>],
-        pk.clone(),
-        config,
-    )
-    .unwrap();
+    let prover = prover(vec![backend.clone() as Arc<dyn ProverBackend>], &pk, 4, 2);
     let key_bytes = backend.budget().in_use();
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, count), |o| outcomes.push(o));
@@ -482,12 +473,7 @@ fn jobs_spread_over_devices_each_within_its_own_budget() {
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let small = cpu_device(&pk, 1, 0);
     let large = cpu_device(&pk, 3, 1);
-    let config = EngineConfig {
-        workers_per_device: 3,
-        synthesis_threads: 2,
-        verify: true,
-    };
-    let prover = Prover::new(vec![small.clone(), large.clone()], pk.clone(), config).unwrap();
+    let prover = prover(vec![small.clone(), large.clone()], &pk, 3, 2);
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 24), |o| outcomes.push(o));
     assert_eq!((stats.proofs, stats.failures), (24, 0), "{outcomes:?}");
@@ -525,12 +511,7 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
         vec![rule(FaultOp::Msm, 1, 1, FaultKind::Error)],
     ));
     let good = cpu_device(&pk, 2, 1);
-    let config = EngineConfig {
-        workers_per_device: 1,
-        synthesis_threads: 1,
-        verify: true,
-    };
-    let prover = Prover::new(vec![broken.clone(), good.clone()], pk.clone(), config).unwrap();
+    let prover = prover(vec![broken.clone(), good.clone()], &pk, 1, 1);
     let mut outcomes = Vec::new();
     let stats = prover.run(jobs(seed, 10), |o| outcomes.push(o));
     assert_eq!((stats.proofs, stats.failures), (10, 0), "{outcomes:#?}");

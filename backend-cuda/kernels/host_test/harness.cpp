@@ -111,6 +111,14 @@ template <class F> static void curve_cmd(const std::string& op) {
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
+// One NTT pass of radix 2^r (1 <= r <= 4) over stages s .. s+r-1.
+static void ntt_pass(Fr* d, const Fr* t, u32 n, u32 log_n, u32 s, u32 r) {
+    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
+    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
+    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
+    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+}
+
 // The launch sequence of ntt.cu's header (radix-4 passes, a shorter last one).
 static void ntt_cmd() {
     const u32 log_n = rd_u32();
@@ -121,12 +129,7 @@ static void ntt_cmd() {
     launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
     for (u32 s = 0; s < log_n; s += 2) {
         const u32 r = log_n - s < 2 ? log_n - s : 2;
-        Fr* d = a.data();
-        const Fr* t = tw.data();
-        if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
-        if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
-        if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
-        if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+        ntt_pass(a.data(), tw.data(), n, log_n, s, r);
     }
     for (auto& x : a) wr(x);
 }
@@ -138,12 +141,7 @@ static void ntt_pass_cmd() {
     std::vector<Fr> a(n), tw(n / 2 == 0 ? 1 : n / 2);
     for (auto& x : a) x = rdf<Fr>();
     for (auto& x : tw) x = rdf<Fr>();
-    Fr* d = a.data();
-    const Fr* t = tw.data();
-    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
-    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
-    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
-    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+    ntt_pass(a.data(), tw.data(), n, log_n, s, r);
     for (auto& x : a) wr(x);
 }
 

@@ -117,21 +117,21 @@ pub fn prove_synthesized(
         stage_time += t.elapsed();
         staged
     };
+    // Evaluations on the domain to evaluations on the coset.
+    let to_coset = |lease: &mut Lease, buf: crate::ScalarBuf| {
+        backend.ntt(lease, buf, &domain, NttKind::Inverse)?;
+        backend.ntt(lease, buf, &domain, NttKind::CosetForward)
+    };
     stage(&mut lease, a, &evals.a)?;
-    guarded(Phase::Ntt, || {
-        backend.ntt(&mut lease, a, &domain, NttKind::Inverse)?;
-        backend.ntt(&mut lease, a, &domain, NttKind::CosetForward)
-    })?;
+    guarded(Phase::Ntt, || to_coset(&mut lease, a))?;
     stage(&mut lease, b, &evals.b)?;
     guarded(Phase::Ntt, || {
-        backend.ntt(&mut lease, b, &domain, NttKind::Inverse)?;
-        backend.ntt(&mut lease, b, &domain, NttKind::CosetForward)?;
+        to_coset(&mut lease, b)?;
         backend.mul_assign(&mut lease, a, b)
     })?;
     stage(&mut lease, c, &evals.c)?;
     guarded(Phase::Ntt, || {
-        backend.ntt(&mut lease, c, &domain, NttKind::Inverse)?;
-        backend.ntt(&mut lease, c, &domain, NttKind::CosetForward)?;
+        to_coset(&mut lease, c)?;
         backend.sub_mul_assign(&mut lease, a, c, domain.vanishing_on_coset_inv())?;
         backend.ntt(&mut lease, a, &domain, NttKind::CosetInverse)
     })?;
