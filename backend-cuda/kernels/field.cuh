@@ -340,6 +340,9 @@ template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
 }
 template <class C> CRU_DEV Fp<C> fdbl(const Fp<C>& a) { return fadd(a, a); }
 template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) { return fmul(a, a); }
+// Fq2 (fq2.cuh) has a call and an inlined form of its product; Fr and Fq only the inlined.
+template <class C> CRU_DEV Fp<C> fmul_inline(const Fp<C>& a, const Fp<C>& b) { return fmul(a, b); }
+template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 

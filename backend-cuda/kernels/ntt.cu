@@ -7,45 +7,84 @@
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
 // launch is a valid schedule (the host harness runs them one by one).
 //
-// Forward NTT of a[0..n), n = 2^log_n, 0 <= log_n <= 31, in place, natural order in
-// and out: a[i] <- sum_j a[j] * omega^(i*j), exactly arkworks' Radix2EvaluationDomain
-// ::fft_in_place for omega = the domain's group_gen (the inverse NTT uses omega^-1
-// and its own table). The host runs, in stream order,
+// Constants travel by value, as kernel parameters (no device buffer, no upload):
+//   struct FrArg   { u32 words[8]; }        one Fr, its 8 words in order;
+//   struct FrSeeds { u32 words[8 * 32]; }   up to 32 Fr, seed b at words[8b .. 8b+8).
+// The host passes #[repr(C)] structs of the same words (backend-cuda/src/field.rs).
+//
+// NTT of a[0..n), n = 2^log_n, 0 <= log_n <= 31, in place, natural order in and out:
+// a[i] <- sum_j a[j] * w^(i*j) with w = omega (forward) or omega^-1 (inverse), omega
+// the domain's group_gen: the forward transform is exactly arkworks'
+// Radix2EvaluationDomain::fft_in_place, the inverse its ifft_in_place before the
+// scaling by 1/n. The host runs, in stream order,
 //   ntt_bit_reverse(a, n, log_n)                                     THREADS = n
 //   for s = 0, R, 2R, ... < log_n, with r = min(R, log_n - s), any R in 1..4:
-//     ntt_pass_r{r}(a, tw, n, log_n, s)                              THREADS = n >> r
-//   (the host uses R = 2: a pass is latency-bound, and radix 4 keeps 64 registers per
-//   thread, so four times the threads of radix 16 (241 registers) are in flight)
-//   tw: Fr[max(1, n/2)], tw[i] = omega^i (Montgomery). Nothing runs when n = 1.
+//     ntt_pass_r{r}(a, tw, n, log_n, s, inverse)                     THREADS = n >> r
+//   (R = 2 unless CRUCIBLE_CUDA_NTT_PASS_STAGES says otherwise: a pass is
+//   latency-bound, and radix 4 keeps 64 registers per thread, so four times the
+//   threads of radix 16 (241 registers) are in flight)
+//   tw: Fr[max(1, n/2)], tw[i] = omega^i (Montgomery), one table for both directions.
+//   (The host runs nothing for n = 1: every transform of one point is the identity.)
+//   inverse = 0: w^k = tw[k]. inverse = 1: w^k = omega^-k, read as tw[0] = 1 for
+//   k = 0 and -tw[n/2 - k] for 0 < k < n/2 (omega^(n/2) = -1).
 // A pass does the radix-2 decimation-in-time stages s .. s+r-1 on bit-reversed data,
 // each thread on the 2^r elements whose indices differ only in bits s .. s+r-1, held
 // in registers: one global round trip per r stages instead of one per stage. Stage
 // st (half-size h = 2^st) maps (a[i], a[i+h]) for bit st of i clear, with
-// w = tw[(i mod h) << (log_n-1-st)], to (a[i] + w a[i+h], a[i] - w a[i+h]).
+// x = w^((i mod h) << (log_n-1-st)), to (a[i] + x a[i+h], a[i] - x a[i+h]).
+// The four transforms of the prover (arkworks' results exactly; g = coset offset):
+//   forward        ntt_bit_reverse, passes(inverse = 0)
+//   inverse        ntt_bit_reverse, passes(inverse = 1), fr_scale(a, 1/n, n)
+//   coset forward  ntt_bit_reverse_scale(powers of g), passes(inverse = 0):
+//                  fft(a_i g^i), the scaling fused into the reversal's memory pass
+//   coset inverse  ntt_bit_reverse, passes(inverse = 1),
+//                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
+//                  ifft(a) then a_i *= g^-i, in one pointwise pass
 //
-// Tables, built on the device from a few host-computed powers:
-// extern "C" __global__ void fr_powers(Fr* out, const Fr* pows, u32 count)
-//   THREADS = count. out[i] = prod over the set bits b of i of pows[b] (one for i = 0);
-//   with pows[b] = g^(2^b), out[i] = g^i. pows holds ceil(log2(count)) values (<= 32).
+// extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
+//   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
+// extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 log_n, u32 lo_bits)
+//   THREADS = n. With b[i] = a[i] * g^i (g^i from the tables as in
+//   fr_scale_by_powers), a[i] <- b[bitrev_log_n(i)] for every i: thread i with
+//   j = bitrev(i) > i sets a[i] = a_old[j] g^j and a[j] = a_old[i] g^i; with j == i,
+//   a[i] *= g^i; with j < i, nothing.
+//
+// Tables, built on the device from host-computed seeds:
+// extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count)
+//   THREADS = count. out[i] = first * prod over the set bits b of i of pows[b];
+//   with pows[b] = g^(2^b), out[i] = first * g^i. pows holds ceil(log2(count)) seeds
+//   (<= 32). first = 1 gives the powers themselves; the coset inverse's lo table
+//   passes first = 1/n.
 // extern "C" __global__ void fr_power_table(Fr* out, const Fr* lo, const Fr* hi, u32 n, u32 lo_bits)
 //   THREADS = n. out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits] (g^i from the two
-//   fr_powers tables lo[k] = g^k, hi[k] = g^(k 2^lo_bits)).
+//   fr_powers tables lo[k] = g^k, hi[k] = g^(k 2^lo_bits)); the host builds tw so.
 //
 // Pointwise:
 // extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits)
-//   THREADS = n. a[i] *= g^i, with g^i = pow_lo[i mod 2^lo_bits] * pow_hi[i >> lo_bits]:
-//   pow_lo: Fr[2^lo_bits], pow_lo[k] = g^k;  pow_hi: Fr[ceil(n / 2^lo_bits)], pow_hi[k] = g^(k*2^lo_bits).
-//   lo_bits <= 31. Coset NTT: scale_by_powers(g) then forward; inverse coset: inverse
-//   NTT, then scale_by_powers(g^-1).
-// extern "C" __global__ void fr_scale(Fr* a, const Fr* c, u32 n)
-//   THREADS = n. a[i] *= c[0] (c: device pointer to ONE Fr, e.g. 1/n for the inverse NTT).
+//   THREADS = n. a[i] *= pow_lo[i mod 2^lo_bits] * pow_hi[i >> lo_bits]:
+//   pow_lo: Fr[2^lo_bits], pow_hi: Fr[ceil(n / 2^lo_bits)], lo_bits <= 31. With
+//   pow_lo[k] = c g^k and pow_hi[k] = g^(k 2^lo_bits), a[i] *= c g^i.
+// extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n)
+//   THREADS = n. a[i] *= c (e.g. 1/n for the inverse NTT).
 // extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n)
 //   THREADS = n. a[i] *= b[i].
-// extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, const Fr* c, u32 n)
-//   THREADS = n. a[i] = (a[i] - b[i]) * c[0]   (the quotient step (a*b - c) * Z^-1).
+// extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n)
+//   THREADS = n. a[i] = (a[i] - b[i]) * c   (the quotient step (a*b - c) * Z^-1).
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"
 #endif
+
+// By-value constants (see the header): plain words, so that the host's #[repr(C)]
+// structs have the same layout with no alignment question (Fr is 16-byte aligned).
+#define CRU_MAX_SEEDS 32
+struct FrArg { u32 words[8]; };
+struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
+
+CRU_DEV Fr fr_of(const u32* words) {
+    Fr r;
+    CRU_UNROLL for (int k = 0; k < 8; k++) r.l[k] = words[k];
+    return r;
+}
 
 // bit-reversal of the low `bits` bits of x (bits <= 32; 0 bits -> 0).
 CRU_DEV u32 bit_reverse_bits(u32 x, u32 bits) {
@@ -59,6 +98,11 @@ CRU_DEV u32 bit_reverse_bits(u32 x, u32 bits) {
 #endif
 }
 
+// g^i (times whatever pow_lo was premultiplied by) from the split tables.
+CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
+    return fmul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
+}
+
 extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
     const u32 i = CRU_THREAD_X;
     if (i >= n) return;
@@ -66,11 +110,30 @@ extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
     if (i < j) { const Fr t = a[i]; a[i] = a[j]; a[j] = t; }
 }
 
+extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 log_n,
+                                                 u32 lo_bits) {
+    const u32 i = CRU_THREAD_X;
+    if (i >= n) return;
+    const u32 j = bit_reverse_bits(i, log_n);
+    if (j < i) return;  // the pair is thread j's
+    const Fr gi = power_at(pow_lo, pow_hi, i, lo_bits);
+    if (j == i) { a[i] = fmul(a[i], gi); return; }
+    const Fr t = a[i];
+    a[i] = fmul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
+    a[j] = fmul(t, gi);
+}
+
+// w^k of the transform's direction, from the forward table (see the header).
+CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
+    if (inverse == 0 || k == 0) return tw[k];
+    return fneg(tw[half - k]);
+}
+
 // Stages s .. s+R-1 on the 2^R elements i0 + j 2^s, j < 2^R, where i0 has bits
 // s .. s+R-1 clear: thread t supplies i0's low s bits (t mod 2^s, so that neighbouring
 // threads touch neighbouring elements) and its bits above s+R-1 (t >> s).
 template <int R>
-CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s) {
+CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) {
     constexpr u32 E = 1u << R;
     const u32 t = CRU_THREAD_X;
     if (t >= (n >> R)) return;
@@ -82,7 +145,7 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s) {
         // Global stage st = s + k; element j's index mod 2^st is low + (j mod 2^k) 2^s.
         const u32 shift = log_n - 1 - (s + k);
         CRU_UNROLL for (u32 m = 0; m < (1u << k); m++) {
-            const Fr w = tw[(low + (m << s)) << shift];
+            const Fr w = twiddle(tw, (low + (m << s)) << shift, n >> 1, inverse);
             CRU_UNROLL for (u32 q = 0; q < (E >> (k + 1)); q++) {
                 const u32 j = m + (q << (k + 1));
                 const Fr v = fmul(x[j + (1u << k)], w);
@@ -94,39 +157,37 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s) {
     CRU_UNROLL for (u32 j = 0; j < E; j++) a[i0 + (j << s)] = x[j];
 }
 
-#define CRU_NTT_PASS(R)                                                                   \
-    extern "C" __global__ void ntt_pass_r##R(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s) { \
-        ntt_pass<R>(a, tw, n, log_n, s);                                                  \
+#define CRU_NTT_PASS(R)                                                                         \
+    extern "C" __global__ void ntt_pass_r##R(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) { \
+        ntt_pass<R>(a, tw, n, log_n, s, inverse);                                               \
     }
 CRU_NTT_PASS(1)
 CRU_NTT_PASS(2)
 CRU_NTT_PASS(3)
 CRU_NTT_PASS(4)
 
-extern "C" __global__ void fr_powers(Fr* out, const Fr* pows, u32 count) {
+extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;
     if (i >= count) return;
-    Fr r = Fr::one();
-    for (u32 b = 0; (i >> b) != 0; b++)
-        if ((i >> b) & 1u) r = fmul(r, pows[b]);
+    Fr r = fr_of(first.words);
+    for (u32 b = 0; b < 32 && (i >> b) != 0; b++)
+        if ((i >> b) & 1u) r = fmul(r, fr_of(pows.words + 8 * b));
     out[i] = r;
 }
 
 extern "C" __global__ void fr_power_table(Fr* out, const Fr* lo, const Fr* hi, u32 n, u32 lo_bits) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) out[i] = fmul(lo[i & ((1u << lo_bits) - 1)], hi[i >> lo_bits]);
+    if (i < n) out[i] = power_at(lo, hi, i, lo_bits);
 }
 
 extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits) {
     const u32 i = CRU_THREAD_X;
-    if (i >= n) return;
-    const Fr g = fmul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
-    a[i] = fmul(a[i], g);
+    if (i < n) a[i] = fmul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
 }
 
-extern "C" __global__ void fr_scale(Fr* a, const Fr* c, u32 n) {
+extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], c[0]);
+    if (i < n) a[i] = fmul(a[i], fr_of(c.words));
 }
 
 extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n) {
@@ -134,7 +195,7 @@ extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n) {
     if (i < n) a[i] = fmul(a[i], b[i]);
 }
 
-extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, const Fr* c, u32 n) {
+extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(fsub(a[i], b[i]), c[0]);
+    if (i < n) a[i] = fmul(fsub(a[i], b[i]), fr_of(c.words));
 }

@@ -3,7 +3,7 @@
 //! MSM window sums come back in XYZZ coordinates (X, Y, ZZ, ZZZ), ZZ = 0 for infinity.
 
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Zero};
+use ark_ff::{BigInt, Field, Zero};
 use crucible_core::ark_bls12_381::Fq2;
 use crucible_core::{ElementKind, Fq, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -55,6 +55,55 @@ pub fn fr_to_words(src: &[Fr], dst: &mut [u32]) {
     dst.par_chunks_exact_mut(FR_WORDS)
         .zip(src)
         .for_each(|(w, x)| push_limbs(w, &x.0 .0));
+}
+
+/// Most seeds an [`FrSeeds`] holds: g^(2^b) for b < 32 covers every exponent below 2^32.
+pub const MAX_SEEDS: usize = 32;
+
+/// One Fr passed to a kernel by value (ntt.cu's `FrArg`): no device buffer, no upload.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrArg {
+    words: [u32; FR_WORDS],
+}
+
+// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
+// of ntt.cu's `struct FrArg { u32 words[8]; }`, which the kernels take by value.
+unsafe impl cudarc::driver::DeviceRepr for FrArg {}
+
+impl FrArg {
+    /// The words of `x` (Montgomery form, as every Fr on the device).
+    pub fn new(x: Fr) -> FrArg {
+        let mut words = [0u32; FR_WORDS];
+        push_limbs(&mut words, &x.0 .0);
+        FrArg { words }
+    }
+}
+
+/// The seeds g^(2^b), b < `count`, of a table of powers of g, passed to `fr_powers`
+/// by value (ntt.cu's `FrSeeds`); unused entries are zero.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrSeeds {
+    words: [u32; FR_WORDS * MAX_SEEDS],
+}
+
+// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
+// of ntt.cu's `struct FrSeeds { u32 words[8 * 32]; }`, which the kernels take by value.
+unsafe impl cudarc::driver::DeviceRepr for FrSeeds {}
+
+impl FrSeeds {
+    /// g^(2^b) for b < `count`; `None` when `count` exceeds [`MAX_SEEDS`].
+    pub fn powers_of(g: Fr, count: u32) -> Option<FrSeeds> {
+        let count = usize::try_from(count).ok().filter(|&c| c <= MAX_SEEDS)?;
+        let mut words = [0u32; FR_WORDS * MAX_SEEDS];
+        let mut x = g;
+        for seed in words.chunks_exact_mut(FR_WORDS).take(count) {
+            push_limbs(seed, &x.0 .0);
+            x.square_in_place();
+        }
+        Some(FrSeeds { words })
+    }
 }
 
 /// Reads Fr values from device words.
@@ -148,6 +197,25 @@ mod tests {
         let mut w = [0u32; FQ_WORDS];
         fq_words(&mut w, x);
         out.extend_from_slice(&w);
+    }
+
+    #[test]
+    fn by_value_arguments_hold_the_device_words() {
+        let mut rng = StdRng::seed_from_u64(4);
+        let g = Fr::rand(&mut rng);
+        let mut w = [0u32; FR_WORDS];
+        fr_to_words(&[g], &mut w);
+        assert_eq!(FrArg::new(g).words, w);
+        let seeds = FrSeeds::powers_of(g, 3).unwrap();
+        let want: Vec<Fr> = [g, g.square(), g.square().square(), Fr::zero()].into();
+        assert_eq!(words_to_fr(&seeds.words[..4 * FR_WORDS]), want);
+        assert!(seeds.words[3 * FR_WORDS..].iter().all(|&w| w == 0));
+        assert!(FrSeeds::powers_of(g, MAX_SEEDS as u32).is_some());
+        assert!(FrSeeds::powers_of(g, MAX_SEEDS as u32 + 1).is_none());
+        // The kernels' structs: 8 and 8 * 32 words, 4-byte aligned.
+        assert_eq!(std::mem::size_of::<FrArg>(), 32);
+        assert_eq!(std::mem::size_of::<FrSeeds>(), 32 * 32);
+        assert_eq!(std::mem::align_of::<FrSeeds>(), 4);
     }
 
     #[test]

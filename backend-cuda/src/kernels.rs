@@ -25,8 +25,9 @@ const SOURCES: [&str; 5] = [
 ];
 
 /// Every kernel the host launches.
-const NAMES: [&str; 23] = [
+const NAMES: [&str; 24] = [
     "ntt_bit_reverse",
+    "ntt_bit_reverse_scale",
     "ntt_pass_r1",
     "ntt_pass_r2",
     "ntt_pass_r3",

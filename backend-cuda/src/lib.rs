@@ -42,6 +42,8 @@ pub struct CudaBackend {
     kernels: OnceLock<std::result::Result<Kernels, String>>,
     /// Pinned host buffers for staging, allocated at the first upload.
     staging: Mutex<Option<memory::Staging>>,
+    /// Radix-2 stages per NTT pass (`CRUCIBLE_CUDA_NTT_PASS_STAGES`, read at open).
+    ntt_pass_stages: u32,
 }
 
 /// A timing event recorded on the compute stream.
@@ -90,6 +92,7 @@ impl CudaBackend {
                 reason: reason.into(),
             });
         }
+        let ntt_pass_stages = ntt::pass_stages_from_env()?;
         let device = device::open(ordinal)?;
         let budget = DeviceBudget::new(
             device.info.label(),
@@ -100,6 +103,7 @@ impl CudaBackend {
             budget,
             kernels: OnceLock::new(),
             staging: Mutex::new(None),
+            ntt_pass_stages,
         })
     }
 
@@ -266,7 +270,6 @@ impl ProverBackend for CudaBackend {
 
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
         let mut plan = MemoryPlan::new("cuda scratch");
-        plan.item("ntt-constant", (field::FR_WORDS * 4) as u64);
         if let Some(domain) = &need.ntt {
             ntt::scratch_plan(domain, &mut plan);
         }
@@ -328,7 +331,15 @@ impl ProverBackend for CudaBackend {
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
-        ntt::ntt(self.stream(), self.kernels()?, lease, buf, domain, kind)
+        ntt::ntt(
+            self.stream(),
+            self.kernels()?,
+            lease,
+            buf,
+            domain,
+            kind,
+            self.ntt_pass_stages,
+        )
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {

@@ -15,7 +15,7 @@ use crate::driver::launch;
 use crate::error::CudaError;
 use crate::field::{FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use crate::kernels::Kernels;
-use crate::memory::{alloc_words, download, CudaBuffer};
+use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
 
 /// The group of an MSM: kernel prefix and word sizes.
@@ -50,12 +50,39 @@ impl Group {
     }
 }
 
-/// Sorted entries one thread sums (msm.cu step 5).
+/// Sorted entries one thread sums (msm.cu step 5), unless tuned.
 const CHUNK: u32 = 64;
 /// Entries per thread of the prefix sum (msm.cu step 2).
 const SCAN_CHUNK: usize = 64;
-/// log2 of the buckets per segment of the first reduction step (msm.cu step 6).
+/// log2 of the buckets per segment of the first reduction step (msm.cu step 6),
+/// unless tuned.
 const SEG_BITS: u32 = 4;
+
+/// The kernels' work split, read once per process: `CRUCIBLE_CUDA_MSM_CHUNK` (1 to
+/// 4096 entries a thread sums) and `CRUCIBLE_CUDA_MSM_SEG_BITS` (0 to 10) override
+/// [`CHUNK`] and [`SEG_BITS`], for tuning measurements. The plan reads the same values.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    chunk: u32,
+    seg_bits: u32,
+}
+
+fn work_split() -> Split {
+    static SPLIT: std::sync::OnceLock<Split> = std::sync::OnceLock::new();
+    *SPLIT.get_or_init(|| {
+        let var = |name: &str, range: std::ops::RangeInclusive<u32>, default: u32| {
+            std::env::var(name)
+                .ok()
+                .and_then(|s| s.parse::<u32>().ok())
+                .filter(|v| range.contains(v))
+                .unwrap_or(default)
+        };
+        Split {
+            chunk: var("CRUCIBLE_CUDA_MSM_CHUNK", 1..=4096, CHUNK),
+            seg_bits: var("CRUCIBLE_CUDA_MSM_SEG_BITS", 0..=10, SEG_BITS),
+        }
+    })
+}
 /// The largest window: 12 windows of 2^21 buckets (the cost model picks it from about
 /// 2^27 terms on).
 const MAX_WINDOW_BITS: u32 = 22;
@@ -99,15 +126,19 @@ struct Layout {
     /// Buckets per window, 2^(c-1).
     buckets: usize,
     seg_bits: u32,
+    /// Sorted entries per thread of the bucket sums.
+    chunk: u32,
 }
 
 impl Layout {
     fn new(c: u32) -> Layout {
+        let split = work_split();
         Layout {
             c,
             windows: windows(c),
             buckets: 1 << (c - 1),
-            seg_bits: SEG_BITS.min(c - 1),
+            seg_bits: split.seg_bits.min(c - 1),
+            chunk: split.chunk,
         }
     }
     fn all_buckets(&self) -> usize {
@@ -127,7 +158,7 @@ impl Layout {
             ("msm-scan", scan_words(m)),
             ("msm-sorted", entries),
             ("msm-buckets", m * xyzz),
-            ("msm-carries", entries.div_ceil(CHUNK as usize) * xyzz),
+            ("msm-carries", entries.div_ceil(self.chunk as usize) * xyzz),
             ("msm-carry-span", 1),
             ("msm-tree-w", w * s * xyzz),
             ("msm-tree-v", w * s * xyzz),
@@ -136,6 +167,11 @@ impl Layout {
         ]
     }
 }
+
+/// The scratch items the kernels need cleared (msm.cu's "MUST BE ZEROED", and the
+/// prefix sum's zero word at the start of its scratch); the kernels write every other
+/// word they read first.
+const ZEROED: [&str; 3] = ["msm-bucket-count", "msm-scan", "msm-carry-span"];
 
 /// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
 /// partial sums (plus the total).
@@ -256,7 +292,20 @@ pub fn msm<B>(
     }
     let mut scratch = Vec::new();
     for (item, words) in layout.items(n, group.xyzz_words()) {
-        scratch.push(alloc_words(stream, work, item, words)?);
+        let id = if ZEROED.contains(&item) {
+            alloc_words(stream, work, item, words)
+        } else {
+            alloc_words_uninit(stream, work, item, words)
+        };
+        match id {
+            Ok(id) => scratch.push(id),
+            Err(e) => {
+                for id in scratch {
+                    work.free(id)?;
+                }
+                return Err(e);
+            }
+        }
     }
     let result = run(
         stream, k, group, work, bases, bases_id, span, &layout, &scratch,
@@ -402,7 +451,7 @@ fn run<B>(
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
     let [digits, count, start, scan, sorted, buckets, carries, span_id, tree_w, tree_v, tree_w2, tree_v2] =
         std::array::from_fn(|i| scratch[i]);
-    let (n32, c, seg_bits, chunk) = (n as u32, layout.c, layout.seg_bits, CHUNK);
+    let (n32, c, seg_bits, chunk) = (n as u32, layout.c, layout.seg_bits, layout.chunk);
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
     let m32 = m as u32;
     let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
@@ -449,7 +498,7 @@ fn run<B>(
             .arg(buf(span_id)?)
             .arg(&m32)
             .arg(&chunk),
-        grid_with_block((w * n).div_ceil(CHUNK as usize), CURVE_BLOCK),
+        grid_with_block((w * n).div_ceil(chunk as usize), CURVE_BLOCK),
     )?;
     // Step 5b: as many tree levels as the longest run of carries needs (none for
     // spread-out digits; about log2(n / CHUNK) when one bucket holds a whole window).
@@ -465,7 +514,7 @@ fn run<B>(
                 .arg(&m32)
                 .arg(&chunk)
                 .arg(&level),
-            grid_with_block((w * n).div_ceil(CHUNK as usize), CURVE_BLOCK),
+            grid_with_block((w * n).div_ceil(chunk as usize), CURVE_BLOCK),
         )?;
         level += 1;
     }

@@ -1,25 +1,59 @@
-//! NTTs and pointwise ops. Twiddles and coset powers are built on the device from a
-//! few host-computed powers (g^(2^b)); the transform is a bit reversal then passes of
-//! two radix-2 stages each, held in registers (one global round trip per pass).
+//! NTTs and pointwise ops. The transform is a bit reversal then passes of a few
+//! radix-2 stages each, held in registers (one global round trip per pass). Its tables
+//! (twiddles, coset powers) are built on the device from a few host-computed powers
+//! the first time a lease transforms over a domain, then kept in the lease for every
+//! later transform; constants go to the kernels by value. A warm transform is only
+//! its own launches: no allocation, no copy.
 
 use std::sync::Arc;
 
 use ark_ff::Field;
 use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::driver::launch;
 use crate::error::CudaError;
-use crate::field::{fr_to_words, FR_WORDS};
+use crate::field::{FrArg, FrSeeds, FR_WORDS};
 use crate::kernels::Kernels;
-use crate::memory::{alloc_words, upload, CudaBuffer};
+use crate::memory::{alloc_words, CudaBuffer};
 
 const BLOCK: u32 = 256;
-// Radix-2 stages per pass (the kernels go up to ntt_pass_r4). A pass is latency-bound
-// (one thread's chain of dependent products), so what counts is the threads in flight:
-// radix 16 took 241 registers a thread (8 warps per SM) and 1.7-2.3 ms for 2^20 on the
-// H200; radix 4 takes 64 (32 warps per SM) for 2.5 times the global passes.
-const PASS_STAGES: u32 = 2;
+
+/// Radix-2 stages per pass unless `CRUCIBLE_CUDA_NTT_PASS_STAGES` says otherwise (the
+/// kernels go up to ntt_pass_r4). A pass is latency-bound (one thread's chain of
+/// dependent products), so what counts is the threads in flight: radix 16 took 241
+/// registers a thread (8 warps per SM) and 1.7-2.3 ms for 2^20 on the H200; radix 4
+/// takes 64 (32 warps per SM) for 2.5 times the global passes.
+pub const DEFAULT_PASS_STAGES: u32 = 2;
+
+const PASS_KERNELS: [&str; 4] = ["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r4"];
+
+/// Radix-2 stages per NTT pass: `CRUCIBLE_CUDA_NTT_PASS_STAGES` (1 to 4, for tuning
+/// measurements) or [`DEFAULT_PASS_STAGES`]. Any other value is an error, so that a
+/// sweep never measures the default under another name.
+pub fn pass_stages_from_env() -> Result<u32> {
+    parse_pass_stages(
+        std::env::var("CRUCIBLE_CUDA_NTT_PASS_STAGES")
+            .ok()
+            .as_deref(),
+    )
+}
+
+fn parse_pass_stages(value: Option<&str>) -> Result<u32> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_PASS_STAGES);
+    };
+    value
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|r| (1..=PASS_KERNELS.len() as u32).contains(r))
+        .ok_or_else(|| {
+            crucible_core::Error::InvalidInput(format!(
+                "CRUCIBLE_CUDA_NTT_PASS_STAGES={value:?}: expected 1, 2, 3 or 4 (radix-2 stages per NTT pass)"
+            ))
+        })
+}
 
 /// A 1-D launch covering `threads` threads (never zero blocks).
 pub fn grid_1d(threads: usize) -> LaunchConfig {
@@ -35,11 +69,24 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
     }
 }
 
+/// tw[i] = omega^i, i < n/2: kept; the inverse reads it mirrored.
 const TWIDDLES: &str = "ntt-twiddles";
+/// The split tables the twiddles are built from: freed once they are.
 const POWERS_LO: &str = "ntt-powers-lo";
 const POWERS_HI: &str = "ntt-powers-hi";
-const SEEDS: &str = "ntt-power-seeds";
-const CONSTANT: &str = "ntt-constant";
+/// g^i, i < n, split: kept, for the coset forward transform.
+const COSET_LO: &str = "ntt-coset-lo";
+const COSET_HI: &str = "ntt-coset-hi";
+/// g^-i / n, i < n, split (the lo table carries the 1/n): kept, for the coset inverse.
+const COSET_INV_LO: &str = "ntt-coset-inv-lo";
+const COSET_INV_HI: &str = "ntt-coset-inv-hi";
+
+/// A table kept in a lease between transforms, and the domain (2^log points) it was
+/// built for: a transform over another domain frees it and builds its own.
+pub struct NttTable {
+    words: CudaSlice<u32>,
+    log: u32,
+}
 
 /// g^i for i < 2^log is built as lo[i mod 2^lo_bits] * hi[i >> lo_bits]: two tables
 /// of about sqrt(2^log) entries each.
@@ -48,198 +95,241 @@ fn split(log: u32) -> (u32, u32) {
     (lo, log - lo)
 }
 
-/// Scratch items of an NTT over `domain`: the twiddle table (n/2), the two power
-/// tables (about sqrt(n) each, shared by twiddles and coset powers), their seeds and
-/// one constant.
-pub fn scratch_plan(domain: &Domain, plan: &mut MemoryPlan) {
-    let fr = (FR_WORDS * 4) as u64;
-    // The coset powers (2^log_size of them) need the larger split.
-    let (lo, hi) = split(domain.log_size);
-    plan.item(TWIDDLES, (domain.size / 2).max(1) as u64 * fr)
-        .item(POWERS_LO, (1u64 << lo) * fr)
-        .item(POWERS_HI, (1u64 << hi) * fr)
-        .item(SEEDS, u64::from(domain.log_size.max(1)) * fr)
-        .item(CONSTANT, fr);
+fn fr_bytes(count: u64) -> u64 {
+    count * (FR_WORDS * 4) as u64
 }
 
-fn stage_table(
+/// Scratch items of NTTs over `domain`: the twiddles (n/2) and the two split tables
+/// they are built from (about sqrt(n/2) each, freed after), and the coset tables of g
+/// and of g^-1 (about sqrt(n) each, lo and hi), all but the build tables kept in the
+/// lease once built. A domain of one point needs none: its transforms are identities.
+pub fn scratch_plan(domain: &Domain, plan: &mut MemoryPlan) {
+    let log = domain.log_size;
+    if log == 0 {
+        return;
+    }
+    let (tw_lo, tw_hi) = split(log - 1);
+    let (lo, hi) = split(log);
+    plan.item(TWIDDLES, fr_bytes(domain.size as u64 / 2))
+        .item(POWERS_LO, fr_bytes(1 << tw_lo))
+        .item(POWERS_HI, fr_bytes(1 << tw_hi))
+        .item(COSET_LO, fr_bytes(1 << lo))
+        .item(COSET_HI, fr_bytes(1 << hi))
+        .item(COSET_INV_LO, fr_bytes(1 << lo))
+        .item(COSET_INV_HI, fr_bytes(1 << hi));
+}
+
+fn table_words(lease: &Lease, id: BufferId) -> Result<&CudaSlice<u32>> {
+    Ok(&lease.get::<NttTable>(id)?.words)
+}
+
+/// The table of plan item `item` kept in the lease, if it was built for 2^log points;
+/// otherwise (none yet, or one for another domain, which is freed first) a new table
+/// of `count` Fr, filled by `build`. A table whose build fails is freed, never kept.
+fn kept_table(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
     item: &str,
-    values: &[Fr],
+    log: u32,
+    count: usize,
+    build: impl FnOnce(&mut Lease, BufferId) -> Result<()>,
 ) -> Result<BufferId> {
-    let id = alloc_words(stream, lease, item, values.len() * FR_WORDS)?;
-    let mut words = vec![0u32; values.len() * FR_WORDS];
-    fr_to_words(values, &mut words);
-    upload(stream, lease, id, &words)?;
+    if let Some(id) = lease.buffer_of(item) {
+        if lease.get::<NttTable>(id)?.log == log {
+            return Ok(id);
+        }
+        lease.free(id)?;
+    }
+    let words = count * FR_WORDS;
+    let id = lease.allocate(item, fr_bytes(count as u64), || {
+        let words = stream.alloc_zeros::<u32>(words).map_err(CudaError::from)?;
+        Ok(NttTable { words, log })
+    })?;
+    if let Err(e) = build(lease, id) {
+        lease.free(id)?;
+        return Err(e);
+    }
     Ok(id)
 }
 
-/// The two tables of g^i, i < 2^log (see [`split`]); returns (lo, hi, lo_bits).
-fn power_tables(
+/// Queues out[i] = first * g^i for i < 2^bits (`fr_powers`, seeds by value).
+fn launch_powers(
     stream: &Arc<CudaStream>,
     k: &Kernels,
-    lease: &mut Lease,
+    out: &CudaSlice<u32>,
     g: Fr,
-    log: u32,
-) -> Result<(BufferId, BufferId, u32)> {
-    let (lo_bits, hi_bits) = split(log);
-    // seeds[b] = g^(2^b): lo uses seeds[..lo_bits], hi (powers of g^(2^lo_bits)) the rest.
-    let mut seeds = Vec::with_capacity(log.max(1) as usize);
-    let mut x = g;
-    for _ in 0..log.max(1) {
-        seeds.push(x);
-        x.square_in_place();
-    }
-    let seeds_id = stage_table(stream, lease, SEEDS, &seeds)?;
-    let lo = alloc_words(stream, lease, POWERS_LO, (1usize << lo_bits) * FR_WORDS)?;
-    let hi = alloc_words(stream, lease, POWERS_HI, (1usize << hi_bits) * FR_WORDS)?;
-    {
-        let seeds = &lease.get::<CudaBuffer>(seeds_id)?.words;
-        let seeds_hi = seeds.slice(lo_bits as usize * FR_WORDS..);
-        let f = k.get("fr_powers")?;
-        let (lo_len, hi_len) = (1u32 << lo_bits, 1u32 << hi_bits);
-        let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
-        launch(
-            stream.launch_builder(f).arg(lo_t).arg(seeds).arg(&lo_len),
-            grid_1d(lo_len as usize),
-        )?;
-        let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
-        launch(
-            stream
-                .launch_builder(f)
-                .arg(hi_t)
-                .arg(&seeds_hi)
-                .arg(&hi_len),
-            grid_1d(hi_len as usize),
-        )?;
-    }
-    lease.free(seeds_id)?;
-    Ok((lo, hi, lo_bits))
+    first: Fr,
+    bits: u32,
+) -> Result<()> {
+    let seeds = FrSeeds::powers_of(g, bits)
+        .ok_or_else(|| CudaError::Size(format!("a table of 2^{bits} powers")))?;
+    let (first, count) = (FrArg::new(first), 1u32 << bits);
+    launch(
+        stream
+            .launch_builder(k.get("fr_powers")?)
+            .arg(out)
+            .arg(&seeds)
+            .arg(&first)
+            .arg(&count),
+        grid_1d(count as usize),
+    )?;
+    Ok(())
 }
 
-fn forward(
+/// The twiddle table of `domain` (n > 1), built at the lease's first transform over it.
+fn twiddles(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &mut Lease,
+    domain: &Domain,
+) -> Result<BufferId> {
+    let half = domain.size / 2;
+    kept_table(
+        stream,
+        lease,
+        TWIDDLES,
+        domain.log_size,
+        half,
+        |lease, tw| {
+            let (lo_bits, hi_bits) = split(domain.log_size - 1);
+            let lo = alloc_words(stream, lease, POWERS_LO, FR_WORDS << lo_bits)?;
+            let hi = match alloc_words(stream, lease, POWERS_HI, FR_WORDS << hi_bits) {
+                Ok(hi) => hi,
+                Err(e) => {
+                    lease.free(lo)?;
+                    return Err(e);
+                }
+            };
+            let built = build_twiddles(stream, k, lease, domain, tw, (lo, hi));
+            // Stream-ordered frees: the launches queued above read them first.
+            lease.free(lo)?;
+            lease.free(hi)?;
+            built
+        },
+    )
+}
+
+/// tw[i] = omega^i = lo[i mod 2^lo_bits] * hi[i >> lo_bits], from the two small
+/// tables `lo` and `hi` filled first.
+fn build_twiddles(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    domain: &Domain,
+    tw: BufferId,
+    (lo, hi): (BufferId, BufferId),
+) -> Result<()> {
+    let (lo_bits, hi_bits) = split(domain.log_size - 1);
+    let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
+    let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
+    launch_powers(stream, k, lo_t, domain.omega, Fr::ONE, lo_bits)?;
+    let omega_hi = domain.omega.pow([1u64 << lo_bits]);
+    launch_powers(stream, k, hi_t, omega_hi, Fr::ONE, hi_bits)?;
+    let half = domain.size / 2;
+    let half32 = half as u32;
+    launch(
+        stream
+            .launch_builder(k.get("fr_power_table")?)
+            .arg(table_words(lease, tw)?)
+            .arg(lo_t)
+            .arg(hi_t)
+            .arg(&half32)
+            .arg(&lo_bits),
+        grid_1d(half),
+    )?;
+    Ok(())
+}
+
+/// Split tables of `first * g^i` for i < n (see [`split`]), on the device.
+struct PowerTables {
+    lo: BufferId,
+    hi: BufferId,
+    lo_bits: u32,
+}
+
+/// The [`PowerTables`] of `first * g^i` for `domain`, kept in items `lo_item` and
+/// `hi_item` (built at the lease's first use).
+fn coset_tables(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &mut Lease,
+    domain: &Domain,
+    (lo_item, hi_item): (&str, &str),
+    g: Fr,
+    first: Fr,
+) -> Result<PowerTables> {
+    let log = domain.log_size;
+    let (lo_bits, hi_bits) = split(log);
+    let lo = kept_table(stream, lease, lo_item, log, 1 << lo_bits, |lease, id| {
+        launch_powers(stream, k, table_words(lease, id)?, g, first, lo_bits)
+    })?;
+    let g_hi = g.pow([1u64 << lo_bits]);
+    let hi = kept_table(stream, lease, hi_item, log, 1 << hi_bits, |lease, id| {
+        launch_powers(stream, k, table_words(lease, id)?, g_hi, Fr::ONE, hi_bits)
+    })?;
+    Ok(PowerTables { lo, hi, lo_bits })
+}
+
+/// Bit reversal (scaling a[i] by g^i on the way when `powers` are given), then the
+/// passes with the twiddles of `tw`, read inverted when `inverse`.
+#[allow(clippy::too_many_arguments)]
+fn transform(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
     buf: ScalarBuf,
     domain: &Domain,
-    omega: Fr,
+    tw: BufferId,
+    powers: Option<PowerTables>,
+    inverse: bool,
+    pass_stages: u32,
 ) -> Result<()> {
-    let n = domain.size;
-    if n == 1 {
-        return Ok(());
-    }
-    let log = domain.log_size;
-    // tw[i] = omega^i for i < n/2.
-    let (lo, hi, lo_bits) = power_tables(stream, k, lease, omega, log - 1)?;
-    let tw = alloc_words(stream, lease, TWIDDLES, (n / 2) * FR_WORDS)?;
-    let (n32, half) = (n as u32, (n / 2) as u32);
-    {
-        let twiddles = &lease.get::<CudaBuffer>(tw)?.words;
-        let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
-        let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
-        launch(
-            stream
-                .launch_builder(k.get("fr_power_table")?)
-                .arg(twiddles)
-                .arg(lo_t)
-                .arg(hi_t)
-                .arg(&half)
-                .arg(&lo_bits),
-            grid_1d(n / 2),
-        )?;
-    }
-    lease.free(lo)?;
-    lease.free(hi)?;
-    {
-        let a = &lease.get::<CudaBuffer>(buf.id)?.words;
-        let twiddles = &lease.get::<CudaBuffer>(tw)?.words;
-        launch(
+    let (n, log) = (domain.size, domain.log_size);
+    let n32 = n as u32;
+    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    match powers {
+        None => launch(
             stream
                 .launch_builder(k.get("ntt_bit_reverse")?)
                 .arg(a)
                 .arg(&n32)
                 .arg(&log),
             grid_1d(n),
-        )?;
-        let mut s = 0;
-        while s < log {
-            let r = (log - s).min(PASS_STAGES);
-            let f = k.get(
-                ["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r4"][r as usize - 1],
-            )?;
-            launch(
-                stream
-                    .launch_builder(f)
-                    .arg(a)
-                    .arg(twiddles)
-                    .arg(&n32)
-                    .arg(&log)
-                    .arg(&s),
-                grid_1d(n >> r),
-            )?;
-            s += r;
-        }
-    }
-    lease.free(tw)
-}
-
-fn scale_by_powers(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &mut Lease,
-    buf: ScalarBuf,
-    domain: &Domain,
-    g: Fr,
-) -> Result<()> {
-    let (lo, hi, lo_bits) = power_tables(stream, k, lease, g, domain.log_size)?;
-    {
-        let a = &lease.get::<CudaBuffer>(buf.id)?.words;
-        let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
-        let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
-        let n32 = domain.size as u32;
-        let f = k.get("fr_scale_by_powers")?;
-        launch(
+        )?,
+        Some(p) => launch(
             stream
-                .launch_builder(f)
+                .launch_builder(k.get("ntt_bit_reverse_scale")?)
                 .arg(a)
-                .arg(lo_t)
-                .arg(hi_t)
+                .arg(table_words(lease, p.lo)?)
+                .arg(table_words(lease, p.hi)?)
                 .arg(&n32)
-                .arg(&lo_bits),
-            grid_1d(domain.size),
-        )?;
+                .arg(&log)
+                .arg(&p.lo_bits),
+            grid_1d(n),
+        )?,
     }
-    lease.free(lo)?;
-    lease.free(hi)
-}
-
-fn scale(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &mut Lease,
-    buf: ScalarBuf,
-    c: Fr,
-) -> Result<()> {
-    let constant = stage_table(stream, lease, CONSTANT, &[c])?;
-    {
-        let a = &lease.get::<CudaBuffer>(buf.id)?.words;
-        let c = &lease.get::<CudaBuffer>(constant)?.words;
-        let n32 = buf.len as u32;
+    let twiddles = table_words(lease, tw)?;
+    let inverse = u32::from(inverse);
+    let mut s = 0;
+    while s < log {
+        let r = (log - s).min(pass_stages);
         launch(
             stream
-                .launch_builder(k.get("fr_scale")?)
+                .launch_builder(k.get(PASS_KERNELS[r as usize - 1])?)
                 .arg(a)
-                .arg(c)
-                .arg(&n32),
-            grid_1d(buf.len),
+                .arg(twiddles)
+                .arg(&n32)
+                .arg(&log)
+                .arg(&s)
+                .arg(&inverse),
+            grid_1d(n >> r),
         )?;
+        s += r;
     }
-    lease.free(constant)
+    Ok(())
 }
 
-/// In-place NTT of `buf` over `domain`.
+/// In-place NTT of `buf` over `domain`, in passes of `pass_stages` radix-2 stages.
 pub fn ntt(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -247,6 +337,7 @@ pub fn ntt(
     buf: ScalarBuf,
     domain: &Domain,
     kind: NttKind,
+    pass_stages: u32,
 ) -> Result<()> {
     if buf.len != domain.size {
         return Err(crucible_core::Error::InvalidInput(format!(
@@ -261,22 +352,105 @@ pub fn ntt(
         ))
         .into());
     }
+    if !(1..=PASS_KERNELS.len() as u32).contains(&pass_stages) {
+        return Err(CudaError::Size(format!("no NTT pass of {pass_stages} stages")).into());
+    }
+    // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
+    if domain.size == 1 {
+        return Ok(());
+    }
+    let tw = twiddles(stream, k, lease, domain)?;
+    let run = |lease: &Lease, powers: Option<PowerTables>, inverse: bool| {
+        transform(
+            stream,
+            k,
+            lease,
+            buf,
+            domain,
+            tw,
+            powers,
+            inverse,
+            pass_stages,
+        )
+    };
     match kind {
-        NttKind::Forward => forward(stream, k, lease, buf, domain, domain.omega),
+        NttKind::Forward => run(lease, None, false),
         NttKind::Inverse => {
-            forward(stream, k, lease, buf, domain, domain.omega_inv)?;
+            run(lease, None, true)?;
             scale(stream, k, lease, buf, domain.size_inv)
         }
+        // fft(a_i g^i): the scaling rides on the bit reversal's memory pass.
         NttKind::CosetForward => {
-            scale_by_powers(stream, k, lease, buf, domain, domain.coset_gen)?;
-            forward(stream, k, lease, buf, domain, domain.omega)
+            let powers = coset_tables(
+                stream,
+                k,
+                lease,
+                domain,
+                (COSET_LO, COSET_HI),
+                domain.coset_gen,
+                Fr::ONE,
+            )?;
+            run(lease, Some(powers), false)
         }
+        // ifft, then a_i *= g^-i: the tables carry the ifft's 1/n, so one pointwise pass.
         NttKind::CosetInverse => {
-            forward(stream, k, lease, buf, domain, domain.omega_inv)?;
-            scale(stream, k, lease, buf, domain.size_inv)?;
-            scale_by_powers(stream, k, lease, buf, domain, domain.coset_gen_inv)
+            let powers = coset_tables(
+                stream,
+                k,
+                lease,
+                domain,
+                (COSET_INV_LO, COSET_INV_HI),
+                domain.coset_gen_inv,
+                domain.size_inv,
+            )?;
+            run(lease, None, true)?;
+            scale_by_powers(stream, k, lease, buf, &powers)
         }
     }
+}
+
+/// `buf[i] *= lo[i mod 2^lo_bits] * hi[i >> lo_bits]`.
+fn scale_by_powers(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    powers: &PowerTables,
+) -> Result<()> {
+    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    let n32 = buf.len as u32;
+    launch(
+        stream
+            .launch_builder(k.get("fr_scale_by_powers")?)
+            .arg(a)
+            .arg(table_words(lease, powers.lo)?)
+            .arg(table_words(lease, powers.hi)?)
+            .arg(&n32)
+            .arg(&powers.lo_bits),
+        grid_1d(buf.len),
+    )?;
+    Ok(())
+}
+
+/// `buf[i] *= c`, c by value.
+fn scale(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    c: Fr,
+) -> Result<()> {
+    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    let (c, n32) = (FrArg::new(c), buf.len as u32);
+    launch(
+        stream
+            .launch_builder(k.get("fr_scale")?)
+            .arg(a)
+            .arg(&c)
+            .arg(&n32),
+        grid_1d(buf.len),
+    )?;
+    Ok(())
 }
 
 fn check_pair(dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
@@ -313,7 +487,7 @@ pub fn mul_assign(
     .map_err(Into::into)
 }
 
-/// `dst[i] = (dst[i] - rhs[i]) * c`.
+/// `dst[i] = (dst[i] - rhs[i]) * c`, c by value.
 pub fn sub_mul_assign(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -323,28 +497,31 @@ pub fn sub_mul_assign(
     c: Fr,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
-    let constant = stage_table(stream, lease, CONSTANT, &[c])?;
-    {
-        let a = &lease.get::<CudaBuffer>(dst.id)?.words;
-        let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
-        let c = &lease.get::<CudaBuffer>(constant)?.words;
-        let n32 = dst.len as u32;
-        launch(
-            stream
-                .launch_builder(k.get("fr_sub_scale")?)
-                .arg(a)
-                .arg(b)
-                .arg(c)
-                .arg(&n32),
-            grid_1d(dst.len),
-        )?;
-    }
-    lease.free(constant)
+    let a = &lease.get::<CudaBuffer>(dst.id)?.words;
+    let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
+    let (c, n32) = (FrArg::new(c), dst.len as u32);
+    launch(
+        stream
+            .launch_builder(k.get("fr_sub_scale")?)
+            .arg(a)
+            .arg(b)
+            .arg(&c)
+            .arg(&n32),
+        grid_1d(dst.len),
+    )
+    .map_err(Into::into)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bytes(plan: &MemoryPlan, item: &str) -> u64 {
+        plan.items()
+            .iter()
+            .find(|i| i.name == item)
+            .map_or(0, |i| i.bytes)
+    }
 
     #[test]
     fn power_tables_fit_their_plan_items() {
@@ -352,24 +529,42 @@ mod tests {
             let domain = Domain::with_log_size(log).unwrap();
             let mut plan = MemoryPlan::new("t");
             scratch_plan(&domain, &mut plan);
-            let bytes = |item: &str| {
-                plan.items()
-                    .iter()
-                    .find(|i| i.name == item)
-                    .map_or(0, |i| i.bytes)
-            };
-            let fr = (FR_WORDS * 4) as u64;
-            // Twiddles (powers of omega below n/2, when n > 1) and coset powers (below n).
-            for table_log in [log.saturating_sub(1), log] {
-                let (lo, hi) = split(table_log);
-                assert!((1u64 << lo) * fr <= bytes(POWERS_LO), "log {log}");
-                assert!((1u64 << hi) * fr <= bytes(POWERS_HI), "log {log}");
-                assert!(
-                    u64::from(table_log.max(1)) * fr <= bytes(SEEDS),
-                    "log {log}"
-                );
+            if log == 0 {
+                assert!(plan.items().is_empty(), "one point needs no table");
+                continue;
             }
-            assert!((domain.size as u64 / 2).max(1) * fr <= bytes(TWIDDLES));
+            // Exactly what the transforms allocate: the twiddles (n/2) and their build
+            // tables (split of n/2), the coset tables of g and of g^-1 (split of n).
+            let (tw_lo, tw_hi) = split(log - 1);
+            let (lo, hi) = split(log);
+            assert_eq!(bytes(&plan, TWIDDLES), fr_bytes(domain.size as u64 / 2));
+            assert_eq!(bytes(&plan, POWERS_LO), fr_bytes(1 << tw_lo), "log {log}");
+            assert_eq!(bytes(&plan, POWERS_HI), fr_bytes(1 << tw_hi), "log {log}");
+            for (lo_item, hi_item) in [(COSET_LO, COSET_HI), (COSET_INV_LO, COSET_INV_HI)] {
+                assert_eq!(bytes(&plan, lo_item), fr_bytes(1 << lo), "log {log}");
+                assert_eq!(bytes(&plan, hi_item), fr_bytes(1 << hi), "log {log}");
+            }
+            assert_eq!(plan.items().len(), 7, "no other item: {plan}");
+            // The split tables cover every exponent: 2^lo * 2^hi = the table's length,
+            // and their seeds fit one by-value argument.
+            assert_eq!(tw_lo + tw_hi, log - 1);
+            assert_eq!(lo + hi, log);
+            for bits in [tw_lo, tw_hi, lo, hi] {
+                assert!(FrSeeds::powers_of(Fr::ONE, bits).is_some(), "log {log}");
+            }
+        }
+    }
+
+    #[test]
+    fn pass_stages_default_and_reject_what_no_kernel_does() {
+        assert_eq!(parse_pass_stages(None).unwrap(), DEFAULT_PASS_STAGES);
+        for r in 1..=4 {
+            assert_eq!(parse_pass_stages(Some(&r.to_string())).unwrap(), r);
+        }
+        assert_eq!(parse_pass_stages(Some(" 3 ")).unwrap(), 3);
+        for bad in ["0", "5", "-1", "two", ""] {
+            let err = parse_pass_stages(Some(bad)).unwrap_err().to_string();
+            assert!(err.contains("CRUCIBLE_CUDA_NTT_PASS_STAGES"), "{err}");
         }
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 use crucible_benches::{measure, workload_plans, Measurement, Op, Task, Workload, PROVE_INPUTS};
 use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
+use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{BackendInfo, MemoryPlan, ProverBackend};
 use serde_json::json;
 
@@ -36,6 +37,12 @@ pub struct BenchArgs {
     /// Seed of the random inputs (and of the proving keys for `prove`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// `prove` only: time proofs with a key of the benchmark circuit's shape and
+    /// pseudo-random points, built in seconds, instead of a real (cached) setup, which
+    /// takes minutes from about 2^22 constraints. The device work is the same; the
+    /// proofs do not verify.
+    #[arg(long)]
+    synthetic_key: bool,
     /// Write the results as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -166,6 +173,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     if args.repeat == 0 {
         return Err(CliError("--repeat must be at least 1".into()));
     }
+    if args.synthetic_key && args.op != Op::Prove {
+        return Err(CliError(
+            "--synthetic-key applies to --op prove only".into(),
+        ));
+    }
     for &size in sizes {
         args.op.check_size(size)?;
     }
@@ -186,6 +198,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
         .iter()
         .map(|&size| {
             let task = Task::new(args.op, size, |n| -> Result<_, CliError> {
+                if args.synthetic_key {
+                    eprintln!(
+                        "building a synthetic key for {n} constraints (proofs will not verify)"
+                    );
+                    return Ok(Arc::new(synthetic_key(n, PROVE_INPUTS, args.seed)?));
+                }
                 Ok(Arc::new(load_key(n, PROVE_INPUTS, args.seed)?.key))
             })?;
             Ok((size, task))
@@ -364,6 +382,7 @@ fn json_report(
         "size_unit": args.op.size_unit(),
         "repeat": args.repeat,
         "seed": args.seed,
+        "synthetic_key": args.synthetic_key,
         "backends": backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
         "skipped": skipped.iter().map(|(name, reason)| json!({ "backend": name, "reason": reason })).collect::<Vec<_>>(),
         "results": results,

@@ -344,6 +344,18 @@ fn bench_writes_parseable_json_csv_and_svg() {
     let drawn = svg.contains("<svg") && svg.contains("cpu:0") && svg.contains("<polyline");
     assert!(drawn, "{svg}");
 
+    // A synthetic key times the same proof; its JSON says so.
+    let synthetic = dir.path("s.json");
+    let command = format!(
+        "bench --backend cpu --op prove --sizes 16 --repeat 1 --synthetic-key --out {}",
+        synthetic.display()
+    );
+    let run = crucible(&command, &dir.0);
+    assert!(run.ok() && run.stderr.contains("synthetic key"), "{run:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&synthetic).unwrap()).unwrap();
+    assert_eq!(v["synthetic_key"], true);
+
     for op in ["ntt", "intt", "coset-ntt", "msm-g2", "prove"] {
         let command = format!("bench --backend all --op {op} --sizes 16,32 --repeat 1");
         let run = crucible(&command, &dir.0);
@@ -367,6 +379,8 @@ fn bench_rejects_bad_input_before_running() {
     assert_fails_with(&bench("--op ntt --sizes 2^33"), "two-adicity");
     let no_runs = bench("--op ntt --sizes 2^4 --repeat 0");
     assert_fails_with(&no_runs, "--repeat must be at least 1");
+    let synthetic = bench("--op msm-g1 --sizes 2^4 --synthetic-key");
+    assert_fails_with(&synthetic, "--synthetic-key applies to --op prove only");
     let empty = run_argv(&argv("bench --op ntt --sizes="), &dir.0, &[]);
     assert_fails_with(&empty, "empty size list");
 

@@ -181,6 +181,21 @@ impl Lease {
         Ok(())
     }
 
+    /// The live buffer allocated from plan item `item`, if there is one (the first, if
+    /// several are): lets a backend keep a table in the lease between operations and
+    /// find it again by its item.
+    pub fn buffer_of(&self, item: &str) -> Option<BufferId> {
+        let index = self.plan.find(item)?;
+        let slot = self
+            .slots
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.item == index))?;
+        Some(BufferId {
+            lease: self.id,
+            slot: slot as u32,
+        })
+    }
+
     fn slot_index(&self, id: BufferId) -> Result<usize> {
         if id.lease != self.id {
             return Err(Error::InvalidInput(format!(

@@ -24,6 +24,7 @@ mod plan;
 pub mod registry;
 pub mod report;
 mod shape;
+pub mod synthetic_key;
 
 pub use backend::{
     check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind,

@@ -168,3 +168,30 @@ fn waiting_acquire_resumes_when_memory_returns() {
     assert_eq!((stats.in_use, stats.high_water), (0, 80));
     assert!(stats.waited > std::time::Duration::ZERO);
 }
+
+#[test]
+fn buffer_of_finds_the_live_buffer_of_an_item() {
+    let budget = DeviceBudget::new("find", 100);
+    let mut plan = MemoryPlan::new("tables");
+    plan.item("table", 32).item("other", 32);
+    let permit = budget.acquire(plan.total_bytes()).unwrap();
+    let mut lease = Lease::new(plan, permit, Arc::new(crucible_core::HostSync)).unwrap();
+    assert_eq!(lease.buffer_of("table"), None, "nothing allocated yet");
+    assert_eq!(lease.buffer_of("unplanned"), None);
+    let other = lease.allocate("other", 32, || Ok(1u8)).unwrap();
+    let table = lease.allocate("table", 32, || Ok(2u8)).unwrap();
+    assert_eq!(lease.buffer_of("table"), Some(table));
+    assert_eq!(lease.buffer_of("other"), Some(other));
+    lease.free(table).unwrap();
+    assert_eq!(
+        lease.buffer_of("table"),
+        None,
+        "a freed buffer is not found"
+    );
+    // A new buffer of the item may take another slot; it is the one found.
+    lease.free(other).unwrap();
+    let again = lease.allocate("table", 32, || Ok(3u8)).unwrap();
+    assert_eq!(lease.buffer_of("table"), Some(again));
+    assert_eq!(*lease.get::<u8>(again).unwrap(), 3);
+    lease.release().unwrap();
+}

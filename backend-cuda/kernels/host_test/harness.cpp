@@ -10,11 +10,16 @@
 //   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
-//   ntt LOG_N a[n] tw[max(1,n/2)]                       -> a after the NTT launches
-//   powers COUNT pows[ceil(log2 COUNT)]                 -> fr_powers' table
+//   ntt LOG_N R INV a[n] tw[max(1,n/2)]                 -> a after the reversal and the
+//                         radix-2^R passes (INV: the passes' inverse flag)
+//   ntt_pass LOG_N S R INV a[n] tw[max(1,n/2)]          -> a after one pass
+//   bit_reverse_scale LOG_N LO_BITS a[n] lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)] -> a
+//   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
+//                         sequence for KIND (forward inverse coset coset_inv), tables included
+//   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
-//                         OP: scale_by_powers scale mul_assign sub_scale -> a
+//                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
 //   msm g1|g2 N C CHUNK SEG_BITS bases[N] scalars[N]    -> window sums (Xyzz each), W of them
 // Scratch vectors have exactly the sizes msm.cu documents; build with
@@ -112,54 +117,149 @@ template <class F> static void curve_cmd(const std::string& op) {
 }
 
 // One NTT pass of radix 2^r (1 <= r <= 4) over stages s .. s+r-1.
-static void ntt_pass(Fr* d, const Fr* t, u32 n, u32 log_n, u32 s, u32 r) {
-    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s); });
-    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s); });
-    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s); });
-    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s); });
+static void ntt_pass(Fr* d, const Fr* t, u32 n, u32 log_n, u32 s, u32 r, u32 inv) {
+    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s, inv); });
+    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s, inv); });
+    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s, inv); });
+    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s, inv); });
 }
 
-// The launch sequence of ntt.cu's header (radix-4 passes, a shorter last one).
-static void ntt_cmd() {
-    const u32 log_n = rd_u32();
-    const u32 n = 1u << log_n;
-    std::vector<Fr> a(n), tw(n / 2 == 0 ? 1 : n / 2);
-    for (auto& x : a) x = rdf<Fr>();
-    for (auto& x : tw) x = rdf<Fr>();
-    launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
-    for (u32 s = 0; s < log_n; s += 2) {
-        const u32 r = log_n - s < 2 ? log_n - s : 2;
-        ntt_pass(a.data(), tw.data(), n, log_n, s, r);
+// The passes of ntt.cu's header: radix 2^R, a shorter last one.
+static void ntt_passes(Fr* a, const Fr* tw, u32 log_n, u32 R, u32 inv) {
+    for (u32 s = 0; s < log_n; s += R) {
+        const u32 r = log_n - s < R ? log_n - s : R;
+        ntt_pass(a, tw, 1u << log_n, log_n, s, r, inv);
     }
+}
+
+static std::vector<Fr> rd_frs(size_t count) {
+    std::vector<Fr> v(count);
+    for (auto& x : v) x = rdf<Fr>();
+    return v;
+}
+
+static size_t half_or_one(u32 n) { return n / 2 == 0 ? 1 : n / 2; }
+
+// ntt LOG_N R INV a tw: the reversal, then the passes.
+static void ntt_cmd() {
+    const u32 log_n = rd_u32(), R = rd_u32(), inv = rd_u32();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
+    launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
+    ntt_passes(a.data(), tw.data(), log_n, R, inv);
     for (auto& x : a) wr(x);
 }
 
 // One pass of a given radix only (checks each radix on every stage offset).
 static void ntt_pass_cmd() {
-    const u32 log_n = rd_u32(), s = rd_u32(), r = rd_u32();
+    const u32 log_n = rd_u32(), s = rd_u32(), r = rd_u32(), inv = rd_u32();
     const u32 n = 1u << log_n;
-    std::vector<Fr> a(n), tw(n / 2 == 0 ? 1 : n / 2);
-    for (auto& x : a) x = rdf<Fr>();
-    for (auto& x : tw) x = rdf<Fr>();
-    ntt_pass(a.data(), tw.data(), n, log_n, s, r);
+    std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
+    ntt_pass(a.data(), tw.data(), n, log_n, s, r, inv);
     for (auto& x : a) wr(x);
 }
 
-static void powers_cmd() {
-    const u32 count = rd_u32();
+static u32 hi_len(u32 n, u32 lo_bits) { return (u32)(((u64)n + (1u << lo_bits) - 1) >> lo_bits); }
+
+static void bit_reverse_scale_cmd() {
+    const u32 log_n = rd_u32(), lo_bits = rd_u32();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a = rd_frs(n), lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
+    launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), lo.data(), hi.data(), n, log_n, lo_bits); });
+    for (auto& x : a) wr(x);
+}
+
+// The by-value kernel arguments, as the Rust host fills them.
+static FrArg arg_of(const Fr& x) {
+    FrArg c;
+    for (int k = 0; k < 8; k++) c.words[k] = x.l[k];
+    return c;
+}
+
+static FrSeeds seeds_of(const std::vector<Fr>& pows) {
+    FrSeeds s;
+    memset(&s, 0xa5, sizeof s);  // unused seeds must not be read: garbage there
+    for (size_t b = 0; b < pows.size() && b < CRU_MAX_SEEDS; b++)
+        for (int k = 0; k < 8; k++) s.words[8 * b + k] = pows[b].l[k];
+    return s;
+}
+
+static u32 ceil_log2(u32 count) {
     u32 bits = 0;
     while ((1ull << bits) < count) bits++;
-    std::vector<Fr> pows(bits == 0 ? 1 : bits), out(count);
-    for (u32 b = 0; b < bits; b++) pows[b] = rdf<Fr>();
-    launch(count, 1, [&] { fr_powers(out.data(), pows.data(), count); });
+    return bits;
+}
+
+// powers COUNT FIRST pows[ceil(log2 COUNT)]
+static void powers_cmd() {
+    const u32 count = rd_u32();
+    const Fr first = rdf<Fr>();
+    const std::vector<Fr> pows = rd_frs(ceil_log2(count));
+    std::vector<Fr> out(count);
+    const FrSeeds seeds = seeds_of(pows);
+    const FrArg c = arg_of(first);
+    launch(count, 1, [&] { fr_powers(out.data(), seeds, c, count); });
     for (auto& x : out) wr(x);
+}
+
+// fr_powers' table of first * g^i, i < 2^bits, with the seeds g^(2^b) as the host
+// computes them (repeated squaring).
+static std::vector<Fr> powers_of(Fr g, Fr first, u32 bits) {
+    std::vector<Fr> pows;
+    for (u32 b = 0; b < bits; b++, g = fsqr(g)) pows.push_back(g);
+    std::vector<Fr> out(1u << bits);
+    const FrSeeds seeds = seeds_of(pows);
+    const FrArg c = arg_of(first);
+    launch(1u << bits, 1, [&] { fr_powers(out.data(), seeds, c, 1u << bits); });
+    return out;
+}
+
+static Fr pow2k(Fr g, u32 k) {
+    for (u32 b = 0; b < k; b++) g = fsqr(g);
+    return g;
+}
+
+// backend-cuda/src/ntt.rs's split: lo_bits = ceil(log / 2).
+static u32 split_lo(u32 log) { return (log + 1) / 2; }
+
+// transform KIND LOG_N R omega g size_inv a[n]: the Rust host's whole sequence
+// (backend-cuda/src/ntt.rs): tables built as it builds them, then KIND's launches.
+// KIND: forward inverse coset coset_inv; g is the coset offset (its inverse for
+// coset_inv).
+static void transform_cmd() {
+    std::string kind;
+    in >> kind;
+    const u32 log_n = rd_u32(), R = rd_u32();
+    const Fr omega = rdf<Fr>(), g = rdf<Fr>(), size_inv = rdf<Fr>();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a = rd_frs(n);
+    if (n > 1) {
+        const u32 tw_lo = split_lo(log_n - 1), tw_hi = log_n - 1 - tw_lo;
+        const std::vector<Fr> lo = powers_of(omega, Fr::one(), tw_lo), hi = powers_of(pow2k(omega, tw_lo), Fr::one(), tw_hi);
+        std::vector<Fr> tw(n / 2);
+        launch(n / 2, 1, [&] { fr_power_table(tw.data(), lo.data(), hi.data(), n / 2, tw_lo); });
+        const u32 c_lo = split_lo(log_n), c_hi = log_n - c_lo;
+        const std::vector<Fr> glo = powers_of(g, kind == "coset_inv" ? size_inv : Fr::one(), c_lo),
+                              ghi = powers_of(pow2k(g, c_lo), Fr::one(), c_hi);
+        if (kind == "forward" || kind == "inverse" || kind == "coset_inv") {
+            const u32 inv = kind != "forward";
+            launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
+            ntt_passes(a.data(), tw.data(), log_n, R, inv);
+            const FrArg c = arg_of(size_inv);
+            if (kind == "inverse") launch(n, 1, [&] { fr_scale(a.data(), c, n); });
+            if (kind == "coset_inv") launch(n, 1, [&] { fr_scale_by_powers(a.data(), glo.data(), ghi.data(), n, c_lo); });
+        } else if (kind == "coset") {
+            launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
+            ntt_passes(a.data(), tw.data(), log_n, R, 0);
+        } else { fprintf(stderr, "bad transform %s\n", kind.c_str()); exit(2); }
+    }
+    for (auto& x : a) wr(x);
 }
 
 static void power_table_cmd() {
     const u32 n = rd_u32(), lo_bits = rd_u32();
-    std::vector<Fr> lo(1u << lo_bits), hi(((u64)n + (1u << lo_bits) - 1) >> lo_bits), out(n);
-    for (auto& x : lo) x = rdf<Fr>();
-    for (auto& x : hi) x = rdf<Fr>();
+    const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
+    std::vector<Fr> out(n);
     launch(n, 1, [&] { fr_power_table(out.data(), lo.data(), hi.data(), n, lo_bits); });
     for (auto& x : out) wr(x);
 }
@@ -188,16 +288,13 @@ static void scan_cmd() {
 
 static void pw_cmd(const std::string& op) {
     const u32 n = rd_u32(), lo_bits = rd_u32();
-    std::vector<Fr> a(n), b(n), c(1), lo(1u << lo_bits), hi(((u64)n + (1u << lo_bits) - 1) >> lo_bits);
-    for (auto& x : a) x = rdf<Fr>();
-    for (auto& x : b) x = rdf<Fr>();
-    c[0] = rdf<Fr>();
-    for (auto& x : lo) x = rdf<Fr>();
-    for (auto& x : hi) x = rdf<Fr>();
+    std::vector<Fr> a = rd_frs(n), b = rd_frs(n);
+    const FrArg c = arg_of(rdf<Fr>());
+    const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
     if (op == "scale_by_powers") launch(n, 1, [&] { fr_scale_by_powers(a.data(), lo.data(), hi.data(), n, lo_bits); });
-    else if (op == "scale") launch(n, 1, [&] { fr_scale(a.data(), c.data(), n); });
+    else if (op == "scale") launch(n, 1, [&] { fr_scale(a.data(), c, n); });
     else if (op == "mul_assign") launch(n, 1, [&] { fr_mul_assign(a.data(), b.data(), n); });
-    else if (op == "sub_scale") launch(n, 1, [&] { fr_sub_scale(a.data(), b.data(), c.data(), n); });
+    else if (op == "sub_scale") launch(n, 1, [&] { fr_sub_scale(a.data(), b.data(), c, n); });
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
     for (auto& x : a) wr(x);
 }
@@ -248,6 +345,8 @@ int main() {
         if (kind == "ntt_pass") { ntt_pass_cmd(); printf("\n"); continue; }
         if (kind == "powers") { powers_cmd(); printf("\n"); continue; }
         if (kind == "power_table") { power_table_cmd(); printf("\n"); continue; }
+        if (kind == "bit_reverse_scale") { bit_reverse_scale_cmd(); printf("\n"); continue; }
+        if (kind == "transform") { transform_cmd(); printf("\n"); continue; }
         if (kind == "scan") { scan_cmd(); printf("\n"); continue; }
         in >> op;
         if (kind == "fr") field_cmd<FrCfg>(op);

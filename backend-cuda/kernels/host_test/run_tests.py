@@ -220,7 +220,24 @@ def root_of_unity(k):
     return pow(w, 1 << (32 - k), R)
 
 
+def fr_list(t):
+    return [unmont(int(x, 16), "fr") for x in t]
+
+
+def bitrev(i, bits):
+    return int(format(i, "0%db" % bits)[::-1], 2) if bits else 0
+
+
+def dft(a, w):
+    """sum_j a_j w^(i j), by the definition."""
+    n = len(a)
+    wp = [pow(w, i, R) for i in range(n)]
+    return [sum(a[j] * wp[(i * j) % n] for j in range(n)) % R for i in range(n)]
+
+
 def ntt_cases(cs, rng, quick):
+    """The reversal and the passes, forward (omega) and inverse (omega^-1 from the same
+    table, inverse flag set), every radix."""
     enc = lambda v: h(mont(v, "fr"))
     for k in range(0, 9 if quick else 11):
         n = 1 << k
@@ -230,52 +247,107 @@ def ntt_cases(cs, rng, quick):
         inputs = [[rng.randrange(R) for _ in range(n)]]
         if k in (0, 3, 10):
             inputs += [[0] * n, [1] + [0] * (n - 1), [R - 1] * n]
-        for a in inputs:
-            wp = [pow(w, i, R) for i in range(n)]
-            exp = [sum(a[j] * wp[(i * j) % n] for j in range(n)) % R for i in range(n)]
-            cmd = f"ntt {k} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
-            cs.add(f"ntt 2^{k}", cmd, lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+        for idx, a in enumerate(inputs):
+            # Every radix on the random input; the edge inputs (and, when quick, most
+            # sizes) with the default radix 4 only.
+            every = idx == 0 and (not quick or k in (3, 5, 7))
+            for inv in (0, 1):
+                exp = dft(a, pow(w, -1, R) if inv else w)
+                for radix in (1, 2, 3, 4) if every else (2,):
+                    cmd = f"ntt {k} {radix} {inv} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
+                    cs.add(f"ntt 2^{k} r={radix} inverse={inv}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
 def ntt_pass_cases(cs, rng, quick):
-    """Each radix alone at every stage offset: stages s .. s+r-1 of the DIT on any data."""
+    """Each radix alone at every stage offset: stages s .. s+r-1 of the DIT on any data,
+    with omega^i (forward) or omega^-i (inverse flag; the kernel reads -tw[n/2 - i])."""
     enc = lambda v: h(mont(v, "fr"))
     for k in (4, 6) if quick else (4, 5, 7):
         n = 1 << k
         w = root_of_unity(k)
         tw = [pow(w, i, R) for i in range(n // 2)]
-        for r in (1, 2, 3, 4):
-            for st in range(0, k - r + 1):
-                a = [rng.randrange(R) for _ in range(n)]
-                exp = list(a)
-                for stage in range(st, st + r):
-                    hh = 1 << stage
-                    for i in range(n):
-                        if i & hh:
-                            continue
-                        wv = tw[(i % hh) << (k - 1 - stage)]
-                        u, v = exp[i], exp[i + hh] * wv % R
-                        exp[i], exp[i + hh] = (u + v) % R, (u - v) % R
-                cmd = f"ntt_pass {k} {st} {r} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
-                cs.add(f"ntt_pass r={r}", cmd, lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+        for inv in (0, 1):
+            wd = pow(w, -1, R) if inv else w
+            for r in (1, 2, 3, 4):
+                for st in range(0, k - r + 1):
+                    a = [rng.randrange(R) for _ in range(n)]
+                    exp = list(a)
+                    for stage in range(st, st + r):
+                        hh = 1 << stage
+                        for i in range(n):
+                            if i & hh:
+                                continue
+                            wv = pow(wd, (i % hh) << (k - 1 - stage), R)
+                            u, v = exp[i], exp[i + hh] * wv % R
+                            exp[i], exp[i + hh] = (u + v) % R, (u - v) % R
+                    cmd = f"ntt_pass {k} {st} {r} {inv} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
+                    cs.add(f"ntt_pass r={r} inverse={inv}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
+def split_tables(g, n, lo_bits, c=1):
+    """pow_lo[k] = c g^k (k < 2^lo_bits), pow_hi[k] = g^(k 2^lo_bits) (k < ceil(n / 2^lo_bits))."""
+    lo = [c * pow(g, i, R) % R for i in range(1 << lo_bits)]
+    hi = [pow(g, i << lo_bits, R) for i in range(-(-n // (1 << lo_bits)))]
+    return lo, hi
+
+
+def bit_reverse_scale_cases(cs, rng, quick):
+    """The coset NTT's fused reversal: a[i] <- a[rev(i)] * c g^rev(i)."""
+    enc = lambda v: h(mont(v, "fr"))
+    for k in range(0, 7 if quick else 10):
+        n = 1 << k
+        for lo_bits in sorted({0, (k + 1) // 2, k}):
+            a = [rng.randrange(R) for _ in range(n)]
+            g = rng.randrange(1, R)
+            c = rng.choice([1, rng.randrange(1, R)])
+            lo, hi = split_tables(g, n, lo_bits, c)
+            exp = [a[bitrev(i, k)] * c * pow(g, bitrev(i, k), R) % R for i in range(n)]
+            cmd = f"bit_reverse_scale {k} {lo_bits} " + " ".join(enc(v) for v in a + lo + hi)
+            cs.add(f"bit_reverse_scale 2^{k}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
+def transform_cases(cs, rng, quick):
+    """backend-cuda/src/ntt.rs's four sequences, tables built on the 'device' from seeds
+    as the host builds them, against arkworks' definitions: fft; ifft = (1/n) dft(w^-1);
+    coset fft = fft(a_i g^i); coset ifft = ifft, then a_i *= g^-i."""
+    enc = lambda v: h(mont(v, "fr"))
+    for k in range(0, 7 if quick else 9):
+        n = 1 << k
+        w = root_of_unity(k)
+        n_inv = pow(n, -1, R)
+        for g in (7, rng.randrange(2, R)):  # Fr::GENERATOR, and any other offset
+            g_inv = pow(g, -1, R)
+            a = [rng.randrange(R) for _ in range(n)]
+            fwd = lambda v: dft(v, w)
+            inv = lambda v: [x * n_inv % R for x in dft(v, pow(w, -1, R))]
+            exps = {
+                "forward": (g, fwd(a)),
+                "inverse": (g, inv(a)),
+                "coset": (g, fwd([x * pow(g, i, R) % R for i, x in enumerate(a)])),
+                "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv(a))]),
+            }
+            for kind, (offset, exp) in exps.items():
+                for radix in (2,) if quick and k not in (3, 5) else (1, 2, 3, 4):
+                    cmd = f"transform {kind} {k} {radix} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                    cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
 def table_cases(cs, rng, quick):
     enc = lambda v: h(mont(v, "fr"))
     for count in (1, 2, 3, 7, 64, 100):
         g = rng.randrange(1, R)
-        bits = max(0, (count - 1).bit_length())
-        pows = [pow(g, 1 << b, R) for b in range(bits)]
-        exp = [pow(g, i, R) for i in range(count)]
-        cs.add("fr_powers", f"powers {count} " + " ".join(enc(v) for v in pows),
-               lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+        for first in (1, rng.randrange(R)):
+            bits = max(0, (count - 1).bit_length())
+            pows = [pow(g, 1 << b, R) for b in range(bits)]
+            exp = [first * pow(g, i, R) % R for i in range(count)]
+            cs.add("fr_powers", f"powers {count} {enc(first)} " + " ".join(enc(v) for v in pows),
+                   lambda t, exp=exp: fr_list(t) == exp)
     for n, lo_bits in ((1, 0), (5, 1), (64, 3), (100, 4), (100, 7)):
         g = rng.randrange(1, R)
-        lo = [pow(g, i, R) for i in range(1 << lo_bits)]
-        hi = [pow(g, i << lo_bits, R) for i in range(-(-n // (1 << lo_bits)))]
+        lo, hi = split_tables(g, n, lo_bits)
         exp = [pow(g, i, R) for i in range(n)]
         cs.add("fr_power_table", f"power_table {n} {lo_bits} " + " ".join(enc(v) for v in lo + hi),
-               lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+               lambda t, exp=exp: fr_list(t) == exp)
 
 
 def scan_cases(cs, rng, quick):
@@ -297,11 +369,12 @@ def pw_cases(cs, rng, quick):
             b = [rng.randrange(R) for _ in range(n)]
             c = rng.randrange(R)
             g = rng.randrange(1, R)
-            lo = [pow(g, i, R) for i in range(1 << lo_bits)]
-            hi = [pow(g, i << lo_bits, R) for i in range(-(-n // (1 << lo_bits)))]
+            # The coset inverse premultiplies pow_lo by 1/n: half the cases do so by c.
+            pre = rng.choice([1, c])
+            lo, hi = split_tables(g, n, lo_bits, pre)
             tail = " ".join(enc(v) for v in a + b + [c] + lo + hi)
             exps = {
-                "scale_by_powers": [a[i] * pow(g, i, R) % R for i in range(n)],
+                "scale_by_powers": [a[i] * pre * pow(g, i, R) % R for i in range(n)],
                 "scale": [x * c % R for x in a],
                 "mul_assign": [x * y % R for x, y in zip(a, b)],
                 "sub_scale": [(x - y) * c % R for x, y in zip(a, b)],
@@ -405,6 +478,8 @@ def main():
     curve_cases(cs, rng, args.quick, pts)
     ntt_cases(cs, rng, args.quick)
     ntt_pass_cases(cs, rng, args.quick)
+    bit_reverse_scale_cases(cs, rng, args.quick)
+    transform_cases(cs, rng, args.quick)
     table_cases(cs, rng, args.quick)
     scan_cases(cs, rng, args.quick)
     pw_cases(cs, rng, args.quick)
