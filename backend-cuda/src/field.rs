@@ -34,6 +34,10 @@ pub fn element_bytes(kind: ElementKind) -> u64 {
     (words(kind) * 4) as u64
 }
 
+/// Elements one rayon task converts at least: a staging chunk (16 MiB) then splits
+/// into tens of tasks, not hundreds of thousands.
+const PAR_MIN: usize = 4096;
+
 fn push_limbs(out: &mut [u32], limbs: &[u64]) {
     for (pair, limb) in out.chunks_exact_mut(2).zip(limbs) {
         pair[0] = *limb as u32;
@@ -54,6 +58,7 @@ pub fn fr_to_words(src: &[Fr], dst: &mut [u32]) {
     use rayon::prelude::*;
     dst.par_chunks_exact_mut(FR_WORDS)
         .zip(src)
+        .with_min_len(PAR_MIN)
         .for_each(|(w, x)| push_limbs(w, &x.0 .0));
 }
 
@@ -126,6 +131,7 @@ pub fn g1_to_words(src: &[G1Affine], dst: &mut [u32]) {
     use rayon::prelude::*;
     dst.par_chunks_exact_mut(G1_WORDS)
         .zip(src)
+        .with_min_len(PAR_MIN)
         .for_each(|(w, p)| {
             if p.is_zero() {
                 w.fill(0);
@@ -141,6 +147,7 @@ pub fn g2_to_words(src: &[G2Affine], dst: &mut [u32]) {
     use rayon::prelude::*;
     dst.par_chunks_exact_mut(G2_WORDS)
         .zip(src)
+        .with_min_len(PAR_MIN)
         .for_each(|(w, p)| {
             if p.is_zero() {
                 w.fill(0);

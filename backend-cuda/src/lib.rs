@@ -18,6 +18,7 @@ mod kernels;
 mod memory;
 mod msm;
 mod ntt;
+mod sort_reuse;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -44,6 +45,8 @@ pub struct CudaBackend {
     staging: Mutex<Option<memory::Staging>>,
     /// Radix-2 stages per NTT pass (`CRUCIBLE_CUDA_NTT_PASS_STAGES`, read at open).
     ntt_pass_stages: u32,
+    /// The last MSM's sort, for the next MSM over the same scalars.
+    sorts: sort_reuse::SortReuse,
 }
 
 /// A timing event recorded on the compute stream.
@@ -104,6 +107,7 @@ impl CudaBackend {
             kernels: OnceLock::new(),
             staging: Mutex::new(None),
             ntt_pass_stages,
+            sorts: sort_reuse::SortReuse::default(),
         })
     }
 
@@ -149,6 +153,7 @@ impl CudaBackend {
             bases_id,
             bases_len,
             span,
+            &self.sorts,
         )
     }
 
@@ -289,10 +294,12 @@ impl ProverBackend for CudaBackend {
         kind: ElementKind,
         len: usize,
     ) -> Result<BufferId> {
+        self.sorts.scalars_written();
         memory::alloc(self.stream(), lease, item, kind, len)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        self.sorts.scalars_written();
         self.stage_words(
             lease,
             dst.id,
@@ -331,6 +338,7 @@ impl ProverBackend for CudaBackend {
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+        self.sorts.scalars_written();
         ntt::ntt(
             self.stream(),
             self.kernels()?,
@@ -343,6 +351,7 @@ impl ProverBackend for CudaBackend {
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        self.sorts.scalars_written();
         ntt::mul_assign(self.stream(), self.kernels()?, lease, dst, rhs)
     }
 
@@ -353,6 +362,7 @@ impl ProverBackend for CudaBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
+        self.sorts.scalars_written();
         ntt::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
     }
 

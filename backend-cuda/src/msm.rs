@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ark_ec::CurveGroup;
 use crucible_core::{check_span, BufferId, Lease, MemoryPlan, MsmSpan, Result};
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg};
 
 use crate::driver::launch;
 use crate::error::CudaError;
@@ -17,6 +17,7 @@ use crate::field::{FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use crate::kernels::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
+use crate::sort_reuse::{SortReuse, KEPT};
 
 /// The group of an MSM: kernel prefix and word sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +264,8 @@ pub fn combine<P: CurveGroup>(sums: &[P], c: u32) -> P {
 }
 
 /// Σ scalars·bases on the device; returns the window sums (none for an empty MSM).
+/// The sort of the scalars (steps 1-4) is reused from the previous MSM when `reuse`
+/// holds one of the same scalars, and kept for the next.
 #[allow(clippy::too_many_arguments)]
 pub fn msm<B>(
     stream: &Arc<CudaStream>,
@@ -273,6 +276,7 @@ pub fn msm<B>(
     bases_id: BufferId,
     bases_len: usize,
     span: &MsmSpan<B>,
+    reuse: &SortReuse,
 ) -> Result<WindowSums> {
     check_span(span, bases_len)?;
     let n = span.len;
@@ -290,12 +294,14 @@ pub fn msm<B>(
         ))
         .into());
     }
+    let key = reuse.key(span.scalars.id, span.scalar_offset, n, layout.c);
+    let kept = reuse.take(&key, work)?;
     let mut scratch = Vec::new();
     for (item, words) in layout.items(n, group.xyzz_words()) {
-        let id = if ZEROED.contains(&item) {
-            alloc_words(stream, work, item, words)
-        } else {
-            alloc_words_uninit(stream, work, item, words)
+        let id = match (kept, KEPT.iter().position(|k| *k == item)) {
+            (Some(ids), Some(i)) => Ok(ids[i]),
+            _ if ZEROED.contains(&item) => alloc_words(stream, work, item, words),
+            _ => alloc_words_uninit(stream, work, item, words),
         };
         match id {
             Ok(id) => scratch.push(id),
@@ -307,18 +313,22 @@ pub fn msm<B>(
             }
         }
     }
+    let sorted = kept.is_some();
     let result = run(
-        stream, k, group, work, bases, bases_id, span, &layout, &scratch,
+        stream, k, group, work, bases, bases_id, span, &layout, &scratch, sorted,
     );
     let words =
         result.and_then(|sums| download(stream, work, sums, layout.windows * group.xyzz_words()));
+    // On success the sort stays for the next MSM over the same scalars.
+    let keep = [scratch[2], scratch[4]];
     for id in scratch {
-        work.free(id)?;
+        if words.is_err() || !keep.contains(&id) {
+            work.free(id)?;
+        }
     }
-    Ok(WindowSums {
-        words: words?,
-        c: layout.c,
-    })
+    let words = words?;
+    reuse.keep(key, keep);
+    Ok(WindowSums { words, c: layout.c })
 }
 
 /// The prefix-sum launches of msm.cu step 2: `counts` (m) into `starts` (m + 1).
@@ -434,6 +444,52 @@ fn prefix_sum(
     Ok(())
 }
 
+/// msm.cu steps 1-4: digits, bucket counts, their prefix sum, and the scatter into
+/// sorted entries (`scratch` in [`Layout::items`] order).
+fn sort(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    work: &Lease,
+    scalars: &CudaView<'_, u32>,
+    layout: &Layout,
+    scratch: &[BufferId],
+    n: usize,
+) -> Result<()> {
+    let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
+    let [digits, count, start, scan, sorted] = std::array::from_fn(|i| scratch[i]);
+    let (n32, c) = (n as u32, layout.c);
+    launch(
+        stream
+            .launch_builder(k.get("msm_digits")?)
+            .arg(scalars)
+            .arg(buf(digits)?)
+            .arg(buf(count)?)
+            .arg(&n32)
+            .arg(&c),
+        grid_1d(n),
+    )?;
+    prefix_sum(
+        stream,
+        k,
+        buf(count)?,
+        buf(start)?,
+        buf(scan)?,
+        layout.all_buckets(),
+    )?;
+    launch(
+        stream
+            .launch_builder(k.get("msm_scatter")?)
+            .arg(buf(digits)?)
+            .arg(buf(start)?)
+            .arg(buf(count)?)
+            .arg(buf(sorted)?)
+            .arg(&n32)
+            .arg(&c),
+        grid_2d(n, layout.windows, 256),
+    )?;
+    Ok(())
+}
+
 /// Launches msm.cu's steps 1-7; returns the buffer holding the window sums.
 #[allow(clippy::too_many_arguments)]
 fn run<B>(
@@ -446,12 +502,13 @@ fn run<B>(
     span: &MsmSpan<B>,
     layout: &Layout,
     scratch: &[BufferId],
+    sorted_already: bool,
 ) -> Result<BufferId> {
     let n = span.len;
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
-    let [digits, count, start, scan, sorted, buckets, carries, span_id, tree_w, tree_v, tree_w2, tree_v2] =
+    let [_, _, start, _, sorted, buckets, carries, span_id, tree_w, tree_v, tree_w2, tree_v2] =
         std::array::from_fn(|i| scratch[i]);
-    let (n32, c, seg_bits, chunk) = (n as u32, layout.c, layout.seg_bits, layout.chunk);
+    let (c, seg_bits, chunk) = (layout.c, layout.seg_bits, layout.chunk);
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
     let m32 = m as u32;
     let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
@@ -464,28 +521,9 @@ fn run<B>(
         .words
         .slice(span.base_offset * aw..(span.base_offset + n) * aw);
     let f = |name: &str| k.get(name);
-    launch(
-        stream
-            .launch_builder(f("msm_digits")?)
-            .arg(&scalars)
-            .arg(buf(digits)?)
-            .arg(buf(count)?)
-            .arg(&n32)
-            .arg(&c),
-        grid_1d(n),
-    )?;
-    prefix_sum(stream, k, buf(count)?, buf(start)?, buf(scan)?, m)?;
-    launch(
-        stream
-            .launch_builder(f("msm_scatter")?)
-            .arg(buf(digits)?)
-            .arg(buf(start)?)
-            .arg(buf(count)?)
-            .arg(buf(sorted)?)
-            .arg(&n32)
-            .arg(&c),
-        grid_2d(n, w, 256),
-    )?;
+    if !sorted_already {
+        sort(stream, k, work, &scalars, layout, scratch, n)?;
+    }
     let p = group.prefix();
     launch(
         stream

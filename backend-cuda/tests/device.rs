@@ -155,3 +155,37 @@ fn field_edge_values_match_arkworks() {
     }
     lease.release().unwrap();
 }
+
+/// Staging throughput (host conversion into the pinned buffers plus the copies), for
+/// measurements on a GPU machine: `--ignored --nocapture staging_throughput`.
+#[test]
+#[ignore]
+fn staging_throughput() {
+    let Some(cuda) = backend() else { return };
+    let n = 1usize << 21;
+    let mut rng = StdRng::seed_from_u64(seed());
+    let values: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let mut plan = MemoryPlan::new("staging");
+    plan.item("v", cuda.buffer_bytes(ElementKind::Scalar, n));
+    let mut lease = cuda.allocate(plan).unwrap();
+    let buf = cuda.alloc_scalars(&mut lease, "v", n).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let t = std::time::Instant::now();
+        cuda.stage_scalars(&mut lease, buf, &values).unwrap();
+        let queued = t.elapsed();
+        cuda.synchronize().unwrap();
+        times.push((t.elapsed(), queued));
+    }
+    times.sort();
+    let (total, queued) = times[times.len() / 2];
+    let gb = (n * 32) as f64 / 1e9;
+    println!(
+        "staging 2^21 scalars ({:.0} MB): median {:.2} ms ({:.1} GB/s), host returned after {:.2} ms",
+        gb * 1e3,
+        total.as_secs_f64() * 1e3,
+        gb / total.as_secs_f64(),
+        queued.as_secs_f64() * 1e3
+    );
+    lease.release().unwrap();
+}

@@ -358,9 +358,112 @@ fn out_of_range<G: MsmGroup>(
     }
 }
 
+/// Several MSMs in one work lease over one scalar buffer, as a proof runs them: the
+/// same span twice, in G1 then G2, another span, then after each kind of write to the
+/// scalars (staging, a pointwise product, an NTT). A backend that reuses work between
+/// MSMs over the same scalars (the CUDA backend keeps its sort) must notice every
+/// change; each result is compared with ark-ec.
+fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), String> {
+    use crucible_core::{Domain, NttKind};
+    let n = 1usize << log;
+    let domain = Domain::with_log_size(log).map_err(|e| e.to_string())?;
+    let e = |e: crucible_core::Error| e.to_string();
+    let g1_bases = bases::<G1>(rng, n, Bases::Random);
+    let g2_bases = bases::<G2>(rng, n, Bases::Random);
+    let mut key_plan = MemoryPlan::new("conformance bases");
+    key_plan.item("g1", backend.buffer_bytes(ElementKind::G1, n));
+    key_plan.item("g2", backend.buffer_bytes(ElementKind::G2, n));
+    let mut work_plan = MemoryPlan::new("conformance scalars");
+    for item in ["scalars", "factors"] {
+        work_plan.item(item, backend.buffer_bytes(ElementKind::Scalar, n));
+    }
+    work_plan.merge(&backend.scratch_plan(&ScratchNeed {
+        ntt: Some(domain),
+        msm_g1: n,
+        msm_g2: n,
+    }));
+    let mut key = backend.allocate(key_plan).map_err(e)?;
+    let b1 = G1::stage(backend, &mut key, "g1", &g1_bases).map_err(e)?;
+    let b2 = G2::stage(backend, &mut key, "g2", &g2_bases).map_err(e)?;
+    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
+    let f = backend.alloc_scalars(&mut work, "factors", n).map_err(e)?;
+    let mut values = scalars(rng, n, Scalars::Random);
+    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    let factors = scalars(rng, n, Scalars::Random);
+    backend.stage_scalars(&mut work, f, &factors).map_err(e)?;
+
+    let step = |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[Fr]| {
+        let len = n - offset;
+        let (got, want) = if g2 {
+            let span = MsmSpan {
+                bases: b2,
+                base_offset: offset,
+                scalars: s,
+                scalar_offset: offset,
+                len,
+            };
+            let got = backend.msm_g2(work, &key, span).map_err(e)?.into_affine();
+            let want = G2Projective::msm(&g2_bases[offset..], &values[offset..])
+                .map_err(|x| format!("reference MSM failed: {x}"))?
+                .into_affine();
+            (got.to_string(), want.to_string())
+        } else {
+            let span = MsmSpan {
+                bases: b1,
+                base_offset: offset,
+                scalars: s,
+                scalar_offset: offset,
+                len,
+            };
+            let got = backend.msm_g1(work, &key, span).map_err(e)?.into_affine();
+            let want = G1Projective::msm(&g1_bases[offset..], &values[offset..])
+                .map_err(|x| format!("reference MSM failed: {x}"))?
+                .into_affine();
+            (got.to_string(), want.to_string())
+        };
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("{what}: got {got}, want {want}"))
+        }
+    };
+    step(&mut work, "first G1 MSM", false, 0, &values)?;
+    step(&mut work, "the same G1 MSM again", false, 0, &values)?;
+    step(&mut work, "G2 over the same scalars", true, 0, &values)?;
+    step(&mut work, "G1 over a shorter span", false, 3, &values)?;
+    step(&mut work, "G1 over the whole span again", false, 0, &values)?;
+    values = scalars(rng, n, Scalars::Random);
+    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    step(
+        &mut work,
+        "G1 after restaging the scalars",
+        false,
+        0,
+        &values,
+    )?;
+    backend.mul_assign(&mut work, s, f).map_err(e)?;
+    values.iter_mut().zip(&factors).for_each(|(v, f)| *v *= f);
+    step(&mut work, "G1 after a pointwise product", false, 0, &values)?;
+    backend
+        .ntt(&mut work, s, &domain, NttKind::Inverse)
+        .map_err(e)?;
+    values = backend.read_scalars(&work, s).map_err(e)?;
+    step(&mut work, "G2 after an inverse NTT", true, 0, &values)?;
+    work.release().map_err(e)?;
+    key.release().map_err(e)?;
+    Ok(())
+}
+
 /// MSM cases on both groups (G2 two sizes smaller: its reference is slow).
 pub fn run(r: &mut Runner<'_>) {
     let max = r.config.max_log_size;
     run_group::<G1>(r, max.max(2));
     run_group::<G2>(r, max.saturating_sub(2).max(2));
+    let log = max.min(12);
+    let backend = r.backend;
+    r.case(
+        &format!("msm/sequence-over-one-scalar-buffer/n=2^{log}"),
+        |rng| msm_sequence(backend, rng, log),
+    );
 }
