@@ -14,7 +14,7 @@
 //             room for the last digit's carry). Signed digits d in [-2^(c-1), 2^(c-1)];
 //             B = 2^(c-1) buckets per window, bucket b holds digit magnitude b + 1.
 //             M = W B buckets in all, window-major (bucket k = w B + b).
-//   chunk     entries summed by one thread in step 5 (e.g. 64).
+//   chunk     entries summed by one thread in step 5 (e.g. 128).
 //   seg_bits  0 <= seg_bits <= c - 1: step 6 reduces segments of L = 2^seg_bits
 //             buckets; S = B / L segments per window.
 //
