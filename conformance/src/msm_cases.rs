@@ -5,7 +5,7 @@ use ark_ff::{Field, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::{
     ElementKind, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease,
-    MemoryPlan, MsmSpan, ProverBackend, Result as CoreResult, ScratchNeed,
+    MemoryPlan, MsmSpan, ProverBackend, Result as CoreResult, ScalarBuf, ScratchNeed,
 };
 
 use crate::suite::Runner;
@@ -358,6 +358,39 @@ fn out_of_range<G: MsmGroup>(
     }
 }
 
+/// The backend's MSM over `bases[offset..]` and `scalars[offset..]` (staged from
+/// `base_values` and `values`) against ark-ec's.
+#[allow(clippy::too_many_arguments)]
+fn msm_matches<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    work: &mut Lease,
+    key: &Lease,
+    bases: G::Buf,
+    base_values: &[G::Affine],
+    scalars: ScalarBuf,
+    offset: usize,
+    values: &[Fr],
+) -> Result<(), String> {
+    let span = MsmSpan {
+        bases,
+        base_offset: offset,
+        scalars,
+        scalar_offset: offset,
+        len: values.len() - offset,
+    };
+    let got = G::backend_msm(backend, work, key, span)
+        .map_err(|e| e.to_string())?
+        .into_affine();
+    let want = G::P::msm(&base_values[offset..], &values[offset..])
+        .map_err(|e| format!("reference MSM failed: {e}"))?
+        .into_affine();
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("got {got}, want {want}"))
+    }
+}
+
 /// Several MSMs in one work lease over one scalar buffer, as a proof runs them: the
 /// same span twice, in G1 then G2, another span, then after each kind of write to the
 /// scalars (staging, a pointwise product, an NTT). A backend that reuses work between
@@ -394,39 +427,12 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     backend.stage_scalars(&mut work, f, &factors).map_err(e)?;
 
     let step = |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[Fr]| {
-        let len = n - offset;
-        let (got, want) = if g2 {
-            let span = MsmSpan {
-                bases: b2,
-                base_offset: offset,
-                scalars: s,
-                scalar_offset: offset,
-                len,
-            };
-            let got = backend.msm_g2(work, &key, span).map_err(e)?.into_affine();
-            let want = G2Projective::msm(&g2_bases[offset..], &values[offset..])
-                .map_err(|x| format!("reference MSM failed: {x}"))?
-                .into_affine();
-            (got.to_string(), want.to_string())
+        let compared = if g2 {
+            msm_matches::<G2>(backend, work, &key, b2, &g2_bases, s, offset, values)
         } else {
-            let span = MsmSpan {
-                bases: b1,
-                base_offset: offset,
-                scalars: s,
-                scalar_offset: offset,
-                len,
-            };
-            let got = backend.msm_g1(work, &key, span).map_err(e)?.into_affine();
-            let want = G1Projective::msm(&g1_bases[offset..], &values[offset..])
-                .map_err(|x| format!("reference MSM failed: {x}"))?
-                .into_affine();
-            (got.to_string(), want.to_string())
+            msm_matches::<G1>(backend, work, &key, b1, &g1_bases, s, offset, values)
         };
-        if got == want {
-            Ok(())
-        } else {
-            Err(format!("{what}: got {got}, want {want}"))
-        }
+        compared.map_err(|why| format!("{what}: {why}"))
     };
     step(&mut work, "first G1 MSM", false, 0, &values)?;
     step(&mut work, "the same G1 MSM again", false, 0, &values)?;
