@@ -7,7 +7,9 @@
 //! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
 //! pool, and only then returns the budget. Kernels run on one stream, host-to-device
 //! copies on a second (so staging overlaps compute; cudarc's per-buffer events order
-//! the two).
+//! the two). Two things stay in a lease between operations, under their own plan
+//! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
+//! scalars, reused by the next MSM over the same unchanged scalars (`sort_reuse.rs`).
 #![warn(missing_docs)]
 
 mod device;
