@@ -91,3 +91,90 @@ impl SortReuse {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crucible_core::{DeviceBudget, HostSync, MemoryPlan};
+    use std::sync::Arc;
+
+    fn lease(budget: &Arc<DeviceBudget>) -> Lease {
+        let mut plan = MemoryPlan::new("work");
+        plan.item("scalars", 8)
+            .item(KEPT[0], 8)
+            .item(KEPT[1], 8)
+            .item("other", 8);
+        let permit = budget.acquire(plan.total_bytes()).unwrap();
+        Lease::new(plan, permit, Arc::new(HostSync)).unwrap()
+    }
+
+    /// Allocates the two kept items, as an MSM leaves them.
+    fn sorted(work: &mut Lease) -> [BufferId; 2] {
+        KEPT.map(|item| work.allocate(item, 8, || Ok(0u8)).unwrap())
+    }
+
+    #[test]
+    fn a_kept_sort_is_reused_only_for_the_same_unchanged_scalars_in_its_lease() {
+        let budget = DeviceBudget::new("sort", 1000);
+        let reuse = SortReuse::default();
+        let mut work = lease(&budget);
+        let s = work.allocate("scalars", 8, || Ok(0u8)).unwrap();
+
+        // Same scalars, same span and window, nothing written since: reused.
+        let ids = sorted(&mut work);
+        reuse.keep(reuse.key(s, 0, 100, 16), ids);
+        assert_eq!(
+            reuse.take(&reuse.key(s, 0, 100, 16), &mut work).unwrap(),
+            Some(ids)
+        );
+
+        // Any other span or window: not reused, and the old sort is freed so that the
+        // MSM can allocate its own from the same plan items.
+        for other in [
+            reuse.key(s, 1, 100, 16),
+            reuse.key(s, 0, 99, 16),
+            reuse.key(s, 0, 100, 15),
+        ] {
+            reuse.keep(reuse.key(s, 0, 100, 16), ids);
+            assert_eq!(reuse.take(&other, &mut work).unwrap(), None);
+            assert!(KEPT.iter().all(|item| work.buffer_of(item).is_none()));
+            let again = sorted(&mut work);
+            assert_eq!(again, ids, "the freed slots are taken again");
+        }
+
+        // A write to any scalars since the sort: not reused.
+        reuse.keep(reuse.key(s, 0, 100, 16), ids);
+        let before = reuse.key(s, 0, 100, 16);
+        reuse.scalars_written();
+        assert_eq!(
+            reuse.take(&reuse.key(s, 0, 100, 16), &mut work).unwrap(),
+            None
+        );
+        assert_ne!(before, reuse.key(s, 0, 100, 16));
+        work.release().unwrap();
+    }
+
+    #[test]
+    fn another_lease_never_sees_a_sort_and_a_reused_slot_is_not_mistaken_for_one() {
+        let budget = DeviceBudget::new("sort", 1000);
+        let reuse = SortReuse::default();
+        let (mut x, mut y) = (lease(&budget), lease(&budget));
+        let sx = x.allocate("scalars", 8, || Ok(0u8)).unwrap();
+        let sy = y.allocate("scalars", 8, || Ok(0u8)).unwrap();
+        let ids = sorted(&mut x);
+        reuse.keep(reuse.key(sx, 0, 10, 16), ids);
+        // Lease y's MSM: no reuse, and x's buffers stay x's.
+        assert_eq!(reuse.take(&reuse.key(sy, 0, 10, 16), &mut y).unwrap(), None);
+        assert_eq!(x.buffer_of(KEPT[1]), Some(ids[1]));
+        // x's kept buffers freed behind the cache's back, a slot taken by another
+        // item: the same key must not reuse it.
+        reuse.keep(reuse.key(sx, 0, 10, 16), ids);
+        x.free(ids[0]).unwrap();
+        x.free(ids[1]).unwrap();
+        let imposter = x.allocate("other", 8, || Ok(1u8)).unwrap();
+        assert!(imposter == ids[0] || imposter == ids[1]);
+        assert_eq!(reuse.take(&reuse.key(sx, 0, 10, 16), &mut x).unwrap(), None);
+        x.release().unwrap();
+        y.release().unwrap();
+    }
+}
