@@ -21,6 +21,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod sort_reuse;
+mod tuning;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -97,6 +98,7 @@ impl CudaBackend {
                 reason: reason.into(),
             });
         }
+        tuning::check_all()?;
         let ntt_pass_stages = ntt::pass_stages_from_env()?;
         let device = device::open(ordinal)?;
         let budget = DeviceBudget::new(

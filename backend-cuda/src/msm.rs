@@ -18,6 +18,7 @@ use crate::kernels::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
 use crate::sort_reuse::{SortReuse, KEPT};
+use crate::tuning;
 
 /// The group of an MSM: kernel prefix and word sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,9 +62,10 @@ const SCAN_CHUNK: usize = 64;
 /// unless tuned.
 const SEG_BITS: u32 = 4;
 
-/// The kernels' work split, read once per process: `CRUCIBLE_CUDA_MSM_CHUNK` (1 to
-/// 4096 entries a thread sums) and `CRUCIBLE_CUDA_MSM_SEG_BITS` (0 to 10) override
-/// [`CHUNK`] and [`SEG_BITS`], for tuning measurements. The plan reads the same values.
+/// The kernels' work split, read once per process: `CRUCIBLE_CUDA_MSM_CHUNK` and
+/// `CRUCIBLE_CUDA_MSM_SEG_BITS` override [`CHUNK`] and [`SEG_BITS`], for tuning
+/// measurements (checked when the device is opened: [`crate::tuning`]). The plan reads
+/// the same values.
 #[derive(Clone, Copy, Debug)]
 struct Split {
     chunk: u32,
@@ -73,19 +75,15 @@ struct Split {
 fn work_split() -> Split {
     static SPLIT: std::sync::OnceLock<Split> = std::sync::OnceLock::new();
     *SPLIT.get_or_init(|| {
-        let var = |name: &str, range: std::ops::RangeInclusive<u32>, default: u32| {
-            std::env::var(name)
-                .ok()
-                .and_then(|s| s.parse::<u32>().ok())
-                .filter(|v| range.contains(v))
-                .unwrap_or(default)
-        };
+        // Unreachable errors fall back to the default: open() checked the variables.
+        let or = |var, default| tuning::read(var).ok().flatten().unwrap_or(default);
         Split {
-            chunk: var("CRUCIBLE_CUDA_MSM_CHUNK", 1..=4096, CHUNK),
-            seg_bits: var("CRUCIBLE_CUDA_MSM_SEG_BITS", 0..=10, SEG_BITS),
+            chunk: or(&tuning::MSM_CHUNK, CHUNK),
+            seg_bits: or(&tuning::MSM_SEG_BITS, SEG_BITS),
         }
     })
 }
+
 /// The largest window: 12 windows of 2^21 buckets (the cost model picks it from about
 /// 2^27 terms on).
 const MAX_WINDOW_BITS: u32 = 22;
@@ -113,13 +111,12 @@ pub fn window_bits(n: usize) -> u32 {
     }
 }
 
-/// `CRUCIBLE_CUDA_WINDOW_BITS` (1 to 22) overrides the window size, for tuning
-/// measurements; otherwise [`window_bits`].
+/// `CRUCIBLE_CUDA_WINDOW_BITS` (1 to 22, checked when the device is opened)
+/// overrides the window size, for tuning measurements; otherwise [`window_bits`].
 pub fn chosen_window_bits(n: usize) -> u32 {
-    std::env::var("CRUCIBLE_CUDA_WINDOW_BITS")
+    tuning::read(&tuning::WINDOW_BITS)
         .ok()
-        .and_then(|s| s.parse::<u32>().ok())
-        .filter(|c| (1..=MAX_WINDOW_BITS).contains(c))
+        .flatten()
         .unwrap_or_else(|| window_bits(n))
 }
 

@@ -29,30 +29,10 @@ pub const DEFAULT_PASS_STAGES: u32 = 2;
 const PASS_KERNELS: [&str; 4] = ["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r4"];
 
 /// Radix-2 stages per NTT pass: `CRUCIBLE_CUDA_NTT_PASS_STAGES` (1 to 4, for tuning
-/// measurements) or [`DEFAULT_PASS_STAGES`]. Any other value is an error, so that a
-/// sweep never measures the default under another name.
+/// measurements; anything else is an error: [`crate::tuning`]) or
+/// [`DEFAULT_PASS_STAGES`].
 pub fn pass_stages_from_env() -> Result<u32> {
-    parse_pass_stages(
-        std::env::var("CRUCIBLE_CUDA_NTT_PASS_STAGES")
-            .ok()
-            .as_deref(),
-    )
-}
-
-fn parse_pass_stages(value: Option<&str>) -> Result<u32> {
-    let Some(value) = value else {
-        return Ok(DEFAULT_PASS_STAGES);
-    };
-    value
-        .trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|r| (1..=PASS_KERNELS.len() as u32).contains(r))
-        .ok_or_else(|| {
-            crucible_core::Error::InvalidInput(format!(
-                "CRUCIBLE_CUDA_NTT_PASS_STAGES={value:?}: expected 1, 2, 3 or 4 (radix-2 stages per NTT pass)"
-            ))
-        })
+    Ok(crate::tuning::read(&crate::tuning::NTT_PASS_STAGES)?.unwrap_or(DEFAULT_PASS_STAGES))
 }
 
 /// A 1-D launch covering `threads` threads (never zero blocks).
@@ -552,19 +532,6 @@ mod tests {
             for bits in [tw_lo, tw_hi, lo, hi] {
                 assert!(FrSeeds::powers_of(Fr::ONE, bits).is_some(), "log {log}");
             }
-        }
-    }
-
-    #[test]
-    fn pass_stages_default_and_reject_what_no_kernel_does() {
-        assert_eq!(parse_pass_stages(None).unwrap(), DEFAULT_PASS_STAGES);
-        for r in 1..=4 {
-            assert_eq!(parse_pass_stages(Some(&r.to_string())).unwrap(), r);
-        }
-        assert_eq!(parse_pass_stages(Some(" 3 ")).unwrap(), 3);
-        for bad in ["0", "5", "-1", "two", ""] {
-            let err = parse_pass_stages(Some(bad)).unwrap_err().to_string();
-            assert!(err.contains("CRUCIBLE_CUDA_NTT_PASS_STAGES"), "{err}");
         }
     }
 }
