@@ -106,8 +106,8 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     return xyzz_add_affine_inline(p, q);
 }
 
-// add-2008-s: P + Q (xyzz_add below is the call every kernel uses).
-template <class F> CRU_DEV Xyzz<F> xyzz_add_inline(const Xyzz<F>& p, const Xyzz<F>& q) {
+// add-2008-s: P + Q.
+template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
     if (xyzz_is_identity(p)) return q;
     if (xyzz_is_identity(q)) return p;
     const F u1 = fmul(p.x, q.zz);
@@ -127,10 +127,6 @@ template <class F> CRU_DEV Xyzz<F> xyzz_add_inline(const Xyzz<F>& p, const Xyzz<
     r.zz = fmul(fmul(p.zz, q.zz), pp);
     r.zzz = fmul(fmul(p.zzz, q.zzz), ppp);
     return r;
-}
-
-template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
-    return xyzz_add_inline(p, q);
 }
 
 #endif  // CRUCIBLE_CURVE_CUH

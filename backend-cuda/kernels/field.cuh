@@ -202,83 +202,62 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
 // frame word 0 at the start of the next row, its carry absorbed by o's first
 // product. Bounds: t < 2p on entry to each row, as in plain CIOS; e and o each stay
 // below 2^(32N + 2), so N + 1 words hold them and nothing carries out of word N.
-// mont_init, mont_row and mont_finish are its three steps; fmul runs them.
-
-// The running state of one product: t = e + pend + 2^32 o.
-template <class C> struct MontAcc {
-    u32 e[C::N + 2], o[C::N + 2], pend;
-};
-
-template <class C> CRU_DEV void mont_init(MontAcc<C>& s) {
-    CRU_UNROLL for (int k = 0; k < C::N + 2; k++) { s.e[k] = 0; s.o[k] = 0; }
-    s.pend = 0;
-}
-
-// One CIOS row: t = (t + a bi + m p) / 2^32.
-template <class C> CRU_DEV void mont_row(MontAcc<C>& s, const Fp<C>& a, u32 bi) {
-    constexpr int N = C::N;
-    u32* e = s.e;
-    u32* o = s.o;
-    // frame word 0 gets the pending word; its carry goes to frame word 1 = o[0]
-    e[0] = add_cc(e[0], s.pend);
-    o[0] = madc_lo_cc(a.l[1], bi, o[0]);
-    o[1] = madc_hi_cc(a.l[1], bi, o[1]);
-    CRU_UNROLL for (int j = 3; j < N; j += 2) {
-        o[j - 1] = madc_lo_cc(a.l[j], bi, o[j - 1]);
-        o[j] = madc_hi_cc(a.l[j], bi, o[j]);
-    }
-    o[N] = addc(o[N], 0);
-    e[0] = mad_lo_cc(a.l[0], bi, e[0]);
-    e[1] = madc_hi_cc(a.l[0], bi, e[1]);
-    CRU_UNROLL for (int j = 2; j < N; j += 2) {
-        e[j] = madc_lo_cc(a.l[j], bi, e[j]);
-        e[j + 1] = madc_hi_cc(a.l[j], bi, e[j + 1]);
-    }
-    e[N] = addc(e[N], 0);
-    const u32 m = e[0] * C::INV;
-    e[0] = mad_lo_cc(m, C::p(0), e[0]);
-    e[1] = madc_hi_cc(m, C::p(0), e[1]);
-    CRU_UNROLL for (int j = 2; j < N; j += 2) {
-        e[j] = madc_lo_cc(m, C::p(j), e[j]);
-        e[j + 1] = madc_hi_cc(m, C::p(j), e[j + 1]);
-    }
-    e[N] = addc(e[N], 0);
-    o[0] = mad_lo_cc(m, C::p(1), o[0]);
-    o[1] = madc_hi_cc(m, C::p(1), o[1]);
-    CRU_UNROLL for (int j = 3; j < N; j += 2) {
-        o[j - 1] = madc_lo_cc(m, C::p(j), o[j - 1]);
-        o[j] = madc_hi_cc(m, C::p(j), o[j]);
-    }
-    o[N] = addc(o[N], 0);
-    // t / 2^32 = o + e[1] + 2^32 (e >> 64): new e = o, new o = e >> 64, e[1] pending.
-    s.pend = e[1];
-    u32 ne[N + 2], no[N + 2];
-    CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
-    CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
-    no[N] = 0; no[N + 1] = 0;
-    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
-}
-
-// t = e + pend + 2^32 o < 2p, reduced below p.
-template <class C> CRU_DEV Fp<C> mont_finish(const MontAcc<C>& s) {
-    constexpr int N = C::N;
-    u32 t[N + 1];
-    t[0] = add_cc(s.e[0], s.pend);
-    CRU_UNROLL for (int k = 1; k < N + 1; k++) t[k] = addc_cc(s.e[k], s.o[k - 1]);
-    Fp<C> r, d;
-    d.l[0] = sub_cc(t[0], C::p(0));
-    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = subc_cc(t[i], C::p(i));
-    const u32 borrow = subc(0, 0);
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (d.l[i] & ~borrow);
-    return r;
-}
-
-// a*b*2^(-32N) mod p: N rows, one per limb of b.
 template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
-    MontAcc<C> s;
-    mont_init(s);
-    CRU_UNROLL for (int i = 0; i < C::N; i++) mont_row(s, a, b.l[i]);
-    return mont_finish(s);
+    constexpr int N = C::N;
+    u32 e[N + 2], o[N + 2];
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = 0; o[k] = 0; }
+    u32 pend = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 bi = b.l[i];
+        // frame word 0 gets the pending word; its carry goes to frame word 1 = o[0]
+        e[0] = add_cc(e[0], pend);
+        o[0] = madc_lo_cc(a.l[1], bi, o[0]);
+        o[1] = madc_hi_cc(a.l[1], bi, o[1]);
+        CRU_UNROLL for (int j = 3; j < N; j += 2) {
+            o[j - 1] = madc_lo_cc(a.l[j], bi, o[j - 1]);
+            o[j] = madc_hi_cc(a.l[j], bi, o[j]);
+        }
+        o[N] = addc(o[N], 0);
+        e[0] = mad_lo_cc(a.l[0], bi, e[0]);
+        e[1] = madc_hi_cc(a.l[0], bi, e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) {
+            e[j] = madc_lo_cc(a.l[j], bi, e[j]);
+            e[j + 1] = madc_hi_cc(a.l[j], bi, e[j + 1]);
+        }
+        e[N] = addc(e[N], 0);
+        const u32 m = e[0] * C::INV;
+        e[0] = mad_lo_cc(m, C::p(0), e[0]);
+        e[1] = madc_hi_cc(m, C::p(0), e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) {
+            e[j] = madc_lo_cc(m, C::p(j), e[j]);
+            e[j + 1] = madc_hi_cc(m, C::p(j), e[j + 1]);
+        }
+        e[N] = addc(e[N], 0);
+        o[0] = mad_lo_cc(m, C::p(1), o[0]);
+        o[1] = madc_hi_cc(m, C::p(1), o[1]);
+        CRU_UNROLL for (int j = 3; j < N; j += 2) {
+            o[j - 1] = madc_lo_cc(m, C::p(j), o[j - 1]);
+            o[j] = madc_hi_cc(m, C::p(j), o[j]);
+        }
+        o[N] = addc(o[N], 0);
+        // t / 2^32 = o + e[1] + 2^32 (e >> 64): new e = o, new o = e >> 64, e[1] pending.
+        pend = e[1];
+        u32 ne[N + 2], no[N + 2];
+        CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
+        CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
+        no[N] = 0; no[N + 1] = 0;
+        CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
+    }
+    // t = e + pend + 2^32 o < 2p, reduced below p.
+    u32 t[N + 1];
+    t[0] = add_cc(e[0], pend);
+    CRU_UNROLL for (int k = 1; k < N + 1; k++) t[k] = addc_cc(e[k], o[k - 1]);
+    Fp<C> r, s;
+    s.l[0] = sub_cc(t[0], C::p(0));
+    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(t[i], C::p(i));
+    const u32 borrow = subc(0, 0);
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
+    return r;
 }
 
 #else
@@ -329,7 +308,6 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
     return r;
 }
-
 #endif
 
 // ------------------------------ derived ops ------------------------------
