@@ -319,14 +319,16 @@ pub fn msm<B>(
     let words =
         result.and_then(|sums| download(stream, work, sums, layout.windows * group.xyzz_words()));
     // On success the sort stays for the next MSM over the same scalars.
-    let keep = [scratch[2], scratch[4]];
+    let keep = KEPT.map(|item| work.buffer_of(item));
     for id in scratch {
-        if words.is_err() || !keep.contains(&id) {
+        if words.is_err() || !keep.contains(&Some(id)) {
             work.free(id)?;
         }
     }
     let words = words?;
-    reuse.keep(key, keep);
+    if let [Some(start), Some(sorted)] = keep {
+        reuse.keep(key, [start, sorted]);
+    }
     Ok(WindowSums { words, c: layout.c })
 }
 

@@ -8,6 +8,7 @@ use crucible_core::{
     MemoryPlan, MsmSpan, ProverBackend, Result as CoreResult, ScalarBuf, ScratchNeed,
 };
 
+use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
 
 /// Marker for G1 (a marker type, since the two projective types cannot be told apart
@@ -406,15 +407,15 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     let mut key_plan = MemoryPlan::new("conformance bases");
     key_plan.item("g1", backend.buffer_bytes(ElementKind::G1, n));
     key_plan.item("g2", backend.buffer_bytes(ElementKind::G2, n));
-    let mut work_plan = MemoryPlan::new("conformance scalars");
-    for item in ["scalars", "factors"] {
-        work_plan.item(item, backend.buffer_bytes(ElementKind::Scalar, n));
-    }
-    work_plan.merge(&backend.scratch_plan(&ScratchNeed {
-        ntt: Some(domain),
-        msm_g1: n,
-        msm_g2: n,
-    }));
+    let work_plan = scalar_plan(
+        backend,
+        &[("scalars", n), ("factors", n)],
+        ScratchNeed {
+            ntt: Some(domain),
+            msm_g1: n,
+            msm_g2: n,
+        },
+    );
     let mut key = backend.allocate(key_plan).map_err(e)?;
     let b1 = G1::stage(backend, &mut key, "g1", &g1_bases).map_err(e)?;
     let b2 = G2::stage(backend, &mut key, "g2", &g2_bases).map_err(e)?;

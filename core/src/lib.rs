@@ -21,6 +21,7 @@ pub mod groth16;
 pub mod key_file;
 mod lease;
 mod plan;
+pub mod random_points;
 pub mod registry;
 pub mod report;
 mod shape;

@@ -1,9 +1,10 @@
 //! A proving key with the benchmark circuit's shape and pseudo-random points: for
 //! timing proofs at sizes where a real setup is out of reach.
 //!
-//! ark-groth16's setup costs one fixed-base scalar multiplication per key point: on a
-//! 16-core host about 9 minutes for 2^24 constraints (five G1 queries and one G2 query
-//! of 2^24 to 2^25 points), most of it in those multiplications. A proof's device work
+//! ark-groth16's setup costs one fixed-base scalar multiplication per key point (five
+//! G1 queries and one G2 query of 2^24 to 2^25 points for 2^24 constraints): on a
+//! 16-core host about 10 minutes, extrapolated from 36 s at 2^20, most of it in those
+//! multiplications. A proof's device work
 //! depends on how many bases there are, not on which points they are (no kernel
 //! branches on a base's value except for infinity and equal points, which random
 //! points hit with negligible probability), so `crucible bench --op prove
@@ -12,37 +13,16 @@
 //! points to a secret evaluation point.
 
 use ark_ec::CurveGroup;
-use ark_ff::UniformRand;
 use ark_groth16::VerifyingKey;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use rayon::prelude::*;
 
 use crate::groth16::ProvingKey;
+use crate::random_points::random_bases;
 use crate::{Bls12_381, ProofShape, Result};
 
-/// Points generated from one scalar multiplication, then by repeated addition.
-const RUN: usize = 1 << 12;
-
-/// `len` distinct pseudo-random points: run k starts at s_k · G (s_k drawn from
-/// `seed` and k) and walks by a fixed random step, in parallel over runs.
-fn random_points<G: CurveGroup>(len: usize, seed: u64) -> Vec<G::Affine> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let step = G::generator() * G::ScalarField::rand(&mut rng);
-    (0..len.div_ceil(RUN))
-        .into_par_iter()
-        .flat_map_iter(|k| {
-            let mut rng =
-                StdRng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let mut p = G::generator() * G::ScalarField::rand(&mut rng);
-            let run: Vec<G> = (0..RUN.min(len - k * RUN))
-                .map(|_| {
-                    p += step;
-                    p
-                })
-                .collect();
-            G::normalize_batch(&run)
-        })
-        .collect()
+/// `len` pseudo-random points of `G` drawn from `seed`.
+fn random_points<G: CurveGroup<ScalarField = crate::Fr>>(len: usize, seed: u64) -> Vec<G::Affine> {
+    random_bases::<G>(len, &mut StdRng::seed_from_u64(seed))
 }
 
 /// A key shaped like ark-groth16's for `BenchCircuit { constraints, inputs }` (same
