@@ -34,8 +34,10 @@
 
 #ifdef __CUDA_ARCH__
 #define CRU_UNROLL _Pragma("unroll")
+#define CRU_NO_UNROLL _Pragma("unroll 1")
 #else
 #define CRU_UNROLL
+#define CRU_NO_UNROLL
 #endif
 
 // Global thread index along x (every grid here has < 2^32 threads along x).
@@ -323,5 +325,38 @@ template <class C> CRU_DEV Fp<C> fmul_inline(const Fp<C>& a, const Fp<C>& b) { r
 template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
+
+// a^-1 = a^(p-2) (Fermat; 0 gives 0), in Montgomery form. Fixed 4-bit windows over
+// the exponent from the top: for Fq 380 squarings and about 100 products (14 of them
+// for the table a^0 .. a^15). The exponent's limbs are p - 2 with the borrow carried
+// (Fr's low limb is 1). A call, with its loops rolled: ~500 products inlined would
+// cost NVRTC minutes for nothing (it runs once per batch of points, not per point).
+template <class C> CRU_CALL Fp<C> finv(const Fp<C>& a) {
+    constexpr int N = C::N;
+    u32 e[N];
+    u32 borrow = 2;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 pi = C::p(i);
+        e[i] = pi - borrow;
+        borrow = pi < borrow ? 1u : 0u;
+    }
+    Fp<C> tab[16];
+    tab[0] = Fp<C>::one();
+    tab[1] = a;
+    CRU_NO_UNROLL for (int k = 2; k < 16; k++) tab[k] = fmul(tab[k - 1], a);
+    Fp<C> r = Fp<C>::one();
+    bool started = false;  // leading zero windows: no squarings of 1
+    CRU_NO_UNROLL for (int w = 8 * N - 1; w >= 0; w--) {
+        const u32 nib = (e[w >> 3] >> (4 * (w & 7))) & 15u;
+        if (started) {
+            CRU_NO_UNROLL for (int b = 0; b < 4; b++) r = fsqr(r);
+            if (nib != 0) r = fmul(r, tab[nib]);
+        } else if (nib != 0) {
+            r = tab[nib];
+            started = true;
+        }
+    }
+    return r;
+}
 
 #endif  // CRUCIBLE_FIELD_CUH

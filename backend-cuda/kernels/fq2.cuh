@@ -43,4 +43,11 @@ CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
 CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
 
+// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion. The norm is 0 only
+// for a = 0 (-1 is not a square mod p), and then finv gives 0, so 0 maps to 0.
+CRU_CALL Fq2 finv(const Fq2& a) {
+    const Fq t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
+    return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
+}
+
 #endif  // CRUCIBLE_FQ2_CUH

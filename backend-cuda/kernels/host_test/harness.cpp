@@ -6,8 +6,8 @@
 // run_tests.py, which holds the Python big-int references.
 //
 // Commands (results: space-separated hex):
-//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl to_mont from_mont eq is_zero
-//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg
+//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero
+//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
 //   ntt LOG_N R INV a[n] tw[max(1,n/2)]                 -> a after the reversal and the
@@ -22,6 +22,10 @@
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
 //   msm g1|g2 N C CHUNK SEG_BITS bases[N] scalars[N]    -> window sums (Xyzz each), W of them
+//   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
+//                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
+//                         every plane filled with the sentinel a5a5..), then planes.cu's
+//                         launches for plane = 1 .. PLANES - 1
 // Scratch vectors have exactly the sizes msm.cu documents; build with
 // -fsanitize=address to have any out-of-bounds access stop the run.
 #include <cstdio>
@@ -34,6 +38,7 @@
 
 #include "../ntt.cu"
 #include "../msm.cu"
+#include "../planes.cu"
 
 static const u32 BLOCK = 64;  // any size works; 64 exercises multi-block grids
 
@@ -90,6 +95,7 @@ template <class C> static void field_cmd(const std::string& op) {
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));
+    else if (op == "inv") wr(finv(a));
     else if (op == "to_mont") wr(to_mont(a));
     else if (op == "from_mont") wr(from_mont(a));
     else if (op == "eq") printf(" %d", (int)feq(a, rdf<F>()));
@@ -104,6 +110,7 @@ static void fq2_cmd(const std::string& op) {
     else if (op == "mul") wr(fmul(a, rdf<Fq2>()));
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
+    else if (op == "inv") wr(finv(a));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
@@ -333,6 +340,21 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     for (u32 w = 0; w < W; w++) wr_xyzz(in_w[w]);
 }
 
+// planes.cu's launch sequence over a table whose unused entries hold a sentinel, so
+// that a write past n shows in the output (and a read of them, through the result).
+template <class F, class K>
+static void planes_cmd(K kernel) {
+    const u32 n = rd_u32(), stride = rd_u32(), shift = rd_u32(), planes = rd_u32();
+    if (n > stride || planes < 1) { fprintf(stderr, "bad planes shape\n"); exit(2); }
+    std::vector<Affine<F>> table((size_t)planes * stride);
+    memset((void*)table.data(), 0xa5, table.size() * sizeof(Affine<F>));
+    for (u32 i = 0; i < n; i++) table[i] = rd_aff<F>();
+    const u32 threads = (u32)(((u64)n + PLANES_BATCH - 1) / PLANES_BATCH);
+    for (u32 plane = 1; plane < planes; plane++)
+        launch(threads, 1, [&] { kernel(table.data(), n, stride, plane, shift); });
+    for (auto& p : table) { wr(p.x); wr(p.y); }
+}
+
 int main() {
     std::string line;
     while (std::getline(std::cin, line)) {
@@ -359,6 +381,8 @@ int main() {
             msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs);
         else if (kind == "msm" && op == "g2")
             msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs);
+        else if (kind == "planes" && op == "g1") planes_cmd<Fq>(planes_g1);
+        else if (kind == "planes" && op == "g2") planes_cmd<Fq2>(planes_g2);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }
         printf("\n");
     }

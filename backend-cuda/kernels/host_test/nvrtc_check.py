@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """Compile the kernels exactly as the host will: NVRTC on the concatenation
-field.cuh + fq2.cuh + curve.cuh + <file>.cu (and once on all files in one program), then (if ptxas is found) assemble the
+field.cuh + fq2.cuh + curve.cuh + <file>.cu (and once on all files in one program), timed, then (if ptxas is found) assemble the
 PTX for sm_90 and print register / spill usage per kernel.
 
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
   nvrtc_check.py [--portable] [--arch compute_90] [--out DIR]
 Exit status 0 when every file compiles."""
-import argparse, ctypes, glob, os, subprocess, sys
+import argparse, ctypes, glob, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KDIR = os.path.dirname(HERE)
 HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
-SOURCES = [["ntt.cu"], ["msm.cu"], ["ntt.cu", "msm.cu"]]
+SOURCES = [["ntt.cu"], ["msm.cu"], ["planes.cu"], ["ntt.cu", "msm.cu", "planes.cu"]]
 
 
 def find(pattern):
@@ -46,7 +46,9 @@ def main():
         if args.portable:
             opts.append(b"-DCRUCIBLE_PORTABLE_ARITH")
         arr = (ctypes.c_char_p * len(opts))(*opts)
+        t0 = time.time()
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)
+        t_nvrtc = time.time() - t0
         size = ctypes.c_size_t()
         nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
         log = ctypes.create_string_buffer(size.value)
@@ -65,10 +67,12 @@ def main():
         with open(path, "wb") as f:
             f.write(ptx.value)
         kernels = [l.split()[-1].rstrip("(") for l in ptx.value.decode().splitlines() if l.startswith(".visible .entry")]
-        print(f"{src}: NVRTC ok, {len(kernels)} kernels -> {path}: {' '.join(kernels)}")
+        print(f"{src}: NVRTC ok in {t_nvrtc:.1f} s, {len(kernels)} kernels -> {path}: {' '.join(kernels)}")
         if ptxas:
             sm = "sm_" + args.arch.split("_")[1]
+            t0 = time.time()
             r = subprocess.run([ptxas, f"-arch={sm}", "-v", path, "-o", "/dev/null"], capture_output=True, text=True)
+            print(f"    ptxas {time.time() - t0:.1f} s")
             if r.returncode != 0:
                 print(r.stderr)
                 print(f"{src}: ptxas FAILED")

@@ -167,6 +167,8 @@ def field_cases(cs, rng, quick):
         unary = {
             "sqr": lambda a: a * a * Rinv % m, "neg": lambda a: -a % m, "dbl": lambda a: 2 * a % m,
             "to_mont": lambda a: a * Rm % m, "from_mont": lambda a: a * Rinv % m,
+            # raw a is the Montgomery form of a/R: its inverse's form is R^2/a; 0 -> 0
+            "inv": lambda a: pow(a, -1, m) * Rm * Rm % m if a else 0,
             "is_zero": None,
         }
         for op, fn in unary.items():
@@ -184,7 +186,8 @@ def fq2_cases(cs, rng, quick):
         for op, fn in (("add", F.add), ("sub", F.sub), ("mul", F.mul)):
             exp = F.enc(fn(a, b))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
-        for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x))):
+        for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
+                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
 
@@ -453,9 +456,59 @@ def msm_cases(cs, rng, quick, pts):
                 cs.add(f"msm {g} {name} c={c} chunk={chunk} seg={seg}", cmd, check)
 
 
+SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed
+
+
+def planes_cases(cs, rng, quick, pts):
+    """planes.cu: plane j = 2^(shift j) * plane 0, affine and fully reduced (the tokens
+    compared as integers with the Montgomery encodings); entries n .. stride - 1 of
+    every plane keep the harness's sentinel."""
+    for g, (F, gen, _) in GROUPS.items():
+        ps = pts[g]
+        # (name, n, stride, shift, planes, infinity at these indices)
+        shapes = [
+            ("planes=1 (no launch)", 3, 5, 7, 1, {1}),
+            ("one point", 1, 1, 1, 2, set()),
+            ("one full batch shift=64", 16, 16, 64, 2, {3}),
+            ("n=37 stride=40 shift=20", 37, 40, 20, 3, {0, 17, 36}),
+            ("a batch all infinity", 35, 35, 3, 4, set(range(16, 32)) | {33}),
+            ("shift=1", 21, 24, 1, 4, {20}),
+            ("shift=256", 3, 4, 256, 2, set()),
+        ]
+        if quick:
+            shapes = [shapes[0], ("n=21 stride=24 shift=20", 21, 24, 20, 3, {0, 17})]
+            if g == "g1":
+                shapes.append(("one full batch shift=64", 16, 16, 64, 2, {3}))
+        elif g == "g1":
+            shapes.append(("several blocks", 16 * 64 + 5, 16 * 64 + 8, 2, 2, {1000}))
+        for name, n, stride, shift, planes, inf in shapes:
+            base = [None if i in inf else rng.choice(ps + [aff_neg(F, p) for p in ps]) for i in range(n)]
+            exp_planes = [base]
+            for _ in range(1, planes):
+                nxt = []
+                for p in exp_planes[-1]:
+                    for _ in range(shift):
+                        p = aff_add(F, p, p)
+                    nxt.append(p)
+                exp_planes.append(nxt)
+            exp = []
+            for pl in exp_planes:
+                for p in pl:
+                    exp += [int(x, 16) for x in enc_aff(F, p)]
+                exp += [SENTINEL] * (2 * F.width * (stride - n))
+            cmd = f"planes {g} {n} {stride} {shift} {planes} " + " ".join(sum((enc_aff(F, p) for p in base), []))
+
+            def check(t, exp=exp):
+                if len(t) != len(exp):
+                    return False
+                return all(x == e if isinstance(e, str) else int(x, 16) == e for x, e in zip(t, exp))
+            cs.add(f"planes {g} {name}", cmd, check)
+
+
 BUILDS = {
     "chain": ["-O2"],
-    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH"],
+    # also a batch of planes.cu that is no power of two, and more threads per case
+    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
 }
 
@@ -484,6 +537,7 @@ def main():
     scan_cases(cs, rng, args.quick)
     pw_cases(cs, rng, args.quick)
     msm_cases(cs, rng, args.quick, pts)
+    planes_cases(cs, rng, args.quick, pts)
     print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
     stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
 
