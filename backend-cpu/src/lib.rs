@@ -114,6 +114,10 @@ impl ProverBackend for CpuBackend {
         memory::copy_in(lease, dst.id, src)
     }
 
+    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        memory::copy_in_padded(lease, dst.id, src)
+    }
+
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         memory::copy_in(lease, dst.id, src)
     }

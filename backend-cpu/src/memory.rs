@@ -38,3 +38,23 @@ pub fn copy_in<T: Copy + Send + Sync + 'static>(
     buf.copy_from_slice(src);
     Ok(())
 }
+
+/// Copies `src` into the front of buffer `dst` and zeroes the rest.
+pub fn copy_in_padded<T: Copy + Default + Send + Sync + 'static>(
+    lease: &mut Lease,
+    dst: BufferId,
+    src: &[T],
+) -> Result<()> {
+    let buf = lease.get_mut::<Vec<T>>(dst)?;
+    if src.len() > buf.len() {
+        return Err(crucible_core::Error::InvalidInput(format!(
+            "staged data: {} elements into a buffer of {}",
+            src.len(),
+            buf.len()
+        )));
+    }
+    let (front, back) = buf.split_at_mut(src.len());
+    front.copy_from_slice(src);
+    back.fill(T::default());
+    Ok(())
+}

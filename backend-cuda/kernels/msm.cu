@@ -5,15 +5,26 @@
 // tree; the host combines the windows (Horner), which is a short serial chain.
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
-// Inputs: bases  G1Affine[n] / G2Affine[n] (Fq / Fq2 Montgomery, infinity = (0, 0));
-//         scalars Fr[n] (Montgomery, < r). 1 <= n < 2^31, W * n < 2^32.
-// Output: window_sums[w] (Xyzz), w < W; the MSM is sum_w 2^(c w) window_sums[w].
+// Window planes (optional): when the bases come with planes of multiples, plane j
+// holding 2^(c wp j) P_i at bases[j stride + i] (planes.cu builds them), window w's
+// digits multiply the plane-(w / wp) point and share the buckets of window w % wp: the
+// MSM is sum_{v < wp} 2^(c v) (window v's bucket sum), with wp windows of buckets to
+// reduce instead of W. Without planes, wp = W and stride is unused (0).
+//
+// Inputs: bases  G1Affine[] / G2Affine[] (Fq / Fq2 Montgomery, infinity = (0, 0)):
+//         point i of plane j at bases[j stride + i], j < ceil(W / wp);
+//         scalars Fr[n] (Montgomery, < r). 1 <= n < 2^31, W * n < 2^32, every entry
+//         (j stride + i) < 2^31.
+// Output: window_sums[v] (Xyzz), v < wp; the MSM is sum_v 2^(c v) window_sums[v].
 //
 // Parameters (host's choice):
-//   c         window bits, 1 <= c <= 24. W = ceil(256 / c) windows (W c >= 256 leaves
-//             room for the last digit's carry). Signed digits d in [-2^(c-1), 2^(c-1)];
-//             B = 2^(c-1) buckets per window, bucket b holds digit magnitude b + 1.
-//             M = W B buckets in all, window-major (bucket k = w B + b).
+//   c         window bits, 1 <= c <= 24. W = ceil(256 / c) digit windows (W c >= 256
+//             leaves room for the last digit's carry). Signed digits d in
+//             [-2^(c-1), 2^(c-1)]; B = 2^(c-1) buckets per window, bucket b holds digit
+//             magnitude b + 1.
+//   wp        bucket windows, 1 <= wp <= W: M = wp B buckets in all, window-major
+//             (bucket k = v B + b).
+//   stride    points per plane (wp < W only).
 //   chunk     entries summed by one thread in step 5 (e.g. 128).
 //   seg_bits  0 <= seg_bits <= c - 1: step 6 reduces segments of L = 2^seg_bits
 //             buckets; S = B / L segments per window.
@@ -23,17 +34,18 @@
 //   bucket_count u32[M]          MUST BE ZEROED before step 1; step 4 counts it back to 0
 //   bucket_start u32[M + 1]      exclusive prefix sum of the counts; [M] = T, the total
 //   scan         u32[...]        the prefix sum's partial sums (see step 2)
-//   sorted       u32[W n]        point index | sign << 31, grouped by bucket, k ascending
+//   sorted       u32[W n]        entry (j stride + i) | sign << 31, grouped by bucket, k ascending
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
-//   tree_w, tree_v   Xyzz[W S] each, and a second pair of W S / 2 each (ping-pong)
+//   tree_w, tree_v   Xyzz[wp S] each, and a second pair of wp S / 2 each (ping-pong)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
 // max(1, ceil(X / blockDim.x)), gridDim.y = Y; "THREADS = T": 1-D, T threads. Any
 // blockDim.x works (every kernel ignores out-of-range indices); 256 is suggested for
 // steps 1-4, 128 for the curve kernels (msm_g2_* use up to 255 registers).
-//   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c)  THREADS = n
+//   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp)
+//                                                                          THREADS = n
 //   2. the exclusive prefix sum of bucket_count[0..M) into bucket_start[0..M], with
 //      u32_chunk_sums / u32_chunk_scan below: scan(in, out, m) = if m <= CH:
 //      u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32 holding 0);
@@ -41,7 +53,7 @@
 //      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH) each.
 //   3. (none: step 2 leaves bucket_start[M] = T)
 //   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
-//        u32* sorted, u32 n, u32 c)                                          grid (n, W)
+//        u32* sorted, u32 n, u32 c, u32 wp, u32 stride)                     grid (n, W)
 //   5. msm_g1_accumulate(const G1Affine* bases, const u32* sorted, const u32* bucket_start,
 //        G1Xyzz* buckets, G1Xyzz* carries, u32* max_span, u32 m, u32 chunk)
 //                                                              THREADS = ceil(W n / chunk)
@@ -58,19 +70,19 @@
 //        Afterwards each bucket's carries are summed into the first of them.
 //   6. msm_g1_reduce_segments(const G1Xyzz* buckets, const G1Xyzz* carries,
 //        const u32* bucket_start, G1Xyzz* tree_w, G1Xyzz* tree_v, u32 c, u32 seg_bits,
-//        u32 chunk)                                                          grid (S, W)
-//        segment s of window w, buckets b = sL + j: tree_w[w S + s] = sum_j (j + 1) B_b,
-//        tree_v[w S + s] = L sum_j B_b.
+//        u32 chunk)                                                         grid (S, wp)
+//        segment s of window v, buckets b = sL + j: tree_w[v S + s] = sum_j (j + 1) B_b,
+//        tree_v[v S + s] = L sum_j B_b.
 //   7. while S > 1: msm_g1_reduce_pairs(const G1Xyzz* in_w, const G1Xyzz* in_v,
-//        G1Xyzz* out_w, G1Xyzz* out_v, u32 nodes, u32 with_v)            grid (nodes, W)
-//        nodes = S before the step (in-w/v hold W * nodes entries, window-major); pairs
-//        (2j, 2j+1) of span h: out_w[w nodes/2 + j] = w_l + w_r + v_r (thread j), and if
+//        G1Xyzz* out_w, G1Xyzz* out_v, u32 nodes, u32 with_v)           grid (nodes, wp)
+//        nodes = S before the step (in-w/v hold wp * nodes entries, window-major); pairs
+//        (2j, 2j+1) of span h: out_w[v nodes/2 + j] = w_l + w_r + v_r (thread j), and if
 //        with_v, out_v = 2 (v_l + v_r) (thread nodes/2 + j). Then S = nodes / 2;
 //        with_v = 0 on the last step.
 //      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
-//      window, sum_b (b + 1) B_b = the window sum.
+//      bucket window, sum_b (b + 1) B_b = the window sum.
 // G2: steps 5-7 (and 5b) named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
-// depend only on the scalars and c.
+// depend only on the scalars, c, wp and stride.
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"
 #endif
@@ -88,7 +100,9 @@ CRU_DEV u32 msm_bits(const u32* s, u32 bit, u32 c) {
     return (u32)v & ((1u << c) - 1);
 }
 
-extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c) {
+// Window w's digits go to the buckets of window w % wp, and name the point of plane
+// w / wp (msm_scatter): with window planes (header), wp < W.
+extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp) {
     const u32 i = CRU_THREAD_X;
     if (i >= n) return;
     const Fr s = from_mont(scalars[i]);
@@ -107,7 +121,7 @@ extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucke
             code = raw;
         }
         digits[(u64)w * n + i] = code;
-        if (code != 0) atomicAdd(&bucket_count[((u64)w << (c - 1)) + (code & 0x7fffffffu) - 1], 1u);
+        if (code != 0) atomicAdd(&bucket_count[((u64)(w % wp) << (c - 1)) + (code & 0x7fffffffu) - 1], 1u);
     }
 }
 
@@ -138,17 +152,17 @@ extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32
 }
 
 // Entries fill each bucket from its end: the order within a bucket depends on atomic
-// timing; the bucket's sum does not.
+// timing; the bucket's sum does not. An entry names point i of plane w / wp.
 extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
-                                       u32* sorted, u32 n, u32 c) {
+                                       u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
     const u32 i = CRU_THREAD_X;
     const u32 w = blockIdx.y;
     if (i >= n || w >= msm_num_windows(c)) return;
     const u32 code = digits[(u64)w * n + i];
     if (code == 0) return;
-    const u64 k = ((u64)w << (c - 1)) + (code & 0x7fffffffu) - 1;
+    const u64 k = ((u64)(w % wp) << (c - 1)) + (code & 0x7fffffffu) - 1;
     const u32 pos = bucket_start[k] + atomicSub(&bucket_count[k], 1u) - 1;
-    sorted[pos] = i | (code & 0x80000000u);
+    sorted[pos] = ((w / wp) * stride + i) | (code & 0x80000000u);
 }
 
 // The bucket holding sorted entry `pos` < total: the largest k with bucket_start[k] <= pos.
@@ -244,7 +258,7 @@ CRU_DEV void msm_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,
     const u32 s = CRU_THREAD_X;
     const u32 w = blockIdx.y;
     const u32 nseg = 1u << (c - 1 - seg_bits);
-    if (s >= nseg || w >= msm_num_windows(c)) return;
+    if (s >= nseg) return;
     const u64 first = ((u64)w << (c - 1)) + ((u64)s << seg_bits);
     Xyzz<F> run = xyzz_identity<F>();
     Xyzz<F> acc = xyzz_identity<F>();

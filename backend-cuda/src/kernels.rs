@@ -16,16 +16,17 @@ use crate::error::{CudaError, CudaResult};
 
 /// Sources in the order NVRTC sees them (the headers' include guards make the
 /// `.cu` files' own `#include`s no-ops).
-const SOURCES: [&str; 5] = [
+const SOURCES: [&str; 6] = [
     include_str!("../kernels/field.cuh"),
     include_str!("../kernels/fq2.cuh"),
     include_str!("../kernels/curve.cuh"),
     include_str!("../kernels/ntt.cu"),
     include_str!("../kernels/msm.cu"),
+    include_str!("../kernels/planes.cu"),
 ];
 
 /// Every kernel the host launches.
-const NAMES: [&str; 24] = [
+const NAMES: [&str; 26] = [
     "ntt_bit_reverse",
     "ntt_bit_reverse_scale",
     "ntt_pass_r1",
@@ -50,6 +51,8 @@ const NAMES: [&str; 24] = [
     "msm_g2_fold_carries",
     "msm_g2_reduce_segments",
     "msm_g2_reduce_pairs",
+    "planes_g1",
+    "planes_g2",
 ];
 
 /// The loaded kernels of one device.

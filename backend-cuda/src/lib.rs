@@ -20,6 +20,7 @@ mod kernels;
 mod memory;
 mod msm;
 mod ntt;
+mod planes;
 mod sort_reuse;
 mod tuning;
 
@@ -165,6 +166,29 @@ impl CudaBackend {
         &self.device.stream
     }
 
+    /// The window planes a bases buffer of `len` elements of `kind` gets (planes.rs).
+    fn planes_for(&self, kind: ElementKind, len: usize) -> Option<planes::Planes> {
+        match kind {
+            ElementKind::G1 | ElementKind::G2 => {
+                planes::choose_from_env(len, field::element_bytes(kind), self.budget.capacity())
+            }
+            ElementKind::Scalar => None,
+        }
+    }
+
+    /// Stages MSM bases, then builds their window planes.
+    fn stage_bases(
+        &self,
+        group: Group,
+        lease: &mut Lease,
+        id: BufferId,
+        len: usize,
+        stage: impl FnOnce(&mut Lease) -> Result<()>,
+    ) -> Result<()> {
+        stage(lease)?;
+        planes::build(self.stream(), self.kernels()?, group, lease, id, len)
+    }
+
     fn stage_words(
         &self,
         lease: &mut Lease,
@@ -179,6 +203,19 @@ impl CudaBackend {
                 "staging {len} elements into a buffer of {expected}"
             )));
         }
+        self.upload(lease, id, len, words, fill)
+    }
+
+    /// Copies `len` elements of `words` words each, as `fill` converts them, to the
+    /// front of buffer `id`, through the pinned staging buffers on the copy stream.
+    fn upload(
+        &self,
+        lease: &mut Lease,
+        id: BufferId,
+        len: usize,
+        words: usize,
+        fill: impl Fn(Range<usize>, &mut [u32]),
+    ) -> Result<()> {
         let mut guard = self
             .staging
             .lock()
@@ -268,12 +305,14 @@ impl ProverBackend for CudaBackend {
         field::element_bytes(kind)
     }
 
-    // Zero-length buffers still take one word on the device.
+    // Zero-length buffers still take one word on the device; bases take their
+    // window planes (planes.rs).
     fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
         if len == 0 {
             4
         } else {
-            field::element_bytes(kind) * len as u64
+            let copies = self.planes_for(kind, len).map_or(1, |p| u64::from(p.count));
+            field::element_bytes(kind) * len as u64 * copies
         }
     }
 
@@ -283,10 +322,10 @@ impl ProverBackend for CudaBackend {
             ntt::scratch_plan(domain, &mut plan);
         }
         if need.msm_g1 > 0 {
-            msm::scratch_plan(Group::G1, need.msm_g1, &mut plan);
+            msm::scratch_plan(Group::G1, need.msm_g1, self.budget.capacity(), &mut plan);
         }
         if need.msm_g2 > 0 {
-            msm::scratch_plan(Group::G2, need.msm_g2, &mut plan);
+            msm::scratch_plan(Group::G2, need.msm_g2, self.budget.capacity(), &mut plan);
         }
         plan
     }
@@ -299,7 +338,14 @@ impl ProverBackend for CudaBackend {
         len: usize,
     ) -> Result<BufferId> {
         self.sorts.scalars_written();
-        memory::alloc(self.stream(), lease, item, kind, len)
+        memory::alloc(
+            self.stream(),
+            lease,
+            item,
+            kind,
+            len,
+            self.planes_for(kind, len),
+        )
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
@@ -314,26 +360,52 @@ impl ProverBackend for CudaBackend {
         )
     }
 
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        self.stage_words(
+    // The live rows are copied, the zero tail is set on the device (a 2^20-constraint
+    // proof's domain vectors are 2^21 long, half of them zero).
+    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        if src.len() > dst.len {
+            return Err(Error::InvalidInput(format!(
+                "staging {} scalars into a buffer of {}",
+                src.len(),
+                dst.len
+            )));
+        }
+        self.sorts.scalars_written();
+        self.upload(lease, dst.id, src.len(), field::FR_WORDS, |r, w| {
+            field::fr_to_words(&src[r], w)
+        })?;
+        memory::zero_tail(
+            &self.device.copy,
             lease,
             dst.id,
-            src.len(),
-            dst.len,
-            field::G1_WORDS,
-            |r, w| field::g1_to_words(&src[r], w),
+            src.len() * field::FR_WORDS,
         )
     }
 
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+        self.stage_bases(Group::G1, lease, dst.id, dst.len, |lease| {
+            self.stage_words(
+                lease,
+                dst.id,
+                src.len(),
+                dst.len,
+                field::G1_WORDS,
+                |r, w| field::g1_to_words(&src[r], w),
+            )
+        })
+    }
+
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        self.stage_words(
-            lease,
-            dst.id,
-            src.len(),
-            dst.len,
-            field::G2_WORDS,
-            |r, w| field::g2_to_words(&src[r], w),
-        )
+        self.stage_bases(Group::G2, lease, dst.id, dst.len, |lease| {
+            self.stage_words(
+                lease,
+                dst.id,
+                src.len(),
+                dst.len,
+                field::G2_WORDS,
+                |r, w| field::g2_to_words(&src[r], w),
+            )
+        })
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {

@@ -9,11 +9,14 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSl
 
 use crate::error::CudaError;
 use crate::field::words;
+use crate::planes::Planes;
 
 /// One device allocation of u32 words.
 pub struct CudaBuffer {
     /// The device memory (freed, stream-ordered, when dropped).
     pub words: CudaSlice<u32>,
+    /// MSM bases only: the window planes that follow the points (planes.rs).
+    pub planes: Option<Planes>,
 }
 
 /// Allocates `count` zeroed words from plan item `item`.
@@ -57,24 +60,44 @@ fn alloc_words_cleared(
         };
         Ok(CudaBuffer {
             words: words.map_err(CudaError::from)?,
+            planes: None,
         })
     })
 }
 
-/// Allocates `len` elements of `kind` from plan item `item`.
+/// Allocates `len` elements of `kind` from plan item `item`, with room for `planes`
+/// (bases only).
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
     item: &str,
     kind: ElementKind,
     len: usize,
+    planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let bytes = crate::field::element_bytes(kind) * len as u64;
-    let count = (len * words(kind)).max(1);
+    let copies = planes.map_or(1, |p| p.count as usize);
+    let bytes = crate::field::element_bytes(kind) * (len * copies) as u64;
+    let count = (len * copies * words(kind)).max(1);
     lease.allocate(item, bytes, || {
         let words = stream.alloc_zeros::<u32>(count).map_err(CudaError::from)?;
-        Ok(CudaBuffer { words })
+        Ok(CudaBuffer { words, planes })
     })
+}
+
+/// Zeroes the words of buffer `id` from word `from` on, on the `copy` stream (after
+/// the staging copies queued there).
+pub fn zero_tail(
+    copy: &Arc<CudaStream>,
+    lease: &mut Lease,
+    id: BufferId,
+    from: usize,
+) -> Result<()> {
+    let buf = lease.get_mut::<CudaBuffer>(id)?;
+    if from < buf.words.len() {
+        let mut tail = buf.words.slice_mut(from..);
+        copy.memset_zeros(&mut tail).map_err(CudaError::from)?;
+    }
+    Ok(())
 }
 
 /// Copies the first `count` words of a buffer to the host (waits for the stream).

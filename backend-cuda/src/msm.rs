@@ -17,6 +17,7 @@ use crate::field::{FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use crate::kernels::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
+use crate::planes::{self, Planes};
 use crate::sort_reuse::{SortReuse, KEPT};
 use crate::tuning;
 
@@ -86,9 +87,10 @@ fn work_split() -> Split {
 
 /// The largest window: 12 windows of 2^21 buckets (the cost model picks it from about
 /// 2^27 terms on).
-const MAX_WINDOW_BITS: u32 = 22;
+pub const MAX_WINDOW_BITS: u32 = 22;
 
-fn windows(c: u32) -> usize {
+/// Digit windows of c bits: W = ceil(256 / c).
+pub fn windows(c: u32) -> usize {
     256usize.div_ceil(c as usize)
 }
 
@@ -122,7 +124,12 @@ pub fn chosen_window_bits(n: usize) -> u32 {
 
 struct Layout {
     c: u32,
+    /// Digit windows, W.
     windows: usize,
+    /// Bucket windows: W, or fewer over window planes (msm.cu's wp).
+    bucket_windows: usize,
+    /// Points per plane (window planes only; 0 without).
+    stride: u32,
     /// Buckets per window, 2^(c-1).
     buckets: usize,
     seg_bits: u32,
@@ -136,21 +143,31 @@ impl Layout {
         Layout {
             c,
             windows: windows(c),
+            bucket_windows: windows(c),
+            stride: 0,
             buckets: 1 << (c - 1),
             seg_bits: split.seg_bits.min(c - 1),
             chunk: split.chunk,
         }
     }
+    /// Over bases with window `planes` of `stride` points each.
+    fn with_planes(planes: Planes, stride: usize) -> Layout {
+        Layout {
+            bucket_windows: planes.per_plane as usize,
+            stride: stride as u32,
+            ..Layout::new(planes.c)
+        }
+    }
     fn all_buckets(&self) -> usize {
-        self.windows * self.buckets
+        self.bucket_windows * self.buckets
     }
     fn segments(&self) -> usize {
         self.buckets >> self.seg_bits
     }
     /// (item, words) of every scratch buffer for `n` terms.
     fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 12] {
-        let (w, m, s) = (self.windows, self.all_buckets(), self.segments());
-        let entries = w * n;
+        let (w, m, s) = (self.bucket_windows, self.all_buckets(), self.segments());
+        let entries = self.windows * n;
         [
             ("msm-digits", entries),
             ("msm-bucket-count", m),
@@ -165,6 +182,39 @@ impl Layout {
             ("msm-tree-w2", w * (s / 2) * xyzz),
             ("msm-tree-v2", w * (s / 2) * xyzz),
         ]
+    }
+}
+
+fn affine_bytes(group: Group) -> u64 {
+    (group.affine_words() * 4) as u64
+}
+
+/// The layout of an MSM of `n` terms over bases with `planes` (`stride` points a
+/// plane): over the planes when the model prefers them and the lease's plan holds
+/// their scratch, otherwise plain (plane 0 holds the bases themselves).
+fn choose_layout(
+    n: usize,
+    planes: Option<Planes>,
+    stride: usize,
+    xyzz: usize,
+    work: &Lease,
+) -> Layout {
+    let plain = Layout::new(chosen_window_bits(n));
+    let Some(p) = planes else {
+        return plain;
+    };
+    let over = Layout::with_planes(p, stride);
+    let cost = |l: &Layout| planes::cost(n, l.c, l.bucket_windows);
+    let fits = over.items(n, xyzz).iter().all(|(item, words)| {
+        work.plan()
+            .items()
+            .iter()
+            .any(|i| i.name == *item && i.bytes >= (words.max(&1) * 4) as u64)
+    });
+    if fits && cost(&over) <= cost(&plain) && over.windows * n <= u32::MAX as usize {
+        over
+    } else {
+        plain
     }
 }
 
@@ -205,7 +255,17 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 
 /// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
 /// `n` terms can choose, the buffers of the largest such MSM; each item takes the max.
-pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
+/// Also the layout over the window planes of bases buffers of `n` and `n + 1` points
+/// (a proving key's queries skip their first point) under a budget of `capacity`
+/// bytes; an MSM whose planes' layout is not planned runs on plane 0 alone.
+pub fn scratch_plan(group: Group, n: usize, capacity: u64, plan: &mut MemoryPlan) {
+    for len in [n, n + 1] {
+        if let Some(planes) = planes::choose_from_env(len, affine_bytes(group), capacity) {
+            for (item, words) in Layout::with_planes(planes, len).items(n, group.xyzz_words()) {
+                plan.item(item, (words.max(1) * 4) as u64);
+            }
+        }
+    }
     // A tuning override applies to every MSM size, so it is planned at `n` itself.
     let chosen = chosen_window_bits(n);
     if chosen != window_bits(n) && n > 0 {
@@ -286,14 +346,20 @@ pub fn msm<B>(
             c: 1,
         });
     }
-    let layout = Layout::new(chosen_window_bits(n));
+    let table = bases.get::<CudaBuffer>(bases_id)?.planes;
+    let layout = choose_layout(n, table, bases_len, group.xyzz_words(), work);
     if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
         return Err(CudaError::Size(format!(
             "an MSM of {n} terms exceeds the kernels' 32-bit indices"
         ))
         .into());
     }
-    let key = reuse.key(span.scalars.id, span.scalar_offset, n, layout.c);
+    let key = reuse.key(
+        span.scalars.id,
+        span.scalar_offset,
+        n,
+        [layout.c, layout.bucket_windows as u32, layout.stride],
+    );
     let kept = reuse.take(&key, work)?;
     let mut scratch = Vec::new();
     for (item, words) in layout.items(n, group.xyzz_words()) {
@@ -316,8 +382,14 @@ pub fn msm<B>(
     let result = run(
         stream, k, group, work, bases, bases_id, span, &layout, &scratch, sorted,
     );
-    let words =
-        result.and_then(|sums| download(stream, work, sums, layout.windows * group.xyzz_words()));
+    let words = result.and_then(|sums| {
+        download(
+            stream,
+            work,
+            sums,
+            layout.bucket_windows * group.xyzz_words(),
+        )
+    });
     // On success the sort stays for the next MSM over the same scalars.
     let keep = KEPT.map(|item| work.buffer_of(item));
     for id in scratch {
@@ -459,6 +531,7 @@ fn sort(
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
     let [digits, count, start, scan, sorted] = std::array::from_fn(|i| scratch[i]);
     let (n32, c) = (n as u32, layout.c);
+    let (wp, stride) = (layout.bucket_windows as u32, layout.stride);
     launch(
         stream
             .launch_builder(k.get("msm_digits")?)
@@ -466,7 +539,8 @@ fn sort(
             .arg(buf(digits)?)
             .arg(buf(count)?)
             .arg(&n32)
-            .arg(&c),
+            .arg(&c)
+            .arg(&wp),
         grid_1d(n),
     )?;
     prefix_sum(
@@ -485,7 +559,9 @@ fn sort(
             .arg(buf(count)?)
             .arg(buf(sorted)?)
             .arg(&n32)
-            .arg(&c),
+            .arg(&c)
+            .arg(&wp)
+            .arg(&stride),
         grid_2d(n, layout.windows, 256),
     )?;
     Ok(())
@@ -511,16 +587,17 @@ fn run<B>(
         std::array::from_fn(|i| scratch[i]);
     let (c, seg_bits, chunk) = (layout.c, layout.seg_bits, layout.chunk);
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
+    let wp = layout.bucket_windows;
     let m32 = m as u32;
     let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
     let scalars = scalars
         .words
         .slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
+    // From the span's first point to the end of the last plane: entries name point i
+    // of plane j as j·stride + i.
     let points = bases.get::<CudaBuffer>(bases_id)?;
     let aw = group.affine_words();
-    let points = points
-        .words
-        .slice(span.base_offset * aw..(span.base_offset + n) * aw);
+    let points = points.words.slice(span.base_offset * aw..);
     let f = |name: &str| k.get(name);
     if !sorted_already {
         sort(stream, k, work, &scalars, layout, scratch, n)?;
@@ -568,7 +645,7 @@ fn run<B>(
             .arg(&c)
             .arg(&seg_bits)
             .arg(&chunk),
-        grid_2d(s, w, CURVE_BLOCK),
+        grid_2d(s, wp, CURVE_BLOCK),
     )?;
     let pairs = f(&format!("{p}_reduce_pairs"))?;
     let (mut from, mut to) = ((tree_w, tree_v), (tree_w2, tree_v2));
@@ -584,7 +661,7 @@ fn run<B>(
                 .arg(buf(to.1)?)
                 .arg(&nodes32)
                 .arg(&with_v),
-            grid_2d(nodes, w, CURVE_BLOCK),
+            grid_2d(nodes, wp, CURVE_BLOCK),
         )?;
         std::mem::swap(&mut from, &mut to);
         nodes /= 2;
@@ -614,6 +691,21 @@ mod tests {
         assert_eq!(window_bits(1 << 26), 20);
     }
 
+    /// Every scratch item of `layout` for `m` terms fits its plan item.
+    fn assert_planned(plan: &MemoryPlan, layout: &Layout, m: usize, group: Group, case: &str) {
+        for (item, words) in layout.items(m, group.xyzz_words()) {
+            let planned = plan
+                .items()
+                .iter()
+                .find(|i| i.name == item)
+                .map_or(0, |i| i.bytes);
+            assert!(
+                (words.max(1) * 4) as u64 <= planned,
+                "{case} {item}: {words} words > {planned} B"
+            );
+        }
+    }
+
     #[test]
     fn plan_covers_every_msm_up_to_its_size() {
         for n in [
@@ -636,23 +728,38 @@ mod tests {
         ] {
             for group in [Group::G1, Group::G2] {
                 let mut plan = MemoryPlan::new("t");
-                scratch_plan(group, n, &mut plan);
+                scratch_plan(group, n, 0, &mut plan);
                 let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
                 // Every size just below a change of window.
                 ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(m));
-                    for (item, words) in layout.items(m, group.xyzz_words()) {
-                        let planned = plan
-                            .items()
-                            .iter()
-                            .find(|i| i.name == item)
-                            .map_or(0, |i| i.bytes);
-                        assert!(
-                            (words.max(1) * 4) as u64 <= planned,
-                            "n={n} m={m} {item}: {words} words > {planned} B"
-                        );
-                    }
+                    assert_planned(&plan, &layout, m, group, &format!("n={n} m={m}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plan_covers_the_planes_of_bases_of_n_and_n_plus_one_points() {
+        let capacity = 140u64 << 30;
+        for n in [
+            1usize,
+            64,
+            1000,
+            1 << 16,
+            (1 << 20) - 1,
+            1 << 20,
+            (1 << 21) - 1,
+        ] {
+            for group in [Group::G1, Group::G2] {
+                let mut plan = MemoryPlan::new("t");
+                scratch_plan(group, n, capacity, &mut plan);
+                for len in [n, n + 1] {
+                    let p = planes::choose(len, affine_bytes(group), capacity, None, None)
+                        .expect("planes at these sizes");
+                    let layout = Layout::with_planes(p, len);
+                    assert_planned(&plan, &layout, n, group, &format!("n={n} len={len}"));
                 }
             }
         }

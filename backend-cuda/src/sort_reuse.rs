@@ -26,8 +26,9 @@ pub struct SortKey {
     pub offset: usize,
     /// Terms.
     pub len: usize,
-    /// Window bits.
-    pub c: u32,
+    /// The sort's shape: window bits, bucket windows and plane stride (msm.rs's
+    /// layout; the entries name points by plane).
+    pub shape: [u32; 3],
     /// The backend's scalar-write count when the sort was made.
     pub writes: u64,
 }
@@ -46,12 +47,12 @@ impl SortReuse {
     }
 
     /// The key of a sort of `len` scalars from `scalars[offset..]` with window `c`, now.
-    pub fn key(&self, scalars: BufferId, offset: usize, len: usize, c: u32) -> SortKey {
+    pub fn key(&self, scalars: BufferId, offset: usize, len: usize, shape: [u32; 3]) -> SortKey {
         SortKey {
             scalars,
             offset,
             len,
-            c,
+            shape,
             writes: self.writes.load(Ordering::SeqCst),
         }
     }
@@ -122,20 +123,23 @@ mod tests {
 
         // Same scalars, same span and window, nothing written since: reused.
         let ids = sorted(&mut work);
-        reuse.keep(reuse.key(s, 0, 100, 16), ids);
+        reuse.keep(reuse.key(s, 0, 100, [16, 16, 0]), ids);
         assert_eq!(
-            reuse.take(&reuse.key(s, 0, 100, 16), &mut work).unwrap(),
+            reuse
+                .take(&reuse.key(s, 0, 100, [16, 16, 0]), &mut work)
+                .unwrap(),
             Some(ids)
         );
 
         // Any other span or window: not reused, and the old sort is freed so that the
         // MSM can allocate its own from the same plan items.
         for other in [
-            reuse.key(s, 1, 100, 16),
-            reuse.key(s, 0, 99, 16),
-            reuse.key(s, 0, 100, 15),
+            reuse.key(s, 1, 100, [16, 16, 0]),
+            reuse.key(s, 0, 99, [16, 16, 0]),
+            reuse.key(s, 0, 100, [15, 16, 0]),
+            reuse.key(s, 0, 100, [16, 1, 100]),
         ] {
-            reuse.keep(reuse.key(s, 0, 100, 16), ids);
+            reuse.keep(reuse.key(s, 0, 100, [16, 16, 0]), ids);
             assert_eq!(reuse.take(&other, &mut work).unwrap(), None);
             assert!(KEPT.iter().all(|item| work.buffer_of(item).is_none()));
             let again = sorted(&mut work);
@@ -143,14 +147,16 @@ mod tests {
         }
 
         // A write to any scalars since the sort: not reused.
-        reuse.keep(reuse.key(s, 0, 100, 16), ids);
-        let before = reuse.key(s, 0, 100, 16);
+        reuse.keep(reuse.key(s, 0, 100, [16, 16, 0]), ids);
+        let before = reuse.key(s, 0, 100, [16, 16, 0]);
         reuse.scalars_written();
         assert_eq!(
-            reuse.take(&reuse.key(s, 0, 100, 16), &mut work).unwrap(),
+            reuse
+                .take(&reuse.key(s, 0, 100, [16, 16, 0]), &mut work)
+                .unwrap(),
             None
         );
-        assert_ne!(before, reuse.key(s, 0, 100, 16));
+        assert_ne!(before, reuse.key(s, 0, 100, [16, 16, 0]));
         work.release().unwrap();
     }
 
@@ -162,18 +168,28 @@ mod tests {
         let sx = x.allocate("scalars", 8, || Ok(0u8)).unwrap();
         let sy = y.allocate("scalars", 8, || Ok(0u8)).unwrap();
         let ids = sorted(&mut x);
-        reuse.keep(reuse.key(sx, 0, 10, 16), ids);
+        reuse.keep(reuse.key(sx, 0, 10, [16, 16, 0]), ids);
         // Lease y's MSM: no reuse, and x's buffers stay x's.
-        assert_eq!(reuse.take(&reuse.key(sy, 0, 10, 16), &mut y).unwrap(), None);
+        assert_eq!(
+            reuse
+                .take(&reuse.key(sy, 0, 10, [16, 16, 0]), &mut y)
+                .unwrap(),
+            None
+        );
         assert_eq!(x.buffer_of(KEPT[1]), Some(ids[1]));
         // x's kept buffers freed behind the cache's back, a slot taken by another
         // item: the same key must not reuse it.
-        reuse.keep(reuse.key(sx, 0, 10, 16), ids);
+        reuse.keep(reuse.key(sx, 0, 10, [16, 16, 0]), ids);
         x.free(ids[0]).unwrap();
         x.free(ids[1]).unwrap();
         let imposter = x.allocate("other", 8, || Ok(1u8)).unwrap();
         assert!(imposter == ids[0] || imposter == ids[1]);
-        assert_eq!(reuse.take(&reuse.key(sx, 0, 10, 16), &mut x).unwrap(), None);
+        assert_eq!(
+            reuse
+                .take(&reuse.key(sx, 0, 10, [16, 16, 0]), &mut x)
+                .unwrap(),
+            None
+        );
         x.release().unwrap();
         y.release().unwrap();
     }

@@ -13,12 +13,19 @@ pub const WINDOW_BITS: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_WINDOW_BITS
 pub const MSM_CHUNK: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_CHUNK", 1..=4096);
 /// log2 of the buckets per segment of the MSM reduction (msm.rs).
 pub const MSM_SEG_BITS: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_SEG_BITS", 0..=10);
+/// The most window planes one MSM bases buffer gets (planes.rs; 1: none).
+pub const MSM_PLANES: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_PLANES", 1..=256);
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
 pub const NTT_PASS_STAGES: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_NTT_PASS_STAGES", 1..=4);
 
 /// Every override, for the check at open.
-const ALL: [&(&str, RangeInclusive<u32>); 4] =
-    [&WINDOW_BITS, &MSM_CHUNK, &MSM_SEG_BITS, &NTT_PASS_STAGES];
+const ALL: [&(&str, RangeInclusive<u32>); 5] = [
+    &WINDOW_BITS,
+    &MSM_CHUNK,
+    &MSM_SEG_BITS,
+    &MSM_PLANES,
+    &NTT_PASS_STAGES,
+];
 
 /// `value` (the variable's text, if set) as an override of `name` within `range`.
 pub fn parse(name: &str, range: &RangeInclusive<u32>, value: Option<&str>) -> Result<Option<u32>> {

@@ -12,6 +12,7 @@ mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
 mod proof_cases;
+mod staging_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};

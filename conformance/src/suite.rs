@@ -7,7 +7,9 @@ use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
-use crate::{lease_checks, msm_cases, ntt_cases, proof_cases, CaseResult, Outcome, Summary};
+use crate::{
+    lease_checks, msm_cases, ntt_cases, proof_cases, staging_cases, CaseResult, Outcome, Summary,
+};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -120,6 +122,7 @@ pub fn run(
         on_case,
     };
     ntt_cases::run(&mut runner);
+    staging_cases::run(&mut runner);
     msm_cases::run(&mut runner);
     proof_cases::run(&mut runner);
     lease_checks::run(&mut runner);

@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use ark_ff::Zero;
+
 use crate::{
     BufferId, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine, G2Projective,
     Lease, MemoryPlan, Result,
@@ -175,6 +177,28 @@ pub trait ProverBackend: Send + Sync {
     /// operation on `dst` sees the staged values, and a backend may overlap the copy
     /// with operations already queued on other buffers.
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()>;
+
+    /// Stage phase: copies `src` into the first `src.len()` elements of `dst` and sets
+    /// the rest to zero (`src` at most as long as `dst`), with [`Self::stage_scalars`]'s
+    /// ordering. A proof's domain vectors are zero past their constraints' rows, so a
+    /// backend that zeroes on the device copies about half the bytes. The default pads
+    /// on the host.
+    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        if src.len() > dst.len {
+            return Err(crate::Error::InvalidInput(format!(
+                "staging {} scalars into a buffer of {}",
+                src.len(),
+                dst.len
+            )));
+        }
+        if src.len() == dst.len {
+            return self.stage_scalars(lease, dst, src);
+        }
+        let mut padded = Vec::with_capacity(dst.len);
+        padded.extend_from_slice(src);
+        padded.resize(dst.len, Fr::zero());
+        self.stage_scalars(lease, dst, &padded)
+    }
 
     /// Stage phase: copies G1 bases into `dst` (lengths must match).
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()>;

@@ -134,6 +134,10 @@ impl ProverBackend for FaultyBackend {
         self.check(FaultOp::Stage)?;
         self.inner.stage_scalars(lease, dst, src)
     }
+    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        self.check(FaultOp::Stage)?;
+        self.inner.stage_scalars_padded(lease, dst, src)
+    }
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         self.check(FaultOp::Stage)?;
         self.inner.stage_g1(lease, dst, src)

@@ -21,7 +21,8 @@
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
-//   msm g1|g2 N C CHUNK SEG_BITS bases[N] scalars[N]    -> window sums (Xyzz each), W of them
+//   msm g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//                                                       -> window sums (Xyzz each), WP of them
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
@@ -310,34 +311,35 @@ static void pw_cmd(const std::string& op) {
 template <class F, class K5, class K5b, class K6, class K7>
 static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
-    const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = W * B, S = B >> seg_bits;
+    const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
+    const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
-    std::vector<Affine<F>> bases(n);
+    std::vector<Affine<F>> bases((size_t)planes * stride);
     std::vector<Fr> scalars(n);
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
-    std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(W * S), tree_v(W * S), tree_w2(W * S / 2 + (S == 1)),
-        tree_v2(W * S / 2 + (S == 1));
-    launch(n, 1, [&] { msm_digits(scalars.data(), digits.data(), bucket_count.data(), n, c); });
+    std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)),
+        tree_v2(wp * S / 2 + (S == 1));
+    launch(n, 1, [&] { msm_digits(scalars.data(), digits.data(), bucket_count.data(), n, c, wp); });
     scan_u32(bucket_count.data(), bucket_start.data(), M, 64);
-    launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c); });
+    launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c, wp, stride); });
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
     launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     for (u32 level = 0; (1u << level) < max_span; level++)
         launch(threads, 1, [&] { fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
-    launch(S, W, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
+    launch(S, wp, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
     Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
     for (u32 nodes = S; nodes > 1; nodes >>= 1) {
         const u32 with_v = nodes > 2;
-        launch(nodes, W, [&] { pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
+        launch(nodes, wp, [&] { pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
         std::swap(in_w, out_w);
         std::swap(in_v, out_v);
     }
-    printf(" %x", W);
-    for (u32 w = 0; w < W; w++) wr_xyzz(in_w[w]);
+    printf(" %x", wp);
+    for (u32 w = 0; w < wp; w++) wr_xyzz(in_w[w]);
 }
 
 // planes.cu's launch sequence over a table whose unused entries hold a sentinel, so

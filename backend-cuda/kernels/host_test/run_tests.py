@@ -437,23 +437,51 @@ def msm_cases(cs, rng, quick, pts):
                     continue  # 128+ windows x 100 points of G2: slow on the host, nothing new
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
-                digits = [signed_digits(s, c) for s in scalars]
                 W = -(-256 // c)
-                exp = []
-                for w in range(W):
-                    acc = None
-                    for bb, d in zip(bases, digits):
-                        acc = aff_add(F, acc, aff_mul(F, abs(d[w]), bb if d[w] >= 0 else aff_neg(F, bb)))
-                    exp.append(acc)
-                cmd = f"msm {g} {len(bases)} {c} {chunk} {seg} " + " ".join(
-                    sum((enc_aff(F, bb) for bb in bases), []) + [h(mont(s, "fr")) for s in scalars])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W)
+        # Window planes: all windows' digits in the buckets of wp windows, over
+        # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
+        plane_params = [(8, 64, 4, 1), (8, 5, 2, 3), (5, 4, 2, 2), (13, 5, 6, 1), (16, 7, 15, 2)]
+        if quick:
+            plane_params = [(8, 5, 2, 3), (5, 4, 2, 2)]
+        plane_configs = configs[:5] + configs[-3:] if not quick else configs[1:3] + configs[-3:-2]
+        for name, bases, scalars in plane_configs:
+            for c, chunk, seg, wp in plane_params:
+                if c >= 13 and len(bases) > 7:
+                    continue
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp)
 
-                def check(t, exp=exp, F=F, W=W):
-                    if not t or int(t[0], 16) != W:
-                        return False
-                    per = 4 * F.width
-                    return [dec_xyzz(F, t[1 + w * per:1 + (w + 1) * per]) for w in range(W)] == exp
-                cs.add(f"msm {g} {name} c={c} chunk={chunk} seg={seg}", cmd, check)
+
+def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp):
+    """One msm command: W digit windows over ceil(W / wp) planes, wp bucket windows."""
+    W = -(-256 // c)
+    planes = -(-W // wp)
+    stride = len(bases) + (3 if planes > 1 else 0)
+    table, plane = [], list(bases)
+    for j in range(planes):
+        if j:
+            for _ in range(c * wp):  # plane j = 2^(c wp) * plane j-1
+                plane = [aff_add(F, b, b) for b in plane]
+        table += plane + [bases[0]] * (stride - len(bases))
+    digits = [signed_digits(s, c) for s in scalars]
+    exp = []
+    for v in range(wp):
+        acc = None
+        for w in range(v, W, wp):
+            j = w // wp
+            for bb, d in zip(table[j * stride:j * stride + len(bases)], digits):
+                acc = aff_add(F, acc, aff_mul(F, abs(d[w]), bb if d[w] >= 0 else aff_neg(F, bb)))
+        exp.append(acc)
+    cmd = f"msm {g} {len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} " + " ".join(
+        sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
+
+    def check(t, exp=exp, F=F, wp=wp):
+        if not t or int(t[0], 16) != wp:
+            return False
+        per = 4 * F.width
+        return [dec_xyzz(F, t[1 + w * per:1 + (w + 1) * per]) for w in range(wp)] == exp
+    planes_note = f" wp={wp}" if wp < W else ""
+    cs.add(f"msm {g} {name} c={c} chunk={chunk} seg={seg}{planes_note}", cmd, check)
 
 
 SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed

@@ -1,4 +1,6 @@
-//! A·z, B·z and C·z on the host, laid out over the domain as ark-groth16 does.
+//! A·z, B·z and C·z on the host, laid out over the domain as ark-groth16 does: only
+//! the rows that can be non-zero are kept (the rest of the domain is zero, and the
+//! backend zeroes it when it stages them: `stage_scalars_padded`).
 
 use ark_ff::Zero;
 use rayon::prelude::*;
@@ -6,13 +8,13 @@ use rayon::prelude::*;
 use super::Synthesized;
 use crate::{Error, Fr, Result};
 
-/// The three evaluation vectors, each of the domain's size.
+/// The three evaluation vectors' leading rows; every later row of the domain is zero.
 pub struct Evaluations {
-    /// A·z, then the instance assignment at rows `m..m + num_instance`.
+    /// A·z (m rows), then the instance assignment at rows `m..m + num_instance`.
     pub a: Vec<Fr>,
-    /// B·z.
+    /// B·z (m rows).
     pub b: Vec<Fr>,
-    /// C·z.
+    /// C·z (m rows).
     pub c: Vec<Fr>,
 }
 
@@ -23,7 +25,6 @@ fn row_value(row: &[(Fr, usize)], z: &[Fr]) -> Fr {
 /// Evaluates the matrices at the assignment and checks every constraint holds
 /// (an unsatisfied witness is an error naming the first failing constraint).
 pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
-    let n = s.shape.domain_size();
     let m = s.shape.num_constraints;
     let z = &s.assignment;
     if z.len() != s.shape.num_variables() {
@@ -33,13 +34,13 @@ pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
             s.shape.num_variables()
         )));
     }
-    let mut a = vec![Fr::zero(); n];
-    let mut b = vec![Fr::zero(); n];
-    let mut c = vec![Fr::zero(); n];
+    let mut a = vec![Fr::zero(); m + s.shape.num_instance];
+    let mut b = vec![Fr::zero(); m];
+    let mut c = vec![Fr::zero(); m];
     a[..m]
         .par_iter_mut()
-        .zip(&mut b[..m])
-        .zip(&mut c[..m])
+        .zip(&mut b)
+        .zip(&mut c)
         .enumerate()
         .for_each(|(i, ((a, b), c))| {
             *a = row_value(&s.a[i], z);

@@ -113,7 +113,9 @@ pub fn prove_synthesized(
     let t = Instant::now();
     let mut stage = |lease: &mut Lease, buf: crate::ScalarBuf, values: &[Fr]| {
         let t = Instant::now();
-        let staged = guarded(Phase::Stage, || backend.stage_scalars(lease, buf, values));
+        let staged = guarded(Phase::Stage, || {
+            backend.stage_scalars_padded(lease, buf, values)
+        });
         stage_time += t.elapsed();
         staged
     };

@@ -1,0 +1,225 @@
+//! Window planes of staged MSM bases. A G1 or G2 bases buffer of `len` points can be
+//! allocated with `count` planes: plane j holds 2^(c·per_plane·j)·P_i for every point
+//! (plane 0 the points themselves), built on the device when the bases are staged
+//! (kernels/planes.cu). An MSM over such a buffer puts the digits of all W windows into
+//! the buckets of `per_plane` windows (msm.cu's header): the bucket reduction, about a
+//! fifth of an MSM of 2^20 terms without planes, shrinks W / per_plane times, and
+//! larger windows (fewer bucket additions) pay off.
+//!
+//! The planes cost memory: `count` times the bases. One buffer's planes take at most
+//! 1/[`BUDGET_SHARE`] of the device budget, and `CRUCIBLE_CUDA_MSM_PLANES` caps their
+//! number (1 turns them off), so a prover under a small memory limit keeps plain bases.
+
+use std::sync::Arc;
+
+use crucible_core::{BufferId, Lease, Result};
+use cudarc::driver::{CudaStream, PushKernelArg};
+
+use crate::driver::launch;
+use crate::kernels::Kernels;
+use crate::memory::CudaBuffer;
+use crate::msm::{self, Group};
+use crate::ntt::grid_with_block;
+use crate::tuning;
+
+/// Points one thread of planes.cu carries through the doublings (its PLANES_BATCH):
+/// they share one inversion back to affine.
+const BATCH: usize = 16;
+/// planes.cu's kernels keep a batch of points in registers and local memory.
+const BLOCK: u32 = 128;
+
+/// One buffer's planes take at most this fraction (1/n) of the device budget.
+pub const BUDGET_SHARE: u64 = 16;
+
+/// The layout of a bases buffer with planes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planes {
+    /// The MSM window bits the planes were built for.
+    pub c: u32,
+    /// Bucket windows of an MSM over the planes (`wp` in msm.cu).
+    pub per_plane: u32,
+    /// Planes, plane 0 included (at least 2).
+    pub count: u32,
+}
+
+impl Planes {
+    /// Doublings from one plane to the next.
+    pub fn shift(&self) -> u32 {
+        self.c * self.per_plane
+    }
+}
+
+/// The modelled cost of an MSM of `n` terms with window bits `c` and `wp` bucket
+/// windows, in additions: msm.rs's model (bucket additions plus 4.5 per bucket for the
+/// reduction), with the reduction over `wp` windows instead of W.
+pub fn cost(n: usize, c: u32, wp: usize) -> u128 {
+    msm::windows(c) as u128 * 2 * n as u128 + 9 * wp as u128 * (1u128 << (c - 1))
+}
+
+/// The planes for a buffer of `len` points of `affine_bytes` each under a budget of
+/// `capacity` bytes, or None when plain bases are as good (no memory for a second
+/// plane, or the model prefers one plane). `max_planes` caps the count (the tuning
+/// override), `window_bits` fixes c (the window tuning override).
+pub fn choose(
+    len: usize,
+    affine_bytes: u64,
+    capacity: u64,
+    max_planes: Option<u32>,
+    window_bits: Option<u32>,
+) -> Option<Planes> {
+    if len == 0 {
+        return None;
+    }
+    let by_memory = capacity / BUDGET_SHARE / (len as u64 * affine_bytes);
+    let cap = by_memory.min(u64::from(max_planes.unwrap_or(u32::MAX)));
+    if cap < 2 {
+        return None;
+    }
+    let candidates = match window_bits {
+        Some(c) => c..=c,
+        None => 1..=msm::MAX_WINDOW_BITS,
+    };
+    let mut best: Option<(u128, Planes)> = None;
+    for c in candidates {
+        let w = msm::windows(c);
+        // Entries are u32 (W·len) and name points of all planes (count·len < 2^31).
+        if (w as u64) * (len as u64) > u64::from(u32::MAX) {
+            continue;
+        }
+        let most = (w as u64).min(cap).min(((1u64 << 31) - 1) / len as u64);
+        if most < 2 {
+            continue;
+        }
+        let wp = w.div_ceil(most as usize);
+        let count = w.div_ceil(wp) as u32;
+        if count < 2 {
+            continue;
+        }
+        let planes = Planes {
+            c,
+            per_plane: wp as u32,
+            count,
+        };
+        let cost = cost(len, c, wp);
+        if best.is_none_or(|(b, _)| cost < b) {
+            best = Some((cost, planes));
+        }
+    }
+    let (cost_planes, planes) = best?;
+    // Plain bases when they model as cheap (tiny buffers, or a window override that
+    // leaves one bucket window per digit window anyway).
+    let plain = cost(
+        len,
+        msm::window_bits(len),
+        msm::windows(msm::window_bits(len)),
+    );
+    (cost_planes < plain).then_some(planes)
+}
+
+/// [`choose`] with the tuning overrides from the environment (checked at open).
+pub fn choose_from_env(len: usize, affine_bytes: u64, capacity: u64) -> Option<Planes> {
+    let max = tuning::read(&tuning::MSM_PLANES).ok().flatten();
+    let c = tuning::read(&tuning::WINDOW_BITS).ok().flatten();
+    choose(len, affine_bytes, capacity, max, c)
+}
+
+/// Fills planes 1.. of the staged bases buffer `id` (`len` points, plane 0 staged),
+/// one launch per plane, on the compute stream (ordered after the staging copy by the
+/// buffer's events). A buffer without planes needs nothing.
+pub fn build(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    group: Group,
+    lease: &Lease,
+    id: BufferId,
+    len: usize,
+) -> Result<()> {
+    let buf = lease.get::<CudaBuffer>(id)?;
+    let Some(planes) = buf.planes else {
+        return Ok(());
+    };
+    let name = match group {
+        Group::G1 => "planes_g1",
+        Group::G2 => "planes_g2",
+    };
+    let f = k.get(name)?;
+    let (n, shift) = (len as u32, planes.shift());
+    for plane in 1..planes.count {
+        launch(
+            stream
+                .launch_builder(f)
+                .arg(&buf.words)
+                .arg(&n)
+                .arg(&n)
+                .arg(&plane)
+                .arg(&shift),
+            grid_with_block(len.div_ceil(BATCH), BLOCK),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H200: u64 = 140 << 30;
+
+    #[test]
+    fn full_planes_when_memory_allows() {
+        let p = choose(1 << 20, 96, H200, None, None).unwrap();
+        assert_eq!(p.per_plane, 1, "{p:?}");
+        assert_eq!(p.count as usize, msm::windows(p.c));
+        assert!(p.c > 16, "planes make larger windows pay: {p:?}");
+    }
+
+    #[test]
+    fn memory_caps_the_planes() {
+        // 2^24 G1 points are 1.5 GiB a plane: at most 5 planes in 1/16 of 140 GiB.
+        let p = choose(1 << 24, 96, H200, None, None).unwrap();
+        assert!(p.count <= 5 && p.count >= 2, "{p:?}");
+        assert!(p.count * p.per_plane >= msm::windows(p.c) as u32);
+        assert!((p.count - 1) * p.per_plane < msm::windows(p.c) as u32);
+        // Too little memory, or the override set to 1: plain bases.
+        assert_eq!(choose(1 << 20, 96, 1 << 30, None, None), None);
+        assert_eq!(choose(1 << 20, 96, H200, Some(1), None), None);
+        assert_eq!(choose(0, 96, H200, None, None), None);
+    }
+
+    #[test]
+    fn overrides_fix_the_window_and_cap_the_count() {
+        let p = choose(1 << 20, 96, H200, Some(4), Some(16)).unwrap();
+        assert_eq!(p.c, 16);
+        assert_eq!(p.count, 4);
+        assert_eq!(p.per_plane, 4);
+        assert_eq!(p.shift(), 64);
+    }
+
+    #[test]
+    fn every_window_has_a_plane_and_entries_fit() {
+        for len in [
+            1usize,
+            2,
+            7,
+            100,
+            4096,
+            65_535,
+            1 << 18,
+            (1 << 21) - 1,
+            1 << 26,
+        ] {
+            for bytes in [96u64, 192] {
+                if let Some(p) = choose(len, bytes, H200, None, None) {
+                    let w = msm::windows(p.c) as u32;
+                    assert!(p.count * p.per_plane >= w, "len={len} {p:?}");
+                    assert!((p.count - 1) * p.per_plane < w, "len={len} {p:?}");
+                    assert!((p.count as u64) * (len as u64) < 1 << 31, "len={len} {p:?}");
+                    assert!(
+                        u64::from(p.count) * len as u64 * bytes <= H200 / BUDGET_SHARE,
+                        "len={len} {p:?}"
+                    );
+                }
+            }
+        }
+    }
+}
