@@ -262,6 +262,108 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     return r;
 }
 
+// Montgomery square a^2 * 2^(-32N) mod p with each cross product a_i a_j (i < j) taken
+// once: fmul's rows with row i adding a_i c_i instead of a b_i, where
+// a^2 = sum_i a_i 2^(32i) c_i and c_i = a_i 2^(32i) + 2 sum_{j>i} a_j 2^(32j) has no
+// words below i. Word i of c_i is a_i, word i + 1 the low word of 2 a_{i+1}, word
+// j > i + 1 word j of 2a (2a < 2^(32N): both moduli leave a spare top bit). Row i
+// thus has N - i products: N(N+1)/2 + N^2 in all (Fq 222, fmul(a, a) 288), each lo/hi
+// pair on the even/odd split as in fmul, and no 2N-word square is ever held.
+// Bounds, as fmul's: c_i <= 2a < 2p takes the place of a < p. Per row, e gains
+// a_i c_i,even + m p_even < 2^(32N+1) (even words stop at N - 2) and o, in its own
+// weights, (a_i c_i,odd + m p_odd) / 2^32 < 3p; o starts each row as e >> 64, e as o,
+// so e < 2^(32N+2) and o < 2^(32N+1): nothing carries out of word N. The result is
+// (a^2 + m p) / 2^(32N) with m < 2^(32N) and a^2 < p^2, so < 2p: one subtraction.
+template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
+    constexpr int N = C::N;
+    static_assert(N % 2 == 0, "the top word N - 1 must be odd");
+    u32 d[N];  // 2a
+    d[0] = a.l[0] << 1;
+    CRU_UNROLL for (int j = 1; j < N; j++) d[j] = (a.l[j] << 1) | (a.l[j - 1] >> 31);
+    u32 e[N + 2], o[N + 2];
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = 0; o[k] = 0; }
+    u32 pend = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 ai = a.l[i];
+        u32 c[N];  // words i .. N-1 of c_i
+        c[i] = ai;
+        if (i + 1 < N) c[i + 1] = a.l[i + 1] << 1;
+        CRU_UNROLL for (int j = i + 2; j < N; j++) c[j] = d[j];
+        // word pair (j, j + 1) of the frame: e[j], e[j+1] for even j, o[j-1], o[j] for odd j
+        if (i % 2 == 0) {
+            e[i] = mad_lo_cc(ai, c[i], e[i]);
+            e[i + 1] = madc_hi_cc(ai, c[i], e[i + 1]);
+            CRU_UNROLL for (int j = i + 2; j < N; j += 2) {
+                e[j] = madc_lo_cc(ai, c[j], e[j]);
+                e[j + 1] = madc_hi_cc(ai, c[j], e[j + 1]);
+            }
+            e[N] = addc(e[N], 0);
+            o[i] = mad_lo_cc(ai, c[i + 1], o[i]);
+            o[i + 1] = madc_hi_cc(ai, c[i + 1], o[i + 1]);
+            CRU_UNROLL for (int j = i + 3; j < N; j += 2) {
+                o[j - 1] = madc_lo_cc(ai, c[j], o[j - 1]);
+                o[j] = madc_hi_cc(ai, c[j], o[j]);
+            }
+            o[N] = addc(o[N], 0);
+        } else {
+            o[i - 1] = mad_lo_cc(ai, c[i], o[i - 1]);
+            o[i] = madc_hi_cc(ai, c[i], o[i]);
+            CRU_UNROLL for (int j = i + 2; j < N; j += 2) {
+                o[j - 1] = madc_lo_cc(ai, c[j], o[j - 1]);
+                o[j] = madc_hi_cc(ai, c[j], o[j]);
+            }
+            o[N] = addc(o[N], 0);
+            if (i + 1 < N) {
+                e[i + 1] = mad_lo_cc(ai, c[i + 1], e[i + 1]);
+                e[i + 2] = madc_hi_cc(ai, c[i + 1], e[i + 2]);
+                CRU_UNROLL for (int j = i + 3; j < N; j += 2) {
+                    e[j] = madc_lo_cc(ai, c[j], e[j]);
+                    e[j + 1] = madc_hi_cc(ai, c[j], e[j + 1]);
+                }
+                e[N] = addc(e[N], 0);
+            }
+        }
+        // Frame word 0 took a product only in row 0; from row 1 on it is e[0] + pend.
+        const u32 m = (e[0] + pend) * C::INV;
+        if (i == 0) {
+            o[0] = mad_lo_cc(m, C::p(1), o[0]);
+        } else {
+            e[0] = add_cc(e[0], pend);  // its carry goes to frame word 1 = o[0]
+            o[0] = madc_lo_cc(m, C::p(1), o[0]);
+        }
+        o[1] = madc_hi_cc(m, C::p(1), o[1]);
+        CRU_UNROLL for (int j = 3; j < N; j += 2) {
+            o[j - 1] = madc_lo_cc(m, C::p(j), o[j - 1]);
+            o[j] = madc_hi_cc(m, C::p(j), o[j]);
+        }
+        o[N] = addc(o[N], 0);
+        e[0] = mad_lo_cc(m, C::p(0), e[0]);
+        e[1] = madc_hi_cc(m, C::p(0), e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) {
+            e[j] = madc_lo_cc(m, C::p(j), e[j]);
+            e[j + 1] = madc_hi_cc(m, C::p(j), e[j + 1]);
+        }
+        e[N] = addc(e[N], 0);
+        pend = e[1];
+        u32 ne[N + 2], no[N + 2];
+        CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
+        CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
+        no[N] = 0; no[N + 1] = 0;
+        CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
+    }
+    // e + pend + 2^32 o < 2p < 2^(32N): e[N] and o[N-1] are zero.
+    u32 u[N];
+    u[0] = add_cc(e[0], pend);
+    CRU_UNROLL for (int k = 1; k < N - 1; k++) u[k] = addc_cc(e[k], o[k - 1]);
+    u[N - 1] = addc(e[N - 1], o[N - 2]);
+    Fp<C> r, s;
+    s.l[0] = sub_cc(u[0], C::p(0));
+    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(u[i], C::p(i));
+    const u32 borrow = subc(0, 0);
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (u[i] & borrow) | (s.l[i] & ~borrow);
+    return r;
+}
+
 #else
 // ------------------------------ portable path ------------------------------
 
@@ -310,6 +412,44 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
     return r;
 }
+// Squaring with the same product count as the carry-chain path's, arranged apart from
+// it (a cross-check): the 2N-word square (cross products once, doubled, plus the
+// squares), then its Montgomery reduction, each row's top carry kept for the next (top).
+// The result is < 2p for the reason given there.
+template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
+    constexpr int N = C::N;
+    u32 t[2 * N];
+    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t[k] = 0;
+    CRU_UNROLL for (int i = 0; i < N - 1; i++) {
+        u64 c = 0;
+        CRU_UNROLL for (int j = i + 1; j < N; j++) { c += (u64)a.l[i] * a.l[j] + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
+        t[i + N] = (u32)c;
+    }
+    u64 c = 0;
+    u32 shifted_out = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u64 sq = (u64)a.l[i] * a.l[i];
+        const u32 lo = (t[2 * i] << 1) | shifted_out, hi = (t[2 * i + 1] << 1) | (t[2 * i] >> 31);
+        shifted_out = t[2 * i + 1] >> 31;
+        c += (u64)lo + (u32)sq; t[2 * i] = (u32)c; c >>= 32;
+        c += (u64)hi + (u32)(sq >> 32); t[2 * i + 1] = (u32)c; c >>= 32;
+    }
+    u32 top = 0;  // carry into word i + N + 1
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 m = t[i] * C::INV;
+        c = 0;
+        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)m * C::p(j) + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
+        c += (u64)t[i + N] + top; t[i + N] = (u32)c; top = (u32)(c >> 32);
+    }
+    // t[N..2N) + 2^(32N) top < 2p < 2^(32N): top is zero.
+    Fp<C> r, s;
+    u64 br = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[N + i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
+    const u32 borrow = 0u - (u32)br;
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[N + i] & borrow) | (s.l[i] & ~borrow);
+    return r;
+}
+
 #endif
 
 // ------------------------------ derived ops ------------------------------
@@ -319,7 +459,6 @@ template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
     return fis_zero(a) ? a : fsub(Fp<C>::modulus(), a);
 }
 template <class C> CRU_DEV Fp<C> fdbl(const Fp<C>& a) { return fadd(a, a); }
-template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) { return fmul(a, a); }
 // Fq2 (fq2.cuh) has a call and an inlined form of its product; Fr and Fq only the inlined.
 template <class C> CRU_DEV Fp<C> fmul_inline(const Fp<C>& a, const Fp<C>& b) { return fmul(a, b); }
 template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }

@@ -10,6 +10,7 @@ compares each result with the reference. Prints the seed; rerun with --seed S.
 Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
+from math import isqrt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -175,6 +176,58 @@ def field_cases(cs, rng, quick):
             for a in vals:
                 exp = str(int(a == 0)) if op == "is_zero" else format(fn(a), "0%dx" % (bits // 4))
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)}", expect_tokens([exp]))
+        sqr_cases(cs, rng, quick, f, m, bits, Rm, Rinv)
+
+
+def sqrt_mod(x, m):
+    """A square root of x mod the prime m (Tonelli-Shanks), or None."""
+    x %= m
+    if x == 0:
+        return 0
+    if pow(x, (m - 1) // 2, m) != 1:
+        return None
+    q, s = m - 1, 0
+    while q % 2 == 0:
+        q, s = q // 2, s + 1
+    z = 2
+    while pow(z, (m - 1) // 2, m) != m - 1:
+        z += 1
+    c, r, t, k = pow(z, q, m), pow(x, (q + 1) // 2, m), pow(x, q, m), s
+    while t != 1:
+        i, tt = 0, t
+        while tt != 1:
+            tt, i = tt * tt % m, i + 1
+        b = pow(c, 1 << (k - i - 1), m)
+        r, c, t, k = r * b % m, b * b % m, t * b * b % m, i
+    return r
+
+
+def sqr_cases(cs, rng, quick, f, m, bits, Rm, Rinv):
+    """fsqr has its own code (cross products once, its own reduction): limb patterns
+    whose square carries through whole rows, values at word boundaries below m, and
+    inputs whose Montgomery square is at the edges of the final subtraction."""
+    n = bits // 32
+    vals = {0, 1, 2, m - 1, m - 2, (m - 1) // 2, (m + 1) // 2}
+    for k in range(n):
+        vals |= {1 << (32 * k), 1 << (32 * k + 31), (1 << (32 * k)) - 1, (1 << (32 * k + 16)) - 1, m - (1 << (32 * k))}
+        vals.add(((m >> (32 * k)) << (32 * k)) - 1)  # m's top words, all ones below
+        vals.add((m >> (32 * k)) << (32 * k))
+    vals.add(sum(0xFFFFFFFF << (64 * k) for k in range(n // 2)))
+    vals.add(sum(0xFFFFFFFF << (64 * k + 32) for k in range(n // 2 - 1)))
+    vals |= {(1 << (32 * n // 2)) - 1, 1 << (32 * n // 2), isqrt(m), isqrt(m) + 1, isqrt(m << 32), isqrt(1 << bits)}
+    for target in (0, 1, 2, m - 1, m - 2, m // 2, Rm, m - Rm):
+        root = sqrt_mod(target * (1 << bits), m)  # raw a with a^2 / R = target
+        if root is not None:
+            vals |= {root, m - root}
+    patterns = (0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0xFFFFFFFE)
+    for _ in range(100 if quick else 1000):
+        v = sum(rng.choice(patterns) << (32 * k) for k in range(n))
+        vals.add(v if v < m else v % m)
+    for _ in range(100 if quick else 1000):
+        vals |= {rng.randrange(m), m - 1 - rng.randrange(1 << 64)}
+    vals = sorted(v for v in vals if 0 <= v < m)
+    for a in vals:
+        cs.add(f"{f} sqr edges", f"{f} sqr {h(a)}", expect_tokens([format(a * a * Rinv % m, "0%dx" % (bits // 4))]))
 
 
 def fq2_cases(cs, rng, quick):
