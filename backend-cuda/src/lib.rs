@@ -168,12 +168,12 @@ impl CudaBackend {
 
     /// The window planes a bases buffer of `len` elements of `kind` gets (planes.rs).
     fn planes_for(&self, kind: ElementKind, len: usize) -> Option<planes::Planes> {
-        match kind {
-            ElementKind::G1 | ElementKind::G2 => {
-                planes::choose_from_env(len, field::element_bytes(kind), self.budget.capacity())
-            }
-            ElementKind::Scalar => None,
-        }
+        let group = match kind {
+            ElementKind::G1 => Group::G1,
+            ElementKind::G2 => Group::G2,
+            ElementKind::Scalar => return None,
+        };
+        planes::choose_from_env(len, group, self.budget.capacity())
     }
 
     /// Stages MSM bases, then builds their window planes.

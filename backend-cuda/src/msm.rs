@@ -185,14 +185,11 @@ impl Layout {
     }
 }
 
-fn affine_bytes(group: Group) -> u64 {
-    (group.affine_words() * 4) as u64
-}
-
 /// The layout of an MSM of `n` terms over bases with `planes` (`stride` points a
 /// plane): over the planes when the model prefers them and the lease's plan holds
 /// their scratch, otherwise plain (plane 0 holds the bases themselves).
 fn choose_layout(
+    group: Group,
     n: usize,
     planes: Option<Planes>,
     stride: usize,
@@ -204,7 +201,7 @@ fn choose_layout(
         return plain;
     };
     let over = Layout::with_planes(p, stride);
-    let cost = |l: &Layout| planes::cost(n, l.c, l.bucket_windows);
+    let cost = |l: &Layout| planes::cost(group, n, l.c, l.bucket_windows);
     let fits = over.items(n, xyzz).iter().all(|(item, words)| {
         work.plan()
             .items()
@@ -260,7 +257,7 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 /// bytes; an MSM whose planes' layout is not planned runs on plane 0 alone.
 pub fn scratch_plan(group: Group, n: usize, capacity: u64, plan: &mut MemoryPlan) {
     for len in [n, n + 1] {
-        if let Some(planes) = planes::choose_from_env(len, affine_bytes(group), capacity) {
+        if let Some(planes) = planes::choose_from_env(len, group, capacity) {
             for (item, words) in Layout::with_planes(planes, len).items(n, group.xyzz_words()) {
                 plan.item(item, (words.max(1) * 4) as u64);
             }
@@ -347,7 +344,7 @@ pub fn msm<B>(
         });
     }
     let table = bases.get::<CudaBuffer>(bases_id)?.planes;
-    let layout = choose_layout(n, table, bases_len, group.xyzz_words(), work);
+    let layout = choose_layout(group, n, table, bases_len, group.xyzz_words(), work);
     if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
         return Err(CudaError::Size(format!(
             "an MSM of {n} terms exceeds the kernels' 32-bit indices"
@@ -756,7 +753,7 @@ mod tests {
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, capacity, &mut plan);
                 for len in [n, n + 1] {
-                    let p = planes::choose(len, affine_bytes(group), capacity, None, None)
+                    let p = planes::choose(len, group, capacity, None, None)
                         .expect("planes at these sizes");
                     let layout = Layout::with_planes(p, len);
                     assert_planned(&plan, &layout, n, group, &format!("n={n} len={len}"));

@@ -49,23 +49,28 @@ impl Planes {
     }
 }
 
-/// The modelled cost of an MSM of `n` terms with window bits `c` and `wp` bucket
-/// windows, in additions: the bucket additions plus one addition per bucket for the
-/// reduction. Over planes the reduction is bound by its chain of dependent additions
-/// more than by its bucket count (on the H200, MSM G1 2^20 with c = 16, 18, 19, 20:
-/// 11.32, 11.99, 11.32, 10.72 ms, tracking W = 16, 15, 14, 13), hence a lighter
-/// weight per bucket than msm.rs's model for plain bases.
-pub fn cost(n: usize, c: u32, wp: usize) -> u128 {
-    msm::windows(c) as u128 * n as u128 + wp as u128 * (1u128 << (c - 1))
+/// The modelled cost of an MSM of `n` terms over `group` with window bits `c` and `wp`
+/// bucket windows, in quarter additions: 4 per bucket addition, plus a weight per
+/// bucket for the reduction. Over planes the reduction is bound by its chain of
+/// dependent additions more than by its bucket count, so the weights are fitted to the
+/// H200 rather than counted (BENCHMARKS.md, fourth session): G1 2^20 ran fastest with
+/// c = 20 (10.72 ms; c = 19: 11.32), G1 2^21 with 20 (17.6; c = 22: 21.1), G1 2^24
+/// with 20 (120.2; c = 22: 125.8), which bounds G1's weight to (3.55, 4) additions a
+/// bucket; G2 2^20 ran fastest with c = 19 (32.3; c = 20: 33.9), a weight above 4.
+pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
+    let quarter_weight: u128 = match group {
+        Group::G1 => 15,
+        Group::G2 => 24,
+    };
+    4 * msm::windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
 }
 
-/// The planes for a buffer of `len` points of `affine_bytes` each under a budget of
-/// `capacity` bytes, or None when plain bases are as good (no memory for a second
+/// The planes for a buffer of `len` points of `group` under a budget of `capacity` bytes, or None when plain bases are as good (no memory for a second
 /// plane, or the model prefers one plane). `max_planes` caps the count (the tuning
 /// override), `window_bits` fixes c (the window tuning override).
 pub fn choose(
     len: usize,
-    affine_bytes: u64,
+    group: Group,
     capacity: u64,
     max_planes: Option<u32>,
     window_bits: Option<u32>,
@@ -73,6 +78,7 @@ pub fn choose(
     if len == 0 {
         return None;
     }
+    let affine_bytes = (group.affine_words() * 4) as u64;
     let by_memory = capacity / BUDGET_SHARE / (len as u64 * affine_bytes);
     let cap = by_memory.min(u64::from(max_planes.unwrap_or(u32::MAX)));
     if cap < 2 {
@@ -103,7 +109,7 @@ pub fn choose(
             per_plane: wp as u32,
             count,
         };
-        let cost = cost(len, c, wp);
+        let cost = cost(group, len, c, wp);
         if best.is_none_or(|(b, _)| cost < b) {
             best = Some((cost, planes));
         }
@@ -111,19 +117,16 @@ pub fn choose(
     let (cost_planes, planes) = best?;
     // Plain bases when they model as cheap (tiny buffers, or a window override that
     // leaves one bucket window per digit window anyway).
-    let plain = cost(
-        len,
-        msm::window_bits(len),
-        msm::windows(msm::window_bits(len)),
-    );
+    let c0 = msm::window_bits(len);
+    let plain = cost(group, len, c0, msm::windows(c0));
     (cost_planes < plain).then_some(planes)
 }
 
 /// [`choose`] with the tuning overrides from the environment (checked at open).
-pub fn choose_from_env(len: usize, affine_bytes: u64, capacity: u64) -> Option<Planes> {
+pub fn choose_from_env(len: usize, group: Group, capacity: u64) -> Option<Planes> {
     let max = tuning::read(&tuning::MSM_PLANES).ok().flatten();
     let c = tuning::read(&tuning::WINDOW_BITS).ok().flatten();
-    choose(len, affine_bytes, capacity, max, c)
+    choose(len, group, capacity, max, c)
 }
 
 /// Fills planes 1.. of the staged bases buffer `id` (`len` points, plane 0 staged),
@@ -170,28 +173,37 @@ mod tests {
 
     #[test]
     fn full_planes_when_memory_allows() {
-        let p = choose(1 << 20, 96, H200, None, None).unwrap();
+        let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
         assert_eq!(p.per_plane, 1, "{p:?}");
         assert_eq!(p.count as usize, msm::windows(p.c));
-        assert!(p.c > 16, "planes make larger windows pay: {p:?}");
+        // The windows measured fastest on the H200.
+        assert_eq!(p.c, 20, "{p:?}");
+        assert_eq!(
+            choose((1 << 21) - 1, Group::G1, H200, None, None)
+                .unwrap()
+                .c,
+            20
+        );
+        assert_eq!(choose(1 << 24, Group::G1, H200, None, None).unwrap().c, 20);
+        assert_eq!(choose(1 << 20, Group::G2, H200, None, None).unwrap().c, 19);
     }
 
     #[test]
     fn memory_caps_the_planes() {
         // 2^24 G1 points are 1.5 GiB a plane: at most 5 planes in 1/16 of 140 GiB.
-        let p = choose(1 << 24, 96, H200, None, None).unwrap();
+        let p = choose(1 << 24, Group::G1, H200, None, None).unwrap();
         assert!(p.count <= 5 && p.count >= 2, "{p:?}");
         assert!(p.count * p.per_plane >= msm::windows(p.c) as u32);
         assert!((p.count - 1) * p.per_plane < msm::windows(p.c) as u32);
         // Too little memory, or the override set to 1: plain bases.
-        assert_eq!(choose(1 << 20, 96, 1 << 30, None, None), None);
-        assert_eq!(choose(1 << 20, 96, H200, Some(1), None), None);
-        assert_eq!(choose(0, 96, H200, None, None), None);
+        assert_eq!(choose(1 << 20, Group::G1, 1 << 30, None, None), None);
+        assert_eq!(choose(1 << 20, Group::G1, H200, Some(1), None), None);
+        assert_eq!(choose(0, Group::G1, H200, None, None), None);
     }
 
     #[test]
     fn overrides_fix_the_window_and_cap_the_count() {
-        let p = choose(1 << 20, 96, H200, Some(4), Some(16)).unwrap();
+        let p = choose(1 << 20, Group::G1, H200, Some(4), Some(16)).unwrap();
         assert_eq!(p.c, 16);
         assert_eq!(p.count, 4);
         assert_eq!(p.per_plane, 4);
@@ -211,8 +223,9 @@ mod tests {
             (1 << 21) - 1,
             1 << 26,
         ] {
-            for bytes in [96u64, 192] {
-                if let Some(p) = choose(len, bytes, H200, None, None) {
+            for group in [Group::G1, Group::G2] {
+                let bytes = (group.affine_words() * 4) as u64;
+                if let Some(p) = choose(len, group, H200, None, None) {
                     let w = msm::windows(p.c) as u32;
                     assert!(p.count * p.per_plane >= w, "len={len} {p:?}");
                     assert!((p.count - 1) * p.per_plane < w, "len={len} {p:?}");
