@@ -53,10 +53,16 @@ impl Group {
     }
 }
 
-/// Sorted entries one thread sums (msm.cu step 5), unless tuned. On the H200, 128
-/// against 64: G1 2^24 132.6 against 136.6 ms, G2 2^20 33.6 against 34.7 ms, G1 2^20
-/// even (11.44 against 11.36); 256 was slower at 2^20 (13.3 ms).
-const CHUNK: u32 = 128;
+/// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
+/// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]. On the
+/// H200 over window planes, 64 against 128: G1 2^20 10.08 against 10.49 ms, G2 2^20
+/// 29.7 against 32.2, proof 2^20 83.5 against 88.0, but G1 2^24 124.7 against 120.0
+/// (fewer threads in the last wave, against half the carries); 256 was slower at 2^20.
+const SHORT_CHUNK: u32 = 64;
+/// See [`SHORT_CHUNK`].
+const LONG_CHUNK: u32 = 128;
+/// See [`SHORT_CHUNK`]: G1 2^20 has 13·2^20 entries, G1 2^24 13·2^24.
+const LONG_CHUNK_FROM: usize = 1 << 26;
 /// Entries per thread of the prefix sum (msm.cu step 2).
 const SCAN_CHUNK: usize = 64;
 /// log2 of the buckets per segment of the first reduction step (msm.cu step 6),
@@ -64,12 +70,13 @@ const SCAN_CHUNK: usize = 64;
 const SEG_BITS: u32 = 4;
 
 /// The kernels' work split, read once per process: `CRUCIBLE_CUDA_MSM_CHUNK` and
-/// `CRUCIBLE_CUDA_MSM_SEG_BITS` override [`CHUNK`] and [`SEG_BITS`], for tuning
+/// `CRUCIBLE_CUDA_MSM_SEG_BITS` override the chunk and [`SEG_BITS`], for tuning
 /// measurements (checked when the device is opened: [`crate::tuning`]). The plan reads
 /// the same values.
 #[derive(Clone, Copy, Debug)]
 struct Split {
-    chunk: u32,
+    /// None: by the MSM's entries ([`SHORT_CHUNK`]).
+    chunk: Option<u32>,
     seg_bits: u32,
 }
 
@@ -79,7 +86,7 @@ fn work_split() -> Split {
         // Unreachable errors fall back to the default: open() checked the variables.
         let or = |var, default| tuning::read(var).ok().flatten().unwrap_or(default);
         Split {
-            chunk: or(&tuning::MSM_CHUNK, CHUNK),
+            chunk: tuning::read(&tuning::MSM_CHUNK).ok().flatten(),
             seg_bits: or(&tuning::MSM_SEG_BITS, SEG_BITS),
         }
     })
@@ -133,8 +140,8 @@ struct Layout {
     /// Buckets per window, 2^(c-1).
     buckets: usize,
     seg_bits: u32,
-    /// Sorted entries per thread of the bucket sums.
-    chunk: u32,
+    /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
+    chunk: Option<u32>,
 }
 
 impl Layout {
@@ -158,6 +165,14 @@ impl Layout {
             ..Layout::new(planes.c)
         }
     }
+    /// Sorted entries per thread of the bucket sums for `n` terms.
+    fn chunk(&self, n: usize) -> u32 {
+        self.chunk.unwrap_or(if self.windows * n < LONG_CHUNK_FROM {
+            SHORT_CHUNK
+        } else {
+            LONG_CHUNK
+        })
+    }
     fn all_buckets(&self) -> usize {
         self.bucket_windows * self.buckets
     }
@@ -175,7 +190,10 @@ impl Layout {
             ("msm-scan", scan_words(m)),
             ("msm-sorted", entries),
             ("msm-buckets", m * xyzz),
-            ("msm-carries", entries.div_ceil(self.chunk as usize) * xyzz),
+            (
+                "msm-carries",
+                entries.div_ceil(self.chunk(n) as usize) * xyzz,
+            ),
             ("msm-carry-span", 1),
             ("msm-tree-w", w * s * xyzz),
             ("msm-tree-v", w * s * xyzz),
@@ -258,24 +276,28 @@ fn largest_terms_with(c: u32, n: usize) -> usize {
 pub fn scratch_plan(group: Group, n: usize, capacity: u64, plan: &mut MemoryPlan) {
     for len in [n, n + 1] {
         if let Some(planes) = planes::choose_from_env(len, group, capacity) {
-            for (item, words) in Layout::with_planes(planes, len).items(n, group.xyzz_words()) {
-                plan.item(item, (words.max(1) * 4) as u64);
-            }
+            plan_layout(plan, &Layout::with_planes(planes, len), n, group);
         }
     }
     // A tuning override applies to every MSM size, so it is planned at `n` itself.
     let chosen = chosen_window_bits(n);
     if chosen != window_bits(n) && n > 0 {
-        for (item, words) in Layout::new(chosen).items(n, group.xyzz_words()) {
-            plan.item(item, (words.max(1) * 4) as u64);
-        }
+        plan_layout(plan, &Layout::new(chosen), n, group);
     }
     for c in 1..=window_bits(n) {
         let terms = largest_terms_with(c, n);
-        if terms == 0 {
-            continue;
+        if terms > 0 {
+            plan_layout(plan, &Layout::new(c), terms, group);
         }
-        for (item, words) in Layout::new(c).items(terms, group.xyzz_words()) {
+    }
+}
+
+/// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, and the largest
+/// that still sums with the short chunk (more carries per entry).
+fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
+    let short = (LONG_CHUNK_FROM - 1) / layout.windows;
+    for m in [terms, terms.min(short)] {
+        for (item, words) in layout.items(m, group.xyzz_words()) {
             plan.item(item, (words.max(1) * 4) as u64);
         }
     }
@@ -582,7 +604,7 @@ fn run<B>(
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
     let [_, _, start, _, sorted, buckets, carries, span_id, tree_w, tree_v, tree_w2, tree_v2] =
         std::array::from_fn(|i| scratch[i]);
-    let (c, seg_bits, chunk) = (layout.c, layout.seg_bits, layout.chunk);
+    let (c, seg_bits, chunk) = (layout.c, layout.seg_bits, layout.chunk(n));
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
     let wp = layout.bucket_windows;
     let m32 = m as u32;
@@ -722,6 +744,8 @@ mod tests {
             65537,
             1 << 18,
             (1 << 20) + 1,
+            // Around the switch to the long chunk (W·n = 2^26): 16 windows.
+            (1 << 22) + 5,
         ] {
             for group in [Group::G1, Group::G2] {
                 let mut plan = MemoryPlan::new("t");
@@ -729,6 +753,8 @@ mod tests {
                 let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
                 // Every size just below a change of window.
                 ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                // The largest size that still sums with the short chunk.
+                ms.extend((1..=window_bits(n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(m));
                     assert_planned(&plan, &layout, m, group, &format!("n={n} m={m}"));
