@@ -10,6 +10,8 @@
 //! the two). Two things stay in a lease between operations, under their own plan
 //! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
 //! scalars, reused by the next MSM over the same unchanged scalars (`sort_reuse.rs`).
+//! MSM bases buffers are allocated with window planes (multiples of each point, built
+//! on the device when they are staged) as far as the budget allows (`planes.rs`).
 #![warn(missing_docs)]
 
 mod device;

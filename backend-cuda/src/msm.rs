@@ -1,9 +1,10 @@
 //! MSM on the device: Pippenger with signed c-bit digits, (point, sign) entries
 //! counting-sorted by bucket, buckets summed in equal chunks of the sorted entries,
 //! then reduced per window by segmented running sums and a pairwise tree, all in XYZZ
-//! coordinates (the kernel contract is the header of kernels/msm.cu). The host
-//! combines the W window sums (Horner: a serial chain of doublings, which one CPU
-//! core runs far faster than one GPU thread).
+//! coordinates (the kernel contract is the header of kernels/msm.cu). Over bases with
+//! window planes (`planes.rs`) all W windows' digits share the buckets of wp windows.
+//! The host combines the window sums (Horner: a serial chain of doublings, which one
+//! CPU core runs far faster than one GPU thread; none left with wp = 1).
 
 use std::sync::Arc;
 
