@@ -22,8 +22,9 @@ use crate::msm::{self, Group};
 use crate::ntt::grid_with_block;
 use crate::tuning;
 
-/// Points one thread of planes.cu carries through the doublings (its PLANES_BATCH):
-/// they share one inversion back to affine.
+/// Points one thread of planes.cu carries through the doublings: they share one
+/// inversion back to affine. The launch shape depends on it, so it must be the
+/// kernel's PLANES_BATCH (a test reads planes.cu), which NVRTC options must not change.
 const BATCH: usize = 16;
 /// planes.cu's kernels keep a batch of points in registers and local memory.
 const BLOCK: u32 = 128;
@@ -199,6 +200,15 @@ mod tests {
         assert_eq!(choose(1 << 20, Group::G1, 1 << 30, None, None), None);
         assert_eq!(choose(1 << 20, Group::G1, H200, Some(1), None), None);
         assert_eq!(choose(0, Group::G1, H200, None, None), None);
+    }
+
+    #[test]
+    fn the_launch_batch_is_the_kernels() {
+        let source = include_str!("../kernels/planes.cu");
+        assert!(
+            source.contains(&format!("#define PLANES_BATCH {BATCH}\n")),
+            "planes.cu's PLANES_BATCH differs from planes.rs's BATCH"
+        );
     }
 
     #[test]
