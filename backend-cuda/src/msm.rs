@@ -790,6 +790,31 @@ mod tests {
     }
 
     #[test]
+    fn an_msm_runs_over_the_planes_only_when_its_plan_holds_their_scratch() {
+        use crucible_core::{DeviceBudget, HostSync};
+        let (capacity, n) = (140u64 << 30, 1usize << 16);
+        let planes = planes::choose(n, Group::G1, capacity, None, None).unwrap();
+        let budget = DeviceBudget::new("t", 1 << 40);
+        let layout = |planned_terms: usize, planned_capacity: u64, terms: usize| {
+            let mut plan = MemoryPlan::new("t");
+            scratch_plan(Group::G1, planned_terms, planned_capacity, &mut plan);
+            let permit = budget.acquire(plan.total_bytes()).unwrap();
+            let work = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
+            let l = choose_layout(Group::G1, terms, Some(planes), n, G1_XYZZ_WORDS, &work);
+            (l.c, l.bucket_windows, l.stride)
+        };
+        // Planned with the planes: over them, one bucket window.
+        assert_eq!(layout(n, capacity, n), (planes.c, 1, n as u32));
+        // A plan without room for the planes' scratch: plain bases.
+        let c = window_bits(n);
+        assert_eq!(layout(1000, 0, n), (c, windows(c), 0));
+        // Three terms over a buffer of 2^16: the planes' 2^(c-1) buckets would cost more
+        // than plain windows.
+        let c3 = window_bits(3);
+        assert_eq!(layout(n, capacity, 3), (c3, windows(c3), 0));
+    }
+
+    #[test]
     fn scan_scratch_holds_every_level() {
         assert_eq!(scan_words(1), 1);
         assert_eq!(scan_words(SCAN_CHUNK), 1);
