@@ -115,6 +115,7 @@ impl ProverBackend for CpuBackend {
     }
 
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        crucible_core::check_padded(src, dst)?;
         memory::copy_in_padded(lease, dst.id, src)
     }
 

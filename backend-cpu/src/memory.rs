@@ -39,20 +39,14 @@ pub fn copy_in<T: Copy + Send + Sync + 'static>(
     Ok(())
 }
 
-/// Copies `src` into the front of buffer `dst` and zeroes the rest.
+/// Copies `src` into the front of buffer `dst` and zeroes the rest (the caller checked
+/// that it fits: `crucible_core::check_padded`).
 pub fn copy_in_padded<T: Copy + Default + Send + Sync + 'static>(
     lease: &mut Lease,
     dst: BufferId,
     src: &[T],
 ) -> Result<()> {
     let buf = lease.get_mut::<Vec<T>>(dst)?;
-    if src.len() > buf.len() {
-        return Err(crucible_core::Error::InvalidInput(format!(
-            "staged data: {} elements into a buffer of {}",
-            src.len(),
-            buf.len()
-        )));
-    }
     let (front, back) = buf.split_at_mut(src.len());
     front.copy_from_slice(src);
     back.fill(T::default());

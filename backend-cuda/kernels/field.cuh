@@ -169,17 +169,24 @@ template <class C> CRU_DEV bool feq(const Fp<C>& a, const Fp<C>& b) {
 #ifndef CRUCIBLE_PORTABLE_ARITH
 // ------------------------------ carry-chain path ------------------------------
 
+// x mod p for the N words x < 2p: x - p, or x if that borrowed.
+template <class C> CRU_DEV Fp<C> reduce_once(const u32* x) {
+    constexpr int N = C::N;
+    Fp<C> r, d;
+    d.l[0] = sub_cc(x[0], C::p(0));
+    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = subc_cc(x[i], C::p(i));
+    const u32 borrow = subc(0, 0);  // 0xffffffff if x < p, else 0
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (x[i] & borrow) | (d.l[i] & ~borrow);
+    return r;
+}
+
 template <class C> CRU_DEV Fp<C> fadd(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
-    Fp<C> s, t;
-    s.l[0] = add_cc(a.l[0], b.l[0]);
-    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = addc_cc(a.l[i], b.l[i]);
-    // s < 2p < 2^(32N): no carry out. t = s - p; keep s if that borrowed.
-    t.l[0] = sub_cc(s.l[0], C::p(0));
-    CRU_UNROLL for (int i = 1; i < N; i++) t.l[i] = subc_cc(s.l[i], C::p(i));
-    u32 borrow = subc(0, 0);  // 0xffffffff if s < p, else 0
-    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (s.l[i] & borrow) | (t.l[i] & ~borrow);
-    return t;
+    u32 s[N];
+    s[0] = add_cc(a.l[0], b.l[0]);
+    CRU_UNROLL for (int i = 1; i < N; i++) s[i] = addc_cc(a.l[i], b.l[i]);
+    // s < 2p < 2^(32N): no carry out.
+    return reduce_once<C>(s);
 }
 
 template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
@@ -191,6 +198,17 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
     d.l[0] = add_cc(d.l[0], C::p(0) & borrow);
     CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = addc_cc(d.l[i], C::p(i) & borrow);
     return d;
+}
+
+// The end of a row of fmul / fsqr: t / 2^32 = o + e[1] + 2^32 (e >> 64), so the new
+// e is o, the new o is e >> 64, and e[1] is pending (added to frame word 0 next row).
+template <int N> CRU_DEV void mont_next_row(u32 (&e)[N + 2], u32 (&o)[N + 2], u32& pend) {
+    pend = e[1];
+    u32 ne[N + 2], no[N + 2];
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
+    CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
+    no[N] = 0; no[N + 1] = 0;
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
 }
 
 // Montgomery product a*b*2^(-32N) mod p, CIOS with the running sum t split in two:
@@ -242,24 +260,13 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
             o[j] = madc_hi_cc(m, C::p(j), o[j]);
         }
         o[N] = addc(o[N], 0);
-        // t / 2^32 = o + e[1] + 2^32 (e >> 64): new e = o, new o = e >> 64, e[1] pending.
-        pend = e[1];
-        u32 ne[N + 2], no[N + 2];
-        CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
-        CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
-        no[N] = 0; no[N + 1] = 0;
-        CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
+        mont_next_row<N>(e, o, pend);
     }
     // t = e + pend + 2^32 o < 2p, reduced below p.
     u32 t[N + 1];
     t[0] = add_cc(e[0], pend);
     CRU_UNROLL for (int k = 1; k < N + 1; k++) t[k] = addc_cc(e[k], o[k - 1]);
-    Fp<C> r, s;
-    s.l[0] = sub_cc(t[0], C::p(0));
-    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(t[i], C::p(i));
-    const u32 borrow = subc(0, 0);
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
-    return r;
+    return reduce_once<C>(t);
 }
 
 // Montgomery square a^2 * 2^(-32N) mod p with each cross product a_i a_j (i < j) taken
@@ -344,24 +351,14 @@ template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
             e[j + 1] = madc_hi_cc(m, C::p(j), e[j + 1]);
         }
         e[N] = addc(e[N], 0);
-        pend = e[1];
-        u32 ne[N + 2], no[N + 2];
-        CRU_UNROLL for (int k = 0; k < N + 2; k++) ne[k] = o[k];
-        CRU_UNROLL for (int k = 0; k < N; k++) no[k] = e[k + 2];
-        no[N] = 0; no[N + 1] = 0;
-        CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
+        mont_next_row<N>(e, o, pend);
     }
     // e + pend + 2^32 o < 2p < 2^(32N): e[N] and o[N-1] are zero.
     u32 u[N];
     u[0] = add_cc(e[0], pend);
     CRU_UNROLL for (int k = 1; k < N - 1; k++) u[k] = addc_cc(e[k], o[k - 1]);
     u[N - 1] = addc(e[N - 1], o[N - 2]);
-    Fp<C> r, s;
-    s.l[0] = sub_cc(u[0], C::p(0));
-    CRU_UNROLL for (int i = 1; i < N; i++) s.l[i] = subc_cc(u[i], C::p(i));
-    const u32 borrow = subc(0, 0);
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (u[i] & borrow) | (s.l[i] & ~borrow);
-    return r;
+    return reduce_once<C>(u);
 }
 
 #else

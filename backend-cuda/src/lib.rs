@@ -178,16 +178,8 @@ impl CudaBackend {
         planes::choose_from_env(len, group, self.budget.capacity())
     }
 
-    /// Stages MSM bases, then builds their window planes.
-    fn stage_bases(
-        &self,
-        group: Group,
-        lease: &mut Lease,
-        id: BufferId,
-        len: usize,
-        stage: impl FnOnce(&mut Lease) -> Result<()>,
-    ) -> Result<()> {
-        stage(lease)?;
+    /// Builds the window planes of bases just staged into buffer `id` (`len` points).
+    fn build_planes(&self, group: Group, lease: &Lease, id: BufferId, len: usize) -> Result<()> {
         planes::build(self.stream(), self.kernels()?, group, lease, id, len)
     }
 
@@ -313,8 +305,7 @@ impl ProverBackend for CudaBackend {
         if len == 0 {
             4
         } else {
-            let copies = self.planes_for(kind, len).map_or(1, |p| u64::from(p.count));
-            field::element_bytes(kind) * len as u64 * copies
+            memory::buffer_bytes(kind, len, self.planes_for(kind, len))
         }
     }
 
@@ -365,13 +356,7 @@ impl ProverBackend for CudaBackend {
     // The live rows are copied, the zero tail is set on the device (a 2^20-constraint
     // proof's domain vectors are 2^21 long, half of them zero).
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        if src.len() > dst.len {
-            return Err(Error::InvalidInput(format!(
-                "staging {} scalars into a buffer of {}",
-                src.len(),
-                dst.len
-            )));
-        }
+        crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
         self.upload(lease, dst.id, src.len(), field::FR_WORDS, |r, w| {
             field::fr_to_words(&src[r], w)
@@ -385,29 +370,27 @@ impl ProverBackend for CudaBackend {
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        self.stage_bases(Group::G1, lease, dst.id, dst.len, |lease| {
-            self.stage_words(
-                lease,
-                dst.id,
-                src.len(),
-                dst.len,
-                field::G1_WORDS,
-                |r, w| field::g1_to_words(&src[r], w),
-            )
-        })
+        self.stage_words(
+            lease,
+            dst.id,
+            src.len(),
+            dst.len,
+            field::G1_WORDS,
+            |r, w| field::g1_to_words(&src[r], w),
+        )?;
+        self.build_planes(Group::G1, lease, dst.id, dst.len)
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        self.stage_bases(Group::G2, lease, dst.id, dst.len, |lease| {
-            self.stage_words(
-                lease,
-                dst.id,
-                src.len(),
-                dst.len,
-                field::G2_WORDS,
-                |r, w| field::g2_to_words(&src[r], w),
-            )
-        })
+        self.stage_words(
+            lease,
+            dst.id,
+            src.len(),
+            dst.len,
+            field::G2_WORDS,
+            |r, w| field::g2_to_words(&src[r], w),
+        )?;
+        self.build_planes(Group::G2, lease, dst.id, dst.len)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {

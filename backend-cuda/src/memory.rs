@@ -8,7 +8,6 @@ use std::ops::Range;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 
 use crate::error::CudaError;
-use crate::field::words;
 use crate::planes::Planes;
 
 /// One device allocation of u32 words.
@@ -65,6 +64,12 @@ fn alloc_words_cleared(
     })
 }
 
+/// Bytes of a buffer of `len` elements of `kind` with room for `planes` (bases only).
+pub fn buffer_bytes(kind: ElementKind, len: usize, planes: Option<Planes>) -> u64 {
+    let copies = planes.map_or(1, |p| u64::from(p.count));
+    crate::field::element_bytes(kind) * len as u64 * copies
+}
+
 /// Allocates `len` elements of `kind` from plan item `item`, with room for `planes`
 /// (bases only).
 pub fn alloc(
@@ -75,9 +80,8 @@ pub fn alloc(
     len: usize,
     planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let copies = planes.map_or(1, |p| p.count as usize);
-    let bytes = crate::field::element_bytes(kind) * (len * copies) as u64;
-    let count = (len * copies * words(kind)).max(1);
+    let bytes = buffer_bytes(kind, len, planes);
+    let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
         let words = stream.alloc_zeros::<u32>(count).map_err(CudaError::from)?;
         Ok(CudaBuffer { words, planes })

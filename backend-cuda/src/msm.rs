@@ -102,6 +102,13 @@ pub fn windows(c: u32) -> usize {
     256usize.div_ceil(c as usize)
 }
 
+/// The MSM cost model, in quarter additions: 4 per bucket addition (W·n of them), plus
+/// `quarter_weight` per bucket of the `wp` bucket windows for their reduction (the
+/// weights are fitted to measurements: [`window_bits`], `planes::cost`).
+pub fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
+    4 * windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
+}
+
 /// Window bits for `n` terms: the c that minimises W(c) * (n + 4.5 * 2^(c-1)), the
 /// bucket-sum additions plus the reduction's cost per bucket, in additions (ties go to
 /// the smaller c); 16 from 2^15 to 2^22 terms, 20 for 2^24 to 2^26. The weight 4.5 is
@@ -110,7 +117,8 @@ pub fn windows(c: u32) -> usize {
 /// terms the model would pick c = 11 to 14, never measured fast there (c = 16 was, at
 /// 2^15 to 2^18), so c = 16 is kept from 2^15 terms on.
 pub fn window_bits(n: usize) -> u32 {
-    let cost = |c: u32| windows(c) as u128 * (2 * n as u128 + 9 * (1u128 << (c - 1)));
+    // 4.5 additions a bucket, over all W windows.
+    let cost = |c: u32| model_cost(n, c, windows(c), 18);
     let model = (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
         .unwrap_or(1);
@@ -212,7 +220,6 @@ fn choose_layout(
     n: usize,
     planes: Option<Planes>,
     stride: usize,
-    xyzz: usize,
     work: &Lease,
 ) -> Layout {
     let plain = Layout::new(chosen_window_bits(n));
@@ -221,13 +228,15 @@ fn choose_layout(
     };
     let over = Layout::with_planes(p, stride);
     let cost = |l: &Layout| planes::cost(group, n, l.c, l.bucket_windows);
-    let fits = over.items(n, xyzz).iter().all(|(item, words)| {
-        work.plan()
-            .items()
-            .iter()
-            .any(|i| i.name == *item && i.bytes >= (words.max(&1) * 4) as u64)
-    });
-    if fits && cost(&over) <= cost(&plain) && over.windows * n <= u32::MAX as usize {
+    let plan = work.plan();
+    let fits = over
+        .items(n, group.xyzz_words())
+        .iter()
+        .all(|(item, words)| {
+            plan.find(item)
+                .is_some_and(|i| plan.items()[i].bytes >= (words.max(&1) * 4) as u64)
+        });
+    if fits && cost(&over) <= cost(&plain) {
         over
     } else {
         plain
@@ -367,7 +376,7 @@ pub fn msm<B>(
         });
     }
     let table = bases.get::<CudaBuffer>(bases_id)?.planes;
-    let layout = choose_layout(group, n, table, bases_len, group.xyzz_words(), work);
+    let layout = choose_layout(group, n, table, bases_len, work);
     if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
         return Err(CudaError::Size(format!(
             "an MSM of {n} terms exceeds the kernels' 32-bit indices"
@@ -800,7 +809,7 @@ mod tests {
             scratch_plan(Group::G1, planned_terms, planned_capacity, &mut plan);
             let permit = budget.acquire(plan.total_bytes()).unwrap();
             let work = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
-            let l = choose_layout(Group::G1, terms, Some(planes), n, G1_XYZZ_WORDS, &work);
+            let l = choose_layout(Group::G1, terms, Some(planes), n, &work);
             (l.c, l.bucket_windows, l.stride)
         };
         // Planned with the planes: over them, one bucket window.

@@ -2,9 +2,9 @@
 //! allocated with `count` planes: plane j holds 2^(c·per_plane·j)·P_i for every point
 //! (plane 0 the points themselves), built on the device when the bases are staged
 //! (kernels/planes.cu). An MSM over such a buffer puts the digits of all W windows into
-//! the buckets of `per_plane` windows (msm.cu's header): the bucket reduction, about a
-//! fifth of an MSM of 2^20 terms without planes, shrinks W / per_plane times, and
-//! larger windows (fewer bucket additions) pay off.
+//! the buckets of `per_plane` windows (msm.cu's header): the bucket reduction runs
+//! over per_plane windows instead of W, and larger windows (fewer bucket additions)
+//! pay off, since they no longer multiply the reduction by W.
 //!
 //! The planes cost memory: `count` times the bases. One buffer's planes take at most
 //! 1/[`BUDGET_SHARE`] of the device budget, and `CRUCIBLE_CUDA_MSM_PLANES` caps their
@@ -59,16 +59,17 @@ impl Planes {
 /// with 20 (120.2; c = 22: 125.8), which bounds G1's weight to (3.55, 4) additions a
 /// bucket; G2 2^20 ran fastest with c = 19 (32.3; c = 20: 33.9), a weight above 4.
 pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
-    let quarter_weight: u128 = match group {
+    let quarter_weight = match group {
         Group::G1 => 15,
         Group::G2 => 24,
     };
-    4 * msm::windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
+    msm::model_cost(n, c, wp, quarter_weight)
 }
 
-/// The planes for a buffer of `len` points of `group` under a budget of `capacity` bytes, or None when plain bases are as good (no memory for a second
-/// plane, or the model prefers one plane). `max_planes` caps the count (the tuning
-/// override), `window_bits` fixes c (the window tuning override).
+/// The planes for a buffer of `len` points of `group` under a budget of `capacity`
+/// bytes, or None when plain bases are as good (no memory for a second plane, or the
+/// model prefers one plane). `max_planes` caps the count (the tuning override),
+/// `window_bits` fixes c (the window tuning override).
 pub fn choose(
     len: usize,
     group: Group,
@@ -100,11 +101,9 @@ pub fn choose(
         if most < 2 {
             continue;
         }
+        // W >= 12 (c <= 22) and most >= 2, so count >= 2.
         let wp = w.div_ceil(most as usize);
         let count = w.div_ceil(wp) as u32;
-        if count < 2 {
-            continue;
-        }
         let planes = Planes {
             c,
             per_plane: wp as u32,

@@ -184,13 +184,7 @@ pub trait ProverBackend: Send + Sync {
     /// backend that zeroes on the device copies about half the bytes. The default pads
     /// on the host.
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        if src.len() > dst.len {
-            return Err(crate::Error::InvalidInput(format!(
-                "staging {} scalars into a buffer of {}",
-                src.len(),
-                dst.len
-            )));
-        }
+        check_padded(src, dst)?;
         if src.len() == dst.len {
             return self.stage_scalars(lease, dst, src);
         }
@@ -265,6 +259,20 @@ pub trait ProverBackend: Send + Sync {
     /// A plan item for `len` elements of `kind`, sized by this backend's layout.
     fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
         self.element_bytes(kind) * len as u64
+    }
+}
+
+/// Checks that `src` fits the front of `dst` (every `stage_scalars_padded` calls this
+/// first).
+pub fn check_padded(src: &[Fr], dst: ScalarBuf) -> Result<()> {
+    if src.len() <= dst.len {
+        Ok(())
+    } else {
+        Err(crate::Error::InvalidInput(format!(
+            "staging {} scalars into a buffer of {}",
+            src.len(),
+            dst.len
+        )))
     }
 }
 

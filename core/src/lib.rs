@@ -28,8 +28,8 @@ mod shape;
 pub mod synthetic_key;
 
 pub use backend::{
-    check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind,
-    ProverBackend, ScalarBuf, ScratchNeed,
+    check_padded, check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan,
+    NttKind, ProverBackend, ScalarBuf, ScratchNeed,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
 pub use domain::{Domain, MAX_LOG_SIZE};

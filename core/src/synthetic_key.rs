@@ -34,8 +34,9 @@ pub fn synthetic_key(constraints: usize, inputs: usize, seed: u64) -> Result<Pro
     let vars = shape.num_variables();
     // Each query from its own seed, so no two share points.
     let g1 = |len: usize, i: u64| random_points::<crate::G1Projective>(len, seed ^ (i << 56));
+    let g2 = |len: usize, i: u64| random_points::<crate::G2Projective>(len, seed ^ (i << 56));
     let one = |i: u64| g1(1, i)[0];
-    let g2_point = |i: u64| random_points::<crate::G2Projective>(1, seed ^ (i << 56))[0];
+    let g2_point = |i: u64| g2(1, i)[0];
     let vk = VerifyingKey::<Bls12_381> {
         alpha_g1: one(1),
         beta_g2: g2_point(2),
@@ -49,7 +50,7 @@ pub fn synthetic_key(constraints: usize, inputs: usize, seed: u64) -> Result<Pro
         delta_g1: one(7),
         a_query: g1(vars, 8),
         b_g1_query: g1(vars, 9),
-        b_g2_query: random_points::<crate::G2Projective>(vars, seed ^ (10 << 56)),
+        b_g2_query: g2(vars, 10),
         h_query: g1(shape.h_len(), 11),
         l_query: g1(shape.num_witness, 12),
     })

@@ -100,6 +100,13 @@ def aff_neg(F, a):
     return None if a is None else (a[0], F.sub(F.zero, a[1]))
 
 
+def aff_double_times(F, p, k):
+    """2^k p, by k doublings."""
+    for _ in range(k):
+        p = aff_add(F, p, p)
+    return p
+
+
 def aff_mul(F, k, a):
     acc = None
     for bit in bin(k)[2:] if k else "":
@@ -512,9 +519,8 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp):
     stride = len(bases) + (3 if planes > 1 else 0)
     table, plane = [], list(bases)
     for j in range(planes):
-        if j:
-            for _ in range(c * wp):  # plane j = 2^(c wp) * plane j-1
-                plane = [aff_add(F, b, b) for b in plane]
+        if j:  # plane j = 2^(c wp) * plane j-1
+            plane = [aff_double_times(F, b, c * wp) for b in plane]
         table += plane + [bases[0]] * (stride - len(bases))
     digits = [signed_digits(s, c) for s in scalars]
     exp = []
@@ -566,12 +572,7 @@ def planes_cases(cs, rng, quick, pts):
             base = [None if i in inf else rng.choice(ps + [aff_neg(F, p) for p in ps]) for i in range(n)]
             exp_planes = [base]
             for _ in range(1, planes):
-                nxt = []
-                for p in exp_planes[-1]:
-                    for _ in range(shift):
-                        p = aff_add(F, p, p)
-                    nxt.append(p)
-                exp_planes.append(nxt)
+                exp_planes.append([aff_double_times(F, p, shift) for p in exp_planes[-1]])
             exp = []
             for pl in exp_planes:
                 for p in pl:
