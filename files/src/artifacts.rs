@@ -1,0 +1,157 @@
+//! Proof, public-input and key files in either form, chosen by the file name: a
+//! `.json` name is snarkjs' JSON, any other name arkworks' binary form (ark-serialize,
+//! compressed when written; compressed or not when read, validated either way).
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::Path;
+
+use ark_groth16::VerifyingKey;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
+use serde_json::Value;
+
+use crate::snarkjs_json::{
+    proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
+};
+use crucible_core::groth16::{Proof, ProvingKey};
+use crucible_core::key_file::load_untrusted_key;
+use crucible_core::{Bls12_381, Error, Fr, Result};
+
+/// Whether `path` names a snarkjs JSON file (by its `.json` extension).
+pub fn is_json(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+fn write_bytes(path: &Path, what: &str, write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
+    let cannot = |e: std::io::Error| {
+        Error::InvalidInput(format!("cannot write {what} {}: {e}", path.display()))
+    };
+    let mut w = BufWriter::new(File::create(path).map_err(cannot)?);
+    write(&mut w).map_err(cannot)?;
+    w.flush().map_err(cannot)
+}
+
+fn write_json(path: &Path, what: &str, value: &Value) -> Result<()> {
+    write_bytes(path, what, |w| {
+        serde_json::to_writer_pretty(&mut *w, value)?;
+        w.write_all(b"\n")
+    })
+}
+
+fn write_binary(path: &Path, what: &str, value: &impl CanonicalSerialize) -> Result<()> {
+    let mut bytes = Vec::with_capacity(value.compressed_size());
+    value
+        .serialize_compressed(&mut bytes)
+        .map_err(|e| Error::InvalidInput(format!("cannot serialize {what}: {e}")))?;
+    write_bytes(path, what, |w| w.write_all(&bytes))
+}
+
+fn read_json(path: &Path, what: &str) -> Result<Value> {
+    let file = File::open(path)
+        .map_err(|e| Error::InvalidInput(format!("cannot open {what} {}: {e}", path.display())))?;
+    serde_json::from_reader(BufReader::new(file)).map_err(|e| {
+        Error::InvalidInput(format!("{}: not valid JSON: {e}", path.display()))
+    })
+}
+
+/// Reads a small arkworks-serialized value that must fill the whole file, in either
+/// compression, with every point validated.
+fn read_binary<T: CanonicalDeserialize>(path: &Path, what: &str) -> Result<T> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::InvalidInput(format!("cannot read {what} {}: {e}", path.display())))?;
+    let mut errors = Vec::new();
+    for (compress, form) in [(Compress::Yes, "compressed"), (Compress::No, "uncompressed")] {
+        let mut rest = bytes.as_slice();
+        match T::deserialize_with_mode(&mut rest, compress, Validate::Yes) {
+            Ok(v) if rest.is_empty() => return Ok(v),
+            Ok(_) => errors.push(format!("{form}: {} bytes left over", rest.len())),
+            Err(e) => errors.push(format!("{form}: {e}")),
+        }
+    }
+    Err(Error::InvalidInput(format!(
+        "{}: not an arkworks-serialized {what} (compressed or not) for BLS12-381 ({}); a snarkjs JSON file must be named *.json",
+        path.display(),
+        errors.join("; ")
+    )))
+}
+
+/// Writes a proof: snarkjs `proof.json` form for a `.json` name, else arkworks'.
+pub fn write_proof(path: &Path, proof: &Proof) -> Result<()> {
+    if is_json(path) {
+        write_json(path, "proof", &proof_to_json(proof))
+    } else {
+        write_binary(path, "proof", proof)
+    }
+}
+
+/// Reads a proof written by crucible, snarkjs or arkworks.
+pub fn read_proof(path: &Path) -> Result<Proof> {
+    if is_json(path) {
+        proof_from_json(&read_json(path, "proof")?, &path.display().to_string())
+    } else {
+        read_binary(path, "proof")
+    }
+}
+
+/// Writes public inputs (the constant one not included): snarkjs `public.json` form,
+/// else arkworks' `Vec<Fr>`.
+pub fn write_public(path: &Path, inputs: &[Fr]) -> Result<()> {
+    if is_json(path) {
+        write_json(path, "public inputs", &public_to_json(inputs))
+    } else {
+        write_binary(path, "public inputs", &inputs.to_vec())
+    }
+}
+
+/// Reads public inputs.
+pub fn read_public(path: &Path) -> Result<Vec<Fr>> {
+    if is_json(path) {
+        public_from_json(&read_json(path, "public inputs")?, &path.display().to_string())
+    } else {
+        read_binary(path, "public inputs")
+    }
+}
+
+/// Writes a verifying key: snarkjs `verification_key.json` form, else arkworks'.
+pub fn write_vk(path: &Path, vk: &VerifyingKey<Bls12_381>) -> Result<()> {
+    if is_json(path) {
+        write_json(path, "verifying key", &vk_to_json(vk))
+    } else {
+        write_binary(path, "verifying key", vk)
+    }
+}
+
+/// Reads a verifying key.
+pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
+    if is_json(path) {
+        vk_from_json(&read_json(path, "verifying key")?, &path.display().to_string())
+    } else {
+        read_binary(path, "verifying key")
+    }
+}
+
+/// Writes an arkworks proving key (compressed, or not for faster loading).
+pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Result<()> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        Error::InvalidInput(format!("cannot write proving key {}: {e}", path.display()))
+    };
+    let mut w = BufWriter::new(File::create(path).map_err(|e| cannot(&e))?);
+    pk.serialize_with_mode(&mut w, compress)
+        .map_err(|e| cannot(&e))?;
+    w.flush().map_err(|e| cannot(&e))
+}
+
+/// Reads an arkworks proving key, compressed or not, streaming, with every point
+/// validated.
+pub fn read_proving_key(path: &Path) -> Result<ProvingKey> {
+    match load_untrusted_key(path, Compress::No) {
+        Ok(pk) => Ok(pk),
+        Err(uncompressed) => load_untrusted_key(path, Compress::Yes).map_err(|compressed| {
+            Error::InvalidInput(format!(
+                "{}: not an arkworks proving key for BLS12-381, uncompressed ({uncompressed}) or compressed ({compressed})",
+                path.display()
+            ))
+        }),
+    }
+}

@@ -1,0 +1,202 @@
+//! Field elements and curve points as iden3's files write them: little-endian
+//! integers, plain for `.r1cs`/`.wtns` scalars, Montgomery form (`x·2^384 mod q`) for
+//! `.zkey` coordinates, the point at infinity as all zero bytes. Every point decoded
+//! here is checked to be on its curve and in the prime-order subgroup.
+
+use std::io::Read;
+
+use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
+use ark_ec::AffineRepr;
+use ark_ff::{BigInt, Field, PrimeField};
+use rayon::prelude::*;
+
+use crate::binfile::SectionReader;
+use crucible_core::{Fq, Fr, G1Affine, G2Affine, Result};
+
+/// Bytes of a scalar (`Fr`).
+pub const FR_BYTES: usize = 32;
+/// Bytes of a base-field element (`Fq`).
+pub const FQ_BYTES: usize = 48;
+/// Bytes of an affine G1 point (x, y).
+pub const G1_BYTES: usize = 2 * FQ_BYTES;
+/// Bytes of an affine G2 point (x.c0, x.c1, y.c0, y.c1).
+pub const G2_BYTES: usize = 4 * FQ_BYTES;
+
+/// Points decoded per parallel batch while streaming a section.
+const BATCH: usize = 1 << 14;
+
+fn bigint<const N: usize>(bytes: &[u8]) -> BigInt<N> {
+    let mut limbs = [0u64; N];
+    for (limb, chunk) in limbs.iter_mut().zip(bytes.chunks_exact(8)) {
+        *limb = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+    }
+    BigInt(limbs)
+}
+
+/// The little-endian bytes of a modulus, to compare with a file's prime field.
+pub fn modulus_bytes<const N: usize>(m: BigInt<N>) -> Vec<u8> {
+    m.0.iter().flat_map(|l| l.to_le_bytes()).collect()
+}
+
+/// A scalar written as a plain little-endian integer; `None` when it is not below r.
+pub fn fr_plain(bytes: &[u8]) -> Option<Fr> {
+    Fr::from_bigint(bigint::<4>(bytes))
+}
+
+/// A scalar written as snarkjs writes `.zkey` coefficients: the integer `v·R² mod r`
+/// (R = 2^256), so that reading it as a Montgomery form twice gives `v`.
+pub fn fr_zkey_coefficient(bytes: &[u8]) -> Option<Fr> {
+    let stored = fr_plain(bytes)?;
+    Some(stored * montgomery_r_inv_squared())
+}
+
+fn montgomery_r_inv_squared() -> Fr {
+    let r = Fr::from(2u64).pow([256]);
+    let r_inv = r.inverse().expect("2^256 is invertible mod r");
+    r_inv.square()
+}
+
+fn fq_montgomery(bytes: &[u8]) -> Option<Fq> {
+    let b = bigint::<6>(bytes);
+    (b < Fq::MODULUS).then(|| Fq::new_unchecked(b))
+}
+
+/// Why a point was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointError {
+    /// A coordinate is not below the base field's modulus.
+    CoordinateOutOfRange,
+    /// `y² ≠ x³ + b`.
+    NotOnCurve,
+    /// On the curve, outside the prime-order subgroup.
+    NotInSubgroup,
+}
+
+impl std::fmt::Display for PointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PointError::CoordinateOutOfRange => "a coordinate is not below the field modulus",
+            PointError::NotOnCurve => "not on the curve",
+            PointError::NotInSubgroup => "not in the prime-order subgroup",
+        })
+    }
+}
+
+fn checked<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
+    if p.is_zero() {
+        return Ok(p);
+    }
+    if !p.is_on_curve() {
+        return Err(PointError::NotOnCurve);
+    }
+    if !p.is_in_correct_subgroup_assuming_on_curve() {
+        return Err(PointError::NotInSubgroup);
+    }
+    Ok(p)
+}
+
+/// A G1 point in `.zkey` form (Montgomery x, y; all zeros for infinity), validated.
+pub fn g1_zkey(bytes: &[u8]) -> Result<G1Affine, PointError> {
+    if bytes.iter().all(|b| *b == 0) {
+        return Ok(G1Affine::zero());
+    }
+    let x = fq_montgomery(&bytes[..FQ_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
+    let y = fq_montgomery(&bytes[FQ_BYTES..G1_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
+    checked(G1Affine::new_unchecked(x, y))
+}
+
+/// A G2 point in `.zkey` form (Montgomery x.c0, x.c1, y.c0, y.c1), validated.
+pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
+    if bytes.iter().all(|b| *b == 0) {
+        return Ok(G2Affine::zero());
+    }
+    let c = |i: usize| {
+        fq_montgomery(&bytes[i * FQ_BYTES..(i + 1) * FQ_BYTES])
+            .ok_or(PointError::CoordinateOutOfRange)
+    };
+    let x = crucible_core::ark_bls12_381::Fq2::new(c(0)?, c(1)?);
+    let y = crucible_core::ark_bls12_381::Fq2::new(c(2)?, c(3)?);
+    checked(G2Affine::new_unchecked(x, y))
+}
+
+/// Reads `count` elements of `size` bytes each from a section, decoding batches in
+/// parallel; the first bad element is an error naming the file, the section and its
+/// index.
+pub fn read_all<R: Read, T: Send, E: std::fmt::Display + Send>(
+    section: &mut SectionReader<'_, R>,
+    count: usize,
+    size: usize,
+    decode: impl Fn(&[u8]) -> Result<T, E> + Sync,
+) -> Result<Vec<T>> {
+    let needed = (count as u64).checked_mul(size as u64);
+    if needed.is_none_or(|n| n > section.remaining()) {
+        return Err(section.name.error(format!(
+            "section `{}` holds {} bytes, too few for {count} elements of {size} bytes",
+            section.what,
+            section.remaining()
+        )));
+    }
+    let mut out = Vec::with_capacity(count);
+    let mut buf = vec![0u8; BATCH.min(count.max(1)) * size];
+    let mut done = 0;
+    while done < count {
+        let n = BATCH.min(count - done);
+        let bytes = &mut buf[..n * size];
+        section.bytes(bytes)?;
+        let decoded: Vec<Result<T, E>> = bytes.par_chunks_exact(size).map(&decode).collect();
+        for (i, d) in decoded.into_iter().enumerate() {
+            match d {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    return Err(section.name.error(format!(
+                        "section `{}`, element {} of {count}: {e}",
+                        section.what,
+                        done + i
+                    )))
+                }
+            }
+        }
+        done += n;
+    }
+    Ok(out)
+}
+
+/// Reads one element of `size` bytes from a section and decodes it.
+pub fn read_one<R: Read, T, E: std::fmt::Display>(
+    section: &mut SectionReader<'_, R>,
+    size: usize,
+    what: &str,
+    decode: impl Fn(&[u8]) -> Result<T, E>,
+) -> Result<T> {
+    let mut buf = vec![0u8; size];
+    section.bytes(&mut buf)?;
+    decode(&buf).map_err(|e| section.name.error(format!("{what}: {e}")))
+}
+
+/// Checks a prime field header (`n8`, then the prime) against the modulus `want`.
+pub fn check_prime<R: Read>(
+    section: &mut SectionReader<'_, R>,
+    want: &[u8],
+    field: &str,
+) -> Result<()> {
+    let n8 = section.usize32()?;
+    if n8 != want.len() {
+        return Err(section.name.error(format!(
+            "its {field} elements are {n8} bytes, BLS12-381's are {} (compile with `circom --prime bls12381`, or use snarkjs' bls12381 curve)",
+            want.len()
+        )));
+    }
+    let mut prime = vec![0u8; n8];
+    section.bytes(&mut prime)?;
+    if prime != want {
+        return Err(section.name.error(format!(
+            "its {field} is not BLS12-381's (compile with `circom --prime bls12381`, or use snarkjs' bls12381 curve)"
+        )));
+    }
+    Ok(())
+}
+
+/// A plain scalar decoder for [`read_all`].
+pub fn fr_plain_checked(bytes: &[u8]) -> Result<Fr, &'static str> {
+    fr_plain(bytes).ok_or("value is not below the scalar field's modulus")
+}

@@ -1,0 +1,29 @@
+//! crucible-files: the files a Groth16 prover reads and writes, read streaming and
+//! validated, with errors that name the file and what is wrong.
+//!
+//! - circom's [`R1cs`] constraint files and `.wtns` witnesses ([`read_witness`]);
+//! - snarkjs' Groth16 [`Zkey`] proving keys (arkworks' `ProvingKey` plus the matrices
+//!   the key carries);
+//! - the circuit and witness as crucible proves them ([`synthesized_from_r1cs`],
+//!   [`synthesized_from_zkey`]) or as arkworks sees them ([`R1csCircuit`]);
+//! - proofs, public inputs and verifying keys in snarkjs' JSON ([`snarkjs_json`]) or
+//!   arkworks' binary form, chosen by file name ([`artifacts`]).
+//!
+//! Only BLS12-381 is supported (circom `--prime bls12381`, snarkjs' `bls12381` curve).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod artifacts;
+mod binfile;
+mod circuit;
+mod encoding;
+mod r1cs;
+pub mod snarkjs_json;
+mod wtns;
+mod zkey;
+
+pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit};
+pub use encoding::PointError;
+pub use r1cs::R1cs;
+pub use wtns::{read_witness, read_witness_from};
+pub use zkey::Zkey;

@@ -1,0 +1,269 @@
+//! snarkjs' Groth16 `.zkey` proving keys (iden3 format, version 1), as arkworks'
+//! `ProvingKey` plus the A and B matrices the key carries.
+//!
+//! Sections: 1 protocol (1 = Groth16), 2 the Groth16 header (primes, sizes, α, β, γ,
+//! δ), 3 IC (the verifying key's input points), 4 the A and B coefficients, 5–9 the
+//! queries (A, B in G1, B in G2, C = arkworks' `l_query`, H), 10 the ceremony's
+//! contributions (not needed to prove). snarkjs appends one row per public signal
+//! (and the constant one) to A, as arkworks' reductions do; they are checked here and
+//! left out of the matrices.
+
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use ark_ff::{One, PrimeField};
+use ark_groth16::VerifyingKey;
+use ark_relations::utils::matrix::Matrix;
+
+use crate::binfile::{self, BinFile, SectionReader};
+use crate::encoding::{
+    check_prime, fr_zkey_coefficient, g1_zkey, g2_zkey, modulus_bytes, read_all, read_one,
+    FR_BYTES, G1_BYTES, G2_BYTES,
+};
+use crate::R1cs;
+use crucible_core::groth16::ProvingKey;
+use crucible_core::{Domain, Error, Fq, Fr, G1Affine, Result};
+
+const PROTOCOL: u32 = 1;
+const GROTH16_HEADER: u32 = 2;
+const IC: u32 = 3;
+const COEFFICIENTS: u32 = 4;
+const POINTS_A: u32 = 5;
+const POINTS_B1: u32 = 6;
+const POINTS_B2: u32 = 7;
+const POINTS_C: u32 = 8;
+const POINTS_H: u32 = 9;
+
+/// snarkjs' protocol id for Groth16.
+const GROTH16: u32 = 1;
+
+/// A `.zkey`'s proving key and the constraint matrices it carries.
+///
+/// The key's `h_query` has one point per domain element (the circom reduction's
+/// quotient is evaluated on the whole odd coset), not the domain size − 1 of an
+/// arkworks key. The file has no C matrix: snarkjs' prover takes `C·z = A·z ∘ B·z`.
+#[derive(Clone, Debug)]
+pub struct Zkey {
+    /// The key, arkworks' own type.
+    pub proving_key: ProvingKey,
+    /// Public signals (the constant one not counted).
+    pub num_public: usize,
+    /// Wires, the constant one included.
+    pub num_wires: usize,
+    /// Constraints of the circuit (without the public-input rows snarkjs appends).
+    pub num_constraints: usize,
+    /// The evaluation domain's size.
+    pub domain_size: usize,
+    /// Matrix A, `num_constraints` rows.
+    pub a: Matrix<Fr>,
+    /// Matrix B, `num_constraints` rows.
+    pub b: Matrix<Fr>,
+}
+
+impl Zkey {
+    /// Reads and validates a `.zkey` (every point on its curve and in the subgroup,
+    /// every length consistent with the header).
+    pub fn read(path: &Path) -> Result<Zkey> {
+        Self::from_bin(binfile::open(path, b"zkey", "snarkjs .zkey", 1)?)
+    }
+
+    /// Reads a `.zkey` from any seekable reader; `name` is used in error messages.
+    pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<Zkey> {
+        Self::from_bin(BinFile::new(
+            reader,
+            binfile::Named(name.to_string()),
+            b"zkey",
+            "snarkjs .zkey",
+            1,
+        )?)
+    }
+
+    fn from_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<Zkey> {
+        let mut s = file.section(PROTOCOL, "protocol")?;
+        let protocol = s.u32()?;
+        s.finish()?;
+        if protocol != GROTH16 {
+            return Err(Error::Unsupported(format!(
+                "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
+                file.name.0
+            )));
+        }
+
+        let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
+        check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
+        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
+        let num_wires = h.usize32()?;
+        let num_public = h.usize32()?;
+        let domain_size = h.usize32()?;
+        let g1 = |h: &mut SectionReader<'_, R>, what| read_one(h, G1_BYTES, what, g1_zkey);
+        let g2 = |h: &mut SectionReader<'_, R>, what| read_one(h, G2_BYTES, what, g2_zkey);
+        let alpha_g1 = g1(&mut h, "alpha_1")?;
+        let beta_g1 = g1(&mut h, "beta_1")?;
+        let beta_g2 = g2(&mut h, "beta_2")?;
+        let gamma_g2 = g2(&mut h, "gamma_2")?;
+        let delta_g1 = g1(&mut h, "delta_1")?;
+        let delta_g2 = g2(&mut h, "delta_2")?;
+        h.finish()?;
+        if num_public + 1 > num_wires {
+            return Err(file.name.error(format!(
+                "{num_public} public signals do not fit in {num_wires} wires"
+            )));
+        }
+        if !domain_size.is_power_of_two() {
+            return Err(file
+                .name
+                .error(format!("domain size {domain_size} is not a power of two")));
+        }
+
+        let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<G1Affine>> {
+            let mut s = file.section(kind, what)?;
+            let points = read_all(&mut s, count, G1_BYTES, g1_zkey)?;
+            s.finish()?;
+            Ok(points)
+        };
+        let gamma_abc_g1 = points_g1(&mut file, IC, "IC", num_public + 1)?;
+        let a_query = points_g1(&mut file, POINTS_A, "points A", num_wires)?;
+        let b_g1_query = points_g1(&mut file, POINTS_B1, "points B1", num_wires)?;
+        let l_query = points_g1(&mut file, POINTS_C, "points C", num_wires - num_public - 1)?;
+        let h_query = points_g1(&mut file, POINTS_H, "points H", domain_size)?;
+        let mut s = file.section(POINTS_B2, "points B2")?;
+        let b_g2_query = read_all(&mut s, num_wires, G2_BYTES, g2_zkey)?;
+        s.finish()?;
+
+        let (a, b) = coefficients(&mut file, num_wires, num_public, domain_size)?;
+        let num_constraints = a.len();
+        let want = Domain::for_circuit(num_constraints, num_public + 1)?.size;
+        if want != domain_size {
+            return Err(file.name.error(format!(
+                "domain of {domain_size} points for {num_constraints} constraints and {num_public} public signals, which need {want}"
+            )));
+        }
+        Ok(Zkey {
+            proving_key: ProvingKey {
+                vk: VerifyingKey {
+                    alpha_g1,
+                    beta_g2,
+                    gamma_g2,
+                    delta_g2,
+                    gamma_abc_g1,
+                },
+                beta_g1,
+                delta_g1,
+                a_query,
+                b_g1_query,
+                b_g2_query,
+                h_query,
+                l_query,
+            },
+            num_public,
+            num_wires,
+            num_constraints,
+            domain_size,
+            a,
+            b,
+        })
+    }
+
+    /// Checks that `r1cs` is the circuit this key was made for: the same wires,
+    /// public signals and constraints, and the same A and B coefficients row by row.
+    /// `zkey_name` and `r1cs_name` name the files in the error.
+    pub fn check_matches(&self, r1cs: &R1cs, zkey_name: &str, r1cs_name: &str) -> Result<()> {
+        let differ = |what: String| {
+            Err(Error::InvalidInput(format!(
+                "{zkey_name} was not made for {r1cs_name}: {what}"
+            )))
+        };
+        let counts = [
+            ("wires", self.num_wires, r1cs.num_wires),
+            ("public signals", self.num_public, r1cs.num_public),
+            ("constraints", self.num_constraints, r1cs.num_constraints()),
+        ];
+        for (what, key, circuit) in counts {
+            if key != circuit {
+                return differ(format!("the key has {key} {what}, the circuit {circuit}"));
+            }
+        }
+        for (name, key, circuit) in [("A", &self.a, &r1cs.a), ("B", &self.b, &r1cs.b)] {
+            if let Some(row) = (0..key.len()).find(|&i| !same_row(&key[i], &circuit[i])) {
+                return differ(format!("row {row} of matrix {name} differs"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The same linear combination, whatever the order of its terms (zero terms ignored).
+fn same_row(x: &[(Fr, usize)], y: &[(Fr, usize)]) -> bool {
+    let sorted = |r: &[(Fr, usize)]| {
+        let mut v: Vec<(usize, Fr)> = r
+            .iter()
+            .filter(|(c, _)| !ark_ff::Zero::is_zero(c))
+            .map(|&(c, w)| (w, c))
+            .collect();
+        v.sort_by_key(|(w, _)| *w);
+        v
+    };
+    sorted(x) == sorted(y)
+}
+
+/// The coefficient section: `(matrix, row, wire, value)` entries for A (0) and B (1),
+/// the public-input rows of A last.
+fn coefficients<R: Read + Seek>(
+    file: &mut BinFile<R>,
+    num_wires: usize,
+    num_public: usize,
+    domain_size: usize,
+) -> Result<(Matrix<Fr>, Matrix<Fr>)> {
+    let mut s = file.section(COEFFICIENTS, "coefficients")?;
+    let count = s.usize32()?;
+    let entry = 12 + FR_BYTES;
+    if s.remaining() != (count * entry) as u64 {
+        return Err(s.name.error(format!(
+            "{count} coefficients need {} bytes, the section has {}",
+            count * entry,
+            s.remaining()
+        )));
+    }
+    let entries = read_all(&mut s, count, entry, |e| {
+        let word = |i: usize| u32::from_le_bytes(e[4 * i..4 * i + 4].try_into().expect("4")) as usize;
+        let (matrix, row, wire) = (word(0), word(1), word(2));
+        if matrix > 1 {
+            return Err(format!("matrix {matrix} (only A = 0 and B = 1 exist)"));
+        }
+        if row >= domain_size {
+            return Err(format!("row {row} outside the domain of {domain_size}"));
+        }
+        if wire >= num_wires {
+            return Err(format!("wire {wire}, the circuit has {num_wires}"));
+        }
+        let value = fr_zkey_coefficient(&e[12..])
+            .ok_or_else(|| "a value not below the field's modulus".to_string())?;
+        Ok((matrix, row, wire, value))
+    })?;
+    s.finish()?;
+    let rows = entries.iter().map(|e| e.1 + 1).max().unwrap_or(0);
+    let Some(num_constraints) = rows.checked_sub(num_public + 1) else {
+        return Err(file.name.error(format!(
+            "{rows} coefficient rows cannot end with the {} public-input rows",
+            num_public + 1
+        )));
+    };
+    let mut a = vec![Vec::new(); rows];
+    let mut b = vec![Vec::new(); rows];
+    for (matrix, row, wire, value) in entries {
+        let m = if matrix == 0 { &mut a } else { &mut b };
+        m[row].push((value, wire));
+    }
+    for (i, (a_row, b_row)) in a[num_constraints..].iter().zip(&b[num_constraints..]).enumerate() {
+        let is_input_row = matches!(a_row.as_slice(), [(one, wire)] if one.is_one() && *wire == i);
+        if !is_input_row || !b_row.is_empty() {
+            return Err(file.name.error(format!(
+                "row {} should be public signal {i}'s row (A = 1 on wire {i}, nothing in B)",
+                num_constraints + i
+            )));
+        }
+    }
+    a.truncate(num_constraints);
+    b.truncate(num_constraints);
+    Ok((a, b))
+}
