@@ -2,8 +2,10 @@
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use clap::Args;
-use crucible_conformance::{required_backends, run_registered, Config};
+use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
 use crucible_core::registry::ProbeOptions;
 use crucible_core::MAX_LOG_SIZE;
 
@@ -25,6 +27,12 @@ pub struct ConformanceArgs {
     /// Only cases whose name contains this string (e.g. `msm/g2`).
     #[arg(long)]
     filter: Option<String>,
+    /// Also write every case and the summary as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Also write a JUnit XML report to this file (one test suite per backend).
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
 }
 
 /// Prints one line per case and the summary last; exit 1 on any failure.
@@ -40,14 +48,30 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
         config.seed = seed;
     }
     config.filter = args.filter.clone();
+    let mut cases = Vec::new();
     let summary = run_registered(
         &args.backend,
         &config,
         &required_backends(),
         &ProbeOptions::default(),
-        &mut |case| println!("{case}"),
+        &mut |case| {
+            println!("{case}");
+            cases.push(case.clone());
+        },
     );
     println!("{summary}");
+    let write = |path: &PathBuf, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&json_report(&cases, &summary))
+            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+        write(path, text + "\n")?;
+    }
+    if let Some(path) = &args.junit {
+        write(path, junit_report(&cases, &summary))?;
+    }
     if !summary.ok() {
         return Ok(ExitCode::FAILURE);
     }

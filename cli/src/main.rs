@@ -1,16 +1,22 @@
-//! `crucible`: list backends, prove, plan memory, run the conformance suite and
-//! benchmark, on every backend linked into this binary.
+//! `crucible`: list backends, prove (the built-in circuit, or yours from circom /
+//! snarkjs / arkworks files), verify, export verifying keys, run a test setup, plan
+//! memory, run the conformance suite and benchmark, on every backend linked into this
+//! binary.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backends;
 mod bench;
 mod conformance;
+mod export_vk;
 mod output;
 mod parse;
 mod plan;
 mod plot;
 mod prove;
+mod prove_files;
+mod setup;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -34,8 +40,17 @@ struct Cli {
 enum Command {
     /// List every registered backend and device: available or why not, device, memory.
     Backends,
-    /// Prove K proofs of the built-in benchmark circuit through the engine.
+    /// Prove: K proofs of the built-in benchmark circuit through the engine, or one
+    /// proof of your circuit from files (a snarkjs .zkey or an arkworks key, circom's
+    /// .wtns and .r1cs), written as snarkjs JSON or arkworks binary.
     Prove(prove::ProveArgs),
+    /// Verify a proof against a verifying key and public signals (snarkjs JSON or
+    /// arkworks binary); exit 1 when it does not verify.
+    Verify(verify::VerifyArgs),
+    /// Write the verifying key of a .zkey or an arkworks proving key (JSON and/or binary).
+    ExportVk(export_vk::ExportVkArgs),
+    /// ark-groth16's random setup for a circom .r1cs (not a ceremony: for tests).
+    Setup(setup::SetupArgs),
     /// Print the memory plans of a proof, the budget, and how many proofs fit at once.
     Plan(plan::PlanArgs),
     /// Run the conformance suite (byte-for-byte against arkworks) on backends.
@@ -71,6 +86,9 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Backends => backends::run(),
         Command::Prove(args) => prove::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::ExportVk(args) => export_vk::run(args),
+        Command::Setup(args) => setup::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Bench(args) => bench::run(args),

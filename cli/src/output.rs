@@ -60,6 +60,26 @@ pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
         .with_message(message.to_string())
 }
 
+/// Runs `work` under a spinner on stderr showing `message` and the elapsed time
+/// (a plain line instead when stderr is not a terminal).
+pub fn spinner<T, E>(message: &str, work: impl FnOnce() -> Result<T, E>) -> Result<T, CliError>
+where
+    CliError: From<E>,
+{
+    let style = ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let bar = ProgressBar::new_spinner()
+        .with_style(style)
+        .with_message(message.to_string());
+    if bar.is_hidden() {
+        eprintln!("{message}");
+    }
+    bar.enable_steady_tick(Duration::from_millis(100));
+    let result = work();
+    bar.finish_and_clear();
+    Ok(result?)
+}
+
 /// A proving key of the benchmark circuit and where it came from.
 pub struct LoadedKey {
     /// The key.

@@ -19,9 +19,10 @@ pub struct ProofSetup {
     /// Backend: a registered name (`cpu`, `cuda`, `cuda:1`) or `auto` (the best available).
     #[arg(long, default_value = "auto")]
     pub backend: String,
-    /// Constraints of the benchmark circuit (`4096` or `2^12`).
+    /// Constraints of the built-in benchmark circuit (`4096` or `2^12`); required
+    /// unless `prove` is given circuit files (`--zkey`, or `--pk` with `--r1cs`).
     #[arg(long, value_parser = parse::size)]
-    pub constraints: usize,
+    pub constraints: Option<usize>,
     /// Public inputs of the circuit.
     #[arg(long, default_value = "1", value_parser = parse::size)]
     pub inputs: usize,
@@ -56,17 +57,27 @@ impl ProofSetup {
         }
     }
 
+    /// `--constraints`, which the built-in circuit needs.
+    pub fn constraints(&self) -> Result<usize, CliError> {
+        self.constraints.ok_or_else(|| {
+            CliError(
+                "give --constraints N for the built-in circuit (or circuit files to `prove`: --zkey c.zkey --wtns w.wtns, or --pk key.bin --r1cs c.r1cs --wtns w.wtns)".into(),
+            )
+        })
+    }
+
     /// Checks the sizes, selects the backend and sizes its plans.
     pub fn resolve(&self) -> Result<Resolved, CliError> {
+        let constraints = self.constraints()?;
         for (flag, value) in [
-            ("--constraints", self.constraints),
+            ("--constraints", constraints),
             ("--workers-per-device", self.workers_per_device),
         ] {
             if value == 0 {
                 return Err(CliError(format!("{flag} must be at least 1")));
             }
         }
-        let shape = prove_shape(self.constraints, self.inputs)?;
+        let shape = prove_shape(constraints, self.inputs)?;
         let options = self.probe_options();
         let selected = select(&self.backend, &options)?;
         let memory = MemorySummary::new(&*selected.backend, &shape, &options);

@@ -19,6 +19,7 @@ use serde_json::json;
 
 use crate::output::{count, load_key, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
+use crate::prove_files::{self, FileInputs, FileRun};
 use crate::{parse, CliError};
 
 /// Arguments of `crucible prove`.
@@ -29,9 +30,11 @@ pub struct ProveArgs {
     /// Number of proofs (each with its own witness and its own r, s).
     #[arg(long, default_value = "1", value_parser = parse::size)]
     proofs: usize,
-    /// Seed of the proving key's setup and of every proof's witness, r and s.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// Seed of the proving key's setup and of every proof's witness, r and s (default
+    /// 0). With circuit files, r and s come from the OS's randomness unless a seed is
+    /// given (tests only: known r and s reveal the witness).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Also prove each with ark-groth16 (same key, circuit, r, s) and compare the
     /// compressed bytes; exit 1 on any mismatch.
     #[arg(long)]
@@ -46,6 +49,8 @@ pub struct ProveArgs {
     /// (each job goes to the device with the most free budget).
     #[arg(long, value_parser = parse::devices)]
     devices: Option<Devices>,
+    #[command(flatten)]
+    files: FileInputs,
 }
 
 /// Which devices of the backend the engine uses.
@@ -99,6 +104,27 @@ struct ProofResult {
 
 /// Proves, checks and reports; exit 1 on any failed proof or mismatch.
 pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
+    if args.files.given() {
+        if args.proofs != 1 || args.devices.is_some() || args.setup.workers_per_device != 1 {
+            return Err(CliError(
+                "--proofs, --devices and --workers-per-device apply to the built-in circuit; a key file proves one proof".into(),
+            ));
+        }
+        return prove_files::run(FileRun {
+            setup: &args.setup,
+            files: &args.files,
+            seed: args.seed,
+            check: args.check,
+            json: args.json,
+            no_verify: args.no_verify,
+        });
+    }
+    if let Some(flag) = args.files.stray_flag() {
+        return Err(CliError(format!(
+            "{flag} needs a key file: --zkey c.zkey, or --pk key.bin (`crucible setup` makes one)"
+        )));
+    }
+    let seed = args.seed.unwrap_or(0);
     if args.proofs == 0 {
         return Err(CliError("--proofs must be at least 1".into()));
     }
@@ -121,13 +147,14 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     say(format!(
         "circuit: {}, {}, domain 2^{} ({} points)",
-        count(setup.constraints as u64, "constraint"),
+        count(constraints as u64, "constraint"),
         count(setup.inputs as u64, "public input"),
         shape.log_domain,
         shape.domain_size()
     ));
 
-    let loaded = load_key(setup.constraints, setup.inputs, args.seed)?;
+    let constraints = setup.constraints()?;
+    let loaded = load_key(constraints, setup.inputs, seed)?;
     say(format!(
         "proving key ({}): {}",
         loaded.source_name(),
@@ -135,7 +162,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     ));
     let key_source = loaded.source_name();
     let pk = Arc::new(loaded.key);
-    let inputs = proof_inputs(setup.constraints, setup.inputs, args.seed, args.proofs);
+    let inputs = proof_inputs(constraints, setup.inputs, seed, args.proofs);
     let config = EngineConfig {
         workers_per_device: setup.workers_per_device,
         verify: !args.no_verify,
@@ -418,7 +445,7 @@ fn print_json(
         .collect();
     let out = json!({
         "selection": reason,
-        "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs, "seed": args.seed },
+        "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs, "seed": args.seed.unwrap_or(0) },
         "key": key,
         "workers_per_device": args.setup.workers_per_device,
         "verified": !args.no_verify,

@@ -4,17 +4,31 @@
 //! G2 at edge sizes and edge scalars, whole proofs on domain boundaries compared byte
 //! for byte with ark-groth16, and lease invariants. Each case yields one line; inputs
 //! are fresh random values from a printed seed, so any failure can be replayed.
+//!
+//! The same byte-for-byte check for any circuit and key is exported for CI pipelines:
+//! [`compare_with_arkworks`] (any `ConstraintSynthesizer<Fr>`) and [`cross_check`]
+//! (an already synthesized circuit, several backends), with ark-groth16's
+//! `LibsnarkReduction` or snarkjs' reduction ([`circom_reduction::CircomReduction`]).
+//! [`json_report`] and [`junit_report`] turn a run into files CI systems read.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod cases;
+pub mod circom_reduction;
+mod cross_check;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
 mod proof_cases;
+mod report;
 mod staging_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
-pub use proof_cases::{compare_with_arkworks, hex, proof_bytes};
+pub use cross_check::{
+    compare_with_arkworks, cross_check, reference_proof, verify_with_arkworks, BackendProof,
+    CrossCheck,
+};
+pub use proof_cases::{hex, proof_bytes};
+pub use report::{json_report, junit_report};
 pub use suite::{required_backends, run, run_registered, run_seed, Config};

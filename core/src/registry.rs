@@ -180,7 +180,14 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
     }
     let backend = best.ok_or_else(|| Error::Unavailable {
         backend: "auto".into(),
-        reason: format!("no backend is available ({})", skipped.join("; ")),
+        reason: if skipped.is_empty() {
+            format!("no backend crate is linked into this binary: {LINK_HINT}")
+        } else {
+            format!(
+                "no backend is available ({}); the CPU reference always is: {LINK_HINT}",
+                skipped.join("; ")
+            )
+        },
     })?;
     let mut reason = format!(
         "auto chose {} ({}), the highest-priority available backend",
@@ -193,10 +200,19 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
     Ok(Selected { backend, reason })
 }
 
+/// How a binary links a backend, for errors that find none.
+const LINK_HINT: &str = "depend on a backend crate (`crucible-backend-cpu`, `crucible-backend-cuda`, \
+`crucible-backend-wgpu`) and name it in your crate, e.g. `use crucible_backend_cpu as _;`, \
+or the linker drops its registration";
+
 fn unknown_backend(name: &str) -> String {
     let known: Vec<_> = registrations().iter().map(|r| r.name).collect();
+    if known.is_empty() {
+        return format!("unknown backend `{name}`: no backend crate is linked into this binary: {LINK_HINT}");
+    }
     format!(
-        "unknown backend `{name}` (registered: {}; or `auto`)",
+        "unknown backend `{name}` (registered: {}; or `auto`; a backend not listed is not linked: \
+         depend on its crate and add `use crucible_backend_{name} as _;`)",
         known.join(", ")
     )
 }

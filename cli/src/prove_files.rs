@@ -1,0 +1,335 @@
+//! `crucible prove` on the user's own circuit: a snarkjs `.zkey` (snarkjs' reduction)
+//! or an arkworks proving key (ark-groth16's), a circom witness, optionally the
+//! `.r1cs`; the proof and public signals written in snarkjs' JSON or arkworks' binary
+//! form; `--check` against ark-groth16 and the CPU reference, byte for byte.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ark_ff::UniformRand;
+use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
+use clap::Args;
+use crucible_conformance::{cross_check, hex, proof_bytes, verify_with_arkworks};
+use crucible_core::groth16::{
+    prove_synthesized, ProofOutput, ProveOptions, ProvingKey, Reduction, StagedKey, Synthesized,
+};
+use crucible_core::registry::{select, Selected};
+use crucible_core::{Fr, ProverBackend};
+use crucible_files::artifacts::{is_json, read_proving_key, write_proof, write_public};
+use crucible_files::{
+    read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey,
+};
+use serde_json::json;
+
+use crate::output::{count, spinner};
+use crate::plan::ProofSetup;
+use crate::CliError;
+
+/// The user's circuit, key and witness files, and where the proof goes.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FileInputs {
+    /// A snarkjs Groth16 proving key (`snarkjs groth16 setup`, curve bls12381):
+    /// proves with snarkjs' reduction, so `snarkjs groth16 verify` accepts the proof.
+    #[arg(long, conflicts_with_all = ["pk", "constraints"], requires = "wtns")]
+    pub zkey: Option<PathBuf>,
+    /// An arkworks `ProvingKey<Bls12_381>` (ark-serialize, compressed or not; `crucible
+    /// setup` writes one): proves with ark-groth16's reduction. Needs --r1cs and --wtns.
+    #[arg(long, conflicts_with = "constraints", requires_all = ["r1cs", "wtns"])]
+    pub pk: Option<PathBuf>,
+    /// circom's constraints (`circom --r1cs --prime bls12381`). With --zkey it is
+    /// checked against the key, and every constraint is checked before proving.
+    #[arg(long)]
+    pub r1cs: Option<PathBuf>,
+    /// circom's witness (`snarkjs wtns calculate`, or circom's witness generator).
+    #[arg(long)]
+    pub wtns: Option<PathBuf>,
+    /// Write the proof here: snarkjs' `proof.json` form for a `*.json` name, else
+    /// arkworks' compressed binary.
+    #[arg(long)]
+    pub proof: Option<PathBuf>,
+    /// Write the public signals here: snarkjs' `public.json` form for `*.json`, else
+    /// arkworks' binary `Vec<Fr>`.
+    #[arg(long)]
+    pub public: Option<PathBuf>,
+}
+
+impl FileInputs {
+    /// Whether a key file was given (the user's circuit instead of the built-in one).
+    pub fn given(&self) -> bool {
+        self.zkey.is_some() || self.pk.is_some()
+    }
+
+    /// The flag that only makes sense with a key file, if one was given without it.
+    pub fn stray_flag(&self) -> Option<&'static str> {
+        [
+            ("--r1cs", self.r1cs.is_some()),
+            ("--wtns", self.wtns.is_some()),
+            ("--proof", self.proof.is_some()),
+            ("--public", self.public.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, set)| set.then_some(flag))
+    }
+}
+
+/// The flags of `crucible prove` that apply to file inputs.
+pub struct FileRun<'a> {
+    /// Backend and memory options.
+    pub setup: &'a ProofSetup,
+    /// The files.
+    pub files: &'a FileInputs,
+    /// `--seed`: r and s from this seed instead of the OS's randomness (tests only).
+    pub seed: Option<u64>,
+    /// `--check`.
+    pub check: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--no-verify`.
+    pub no_verify: bool,
+}
+
+/// A key, the circuit with its witness, and the reduction the key was made for.
+struct Loaded {
+    pk: Arc<ProvingKey>,
+    synthesized: Synthesized,
+    reduction: Reduction,
+    key_kind: &'static str,
+    key_path: PathBuf,
+}
+
+fn name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn required<'a>(path: &'a Option<PathBuf>, flag: &str, with: &str) -> Result<&'a Path, CliError> {
+    path.as_deref()
+        .ok_or_else(|| CliError(format!("{with} needs {flag}")))
+}
+
+fn load(files: &FileInputs) -> Result<Loaded, CliError> {
+    let wtns = required(&files.wtns, "--wtns", "proving a key file")?;
+    if let Some(zkey_path) = &files.zkey {
+        let zkey = spinner(&format!("reading {}", zkey_path.display()), || {
+            Zkey::read(zkey_path)
+        })?;
+        let witness = read_witness(wtns)?;
+        let synthesized = match &files.r1cs {
+            Some(r1cs_path) => {
+                let r1cs = R1cs::read(r1cs_path)?;
+                zkey.check_matches(&r1cs, &name(zkey_path), &name(r1cs_path))?;
+                synthesized_from_r1cs(&r1cs, witness, &name(wtns))?
+            }
+            None => synthesized_from_zkey(&zkey, witness, &name(wtns))?,
+        };
+        return Ok(Loaded {
+            pk: Arc::new(zkey.proving_key),
+            synthesized,
+            reduction: Reduction::Circom,
+            key_kind: "snarkjs .zkey",
+            key_path: zkey_path.clone(),
+        });
+    }
+    let pk_path = required(&files.pk, "--pk or --zkey", "proving")?;
+    let r1cs_path = required(&files.r1cs, "--r1cs", "--pk")?;
+    let pk = spinner(&format!("reading {}", pk_path.display()), || {
+        read_proving_key(pk_path)
+    })?;
+    let r1cs = R1cs::read(r1cs_path)?;
+    let witness = read_witness(wtns)?;
+    Ok(Loaded {
+        pk: Arc::new(pk),
+        synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,
+        reduction: Reduction::Libsnark,
+        key_kind: "arkworks proving key",
+        key_path: pk_path.to_path_buf(),
+    })
+}
+
+fn reduction_name(reduction: Reduction) -> &'static str {
+    match reduction {
+        Reduction::Libsnark => "ark-groth16's libsnark reduction",
+        Reduction::Circom => "snarkjs' reduction",
+    }
+}
+
+/// How `--check` came out.
+enum CheckResult {
+    /// Identical to ark-groth16 and to these backends.
+    Identical(Vec<String>),
+    /// The lines that differ.
+    Mismatch(Vec<String>),
+}
+
+fn prove_once(
+    backend: &dyn ProverBackend,
+    loaded: &Loaded,
+    r: Fr,
+    s: Fr,
+    verify: bool,
+) -> Result<ProofOutput, CliError> {
+    let key = StagedKey::stage(backend, Arc::clone(&loaded.pk), loaded.reduction)?;
+    let options = ProveOptions {
+        verify,
+        reduction: loaded.reduction,
+        ..ProveOptions::default()
+    };
+    let out = prove_synthesized(backend, &key, &loaded.synthesized, r, s, options);
+    key.release()?;
+    Ok(out?)
+}
+
+/// Proves the files' circuit once; exit 1 when `--check` finds a difference.
+pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
+    let say = |line: String| {
+        if !args.json {
+            println!("{line}");
+        }
+    };
+    let loaded = load(args.files)?;
+    let Selected { backend, reason } = select(&args.setup.backend, &args.setup.probe_options())?;
+    say(reason.clone());
+    let shape = loaded.synthesized.shape;
+    say(format!(
+        "circuit: {}, {}, domain 2^{}; key: {} {} ({})",
+        count(shape.num_constraints as u64, "constraint"),
+        count((shape.num_instance - 1) as u64, "public signal"),
+        shape.log_domain,
+        loaded.key_kind,
+        loaded.key_path.display(),
+        reduction_name(loaded.reduction)
+    ));
+
+    let mut rng: Box<dyn RngCore> = match args.seed {
+        Some(seed) => Box::new(StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15)),
+        None => Box::new(OsRng),
+    };
+    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let verify = !args.no_verify;
+    let started = Instant::now();
+    let (out, check) = if args.check {
+        check_run(&*backend, &loaded, r, s, verify)?
+    } else {
+        (prove_once(&*backend, &loaded, r, s, verify)?, None)
+    };
+    let wall = started.elapsed();
+    let public = &out.public_inputs;
+    if let Some(path) = &args.files.proof {
+        write_proof(path, &out.proof)?;
+    }
+    if let Some(path) = &args.files.public {
+        write_public(path, public)?;
+    }
+
+    let failed = matches!(check, Some(CheckResult::Mismatch(_)));
+    if args.json {
+        let bytes = proof_bytes(&out.proof);
+        let (check_name, mismatches) = match &check {
+            None => (None, Vec::new()),
+            Some(CheckResult::Identical(_)) => (Some("byte-identical"), Vec::new()),
+            Some(CheckResult::Mismatch(lines)) => (Some("mismatch"), lines.clone()),
+        };
+        let value = json!({
+            "selection": reason,
+            "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.reduction) },
+            "circuit": { "constraints": shape.num_constraints, "public_signals": shape.num_instance - 1, "log_domain": shape.log_domain },
+            "proof": hex(&bytes),
+            "public_signals": public.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+            "report": out.report,
+            "verified": verify,
+            "check": check_name,
+            "mismatches": mismatches,
+            "proof_file": args.files.proof.as_deref().map(name),
+            "public_file": args.files.public.as_deref().map(name),
+        });
+        let text = serde_json::to_string_pretty(&value)
+            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        say(format!(
+            "proof: {} on {}, {:.1} ms ({:.1} ms with the files' key staged and released)",
+            if verify { "verified" } else { "not verified (--no-verify)" },
+            out.report.backend,
+            out.report.times.total().as_secs_f64() * 1e3,
+            wall.as_secs_f64() * 1e3
+        ));
+        match &check {
+            None => {}
+            Some(CheckResult::Identical(others)) => say(format!(
+                "check: byte-identical to ark-groth16 ({}){}",
+                reduction_name(loaded.reduction),
+                if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and to {}", others.join(", "))
+                }
+            )),
+            Some(CheckResult::Mismatch(lines)) => {
+                say("check: MISMATCH".into());
+                for line in lines {
+                    say(format!("  {line}"));
+                }
+            }
+        }
+        for (path, what) in [(&args.files.proof, "proof"), (&args.files.public, "public signals")] {
+            if let Some(path) = path {
+                let form = if is_json(path) { "snarkjs JSON" } else { "arkworks binary" };
+                say(format!("wrote {what} to {} ({form})", path.display()));
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Proves on the chosen backend and the CPU reference and with ark-groth16, all with
+/// the same r and s; the chosen backend's proof is the one returned.
+fn check_run(
+    backend: &dyn ProverBackend,
+    loaded: &Loaded,
+    r: Fr,
+    s: Fr,
+    verify: bool,
+) -> Result<(ProofOutput, Option<CheckResult>), CliError> {
+    let out = prove_once(backend, loaded, r, s, verify)?;
+    let cpu = if backend.info().name == "cpu" {
+        None
+    } else {
+        Some(select("cpu", &Default::default())?.backend)
+    };
+    let others: Vec<&dyn ProverBackend> = cpu.iter().map(|b| &**b).collect();
+    let check = spinner("checking against ark-groth16 and the CPU reference", || {
+        Ok::<_, CliError>(cross_check(
+            &others,
+            &loaded.pk,
+            &loaded.synthesized,
+            loaded.reduction,
+            r,
+            s,
+        ))
+    })?;
+    let mut mismatches = check.mismatches();
+    if let Ok(reference) = &check.reference {
+        if proof_bytes(reference) != proof_bytes(&out.proof) {
+            mismatches.push(format!(
+                "{} differs from ark-groth16: got {}, want {}",
+                out.report.backend,
+                hex(&proof_bytes(&out.proof)),
+                hex(&proof_bytes(reference))
+            ));
+        }
+        if let Err(e) = verify_with_arkworks(&loaded.pk, &out.public_inputs, reference) {
+            mismatches.push(format!("ark-groth16's own proof: {e}"));
+        }
+    }
+    let result = if mismatches.is_empty() {
+        CheckResult::Identical(check.backends.iter().map(|b| b.backend.clone()).collect())
+    } else {
+        CheckResult::Mismatch(mismatches)
+    };
+    Ok((out, Some(result)))
+}

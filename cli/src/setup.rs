@@ -1,0 +1,77 @@
+//! `crucible setup`: ark-groth16's random setup for a circom circuit, for users who
+//! have no key. Not a ceremony: whoever runs it can forge proofs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ark_serialize::Compress;
+use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
+use clap::Args;
+use crucible_core::groth16::ProvingKey;
+use crucible_core::Bls12_381;
+use crucible_files::artifacts::{write_proving_key, write_vk};
+use crucible_files::{R1cs, R1csCircuit};
+
+use crate::output::{count, spinner};
+use crate::CliError;
+
+/// Arguments of `crucible setup`.
+#[derive(Args)]
+pub struct SetupArgs {
+    /// circom's constraints (`circom --r1cs --prime bls12381`).
+    #[arg(long)]
+    r1cs: PathBuf,
+    /// Where to write the arkworks proving key (for `crucible prove --pk`).
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write the verifying key here (`*.json`: snarkjs' form; else arkworks').
+    #[arg(long)]
+    vk: Option<PathBuf>,
+    /// Write the key uncompressed (larger, faster to load) instead of compressed.
+    #[arg(long)]
+    uncompressed: bool,
+    /// Draw the setup's randomness from this seed instead of the OS (tests only:
+    /// anyone with the seed can forge proofs).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// The warning printed before every setup.
+pub const NOT_A_CEREMONY: &str = "warning: this is ark-groth16's random setup on this machine, not a ceremony: \
+whoever ran it could keep its secret randomness and forge proofs. Use it for tests and benchmarks; \
+for production, run a multi-party ceremony (e.g. snarkjs' powers of tau and phase 2).";
+
+/// Runs the setup and writes the keys.
+pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
+    eprintln!("{NOT_A_CEREMONY}");
+    let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || R1cs::read(&args.r1cs))?;
+    let shape = r1cs.shape()?;
+    println!(
+        "circuit: {}, {}, domain 2^{}",
+        count(shape.num_constraints as u64, "constraint"),
+        count(r1cs.num_public as u64, "public signal"),
+        shape.log_domain
+    );
+    let mut rng: Box<dyn RngCore> = match args.seed {
+        Some(seed) => Box::new(StdRng::seed_from_u64(seed)),
+        None => Box::new(OsRng),
+    };
+    let circuit = R1csCircuit {
+        r1cs: &r1cs,
+        witness: None,
+    };
+    let pk: ProvingKey = spinner("generating the proving key (ark-groth16 setup)", || {
+        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(circuit, &mut rng)
+            .map_err(|e| CliError(format!("setup failed: {e}")))
+    })?;
+    let compress = if args.uncompressed { Compress::No } else { Compress::Yes };
+    spinner(&format!("writing {}", args.out.display()), || {
+        write_proving_key(&args.out, &pk, compress)
+    })?;
+    println!("wrote the proving key to {}", args.out.display());
+    if let Some(vk) = &args.vk {
+        write_vk(vk, &pk.vk)?;
+        println!("wrote the verifying key to {}", vk.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

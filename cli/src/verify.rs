@@ -1,0 +1,59 @@
+//! `crucible verify`: a proof against a verifying key and public signals, each in
+//! snarkjs' JSON (`*.json`) or arkworks' binary form; exit 1 when it does not verify.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use crucible_core::Bls12_381;
+use crucible_files::artifacts::{read_proof, read_public, read_vk};
+
+use crate::CliError;
+
+/// Arguments of `crucible verify`.
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// Verifying key: `verification_key.json` (snarkjs) or arkworks binary.
+    #[arg(long)]
+    vk: PathBuf,
+    /// Proof: `proof.json` (snarkjs) or arkworks binary.
+    #[arg(long)]
+    proof: PathBuf,
+    /// Public signals: `public.json` (snarkjs) or arkworks binary `Vec<Fr>`.
+    #[arg(long)]
+    public: PathBuf,
+}
+
+/// Prints `valid` (exit 0) or `INVALID` with the reason (exit 1).
+pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
+    let vk = read_vk(&args.vk)?;
+    let proof = read_proof(&args.proof)?;
+    let public = read_public(&args.public)?;
+    let expected = vk.gamma_abc_g1.len() - 1;
+    if public.len() != expected {
+        println!(
+            "INVALID: {} has {} public signals, the key {} expects {expected}",
+            args.public.display(),
+            public.len(),
+            args.vk.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let pvk = ark_groth16::prepare_verifying_key(&vk);
+    match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &public) {
+        Ok(true) => {
+            println!("valid: {} verifies for {} under {}", args.proof.display(), args.public.display(), args.vk.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(false) => {
+            println!(
+                "INVALID: {} does not verify for {} under {}",
+                args.proof.display(),
+                args.public.display(),
+                args.vk.display()
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        Err(e) => Err(CliError(format!("the verifier rejected its inputs: {e}"))),
+    }
+}

@@ -1,0 +1,168 @@
+//! The cross-check for any circuit and key: each backend's proof, byte for byte,
+//! against ark-groth16's with the matching reduction, for the same `r` and `s`, and the
+//! proof checked by ark-groth16's verifier.
+
+use std::sync::Arc;
+
+use ark_ff::UniformRand;
+use ark_groth16::r1cs_to_qap::LibsnarkReduction;
+use ark_relations::gr1cs::ConstraintSynthesizer;
+use ark_std::rand::RngCore;
+use crucible_core::groth16::{
+    prove_synthesized, synthesize, Proof, ProveOptions, ProvingKey, Reduction, StagedKey,
+    Synthesized,
+};
+use crucible_core::{Bls12_381, Fr, ProverBackend};
+
+use crate::circom_reduction::CircomReduction;
+use crate::proof_cases::{hex, proof_bytes};
+
+/// ark-groth16's proof of `synthesized` with `pk`, `r`, `s` and the reduction the key
+/// was made for (`LibsnarkReduction`, or [`CircomReduction`] for snarkjs keys).
+pub fn reference_proof(
+    pk: &ProvingKey,
+    synthesized: &Synthesized,
+    reduction: Reduction,
+    r: Fr,
+    s: Fr,
+) -> Result<Proof, String> {
+    let matrices = [
+        synthesized.a.clone(),
+        synthesized.b.clone(),
+        synthesized.c.clone(),
+    ];
+    let shape = &synthesized.shape;
+    let (inputs, constraints, z) = (
+        shape.num_instance,
+        shape.num_constraints,
+        &synthesized.assignment,
+    );
+    match reduction {
+        Reduction::Libsnark => ark_groth16::Groth16::<Bls12_381, LibsnarkReduction>::create_proof_with_reduction_and_matrices(
+            pk, r, s, &matrices, inputs, constraints, z,
+        ),
+        Reduction::Circom => ark_groth16::Groth16::<Bls12_381, CircomReduction>::create_proof_with_reduction_and_matrices(
+            pk, r, s, &matrices, inputs, constraints, z,
+        ),
+    }
+    .map_err(|e| format!("ark-groth16 failed: {e}"))
+}
+
+/// One backend's proof in a [`CrossCheck`].
+#[derive(Clone, Debug)]
+pub struct BackendProof {
+    /// The backend's label (`cuda:0`).
+    pub backend: String,
+    /// The proof, or why the backend could not make it.
+    pub proof: Result<Proof, String>,
+}
+
+/// The proofs a cross-check compared.
+#[derive(Clone, Debug)]
+pub struct CrossCheck {
+    /// ark-groth16's proof.
+    pub reference: Result<Proof, String>,
+    /// Each backend's proof, in the order given.
+    pub backends: Vec<BackendProof>,
+}
+
+impl CrossCheck {
+    /// One line per disagreement (a failed proof, or bytes that differ from the
+    /// reference); empty when every proof is byte-identical to ark-groth16's.
+    pub fn mismatches(&self) -> Vec<String> {
+        let want = match &self.reference {
+            Ok(p) => proof_bytes(p),
+            Err(e) => return vec![e.clone()],
+        };
+        self.backends
+            .iter()
+            .filter_map(|b| match &b.proof {
+                Err(e) => Some(format!("{} failed: {e}", b.backend)),
+                Ok(p) if proof_bytes(p) != want => Some(format!(
+                    "{} differs from ark-groth16: got {}, want {}",
+                    b.backend,
+                    hex(&proof_bytes(p)),
+                    hex(&want)
+                )),
+                Ok(_) => None,
+            })
+            .collect()
+    }
+
+    /// Whether every backend's proof is byte-identical to ark-groth16's.
+    pub fn identical(&self) -> bool {
+        self.mismatches().is_empty()
+    }
+}
+
+/// Proves `synthesized` on every backend (staging `pk` on each, then releasing it)
+/// and with ark-groth16, all with the same `r` and `s` and `reduction`.
+pub fn cross_check(
+    backends: &[&dyn ProverBackend],
+    pk: &Arc<ProvingKey>,
+    synthesized: &Synthesized,
+    reduction: Reduction,
+    r: Fr,
+    s: Fr,
+) -> CrossCheck {
+    let options = ProveOptions {
+        verify: false,
+        reduction,
+        ..ProveOptions::default()
+    };
+    let backends = backends
+        .iter()
+        .map(|backend| {
+            let proof = StagedKey::stage(*backend, Arc::clone(pk), reduction)
+                .and_then(|key| {
+                    let out = prove_synthesized(*backend, &key, synthesized, r, s, options);
+                    key.release()?;
+                    out
+                })
+                .map(|out| out.proof)
+                .map_err(|e| e.to_string());
+            BackendProof {
+                backend: backend.info().label(),
+                proof,
+            }
+        })
+        .collect();
+    CrossCheck {
+        reference: reference_proof(pk, synthesized, reduction, r, s),
+        backends,
+    }
+}
+
+/// Verifies `proof` for `public_inputs` (without the constant one) with ark-groth16.
+pub fn verify_with_arkworks(pk: &ProvingKey, public_inputs: &[Fr], proof: &Proof) -> Result<(), String> {
+    let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
+    match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, proof, public_inputs) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("the proof does not verify".into()),
+        Err(e) => Err(format!("verifier error: {e}")),
+    }
+}
+
+/// The cross-check of any circuit on one backend with fresh `r`, `s` from `rng`:
+/// byte-identical to ark-groth16 (with `reduction`) and accepted by its verifier.
+pub fn compare_with_arkworks<C: ConstraintSynthesizer<Fr>>(
+    backend: &dyn ProverBackend,
+    pk: Arc<ProvingKey>,
+    circuit: C,
+    reduction: Reduction,
+    rng: &mut impl RngCore,
+) -> Result<(), String> {
+    let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
+    let (r, s) = (Fr::rand(rng), Fr::rand(rng));
+    let check = cross_check(&[backend], &pk, &synthesized, reduction, r, s);
+    let mismatches = check.mismatches();
+    if !mismatches.is_empty() {
+        return Err(format!("{} (r = {r}, s = {s})", mismatches.join("; ")));
+    }
+    let proof = check
+        .reference
+        .map_err(|e| format!("ark-groth16 failed: {e}"))?;
+    let public = &synthesized.assignment[1..synthesized.shape.num_instance];
+    verify_with_arkworks(&pk, public, &proof)
+        .map_err(|e| format!("identical to ark-groth16, but {e}"))
+}
