@@ -7,6 +7,7 @@ mod evaluate;
 mod key;
 mod plan;
 mod prove;
+mod prove_with_rng;
 mod synthesize;
 mod verify;
 
@@ -14,6 +15,7 @@ pub use evaluate::{evaluate, Evaluations};
 pub use key::{key_shape, StagedKey};
 pub use plan::{key_plan, proof_plan};
 pub use prove::{prove, prove_synthesized, ProofOutput, ProveOptions};
+pub use prove_with_rng::prove_with_rng;
 pub use synthesize::{synthesize, Synthesized};
 pub use verify::verify;
 
