@@ -129,6 +129,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         return Err(CliError("--proofs must be at least 1".into()));
     }
     let setup = &args.setup;
+    let constraints = setup.constraints()?;
     let Resolved {
         shape,
         selected,
@@ -153,7 +154,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         shape.domain_size()
     ));
 
-    let constraints = setup.constraints()?;
     let loaded = load_key(constraints, setup.inputs, seed)?;
     say(format!(
         "proving key ({}): {}",

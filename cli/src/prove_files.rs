@@ -13,7 +13,8 @@ use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
 use clap::Args;
 use crucible_conformance::{cross_check, hex, proof_bytes, verify_with_arkworks};
 use crucible_core::groth16::{
-    prove_synthesized, ProofOutput, ProveOptions, ProvingKey, Reduction, StagedKey, Synthesized,
+    prove_synthesized, KeyOptions, ProofOutput, ProveOptions, ProvingKey, Reduction, StagedKey,
+    Synthesized,
 };
 use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
@@ -169,10 +170,13 @@ fn prove_once(
     s: Fr,
     verify: bool,
 ) -> Result<ProofOutput, CliError> {
-    let key = StagedKey::stage(backend, Arc::clone(&loaded.pk), loaded.reduction)?;
+    let key_options = KeyOptions {
+        reduction: loaded.reduction,
+        ..KeyOptions::default()
+    };
+    let key = StagedKey::stage_with(backend, Arc::clone(&loaded.pk), &key_options)?;
     let options = ProveOptions {
         verify,
-        reduction: loaded.reduction,
         ..ProveOptions::default()
     };
     let out = prove_synthesized(backend, &key, &loaded.synthesized, r, s, options);

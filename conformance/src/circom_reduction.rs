@@ -12,29 +12,14 @@
 //! - so the key's H query has n points, `L'_j(τ)·Z(τ) / (−2δ)` for the Lagrange
 //!   basis `L'` of that coset.
 
-use ark_ff::{FftField, LegendreSymbol, PrimeField};
+use ark_ff::{FftField, PrimeField};
+use crucible_core::groth16::snarkjs_root_of_unity;
 use ark_groth16::r1cs_to_qap::{evaluate_constraint, R1CSToQAP};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_relations::gr1cs::{ConstraintSystemRef, Matrix, SynthesisError, R1CS_PREDICATE_LABEL};
 
 /// snarkjs' (ffjavascript's) reduction; see the module documentation.
 pub struct CircomReduction;
-
-/// ffjavascript's primitive 2^k-th root of unity: `nqr^((p − 1) / 2^s)` squared
-/// down to order 2^k, for the smallest quadratic non-residue `nqr`.
-pub fn snarkjs_root_of_unity<F: PrimeField + FftField>(log_size: u32) -> Option<F> {
-    if log_size > F::TWO_ADICITY {
-        return None;
-    }
-    let nqr = (2u64..)
-        .map(F::from)
-        .find(|x| x.legendre() == LegendreSymbol::QuadraticNonResidue)?;
-    let mut root = nqr.pow(F::TRACE);
-    for _ in log_size..F::TWO_ADICITY {
-        root.square_in_place();
-    }
-    Some(root)
-}
 
 /// The radix-2 domain of `size` points with snarkjs' generator (and `offset`).
 pub fn snarkjs_domain<F: PrimeField + FftField>(

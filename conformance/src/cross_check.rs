@@ -9,8 +9,8 @@ use ark_groth16::r1cs_to_qap::LibsnarkReduction;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use ark_std::rand::RngCore;
 use crucible_core::groth16::{
-    prove_synthesized, synthesize, Proof, ProveOptions, ProvingKey, Reduction, StagedKey,
-    Synthesized,
+    prove_synthesized, synthesize, KeyOptions, Proof, ProveOptions, ProvingKey, Reduction,
+    StagedKey, Synthesized,
 };
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
@@ -107,13 +107,16 @@ pub fn cross_check(
 ) -> CrossCheck {
     let options = ProveOptions {
         verify: false,
-        reduction,
         ..ProveOptions::default()
+    };
+    let key_options = KeyOptions {
+        reduction,
+        ..KeyOptions::default()
     };
     let backends = backends
         .iter()
         .map(|backend| {
-            let proof = StagedKey::stage(*backend, Arc::clone(pk), reduction)
+            let proof = StagedKey::stage_with(*backend, Arc::clone(pk), &key_options)
                 .and_then(|key| {
                     let out = prove_synthesized(*backend, &key, synthesized, r, s, options);
                     key.release()?;

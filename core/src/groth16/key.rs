@@ -4,17 +4,23 @@ use std::sync::Arc;
 
 use ark_groth16::PreparedVerifyingKey;
 
-use super::{key_plan, ProvingKey};
+use super::{key_plan_for, ProvingKey, Reduction};
 use crate::{
     Bls12_381, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape, ProverBackend,
     Result,
 };
 
-/// The sizes a proving key was made for, read from its query lengths.
+/// The sizes an arkworks proving key (ark-groth16's reduction) was made for.
 pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
+    key_shape_for(pk, Reduction::Libsnark)
+}
+
+/// The sizes a proving key made for `reduction` was made for, read from its query
+/// lengths.
+pub fn key_shape_for(pk: &ProvingKey, reduction: Reduction) -> Result<ProofShape> {
     let vars = pk.a_query.len();
     let witness = pk.l_query.len();
-    let domain = pk.h_query.len() + 1;
+    let domain = reduction.domain_size(pk.h_query.len()).unwrap_or(0);
     let bad = |what: String| {
         Err(Error::InvalidInput(format!(
             "malformed proving key: {what}"
@@ -32,8 +38,12 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
     }
     if !domain.is_power_of_two() {
         return bad(format!(
-            "h query of {} points is not 2^k − 1",
-            pk.h_query.len()
+            "h query of {} points is not {} (a key for the other reduction?)",
+            pk.h_query.len(),
+            match reduction {
+                Reduction::Libsnark => "2^k − 1",
+                Reduction::Circom => "2^k",
+            }
         ));
     }
     let instance = vars - witness;
@@ -45,11 +55,19 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
     })
 }
 
+/// How a key is staged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyOptions {
+    /// The reduction the key was made for (its proofs use it).
+    pub reduction: Reduction,
+}
+
 /// A proving key whose bases live on one device, shared by every proof there.
 pub struct StagedKey {
     pk: Arc<ProvingKey>,
     pvk: PreparedVerifyingKey<Bls12_381>,
     shape: ProofShape,
+    reduction: Reduction,
     backend_label: String,
     lease: Lease,
     /// `a_query` bases.
@@ -65,10 +83,20 @@ pub struct StagedKey {
 }
 
 impl StagedKey {
-    /// Allocates the key's lease (waiting for budget) and copies every query to the device.
+    /// Stages an arkworks key (ark-groth16's reduction): [`StagedKey::stage_with`]
+    /// with the default options.
     pub fn stage(backend: &dyn ProverBackend, pk: Arc<ProvingKey>) -> Result<StagedKey> {
-        let shape = key_shape(&pk)?;
-        let plan = key_plan(backend, &shape);
+        Self::stage_with(backend, pk, &KeyOptions::default())
+    }
+
+    /// Allocates the key's lease (waiting for budget) and copies every query to the device.
+    pub fn stage_with(
+        backend: &dyn ProverBackend,
+        pk: Arc<ProvingKey>,
+        options: &KeyOptions,
+    ) -> Result<StagedKey> {
+        let shape = key_shape_for(&pk, options.reduction)?;
+        let plan = key_plan_for(backend, &shape, options.reduction);
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
         let vars = shape.num_variables();
         let g1 = |lease: &mut Lease, item: &str, src: &[crate::G1Affine]| -> Result<G1Buf> {
@@ -93,6 +121,7 @@ impl StagedKey {
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
             pk,
             shape,
+            reduction: options.reduction,
             backend_label: backend.info().label(),
             lease,
             a_query,
@@ -116,6 +145,11 @@ impl StagedKey {
     /// The sizes the key was made for.
     pub fn shape(&self) -> &ProofShape {
         &self.shape
+    }
+
+    /// The reduction its proofs use.
+    pub fn reduction(&self) -> Reduction {
+        self.reduction
     }
 
     /// The lease holding the bases.

@@ -7,7 +7,7 @@ use ark_ec::CurveGroup;
 use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
-use super::{evaluate, proof_plan, synthesize, verify, Proof, StagedKey, Synthesized};
+use super::{evaluate, proof_plan_for, synthesize, verify, Proof, StagedKey, Synthesized};
 use crate::report::{PhaseTimes, ProofReport};
 use crate::{
     Fr, G1Projective, G2Projective, Lease, MsmSpan, NttKind, Phase, PhaseExt, ProverBackend, Result,
@@ -80,7 +80,8 @@ pub fn prove_synthesized(
     times.evaluate = t.elapsed();
 
     let t = Instant::now();
-    let plan = proof_plan(backend, &shape);
+    let reduction = key.reduction();
+    let plan = proof_plan_for(backend, &shape, reduction);
     let bytes_planned = plan.total_bytes();
     // The staged key holds its bytes while this proof waits for budget: a proof that
     // cannot fit beside it would wait forever, so it fails at once instead.
@@ -102,13 +103,14 @@ pub fn prove_synthesized(
     })?;
     times.allocate = t.elapsed();
 
-    // h = ((A·B − C) / Z) on the coset, back to coefficients: ark's LibsnarkReduction.
+    // h = ((A·B − C) / Z) on the coset, back to coefficients: ark's LibsnarkReduction
+    // (snarkjs': A·B − C on its coset, left there; `reduction.rs`).
     // Each vector is staged just before the transforms that use it, so that a
     // backend whose staging returns once the copy is queued (CUDA: a copy stream)
     // converts and copies the next vector while the device transforms the last one.
     // `stage` is the host's time inside the staging calls, `ntt` the rest, up to the
     // end of the transforms.
-    let domain = shape.domain();
+    let domain = reduction.transform_domain(shape.log_domain).phase(Phase::Ntt)?;
     let mut stage_time = std::time::Duration::ZERO;
     let t = Instant::now();
     let mut stage = |lease: &mut Lease, buf: crate::ScalarBuf, values: &[Fr]| {
@@ -134,8 +136,11 @@ pub fn prove_synthesized(
     stage(&mut lease, c, &evals.c)?;
     guarded(Phase::Ntt, || {
         to_coset(&mut lease, c)?;
-        backend.sub_mul_assign(&mut lease, a, c, domain.vanishing_on_coset_inv())?;
-        backend.ntt(&mut lease, a, &domain, NttKind::CosetInverse)
+        backend.sub_mul_assign(&mut lease, a, c, reduction.quotient_factor(&domain))?;
+        if reduction.back_to_coefficients() {
+            backend.ntt(&mut lease, a, &domain, NttKind::CosetInverse)?;
+        }
+        Ok(())
     })?;
     stage(&mut lease, z, &synthesized.assignment)?;
     drop(evals);
