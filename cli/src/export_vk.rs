@@ -29,15 +29,26 @@ pub struct ExportVkArgs {
 /// Reads the key and writes its verifying key to every `--out`.
 pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
     let vk = match (&args.zkey, &args.pk) {
-        (Some(zkey), _) => spinner(&format!("reading {}", zkey.display()), || Zkey::read(zkey))?
-            .proving_key
-            .vk,
-        (None, Some(pk)) => spinner(&format!("reading {}", pk.display()), || read_proving_key(pk))?.vk,
+        (Some(zkey), _) => {
+            spinner(&format!("reading {}", zkey.display()), || Zkey::read(zkey))?
+                .proving_key
+                .vk
+        }
+        (None, Some(pk)) => {
+            spinner(&format!("reading {}", pk.display()), || {
+                read_proving_key(pk)
+            })?
+            .vk
+        }
         (None, None) => return Err(CliError("give --zkey or --pk".into())),
     };
     for out in &args.out {
         write_vk(out, &vk)?;
-        let form = if is_json(out) { "snarkjs JSON" } else { "arkworks binary" };
+        let form = if is_json(out) {
+            "snarkjs JSON"
+        } else {
+            "arkworks binary"
+        };
         println!(
             "wrote the verifying key ({} public signals) to {} ({form})",
             vk.gamma_abc_g1.len() - 1,

@@ -19,9 +19,7 @@ use crucible_core::groth16::{
 use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
 use crucible_files::artifacts::{is_json, read_proving_key, write_proof, write_public};
-use crucible_files::{
-    read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey,
-};
+use crucible_files::{read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey};
 use serde_json::json;
 
 use crate::output::{count, spinner};
@@ -253,7 +251,11 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
     } else {
         say(format!(
             "proof: {} on {}, {:.1} ms ({:.1} ms with the files' key staged and released)",
-            if verify { "verified" } else { "not verified (--no-verify)" },
+            if verify {
+                "verified"
+            } else {
+                "not verified (--no-verify)"
+            },
             out.report.backend,
             out.report.times.total().as_secs_f64() * 1e3,
             wall.as_secs_f64() * 1e3
@@ -276,9 +278,16 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
                 }
             }
         }
-        for (path, what) in [(&args.files.proof, "proof"), (&args.files.public, "public signals")] {
+        for (path, what) in [
+            (&args.files.proof, "proof"),
+            (&args.files.public, "public signals"),
+        ] {
             if let Some(path) = path {
-                let form = if is_json(path) { "snarkjs JSON" } else { "arkworks binary" };
+                let form = if is_json(path) {
+                    "snarkjs JSON"
+                } else {
+                    "arkworks binary"
+                };
                 say(format!("wrote {what} to {} ({form})", path.display()));
             }
         }

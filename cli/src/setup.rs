@@ -37,14 +37,17 @@ pub struct SetupArgs {
 }
 
 /// The warning printed before every setup.
-pub const NOT_A_CEREMONY: &str = "warning: this is ark-groth16's random setup on this machine, not a ceremony: \
+pub const NOT_A_CEREMONY: &str =
+    "warning: this is ark-groth16's random setup on this machine, not a ceremony: \
 whoever ran it could keep its secret randomness and forge proofs. Use it for tests and benchmarks; \
 for production, run a multi-party ceremony (e.g. snarkjs' powers of tau and phase 2).";
 
 /// Runs the setup and writes the keys.
 pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
     eprintln!("{NOT_A_CEREMONY}");
-    let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || R1cs::read(&args.r1cs))?;
+    let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || {
+        R1cs::read(&args.r1cs)
+    })?;
     let shape = r1cs.shape()?;
     println!(
         "circuit: {}, {}, domain 2^{}",
@@ -61,10 +64,16 @@ pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
         witness: None,
     };
     let pk: ProvingKey = spinner("generating the proving key (ark-groth16 setup)", || {
-        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(circuit, &mut rng)
-            .map_err(|e| CliError(format!("setup failed: {e}")))
+        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+            circuit, &mut rng,
+        )
+        .map_err(|e| CliError(format!("setup failed: {e}")))
     })?;
-    let compress = if args.uncompressed { Compress::No } else { Compress::Yes };
+    let compress = if args.uncompressed {
+        Compress::No
+    } else {
+        Compress::Yes
+    };
     spinner(&format!("writing {}", args.out.display()), || {
         write_proving_key(&args.out, &pk, compress)
     })?;

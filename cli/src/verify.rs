@@ -42,7 +42,12 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
     let pvk = ark_groth16::prepare_verifying_key(&vk);
     match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &public) {
         Ok(true) => {
-            println!("valid: {} verifies for {} under {}", args.proof.display(), args.public.display(), args.vk.display());
+            println!(
+                "valid: {} verifies for {} under {}",
+                args.proof.display(),
+                args.public.display(),
+                args.vk.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Ok(false) => {

@@ -123,9 +123,11 @@ fn write_json(p: &Path, v: &Value) {
 fn unavailable(backend: &str) -> Option<String> {
     let out = crucible(&["backends"]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let available = stdout
-        .lines()
-        .any(|l| l.starts_with(&format!("{backend}:")) && l.contains("available") && !l.contains("unavailable"));
+    let available = stdout.lines().any(|l| {
+        l.starts_with(&format!("{backend}:"))
+            && l.contains("available")
+            && !l.contains("unavailable")
+    });
     let required = std::env::var("CRUCIBLE_REQUIRE")
         .unwrap_or_default()
         .split(',')
@@ -160,8 +162,18 @@ fn snarkjs_verifies_crucible_proofs_byte_identical_to_the_reference() {
             dir.join(format!("{c}.r1cs")),
         );
         let mut args = vec![
-            "prove", "--backend", backend, "--zkey", path(&zkey), "--wtns", path(&wtns),
-            "--proof", path(&proof), "--public", path(&public), "--check",
+            "prove",
+            "--backend",
+            backend,
+            "--zkey",
+            path(&zkey),
+            "--wtns",
+            path(&wtns),
+            "--proof",
+            path(&proof),
+            "--public",
+            path(&public),
+            "--check",
         ];
         if with_r1cs {
             args.extend(["--r1cs", path(&r1cs)]);
@@ -177,9 +189,17 @@ fn snarkjs_verifies_crucible_proofs_byte_identical_to_the_reference() {
             assert!(shown.contains("and to cpu:0"), "{shown}");
         }
         let v = snarkjs_verify(&dir.join(format!("{c}.vk.json")), &public, &proof);
-        assert!(v.status.success() && text(&v).contains("OK!"), "snarkjs rejects crucible's {c} proof ({backend}): {}", text(&v));
+        assert!(
+            v.status.success() && text(&v).contains("OK!"),
+            "snarkjs rejects crucible's {c} proof ({backend}): {}",
+            text(&v)
+        );
         // The public signals are snarkjs' own for the same witness.
-        assert_eq!(read_json(&public), read_json(&dir.join(format!("{c}.snarkjs-public.json"))), "{c}");
+        assert_eq!(
+            read_json(&public),
+            read_json(&dir.join(format!("{c}.snarkjs-public.json"))),
+            "{c}"
+        );
     }
 }
 
@@ -193,15 +213,54 @@ fn crucible_verifies_snarkjs_proofs_and_exports_snarkjs_verifying_keys() {
             dir.join(format!("{c}.snarkjs-proof.json")),
             dir.join(format!("{c}.snarkjs-public.json")),
         );
-        let out = crucible(&["verify", "--vk", path(&vk), "--proof", path(&proof), "--public", path(&public)]);
-        assert!(out.status.success() && text(&out).contains("valid:"), "{c}: {}", text(&out));
-        let (json_vk, bin_vk) = (w.join(format!("{c}.vk.json")), w.join(format!("{c}.vk.bin")));
+        let out = crucible(&[
+            "verify",
+            "--vk",
+            path(&vk),
+            "--proof",
+            path(&proof),
+            "--public",
+            path(&public),
+        ]);
+        assert!(
+            out.status.success() && text(&out).contains("valid:"),
+            "{c}: {}",
+            text(&out)
+        );
+        let (json_vk, bin_vk) = (
+            w.join(format!("{c}.vk.json")),
+            w.join(format!("{c}.vk.bin")),
+        );
         let zkey = dir.join(format!("{c}.zkey"));
-        let out = crucible(&["export-vk", "--zkey", path(&zkey), "--out", path(&json_vk), "--out", path(&bin_vk)]);
+        let out = crucible(&[
+            "export-vk",
+            "--zkey",
+            path(&zkey),
+            "--out",
+            path(&json_vk),
+            "--out",
+            path(&bin_vk),
+        ]);
         assert!(out.status.success(), "{}", text(&out));
-        assert_eq!(read_json(&json_vk), read_json(&vk), "{c}: export-vk differs from snarkjs'");
-        let out = crucible(&["verify", "--vk", path(&bin_vk), "--proof", path(&proof), "--public", path(&public)]);
-        assert!(out.status.success(), "{c} with the binary key: {}", text(&out));
+        assert_eq!(
+            read_json(&json_vk),
+            read_json(&vk),
+            "{c}: export-vk differs from snarkjs'"
+        );
+        let out = crucible(&[
+            "verify",
+            "--vk",
+            path(&bin_vk),
+            "--proof",
+            path(&proof),
+            "--public",
+            path(&public),
+        ]);
+        assert!(
+            out.status.success(),
+            "{c} with the binary key: {}",
+            text(&out)
+        );
     }
 }
 
@@ -226,19 +285,61 @@ fn tampered_proofs_public_signals_and_keys_fail_both_verifiers() {
     write_json(&w.join("bad-public.json"), &bad_public);
     write_json(&w.join("bad-vk.json"), &bad_vk);
     let triples = [
-        ("proof", vk.clone(), public.clone(), w.join("bad-proof.json")),
-        ("public signal", vk.clone(), w.join("bad-public.json"), proof.clone()),
-        ("verifying key", w.join("bad-vk.json"), public.clone(), proof.clone()),
+        (
+            "proof",
+            vk.clone(),
+            public.clone(),
+            w.join("bad-proof.json"),
+        ),
+        (
+            "public signal",
+            vk.clone(),
+            w.join("bad-public.json"),
+            proof.clone(),
+        ),
+        (
+            "verifying key",
+            w.join("bad-vk.json"),
+            public.clone(),
+            proof.clone(),
+        ),
     ];
     for (what, vk, public, proof) in &triples {
-        let ours = crucible(&["verify", "--vk", path(vk), "--proof", path(proof), "--public", path(public)]);
-        assert_eq!(ours.status.code(), Some(1), "crucible accepts a tampered {what}: {}", text(&ours));
+        let ours = crucible(&[
+            "verify",
+            "--vk",
+            path(vk),
+            "--proof",
+            path(proof),
+            "--public",
+            path(public),
+        ]);
+        assert_eq!(
+            ours.status.code(),
+            Some(1),
+            "crucible accepts a tampered {what}: {}",
+            text(&ours)
+        );
         assert!(text(&ours).contains("INVALID"), "{}", text(&ours));
         let theirs = snarkjs_verify(vk, public, proof);
-        assert!(!text(&theirs).contains("OK!"), "snarkjs accepts a tampered {what}: {}", text(&theirs));
+        assert!(
+            !text(&theirs).contains("OK!"),
+            "snarkjs accepts a tampered {what}: {}",
+            text(&theirs)
+        );
     }
     // The untampered files pass both (so the failures above are the tampering's).
-    assert!(crucible(&["verify", "--vk", path(&vk), "--proof", path(&proof), "--public", path(&public)]).status.success());
+    assert!(crucible(&[
+        "verify",
+        "--vk",
+        path(&vk),
+        "--proof",
+        path(&proof),
+        "--public",
+        path(&public)
+    ])
+    .status
+    .success());
     assert!(text(&snarkjs_verify(&vk, &public, &proof)).contains("OK!"));
 }
 
@@ -249,22 +350,55 @@ fn arkworks_keys_prove_circom_circuits_with_the_libsnark_reduction() {
     for c in ["multi_public", "circomlib_gates"] {
         let (r1cs, wtns) = (dir.join(format!("{c}.r1cs")), dir.join(format!("{c}.wtns")));
         let (pk, vk) = (w.join(format!("{c}.pk")), w.join(format!("{c}.vk.json")));
-        let out = crucible(&["setup", "--r1cs", path(&r1cs), "--out", path(&pk), "--vk", path(&vk)]);
+        let out = crucible(&[
+            "setup",
+            "--r1cs",
+            path(&r1cs),
+            "--out",
+            path(&pk),
+            "--vk",
+            path(&vk),
+        ]);
         assert!(out.status.success(), "{}", text(&out));
         assert!(text(&out).contains("not a ceremony"), "{}", text(&out));
         for ext in ["json", "bin"] {
-            let (proof, public) = (w.join(format!("{c}.proof.{ext}")), w.join(format!("{c}.public.{ext}")));
+            let (proof, public) = (
+                w.join(format!("{c}.proof.{ext}")),
+                w.join(format!("{c}.public.{ext}")),
+            );
             let out = crucible(&[
-                "prove", "--backend", "cpu", "--pk", path(&pk), "--r1cs", path(&r1cs), "--wtns", path(&wtns),
-                "--proof", path(&proof), "--public", path(&public), "--check",
+                "prove",
+                "--backend",
+                "cpu",
+                "--pk",
+                path(&pk),
+                "--r1cs",
+                path(&r1cs),
+                "--wtns",
+                path(&wtns),
+                "--proof",
+                path(&proof),
+                "--public",
+                path(&public),
+                "--check",
             ]);
             assert!(out.status.success(), "{}", text(&out));
             assert!(
-                text(&out).contains("check: byte-identical to ark-groth16 (ark-groth16's libsnark reduction)"),
+                text(&out).contains(
+                    "check: byte-identical to ark-groth16 (ark-groth16's libsnark reduction)"
+                ),
                 "{}",
                 text(&out)
             );
-            let ok = crucible(&["verify", "--vk", path(&vk), "--proof", path(&proof), "--public", path(&public)]);
+            let ok = crucible(&[
+                "verify",
+                "--vk",
+                path(&vk),
+                "--proof",
+                path(&proof),
+                "--public",
+                path(&public),
+            ]);
             assert!(ok.status.success(), "{}", text(&ok));
             if ext == "json" {
                 // snarkjs' verifier does not care which reduction made the proof.
@@ -281,8 +415,18 @@ fn mismatched_or_damaged_files_are_clear_errors() {
     let w = work(dir, "errors");
     let f = |c: &str, ext: &str| dir.join(format!("{c}.{ext}"));
     let cases: Vec<(Vec<PathBuf>, &str)> = vec![
-        (vec![f("multi_public", "zkey"), f("chain", "wtns")], "a witness of another circuit?"),
-        (vec![f("multi_public", "zkey"), f("multi_public", "wtns"), f("chain", "r1cs")], "was not made for"),
+        (
+            vec![f("multi_public", "zkey"), f("chain", "wtns")],
+            "a witness of another circuit?",
+        ),
+        (
+            vec![
+                f("multi_public", "zkey"),
+                f("multi_public", "wtns"),
+                f("chain", "r1cs"),
+            ],
+            "was not made for",
+        ),
     ];
     for (files, message) in cases {
         let mut args = vec!["prove".to_string(), "--backend".into(), "cpu".into()];
@@ -290,16 +434,33 @@ fn mismatched_or_damaged_files_are_clear_errors() {
             args.push(flag.to_string());
             args.push(path(file).into());
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_crucible")).args(&args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_crucible"))
+            .args(&args)
+            .output()
+            .unwrap();
         let shown = text(&out);
         assert_eq!(out.status.code(), Some(1), "{shown}");
-        assert!(shown.contains(message) && !shown.contains("panicked"), "{shown}");
+        assert!(
+            shown.contains(message) && !shown.contains("panicked"),
+            "{shown}"
+        );
     }
     let cut = w.join("cut.zkey");
     let bytes = std::fs::read(f("chain", "zkey")).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let out = crucible(&["prove", "--backend", "cpu", "--zkey", path(&cut), "--wtns", path(&f("chain", "wtns"))]);
+    let out = crucible(&[
+        "prove",
+        "--backend",
+        "cpu",
+        "--zkey",
+        path(&cut),
+        "--wtns",
+        path(&f("chain", "wtns")),
+    ]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(1), "{shown}");
-    assert!(shown.contains("cut.zkey") && shown.contains("truncated") && !shown.contains("panicked"), "{shown}");
+    assert!(
+        shown.contains("cut.zkey") && shown.contains("truncated") && !shown.contains("panicked"),
+        "{shown}"
+    );
 }

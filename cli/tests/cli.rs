@@ -428,3 +428,47 @@ fn conformance_runs_and_honors_crucible_require() {
     let too_big = crucible("conformance --max-log-size 40", &dir.0);
     assert_fails_with(&too_big, "two-adicity");
 }
+
+#[test]
+fn conformance_writes_json_and_junit_reports() {
+    let dir = TempDir::new("conformance-reports");
+    let (json, junit) = (dir.path("report.json"), dir.path("report.xml"));
+    let mut args = argv("conformance --backend cpu --max-log-size 3 --filter ntt/forward --seed 9");
+    args.extend([
+        "--json".into(),
+        json.display().to_string(),
+        "--junit".into(),
+        junit.display().to_string(),
+    ]);
+    let run = run_argv(&args, &dir.0, &[]);
+    assert!(run.ok(), "{run:?}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["seed"], 9);
+    assert_eq!(report["failed"], 0);
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len() as u64, report["passed"].as_u64().unwrap());
+    assert!(cases.iter().all(|c| c["backend"] == "cpu:0"
+        && c["outcome"] == "passed"
+        && c["name"].as_str().unwrap().starts_with("ntt/forward")));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let suite = format!(
+        "<testsuite name=\"cpu:0\" tests=\"{}\" failures=\"0\" skipped=\"0\"",
+        cases.len()
+    );
+    assert!(xml.contains(&suite), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), cases.len(), "{xml}");
+}
+
+#[test]
+fn file_flags_need_a_key_file_and_the_built_in_circuit_its_size() {
+    let dir = TempDir::new("file-flags");
+    let stray = crucible("prove --backend cpu --constraints 8 --wtns w.wtns", &dir.0);
+    assert_fails_with(&stray, "--wtns needs a key file");
+    let none = crucible("prove --backend cpu", &dir.0);
+    assert_fails_with(&none, "give --constraints N for the built-in circuit");
+    let missing = crucible("prove --backend cpu --zkey nosuch.zkey --wtns nosuch.wtns", &dir.0);
+    assert_fails_with(&missing, "cannot open snarkjs .zkey file nosuch.zkey");
+    let verify = crucible("verify --vk nosuch.json --proof p.json --public i.json", &dir.0);
+    assert_fails_with(&verify, "nosuch.json");
+}

@@ -13,10 +13,10 @@
 //!   basis `L'` of that coset.
 
 use ark_ff::{FftField, PrimeField};
-use crucible_core::groth16::snarkjs_root_of_unity;
 use ark_groth16::r1cs_to_qap::{evaluate_constraint, R1CSToQAP};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_relations::gr1cs::{ConstraintSystemRef, Matrix, SynthesisError, R1CS_PREDICATE_LABEL};
+use crucible_core::groth16::snarkjs_root_of_unity;
 
 /// snarkjs' (ffjavascript's) reduction; see the module documentation.
 pub struct CircomReduction;
@@ -26,7 +26,8 @@ pub fn snarkjs_domain<F: PrimeField + FftField>(
     size: usize,
     offset: F,
 ) -> Result<Radix2EvaluationDomain<F>, SynthesisError> {
-    let ark = Radix2EvaluationDomain::<F>::new(size).ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
+    let ark =
+        Radix2EvaluationDomain::<F>::new(size).ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
     let gen = snarkjs_root_of_unity::<F>(ark.log_size_of_group)
         .ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
     let domain = Radix2EvaluationDomain {
@@ -34,11 +35,15 @@ pub fn snarkjs_domain<F: PrimeField + FftField>(
         group_gen_inv: gen.inverse().ok_or(SynthesisError::DivisionByZero)?,
         ..ark
     };
-    domain.get_coset(offset).ok_or(SynthesisError::DivisionByZero)
+    domain
+        .get_coset(offset)
+        .ok_or(SynthesisError::DivisionByZero)
 }
 
 /// The coset snarkjs evaluates the quotient on: its 2n-th root of unity times H.
-fn odd_coset<F: PrimeField + FftField>(size: usize) -> Result<Radix2EvaluationDomain<F>, SynthesisError> {
+fn odd_coset<F: PrimeField + FftField>(
+    size: usize,
+) -> Result<Radix2EvaluationDomain<F>, SynthesisError> {
     let log = size.trailing_zeros() + 1;
     let g = snarkjs_root_of_unity::<F>(log).ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
     snarkjs_domain(size, g)
@@ -119,7 +124,9 @@ impl R1CSToQAP for CircomReduction {
     ) -> Result<Vec<F>, SynthesisError> {
         let size = max_power + 1;
         let coset = odd_coset::<F>(size)?;
-        let minus_half = -F::from(2u64).inverse().ok_or(SynthesisError::DivisionByZero)?;
+        let minus_half = -F::from(2u64)
+            .inverse()
+            .ok_or(SynthesisError::DivisionByZero)?;
         let k = zt * delta_inverse * minus_half;
         let lagrange = coset.evaluate_all_lagrange_coefficients(t);
         Ok(lagrange.into_iter().map(|l| l * k).collect())
@@ -135,17 +142,24 @@ mod tests {
     #[test]
     fn roots_are_ffjavascripts_not_arkworks() {
         // ffjavascript's `Fr.w[4]` for bls12381 (snarkjs 0.7.6), printed by node.
-        let w4: Fr = "35811073542294463015946892559272836998938171743018714161809767624935956676211"
-            .parse()
-            .unwrap();
+        let w4: Fr =
+            "35811073542294463015946892559272836998938171743018714161809767624935956676211"
+                .parse()
+                .unwrap();
         assert_eq!(snarkjs_root_of_unity::<Fr>(4), Some(w4));
         let ark = Radix2EvaluationDomain::<Fr>::new(16).unwrap().group_gen;
-        assert_ne!(ark, w4, "arkworks' root would put each row at another point");
+        assert_ne!(
+            ark, w4,
+            "arkworks' root would put each row at another point"
+        );
         for log in 0..=Fr::TWO_ADICITY {
             let w = snarkjs_root_of_unity::<Fr>(log).unwrap();
             assert!(w.pow([1u64 << log]).is_one(), "2^{log}-th root");
             if log > 0 {
-                assert!(!w.pow([1u64 << (log - 1)]).is_one(), "primitive 2^{log}-th root");
+                assert!(
+                    !w.pow([1u64 << (log - 1)]).is_one(),
+                    "primitive 2^{log}-th root"
+                );
             }
         }
         assert_eq!(snarkjs_root_of_unity::<Fr>(Fr::TWO_ADICITY + 1), None);

@@ -137,7 +137,11 @@ pub fn cross_check(
 }
 
 /// Verifies `proof` for `public_inputs` (without the constant one) with ark-groth16.
-pub fn verify_with_arkworks(pk: &ProvingKey, public_inputs: &[Fr], proof: &Proof) -> Result<(), String> {
+pub fn verify_with_arkworks(
+    pk: &ProvingKey,
+    public_inputs: &[Fr],
+    proof: &Proof,
+) -> Result<(), String> {
     let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
     match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, proof, public_inputs) {
         Ok(true) => Ok(()),

@@ -31,7 +31,12 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// A key for `BenchCircuit { constraints, inputs }` from `seed`, in the layout the
 /// reduction proves with (a `.zkey`'s for snarkjs' reduction).
-fn key_for(reduction: Reduction, constraints: usize, inputs: usize, seed: u64) -> Result<ProvingKey, String> {
+fn key_for(
+    reduction: Reduction,
+    constraints: usize,
+    inputs: usize,
+    seed: u64,
+) -> Result<ProvingKey, String> {
     match reduction {
         Reduction::Libsnark => generate_key(constraints, inputs, seed).map_err(|e| e.to_string()),
         Reduction::Circom => {
@@ -63,7 +68,8 @@ pub fn run(r: &mut Runner<'_>) {
             for &delta in deltas {
                 let total = (1i64 << k) + delta;
                 let constraints = (total - inputs as i64 - 1).max(1) as usize;
-                let name = format!("{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
+                let name =
+                    format!("{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
                 r.case(&name, |rng| {
                     let seed = ark_std::rand::Rng::gen::<u64>(rng);
                     let pk = key_for(reduction, constraints, inputs, seed)?;

@@ -132,7 +132,11 @@ mod tests {
     fn reports_carry_every_case_and_escape_messages() {
         let cases = vec![
             case("cpu:0", "ntt/forward/2^3", Outcome::Passed),
-            case("cpu:0", "msm/g1/n=3", Outcome::Failed("got <a> & \"b\"".into())),
+            case(
+                "cpu:0",
+                "msm/g1/n=3",
+                Outcome::Failed("got <a> & \"b\"".into()),
+            ),
             case("cuda", "backend", Outcome::Skipped("no driver".into())),
         ];
         let mut summary = Summary {
@@ -147,9 +151,18 @@ mod tests {
         assert_eq!(j["cases"][2]["outcome"], "skipped");
         let x = junit_report(&cases, &summary);
         assert!(x.contains("<testsuites name=\"crucible conformance\" tests=\"3\" failures=\"1\" skipped=\"1\">"), "{x}");
-        assert!(x.contains("<testsuite name=\"cpu:0\" tests=\"2\" failures=\"1\" skipped=\"0\""), "{x}");
-        assert!(x.contains("<failure message=\"got &lt;a&gt; &amp; &quot;b&quot;\"/>"), "{x}");
-        assert!(x.contains("<testsuite name=\"cuda\" tests=\"1\" failures=\"0\" skipped=\"1\""), "{x}");
+        assert!(
+            x.contains("<testsuite name=\"cpu:0\" tests=\"2\" failures=\"1\" skipped=\"0\""),
+            "{x}"
+        );
+        assert!(
+            x.contains("<failure message=\"got &lt;a&gt; &amp; &quot;b&quot;\"/>"),
+            "{x}"
+        );
+        assert!(
+            x.contains("<testsuite name=\"cuda\" tests=\"1\" failures=\"0\" skipped=\"1\""),
+            "{x}"
+        );
         assert!(x.contains("<property name=\"seed\" value=\"42\"/>"), "{x}");
     }
 }

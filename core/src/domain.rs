@@ -80,8 +80,8 @@ impl Domain {
     pub fn with_roots(log_size: u32, omega: Fr, coset_gen: Fr) -> Result<Domain> {
         let base = Self::with_log_size(log_size)?;
         let size = base.size as u64;
-        let primitive = omega.pow([size]) == Fr::ONE
-            && (size == 1 || omega.pow([size / 2]) != Fr::ONE);
+        let primitive =
+            omega.pow([size]) == Fr::ONE && (size == 1 || omega.pow([size / 2]) != Fr::ONE);
         if !primitive || coset_gen.pow([size]) == Fr::ONE {
             return Err(Error::InvalidInput(format!(
                 "not a primitive 2^{log_size}-th root of unity with an offset outside the domain"
@@ -89,7 +89,9 @@ impl Domain {
         }
         Ok(Domain {
             omega,
-            omega_inv: omega.inverse().ok_or_else(|| Error::InvalidInput("zero root".into()))?,
+            omega_inv: omega
+                .inverse()
+                .ok_or_else(|| Error::InvalidInput("zero root".into()))?,
             coset_gen,
             coset_gen_inv: coset_gen
                 .inverse()
@@ -107,7 +109,8 @@ impl Domain {
     /// The same domain (its roots of unity included) as arkworks' type, without the
     /// coset offset.
     pub fn to_ark(&self) -> Radix2EvaluationDomain<Fr> {
-        let ark = Radix2EvaluationDomain::<Fr>::new(self.size).expect("size checked at construction");
+        let ark =
+            Radix2EvaluationDomain::<Fr>::new(self.size).expect("size checked at construction");
         Radix2EvaluationDomain {
             group_gen: self.omega,
             group_gen_inv: self.omega_inv,

@@ -201,14 +201,17 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
 }
 
 /// How a binary links a backend, for errors that find none.
-const LINK_HINT: &str = "depend on a backend crate (`crucible-backend-cpu`, `crucible-backend-cuda`, \
+const LINK_HINT: &str =
+    "depend on a backend crate (`crucible-backend-cpu`, `crucible-backend-cuda`, \
 `crucible-backend-wgpu`) and name it in your crate, e.g. `use crucible_backend_cpu as _;`, \
 or the linker drops its registration";
 
 fn unknown_backend(name: &str) -> String {
     let known: Vec<_> = registrations().iter().map(|r| r.name).collect();
     if known.is_empty() {
-        return format!("unknown backend `{name}`: no backend crate is linked into this binary: {LINK_HINT}");
+        return format!(
+            "unknown backend `{name}`: no backend crate is linked into this binary: {LINK_HINT}"
+        );
     }
     format!(
         "unknown backend `{name}` (registered: {}; or `auto`; a backend not listed is not linked: \

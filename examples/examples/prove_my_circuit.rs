@@ -22,7 +22,8 @@ struct Cubic {
 
 impl ConstraintSynthesizer<Fr> for Cubic {
     fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
-        let value = |f: fn(Fr) -> Fr| move || self.x.map(f).ok_or(SynthesisError::AssignmentMissing);
+        let value =
+            |f: fn(Fr) -> Fr| move || self.x.map(f).ok_or(SynthesisError::AssignmentMissing);
         let y = cs.new_input_variable(value(|x| x * x * x + x + Fr::from(5u64)))?;
         let x = cs.new_witness_variable(value(|x| x))?;
         let x2 = cs.new_witness_variable(value(|x| x * x))?;
@@ -31,7 +32,13 @@ impl ConstraintSynthesizer<Fr> for Cubic {
         cs.enforce_r1cs_constraint(|| lc![x2], || lc![x], || lc![x3])?;
         let five = Fr::from(5u64);
         cs.enforce_r1cs_constraint(
-            || lc![(Fr::from(1u64), x3), (Fr::from(1u64), x), (five, Variable::one())],
+            || {
+                lc![
+                    (Fr::from(1u64), x3),
+                    (Fr::from(1u64), x),
+                    (five, Variable::one())
+                ]
+            },
             || lc![Variable::one()],
             || lc![y],
         )
@@ -54,7 +61,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let circuit = Cubic {
         x: Some(Fr::from(3u64)),
     };
-    let out = groth16::prove_with_rng(&*backend, &key, circuit, &mut OsRng, ProveOptions::default())?;
+    let out = groth16::prove_with_rng(
+        &*backend,
+        &key,
+        circuit,
+        &mut OsRng,
+        ProveOptions::default(),
+    )?;
     // out.proof is an ark_groth16::Proof<Bls12_381>, verified before it was returned;
     // out.report says who made it and how long each phase took.
     println!(

@@ -23,7 +23,11 @@ pub fn is_json(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-fn write_bytes(path: &Path, what: &str, write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
+fn write_bytes(
+    path: &Path,
+    what: &str,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<()> {
     let cannot = |e: std::io::Error| {
         Error::InvalidInput(format!("cannot write {what} {}: {e}", path.display()))
     };
@@ -50,9 +54,8 @@ fn write_binary(path: &Path, what: &str, value: &impl CanonicalSerialize) -> Res
 fn read_json(path: &Path, what: &str) -> Result<Value> {
     let file = File::open(path)
         .map_err(|e| Error::InvalidInput(format!("cannot open {what} {}: {e}", path.display())))?;
-    serde_json::from_reader(BufReader::new(file)).map_err(|e| {
-        Error::InvalidInput(format!("{}: not valid JSON: {e}", path.display()))
-    })
+    serde_json::from_reader(BufReader::new(file))
+        .map_err(|e| Error::InvalidInput(format!("{}: not valid JSON: {e}", path.display())))
 }
 
 /// Reads a small arkworks-serialized value that must fill the whole file, in either
@@ -61,7 +64,10 @@ fn read_binary<T: CanonicalDeserialize>(path: &Path, what: &str) -> Result<T> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::InvalidInput(format!("cannot read {what} {}: {e}", path.display())))?;
     let mut errors = Vec::new();
-    for (compress, form) in [(Compress::Yes, "compressed"), (Compress::No, "uncompressed")] {
+    for (compress, form) in [
+        (Compress::Yes, "compressed"),
+        (Compress::No, "uncompressed"),
+    ] {
         let mut rest = bytes.as_slice();
         match T::deserialize_with_mode(&mut rest, compress, Validate::Yes) {
             Ok(v) if rest.is_empty() => return Ok(v),
@@ -107,7 +113,10 @@ pub fn write_public(path: &Path, inputs: &[Fr]) -> Result<()> {
 /// Reads public inputs.
 pub fn read_public(path: &Path) -> Result<Vec<Fr>> {
     if is_json(path) {
-        public_from_json(&read_json(path, "public inputs")?, &path.display().to_string())
+        public_from_json(
+            &read_json(path, "public inputs")?,
+            &path.display().to_string(),
+        )
     } else {
         read_binary(path, "public inputs")
     }
@@ -125,7 +134,10 @@ pub fn write_vk(path: &Path, vk: &VerifyingKey<Bls12_381>) -> Result<()> {
 /// Reads a verifying key.
 pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
     if is_json(path) {
-        vk_from_json(&read_json(path, "verifying key")?, &path.display().to_string())
+        vk_from_json(
+            &read_json(path, "verifying key")?,
+            &path.display().to_string(),
+        )
     } else {
         read_binary(path, "verifying key")
     }

@@ -140,11 +140,7 @@ impl<R: Read + Seek> BinFile<R> {
         let mut found = self.sections.iter().filter(|s| s.kind == kind);
         let section = match (found.next(), found.next()) {
             (Some(s), None) => *s,
-            (None, _) => {
-                return Err(self
-                    .name
-                    .error(format!("missing section {kind} ({what})")))
-            }
+            (None, _) => return Err(self.name.error(format!("missing section {kind} ({what})"))),
             (Some(_), Some(_)) => {
                 return Err(self
                     .name

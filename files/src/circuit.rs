@@ -26,7 +26,11 @@ fn check_witness(witness: &[Fr], num_wires: usize, name: &str, circuit: &str) ->
 
 /// The circuit of `r1cs` with the full assignment `witness` (a `.wtns`' values),
 /// ready for `groth16::prove_synthesized`. `witness_name` names the witness in errors.
-pub fn synthesized_from_r1cs(r1cs: &R1cs, witness: Vec<Fr>, witness_name: &str) -> Result<Synthesized> {
+pub fn synthesized_from_r1cs(
+    r1cs: &R1cs,
+    witness: Vec<Fr>,
+    witness_name: &str,
+) -> Result<Synthesized> {
     check_witness(&witness, r1cs.num_wires, witness_name, "the .r1cs")?;
     Ok(Synthesized {
         shape: r1cs.shape()?,
@@ -44,7 +48,11 @@ pub fn synthesized_from_r1cs(r1cs: &R1cs, witness: Vec<Fr>, witness_name: &str) 
 /// against the key's C query, so a witness that does not satisfy C gives a proof that
 /// fails verification; pass the `.r1cs` ([`synthesized_from_r1cs`] after
 /// [`Zkey::check_matches`]) to have each constraint checked before proving.
-pub fn synthesized_from_zkey(zkey: &Zkey, witness: Vec<Fr>, witness_name: &str) -> Result<Synthesized> {
+pub fn synthesized_from_zkey(
+    zkey: &Zkey,
+    witness: Vec<Fr>,
+    witness_name: &str,
+) -> Result<Synthesized> {
     check_witness(&witness, zkey.num_wires, witness_name, "the .zkey")?;
     let value = |row: &[(Fr, usize)]| -> Fr { row.iter().map(|(c, w)| *c * witness[*w]).sum() };
     let c: Matrix<Fr> = zkey

@@ -57,7 +57,12 @@ pub fn proof_to_json(proof: &Proof) -> Value {
 
 /// Public signals as snarkjs writes `public.json`.
 pub fn public_to_json(inputs: &[Fr]) -> Value {
-    Value::Array(inputs.iter().map(|x| Value::String(x.to_string())).collect())
+    Value::Array(
+        inputs
+            .iter()
+            .map(|x| Value::String(x.to_string()))
+            .collect(),
+    )
 }
 
 /// A verifying key as `snarkjs zkey export verificationkey` writes it.
@@ -149,7 +154,9 @@ impl Reader<'_> {
     fn g1(&self, v: &Value, what: &str) -> Result<G1Affine> {
         let c = self.array(v, what, None)?;
         if c.len() != 2 && c.len() != 3 {
-            return Err(self.name.error(format!("{what} must be [x, y] or [x, y, z]")));
+            return Err(self
+                .name
+                .error(format!("{what} must be [x, y] or [x, y, z]")));
         }
         let z = match c.get(2) {
             Some(z) => self.number::<Fq, 6>(z, what)?,
@@ -157,7 +164,11 @@ impl Reader<'_> {
         };
         self.point(what, z, || {
             let p = G1Affine::new_unchecked(self.number(&c[0], what)?, self.number(&c[1], what)?);
-            self.valid(p.is_on_curve(), p.is_in_correct_subgroup_assuming_on_curve(), what)?;
+            self.valid(
+                p.is_on_curve(),
+                p.is_in_correct_subgroup_assuming_on_curve(),
+                what,
+            )?;
             Ok(p)
         })
     }
@@ -165,7 +176,9 @@ impl Reader<'_> {
     fn g2(&self, v: &Value, what: &str) -> Result<G2Affine> {
         let c = self.array(v, what, None)?;
         if c.len() != 2 && c.len() != 3 {
-            return Err(self.name.error(format!("{what} must be [x, y] or [x, y, z]")));
+            return Err(self
+                .name
+                .error(format!("{what} must be [x, y] or [x, y, z]")));
         }
         let z = match c.get(2) {
             Some(z) => self.fq2(z, what)?,
@@ -173,7 +186,11 @@ impl Reader<'_> {
         };
         self.point(what, z, || {
             let p = G2Affine::new_unchecked(self.fq2(&c[0], what)?, self.fq2(&c[1], what)?);
-            self.valid(p.is_on_curve(), p.is_in_correct_subgroup_assuming_on_curve(), what)?;
+            self.valid(
+                p.is_on_curve(),
+                p.is_in_correct_subgroup_assuming_on_curve(),
+                what,
+            )?;
             Ok(p)
         })
     }

@@ -225,7 +225,8 @@ fn coefficients<R: Read + Seek>(
         )));
     }
     let entries = read_all(&mut s, count, entry, |e| {
-        let word = |i: usize| u32::from_le_bytes(e[4 * i..4 * i + 4].try_into().expect("4")) as usize;
+        let word =
+            |i: usize| u32::from_le_bytes(e[4 * i..4 * i + 4].try_into().expect("4")) as usize;
         let (matrix, row, wire) = (word(0), word(1), word(2));
         if matrix > 1 {
             return Err(format!("matrix {matrix} (only A = 0 and B = 1 exist)"));
@@ -254,7 +255,11 @@ fn coefficients<R: Read + Seek>(
         let m = if matrix == 0 { &mut a } else { &mut b };
         m[row].push((value, wire));
     }
-    for (i, (a_row, b_row)) in a[num_constraints..].iter().zip(&b[num_constraints..]).enumerate() {
+    for (i, (a_row, b_row)) in a[num_constraints..]
+        .iter()
+        .zip(&b[num_constraints..])
+        .enumerate()
+    {
         let is_input_row = matches!(a_row.as_slice(), [(one, wire)] if one.is_one() && *wire == i);
         if !is_input_row || !b_row.is_empty() {
             return Err(file.name.error(format!(

@@ -12,7 +12,9 @@ use crucible_conformance::circom_reduction::CircomReduction;
 use crucible_conformance::{proof_bytes, run_seed};
 use crucible_core::groth16::Proof;
 use crucible_core::{Bls12_381, Fr};
-use crucible_files::artifacts::{read_proof, read_public, read_vk, write_proof, write_public, write_vk};
+use crucible_files::artifacts::{
+    read_proof, read_public, read_vk, write_proof, write_public, write_vk,
+};
 use crucible_files::snarkjs_json::{proof_from_json, proof_to_json, public_from_json, vk_to_json};
 use crucible_files::{
     read_witness, read_witness_from, synthesized_from_r1cs, synthesized_from_zkey, R1cs,
@@ -47,7 +49,12 @@ fn verifies(vk: &ark_groth16::VerifyingKey<Bls12_381>, public: &[Fr], proof: &Pr
 fn r1cs_and_witness_describe_the_circuit() {
     let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
     assert_eq!(
-        (r1cs.num_wires, r1cs.num_public, r1cs.num_outputs, r1cs.num_private_inputs),
+        (
+            r1cs.num_wires,
+            r1cs.num_public,
+            r1cs.num_outputs,
+            r1cs.num_private_inputs
+        ),
         (10, 5, 2, 2)
     );
     assert_eq!(r1cs.num_constraints(), 4);
@@ -72,14 +79,20 @@ fn r1cs_and_witness_describe_the_circuit() {
 fn zkey_matches_its_r1cs_and_snarkjs_verifying_key() {
     let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
     let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
-    assert_eq!((zkey.num_wires, zkey.num_public, zkey.num_constraints), (10, 5, 4));
+    assert_eq!(
+        (zkey.num_wires, zkey.num_public, zkey.num_constraints),
+        (10, 5, 4)
+    );
     assert_eq!(zkey.domain_size, 16);
     assert_eq!(zkey.proving_key.h_query.len(), 16);
     assert_eq!(zkey.proving_key.l_query.len(), 10 - 5 - 1);
     zkey.check_matches(&r1cs, "multi_public.zkey", "multi_public.r1cs")
         .unwrap();
     // Every field, α·β in GT included, as `snarkjs zkey export verificationkey` wrote it.
-    assert_eq!(vk_to_json(&zkey.proving_key.vk), json("multi_public.vk.json"));
+    assert_eq!(
+        vk_to_json(&zkey.proving_key.vk),
+        json("multi_public.vk.json")
+    );
 }
 
 #[test]
@@ -106,11 +119,19 @@ fn circom_reduction_proves_with_the_snarkjs_key() {
     let z = read_witness(&fixture("multi_public.wtns")).unwrap();
     for synthesized in [
         synthesized_from_zkey(&zkey, z.clone(), "w").unwrap(),
-        synthesized_from_r1cs(&R1cs::read(&fixture("multi_public.r1cs")).unwrap(), z.clone(), "w")
-            .unwrap(),
+        synthesized_from_r1cs(
+            &R1cs::read(&fixture("multi_public.r1cs")).unwrap(),
+            z.clone(),
+            "w",
+        )
+        .unwrap(),
     ] {
         let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-        let matrices = [synthesized.a.clone(), synthesized.b.clone(), synthesized.c.clone()];
+        let matrices = [
+            synthesized.a.clone(),
+            synthesized.b.clone(),
+            synthesized.c.clone(),
+        ];
         let shape = synthesized.shape;
         let prove = |reduction_is_circom: bool| -> Proof {
             if reduction_is_circom {
@@ -125,9 +146,15 @@ fn circom_reduction_proves_with_the_snarkjs_key() {
             .unwrap()
         };
         let public = &z[1..6];
-        assert!(verifies(&zkey.proving_key.vk, public, &prove(true)), "seed {seed}");
+        assert!(
+            verifies(&zkey.proving_key.vk, public, &prove(true)),
+            "seed {seed}"
+        );
         // The other reduction's quotient does not fit a snarkjs key.
-        assert!(!verifies(&zkey.proving_key.vk, public, &prove(false)), "seed {seed}");
+        assert!(
+            !verifies(&zkey.proving_key.vk, public, &prove(false)),
+            "seed {seed}"
+        );
     }
 }
 
@@ -139,19 +166,36 @@ fn arkworks_setup_from_r1cs_proves_the_witness() {
     let mut rng = StdRng::seed_from_u64(seed);
     let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
     let z = read_witness(&fixture("multi_public.wtns")).unwrap();
-    let setup = R1csCircuit { r1cs: &r1cs, witness: None };
-    let pk = ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(setup, &mut rng)
-        .unwrap();
+    let setup = R1csCircuit {
+        r1cs: &r1cs,
+        witness: None,
+    };
+    let pk = ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+        setup, &mut rng,
+    )
+    .unwrap();
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-    let circuit = R1csCircuit { r1cs: &r1cs, witness: Some(&z) };
-    let via_cs = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s).unwrap();
+    let circuit = R1csCircuit {
+        r1cs: &r1cs,
+        witness: Some(&z),
+    };
+    let via_cs =
+        ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s).unwrap();
     let synthesized = synthesized_from_r1cs(&r1cs, z.clone(), "w").unwrap();
-    let matrices = [synthesized.a.clone(), synthesized.b.clone(), synthesized.c.clone()];
+    let matrices = [
+        synthesized.a.clone(),
+        synthesized.b.clone(),
+        synthesized.c.clone(),
+    ];
     let via_matrices = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction_and_matrices(
         &pk, r, s, &matrices, 6, 4, &z,
     )
     .unwrap();
-    assert_eq!(proof_bytes(&via_cs), proof_bytes(&via_matrices), "seed {seed}");
+    assert_eq!(
+        proof_bytes(&via_cs),
+        proof_bytes(&via_matrices),
+        "seed {seed}"
+    );
     assert!(verifies(&pk.vk, &z[1..6], &via_cs), "seed {seed}");
 }
 
@@ -171,14 +215,21 @@ fn artifacts_round_trip_in_both_forms() {
         write_proof(&p, &proof).unwrap();
         write_public(&i, &public).unwrap();
         write_vk(&v, &zkey.proving_key.vk).unwrap();
-        assert_eq!(proof_bytes(&read_proof(&p).unwrap()), proof_bytes(&proof), "{ext}");
+        assert_eq!(
+            proof_bytes(&read_proof(&p).unwrap()),
+            proof_bytes(&proof),
+            "{ext}"
+        );
         assert_eq!(read_public(&i).unwrap(), public, "{ext}");
         assert_eq!(read_vk(&v).unwrap(), zkey.proving_key.vk, "{ext}");
     }
     // A binary file named .json, and JSON named .bin, are clear errors.
     std::fs::copy(dir.join("proof.bin"), dir.join("wrong.json")).unwrap();
     let e = read_proof(&dir.join("wrong.json")).unwrap_err().to_string();
-    assert!(e.contains("wrong.json") && e.contains("not valid JSON"), "{e}");
+    assert!(
+        e.contains("wrong.json") && e.contains("not valid JSON"),
+        "{e}"
+    );
     std::fs::copy(dir.join("proof.json"), dir.join("wrong.bin")).unwrap();
     let e = read_proof(&dir.join("wrong.bin")).unwrap_err().to_string();
     assert!(e.contains("wrong.bin") && e.contains("*.json"), "{e}");
@@ -226,22 +277,34 @@ fn damaged_zkeys_are_clear_errors_naming_the_file() {
     let at = section_offset(&good, 5) + 96;
     off_curve[at] ^= 1;
     let e = zkey_error(off_curve);
-    assert!(e.contains("points A") && e.contains("element 1 of 10"), "{e}");
-    assert!(e.contains("not on the curve") || e.contains("not below the field modulus"), "{e}");
+    assert!(
+        e.contains("points A") && e.contains("element 1 of 10"),
+        "{e}"
+    );
+    assert!(
+        e.contains("not on the curve") || e.contains("not below the field modulus"),
+        "{e}"
+    );
 
     // alpha_1 replaced by a point of G1's curve outside the prime-order subgroup.
     let mut outside = good.clone();
     let at = section_offset(&good, 2) + 4 + 48 + 4 + 32 + 12;
     outside[at..at + 96].copy_from_slice(&non_subgroup_g1_zkey_bytes());
     let e = zkey_error(outside);
-    assert!(e.contains("alpha_1") && e.contains("not in the prime-order subgroup"), "{e}");
+    assert!(
+        e.contains("alpha_1") && e.contains("not in the prime-order subgroup"),
+        "{e}"
+    );
 
     // A bn128 key: the base-field prime differs.
     let mut bn = good.clone();
     let at = section_offset(&good, 2) + 4;
     bn[at] ^= 0xff;
     let e = zkey_error(bn);
-    assert!(e.contains("not BLS12-381's") && e.contains("bls12381"), "{e}");
+    assert!(
+        e.contains("not BLS12-381's") && e.contains("bls12381"),
+        "{e}"
+    );
 }
 
 /// A point on y² = x³ + 4 (BLS12-381's G1 curve) outside the r-order subgroup, in a
@@ -276,26 +339,39 @@ fn mismatched_files_are_clear_errors() {
         .check_matches(&r1cs, "a.zkey", "b.r1cs")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("a.zkey was not made for b.r1cs") && e.contains("row 2 of matrix B"), "{e}");
+    assert!(
+        e.contains("a.zkey was not made for b.r1cs") && e.contains("row 2 of matrix B"),
+        "{e}"
+    );
 
     let z = read_witness(&fixture("multi_public.wtns")).unwrap();
     let e = synthesized_from_zkey(&zkey, z[..9].to_vec(), "short.wtns")
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("short.wtns has 9 values") && e.contains("10 wires"), "{e}");
+    assert!(
+        e.contains("short.wtns has 9 values") && e.contains("10 wires"),
+        "{e}"
+    );
 
     // A witness whose wire 0 is not the constant one.
     let mut w = bytes("multi_public.wtns");
     let at = section_offset(&w, 2);
     w[at] = 2;
-    let e = read_witness_from(Cursor::new(w), "bad.wtns").unwrap_err().to_string();
-    assert!(e.contains("bad.wtns") && e.contains("wire 0 must be the constant 1"), "{e}");
+    let e = read_witness_from(Cursor::new(w), "bad.wtns")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.wtns") && e.contains("wire 0 must be the constant 1"),
+        "{e}"
+    );
 
     // An .r1cs constraint naming a wire the circuit does not have.
     let mut c = bytes("multi_public.r1cs");
     let at = section_offset(&c, 2) + 4;
     c[at..at + 4].copy_from_slice(&99u32.to_le_bytes());
-    let e = R1cs::from_reader(Cursor::new(c), "bad.r1cs").unwrap_err().to_string();
+    let e = R1cs::from_reader(Cursor::new(c), "bad.r1cs")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bad.r1cs") && e.contains("uses wire 99"), "{e}");
 }

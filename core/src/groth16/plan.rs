@@ -14,7 +14,11 @@ pub fn proof_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> MemoryPlan
 }
 
 /// Plan for the staged proving key: every query of the key, as device bases.
-pub fn key_plan_for(backend: &dyn ProverBackend, shape: &ProofShape, reduction: Reduction) -> MemoryPlan {
+pub fn key_plan_for(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+) -> MemoryPlan {
     let vars = shape.num_variables();
     let g1 = |len: usize| backend.buffer_bytes(ElementKind::G1, len);
     let mut plan = MemoryPlan::new(format!("proving key on {}", backend.info().label()));
@@ -28,7 +32,11 @@ pub fn key_plan_for(backend: &dyn ProverBackend, shape: &ProofShape, reduction: 
 
 /// Plan for one proof: the three domain vectors, the assignment, and the scratch
 /// every NTT and MSM of the proof needs.
-pub fn proof_plan_for(backend: &dyn ProverBackend, shape: &ProofShape, reduction: Reduction) -> MemoryPlan {
+pub fn proof_plan_for(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+) -> MemoryPlan {
     let n = shape.domain_size();
     let vars = shape.num_variables();
     let scalars = |len: usize| backend.buffer_bytes(ElementKind::Scalar, len);
@@ -43,10 +51,7 @@ pub fn proof_plan_for(backend: &dyn ProverBackend, shape: &ProofShape, reduction
         .item("z", scalars(vars));
     let need = ScratchNeed {
         ntt: Some(shape.domain()),
-        msm_g1: reduction
-            .h_len(n)
-            .max(vars - 1)
-            .max(shape.num_witness),
+        msm_g1: reduction.h_len(n).max(vars - 1).max(shape.num_witness),
         msm_g2: vars - 1,
     };
     plan.merge(&backend.scratch_plan(&need));

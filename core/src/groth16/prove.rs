@@ -110,7 +110,9 @@ pub fn prove_synthesized(
     // converts and copies the next vector while the device transforms the last one.
     // `stage` is the host's time inside the staging calls, `ntt` the rest, up to the
     // end of the transforms.
-    let domain = reduction.transform_domain(shape.log_domain).phase(Phase::Ntt)?;
+    let domain = reduction
+        .transform_domain(shape.log_domain)
+        .phase(Phase::Ntt)?;
     let mut stage_time = std::time::Duration::ZERO;
     let t = Instant::now();
     let mut stage = |lease: &mut Lease, buf: crate::ScalarBuf, values: &[Fr]| {
