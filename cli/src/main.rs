@@ -9,6 +9,7 @@ mod backends;
 mod bench;
 mod conformance;
 mod export_vk;
+mod memory_watch;
 mod output;
 mod parse;
 mod plan;

@@ -316,11 +316,15 @@ fn check_run(
     };
     let others: Vec<&dyn ProverBackend> = cpu.iter().map(|b| &**b).collect();
     let check = spinner("checking against ark-groth16 and the CPU reference", || {
+        let key_options = KeyOptions {
+            reduction: loaded.reduction,
+            ..KeyOptions::default()
+        };
         Ok::<_, CliError>(cross_check(
             &others,
             &loaded.pk,
             &loaded.synthesized,
-            loaded.reduction,
+            &key_options,
             r,
             s,
         ))

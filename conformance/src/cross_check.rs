@@ -95,13 +95,14 @@ impl CrossCheck {
     }
 }
 
-/// Proves `synthesized` on every backend (staging `pk` on each, then releasing it)
-/// and with ark-groth16, all with the same `r` and `s` and `reduction`.
+/// Proves `synthesized` on every backend (staging `pk` on each under `key_options`,
+/// then releasing it) and with ark-groth16 with the key's reduction, all with the
+/// same `r` and `s`.
 pub fn cross_check(
     backends: &[&dyn ProverBackend],
     pk: &Arc<ProvingKey>,
     synthesized: &Synthesized,
-    reduction: Reduction,
+    key_options: &KeyOptions,
     r: Fr,
     s: Fr,
 ) -> CrossCheck {
@@ -109,14 +110,10 @@ pub fn cross_check(
         verify: false,
         ..ProveOptions::default()
     };
-    let key_options = KeyOptions {
-        reduction,
-        ..KeyOptions::default()
-    };
     let backends = backends
         .iter()
         .map(|backend| {
-            let proof = StagedKey::stage_with(*backend, Arc::clone(pk), &key_options)
+            let proof = StagedKey::stage_with(*backend, Arc::clone(pk), key_options)
                 .and_then(|key| {
                     let out = prove_synthesized(*backend, &key, synthesized, r, s, options);
                     key.release()?;
@@ -131,7 +128,7 @@ pub fn cross_check(
         })
         .collect();
     CrossCheck {
-        reference: reference_proof(pk, synthesized, reduction, r, s),
+        reference: reference_proof(pk, synthesized, key_options.reduction, r, s),
         backends,
     }
 }
@@ -150,18 +147,31 @@ pub fn verify_with_arkworks(
     }
 }
 
-/// The cross-check of any circuit on one backend with fresh `r`, `s` from `rng`:
-/// byte-identical to ark-groth16 (with `reduction`) and accepted by its verifier.
+/// The cross-check of any circuit and arkworks key (ark-groth16's reduction) on one
+/// backend with fresh `r`, `s` from `rng`: byte-identical to ark-groth16 and accepted
+/// by its verifier.
 pub fn compare_with_arkworks<C: ConstraintSynthesizer<Fr>>(
     backend: &dyn ProverBackend,
     pk: Arc<ProvingKey>,
     circuit: C,
-    reduction: Reduction,
     rng: &mut impl RngCore,
+) -> Result<(), String> {
+    compare_with_arkworks_under(backend, pk, circuit, rng, &KeyOptions::default())
+}
+
+/// [`compare_with_arkworks`] with the key staged under `options`: its reduction
+/// (snarkjs' for a `.zkey`'s key, compared with [`CircomReduction`]), a fixed
+/// schedule, a memory limit.
+pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
+    backend: &dyn ProverBackend,
+    pk: Arc<ProvingKey>,
+    circuit: C,
+    rng: &mut impl RngCore,
+    options: &KeyOptions,
 ) -> Result<(), String> {
     let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
-    let check = cross_check(&[backend], &pk, &synthesized, reduction, r, s);
+    let check = cross_check(&[backend], &pk, &synthesized, options, r, s);
     let mismatches = check.mismatches();
     if !mismatches.is_empty() {
         return Err(format!("{} (r = {r}, s = {s})", mismatches.join("; ")));

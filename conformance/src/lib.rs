@@ -16,18 +16,20 @@
 mod cases;
 pub mod circom_reduction;
 mod cross_check;
+pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
 mod proof_cases;
 mod report;
+mod schedule_cases;
 mod staging_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
 pub use cross_check::{
-    compare_with_arkworks, cross_check, reference_proof, verify_with_arkworks, BackendProof,
-    CrossCheck,
+    compare_with_arkworks, compare_with_arkworks_under, cross_check, reference_proof,
+    verify_with_arkworks, BackendProof, CrossCheck,
 };
 pub use proof_cases::{hex, proof_bytes};
 pub use report::{json_report, junit_report};

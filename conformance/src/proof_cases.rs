@@ -7,12 +7,12 @@ use std::sync::Arc;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::circuit::BenchCircuit;
-use crucible_core::groth16::{Proof, ProvingKey, Reduction};
+use crucible_core::groth16::{KeyOptions, Proof, ProvingKey, Reduction};
 use crucible_core::key_file::generate_key;
 use crucible_core::Bls12_381;
 
 use crate::circom_reduction::CircomReduction;
-use crate::cross_check::compare_with_arkworks;
+use crate::cross_check::compare_with_arkworks_under;
 use crate::suite::Runner;
 
 /// Compressed bytes of a proof.
@@ -78,7 +78,11 @@ pub fn run(r: &mut Runner<'_>) {
                         inputs,
                         seed: seed.wrapping_add(1),
                     };
-                    compare_with_arkworks(backend, Arc::new(pk), circuit, reduction, rng)
+                    let options = KeyOptions {
+                        reduction,
+                        ..KeyOptions::default()
+                    };
+                    compare_with_arkworks_under(backend, Arc::new(pk), circuit, rng, &options)
                 });
             }
         }

@@ -25,8 +25,7 @@ pub struct Domain {
     pub omega_inv: Fr,
     /// 1 / size.
     pub size_inv: Fr,
-    /// Coset offset g (`Fr::GENERATOR`, as ark-groth16 uses, unless made by
-    /// [`Domain::with_roots`]).
+    /// Coset offset g (`Fr::GENERATOR`, as ark-groth16 uses).
     pub coset_gen: Fr,
     /// 1 / g.
     pub coset_gen_inv: Fr,
@@ -82,6 +81,9 @@ impl Domain {
         let size = base.size as u64;
         let primitive =
             omega.pow([size]) == Fr::ONE && (size == 1 || omega.pow([size / 2]) != Fr::ONE);
+        let (Some(omega_inv), Some(coset_gen_inv)) = (omega.inverse(), coset_gen.inverse()) else {
+            return Err(Error::InvalidInput("a zero root or coset offset".into()));
+        };
         if !primitive || coset_gen.pow([size]) == Fr::ONE {
             return Err(Error::InvalidInput(format!(
                 "not a primitive 2^{log_size}-th root of unity with an offset outside the domain"
@@ -89,13 +91,9 @@ impl Domain {
         }
         Ok(Domain {
             omega,
-            omega_inv: omega
-                .inverse()
-                .ok_or_else(|| Error::InvalidInput("zero root".into()))?,
+            omega_inv,
             coset_gen,
-            coset_gen_inv: coset_gen
-                .inverse()
-                .ok_or_else(|| Error::InvalidInput("zero coset offset".into()))?,
+            coset_gen_inv,
             ..base
         })
     }
@@ -103,7 +101,7 @@ impl Domain {
     /// 1 / Z(g), the inverse of the vanishing polynomial x^n − 1 on the coset offset.
     pub fn vanishing_on_coset_inv(&self) -> Fr {
         let z = self.coset_gen.pow([self.size as u64]) - Fr::ONE;
-        z.inverse().expect("g is not an n-th root of unity")
+        z.inverse().unwrap_or_else(ark_ff::Zero::zero)
     }
 
     /// The same domain (its roots of unity included) as arkworks' type, without the

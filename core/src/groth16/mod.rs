@@ -1,24 +1,27 @@
 //! The Groth16 prover, written once against [`ProverBackend`](crate::ProverBackend).
 //!
-//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the reduction the key was
-//! made for (`LibsnarkReduction`, or snarkjs' for `.zkey` keys: [`Reduction`]): given
-//! the same key, circuit, `r` and `s`, the same proof.
+//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the key's reduction
+//! (`LibsnarkReduction`, or snarkjs' for `.zkey` keys: [`Reduction`]): given
+//! the same key, circuit, `r` and `s`, the same proof, under every schedule.
 
 mod evaluate;
+pub mod items;
 mod key;
 mod plan;
 mod prove;
 mod prove_with_rng;
 mod reduction;
+pub mod schedule;
 mod synthesize;
 mod verify;
 
 pub use evaluate::{evaluate, Evaluations};
-pub use key::{key_shape, key_shape_for, KeyOptions, StagedKey};
-pub use plan::{key_plan, key_plan_for, proof_plan, proof_plan_for};
+pub use key::{key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey};
+pub use plan::{key_plan, proof_plan};
 pub use prove::{prove, prove_synthesized, ProofOutput, ProveOptions};
 pub use prove_with_rng::prove_with_rng;
 pub use reduction::{snarkjs_root_of_unity, Reduction};
+pub use schedule::{DomainVectors, Query, QuerySet, Schedule, ScheduleChoice, ScheduledPlan};
 pub use synthesize::{synthesize, Synthesized};
 pub use verify::verify;
 

@@ -1,24 +1,25 @@
-//! R1CS to QAP: how the witness's evaluations become the scalars of the h query, for
-//! arkworks keys (ark-groth16's `LibsnarkReduction`) and snarkjs keys (`.zkey`).
+//! R1CS to QAP: how the witness's evaluations become the scalars of the h query.
 
 use ark_ff::{FftField, LegendreSymbol, One, PrimeField};
 
-use crate::{Domain, Fr, Result};
+use crate::{Domain, Error, Fr, Result};
 
-/// The reduction a proving key was made for. Both take A·z, B·z and C·z on the
-/// domain to a coset where the quotient can be evaluated; they differ in the roots of
-/// unity, the coset, and what the key's h query expects.
+/// The reduction a proving key was made for. Both start from A·z, B·z and C·z on
+/// the domain and go through a coset where the quotient can be evaluated; they
+/// differ in the coset and in what the key's h query expects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reduction {
-    /// ark-groth16's `LibsnarkReduction`: arkworks' roots, the coset `g·H` (g =
-    /// `Fr::GENERATOR`), `(a·b − c) / Z(g)` back to coefficients; n − 1 h points.
+    /// ark-groth16's `LibsnarkReduction`: on the coset `g·H` (g = `Fr::GENERATOR`)
+    /// `(a·b − c) / Z(g)`, back to coefficients; the h query has n − 1 points.
     #[default]
     Libsnark,
-    /// snarkjs': ffjavascript's roots of unity (from the smallest quadratic
-    /// non-residue, 5, where arkworks uses the generator 7, so row i sits at another
-    /// point), the coset `ω_2n·H` (its 2n-th root), `a·b − c` left as evaluations (Z is
-    /// the constant −2 there, which the key's h query carries); n h points.
+    /// snarkjs': on the coset `ω_2n·H` (ω_2n its primitive 2n-th root of unity)
+    /// `a·b − c`, left as evaluations (Z is the constant −2 there, which the key's h
+    /// query already carries); n points. Its roots of unity are ffjavascript's, from
+    /// the field's smallest quadratic non-residue (5), where arkworks' come from the
+    /// generator (7): row i of the constraints sits at another point, so every
+    /// transform of the reduction runs over those roots ([`snarkjs_root_of_unity`]).
     Circom,
 }
 
@@ -39,28 +40,30 @@ impl Reduction {
         }
     }
 
-    /// The domain of 2^log_size points the reduction's transforms run over: its
+    /// The domain of `domain`'s size that this reduction's transforms run over: its
     /// roots of unity and its coset offset.
-    pub fn transform_domain(self, log_size: u32) -> Result<Domain> {
+    pub fn coset_domain(self, domain: &Domain) -> Result<Domain> {
         match self {
-            Reduction::Libsnark => Domain::with_log_size(log_size),
+            Reduction::Libsnark => Ok(*domain),
             Reduction::Circom => {
+                let log = domain.log_size;
                 let root = |log: u32| {
                     snarkjs_root_of_unity::<Fr>(log).ok_or_else(|| {
-                        crate::Error::Unsupported(format!(
-                            "snarkjs' reduction over 2^{log_size} needs a 2^{log}-th root of unity, beyond the field's two-adicity"
+                        Error::Unsupported(format!(
+                            "snarkjs' reduction over 2^{} needs a 2^{log}-th root of unity, beyond the field's two-adicity",
+                            domain.log_size
                         ))
                     })
                 };
-                Domain::with_roots(log_size, root(log_size)?, root(log_size + 1)?)
+                Domain::with_roots(log, root(log)?, root(log + 1)?)
             }
         }
     }
 
     /// The factor of the pointwise step `(a·b − c)·k` on the coset.
-    pub fn quotient_factor(self, domain: &Domain) -> Fr {
+    pub fn quotient_factor(self, coset: &Domain) -> Fr {
         match self {
-            Reduction::Libsnark => domain.vanishing_on_coset_inv(),
+            Reduction::Libsnark => coset.vanishing_on_coset_inv(),
             Reduction::Circom => Fr::one(),
         }
     }
@@ -68,6 +71,11 @@ impl Reduction {
     /// Whether the quotient goes back to coefficients (one more inverse transform).
     pub fn back_to_coefficients(self) -> bool {
         self == Reduction::Libsnark
+    }
+
+    /// NTTs one proof runs: three to the coset and back per vector, plus the last.
+    pub fn transforms(self) -> u32 {
+        6 + u32::from(self.back_to_coefficients())
     }
 }
 
