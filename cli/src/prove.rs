@@ -18,8 +18,8 @@ use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
-use crate::output::{count, load_key, progress_bar, table};
 use crate::memory_watch::MemoryWatch;
+use crate::output::{count, load_key, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
 use crate::{parse, CliError};

@@ -173,10 +173,7 @@ fn prove_once(
         ..KeyOptions::default()
     };
     let key = StagedKey::stage_with(backend, Arc::clone(&loaded.pk), &key_options)?;
-    let options = ProveOptions {
-        verify,
-        ..ProveOptions::default()
-    };
+    let options = ProveOptions { verify };
     let out = prove_synthesized(backend, &key, &loaded.synthesized, r, s, options);
     key.release()?;
     Ok(out?)

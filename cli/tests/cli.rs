@@ -442,8 +442,7 @@ fn conformance_writes_json_and_junit_reports() {
     ]);
     let run = run_argv(&args, &dir.0, &[]);
     assert!(run.ok(), "{run:?}");
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["seed"], 9);
     assert_eq!(report["failed"], 0);
     let cases = report["cases"].as_array().unwrap();
@@ -467,8 +466,14 @@ fn file_flags_need_a_key_file_and_the_built_in_circuit_its_size() {
     assert_fails_with(&stray, "--wtns needs a key file");
     let none = crucible("prove --backend cpu", &dir.0);
     assert_fails_with(&none, "give --constraints N for the built-in circuit");
-    let missing = crucible("prove --backend cpu --zkey nosuch.zkey --wtns nosuch.wtns", &dir.0);
+    let missing = crucible(
+        "prove --backend cpu --zkey nosuch.zkey --wtns nosuch.wtns",
+        &dir.0,
+    );
     assert_fails_with(&missing, "cannot open snarkjs .zkey file nosuch.zkey");
-    let verify = crucible("verify --vk nosuch.json --proof p.json --public i.json", &dir.0);
+    let verify = crucible(
+        "verify --vk nosuch.json --proof p.json --public i.json",
+        &dir.0,
+    );
     assert_fails_with(&verify, "nosuch.json");
 }

@@ -106,10 +106,7 @@ pub fn cross_check(
     r: Fr,
     s: Fr,
 ) -> CrossCheck {
-    let options = ProveOptions {
-        verify: false,
-        ..ProveOptions::default()
-    };
+    let options = ProveOptions { verify: false };
     let backends = backends
         .iter()
         .map(|backend| {

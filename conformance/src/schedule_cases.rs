@@ -14,9 +14,9 @@ use crucible_core::key_file::generate_key;
 use crucible_core::streamed_msm::streamed_msm;
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
 
+use crate::cross_check::compare_with_arkworks_under;
 use crate::items;
 use crate::msm_cases::random_bases;
-use crate::cross_check::compare_with_arkworks_under;
 use crate::suite::Runner;
 
 /// `Σ s·P` with the bases streamed from the host through two chunk buffers of

@@ -7,9 +7,14 @@ use crucible_core::registry::{registrations, select, ProbeOptions};
 fn no_linked_backend_says_how_to_link_one() {
     assert!(registrations().is_empty(), "core's tests link no backend");
     for spec in ["auto", "cpu"] {
-        let e = select(spec, &ProbeOptions::default()).err().expect("no backend");
+        let e = select(spec, &ProbeOptions::default())
+            .err()
+            .expect("no backend");
         let e = e.to_string();
-        assert!(e.contains("no backend crate is linked into this binary"), "{spec}: {e}");
+        assert!(
+            e.contains("no backend crate is linked into this binary"),
+            "{spec}: {e}"
+        );
         assert!(e.contains("use crucible_backend_cpu as _;"), "{spec}: {e}");
     }
 }
