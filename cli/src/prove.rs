@@ -18,8 +18,8 @@ use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
-use crate::output::{count, load_key, progress_bar, table};
 use crate::memory_watch::MemoryWatch;
+use crate::output::{count, load_key, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::{parse, CliError};
 
@@ -44,6 +44,10 @@ pub struct ProveArgs {
     /// Skip verifying each proof before it is returned.
     #[arg(long)]
     no_verify: bool,
+    /// Host threads synthesizing circuits ahead of the devices (each holds one
+    /// synthesized circuit in host memory).
+    #[arg(long, default_value = "1", value_parser = parse::size)]
+    synthesis_threads: usize,
     /// Prove with a key of the circuit's shape and pseudo-random points, built in
     /// seconds (a real setup takes minutes from about 2^22 constraints): the same
     /// device work, for timing and memory runs; the proofs do not verify, so
@@ -163,6 +167,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     let config = EngineConfig {
         workers_per_device: setup.workers_per_device,
         verify: args.verifies(),
+        synthesis_threads: args.synthesis_threads,
         ..EngineConfig::default()
     };
     let backends = match &args.devices {
