@@ -1,7 +1,7 @@
 //! Host buffers allocated under a lease (fallibly: host OOM is an error, not an abort).
 
 use ark_ff::Zero;
-use crucible_core::{BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, Result};
+use crucible_core::{BufferId, ElementKind, Error, Fr, G1Affine, G2Affine, Lease, Result};
 
 use crate::error::{check_len, CpuError};
 use crate::field::element_bytes;
@@ -10,7 +10,7 @@ use crate::field::element_bytes;
 pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|source| CpuError::Alloc {
-        bytes: (len * size_of::<T>()) as u64,
+        bytes: (len as u64).saturating_mul(size_of::<T>() as u64),
         source,
     })?;
     v.resize(len, zero);
@@ -19,7 +19,9 @@ pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
 
 /// Allocates `len` elements of `kind` from plan item `item`.
 pub fn alloc(lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
-    let bytes = element_bytes(kind) * len as u64;
+    let bytes = element_bytes(kind)
+        .checked_mul(len as u64)
+        .ok_or_else(|| Error::InvalidInput(format!("{len} elements overflow u64 bytes")))?;
     match kind {
         ElementKind::Scalar => lease.allocate(item, bytes, || try_zeroed(len, Fr::zero())),
         ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, G1Affine::identity())),

@@ -12,6 +12,7 @@
 
 mod backend;
 mod budget;
+mod byte_size;
 pub mod circuit;
 mod domain;
 pub mod engine;
@@ -31,7 +32,8 @@ pub use backend::{
     check_padded, check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan,
     NttKind, ProverBackend, ScalarBuf, ScratchNeed,
 };
-pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
+pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
+pub use byte_size::parse_byte_size;
 pub use domain::{Domain, MAX_LOG_SIZE};
 pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};

@@ -37,6 +37,14 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
         ));
     }
     let instance = vars - witness;
+    // The verifier reads one gamma_abc point per instance variable: a longer list
+    // would let a key of another circuit through, a shorter one fail only at the end.
+    if pk.vk.gamma_abc_g1.len() != instance {
+        return bad(format!(
+            "the verifying key's gamma_abc_g1 has {} points for {instance} instance variables",
+            pk.vk.gamma_abc_g1.len()
+        ));
+    }
     Ok(ProofShape {
         num_constraints: domain - instance,
         num_instance: instance,
