@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use crucible_benches::prove_shape;
-use crucible_core::engine::proofs_that_fit;
+use crucible_core::engine::{proofs_that_fit, MAX_WORKERS_PER_DEVICE};
 use crucible_core::groth16::{key_plan, proof_plan};
 use crucible_core::registry::{select, ProbeOptions, Selected};
 use crucible_core::{human_bytes, MemoryPlan, ProofShape, ProverBackend};
@@ -46,8 +46,6 @@ pub struct Resolved {
 }
 
 impl ProofSetup {
-    /// Checks the counts, computes the domain, selects the backend and plans (nothing
-    /// is allocated).
     /// Probe options carrying `--memory-limit`.
     pub fn probe_options(&self) -> ProbeOptions {
         ProbeOptions {
@@ -56,20 +54,25 @@ impl ProofSetup {
         }
     }
 
-    /// Checks the sizes, selects the backend and sizes its plans.
+    /// Checks the counts, computes the domain, selects the backend and sizes its plans
+    /// (nothing is allocated); says so when `--memory-limit` was capped.
     pub fn resolve(&self) -> Result<Resolved, CliError> {
-        for (flag, value) in [
-            ("--constraints", self.constraints),
-            ("--workers-per-device", self.workers_per_device),
-        ] {
-            if value == 0 {
-                return Err(CliError(format!("{flag} must be at least 1")));
-            }
+        if self.constraints == 0 {
+            return Err(CliError("--constraints must be at least 1".into()));
+        }
+        if !(1..=MAX_WORKERS_PER_DEVICE).contains(&self.workers_per_device) {
+            return Err(CliError(format!(
+                "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {}",
+                self.workers_per_device
+            )));
         }
         let shape = prove_shape(self.constraints, self.inputs)?;
         let options = self.probe_options();
         let selected = select(&self.backend, &options)?;
         let memory = MemorySummary::new(&*selected.backend, &shape, &options);
+        if let Some(note) = &memory.capped {
+            eprintln!("note: {note}");
+        }
         Ok(Resolved {
             shape,
             selected,
@@ -99,6 +102,9 @@ pub struct MemorySummary {
     pub limited: bool,
     /// Proofs that fit next to the key at once.
     pub proofs_at_once: u64,
+    /// Set when `--memory-limit` asked for more than the device offers (and so was
+    /// capped): says so, with both numbers.
+    pub capped: Option<String>,
 }
 
 impl MemorySummary {
@@ -115,6 +121,14 @@ impl MemorySummary {
                 human_bytes(options.headroom)
             ),
         };
+        let capped = options.memory_limit.filter(|l| *l > capacity).map(|limit| {
+            format!(
+                "--memory-limit {} ({limit} B) is more than {} offers: its budget is {} ({capacity} B, {capacity_source})",
+                human_bytes(limit),
+                backend.info().label(),
+                human_bytes(capacity),
+            )
+        });
         MemorySummary {
             key: key_plan(backend, shape),
             proof: proof_plan(backend, shape),
@@ -122,6 +136,7 @@ impl MemorySummary {
             capacity_source,
             limited,
             proofs_at_once: proofs_that_fit(backend, shape),
+            capped,
         }
     }
 

@@ -119,6 +119,8 @@ pub fn run_bounded(
     std::thread::spawn(move || {
         let mut outcomes = Vec::new();
         let stats = prover.run(jobs, |o| outcomes.push(o));
+        // Let go of the prover first: the caller may release it once it has the results.
+        drop(prover);
         let _ = tx.send((stats, outcomes));
     });
     rx.recv_timeout(limit)
