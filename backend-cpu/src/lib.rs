@@ -17,9 +17,9 @@ use ark_ff::Zero;
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
-    G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan,
+    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::CpuError;
@@ -124,44 +124,45 @@ impl ProverBackend for CpuBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        _usage: BufferUse,
     ) -> Result<BufferId> {
-        memory::alloc(lease, item, kind, len)
+        memory::alloc(lease, key, kind, len)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_in(lease, dst.id(), src)
     }
 
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
-        memory::copy_in_padded(lease, dst.id, src)
+        memory::copy_in_padded(lease, dst.id(), src)
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_front(lease, dst.id(), src)
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_front(lease, dst.id(), src)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        Ok(lease.get::<Vec<Fr>>(src.id)?.clone())
+        Ok(lease.get::<Vec<Fr>>(src.id())?.clone())
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
-        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id)?, domain, kind)
+        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id())?, domain, kind)
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-        if dst.id == rhs.id {
-            ntt::square_assign(lease.get_mut::<Vec<Fr>>(dst.id)?);
+        if dst.id() == rhs.id() {
+            ntt::square_assign(lease.get_mut::<Vec<Fr>>(dst.id())?);
             return Ok(());
         }
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::mul_assign(d, r)
     }
 
@@ -172,12 +173,12 @@ impl ProverBackend for CpuBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
-        if dst.id == rhs.id {
+        if dst.id() == rhs.id() {
             // (x − x)·k
-            lease.get_mut::<Vec<Fr>>(dst.id)?.fill(Fr::zero());
+            lease.get_mut::<Vec<Fr>>(dst.id())?.fill(Fr::zero());
             return Ok(());
         }
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::sub_mul_assign(d, r, k)
     }
 
@@ -187,7 +188,7 @@ impl ProverBackend for CpuBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        msm::msm::<G1Projective>(work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<G1Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 
     fn msm_g2(
@@ -196,7 +197,7 @@ impl ProverBackend for CpuBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        msm::msm::<G2Projective>(work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<G2Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 }
 

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
 use crate::groth16::{
-    key_plan, key_shape, proof_plan, prove_synthesized, synthesize, ProofOutput, ProveOptions,
-    ProvingKey, StagedKey, Synthesized,
+    key_plan, proof_plan, prove_synthesized, synthesize, KeyOptions, ProofOutput, ProveOptions,
+    ProvingKey, Reduction, Schedule, StagedKey, Synthesized,
 };
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
@@ -42,6 +42,13 @@ pub struct EngineConfig {
     pub synthesis_threads: usize,
     /// Verify every proof before returning it.
     pub verify: bool,
+    /// The reduction the key was made for.
+    pub reduction: Reduction,
+    /// A cap below each device's budget for the key and the workers' proofs; the
+    /// schedule is the fastest whose key and `workers_per_device` proofs fit it.
+    pub memory_limit: Option<u64>,
+    /// A fixed schedule instead of the fastest that fits (tests, tuning).
+    pub schedule: Option<Schedule>,
 }
 
 impl EngineConfig {
@@ -76,6 +83,9 @@ impl Default for EngineConfig {
             workers_per_device: 1,
             synthesis_threads: 1,
             verify: true,
+            reduction: Reduction::Libsnark,
+            memory_limit: None,
+            schedule: None,
         }
     }
 }
@@ -186,25 +196,17 @@ impl Device {
         }
     }
 
-    // Stages the key on `backend` after checking that it and one proof fit.
+    // Stages the key on `backend` with the schedule chosen for its workers (which
+    // fails at once when the budget is below the shape's floor).
     fn open(
         backend: Arc<dyn ProverBackend>,
         pk: &Arc<ProvingKey>,
-        shape: &ProofShape,
+        options: &KeyOptions,
     ) -> Result<Device> {
         let label = backend.info().label();
         let budget = Arc::clone(backend.budget());
-        let proof_bytes = proof_plan(&*backend, shape).total_bytes();
-        let needed = key_plan(&*backend, shape)
-            .total_bytes()
-            .checked_add(proof_bytes)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "the key and one proof on {label} overflow u64 bytes"
-                ))
-            })?;
-        budget.check_fits(needed).phase(Phase::Allocate)?;
-        let key = StagedKey::stage(&*backend, Arc::clone(pk))?;
+        let key = StagedKey::stage_with(&*backend, Arc::clone(pk), options)?;
+        let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
         Ok(Device {
             backend,
             label,
@@ -249,16 +251,18 @@ struct Synthesis {
     time: Duration,
 }
 
-/// How many proofs fit at once on `backend` next to one staged key of `shape`.
-pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> u64 {
-    let key = key_plan(backend, shape).total_bytes();
-    let proof = proof_plan(backend, shape).total_bytes().max(1);
-    backend.budget().capacity().saturating_sub(key) / proof
+/// How many proofs of the resident schedule fit at once on `backend` next to one
+/// staged key of `shape`.
+pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<u64> {
+    let key = key_plan(backend, shape)?.total_bytes();
+    let proof = proof_plan(backend, shape)?.total_bytes().max(1);
+    Ok(backend.budget().capacity().saturating_sub(key) / proof)
 }
 
 impl Prover {
-    /// Stages `pk` on every device in `backends` (one per device). Fails at once if a
-    /// key plus one proof can never fit a device's budget.
+    /// Chooses each device's schedule (the fastest whose key and
+    /// `workers_per_device` proofs fit its budget) and stages `pk` there. Fails at
+    /// once if the budget is below the shape's floor.
     pub fn new(
         backends: Vec<Arc<dyn ProverBackend>>,
         pk: Arc<ProvingKey>,
@@ -270,11 +274,17 @@ impl Prover {
             ));
         }
         config.check()?;
-        let shape = key_shape(&pk)?;
+        let shape = crate::groth16::key_shape_for(&pk, config.reduction)?;
+        let options = KeyOptions {
+            reduction: config.reduction,
+            workers: config.workers_per_device,
+            memory_limit: config.memory_limit,
+            schedule: config.schedule,
+        };
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
             // A backend that panics while planning or staging is a failed device.
-            let opened = catch_unwind(AssertUnwindSafe(|| Device::open(backend, &pk, &shape)))
+            let opened = catch_unwind(AssertUnwindSafe(|| Device::open(backend, &pk, &options)))
                 .unwrap_or_else(|panic| {
                     Err(Error::device(
                         "backend",
@@ -293,6 +303,11 @@ impl Prover {
     /// The sizes the key was made for.
     pub fn shape(&self) -> &ProofShape {
         &self.shape
+    }
+
+    /// The staged key of each device (its schedule and plans).
+    pub fn keys(&self) -> impl Iterator<Item = &StagedKey> {
+        self.devices.iter().map(|d| &d.key)
     }
 
     /// Proves every job, calling `on_done` as each finishes (in completion order).

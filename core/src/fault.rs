@@ -9,9 +9,10 @@ use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::One;
 
 use crate::{
-    BackendInfo, BufferId, DeviceBudget, DeviceMarker, DeviceSync, Domain, ElementKind, Error, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan,
-    MsmSpan, NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
+    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
+    G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result,
+    ScalarBuf, ScratchNeed,
 };
 
 /// The calls a fault can be injected into: one per method of [`ProverBackend`], and
@@ -30,7 +31,7 @@ pub enum FaultOp {
     BufferBytes,
     /// `scratch_plan`.
     ScratchPlan,
-    /// `allocate` (the lease itself).
+    /// `check_plan`, called as a lease is allocated (the lease itself).
     Allocate,
     /// `alloc` (one buffer).
     Alloc,
@@ -58,13 +59,17 @@ pub enum FaultOp {
     Synchronize,
     /// `device_marker`.
     DeviceMarker,
+    /// `device_memory`.
+    DeviceMemory,
+    /// `cost_model`.
+    CostModel,
     /// [`DeviceSync::synchronize`] of the sync object a lease waits on when released.
     LeaseSync,
 }
 
 impl FaultOp {
     /// Every call a fault can be injected into.
-    pub const ALL: [FaultOp; 21] = [
+    pub const ALL: [FaultOp; 23] = [
         FaultOp::Info,
         FaultOp::Budget,
         FaultOp::DeviceSync,
@@ -85,6 +90,8 @@ impl FaultOp {
         FaultOp::MsmG2,
         FaultOp::Synchronize,
         FaultOp::DeviceMarker,
+        FaultOp::DeviceMemory,
+        FaultOp::CostModel,
         FaultOp::LeaseSync,
     ];
 }
@@ -97,9 +104,10 @@ pub enum FaultKind {
     /// The call panics.
     Panic,
     /// The call returns a wrong result: a corrupted MSM, NTT, product, read-back or
-    /// staged value; plans and sizes too small; a lease missing its last plan item; a
-    /// buffer one element short; a sync that does not wait; no device marker; another
-    /// device's name. `budget` has no wrong result and runs normally.
+    /// staged value; plans and sizes too small; a plan not checked by the backend; a
+    /// buffer one element short; a sync that does not wait; no device marker or
+    /// memory figures; the default cost model; another device's name. `budget` has no
+    /// wrong result and runs normally.
     WrongResult,
 }
 
@@ -291,12 +299,24 @@ impl ProverBackend for FaultyBackend {
         }
         bytes
     }
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
-        let bytes = self.inner.buffer_bytes(kind, len);
-        if self.check_infallible(FaultOp::BufferBytes) {
-            return bytes / 2;
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
+        let bytes = self.inner.buffer_bytes(kind, len, usage)?;
+        if self.check(FaultOp::BufferBytes)? {
+            return Ok(bytes / 2);
         }
-        bytes
+        Ok(bytes)
+    }
+    fn device_memory(&self) -> Result<Option<DeviceMemory>> {
+        if self.check(FaultOp::DeviceMemory)? {
+            return Ok(None);
+        }
+        self.inner.device_memory()
+    }
+    fn cost_model(&self) -> CostModel {
+        if self.check_infallible(FaultOp::CostModel) {
+            return CostModel::default();
+        }
+        self.inner.cost_model()
     }
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
         if self.check_infallible(FaultOp::ScratchPlan) {
@@ -304,31 +324,30 @@ impl ProverBackend for FaultyBackend {
         }
         self.inner.scratch_plan(need)
     }
-    // The lease waits on this wrapper's `device_sync`, so that `DeviceSync` and
-    // `LeaseSync` faults reach a lease.
-    fn allocate(&self, mut plan: MemoryPlan) -> Result<Lease> {
+    // Called as a lease is allocated (`allocate` on `dyn ProverBackend`, which waits
+    // on this wrapper's `device_sync`, so `DeviceSync` and `LeaseSync` faults reach a
+    // lease too).
+    fn check_plan(&self, plan: &MemoryPlan) -> Result<()> {
         if self.check(FaultOp::Allocate)? {
-            let mut short = MemoryPlan::new(plan.label.clone());
-            let keep = plan.items().len().saturating_sub(1);
-            for item in &plan.items()[..keep] {
-                short.item(item.name.clone(), item.bytes);
-            }
-            plan = short;
+            // Wrong: the backend's own check is skipped.
+            return Ok(());
         }
-        let permit = self.inner.budget().acquire(plan.total_bytes())?;
-        Lease::new(plan, permit, self.device_sync())
+        self.inner.check_plan(plan)
     }
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId> {
         if self.check(FaultOp::Alloc)? {
-            return self.inner.alloc(lease, item, kind, len.saturating_sub(1));
+            return self
+                .inner
+                .alloc(lease, key, kind, len.saturating_sub(1), usage);
         }
-        self.inner.alloc(lease, item, kind, len)
+        self.inner.alloc(lease, key, kind, len, usage)
     }
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         if self.check(FaultOp::StageScalars)? {

@@ -78,6 +78,7 @@ pub fn prover(
         workers_per_device: workers,
         synthesis_threads: synthesis,
         verify: true,
+        ..EngineConfig::default()
     };
     Prover::new(devices, pk.clone(), config).unwrap()
 }
@@ -99,8 +100,8 @@ pub fn rule(op: FaultOp, first: u64, every: u64, kind: FaultKind) -> FaultRule {
 pub fn cpu_device(pk: &ProvingKey, proofs: u64, index: usize) -> Arc<dyn ProverBackend> {
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(pk).unwrap();
-    let capacity =
-        key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
+    let capacity = key_plan(&probe, &shape).unwrap().total_bytes()
+        + proofs * proof_plan(&probe, &shape).unwrap().total_bytes();
     Arc::new(CpuBackend::with_budget_and_index(
         DeviceBudget::new(format!("cpu:{index}"), capacity),
         index,
