@@ -522,9 +522,10 @@ fn huge_counts_are_refused_before_any_work() {
             "bench --backend cpu --op ntt --sizes 2^4 --repeat 18446744073709551615",
             "--repeat must be between 1 and",
         ),
+        // Out of budget or below the floor: either names the budget.
         (
             "bench --backend cpu --op prove --sizes 2^31",
-            "memory plan needs",
+            "budget `cpu:0`",
         ),
     ] {
         let run = crucible(command, &dir.0);
