@@ -16,8 +16,8 @@ use crate::WgpuBackend;
 /// substring of the adapter's name (case-insensitive).
 pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
 
-/// Environment variable giving the device's memory in bytes (suffixes K, M, G, T for
-/// binary units), for adapters whose memory wgpu cannot report.
+/// Environment variable giving the device's memory (`8GiB`, `8G`, bytes: the byte-size
+/// grammar of `--memory-limit`), for adapters whose memory wgpu cannot report.
 pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
 /// Device memory kept out of a hardware adapter's budget for the driver's per-thread
@@ -43,9 +43,10 @@ impl WgpuOptions {
             .ok()
             .filter(|s| !s.trim().is_empty());
         let memory_bytes = match std::env::var(MEMORY_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(parse_bytes(&s).ok_or_else(|| {
-                WgpuError::NoAdapter(format!("{MEMORY_ENV}=`{s}` is not a byte count (e.g. 8G)"))
-            })?),
+            Ok(s) if !s.trim().is_empty() => Some(
+                crucible_core::parse_byte_size(&s)
+                    .map_err(|e| WgpuError::NoAdapter(format!("{MEMORY_ENV}: {}", e.root())))?,
+            ),
             _ => None,
         };
         Ok(WgpuOptions {
@@ -54,22 +55,6 @@ impl WgpuOptions {
             max_binding_bytes: None,
         })
     }
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (digits, shift) = match s.chars().last()?.to_ascii_uppercase() {
-        'K' => (&s[..s.len() - 1], 10),
-        'M' => (&s[..s.len() - 1], 20),
-        'G' => (&s[..s.len() - 1], 30),
-        'T' => (&s[..s.len() - 1], 40),
-        _ => (s, 0),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()?
-        .checked_mul(1u64 << shift)
 }
 
 /// The limits this backend works within, derived from the adapter's own.
@@ -783,8 +768,7 @@ mod tests {
         let backend = match open_first(&ProbeOptions::default(), &WgpuOptions::default()) {
             Ok(b) => b,
             Err(e) => {
-                let required = std::env::var("CRUCIBLE_REQUIRE")
-                    .is_ok_and(|v| v.split(',').any(|s| s.trim() == "wgpu"));
+                let required = crucible_core::registry::is_required("wgpu");
                 assert!(
                     !required,
                     "wgpu is required (CRUCIBLE_REQUIRE) but unavailable: {e}"
@@ -812,13 +796,5 @@ mod tests {
         assert!(ctx.check_alive().is_ok(), "reported once");
         // Nothing outlives the scopes: the device still works.
         assert!(ctx.wait().is_ok());
-    }
-
-    #[test]
-    fn byte_counts_parse() {
-        assert_eq!(parse_bytes("4096"), Some(4096));
-        assert_eq!(parse_bytes("8G"), Some(8 << 30));
-        assert_eq!(parse_bytes("512m"), Some(512 << 20));
-        assert_eq!(parse_bytes("x"), None);
     }
 }

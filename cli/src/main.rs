@@ -67,7 +67,21 @@ impl From<String> for CliError {
     }
 }
 
+/// Mesa's Vulkan device-select layer connects to Wayland to order the GPUs, and
+/// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment`
+/// on every probe where there is no session (servers, CI). Without a session there is
+/// nothing to order by, so the layer is switched off with its own variable, here,
+/// before any thread starts (a user who set it keeps their choice).
+fn quiet_vulkan_probe() {
+    let session = std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|dir| std::path::Path::new(&dir).is_absolute());
+    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        std::env::set_var("NODEVICE_SELECT", "1");
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_vulkan_probe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Backends => backends::run(),

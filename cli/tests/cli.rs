@@ -1,7 +1,9 @@
 //! Runs the built `crucible` binary as a user would, each test with its own key cache.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A fresh directory under the system temp dir, removed when dropped.
 struct TempDir(PathBuf);
@@ -48,23 +50,83 @@ impl std::fmt::Debug for Run {
     }
 }
 
-fn run_argv(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Run {
+/// Longest any one run of the binary may take: a hang fails the test instead of CI.
+const RUN_LIMIT: Duration = Duration::from_secs(600);
+
+/// Runs `command` to completion, killing it (and failing) if it outlives `limit`.
+fn output_within(mut command: Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} hung: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn command(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crucible"));
+    command
+        .args(args)
+        .env("CRUCIBLE_CACHE_DIR", cache)
+        .env_remove("CRUCIBLE_REQUIRE")
+        .env_remove("CRUCIBLE_CPU_DEVICES")
+        .envs(env.iter().copied());
+    command
+}
+
+fn finished(output: Output) -> Run {
     let Output {
         status,
         stdout,
         stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_crucible"))
-        .args(args)
-        .env("CRUCIBLE_CACHE_DIR", cache)
-        .env_remove("CRUCIBLE_REQUIRE")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
+    } = output;
     Run {
         code: status.code(),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
     }
+}
+
+fn run_argv(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Run {
+    finished(output_within(command(args, cache, env), RUN_LIMIT))
 }
 
 fn argv(command: &str) -> Vec<String> {
@@ -207,7 +269,7 @@ fn bad_input_is_a_clear_error_never_a_panic() {
         "--constraints must be at least 1",
     );
     let lots = prove("--constraints 16 --memory-limit lots");
-    assert_fails_with(&lots, "not a memory size");
+    assert_fails_with(&lots, "not a byte size");
     let small = prove("--constraints 2^8 --memory-limit 1KiB");
     assert_fails_with(&small, "the memory limit is smaller than the plan");
     let huge = crucible("plan --backend cpu --constraints 2^40", &dir.0);
@@ -225,7 +287,7 @@ fn corrupt_or_truncated_key_cache_is_regenerated_and_the_proof_still_checks() {
     std::fs::write(&key, b"this is not a proving key").unwrap();
     let run = crucible(command, &dir.0);
     assert!(run.ok(), "{run:?}");
-    let note = "was unreadable or corrupt; regenerated it";
+    let note = "note: regenerated the cached key";
     assert!(run.stderr.contains(note), "{run:?}");
     assert!(run.stdout.contains("proving key (regenerated)"), "{run:?}");
     let identical = "proof 0: byte-identical to ark-groth16";
@@ -378,7 +440,7 @@ fn bench_rejects_bad_input_before_running() {
     assert_fails_with(&bench("--op ntt --sizes 1000"), "powers of two");
     assert_fails_with(&bench("--op ntt --sizes 2^33"), "two-adicity");
     let no_runs = bench("--op ntt --sizes 2^4 --repeat 0");
-    assert_fails_with(&no_runs, "--repeat must be at least 1");
+    assert_fails_with(&no_runs, "--repeat must be between 1 and");
     let synthetic = bench("--op msm-g1 --sizes 2^4 --synthetic-key");
     assert_fails_with(&synthetic, "--synthetic-key applies to --op prove only");
     let empty = run_argv(&argv("bench --op ntt --sizes="), &dir.0, &[]);
@@ -427,4 +489,230 @@ fn conformance_runs_and_honors_crucible_require() {
     assert!(unknown.stdout.contains(named), "{unknown:?}");
     let too_big = crucible("conformance --max-log-size 40", &dir.0);
     assert_fails_with(&too_big, "two-adicity");
+}
+
+/// Asserts a clean failure: exit status 1 (not a signal, not clap's 2), `error:` naming
+/// `message`, no panic.
+fn assert_exit_1(run: &Run, message: &str) {
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_fails_with(run, message);
+}
+
+#[test]
+fn huge_counts_are_refused_before_any_work() {
+    let dir = TempDir::new("counts");
+    for (command, message) in [
+        (
+            "prove --backend cpu --constraints 16 --proofs 2^40",
+            "--proofs must be between 1 and",
+        ),
+        (
+            "prove --backend cpu --constraints 16 --proofs 18446744073709551615",
+            "--proofs must be between 1 and",
+        ),
+        (
+            "prove --backend cpu --constraints 16 --workers-per-device 2^40",
+            "--workers-per-device must be between 1 and",
+        ),
+        (
+            "plan --backend cpu --constraints 16 --workers-per-device 2^40",
+            "--workers-per-device must be between 1 and",
+        ),
+        (
+            "bench --backend cpu --op ntt --sizes 2^4 --repeat 18446744073709551615",
+            "--repeat must be between 1 and",
+        ),
+        // Out of budget or below the floor: either names the budget.
+        (
+            "bench --backend cpu --op prove --sizes 2^31",
+            "budget `cpu:0`",
+        ),
+    ] {
+        let run = crucible(command, &dir.0);
+        assert_exit_1(&run, message);
+        assert!(
+            !run.stderr.contains("generating proving key"),
+            "{command}: {run:?}"
+        );
+    }
+    let left = std::fs::read_dir(&dir.0).unwrap().count();
+    assert_eq!(left, 0, "no key was generated");
+    // Beyond usize: a usage error (exit 2), as clap reports it.
+    let run = crucible("prove --backend cpu --constraints 16 --proofs 2^64", &dir.0);
+    assert_eq!(run.code, Some(2), "{run:?}");
+}
+
+#[test]
+fn sizes_past_what_can_exist_are_clear_errors() {
+    let dir = TempDir::new("sizes");
+    for size in ["2^57", "2^62", "18446744073709551615"] {
+        let run = crucible(
+            &format!("bench --backend cpu --op msm-g1 --sizes {size}"),
+            &dir.0,
+        );
+        assert_exit_1(&run, "at most 2^32 terms");
+    }
+    let run = crucible("bench --backend cpu --op msm-g2 --sizes 2^32", &dir.0);
+    assert_exit_1(&run, "memory plan needs");
+}
+
+#[test]
+fn four_provers_on_one_empty_cache_all_succeed() {
+    let dir = TempDir::new("concurrent");
+    let argv = argv("prove --backend cpu --constraints 2^6 --no-verify");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            let command = command(&argv, &dir.0, &[]);
+            std::thread::spawn(move || finished(output_within(command, RUN_LIMIT)))
+        })
+        .collect();
+    for child in children {
+        let run = child.join().unwrap();
+        assert!(run.ok(), "{run:?}");
+    }
+    let files: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "one key, no temporary file left: {files:?}");
+}
+
+#[test]
+fn a_key_copied_from_another_seed_is_never_used() {
+    let dir = TempDir::new("other-seed");
+    let run = crucible("prove --backend cpu --constraints 2^6 --seed 1", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    std::fs::copy(
+        dir.path("bench-n64-p1-s1.pk"),
+        dir.path("bench-n64-p1-s0.pk"),
+    )
+    .unwrap();
+    let run = crucible(
+        "prove --backend cpu --constraints 2^6 --seed 0 --check",
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("proving key (regenerated)"), "{run:?}");
+    assert!(run.stderr.contains("seed 1"), "{run:?}");
+    assert!(
+        run.stdout.contains("byte-identical to ark-groth16"),
+        "{run:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_files_in_place_of_the_cached_key_never_hang() {
+    let dir = TempDir::new("odd-cache");
+    let key = dir.path("bench-n64-p1-s0.pk");
+    let prove = || crucible("prove --backend cpu --constraints 2^6", &dir.0);
+    let fifo = Command::new("mkfifo").arg(&key).status();
+    if fifo.is_ok_and(|s| s.success()) {
+        let run = prove();
+        assert!(
+            run.ok() && run.stdout.contains("(regenerated)"),
+            "FIFO: {run:?}"
+        );
+        std::fs::remove_file(&key).unwrap();
+    }
+    std::os::unix::fs::symlink("/dev/zero", &key).unwrap();
+    let run = prove();
+    assert!(
+        run.ok() && run.stdout.contains("(regenerated)"),
+        "/dev/zero: {run:?}"
+    );
+    std::fs::remove_file(&key).unwrap();
+    let sparse = std::fs::File::create(&key).unwrap();
+    sparse.set_len(3 << 30).unwrap();
+    drop(sparse);
+    let started = Instant::now();
+    let run = prove();
+    assert!(
+        run.ok() && run.stdout.contains("(regenerated)"),
+        "sparse: {run:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the sparse file was read"
+    );
+    std::fs::remove_file(&key).unwrap();
+    std::fs::create_dir(&key).unwrap();
+    assert_exit_1(&prove(), "is a directory");
+}
+
+#[test]
+fn an_empty_cache_dir_variable_is_unset_not_the_working_directory() {
+    let dir = TempDir::new("empty-cache-var");
+    let (work, xdg) = (dir.path("work"), dir.path("xdg"));
+    std::fs::create_dir_all(&work).unwrap();
+    let mut command = command(
+        &argv("prove --backend cpu --constraints 16"),
+        Path::new(""),
+        &[("XDG_CACHE_HOME", xdg.to_str().unwrap())],
+    );
+    command.current_dir(&work);
+    let run = finished(output_within(command, RUN_LIMIT));
+    assert!(run.ok(), "{run:?}");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "key in the working directory"
+    );
+    assert!(
+        xdg.join("crucible/keys/bench-n16-p1-s0.pk").is_file(),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn settings_say_what_is_wrong_or_what_was_done() {
+    let dir = TempDir::new("settings");
+    let run = crucible(
+        "plan --backend cpu --constraints 16 --memory-limit 1000TiB",
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stderr.contains("is more than cpu:0 offers"), "{run:?}");
+    let run = run_argv(
+        &argv("prove --backend cpu --constraints 16"),
+        &dir.0,
+        &[("CRUCIBLE_CPU_DEVICES", "abc")],
+    );
+    assert_exit_1(&run, "CRUCIBLE_CPU_DEVICES=`abc` is not a device count");
+    let run = crucible("prove --backend auto:0 --constraints 16", &dir.0);
+    assert_exit_1(&run, "takes no index");
+    let run = run_argv(
+        &argv("backends"),
+        &dir.0,
+        &[("CRUCIBLE_WGPU_MEMORY", "8GiB")],
+    );
+    assert!(run.ok() && !run.stdout.contains("is not a byte"), "{run:?}");
+    let run = run_argv(
+        &argv("backends"),
+        &dir.0,
+        &[("CRUCIBLE_WGPU_MEMORY", "8 apples")],
+    );
+    assert!(run.stdout.contains("is not a byte size"), "{run:?}");
+    let mut quiet = command(&argv("backends"), &dir.0, &[]);
+    quiet.env_remove("XDG_RUNTIME_DIR");
+    let run = finished(output_within(quiet, RUN_LIMIT));
+    assert!(
+        run.ok() && !run.stderr.contains("XDG_RUNTIME_DIR"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn conformance_passes_a_correct_backend_at_the_smallest_sizes() {
+    let dir = TempDir::new("conformance-small");
+    for log in [0, 1, 2] {
+        let run = crucible(
+            &format!("conformance --backend cpu --max-log-size {log} --seed 1"),
+            &dir.0,
+        );
+        assert!(
+            run.ok() && run.stdout.contains(" 0 failed"),
+            "--max-log-size {log}: {run:?}"
+        );
+    }
 }

@@ -18,5 +18,6 @@ mod staging_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
+pub use crucible_core::registry::required_backends;
 pub use proof_cases::{compare_with_arkworks, compare_with_arkworks_under, hex, proof_bytes};
-pub use suite::{required_backends, run, run_registered, run_seed, Config};
+pub use suite::{run, run_registered, run_seed, Config};

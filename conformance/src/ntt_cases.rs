@@ -1,6 +1,6 @@
 //! NTT and pointwise cases against ark-poly.
 
-use ark_ff::{FftField, UniformRand};
+use ark_ff::{FftField, Field, UniformRand};
 use ark_poly::EvaluationDomain;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
@@ -162,12 +162,51 @@ pub fn run(r: &mut Runner<'_>) {
             });
         }
     }
-    for n in [1usize, 7, 1 << r.config.max_log_size.min(16)] {
+    let mut sizes = vec![1usize, 7, 1 << r.config.max_log_size.min(16)];
+    sizes.sort_unstable();
+    sizes.dedup();
+    for n in sizes {
         r.case(&format!("pointwise/mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, false)
         });
         r.case(&format!("pointwise/sub-mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, true)
         });
+        r.case(&format!("pointwise/mul-aliased-squares/{n}"), |rng| {
+            aliased_case(backend, rng, n, false)
+        });
+        r.case(&format!("pointwise/sub-mul-aliased-zeroes/{n}"), |rng| {
+            aliased_case(backend, rng, n, true)
+        });
     }
+}
+
+/// `mul_assign(x, x)` squares `x` and `sub_mul_assign(x, x, k)` zeroes it, on every
+/// backend (the trait defines aliasing), in a plan with no scratch need.
+fn aliased_case(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    n: usize,
+    sub: bool,
+) -> Result<(), String> {
+    let e = |e: crucible_core::Error| e.to_string();
+    let x = random(rng, n);
+    let want: Vec<Fr> = if sub {
+        vec![Fr::from(0u64); n]
+    } else {
+        x.iter().map(|v| v.square()).collect()
+    };
+    let plan = scalar_plan(backend, &[(items::X, n)], ScratchNeed::default());
+    let mut lease = backend.allocate(plan).map_err(e)?;
+    let dx = backend.alloc_scalars(&mut lease, items::X, n).map_err(e)?;
+    backend.stage_scalars(&mut lease, dx, &x).map_err(e)?;
+    if sub {
+        backend.sub_mul_assign(&mut lease, dx, dx, Fr::rand(rng))
+    } else {
+        backend.mul_assign(&mut lease, dx, dx)
+    }
+    .map_err(e)?;
+    let got = backend.read_scalars(&lease, dx).map_err(e)?;
+    lease.release().map_err(e)?;
+    first_difference(&got, &want)
 }

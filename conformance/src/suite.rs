@@ -131,16 +131,6 @@ pub fn run(
     runner.summary
 }
 
-/// Backends named in `CRUCIBLE_REQUIRE` (comma-separated): unavailable means failure.
-pub fn required_backends() -> Vec<String> {
-    std::env::var("CRUCIBLE_REQUIRE")
-        .unwrap_or_default()
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// Runs the suite on every registered backend whose name matches `which` (`all` for
 /// every one). Unavailable backends are skipped with their reason, or fail when
 /// listed in `required`.

@@ -152,7 +152,8 @@ pub struct MsmSpan<B> {
     pub len: usize,
 }
 
-/// The largest operations a lease must have scratch space for.
+/// The largest operations a lease must have scratch space for. Pointwise operations
+/// have no field: every plan [`ProverBackend::scratch_plan`] returns covers them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScratchNeed {
     /// Largest NTT, if any.
@@ -243,10 +244,11 @@ pub trait ProverBackend: Send + Sync {
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()>;
 
-    /// `dst[i] *= rhs[i]`.
+    /// `dst[i] *= rhs[i]`. `dst` and `rhs` may be the same buffer: it is squared.
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()>;
 
-    /// `dst[i] = (dst[i] - rhs[i]) * k`.
+    /// `dst[i] = (dst[i] - rhs[i]) * k`. `dst` and `rhs` may be the same buffer: it
+    /// is zeroed.
     fn sub_mul_assign(
         &self,
         lease: &mut Lease,

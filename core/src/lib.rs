@@ -12,6 +12,7 @@
 
 mod backend;
 mod budget;
+mod byte_size;
 pub mod circuit;
 mod cost;
 mod domain;
@@ -35,7 +36,8 @@ pub use backend::{
     DeviceMemory, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
     ScratchNeed,
 };
-pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
+pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
+pub use byte_size::parse_byte_size;
 pub use cost::CostModel;
 pub use domain::{Domain, MAX_LOG_SIZE};
 pub use error::{panic_message, Error, Phase, PhaseExt, Result};
