@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crucible_core::priority;
 use crucible_core::registry::{Probe, ProbeOptions};
 use crucible_core::{DeviceBudget, DeviceSync};
 
@@ -747,8 +748,13 @@ fn open(
             }
         ),
         memory_bytes: memory,
-        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers it.
-        priority: if software { 50 } else { 200 },
+        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers
+        // the CPU backend.
+        priority: if software {
+            priority::SOFTWARE_ADAPTER
+        } else {
+            priority::PORTABLE_GPU
+        },
     };
     let ctx = Context {
         limits: DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),

@@ -15,6 +15,6 @@ mod proof_cases;
 mod staging_cases;
 mod suite;
 
-pub use cases::{CaseResult, Outcome, Summary};
+pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use proof_cases::{compare_with_arkworks, hex, proof_bytes};
 pub use suite::{required_backends, run, run_registered, run_seed, Config};

@@ -10,6 +10,7 @@ use crucible_core::{
 
 use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
+use crate::CaseError;
 
 /// Marker for G1 (a marker type, since the two projective types cannot be told apart
 /// by trait coherence).
@@ -207,7 +208,7 @@ fn check<G: MsmGroup>(
     base_offset: usize,
     scalar_offset: usize,
     len: usize,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let want = G::P::msm(
         &base_values[base_offset..][..len],
         &scalar_values[scalar_offset..][..len],
@@ -221,16 +222,13 @@ fn check<G: MsmGroup>(
         backend.buffer_bytes(ElementKind::Scalar, scalar_values.len()),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(len)));
-    let e = |e: crucible_core::Error| e.to_string();
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b = G::stage(backend, &mut key, "bases", base_values)?;
+    let mut work = backend.allocate(work_plan)?;
     let s = backend
-        .alloc_scalars(&mut work, "scalars", scalar_values.len())
-        .map_err(e)?;
+        .alloc_scalars(&mut work, "scalars", scalar_values.len())?;
     backend
-        .stage_scalars(&mut work, s, scalar_values)
-        .map_err(e)?;
+        .stage_scalars(&mut work, s, scalar_values)?;
     let span = MsmSpan {
         bases: b,
         base_offset,
@@ -238,9 +236,9 @@ fn check<G: MsmGroup>(
         scalar_offset,
         len,
     };
-    let got = G::backend_msm(backend, &mut work, &key, span).map_err(e)?;
-    work.release().map_err(e)?;
-    key.release().map_err(e)?;
+    let got = G::backend_msm(backend, &mut work, &key, span)?;
+    work.release()?;
+    key.release()?;
     if got.into_affine() == want.into_affine() {
         Ok(())
     } else {
@@ -249,7 +247,8 @@ fn check<G: MsmGroup>(
             G::NAME,
             got.into_affine(),
             want.into_affine()
-        ))
+        )
+        .into())
     }
 }
 
@@ -333,18 +332,17 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
 fn out_of_range<G: MsmGroup>(
     backend: &dyn ProverBackend,
     base_values: &[G::Affine],
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let n = base_values.len();
-    let e = |e: crucible_core::Error| e.to_string();
     let mut key_plan = MemoryPlan::new("conformance bases");
     key_plan.item("bases", backend.buffer_bytes(G::KIND, n));
     let mut work_plan = MemoryPlan::new("conformance scalars");
     work_plan.item("scalars", backend.buffer_bytes(ElementKind::Scalar, n));
     work_plan.merge(&backend.scratch_plan(&G::need(n)));
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b = G::stage(backend, &mut key, "bases", base_values)?;
+    let mut work = backend.allocate(work_plan)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", n)?;
     let span = MsmSpan {
         bases: b,
         base_offset: 1,
@@ -354,7 +352,7 @@ fn out_of_range<G: MsmGroup>(
     };
     match G::backend_msm(backend, &mut work, &key, span) {
         Err(crucible_core::Error::InvalidInput(msg)) if msg.contains("out of range") => Ok(()),
-        Err(other) => Err(format!("wrong error for a span out of range: {other}")),
+        Err(other) => Err(CaseError::from(other).context("wrong error for a span out of range")),
         Ok(_) => Err("a span past the end of the bases was accepted".into()),
     }
 }
@@ -371,7 +369,7 @@ fn msm_matches<G: MsmGroup>(
     scalars: ScalarBuf,
     offset: usize,
     values: &[Fr],
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let span = MsmSpan {
         bases,
         base_offset: offset,
@@ -379,8 +377,7 @@ fn msm_matches<G: MsmGroup>(
         scalar_offset: offset,
         len: values.len() - offset,
     };
-    let got = G::backend_msm(backend, work, key, span)
-        .map_err(|e| e.to_string())?
+    let got = G::backend_msm(backend, work, key, span)?
         .into_affine();
     let want = G::P::msm(&base_values[offset..], &values[offset..])
         .map_err(|e| format!("reference MSM failed: {e}"))?
@@ -388,7 +385,7 @@ fn msm_matches<G: MsmGroup>(
     if got == want {
         Ok(())
     } else {
-        Err(format!("got {got}, want {want}"))
+        Err(format!("got {got}, want {want}").into())
     }
 }
 
@@ -397,11 +394,10 @@ fn msm_matches<G: MsmGroup>(
 /// scalars (staging, a pointwise product, an NTT). A backend that reuses work between
 /// MSMs over the same scalars (the CUDA backend keeps its sort) must notice every
 /// change; each result is compared with ark-ec.
-fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), String> {
+fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
     use crucible_core::{Domain, NttKind};
     let n = 1usize << log;
-    let domain = Domain::with_log_size(log).map_err(|e| e.to_string())?;
-    let e = |e: crucible_core::Error| e.to_string();
+    let domain = Domain::with_log_size(log)?;
     let g1_bases = bases::<G1>(rng, n, Bases::Random);
     let g2_bases = bases::<G2>(rng, n, Bases::Random);
     let mut key_plan = MemoryPlan::new("conformance bases");
@@ -416,16 +412,16 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
             msm_g2: n,
         },
     );
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b1 = G1::stage(backend, &mut key, "g1", &g1_bases).map_err(e)?;
-    let b2 = G2::stage(backend, &mut key, "g2", &g2_bases).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
-    let f = backend.alloc_scalars(&mut work, "factors", n).map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b1 = G1::stage(backend, &mut key, "g1", &g1_bases)?;
+    let b2 = G2::stage(backend, &mut key, "g2", &g2_bases)?;
+    let mut work = backend.allocate(work_plan)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", n)?;
+    let f = backend.alloc_scalars(&mut work, "factors", n)?;
     let mut values = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    backend.stage_scalars(&mut work, s, &values)?;
     let factors = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, f, &factors).map_err(e)?;
+    backend.stage_scalars(&mut work, f, &factors)?;
 
     let step = |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[Fr]| {
         let compared = if g2 {
@@ -433,7 +429,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
         } else {
             msm_matches::<G1>(backend, work, &key, b1, &g1_bases, s, offset, values)
         };
-        compared.map_err(|why| format!("{what}: {why}"))
+        compared.map_err(|why| why.context(what))
     };
     step(&mut work, "first G1 MSM", false, 0, &values)?;
     step(&mut work, "the same G1 MSM again", false, 0, &values)?;
@@ -441,7 +437,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     step(&mut work, "G1 over a shorter span", false, 3, &values)?;
     step(&mut work, "G1 over the whole span again", false, 0, &values)?;
     values = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    backend.stage_scalars(&mut work, s, &values)?;
     step(
         &mut work,
         "G1 after restaging the scalars",
@@ -449,16 +445,15 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
         0,
         &values,
     )?;
-    backend.mul_assign(&mut work, s, f).map_err(e)?;
+    backend.mul_assign(&mut work, s, f)?;
     values.iter_mut().zip(&factors).for_each(|(v, f)| *v *= f);
     step(&mut work, "G1 after a pointwise product", false, 0, &values)?;
     backend
-        .ntt(&mut work, s, &domain, NttKind::Inverse)
-        .map_err(e)?;
-    values = backend.read_scalars(&work, s).map_err(e)?;
+        .ntt(&mut work, s, &domain, NttKind::Inverse)?;
+    values = backend.read_scalars(&work, s)?;
     step(&mut work, "G2 after an inverse NTT", true, 0, &values)?;
-    work.release().map_err(e)?;
-    key.release().map_err(e)?;
+    work.release()?;
+    key.release()?;
     Ok(())
 }
 

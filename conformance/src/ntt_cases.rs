@@ -6,6 +6,7 @@ use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
 
 use crate::suite::Runner;
+use crate::CaseError;
 
 fn kind_name(kind: NttKind) -> &'static str {
     match kind {
@@ -35,9 +36,9 @@ fn random(rng: &mut StdRng, n: usize) -> Vec<Fr> {
 }
 
 /// First index where two vectors differ, as a message.
-pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
+pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
     if got.len() != want.len() {
-        return Err(format!("length {} instead of {}", got.len(), want.len()));
+        return Err(format!("length {} instead of {}", got.len(), want.len()).into());
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
@@ -46,7 +47,8 @@ pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
             got.len(),
             got[i],
             want[i]
-        )),
+        )
+        .into()),
     }
 }
 
@@ -72,7 +74,7 @@ fn ntt_case(
     rng: &mut StdRng,
     domain: Domain,
     kind: NttKind,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let input = random(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
@@ -84,18 +86,15 @@ fn ntt_case(
             ..Default::default()
         },
     );
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
     let x = backend
-        .alloc_scalars(&mut lease, "x", domain.size)
-        .map_err(|e| e.to_string())?;
+        .alloc_scalars(&mut lease, "x", domain.size)?;
     backend
-        .stage_scalars(&mut lease, x, &input)
-        .map_err(|e| e.to_string())?;
+        .stage_scalars(&mut lease, x, &input)?;
     backend
-        .ntt(&mut lease, x, &domain, kind)
-        .map_err(|e| e.to_string())?;
-    let got = backend.read_scalars(&lease, x).map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+        .ntt(&mut lease, x, &domain, kind)?;
+    let got = backend.read_scalars(&lease, x)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -104,7 +103,7 @@ fn pointwise_case(
     rng: &mut StdRng,
     n: usize,
     sub: bool,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let a = random(rng, n);
     let b = random(rng, n);
     let k = Fr::rand(rng);
@@ -114,29 +113,23 @@ fn pointwise_case(
         .map(|(x, y)| if sub { (*x - y) * k } else { *x * y })
         .collect();
     let plan = scalar_plan(backend, &[("a", n), ("b", n)], ScratchNeed::default());
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
     let da = backend
-        .alloc_scalars(&mut lease, "a", n)
-        .map_err(|e| e.to_string())?;
+        .alloc_scalars(&mut lease, "a", n)?;
     let db = backend
-        .alloc_scalars(&mut lease, "b", n)
-        .map_err(|e| e.to_string())?;
+        .alloc_scalars(&mut lease, "b", n)?;
     backend
-        .stage_scalars(&mut lease, da, &a)
-        .map_err(|e| e.to_string())?;
+        .stage_scalars(&mut lease, da, &a)?;
     backend
-        .stage_scalars(&mut lease, db, &b)
-        .map_err(|e| e.to_string())?;
+        .stage_scalars(&mut lease, db, &b)?;
     if sub {
         backend.sub_mul_assign(&mut lease, da, db, k)
     } else {
         backend.mul_assign(&mut lease, da, db)
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let got = backend
-        .read_scalars(&lease, da)
-        .map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+        .read_scalars(&lease, da)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -147,7 +140,7 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = match Domain::with_log_size(log) {
             Ok(d) => d,
             Err(e) => {
-                r.case(&format!("ntt/2^{log}"), |_| Err(e.to_string()));
+                r.case(&format!("ntt/2^{log}"), |_| Err(e.into()));
                 continue;
             }
         };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_backend_cpu::CpuBackend;
+use crucible_backends::cpu::CpuBackend;
 use crucible_conformance::{proof_bytes, run_seed};
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{proofs_that_fit, EngineConfig, Job, JobOutcome, Prover};
