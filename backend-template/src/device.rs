@@ -6,9 +6,8 @@ use crucible_core::registry::ProbeOptions;
 use crucible_core::{priority, BackendInfo, DeviceBudget};
 use std::sync::Arc;
 
-/// The memory the template claims, since it owns none: enough that leases can be
-/// granted and the suite reaches each operation. A real backend reports what its
-/// device has (and what is free on it).
+/// The memory claimed while no device is probed: enough that leases are granted and
+/// the suite reaches each operation. A real backend reports what its device has free.
 const PLACEHOLDER_MEMORY: u64 = 1 << 30;
 
 /// One device: what reports name, and the budget every worker on it shares.
@@ -19,14 +18,14 @@ pub struct Device {
     pub budget: Arc<DeviceBudget>,
 }
 
-/// The devices this backend finds. The template finds one placeholder device, unranked
-/// so that `auto` never picks it: a backend that proves takes its step on the
-/// `crucible_core::priority` scale.
+/// The devices this backend finds: one placeholder until a driver is probed here,
+/// unranked so that `auto` never picks it (a backend that proves takes its step on
+/// the `crucible_core::priority` scale).
 pub fn probe(options: &ProbeOptions) -> Vec<Device> {
     let info = BackendInfo {
         name: "template".into(),
         device_index: 0,
-        device_name: "no device (the template: implement device.rs)".into(),
+        device_name: "no device yet (implement device.rs)".into(),
         api: "none".into(),
         memory_bytes: PLACEHOLDER_MEMORY,
         priority: priority::UNRANKED,

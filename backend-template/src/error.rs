@@ -1,9 +1,9 @@
-//! The template's errors, converted into `crucible_core::Error`. A real backend adds
+//! This backend's errors, converted into `crucible_core::Error`. A real backend adds
 //! a variant per kind of driver failure, each with a `#[from]` conversion from the
 //! driver's own error type, and maps them to `Error::Device` (see backend-cuda's
 //! error.rs).
 
-/// What the template can answer.
+/// What this backend can answer.
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
     /// An operation this backend does not implement yet.

@@ -29,7 +29,7 @@ use crucible_core::{
 
 pub use error::TemplateError;
 
-/// The template backend for one (placeholder) device.
+/// This backend on one (placeholder) device.
 pub struct TemplateBackend {
     device: device::Device,
 }
@@ -44,7 +44,7 @@ fn probe(options: &ProbeOptions) -> Vec<Probe> {
 inventory::submit! {
     BackendRegistration {
         name: "template",
-        description: "the template: every operation unsupported, saying what to implement",
+        description: "every operation unsupported until implemented, each saying what to write where",
         probe,
     }
 }

@@ -9,7 +9,7 @@ use crate::error::not_implemented;
 const FILE: &str = "msm.rs";
 
 /// Scratch items (exact bytes) of the MSMs in `need`: buckets, sorted digits and the
-/// like, sized for the largest MSM of each group. The template allocates nothing.
+/// like, sized for the largest MSM of each group. None yet.
 pub fn scratch_plan(_need: &ScratchNeed, _plan: &mut MemoryPlan) {}
 
 /// `Σ scalars[i]·bases[i]` over G1, scratch from `work`.

@@ -8,7 +8,7 @@ use crate::error::not_implemented;
 const FILE: &str = "ntt.rs";
 
 /// Scratch items (exact bytes) of the NTTs in `need`: twiddle tables and anything else
-/// the kernels allocate. The template allocates nothing.
+/// the kernels allocate. None yet.
 pub fn scratch_plan(_need: &ScratchNeed, _plan: &mut MemoryPlan) {}
 
 /// In-place NTT of `buf` over `domain`, natural order in and out.

@@ -1,9 +1,9 @@
-//! The conformance suite on the template, found through the registry as any backend
-//! is: every case that reaches one of its operations is reported as unsupported, none
-//! as passed or failed. The one case that passes needs no operation of the backend
-//! (core's budget refuses a plan larger than itself). A port started from the
-//! template keeps this test and watches cases move from unsupported to passed; once
-//! none is left, `CRUCIBLE_REQUIRE=<name>` makes any unsupported case a failure.
+//! The conformance suite on this backend, found through the registry as any backend
+//! is. While nothing is implemented, every case that reaches one of its operations is
+//! reported as unsupported, none as passed or failed; the one case that passes needs
+//! no operation of the backend (core's budget refuses a plan larger than itself). A
+//! port watches cases move from unsupported to passed, and relaxes this test as they
+//! do; once none is left, `CRUCIBLE_REQUIRE=<name>` makes any unsupported case fail.
 
 use crucible_backend_template as _;
 use crucible_conformance::{run, Config, Outcome};
@@ -14,7 +14,7 @@ const NEEDS_NO_OPERATION: [&str; 1] = ["lease/plan-larger-than-budget-fails-at-o
 
 #[test]
 fn every_case_is_unsupported_and_none_passes_on_an_operation() {
-    let selected = select("template", &ProbeOptions::default()).expect("the template registers");
+    let selected = select("template", &ProbeOptions::default()).expect("the backend registers");
     let config = Config::new(4);
     let mut cases = Vec::new();
     let summary = run(&*selected.backend, &config, &mut |case| {
@@ -32,7 +32,7 @@ fn every_case_is_unsupported_and_none_passes_on_an_operation() {
             }
             Outcome::Passed => assert!(
                 NEEDS_NO_OPERATION.contains(&case.name.as_str()),
-                "{} passed on an operation the template does not implement",
+                "{} passed on an operation the backend does not implement",
                 case.name
             ),
             other => panic!("{}: {other:?}", case.name),

@@ -41,8 +41,10 @@ impl From<&str> for CaseError {
 
 impl From<crucible_core::Error> for CaseError {
     fn from(e: crucible_core::Error) -> Self {
-        match e.root() {
-            crucible_core::Error::Unsupported(_) => CaseError::Unsupported(e.to_string()),
+        match (&e, e.root()) {
+            (crucible_core::Error::Unsupported(why), _) => CaseError::Unsupported(why.clone()),
+            // Tagged with a phase: the phase says where.
+            (_, crucible_core::Error::Unsupported(_)) => CaseError::Unsupported(e.to_string()),
             _ => CaseError::Failed(e.to_string()),
         }
     }
