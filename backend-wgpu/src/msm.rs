@@ -9,7 +9,7 @@
 //! and never straddle a chunk of the bases or scalars.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
-use ark_ff::{AdditiveGroup, Zero};
+use ark_ff::Zero;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{
     check_span, combine_windows, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result,
