@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::ffi::{c_char, CString};
 
 use cudarc::driver::{
-    result, CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs,
-    LaunchConfig, PinnedHostSlice,
+    result, CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs, LaunchConfig,
+    PinnedHostSlice,
 };
 use cudarc::nvrtc::sys as nvrtc;
 

@@ -155,7 +155,6 @@ impl PassStages {
             _ => return None,
         })
     }
-
 }
 
 /// Declares every launch function and the kernel table from one list: each function's
@@ -441,7 +440,11 @@ pub struct Kernels {
 impl Kernels {
     /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBIN), loads
     /// them into `ctx` and looks up every function of the [`Kernel`] table.
-    pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), tuning: &CudaTuning) -> CudaResult<Kernels> {
+    pub fn load(
+        ctx: &Arc<CudaContext>,
+        arch: (i32, i32),
+        tuning: &CudaTuning,
+    ) -> CudaResult<Kernels> {
         let start = std::time::Instant::now();
         let module = kernels::compile(ctx, arch, tuning)?;
         let functions = Kernel::ALL
@@ -514,15 +517,21 @@ mod tests {
                 let open = part.find('(').expect("a parameter list");
                 let close = part.find(')').expect("a parameter list's end");
                 // `BOUNDS msm_##G##_accumulate`: the name is the last word.
-                let name = part[..open].split_whitespace().last().expect("a kernel name");
+                let name = part[..open]
+                    .split_whitespace()
+                    .last()
+                    .expect("a kernel name");
                 let params = part[open + 1..close]
                     .split(',')
                     .map(|p| {
                         let p = p.replace("const ", "");
-                        let (ty, name) = p.trim().rsplit_once(|c: char| c.is_whitespace() || c == '*')
+                        let (ty, name) = p
+                            .trim()
+                            .rsplit_once(|c: char| c.is_whitespace() || c == '*')
                             .expect("type and name");
                         let pointer = p.contains('*');
-                        let ty: String = ty.chars().take_while(|c| *c != '<' && *c != '*').collect();
+                        let ty: String =
+                            ty.chars().take_while(|c| *c != '<' && *c != '*').collect();
                         let ty = ty.trim().to_string() + if pointer { "*" } else { "" };
                         (name.trim().to_string(), ty)
                     })
@@ -564,9 +573,15 @@ mod tests {
                     .iter()
                     .filter(|(template, _)| instance_of(kernel.name(), template))
                     .collect();
-                assert_eq!(matching.len(), 1, "{} in the sources: {matching:?}", kernel.name());
                 assert_eq!(
-                    ours, matching[0].1,
+                    matching.len(),
+                    1,
+                    "{} in the sources: {matching:?}",
+                    kernel.name()
+                );
+                assert_eq!(
+                    ours,
+                    matching[0].1,
                     "launch::{} against {}'s signature",
                     declared.function,
                     kernel.name()
@@ -586,9 +601,18 @@ mod tests {
         for declared in declared() {
             if declared.instances.len() > 1 {
                 // Each instance picked by exactly one selector value, which its name says.
-                assert_eq!(declared.picks.len(), declared.instances.len(), "{}", declared.function);
+                assert_eq!(
+                    declared.picks.len(),
+                    declared.instances.len(),
+                    "{}",
+                    declared.function
+                );
                 for (tag, kernel) in &declared.picks {
-                    assert!(kernel.name().contains(tag.as_str()), "{}: {tag}", kernel.name());
+                    assert!(
+                        kernel.name().contains(tag.as_str()),
+                        "{}: {tag}",
+                        kernel.name()
+                    );
                 }
             }
         }

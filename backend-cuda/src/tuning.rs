@@ -183,6 +183,9 @@ mod tests {
             ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "11"),
         ]));
-        assert!(bad.unwrap_err().to_string().contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
     }
 }

@@ -21,7 +21,9 @@ pub enum TemplateError {
 impl From<TemplateError> for crucible_core::Error {
     fn from(e: TemplateError) -> Self {
         match e {
-            TemplateError::NotImplemented { .. } => crucible_core::Error::Unsupported(e.to_string()),
+            TemplateError::NotImplemented { .. } => {
+                crucible_core::Error::Unsupported(e.to_string())
+            }
         }
     }
 }

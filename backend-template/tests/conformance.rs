@@ -23,12 +23,21 @@ fn every_case_is_unsupported_and_none_passes_on_an_operation() {
     });
     println!("{summary}");
     assert!(summary.unsupported > 20, "{summary}");
-    assert_eq!(summary.failed, 0, "failures:\n{}", summary.failures.join("\n"));
+    assert_eq!(
+        summary.failed,
+        0,
+        "failures:\n{}",
+        summary.failures.join("\n")
+    );
     for case in &cases {
         match &case.outcome {
             Outcome::Unsupported(why) => {
                 assert!(why.contains("is not implemented"), "{}: {why}", case.name);
-                assert!(why.contains("backend-template/src/"), "{}: {why}", case.name);
+                assert!(
+                    why.contains("backend-template/src/"),
+                    "{}: {why}",
+                    case.name
+                );
             }
             Outcome::Passed => assert!(
                 NEEDS_NO_OPERATION.contains(&case.name.as_str()),

@@ -141,11 +141,12 @@ fn backends(spec: &str) -> Result<Backends, CliError> {
             for probe in probed.probes {
                 match probe {
                     // Unranked backends prove nothing yet (the template): named only.
-                    Probe::Available(b) if b.info().priority == priority::UNRANKED => skipped
-                        .push((
+                    Probe::Available(b) if b.info().priority == priority::UNRANKED => {
+                        skipped.push((
                             b.info().label(),
                             "unranked (it proves nothing yet); name it to bench it".into(),
-                        )),
+                        ))
+                    }
                     Probe::Available(b) => chosen.push(b),
                     Probe::Unavailable { reason } => {
                         skipped.push((probed.registration.name.to_string(), reason))

@@ -127,11 +127,17 @@ fn conformance_reports_the_templates_cases_as_unsupported_never_passed() {
         assert!(case.contains("backend-template/src/"), "says where: {case}");
     }
     let last = run.stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("0 passed, 0 failed, 4 unsupported"), "{run:?}");
+    assert!(
+        last.starts_with("0 passed, 0 failed, 4 unsupported"),
+        "{run:?}"
+    );
     // Required, every unsupported case is a failure.
     let required = run_argv(&argv(command), &dir.0, &[("CRUCIBLE_REQUIRE", "template")]);
     assert_eq!(required.code, Some(1), "{required:?}");
-    assert!(required.stdout.contains("0 passed, 4 failed"), "{required:?}");
+    assert!(
+        required.stdout.contains("0 passed, 4 failed"),
+        "{required:?}"
+    );
 }
 
 #[test]

@@ -58,13 +58,10 @@ pub fn run(r: &mut Runner<'_>) {
             },
         );
         let mut lease = backend.allocate(plan)?;
-        let x = backend
-            .alloc_scalars(&mut lease, "x", domain.size)?;
+        let x = backend.alloc_scalars(&mut lease, "x", domain.size)?;
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
-        backend
-            .stage_scalars(&mut lease, x, &values)?;
-        backend
-            .ntt(&mut lease, x, &domain, NttKind::Forward)?;
+        backend.stage_scalars(&mut lease, x, &values)?;
+        backend.ntt(&mut lease, x, &domain, NttKind::Forward)?;
         drop(lease);
         Ok(())
     });
@@ -72,8 +69,7 @@ pub fn run(r: &mut Runner<'_>) {
         let mut plan = MemoryPlan::new("bad stage");
         plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 4));
         let mut lease = backend.allocate(plan)?;
-        let x = backend
-            .alloc_scalars(&mut lease, "x", 4)?;
+        let x = backend.alloc_scalars(&mut lease, "x", 4)?;
         match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
             // The backend's `Unsupported` is no proof that it checks the length.
             Err(e) if matches!(e.root(), Error::Unsupported(_)) => Err(e.into()),
@@ -108,9 +104,10 @@ pub fn run(r: &mut Runner<'_>) {
             {
                 Ok(())
             }
-            Err(e) => Err(CaseError::from(e).context(&format!(
-                "wrong error or budget ({after} vs {staged})"
-            ))),
+            Err(e) => {
+                Err(CaseError::from(e)
+                    .context(&format!("wrong error or budget ({after} vs {staged})")))
+            }
             Ok(_) => Err("a circuit of another shape was proved with the key".into()),
         }
     });

@@ -225,10 +225,8 @@ fn check<G: MsmGroup>(
     let mut key = backend.allocate(key_plan)?;
     let b = G::stage(backend, &mut key, "bases", base_values)?;
     let mut work = backend.allocate(work_plan)?;
-    let s = backend
-        .alloc_scalars(&mut work, "scalars", scalar_values.len())?;
-    backend
-        .stage_scalars(&mut work, s, scalar_values)?;
+    let s = backend.alloc_scalars(&mut work, "scalars", scalar_values.len())?;
+    backend.stage_scalars(&mut work, s, scalar_values)?;
     let span = MsmSpan {
         bases: b,
         base_offset,
@@ -377,8 +375,7 @@ fn msm_matches<G: MsmGroup>(
         scalar_offset: offset,
         len: values.len() - offset,
     };
-    let got = G::backend_msm(backend, work, key, span)?
-        .into_affine();
+    let got = G::backend_msm(backend, work, key, span)?.into_affine();
     let want = G::P::msm(&base_values[offset..], &values[offset..])
         .map_err(|e| format!("reference MSM failed: {e}"))?
         .into_affine();
@@ -448,8 +445,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     backend.mul_assign(&mut work, s, f)?;
     values.iter_mut().zip(&factors).for_each(|(v, f)| *v *= f);
     step(&mut work, "G1 after a pointwise product", false, 0, &values)?;
-    backend
-        .ntt(&mut work, s, &domain, NttKind::Inverse)?;
+    backend.ntt(&mut work, s, &domain, NttKind::Inverse)?;
     values = backend.read_scalars(&work, s)?;
     step(&mut work, "G2 after an inverse NTT", true, 0, &values)?;
     work.release()?;

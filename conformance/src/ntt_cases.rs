@@ -87,12 +87,9 @@ fn ntt_case(
         },
     );
     let mut lease = backend.allocate(plan)?;
-    let x = backend
-        .alloc_scalars(&mut lease, "x", domain.size)?;
-    backend
-        .stage_scalars(&mut lease, x, &input)?;
-    backend
-        .ntt(&mut lease, x, &domain, kind)?;
+    let x = backend.alloc_scalars(&mut lease, "x", domain.size)?;
+    backend.stage_scalars(&mut lease, x, &input)?;
+    backend.ntt(&mut lease, x, &domain, kind)?;
     let got = backend.read_scalars(&lease, x)?;
     lease.release()?;
     first_difference(&got, &want)
@@ -114,21 +111,16 @@ fn pointwise_case(
         .collect();
     let plan = scalar_plan(backend, &[("a", n), ("b", n)], ScratchNeed::default());
     let mut lease = backend.allocate(plan)?;
-    let da = backend
-        .alloc_scalars(&mut lease, "a", n)?;
-    let db = backend
-        .alloc_scalars(&mut lease, "b", n)?;
-    backend
-        .stage_scalars(&mut lease, da, &a)?;
-    backend
-        .stage_scalars(&mut lease, db, &b)?;
+    let da = backend.alloc_scalars(&mut lease, "a", n)?;
+    let db = backend.alloc_scalars(&mut lease, "b", n)?;
+    backend.stage_scalars(&mut lease, da, &a)?;
+    backend.stage_scalars(&mut lease, db, &b)?;
     if sub {
         backend.sub_mul_assign(&mut lease, da, db, k)
     } else {
         backend.mul_assign(&mut lease, da, db)
     }?;
-    let got = backend
-        .read_scalars(&lease, da)?;
+    let got = backend.read_scalars(&lease, da)?;
     lease.release()?;
     first_difference(&got, &want)
 }

@@ -24,8 +24,7 @@ fn padded_case(
     let x = backend.alloc_scalars(&mut lease, "x", len)?;
     // Non-zero contents first, so that a tail left alone shows.
     backend.stage_scalars(&mut lease, x, &before)?;
-    backend
-        .stage_scalars_padded(&mut lease, x, &values)?;
+    backend.stage_scalars_padded(&mut lease, x, &values)?;
     let got = backend.read_scalars(&lease, x)?;
     // Longer than the buffer: an error, and the buffer is still usable.
     let too_long = vec![Fr::zero(); len + 1];

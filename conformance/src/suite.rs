@@ -8,8 +8,8 @@ use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    lease_checks, msm_cases, ntt_cases, proof_cases, staging_cases, CaseError, CaseResult,
-    Outcome, Summary,
+    lease_checks, msm_cases, ntt_cases, proof_cases, staging_cases, CaseError, CaseResult, Outcome,
+    Summary,
 };
 
 /// What to run.
@@ -93,9 +93,9 @@ impl Runner<'_> {
             Ok(Err(CaseError::Unsupported(why))) if leaked > 0 => Outcome::Failed(format!(
                 "{why}; then {leaked} bytes of budget still in use after the case"
             )),
-            Ok(Err(CaseError::Unsupported(why))) if !deferred.is_empty() => Outcome::Failed(
-                format!("{why}; then errors while releasing: {deferred:?}"),
-            ),
+            Ok(Err(CaseError::Unsupported(why))) if !deferred.is_empty() => {
+                Outcome::Failed(format!("{why}; then errors while releasing: {deferred:?}"))
+            }
             Ok(Err(CaseError::Unsupported(why))) if self.required => Outcome::Failed(format!(
                 "required by CRUCIBLE_REQUIRE but unsupported: {why}"
             )),

@@ -33,13 +33,7 @@ mod tests {
 
     #[test]
     fn the_scale_orders_native_portable_host_software_unranked() {
-        let scale = [
-            NATIVE_GPU,
-            PORTABLE_GPU,
-            HOST,
-            SOFTWARE_ADAPTER,
-            UNRANKED,
-        ];
+        let scale = [NATIVE_GPU, PORTABLE_GPU, HOST, SOFTWARE_ADAPTER, UNRANKED];
         assert!(scale.windows(2).all(|w| w[0] > w[1]), "{scale:?}");
     }
 }

@@ -30,6 +30,9 @@ mod tests {
         // Σ_w 2^(3w) (w + 1) g
         let want: u64 = (0..5u64).map(|w| (w + 1) << (3 * w)).sum();
         assert_eq!(combine_windows(&sums, 3), g * Fr::from(want));
-        assert_eq!(combine_windows::<G1Projective>(&[], 3), G1Projective::default());
+        assert_eq!(
+            combine_windows::<G1Projective>(&[], 3),
+            G1Projective::default()
+        );
     }
 }

@@ -77,21 +77,19 @@ pub struct Scratch {
 impl Scratch {
     /// The buffers in [`Layout::items`]'s order.
     pub fn new(ids: [BufferId; 12]) -> Scratch {
-        let [digits, bucket_count, bucket_start, scan, sorted, buckets, carries, carry_span, tree_w, tree_v, tree_w2, tree_v2] =
-            ids;
         Scratch {
-            digits,
-            bucket_count,
-            bucket_start,
-            scan,
-            sorted,
-            buckets,
-            carries,
-            carry_span,
-            tree_w,
-            tree_v,
-            tree_w2,
-            tree_v2,
+            digits: ids[0],
+            bucket_count: ids[1],
+            bucket_start: ids[2],
+            scan: ids[3],
+            sorted: ids[4],
+            buckets: ids[5],
+            carries: ids[6],
+            carry_span: ids[7],
+            tree_w: ids[8],
+            tree_v: ids[9],
+            tree_w2: ids[10],
+            tree_v2: ids[11],
         }
     }
 }
@@ -372,7 +370,13 @@ mod tests {
         let budget = DeviceBudget::new("t", 1 << 40);
         let layout = |planned_terms: usize, planned_capacity: u64, terms: usize| {
             let mut plan = MemoryPlan::new("t");
-            scratch_plan(Group::G1, planned_terms, planned_capacity, &UNTUNED, &mut plan);
+            scratch_plan(
+                Group::G1,
+                planned_terms,
+                planned_capacity,
+                &UNTUNED,
+                &mut plan,
+            );
             let permit = budget.acquire(plan.total_bytes()).unwrap();
             let work = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
             let l = choose(Group::G1, terms, Some(planes), n, &work, &UNTUNED);
@@ -390,11 +394,31 @@ mod tests {
     }
 
     #[test]
+    fn scratch_fields_follow_the_items_order() {
+        use crucible_core::{DeviceBudget, HostSync};
+        let items = Layout::new(4, &UNTUNED).items(10, 4);
+        let mut plan = MemoryPlan::new("t");
+        for (item, _) in items {
+            plan.item(item, 1);
+        }
+        let budget = DeviceBudget::new("t", 1 << 20);
+        let permit = budget.acquire(plan.total_bytes()).unwrap();
+        let mut lease = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
+        let ids = items.map(|(item, _)| lease.allocate(item, 1, || Ok(0u8)).unwrap());
+        let debug = format!("{:?}", Scratch::new(ids));
+        for ((item, _), id) in items.iter().zip(ids) {
+            let field = item.trim_start_matches("msm-").replace('-', "_");
+            let want = format!("{field}: {id:?}");
+            assert!(debug.contains(&want), "{item} is not Scratch::{field}: {debug}");
+        }
+        lease.release().unwrap();
+    }
+
+    #[test]
     fn scan_scratch_holds_every_level() {
         assert_eq!(scan_words(1), 1);
         assert_eq!(scan_words(SCAN_CHUNK), 1);
         assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 3);
         assert_eq!(scan_words(1 << 19), 1 + (8192 + 1) + (128 + 1) + (2 + 1));
     }
-
 }

@@ -153,7 +153,17 @@ pub fn msm<B>(
         }
     }
     let result = match <[BufferId; 12]>::try_from(ids.as_slice()) {
-        Ok(all) => run(cx, group, work, bases, bases_id, span, &layout, &Scratch::new(all), kept.is_some()),
+        Ok(all) => run(
+            cx,
+            group,
+            work,
+            bases,
+            bases_id,
+            span,
+            &layout,
+            &Scratch::new(all),
+            kept.is_some(),
+        ),
         Err(_) => Err(CudaError::Size(format!("{} MSM scratch buffers, not 12", ids.len())).into()),
     };
     let words = result.and_then(|sums| {
@@ -200,9 +210,13 @@ fn run<B>(
     // From the span's first point to the end of the last plane: entries name point i
     // of plane j as j·stride + i.
     let points = bases.get::<BasesBuffer>(bases_id)?;
-    let points = points.words.slice(span.base_offset * group.affine_words()..);
+    let points = points
+        .words
+        .slice(span.base_offset * group.affine_words()..);
     if !sorted_already {
         sort::sort(cx.stream, cx.kernels, work, &scalars, layout, scratch, n)?;
     }
-    reduce::reduce(cx.stream, cx.kernels, group, work, &points, layout, scratch, n)
+    reduce::reduce(
+        cx.stream, cx.kernels, group, work, &points, layout, scratch, n,
+    )
 }

@@ -147,7 +147,12 @@ fn choose(
 
 /// [`choose`] with the tuning overrides of `tuning` (`CRUCIBLE_CUDA_MSM_PLANES` and
 /// `CRUCIBLE_CUDA_WINDOW_BITS`).
-pub fn choose_tuned(len: usize, group: Group, capacity: u64, tuning: &CudaTuning) -> Option<Planes> {
+pub fn choose_tuned(
+    len: usize,
+    group: Group,
+    capacity: u64,
+    tuning: &CudaTuning,
+) -> Option<Planes> {
     choose(len, group, capacity, tuning.msm_planes, tuning.window_bits)
 }
 
