@@ -1,15 +1,18 @@
 //! Kernel launches, one typed function per kernel signature: the arguments a kernel of
-//! kernels/*.cu takes, in its order, with its types, so that a launch with a missing,
-//! extra or swapped scalar does not compile. The kernel names come from one table
-//! ([`Kernel`]), from which [`Kernels::load`] loads the functions, and a test reads the
-//! kernels' signatures from the sources and checks every function here against them
-//! (parameter names, pointer or value, element and value types).
+//! kernels/*.cu takes, in its order, with its types, so that a launch with a missing or
+//! extra argument, or one of the wrong kind (an array for a number, a `u32` for an
+//! `FrArg`), does not compile; the parameters carry the kernel's own names. The kernel
+//! names come from one table ([`Kernel`]), from which [`Kernels::load`] loads the
+//! functions, and a test reads the kernels' signatures from the sources and checks
+//! every function here against them (parameter names and order, pointer or value,
+//! element and value types).
 //!
 //! Device arrays are passed as [`Dev`]: a borrowed buffer or view of u32 words, typed
-//! by the element the kernel reads there ([`elem`]). The launch itself is the driver's
-//! one unsafe call (`driver::launch`); what makes it sound is that the arguments match
-//! the signature (this module and its test) and that the buffers cover what the launch
-//! shape indexes (the callers check lengths first).
+//! by the element the kernel reads there ([`elem`]; the buffers themselves are untyped
+//! words, so the element is the function's promise, checked against the source). The
+//! launch itself is the driver's one unsafe call (`driver::launch`); what makes it
+//! sound is that the arguments match the signature (this module and its test) and that
+//! the buffers cover what the launch shape indexes (the callers check lengths first).
 
 use std::marker::PhantomData;
 use std::sync::Arc;
