@@ -23,6 +23,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cost;
 mod device;
 #[allow(unsafe_code)]
 mod driver;
@@ -41,9 +42,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceMarker, DeviceSync, Domain, ElementKind, Error, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
-    NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
+    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
+    G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf,
+    ScratchNeed,
 };
 
 pub use error::CudaError;
@@ -116,10 +118,10 @@ impl CudaBackend {
         }
         let tuning = CudaTuning::from_env()?;
         let device = device::open(ordinal)?;
-        let budget = DeviceBudget::new(
-            device.info.label(),
-            options.budget_capacity(device.info.memory_bytes),
-        );
+        // Sized from what is free now, not from the total: another process's memory
+        // is not ours to plan with.
+        let (free, _) = device::memory_info(&device.ctx)?;
+        let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
         Ok(CudaBackend {
             device,
             budget,
@@ -128,11 +130,6 @@ impl CudaBackend {
             tuning,
             sorts: msm::SortReuse::default(),
         })
-    }
-
-    /// (free, total) device memory as the driver reports it, for memory-return checks.
-    pub fn device_memory(&self) -> Result<(u64, u64)> {
-        Ok(device::memory_info(&self.device.ctx)?)
     }
 
     /// Milliseconds NVRTC took to compile and load the kernels, once they are.
@@ -185,8 +182,15 @@ impl CudaBackend {
         &self.device.stream
     }
 
-    /// The window planes a bases buffer of `len` points of `group` gets (msm/planes.rs).
-    fn planes_for(&self, group: Group, len: usize) -> Option<msm::Planes> {
+    /// The window planes a bases buffer of `len` elements of `kind` gets
+    /// (msm/planes.rs): resident bases only; a streamed chunk is restaged too often to
+    /// pay for them.
+    fn planes_for(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Option<msm::Planes> {
+        let group = match (kind, usage) {
+            (_, BufferUse::Plain) | (ElementKind::Scalar, _) => return None,
+            (ElementKind::G1, BufferUse::Resident) => Group::G1,
+            (ElementKind::G2, BufferUse::Resident) => Group::G2,
+        };
         msm::planes_for(len, group, self.budget.capacity(), &self.tuning)
     }
 
@@ -195,17 +199,20 @@ impl CudaBackend {
         msm::build_planes(self.stream(), self.kernels()?, group, lease, id, len)
     }
 
-    /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`.
+    /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`: into its
+    /// front, or the whole buffer when `whole` (bases with window planes: the planes
+    /// are built from every point).
+    #[allow(clippy::too_many_arguments)]
     fn stage_words<B: DeviceWords>(
         &self,
         lease: &mut Lease,
         id: BufferId,
-        len: usize,
-        expected: usize,
+        (len, expected): (usize, usize),
+        whole: bool,
         words: usize,
         fill: impl Fn(Range<usize>, &mut [u32]),
     ) -> Result<()> {
-        if len != expected {
+        if len > expected || (whole && len != expected) {
             return Err(Error::InvalidInput(format!(
                 "staging {len} elements into a buffer of {expected}"
             )));
@@ -312,19 +319,24 @@ impl ProverBackend for CudaBackend {
         field::element_bytes(kind)
     }
 
-    // Zero-length buffers still take one word on the device; bases take their
-    // window planes (msm/planes.rs).
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
-        let planes = match kind {
-            ElementKind::Scalar => None,
-            ElementKind::G1 => self.planes_for(Group::G1, len),
-            ElementKind::G2 => self.planes_for(Group::G2, len),
-        };
+    // Zero-length buffers still take one word on the device; resident bases take
+    // their window planes (msm/planes.rs).
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
         if len == 0 {
-            4
+            Ok(4)
         } else {
+            let planes = self.planes_for(kind, len, usage);
             memory::buffer_bytes(kind, len, msm::copies(planes))
         }
+    }
+
+    fn device_memory(&self) -> Result<Option<DeviceMemory>> {
+        let (free, total) = device::memory_info(&self.device.ctx)?;
+        Ok(Some(DeviceMemory { free, total }))
+    }
+
+    fn cost_model(&self) -> CostModel {
+        cost::cost_model()
     }
 
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
@@ -345,27 +357,28 @@ impl ProverBackend for CudaBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId> {
         self.sorts.scalars_written();
         let group = match kind {
-            ElementKind::Scalar => return memory::alloc(self.stream(), lease, item, kind, len),
+            ElementKind::Scalar => return memory::alloc(self.stream(), lease, key, kind, len),
             ElementKind::G1 => Group::G1,
             ElementKind::G2 => Group::G2,
         };
-        let planes = self.planes_for(group, len);
-        msm::alloc_bases(self.stream(), lease, item, group, len, planes)
+        let planes = self.planes_for(kind, len, usage);
+        msm::alloc_bases(self.stream(), lease, key, group, len, planes)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         self.sorts.scalars_written();
         self.stage_words::<CudaBuffer>(
             lease,
-            dst.id,
-            src.len(),
-            dst.len,
+            dst.id(),
+            (src.len(), dst.len()),
+            false,
             field::FR_WORDS,
             |r, w| field::fr_to_words(&src[r], w),
         )
@@ -376,44 +389,46 @@ impl ProverBackend for CudaBackend {
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
-        self.upload::<CudaBuffer>(lease, dst.id, src.len(), field::FR_WORDS, |r, w| {
+        self.upload::<CudaBuffer>(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
             field::fr_to_words(&src[r], w)
         })?;
         memory::zero_tail(
             &self.device.copy,
             lease,
-            dst.id,
+            dst.id(),
             src.len() * field::FR_WORDS,
         )
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
         self.stage_words::<BasesBuffer>(
             lease,
-            dst.id,
-            src.len(),
-            dst.len,
+            dst.id(),
+            (src.len(), dst.len()),
+            whole,
             field::G1_WORDS,
             |r, w| field::g1_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G1, lease, dst.id, dst.len)
+        self.build_planes(Group::G1, lease, dst.id(), dst.len())
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
         self.stage_words::<BasesBuffer>(
             lease,
-            dst.id,
-            src.len(),
-            dst.len,
+            dst.id(),
+            (src.len(), dst.len()),
+            whole,
             field::G2_WORDS,
             |r, w| field::g2_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G2, lease, dst.id, dst.len)
+        self.build_planes(Group::G2, lease, dst.id(), dst.len())
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        let words = memory::download(self.stream(), lease, src.id, src.len * field::FR_WORDS)?;
-        Ok(field::words_to_fr(&words[..src.len * field::FR_WORDS]))
+        let words = memory::download(self.stream(), lease, src.id(), src.len() * field::FR_WORDS)?;
+        Ok(field::words_to_fr(&words[..src.len() * field::FR_WORDS]))
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
@@ -451,8 +466,14 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        let sums =
-            self.window_sums(Group::G1, work, bases, span.bases.id, span.bases.len, &span)?;
+        let sums = self.window_sums(
+            Group::G1,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )?;
         Ok(sums.combine(field::G1_XYZZ_WORDS, field::xyzz_words_to_g1))
     }
 
@@ -462,8 +483,14 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        let sums =
-            self.window_sums(Group::G2, work, bases, span.bases.id, span.bases.len, &span)?;
+        let sums = self.window_sums(
+            Group::G2,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )?;
         Ok(sums.combine(field::G2_XYZZ_WORDS, field::xyzz_words_to_g2))
     }
 }

@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 
-use crucible_core::{BufferId, DeviceAllocation, ElementKind, Error, Lease, Result};
+use crucible_core::{
+    plain_bytes, BufferId, DeviceAllocation, ElementKind, Error, Lease, PlanKey, Result,
+};
 use std::ops::Range;
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 
 use crate::driver;
 use crate::error::CudaError;
@@ -32,14 +34,31 @@ impl DeviceWords for CudaBuffer {
 
 /// `count` zeroed device words, stream-ordered on `stream`.
 pub fn zeroed(stream: &Arc<CudaStream>, count: usize) -> Result<CudaSlice<u32>> {
-    Ok(stream.alloc_zeros::<u32>(count).map_err(CudaError::from)?)
+    stream
+        .alloc_zeros::<u32>(count)
+        .map_err(|e| alloc_error(count * 4, e))
+}
+
+/// The error of a failed device allocation of `bytes`: out of memory inside a lease
+/// means something outside the budget took the memory (another process), which the
+/// caller can act on; anything else is a device error.
+pub fn alloc_error(bytes: usize, e: DriverError) -> Error {
+    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::DeviceOutOfMemory {
+            backend: "cuda".into(),
+            bytes: bytes as u64,
+            message: e.to_string(),
+        }
+    } else {
+        CudaError::from(e).into()
+    }
 }
 
 /// Allocates `count` zeroed words from plan item `item`.
 pub fn alloc_words(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
 ) -> Result<BufferId> {
     alloc_words_cleared(stream, lease, item, count, true)
@@ -51,7 +70,7 @@ pub fn alloc_words(
 pub fn alloc_words_uninit(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
 ) -> Result<BufferId> {
     alloc_words_cleared(stream, lease, item, count, false)
@@ -60,7 +79,7 @@ pub fn alloc_words_uninit(
 fn alloc_words_cleared(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
     cleared: bool,
 ) -> Result<BufferId> {
@@ -70,27 +89,29 @@ fn alloc_words_cleared(
         let words = if cleared {
             zeroed(stream, count)?
         } else {
-            driver::alloc_uninit(stream, count).map_err(CudaError::from)?
+            driver::alloc_uninit(stream, count).map_err(|e| alloc_error(count * 4, e))?
         };
         Ok(CudaBuffer { words })
     })
 }
 
 /// Bytes of a buffer of `copies` times `len` elements of `kind` (bases with window
-/// planes hold several copies of their points).
-pub fn buffer_bytes(kind: ElementKind, len: usize, copies: u32) -> u64 {
-    crate::field::element_bytes(kind) * len as u64 * u64::from(copies)
+/// planes hold several copies of their points), or an error naming the overflow.
+pub fn buffer_bytes(kind: ElementKind, len: usize, copies: u32) -> Result<u64> {
+    plain_bytes(crate::field::element_bytes(kind), len)?
+        .checked_mul(u64::from(copies))
+        .ok_or_else(|| Error::InvalidInput(format!("{len} bases with {copies} planes overflow")))
 }
 
 /// Allocates `len` zeroed elements of `kind` from plan item `item`.
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     kind: ElementKind,
     len: usize,
 ) -> Result<BufferId> {
-    let bytes = buffer_bytes(kind, len, 1);
+    let bytes = buffer_bytes(kind, len, 1)?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
         Ok(CudaBuffer {

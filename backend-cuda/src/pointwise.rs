@@ -11,12 +11,13 @@ use crate::launch::{self, grid_1d, Dev, Kernels};
 use crate::memory::CudaBuffer;
 
 fn check_pair(dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-    if dst.len == rhs.len {
+    if dst.len() == rhs.len() {
         Ok(())
     } else {
         Err(crucible_core::Error::InvalidInput(format!(
             "pointwise operands of {} and {} scalars",
-            dst.len, rhs.len
+            dst.len(),
+            rhs.len()
         )))
     }
 }
@@ -30,15 +31,15 @@ pub fn mul_assign(
     rhs: ScalarBuf,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id)?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
+    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
+    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
     launch::fr_mul_assign(
         k,
         stream,
-        grid_1d(dst.len),
+        grid_1d(dst.len()),
         Dev::new(a),
         Dev::new(b),
-        dst.len as u32,
+        dst.len() as u32,
     )?;
     Ok(())
 }
@@ -53,16 +54,16 @@ pub fn sub_mul_assign(
     c: Fr,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id)?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
+    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
+    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
     launch::fr_sub_scale(
         k,
         stream,
-        grid_1d(dst.len),
+        grid_1d(dst.len()),
         Dev::new(a),
         Dev::new(b),
         FrArg::new(c),
-        dst.len as u32,
+        dst.len() as u32,
     )?;
     Ok(())
 }
@@ -75,14 +76,14 @@ pub fn scale(
     buf: ScalarBuf,
     c: Fr,
 ) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     launch::fr_scale(
         k,
         stream,
-        grid_1d(buf.len),
+        grid_1d(buf.len()),
         Dev::new(a),
         FrArg::new(c),
-        buf.len as u32,
+        buf.len() as u32,
     )?;
     Ok(())
 }
@@ -95,15 +96,15 @@ pub fn scale_by_powers(
     buf: ScalarBuf,
     (lo, hi, lo_bits): (&CudaSlice<u32>, &CudaSlice<u32>, u32),
 ) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     launch::fr_scale_by_powers(
         k,
         stream,
-        grid_1d(buf.len),
+        grid_1d(buf.len()),
         Dev::new(a),
         Dev::new(lo),
         Dev::new(hi),
-        buf.len as u32,
+        buf.len() as u32,
         lo_bits,
     )?;
     Ok(())

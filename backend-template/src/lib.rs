@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
-    G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan,
+    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::TemplateError;
@@ -78,27 +78,28 @@ impl ProverBackend for TemplateBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId> {
-        memory::alloc(lease, item, kind, len)
+        memory::alloc(lease, key, kind, len, usage)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        memory::stage_scalars(lease, dst.id, src)
+        memory::stage_scalars(lease, dst.id(), src)
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        memory::stage_g1(lease, dst.id, src)
+        memory::stage_g1(lease, dst.id(), src)
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        memory::stage_g2(lease, dst.id, src)
+        memory::stage_g2(lease, dst.id(), src)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        memory::read_scalars(lease, src.id, src.len)
+        memory::read_scalars(lease, src.id(), src.len())
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {

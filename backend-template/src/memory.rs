@@ -1,18 +1,27 @@
 //! Device buffers, allocated only through a lease, and copies to and from the host.
 
-use crucible_core::{BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, Result};
+use crucible_core::{
+    BufferId, BufferUse, ElementKind, Fr, G1Affine, G2Affine, Lease, PlanKey, Result,
+};
 
 use crate::error::not_implemented;
 
 const FILE: &str = "memory.rs";
 
-/// Allocates `len` elements of `kind` from plan item `item`.
-pub fn alloc(_lease: &mut Lease, _item: &str, _kind: ElementKind, _len: usize) -> Result<BufferId> {
+/// Allocates `len` elements of `kind`, laid out for `usage`, from plan item `key`.
+pub fn alloc(
+    _lease: &mut Lease,
+    _key: PlanKey,
+    _kind: ElementKind,
+    _len: usize,
+    _usage: BufferUse,
+) -> Result<BufferId> {
     not_implemented(
         "alloc",
         FILE,
-        "allocate the device buffer inside `lease.allocate(item, bytes, || ...)`, which \
-         checks the plan item first and owns the buffer until the lease frees it",
+        "allocate the device buffer inside `lease.allocate(key, bytes, || ...)`, which \
+         checks the plan item first and owns the buffer until the lease frees it; \
+         `bytes` is `buffer_bytes(kind, len, usage)`",
     )
 }
 
@@ -25,12 +34,13 @@ pub fn stage_scalars(_lease: &mut Lease, _dst: BufferId, _src: &[Fr]) -> Result<
     )
 }
 
-/// Copies G1 bases into buffer `dst`.
+/// Copies G1 bases into the front of buffer `dst`.
 pub fn stage_g1(_lease: &mut Lease, _dst: BufferId, _src: &[G1Affine]) -> Result<()> {
     not_implemented(
         "stage_g1",
         FILE,
-        "copy the points (x, y) into the buffer, the identity in a form your MSM knows",
+        "copy the points (x, y) into the front of the buffer (a streamed MSM restages a \
+         chunk buffer with shorter last chunks), the identity in a form your MSM knows",
     )
 }
 

@@ -116,9 +116,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         }
     };
     say(selected.reason.clone());
-    if !memory.fits() {
-        return Err(memory.does_not_fit(&label));
-    }
     say(format!(
         "circuit: {}, {}, domain 2^{} ({} points)",
         count(setup.constraints as u64, "constraint"),
@@ -155,11 +152,17 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         }
     };
     let prover = Prover::new(backends, Arc::clone(&pk), config)?;
+    for key in prover.keys() {
+        say(format!(
+            "{}: {}",
+            key.backend_label(),
+            crucible_core::groth16::schedule::describe(key.schedule_choice())
+        ));
+    }
     say(format!(
-        "proving {} on {label} with {} ({} fit in the budget at once)",
+        "proving {} on {label} with {}",
         count(args.proofs as u64, "proof"),
         count(setup.workers_per_device as u64, "worker"),
-        memory.proofs_at_once
     ));
     let jobs = inputs.iter().enumerate().map(|(id, p)| Job {
         id: id as u64,
@@ -340,8 +343,8 @@ fn print_text(
         "memory per proof: {} planned ({planned} B), {} peak ({peak} B); staged key: {} ({} B)",
         human_bytes(planned),
         human_bytes(peak),
-        human_bytes(memory.key.total_bytes()),
-        memory.key.total_bytes()
+        human_bytes(memory.choice.chosen.key.total_bytes()),
+        memory.choice.chosen.key.total_bytes()
     );
     for d in &stats.devices {
         let b = &d.budget;

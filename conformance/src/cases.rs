@@ -18,6 +18,13 @@ pub enum Outcome {
     Skipped(String),
 }
 
+/// A [`CaseError::Failed`] with a `format!` message.
+macro_rules! fail {
+    ($($arg:tt)*) => {
+        $crate::CaseError::Failed(format!($($arg)*))
+    };
+}
+
 /// Why a case did not pass: what a case body returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CaseError {

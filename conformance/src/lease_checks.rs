@@ -9,6 +9,7 @@ use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
 
+use crate::items;
 use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
 use crate::CaseError;
@@ -19,7 +20,7 @@ pub fn run(r: &mut Runner<'_>) {
     r.case("lease/plan-larger-than-budget-fails-at-once", |_| {
         let capacity = backend.budget().capacity();
         let mut plan = MemoryPlan::new("too big");
-        plan.item("huge", capacity + 1);
+        plan.item(items::HUGE, capacity + 1);
         match backend.allocate(plan) {
             Err(Error::OutOfBudget {
                 needed,
@@ -32,15 +33,16 @@ pub fn run(r: &mut Runner<'_>) {
     });
     r.case("lease/allocation-beyond-plan-is-refused", |_| {
         let mut plan = MemoryPlan::new("one buffer");
-        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 8));
+        plan.item(items::X, items::bytes(backend, ElementKind::Scalar, 8));
         let mut lease = backend.allocate(plan)?;
-        match backend.alloc_scalars(&mut lease, "x", 9) {
-            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "x" => {}
+        match backend.alloc_scalars(&mut lease, items::X, 9) {
+            Err(Error::LeaseExceeded { buffer, .. }) if *buffer == items::X.to_string() => {}
             Err(e) => return Err(CaseError::wrong_error(e)),
             Ok(_) => return Err("allocation beyond the plan was granted".into()),
         }
-        match backend.alloc_scalars(&mut lease, "not-in-plan", 1) {
-            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "not-in-plan" => {}
+        match backend.alloc_scalars(&mut lease, items::NOT_IN_PLAN, 1) {
+            Err(Error::LeaseExceeded { buffer, .. })
+                if *buffer == items::NOT_IN_PLAN.to_string() => {}
             Err(e) => return Err(CaseError::wrong_error(e)),
             Ok(_) => return Err("allocation outside the plan was granted".into()),
         }
@@ -51,14 +53,14 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = crucible_core::Domain::with_log_size(4)?;
         let plan = scalar_plan(
             backend,
-            &[("x", domain.size)],
+            &[(items::X, domain.size)],
             crucible_core::ScratchNeed {
                 ntt: Some(domain),
                 ..Default::default()
             },
         );
         let mut lease = backend.allocate(plan)?;
-        let x = backend.alloc_scalars(&mut lease, "x", domain.size)?;
+        let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
         backend.stage_scalars(&mut lease, x, &values)?;
         backend.ntt(&mut lease, x, &domain, NttKind::Forward)?;
@@ -67,9 +69,9 @@ pub fn run(r: &mut Runner<'_>) {
     });
     r.case("lease/failed-stage-returns-budget", |_| {
         let mut plan = MemoryPlan::new("bad stage");
-        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 4));
+        plan.item(items::X, items::bytes(backend, ElementKind::Scalar, 4));
         let mut lease = backend.allocate(plan)?;
-        let x = backend.alloc_scalars(&mut lease, "x", 4)?;
+        let x = backend.alloc_scalars(&mut lease, items::X, 4)?;
         match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
             // The backend's `Unsupported` is no proof that it checks the length.
             Err(e) if matches!(e.root(), Error::Unsupported(_)) => Err(e.into()),

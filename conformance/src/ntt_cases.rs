@@ -5,6 +5,7 @@ use ark_poly::EvaluationDomain;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
 
+use crate::items;
 use crate::suite::Runner;
 use crate::CaseError;
 
@@ -38,31 +39,30 @@ fn random(rng: &mut StdRng, n: usize) -> Vec<Fr> {
 /// First index where two vectors differ, as a message.
 pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
     if got.len() != want.len() {
-        return Err(format!("length {} instead of {}", got.len(), want.len()).into());
+        return Err(fail!("length {} instead of {}", got.len(), want.len()));
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
-        Some(i) => Err(format!(
+        Some(i) => Err(fail!(
             "element {i} of {} differs: got {}, want {}",
             got.len(),
             got[i],
             want[i]
-        )
-        .into()),
+        )),
     }
 }
 
 /// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
 pub(crate) fn scalar_plan(
     backend: &dyn ProverBackend,
-    buffers: &[(&str, usize)],
+    buffers: &[(crucible_core::PlanKey, usize)],
     need: ScratchNeed,
 ) -> MemoryPlan {
     let mut plan = MemoryPlan::new("conformance");
     for (name, len) in buffers {
         plan.item(
             *name,
-            backend.buffer_bytes(crucible_core::ElementKind::Scalar, *len),
+            items::bytes(backend, crucible_core::ElementKind::Scalar, *len),
         );
     }
     plan.merge(&backend.scratch_plan(&need));
@@ -80,14 +80,14 @@ fn ntt_case(
     reference(&mut want, &domain, kind);
     let plan = scalar_plan(
         backend,
-        &[("x", domain.size)],
+        &[(items::X, domain.size)],
         ScratchNeed {
             ntt: Some(domain),
             ..Default::default()
         },
     );
     let mut lease = backend.allocate(plan)?;
-    let x = backend.alloc_scalars(&mut lease, "x", domain.size)?;
+    let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
     backend.stage_scalars(&mut lease, x, &input)?;
     backend.ntt(&mut lease, x, &domain, kind)?;
     let got = backend.read_scalars(&lease, x)?;
@@ -109,10 +109,14 @@ fn pointwise_case(
         .zip(&b)
         .map(|(x, y)| if sub { (*x - y) * k } else { *x * y })
         .collect();
-    let plan = scalar_plan(backend, &[("a", n), ("b", n)], ScratchNeed::default());
+    let plan = scalar_plan(
+        backend,
+        &[(items::A, n), (items::B, n)],
+        ScratchNeed::default(),
+    );
     let mut lease = backend.allocate(plan)?;
-    let da = backend.alloc_scalars(&mut lease, "a", n)?;
-    let db = backend.alloc_scalars(&mut lease, "b", n)?;
+    let da = backend.alloc_scalars(&mut lease, items::A, n)?;
+    let db = backend.alloc_scalars(&mut lease, items::B, n)?;
     backend.stage_scalars(&mut lease, da, &a)?;
     backend.stage_scalars(&mut lease, db, &b)?;
     if sub {

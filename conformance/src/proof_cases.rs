@@ -6,7 +6,7 @@ use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::circuit::BenchCircuit;
-use crucible_core::groth16::{prove, Proof, ProveOptions, ProvingKey, StagedKey};
+use crucible_core::groth16::{prove, KeyOptions, Proof, ProveOptions, ProvingKey, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
@@ -30,21 +30,32 @@ pub fn compare_with_arkworks(
     circuit: BenchCircuit,
     rng: &mut StdRng,
 ) -> Result<(), CaseError> {
+    compare_with_arkworks_under(backend, pk, circuit, rng, &KeyOptions::default())
+}
+
+/// [`compare_with_arkworks`] with the key staged under `options` (a fixed schedule, a
+/// memory limit).
+pub fn compare_with_arkworks_under(
+    backend: &dyn ProverBackend,
+    pk: Arc<ProvingKey>,
+    circuit: BenchCircuit,
+    rng: &mut StdRng,
+    options: &KeyOptions,
+) -> Result<(), CaseError> {
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s)
         .map_err(|e| format!("ark-groth16 failed: {e}"))?;
-    let key = StagedKey::stage(backend, pk.clone())?;
+    let key = StagedKey::stage_with(backend, pk.clone(), options)?;
     let out = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });
     key.release()?;
     let out = out?;
     let (got_bytes, want_bytes) = (proof_bytes(&out.proof), proof_bytes(&want));
     if got_bytes != want_bytes {
-        return Err(format!(
+        return Err(fail!(
             "proof bytes differ from ark-groth16 (r = {r}, s = {s}): got {}, want {}",
             hex(&got_bytes),
             hex(&want_bytes)
-        )
-        .into());
+        ));
     }
     let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
     match ark_groth16::Groth16::<Bls12_381>::verify_proof(
@@ -54,7 +65,7 @@ pub fn compare_with_arkworks(
     ) {
         Ok(true) => Ok(()),
         Ok(false) => Err("identical to ark-groth16 but does not verify".into()),
-        Err(e) => Err(format!("verifier error: {e}").into()),
+        Err(e) => Err(fail!("verifier error: {e}")),
     }
 }
 

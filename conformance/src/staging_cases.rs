@@ -5,6 +5,7 @@ use ark_ff::{UniformRand, Zero};
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Fr, ProverBackend, ScratchNeed};
 
+use crate::items;
 use crate::ntt_cases::{first_difference, scalar_plan};
 use crate::suite::Runner;
 use crate::CaseError;
@@ -19,9 +20,9 @@ fn padded_case(
     let values: Vec<Fr> = (0..live).map(|_| Fr::rand(rng)).collect();
     let mut want = values.clone();
     want.resize(len, Fr::zero());
-    let plan = scalar_plan(backend, &[("x", len)], ScratchNeed::default());
+    let plan = scalar_plan(backend, &[(items::X, len)], ScratchNeed::default());
     let mut lease = backend.allocate(plan)?;
-    let x = backend.alloc_scalars(&mut lease, "x", len)?;
+    let x = backend.alloc_scalars(&mut lease, items::X, len)?;
     // Non-zero contents first, so that a tail left alone shows.
     backend.stage_scalars(&mut lease, x, &before)?;
     backend.stage_scalars_padded(&mut lease, x, &values)?;
@@ -32,7 +33,7 @@ fn padded_case(
         .stage_scalars_padded(&mut lease, x, &too_long)
         .is_ok()
     {
-        return Err(format!("staging {} values into {len} was accepted", len + 1).into());
+        return Err(fail!("staging {} values into {len} was accepted", len + 1));
     }
     lease.release()?;
     first_difference(&got, &want)

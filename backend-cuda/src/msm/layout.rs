@@ -3,12 +3,26 @@
 //! lists them), both for the plan (sized for the largest MSM a lease may run) and for
 //! the allocation.
 
-use crucible_core::{BufferId, Lease, MemoryPlan};
+use crucible_core::{BufferId, Lease, MemoryPlan, PlanKey};
 
 use crate::field::Group;
 use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
 use crate::msm::planes::{self, Planes};
+use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
 use crate::tuning::CudaTuning;
+
+// The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
+// next MSM may reuse are sort_reuse.rs's.
+const MSM_DIGITS: PlanKey = PlanKey::new("cuda", "msm_digits");
+const MSM_BUCKET_COUNT: PlanKey = PlanKey::new("cuda", "msm_bucket_count");
+const MSM_SCAN: PlanKey = PlanKey::new("cuda", "msm_scan");
+const MSM_BUCKETS: PlanKey = PlanKey::new("cuda", "msm_buckets");
+const MSM_CARRIES: PlanKey = PlanKey::new("cuda", "msm_carries");
+const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
+const MSM_TREE_W: PlanKey = PlanKey::new("cuda", "msm_tree_w");
+const MSM_TREE_V: PlanKey = PlanKey::new("cuda", "msm_tree_v");
+const MSM_TREE_W2: PlanKey = PlanKey::new("cuda", "msm_tree_w2");
+const MSM_TREE_V2: PlanKey = PlanKey::new("cuda", "msm_tree_v2");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
 /// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]. On the
@@ -97,7 +111,7 @@ impl Scratch {
 /// The scratch items the kernels need cleared (msm.cu's "MUST BE ZEROED", and the
 /// prefix sum's zero word at the start of its scratch); the kernels write every other
 /// word they read first.
-pub const ZEROED: [&str; 3] = ["msm-bucket-count", "msm-scan", "msm-carry-span"];
+pub const ZEROED: [PlanKey; 3] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN];
 
 impl Layout {
     /// Plain bases with window bits `c`.
@@ -143,25 +157,22 @@ impl Layout {
     }
 
     /// (item, words) of every scratch buffer for `n` terms, in [`Scratch::new`]'s order.
-    pub fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 12] {
+    pub fn items(&self, n: usize, xyzz: usize) -> [(PlanKey, usize); 12] {
         let (w, m, s) = (self.bucket_windows, self.all_buckets(), self.segments());
         let entries = self.windows * n;
         [
-            ("msm-digits", entries),
-            ("msm-bucket-count", m),
-            ("msm-bucket-start", m + 1),
-            ("msm-scan", scan_words(m)),
-            ("msm-sorted", entries),
-            ("msm-buckets", m * xyzz),
-            (
-                "msm-carries",
-                entries.div_ceil(self.chunk(n) as usize) * xyzz,
-            ),
-            ("msm-carry-span", 1),
-            ("msm-tree-w", w * s * xyzz),
-            ("msm-tree-v", w * s * xyzz),
-            ("msm-tree-w2", w * (s / 2) * xyzz),
-            ("msm-tree-v2", w * (s / 2) * xyzz),
+            (MSM_DIGITS, entries),
+            (MSM_BUCKET_COUNT, m),
+            (MSM_BUCKET_START, m + 1),
+            (MSM_SCAN, scan_words(m)),
+            (MSM_SORTED, entries),
+            (MSM_BUCKETS, m * xyzz),
+            (MSM_CARRIES, entries.div_ceil(self.chunk(n) as usize) * xyzz),
+            (MSM_CARRY_SPAN, 1),
+            (MSM_TREE_W, w * s * xyzz),
+            (MSM_TREE_V, w * s * xyzz),
+            (MSM_TREE_W2, w * (s / 2) * xyzz),
+            (MSM_TREE_V2, w * (s / 2) * xyzz),
         ]
     }
 }
@@ -187,10 +198,7 @@ pub fn choose(
     let fits = over
         .items(n, group.xyzz_words())
         .iter()
-        .all(|(item, words)| {
-            plan.find(item)
-                .is_some_and(|i| plan.items()[i].bytes >= (words.max(&1) * 4) as u64)
-        });
+        .all(|(item, words)| plan.bytes_of(*item) >= (words.max(&1) * 4) as u64);
     if fits && modelled(&over) <= modelled(&plain) {
         over
     } else {
@@ -264,7 +272,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
         for (item, words) in layout.items(m, group.xyzz_words()) {
-            plan.item(item, (words.max(1) * 4) as u64);
+            plan.at_least(item, (words.max(1) * 4) as u64);
         }
     }
 }
@@ -290,7 +298,7 @@ mod tests {
             let planned = plan
                 .items()
                 .iter()
-                .find(|i| i.name == item)
+                .find(|i| i.key == item)
                 .map_or(0, |i| i.bytes);
             assert!(
                 (words.max(1) * 4) as u64 <= planned,
@@ -399,7 +407,7 @@ mod tests {
         let items = Layout::new(4, &UNTUNED).items(10, 4);
         let mut plan = MemoryPlan::new("t");
         for (item, _) in items {
-            plan.item(item, 1);
+            plan.at_least(item, 1);
         }
         let budget = DeviceBudget::new("t", 1 << 20);
         let permit = budget.acquire(plan.total_bytes()).unwrap();
@@ -407,9 +415,12 @@ mod tests {
         let ids = items.map(|(item, _)| lease.allocate(item, 1, || Ok(0u8)).unwrap());
         let debug = format!("{:?}", Scratch::new(ids));
         for ((item, _), id) in items.iter().zip(ids) {
-            let field = item.trim_start_matches("msm-").replace('-', "_");
+            let field = item.name().trim_start_matches("msm_");
             let want = format!("{field}: {id:?}");
-            assert!(debug.contains(&want), "{item} is not Scratch::{field}: {debug}");
+            assert!(
+                debug.contains(&want),
+                "{item} is not Scratch::{field}: {debug}"
+            );
         }
         lease.release().unwrap();
     }

@@ -22,7 +22,9 @@ mod sort_reuse;
 use std::sync::Arc;
 
 use ark_ec::CurveGroup;
-use crucible_core::{check_span, combine_windows, BufferId, Lease, MemoryPlan, MsmSpan, Result};
+use crucible_core::{
+    check_span, combine_windows, BufferId, Lease, MemoryPlan, MsmSpan, PlanKey, Result,
+};
 use cudarc::driver::CudaStream;
 
 use crate::error::CudaError;
@@ -46,7 +48,7 @@ pub fn planes_for(len: usize, group: Group, capacity: u64, tuning: &CudaTuning) 
 pub fn alloc_bases(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     group: Group,
     len: usize,
     planes: Option<Planes>,
@@ -129,7 +131,7 @@ pub fn msm<B>(
         .into());
     }
     let key = reuse.key(
-        span.scalars.id,
+        span.scalars.id(),
         span.scalar_offset,
         n,
         [layout.c, layout.bucket_windows as u32, layout.stride],
@@ -203,7 +205,7 @@ fn run<B>(
     sorted_already: bool,
 ) -> Result<BufferId> {
     let n = span.len;
-    let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
+    let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
     let scalars = scalars
         .words
         .slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);

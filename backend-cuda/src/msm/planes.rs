@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crucible_core::{BufferId, Lease, Result};
+use crucible_core::{BufferId, Lease, PlanKey, Result};
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::field::Group;
@@ -74,12 +74,12 @@ pub fn copies(planes: Option<Planes>) -> u32 {
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     group: Group,
     len: usize,
     planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let bytes = memory::buffer_bytes(group.kind(), len, copies(planes));
+    let bytes = memory::buffer_bytes(group.kind(), len, copies(planes))?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
         Ok(BasesBuffer {
