@@ -6,6 +6,7 @@
 mod backends;
 mod bench;
 mod conformance;
+mod memory_watch;
 mod output;
 mod parse;
 mod plan;

@@ -111,16 +111,19 @@ impl MemorySummary {
             Some(limit) if limit == capacity => {
                 format!("--memory-limit {}", human_bytes(limit))
             }
-            _ => format!(
-                "device memory ({} free of {} when opened, where the driver says) minus {} headroom",
-                backend
-                    .device_memory()
-                    .ok()
-                    .flatten()
-                    .map_or("?".to_string(), |m| human_bytes(m.free)),
-                human_bytes(backend.info().memory_bytes),
-                human_bytes(options.headroom)
-            ),
+            _ => match backend.device_memory().ok().flatten() {
+                Some(m) => format!(
+                    "free device memory when opened (the driver says {} free of {} now) minus {} headroom",
+                    human_bytes(m.free),
+                    human_bytes(m.total),
+                    human_bytes(options.headroom)
+                ),
+                None => format!(
+                    "device memory {} minus {} headroom",
+                    human_bytes(backend.info().memory_bytes),
+                    human_bytes(options.headroom)
+                ),
+            },
         };
         match choose(backend, shape, Reduction::Libsnark, capacity, workers) {
             Ok(choice) => Ok(MemorySummary {
