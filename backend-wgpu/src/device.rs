@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crucible_core::registry::{Probe, ProbeOptions};
-use crucible_core::{DeviceBudget, DeviceSync};
+use crucible_core::priority;
+use crucible_core::registry::ProbeOptions;
+use crucible_core::{BackendInfo, DeviceBudget, DeviceSync};
 
 use crate::error::WgpuError;
 use crate::field::{wgsl_constants, wgsl_programs};
-use crate::WgpuBackend;
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -596,29 +596,27 @@ fn no_panic<T>(f: impl FnOnce() -> Result<T, WgpuError>) -> Result<T, WgpuError>
     }
 }
 
-/// Opens one backend per adapter (Vulkan, Metal or DX12), or says why there is none.
-pub fn probe(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
-    match no_panic(|| open_all(options, wgpu_options)) {
-        Ok(opened) => opened
-            .into_iter()
-            .map(|backend| match backend {
-                Ok(b) => Probe::Available(Arc::new(b)),
-                Err(e) => Probe::Unavailable {
-                    reason: e.to_string(),
-                },
-            })
-            .collect(),
-        Err(e) => vec![Probe::Unavailable {
-            reason: e.to_string(),
-        }],
-    }
+/// One opened adapter: what a `WgpuBackend` is made of.
+pub struct Opened {
+    /// Name, device and memory, for reports.
+    pub info: BackendInfo,
+    /// The device's budget.
+    pub budget: Arc<DeviceBudget>,
+    /// The device, its queue and its pipelines.
+    pub ctx: Arc<Context>,
+}
+
+/// Every selected adapter (Vulkan, Metal or DX12), opened or why not, or why there is
+/// none; a panic inside wgpu is an error.
+pub fn open_each(
+    options: &ProbeOptions,
+    wgpu_options: &WgpuOptions,
+) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
+    no_panic(|| open_all(options, wgpu_options))
 }
 
 /// The first adapter that opens, or why none does.
-pub fn open_first(
-    options: &ProbeOptions,
-    wgpu_options: &WgpuOptions,
-) -> Result<WgpuBackend, WgpuError> {
+pub fn open_first(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Opened, WgpuError> {
     let mut first_error = None;
     for backend in no_panic(|| open_all(options, wgpu_options))? {
         match backend {
@@ -635,7 +633,7 @@ pub fn open_first(
 fn open_all(
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
-) -> Result<Vec<Result<WgpuBackend, WgpuError>>, WgpuError> {
+) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::PRIMARY;
     let instance = wgpu::Instance::new(descriptor);
@@ -690,7 +688,7 @@ fn open(
     index: usize,
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
-) -> Result<WgpuBackend, WgpuError> {
+) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -719,7 +717,7 @@ fn open(
     }));
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let software = info.device_type == wgpu::DeviceType::Cpu;
-    let backend_info = crucible_core::BackendInfo {
+    let backend_info = BackendInfo {
         name: "wgpu".into(),
         device_index: index,
         device_name: info.name.clone(),
@@ -734,8 +732,13 @@ fn open(
             }
         ),
         memory_bytes: memory,
-        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers it.
-        priority: if software { 50 } else { 200 },
+        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers
+        // the CPU backend.
+        priority: if software {
+            priority::SOFTWARE_ADAPTER
+        } else {
+            priority::PORTABLE_GPU
+        },
     };
     let ctx = Context {
         limits: DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
@@ -756,7 +759,11 @@ fn open(
         memory.saturating_sub(PRIVATE_MEMORY_RESERVE)
     };
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
-    Ok(WgpuBackend::from_parts(backend_info, budget, Arc::new(ctx)))
+    Ok(Opened {
+        info: backend_info,
+        budget,
+        ctx: Arc::new(ctx),
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use clap::Args;
 use crucible_benches::{
     measure, op_plans, total_bytes, Measurement, Op, Task, Workload, PROVE_INPUTS,
 };
+use crucible_core::priority;
 use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
 use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{BackendInfo, ProverBackend};
@@ -24,8 +25,9 @@ use crate::CliError;
 /// Arguments of `crucible bench`.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Backends: `all` (every available one; unavailable ones are listed as skipped) or
-    /// a comma list such as `cpu,cuda,wgpu` (each must be available).
+    /// Backends: `all` (every available one but the unranked template; the others are
+    /// listed as skipped) or a comma list such as `cpu,cuda,wgpu` (each must be
+    /// available).
     #[arg(long, default_value = "all")]
     backend: String,
     /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
@@ -151,6 +153,13 @@ fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError>
         for probed in probe_all(&options) {
             for probe in probed.probes {
                 match probe {
+                    // Unranked backends prove nothing yet (the template): named only.
+                    Probe::Available(b) if b.info().priority == priority::UNRANKED => {
+                        skipped.push((
+                            b.info().label(),
+                            "unranked (it proves nothing yet); name it to bench it".into(),
+                        ))
+                    }
                     Probe::Available(b) => chosen.push(b),
                     Probe::Unavailable { reason } => {
                         skipped.push((probed.registration.name.to_string(), reason))

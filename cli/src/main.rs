@@ -17,11 +17,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-// Backend crates: each must be linked, or the linker drops it and its `inventory`
-// registration with it.
-use crucible_backend_cpu as _;
-use crucible_backend_cuda as _;
-use crucible_backend_wgpu as _;
+// The roster links every backend crate, or the linker would drop them and their
+// `inventory` registrations with them.
+use crucible_backends as _;
 
 /// Groth16 over BLS12-381 on interchangeable backends.
 #[derive(Parser)]

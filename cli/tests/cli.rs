@@ -161,6 +161,48 @@ fn backends_lists_cpu() {
 }
 
 #[test]
+fn backends_lists_the_template_and_auto_never_picks_it() {
+    let dir = TempDir::new("template");
+    let run = crucible("backends", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let row = run.stdout.lines().find(|l| l.starts_with("template:0"));
+    let row = row.unwrap_or_else(|| panic!("{run:?}"));
+    assert!(row.contains("available"), "{row}");
+    let auto = crucible("prove --backend auto --constraints 2^4 --no-verify", &dir.0);
+    assert!(auto.ok(), "{auto:?}");
+    let chose = auto.stdout.lines().find(|l| l.starts_with("auto chose "));
+    let chose = chose.unwrap_or_else(|| panic!("{auto:?}"));
+    assert!(!chose.starts_with("auto chose template"), "{chose}");
+}
+
+#[test]
+fn conformance_reports_the_templates_cases_as_unsupported_never_passed() {
+    let dir = TempDir::new("template-conformance");
+    let command = "conformance --backend template --max-log-size 3 --filter ntt/forward --seed 1";
+    let run = crucible(command, &dir.0);
+    // Nothing passed: an error, though nothing failed either.
+    assert_fails_with(&run, "no case passed");
+    let cases: Vec<&str> = run.stdout.lines().filter(|l| l.contains("ntt/")).collect();
+    assert_eq!(cases.len(), 4, "{run:?}");
+    for case in &cases {
+        assert!(case.starts_with("unsupported template:0"), "{case}");
+        assert!(case.contains("backend-template/src/"), "says where: {case}");
+    }
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("0 passed, 0 failed, 4 unsupported"),
+        "{run:?}"
+    );
+    // Required, every unsupported case is a failure.
+    let required = run_argv(&argv(command), &dir.0, &[("CRUCIBLE_REQUIRE", "template")]);
+    assert_eq!(required.code, Some(1), "{required:?}");
+    assert!(
+        required.stdout.contains("0 passed, 4 failed"),
+        "{required:?}"
+    );
+}
+
+#[test]
 fn prove_checks_byte_identical_to_ark_groth16() {
     let dir = TempDir::new("prove");
     let run = crucible("prove --backend cpu --constraints 2^8 --check", &dir.0);
@@ -466,7 +508,7 @@ fn conformance_runs_and_honors_crucible_require() {
     assert!(run.ok(), "{run:?}");
     let last = run.stdout.lines().last().unwrap();
     assert!(
-        last.contains(" passed, 0 failed, 0 skipped (seed 7)"),
+        last.contains(" passed, 0 failed, 0 unsupported, 0 skipped (seed 7)"),
         "{run:?}"
     );
     let case = run

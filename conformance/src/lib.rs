@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[macro_use]
 mod cases;
 pub mod items;
 mod lease_checks;
@@ -17,7 +18,7 @@ mod schedule_cases;
 mod staging_cases;
 mod suite;
 
-pub use cases::{CaseResult, Outcome, Summary};
+pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use crucible_core::registry::required_backends;
 pub use proof_cases::{compare_with_arkworks, compare_with_arkworks_under, hex, proof_bytes};
 pub use suite::{run, run_registered, run_seed, Config};

@@ -7,6 +7,7 @@ use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed}
 
 use crate::items;
 use crate::suite::Runner;
+use crate::CaseError;
 
 fn kind_name(kind: NttKind) -> &'static str {
     match kind {
@@ -36,13 +37,13 @@ fn random(rng: &mut StdRng, n: usize) -> Vec<Fr> {
 }
 
 /// First index where two vectors differ, as a message.
-pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
+pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
     if got.len() != want.len() {
-        return Err(format!("length {} instead of {}", got.len(), want.len()));
+        return Err(fail!("length {} instead of {}", got.len(), want.len()));
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
-        Some(i) => Err(format!(
+        Some(i) => Err(fail!(
             "element {i} of {} differs: got {}, want {}",
             got.len(),
             got[i],
@@ -73,7 +74,7 @@ fn ntt_case(
     rng: &mut StdRng,
     domain: Domain,
     kind: NttKind,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let input = random(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
@@ -85,18 +86,12 @@ fn ntt_case(
             ..Default::default()
         },
     );
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let x = backend
-        .alloc_scalars(&mut lease, items::X, domain.size)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, x, &input)
-        .map_err(|e| e.to_string())?;
-    backend
-        .ntt(&mut lease, x, &domain, kind)
-        .map_err(|e| e.to_string())?;
-    let got = backend.read_scalars(&lease, x).map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
+    let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
+    backend.stage_scalars(&mut lease, x, &input)?;
+    backend.ntt(&mut lease, x, &domain, kind)?;
+    let got = backend.read_scalars(&lease, x)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -105,7 +100,7 @@ fn pointwise_case(
     rng: &mut StdRng,
     n: usize,
     sub: bool,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let a = random(rng, n);
     let b = random(rng, n);
     let k = Fr::rand(rng);
@@ -119,29 +114,18 @@ fn pointwise_case(
         &[(items::A, n), (items::B, n)],
         ScratchNeed::default(),
     );
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let da = backend
-        .alloc_scalars(&mut lease, items::A, n)
-        .map_err(|e| e.to_string())?;
-    let db = backend
-        .alloc_scalars(&mut lease, items::B, n)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, da, &a)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, db, &b)
-        .map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
+    let da = backend.alloc_scalars(&mut lease, items::A, n)?;
+    let db = backend.alloc_scalars(&mut lease, items::B, n)?;
+    backend.stage_scalars(&mut lease, da, &a)?;
+    backend.stage_scalars(&mut lease, db, &b)?;
     if sub {
         backend.sub_mul_assign(&mut lease, da, db, k)
     } else {
         backend.mul_assign(&mut lease, da, db)
-    }
-    .map_err(|e| e.to_string())?;
-    let got = backend
-        .read_scalars(&lease, da)
-        .map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+    }?;
+    let got = backend.read_scalars(&lease, da)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -152,7 +136,7 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = match Domain::with_log_size(log) {
             Ok(d) => d,
             Err(e) => {
-                r.case(&format!("ntt/2^{log}"), |_| Err(e.to_string()));
+                r.case(&format!("ntt/2^{log}"), |_| Err(e.into()));
                 continue;
             }
         };
@@ -188,8 +172,7 @@ fn aliased_case(
     rng: &mut StdRng,
     n: usize,
     sub: bool,
-) -> Result<(), String> {
-    let e = |e: crucible_core::Error| e.to_string();
+) -> Result<(), CaseError> {
     let x = random(rng, n);
     let want: Vec<Fr> = if sub {
         vec![Fr::from(0u64); n]
@@ -197,16 +180,15 @@ fn aliased_case(
         x.iter().map(|v| v.square()).collect()
     };
     let plan = scalar_plan(backend, &[(items::X, n)], ScratchNeed::default());
-    let mut lease = backend.allocate(plan).map_err(e)?;
-    let dx = backend.alloc_scalars(&mut lease, items::X, n).map_err(e)?;
-    backend.stage_scalars(&mut lease, dx, &x).map_err(e)?;
+    let mut lease = backend.allocate(plan)?;
+    let dx = backend.alloc_scalars(&mut lease, items::X, n)?;
+    backend.stage_scalars(&mut lease, dx, &x)?;
     if sub {
         backend.sub_mul_assign(&mut lease, dx, dx, Fr::rand(rng))
     } else {
         backend.mul_assign(&mut lease, dx, dx)
-    }
-    .map_err(e)?;
-    let got = backend.read_scalars(&lease, dx).map_err(e)?;
-    lease.release().map_err(e)?;
+    }?;
+    let got = backend.read_scalars(&lease, dx)?;
+    lease.release()?;
     first_difference(&got, &want)
 }

@@ -11,6 +11,7 @@ use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
 use crate::suite::Runner;
+use crate::CaseError;
 
 /// Compressed bytes of a proof.
 pub fn proof_bytes(proof: &Proof) -> Vec<u8> {
@@ -28,7 +29,7 @@ pub fn compare_with_arkworks(
     pk: Arc<ProvingKey>,
     circuit: BenchCircuit,
     rng: &mut StdRng,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     compare_with_arkworks_under(backend, pk, circuit, rng, &KeyOptions::default())
 }
 
@@ -40,17 +41,17 @@ pub fn compare_with_arkworks_under(
     circuit: BenchCircuit,
     rng: &mut StdRng,
     options: &KeyOptions,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s)
         .map_err(|e| format!("ark-groth16 failed: {e}"))?;
-    let key = StagedKey::stage_with(backend, pk.clone(), options).map_err(|e| e.to_string())?;
+    let key = StagedKey::stage_with(backend, pk.clone(), options)?;
     let out = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });
-    key.release().map_err(|e| e.to_string())?;
-    let out = out.map_err(|e| e.to_string())?;
+    key.release()?;
+    let out = out?;
     let (got_bytes, want_bytes) = (proof_bytes(&out.proof), proof_bytes(&want));
     if got_bytes != want_bytes {
-        return Err(format!(
+        return Err(fail!(
             "proof bytes differ from ark-groth16 (r = {r}, s = {s}): got {}, want {}",
             hex(&got_bytes),
             hex(&want_bytes)
@@ -64,7 +65,7 @@ pub fn compare_with_arkworks_under(
     ) {
         Ok(true) => Ok(()),
         Ok(false) => Err("identical to ark-groth16 but does not verify".into()),
-        Err(e) => Err(format!("verifier error: {e}")),
+        Err(e) => Err(fail!("verifier error: {e}")),
     }
 }
 
@@ -85,7 +86,7 @@ pub fn run(r: &mut Runner<'_>) {
             let name = format!("proof/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
             r.case(&name, |rng| {
                 let seed = ark_std::rand::Rng::gen::<u64>(rng);
-                let pk = generate_key(constraints, inputs, seed).map_err(|e| e.to_string())?;
+                let pk = generate_key(constraints, inputs, seed)?;
                 let circuit = BenchCircuit {
                     constraints,
                     inputs,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use common::*;
-use crucible_backend_cpu::CpuBackend;
+use crucible_backends::cpu::CpuBackend;
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, Job, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};

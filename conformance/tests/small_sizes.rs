@@ -1,7 +1,7 @@
 //! The suite builds only valid cases at every `max_log_size`: a correct backend passes
 //! at the smallest sizes too.
 
-use crucible_backend_cpu::CpuBackend;
+use crucible_backends::cpu::CpuBackend;
 use crucible_conformance::{run, run_seed, Config};
 use crucible_core::registry::ProbeOptions;
 

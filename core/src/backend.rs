@@ -36,7 +36,8 @@ pub struct BackendInfo {
     pub api: String,
     /// Memory the device reports, in bytes.
     pub memory_bytes: u64,
-    /// Preference for `auto` selection: the highest available wins.
+    /// Preference for `auto` selection: the highest available wins, on the scale of
+    /// [`crate::priority`] (0, [`crate::priority::UNRANKED`], is never chosen).
     pub priority: u32,
 }
 

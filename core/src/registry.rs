@@ -1,11 +1,12 @@
 //! Backend registry: each backend crate registers a probe with `inventory::submit!`.
 //!
-//! Binaries must link every backend crate (`use crucible_backend_x as _;`), or the
-//! linker drops the unused crate and its registration with it.
+//! A binary must link every backend crate, or the linker drops the unused crate and
+//! its registration with it: the roster crate, `crucible-backends`, is the one place
+//! that does (`use crucible_backends as _;` links them all).
 
 use std::sync::Arc;
 
-use crate::{Error, ProverBackend, Result};
+use crate::{priority, Error, ProverBackend, Result};
 
 /// Options every probe receives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,8 +94,9 @@ pub struct Selected {
     pub reason: String,
 }
 
-/// Picks a backend: `auto` (the highest-priority available device), `name` (its first
-/// device) or `name:index`. No silent fallback: an unavailable request is an error.
+/// Picks a backend: `auto` (the highest-priority available device, on the scale of
+/// [`crate::priority`]; never an unranked one), `name` (its first device) or
+/// `name:index`. No silent fallback: an unavailable request is an error.
 pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
     if spec == "auto" {
         return select_auto(options);
@@ -202,6 +204,8 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
     for probed in probe_all(options) {
         for probe in probed.probes {
             match probe {
+                // An unranked backend (the template) is used only when named.
+                Probe::Available(b) if b.info().priority == priority::UNRANKED => {}
                 Probe::Available(b) => {
                     if best
                         .as_ref()

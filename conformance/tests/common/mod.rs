@@ -8,7 +8,7 @@ use std::time::Duration;
 use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_backend_cpu::CpuBackend;
+use crucible_backends::cpu::CpuBackend;
 use crucible_conformance::{proof_bytes, run_seed};
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
