@@ -12,11 +12,11 @@ use crucible_benches::Stats;
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::groth16::ProvingKey;
-use crucible_core::registry::select_devices;
 use crucible_core::report::ProofReport;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
+use crate::devices::chosen_devices;
 use crate::output::{count, load_key, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::{parse, CliError};
@@ -141,19 +141,11 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         verify: !args.no_verify,
         ..EngineConfig::default()
     };
-    let backends = match &args.devices {
-        None => vec![Arc::clone(&backend)],
-        Some(devices) => {
-            let indices = match devices {
-                Devices::All => None,
-                Devices::Some(list) => Some(list.as_slice()),
-            };
-            let chosen = select_devices(&backend.info().name, indices, &setup.probe_options())?;
-            let labels: Vec<_> = chosen.iter().map(|b| b.info().label()).collect();
-            say(format!("devices: {}", labels.join(", ")));
-            chosen
-        }
-    };
+    let backends = chosen_devices(&backend, args.devices.as_ref(), &setup.probe_options())?;
+    if args.devices.is_some() {
+        let labels: Vec<_> = backends.iter().map(|b| b.info().label()).collect();
+        say(format!("devices: {}", labels.join(", ")));
+    }
     let prover = Prover::new(backends, Arc::clone(&pk), config)?;
     say(format!(
         "proving {} on {label} with {} ({} fit in the budget at once)",
