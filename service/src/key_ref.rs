@@ -47,6 +47,17 @@ impl KeyRef {
         })
     }
 
+    /// The circuit's constraints and public inputs (the constant one not counted).
+    pub fn sizes(&self) -> (usize, usize) {
+        match *self {
+            KeyRef::Bench {
+                constraints,
+                inputs,
+                ..
+            } => (constraints, inputs),
+        }
+    }
+
     /// From the gRPC message.
     pub fn from_proto(source: Option<&proto::KeySource>) -> ServiceResult<KeyRef> {
         match source.and_then(|s| s.source.as_ref()) {

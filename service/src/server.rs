@@ -412,6 +412,7 @@ impl Prover for ProverService {
             }
         };
         let info = resident.hot.info().clone();
+        let (constraints, public_inputs) = resident.key_ref.sizes();
         self.state
             .keys()
             .insert(key_id.clone(), Slot::Resident(resident));
@@ -420,8 +421,8 @@ impl Prover for ProverService {
         let verifying_key = compressed(&info.verifying_key).map_err(Status::internal)?;
         Ok(Response::new(proto::LoadKeyResponse {
             key_id,
-            constraints: info.shape.num_constraints as u64,
-            public_inputs: info.shape.num_instance.saturating_sub(1) as u64,
+            constraints: constraints as u64,
+            public_inputs: public_inputs as u64,
             log_domain: info.shape.log_domain,
             devices: info.devices,
             staged_bytes: info.staged_bytes,

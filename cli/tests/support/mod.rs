@@ -1,5 +1,6 @@
 //! What the service tests share: temporary directories and `crucible` daemons run
 //! as child processes (their output kept for failure messages, killed when dropped).
+#![allow(dead_code)] // each test binary uses only part of it
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
