@@ -179,12 +179,20 @@ async fn prove(
 }
 
 fn print_result(result: &JobResult) {
-    println!("job {}: {:?} in {:.3} s", result.job_id, result.state(), result.seconds);
+    println!(
+        "job {}: {:?} in {:.3} s",
+        result.job_id,
+        result.state(),
+        result.seconds
+    );
     if !result.error.is_empty() {
         println!("error ({}): {}", result.failed_phase, result.error);
     }
     if let Some(report) = &result.report {
-        println!("made on {} ({}), verified: {}", report.backend, report.device, report.verified);
+        println!(
+            "made on {} ({}), verified: {}",
+            report.backend, report.device, report.verified
+        );
         for p in &report.phases {
             println!("  {:<10} {:>10.3} ms", p.phase, p.ms);
         }
@@ -219,7 +227,10 @@ async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError
             ]
         })
         .collect();
-    println!("{}", table(&["device", "in use", "high water", "capacity"], &devices, 1));
+    println!(
+        "{}",
+        table(&["device", "in use", "high water", "capacity"], &devices, 1)
+    );
     let keys: Vec<Vec<String>> = s
         .keys
         .iter()
@@ -239,7 +250,16 @@ async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError
     println!(
         "{}",
         table(
-            &["key", "domain", "queued", "in flight", "capacity", "proofs", "failures", "cancelled"],
+            &[
+                "key",
+                "domain",
+                "queued",
+                "in flight",
+                "capacity",
+                "proofs",
+                "failures",
+                "cancelled"
+            ],
             &keys,
             1
         )
@@ -256,7 +276,9 @@ async fn bench(
     keep: bool,
 ) -> Result<ExitCode, CliError> {
     if proofs == 0 || concurrency == 0 {
-        return Err(CliError("--proofs and --concurrency must be at least 1".into()));
+        return Err(CliError(
+            "--proofs and --concurrency must be at least 1".into(),
+        ));
     }
     let loaded = load_key(&mut client, id, key).await?;
     let vk = Arc::new(verifying_key(&loaded.verifying_key).map_err(service)?);
@@ -264,8 +286,13 @@ async fn bench(
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency.min(proofs) {
-        let (mut client, next, vk, id, key) =
-            (client.clone(), Arc::clone(&next), Arc::clone(&vk), id.to_string(), *key);
+        let (mut client, next, vk, id, key) = (
+            client.clone(),
+            Arc::clone(&next),
+            Arc::clone(&vk),
+            id.to_string(),
+            *key,
+        );
         tasks.push(tokio::spawn(async move {
             let mut outcomes = Vec::new();
             loop {
@@ -276,17 +303,32 @@ async fn bench(
                 let witness = Witness::BenchSeed(i as u64);
                 let result = prove(&mut client, &id, witness).await?;
                 let expected = match (witness, key) {
-                    (Witness::BenchSeed(seed), KeyRef::Bench { constraints, inputs, .. }) => {
-                        BenchCircuit { constraints, inputs, seed }.public_inputs()
+                    (
+                        Witness::BenchSeed(seed),
+                        KeyRef::Bench {
+                            constraints,
+                            inputs,
+                            ..
+                        },
+                    ) => BenchCircuit {
+                        constraints,
+                        inputs,
+                        seed,
                     }
+                    .public_inputs(),
                 };
-                let checked = verify(&vk, &result).map_err(|e| e.to_string()).and_then(|got| {
-                    if got == expected {
-                        Ok(())
-                    } else {
-                        Err(format!("job {}: public inputs are not the witness's", result.job_id))
-                    }
-                });
+                let checked = verify(&vk, &result)
+                    .map_err(|e| e.to_string())
+                    .and_then(|got| {
+                        if got == expected {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "job {}: public inputs are not the witness's",
+                                result.job_id
+                            ))
+                        }
+                    });
                 outcomes.push((result.seconds, checked));
             }
         }));
@@ -327,7 +369,9 @@ async fn bench(
     print_status(&mut client).await?;
     if !keep {
         client
-            .evict_key(proto::EvictKeyRequest { key_id: id.to_string() })
+            .evict_key(proto::EvictKeyRequest {
+                key_id: id.to_string(),
+            })
             .await
             .map_err(grpc)?;
     }

@@ -131,7 +131,8 @@ pub fn memory(text: &str) -> Result<u64, String> {
 /// A duration: a number with a unit, `ms`, `s`, `m` or `h` (`250ms`, `30s`, `1.5m`).
 pub fn duration(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
-    let bad = |why: &str| format!("`{text}` is not a duration ({why}; expected e.g. 250ms, 30s or 2m)");
+    let bad =
+        |why: &str| format!("`{text}` is not a duration ({why}; expected e.g. 250ms, 30s or 2m)");
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| bad("no unit"))?;
@@ -144,7 +145,8 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
         other => return Err(bad(&format!("unknown unit `{other}`"))),
     };
     let value: f64 = number.parse().map_err(|_| bad("not a number"))?;
-    std::time::Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| bad("out of range"))
+    std::time::Duration::try_from_secs_f64(value * seconds_per_unit)
+        .map_err(|_| bad("out of range"))
 }
 
 #[cfg(test)]

@@ -115,7 +115,10 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                         a.attempt,
                         a.worker,
                         a.outcome.as_deref().unwrap_or("running"),
-                        a.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+                        a.error
+                            .as_ref()
+                            .map(|e| format!(": {e}"))
+                            .unwrap_or_default()
                     );
                 }
                 if let Some(proof) = &job.proof {

@@ -66,7 +66,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         );
         println!("grpc listening on {}", runtime::local_addr(&grpc)?);
         if let Some(m) = &metrics {
-            println!("metrics listening on http://{}/metrics", runtime::local_addr(m)?);
+            println!(
+                "metrics listening on http://{}/metrics",
+                runtime::local_addr(m)?
+            );
         }
         serve(config, grpc, metrics, runtime::shutdown_signal())
             .await

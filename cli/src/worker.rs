@@ -78,7 +78,10 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         let exporter = match args.metrics_listen {
             Some(addr) => {
                 let listener = runtime::bind(addr).await?;
-                println!("metrics listening on http://{}/metrics", runtime::local_addr(&listener)?);
+                println!(
+                    "metrics listening on http://{}/metrics",
+                    runtime::local_addr(&listener)?
+                );
                 let devices = config.devices.clone();
                 let m = Arc::clone(&metrics);
                 Some(crucible_service::metrics_http::spawn(

@@ -34,8 +34,12 @@ const DEADLINE: Duration = Duration::from_secs(240);
 
 /// `url` with its database name replaced by `db`.
 fn with_database(url: &str, db: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
-    let (server, _) = base.rsplit_once('/').expect("a postgres URL ends in /database");
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let (server, _) = base
+        .rsplit_once('/')
+        .expect("a postgres URL ends in /database");
     match query {
         Some(q) => format!("{server}/{db}?{q}"),
         None => format!("{server}/{db}"),
@@ -52,7 +56,11 @@ struct Fleet {
 
 impl Fleet {
     fn logs(&self) -> String {
-        self.workers.iter().map(Daemon::log).collect::<Vec<_>>().join("\n")
+        self.workers
+            .iter()
+            .map(Daemon::log)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -83,7 +91,11 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         .connect(&url)
         .await
         .unwrap_or_else(|e| panic!("cannot reach Postgres at CRUCIBLE_TEST_POSTGRES_URL: {e}"));
-    let db = format!("crucible_fleet_{}_{}", std::process::id(), start.elapsed().as_nanos());
+    let db = format!(
+        "crucible_fleet_{}_{}",
+        std::process::id(),
+        start.elapsed().as_nanos()
+    );
     sqlx::query(&format!("CREATE DATABASE {db}"))
         .execute(&admin)
         .await
@@ -106,7 +118,9 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
             key,
             witness: Witness::BenchSeed(FIRST_SEED + i),
             priority: 0,
-            max_failures: 3,
+            // A starved worker may lose leases without failing anything; the limit
+            // itself is exercised by the malformed job below.
+            max_failures: 10,
         })
         .collect();
     let ids = queue.submit(&jobs).await.expect("submit");
@@ -117,6 +131,15 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         .connect(&db_url)
         .await
         .expect("connect");
+    // A job no worker can read fails after its two allowed attempts, each with its error.
+    let bad: i64 = sqlx::query_scalar(
+        "INSERT INTO crucible_jobs (key_ref, witness_kind, witness, max_failures) \
+         VALUES ($1, 'bogus', '\\x00', 2) RETURNING id",
+    )
+    .bind(key.to_string())
+    .fetch_one(&pool)
+    .await
+    .expect("insert a malformed job");
     let cache_dir = cache.0.to_str().expect("utf-8 temp dir").to_string();
     let mut fleet = Fleet {
         workers: (0..WORKERS)
@@ -125,9 +148,25 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
                 Daemon::start(
                     &name,
                     &[
-                        "worker", "--queue", &db_url, "--name", &name, "--backend", "cpu",
-                        "--devices", "all", "--workers-per-device", "1", "--lease-timeout", "3s",
-                        "--heartbeat", "300ms", "--poll", "50ms", "--drain-timeout", "30s",
+                        "worker",
+                        "--queue",
+                        &db_url,
+                        "--name",
+                        &name,
+                        "--backend",
+                        "cpu",
+                        "--devices",
+                        "all",
+                        "--workers-per-device",
+                        "1",
+                        "--lease-timeout",
+                        "3s",
+                        "--heartbeat",
+                        "300ms",
+                        "--poll",
+                        "50ms",
+                        "--drain-timeout",
+                        "30s",
                     ],
                     &[("CRUCIBLE_CPU_DEVICES", "2"), ("RUST_LOG", "info")],
                     std::path::Path::new(&cache_dir),
@@ -153,15 +192,31 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     wait_until(&pool, &holds("w1"), 1, start, &fleet).await;
     fleet.workers[1].terminate();
     let status = fleet.workers[1].wait_exit(Duration::from_secs(40));
-    assert!(status.success(), "w1 exited with {status}\n{}", fleet.workers[1].log());
-    assert_eq!(count(&pool, &holds("w1")).await, 0, "w1 left jobs claimed\n{}", fleet.logs());
+    assert!(
+        status.success(),
+        "w1 exited with {status}\n{}",
+        fleet.workers[1].log()
+    );
+    assert_eq!(
+        count(&pool, &holds("w1")).await,
+        0,
+        "w1 left jobs claimed\n{}",
+        fleet.logs()
+    );
 
     // The other two finish the queue, w0's jobs included once its leases expire.
     wait_until(&pool, done, JOBS as i64, start, &fleet).await;
+    let failed = "SELECT count(*) FROM crucible_jobs WHERE state = 'failed'";
+    wait_until(&pool, failed, 1, start, &fleet).await;
     for w in &mut fleet.workers[2..] {
         w.terminate();
         let status = w.wait_exit(Duration::from_secs(40));
-        assert!(status.success(), "{} exited with {status}\n{}", w.name, w.log());
+        assert!(
+            status.success(),
+            "{} exited with {status}\n{}",
+            w.name,
+            w.log()
+        );
     }
     let elapsed = start.elapsed();
 
@@ -169,6 +224,19 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     // own witness that verifies.
     let counts = queue.counts().await.unwrap();
     assert_eq!(counts.total("done"), JOBS as i64, "{counts:?}");
+    assert_eq!(counts.total("failed"), 1, "{counts:?}");
+    let bad = queue.job(bad).await.unwrap().expect("the malformed job");
+    assert_eq!((bad.state.as_str(), bad.failures), ("failed", 2), "{bad:?}");
+    assert_eq!(bad.attempt_log.len(), 2, "{bad:?}");
+    for a in &bad.attempt_log {
+        assert_eq!(a.outcome.as_deref(), Some("failed"), "{bad:?}");
+        assert!(
+            a.error
+                .as_deref()
+                .is_some_and(|e| e.contains("unknown witness kind `bogus`")),
+            "{bad:?}"
+        );
+    }
     let pvk = prepare_verifying_key(&pk.vk);
     let mut lost_by_w0 = 0;
     let mut released_by_w1 = 0;
@@ -182,7 +250,12 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
             .iter()
             .filter(|a| a.outcome.as_deref() == Some("done"))
             .collect();
-        assert_eq!(done_attempts.len(), 1, "{case}: not proved exactly once: {:?}", job.attempt_log);
+        assert_eq!(
+            done_attempts.len(),
+            1,
+            "{case}: not proved exactly once: {:?}",
+            job.attempt_log
+        );
         assert!(
             job.attempt_log.iter().all(|a| a.outcome.is_some()),
             "{case}: an attempt never ended: {:?}",
@@ -200,15 +273,19 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
             .count();
         let proof = Proof::deserialize_compressed(job.proof.as_deref().expect("proof"))
             .unwrap_or_else(|e| panic!("{case}: proof does not decode: {e}"));
-        let inputs = Vec::<Fr>::deserialize_compressed(job.public_inputs.as_deref().expect("inputs"))
-            .unwrap_or_else(|e| panic!("{case}: public inputs do not decode: {e}"));
+        let inputs =
+            Vec::<Fr>::deserialize_compressed(job.public_inputs.as_deref().expect("inputs"))
+                .unwrap_or_else(|e| panic!("{case}: public inputs do not decode: {e}"));
         let expected = BenchCircuit {
             constraints: CONSTRAINTS,
             inputs: INPUTS,
             seed,
         }
         .public_inputs();
-        assert_eq!(inputs, expected, "{case}: public inputs are not its witness's");
+        assert_eq!(
+            inputs, expected,
+            "{case}: public inputs are not its witness's"
+        );
         assert!(
             Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &inputs).unwrap(),
             "{case}: the proof does not verify"

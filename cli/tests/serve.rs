@@ -51,14 +51,11 @@ async fn submit(client: &mut Client, key_id: &str, seed: u64) -> (u64, u64) {
 }
 
 async fn await_job(client: &mut Client, id: u64) -> JobResult {
-    tokio::time::timeout(
-        Duration::from_secs(120),
-        client.r#await(proto::AwaitRequest { job_id: id }),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("job {id} did not end within 120 s"))
-    .expect("await")
-    .into_inner()
+    let call = client.r#await(proto::AwaitRequest { job_id: id });
+    match tokio::time::timeout(Duration::from_secs(120), call).await {
+        Ok(answer) => answer.expect("await").into_inner(),
+        Err(_) => panic!("job {id} did not end within 120 s"),
+    }
 }
 
 fn expected_inputs(seed: u64) -> Vec<crucible_core::Fr> {
@@ -73,7 +70,11 @@ fn expected_inputs(seed: u64) -> Vec<crucible_core::Fr> {
 /// `GET /metrics`, parsed to `name{labels} -> value`.
 fn scrape(addr: &str) -> HashMap<String, f64> {
     let mut stream = std::net::TcpStream::connect(addr).expect("connect to metrics");
-    write!(stream, "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut text = String::new();
     stream.read_to_string(&mut text).expect("read metrics");
     let (_, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
@@ -104,8 +105,18 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
     let mut server = Daemon::start(
         "serve",
         &[
-            "serve", "--backend", "cpu", "--devices", "all", "--workers-per-device", "2",
-            "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--queue-capacity",
+            "serve",
+            "--backend",
+            "cpu",
+            "--devices",
+            "all",
+            "--workers-per-device",
+            "2",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--queue-capacity",
             &CAPACITY.to_string(),
         ],
         &[("CRUCIBLE_CPU_DEVICES", "2")],
@@ -125,7 +136,11 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
         key_id: id.into(),
         source: Some(key.to_proto()),
     };
-    let loaded = client.load_key(load("k")).await.expect("load the key").into_inner();
+    let loaded = client
+        .load_key(load("k"))
+        .await
+        .expect("load the key")
+        .into_inner();
     assert_eq!(loaded.devices, vec!["cpu:0", "cpu:1"], "{loaded:?}");
     assert_eq!(loaded.constraints, CONSTRAINTS as u64);
     let vk = Arc::new(verifying_key(&loaded.verifying_key).expect("verifying key"));
@@ -204,7 +219,11 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
         }
     };
     busy += 1;
-    assert_eq!((full.depth, full.capacity), (CAPACITY, CAPACITY), "{full:?}");
+    assert_eq!(
+        (full.depth, full.capacity),
+        (CAPACITY, CAPACITY),
+        "{full:?}"
+    );
     // The last one in is still queued behind a full queue: cancelling it works.
     let (last, _) = burst.pop().expect("a burst");
     let cancel = client
@@ -240,12 +259,20 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
         }
     }
     assert_eq!(failed, evicted.queued_failed);
-    let status = client.status(proto::StatusRequest {}).await.unwrap().into_inner();
+    let status = client
+        .status(proto::StatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert!(status.keys.is_empty(), "{status:?}");
     assert_eq!((status.queued, status.in_flight), (0, 0), "{status:?}");
     assert_eq!(status.devices.len(), 2);
     for d in &status.devices {
-        assert_eq!(d.in_use_bytes, 0, "{} still holds device memory: {status:?}", d.label);
+        assert_eq!(
+            d.in_use_bytes, 0,
+            "{} still holds device memory: {status:?}",
+            d.label
+        );
         assert!(d.high_water_bytes > 0 && d.high_water_bytes <= d.capacity_bytes);
     }
     let gone = client
@@ -260,12 +287,23 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
     // The metrics tell the same story.
     let m = scrape(&metrics_addr);
     let key_label = "key=\"k\"";
-    assert_eq!(metric(&m, "crucible_proofs_total", &[key_label]), done as f64, "proofs");
     assert_eq!(
-        metric(&m, "crucible_failures_total", &[key_label, "phase=\"evicted\""]),
+        metric(&m, "crucible_proofs_total", &[key_label]),
+        done as f64,
+        "proofs"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "crucible_failures_total",
+            &[key_label, "phase=\"evicted\""]
+        ),
         failed as f64
     );
-    assert_eq!(metric(&m, "crucible_cancelled_total", &[key_label]), cancelled as f64);
+    assert_eq!(
+        metric(&m, "crucible_cancelled_total", &[key_label]),
+        cancelled as f64
+    );
     assert_eq!(metric(&m, "crucible_busy_total", &[key_label]), busy as f64);
     assert_eq!(
         metric(&m, "crucible_phase_seconds_count", &["phase=\"msm\""]),
@@ -274,7 +312,8 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
     assert_eq!(metric(&m, "crucible_budget_in_use_bytes", &[]), 0.0);
     assert!(metric(&m, "crucible_budget_capacity_bytes", &[]) > 0.0);
     assert!(
-        !m.keys().any(|s| s.starts_with("crucible_queue_depth{") && s.contains(key_label)),
+        !m.keys()
+            .any(|s| s.starts_with("crucible_queue_depth{") && s.contains(key_label)),
         "an evicted key's queue depth lingers"
     );
 

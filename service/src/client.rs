@@ -2,7 +2,9 @@
 //! against the key's verifying key without trusting the server.
 
 use ark_serialize::CanonicalDeserialize;
-use crucible_core::ark_groth16::{prepare_verifying_key, Groth16, PreparedVerifyingKey, VerifyingKey};
+use crucible_core::ark_groth16::{
+    prepare_verifying_key, Groth16, PreparedVerifyingKey, VerifyingKey,
+};
 use crucible_core::groth16::Proof;
 use crucible_core::{Bls12_381, Fr};
 use tonic::transport::Channel;
@@ -41,10 +43,16 @@ pub fn verify(vk: &PreparedVerifyingKey<Bls12_381>, result: &JobResult) -> Servi
         .iter()
         .map(|b| Fr::deserialize_compressed(b.as_slice()))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ServiceError::Invalid(format!("job {job}: a public input does not decode: {e}")))?;
+        .map_err(|e| {
+            ServiceError::Invalid(format!("job {job}: a public input does not decode: {e}"))
+        })?;
     match Groth16::<Bls12_381>::verify_proof(vk, &proof, &inputs) {
         Ok(true) => Ok(inputs),
-        Ok(false) => Err(ServiceError::Invalid(format!("job {job}: the proof does not verify"))),
-        Err(e) => Err(ServiceError::Invalid(format!("job {job}: verifying failed: {e}"))),
+        Ok(false) => Err(ServiceError::Invalid(format!(
+            "job {job}: the proof does not verify"
+        ))),
+        Err(e) => Err(ServiceError::Invalid(format!(
+            "job {job}: verifying failed: {e}"
+        ))),
     }
 }

@@ -58,7 +58,7 @@ impl<C: ConstraintSynthesizer<Fr> + Send + 'static> HotKey<C> {
         let verifying_key = pk.vk.clone();
         let first = backends.first().map(Arc::clone);
         let prover = Prover::new(backends, pk, config)?;
-        let shape = prover.shape().clone();
+        let shape = *prover.shape();
         let staged_bytes = first.map_or(0, |b| key_plan(&*b, &shape).total_bytes());
         let feed = JobFeed::new(capacity);
         let engine = {

@@ -172,11 +172,7 @@ mod tests {
             t.set_proving(7);
             t.finish(7, ended(JobState::Done));
         });
-        let result = rx
-            .wait_for(|r| has_ended(r.state()))
-            .await
-            .unwrap()
-            .clone();
+        let result = rx.wait_for(|r| has_ended(r.state())).await.unwrap().clone();
         assert_eq!(result.state(), JobState::Done);
         assert_eq!(result.job_id, 7);
     }

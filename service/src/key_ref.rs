@@ -111,7 +111,8 @@ impl KeyRef {
 }
 
 fn to_usize(value: u64, what: &str) -> ServiceResult<usize> {
-    usize::try_from(value).map_err(|_| ServiceError::Invalid(format!("{what} {value} is too large")))
+    usize::try_from(value)
+        .map_err(|_| ServiceError::Invalid(format!("{what} {value} is too large")))
 }
 
 /// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`: the form stored in the job
@@ -142,7 +143,9 @@ impl FromStr for KeyRef {
             .ok_or_else(|| bad("unknown kind"))?;
         let mut values = [None::<u64>; 3];
         for field in fields.split(',') {
-            let (name, value) = field.split_once('=').ok_or_else(|| bad("a field without `=`"))?;
+            let (name, value) = field
+                .split_once('=')
+                .ok_or_else(|| bad("a field without `=`"))?;
             let slot = match name {
                 "n" => 0,
                 "p" => 1,
@@ -152,7 +155,11 @@ impl FromStr for KeyRef {
             if values[slot].is_some() {
                 return Err(bad(&format!("field `{name}` given twice")));
             }
-            values[slot] = Some(value.parse().map_err(|_| bad(&format!("`{value}` is not a number")))?);
+            values[slot] = Some(
+                value
+                    .parse()
+                    .map_err(|_| bad(&format!("`{value}` is not a number")))?,
+            );
         }
         let [Some(n), Some(p), Some(seed)] = values else {
             return Err(bad("a field is missing"));

@@ -76,19 +76,84 @@ impl Metrics {
     pub fn new() -> Arc<Self> {
         let r = Registry::new();
         Arc::new(Metrics {
-            proofs: counter(&r, "crucible_proofs_total", "Proofs made and verified.", &["key", "device"]),
-            failures: counter(&r, "crucible_failures_total", "Jobs that ended failed, by phase.", &["key", "phase"]),
-            phase_seconds: histogram(&r, "crucible_phase_seconds", "Wall time of each proof phase.", &["phase"]),
-            job_seconds: histogram(&r, "crucible_job_seconds", "Submission (or claim) to the end of a job.", &["key"]),
-            busy: counter(&r, "crucible_busy_total", "Submissions refused because the key's queue was full.", &["key"]),
-            cancelled: counter(&r, "crucible_cancelled_total", "Jobs cancelled before they started.", &["key"]),
-            queue_depth: gauge(&r, "crucible_queue_depth", "Jobs waiting for the engine.", &["key"]),
-            in_flight: gauge(&r, "crucible_in_flight", "Jobs the engine is proving.", &["key"]),
-            budget_in_use: gauge(&r, "crucible_budget_in_use_bytes", "Device bytes leased now.", &["device"]),
-            budget_capacity: gauge(&r, "crucible_budget_capacity_bytes", "Capacity of each device budget.", &["device"]),
-            queue_jobs: gauge(&r, "crucible_queue_jobs", "Jobs in the shared job queue, by state.", &["state"]),
-            requeued: counter(&r, "crucible_queue_requeued_total", "Jobs returned to the shared queue.", &["reason"]),
-            results_dropped: counter(&r, "crucible_queue_results_dropped_total", "Proofs dropped because their lease was lost.", &["worker"]),
+            proofs: counter(
+                &r,
+                "crucible_proofs_total",
+                "Proofs made and verified.",
+                &["key", "device"],
+            ),
+            failures: counter(
+                &r,
+                "crucible_failures_total",
+                "Jobs that ended failed, by phase.",
+                &["key", "phase"],
+            ),
+            phase_seconds: histogram(
+                &r,
+                "crucible_phase_seconds",
+                "Wall time of each proof phase.",
+                &["phase"],
+            ),
+            job_seconds: histogram(
+                &r,
+                "crucible_job_seconds",
+                "Submission (or claim) to the end of a job.",
+                &["key"],
+            ),
+            busy: counter(
+                &r,
+                "crucible_busy_total",
+                "Submissions refused because the key's queue was full.",
+                &["key"],
+            ),
+            cancelled: counter(
+                &r,
+                "crucible_cancelled_total",
+                "Jobs cancelled before they started.",
+                &["key"],
+            ),
+            queue_depth: gauge(
+                &r,
+                "crucible_queue_depth",
+                "Jobs waiting for the engine.",
+                &["key"],
+            ),
+            in_flight: gauge(
+                &r,
+                "crucible_in_flight",
+                "Jobs the engine is proving.",
+                &["key"],
+            ),
+            budget_in_use: gauge(
+                &r,
+                "crucible_budget_in_use_bytes",
+                "Device bytes leased now.",
+                &["device"],
+            ),
+            budget_capacity: gauge(
+                &r,
+                "crucible_budget_capacity_bytes",
+                "Capacity of each device budget.",
+                &["device"],
+            ),
+            queue_jobs: gauge(
+                &r,
+                "crucible_queue_jobs",
+                "Jobs in the shared job queue, by state.",
+                &["state"],
+            ),
+            requeued: counter(
+                &r,
+                "crucible_queue_requeued_total",
+                "Jobs returned to the shared queue.",
+                &["reason"],
+            ),
+            results_dropped: counter(
+                &r,
+                "crucible_queue_results_dropped_total",
+                "Proofs dropped because their lease was lost.",
+                &["worker"],
+            ),
             registry: r,
         })
     }
@@ -107,8 +172,12 @@ impl Metrics {
                 }
             }
             Err(e) => {
-                let phase = e.phase().map_or_else(|| "other".to_string(), |p| p.to_string());
-                self.failures.with_label_values(&[key, phase.as_str()]).inc();
+                let phase = e
+                    .phase()
+                    .map_or_else(|| "other".to_string(), |p| p.to_string());
+                self.failures
+                    .with_label_values(&[key, phase.as_str()])
+                    .inc();
             }
         }
     }

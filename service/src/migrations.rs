@@ -10,11 +10,8 @@ use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 
 /// Every migration, in order: (version, description, SQL).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "jobs",
-    include_str!("../migrations/0001_jobs.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "jobs", include_str!("../migrations/0001_jobs.sql"))];
 
 #[derive(Debug)]
 struct Embedded;

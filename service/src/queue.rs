@@ -208,12 +208,14 @@ impl Queue {
         else {
             return Ok(None);
         };
-        sqlx::query("INSERT INTO crucible_job_attempts (job_id, attempt, worker) VALUES ($1, $2, $3)")
-            .bind(id)
-            .bind(attempt)
-            .bind(worker)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO crucible_job_attempts (job_id, attempt, worker) VALUES ($1, $2, $3)",
+        )
+        .bind(id)
+        .bind(attempt)
+        .bind(worker)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(Some(Claimed {
             id,
@@ -306,7 +308,13 @@ impl Queue {
 
     /// Gives a claimed job back to the queue without counting a failure (the worker
     /// is stopping, or never started it).
-    pub async fn release(&self, worker: &str, id: i64, attempt: i32, why: &str) -> ServiceResult<Fenced> {
+    pub async fn release(
+        &self,
+        worker: &str,
+        id: i64,
+        attempt: i32,
+        why: &str,
+    ) -> ServiceResult<Fenced> {
         let mut tx = self.pool.begin().await?;
         let updated = sqlx::query(
             "UPDATE crucible_jobs SET state = 'queued', lease_owner = NULL, heartbeat_at = NULL \

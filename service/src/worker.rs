@@ -99,7 +99,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> ServiceResult<WorkerSummary> {
     if config.devices.is_empty() {
-        return Err(ServiceError::Invalid("a worker needs at least one device".into()));
+        return Err(ServiceError::Invalid(
+            "a worker needs at least one device".into(),
+        ));
     }
     let queue = Queue::connect(&config.url, 4, Duration::from_secs(10)).await?;
     queue.migrate().await?;
@@ -253,10 +255,17 @@ impl Worker {
         let label = name.to_string();
         let hot = tokio::task::spawn_blocking(move || {
             let pk = Arc::new(key.load()?);
-            HotKey::start(devices, pk, engine, room, |_: u64| (), move |outcome| {
-                // The receiver lives as long as the worker; after it, nothing awaits.
-                let _ = done.send((label.clone(), outcome));
-            })
+            HotKey::start(
+                devices,
+                pk,
+                engine,
+                room,
+                |_: u64| (),
+                move |outcome| {
+                    // The receiver lives as long as the worker; after it, nothing awaits.
+                    let _ = done.send((label.clone(), outcome));
+                },
+            )
         })
         .await
         .map_err(|e| ServiceError::Invalid(format!("staging the key panicked: {e}")))??;
@@ -316,8 +325,14 @@ impl Worker {
             }
             Ok(Fenced::LeaseLost) => {
                 self.summary.dropped += 1;
-                self.metrics.results_dropped.with_label_values(&[name]).inc();
-                tracing::warn!(job = id, "lease lost before the proof was committed; dropped it");
+                self.metrics
+                    .results_dropped
+                    .with_label_values(&[name])
+                    .inc();
+                tracing::warn!(
+                    job = id,
+                    "lease lost before the proof was committed; dropped it"
+                );
             }
             // The lease will expire and another worker will prove the job again.
             Err(e) => tracing::error!(job = id, "committing the proof failed: {e}"),
@@ -333,7 +348,11 @@ impl Worker {
     async fn fail_held(&mut self, id: i64, attempt: i32, error: &str) {
         self.summary.failed += 1;
         tracing::warn!(job = id, attempt, "attempt failed: {error}");
-        match self.queue.fail_attempt(&self.config.name, id, attempt, error).await {
+        match self
+            .queue
+            .fail_attempt(&self.config.name, id, attempt, error)
+            .await
+        {
             Ok(Some(state)) if state == "queued" => {
                 self.metrics.requeued.with_label_values(&["failed"]).inc();
             }
@@ -347,7 +366,11 @@ impl Worker {
         let Some(held) = lock(&self.held).remove(&id) else {
             return;
         };
-        match self.queue.release(&self.config.name, id, held.attempt, why).await {
+        match self
+            .queue
+            .release(&self.config.name, id, held.attempt, why)
+            .await
+        {
             Ok(Fenced::Applied) => {
                 self.summary.released += 1;
                 self.metrics.requeued.with_label_values(&["released"]).inc();
@@ -372,7 +395,8 @@ impl Worker {
             "stopping"
         );
         for id in unstarted {
-            self.release(id as i64, "the worker stopped before starting it").await;
+            self.release(id as i64, "the worker stopped before starting it")
+                .await;
         }
         let deadline = tokio::time::Instant::now() + self.config.drain_timeout;
         while self.held_count() > 0 {
@@ -383,7 +407,8 @@ impl Worker {
         }
         let unfinished: Vec<i64> = lock(&self.held).keys().copied().collect();
         for id in unfinished {
-            self.release(id, "the worker stopped before the proof finished").await;
+            self.release(id, "the worker stopped before the proof finished")
+                .await;
         }
         for (name, hot) in self.keys.drain() {
             let freed = tokio::time::timeout(

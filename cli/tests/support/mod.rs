@@ -39,7 +39,11 @@ pub struct Daemon {
     status: Option<ExitStatus>,
 }
 
-fn collect(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>, lines: Option<std::sync::mpsc::Sender<String>>) {
+fn collect(
+    stream: impl Read + Send + 'static,
+    log: Arc<Mutex<String>>,
+    lines: Option<std::sync::mpsc::Sender<String>>,
+) {
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines() {
             let Ok(line) = line else { break };
@@ -53,7 +57,12 @@ fn collect(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>, lines: O
 
 impl Daemon {
     /// Starts `crucible <args>` with `env`, its key cache in `cache`.
-    pub fn start(name: &str, args: &[&str], env: &[(&str, &str)], cache: &std::path::Path) -> Daemon {
+    pub fn start(
+        name: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        cache: &std::path::Path,
+    ) -> Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_crucible"))
             .args(args)
             .env("CRUCIBLE_CACHE_DIR", cache)
@@ -66,7 +75,11 @@ impl Daemon {
             .expect("start crucible");
         let log = Arc::new(Mutex::new(String::new()));
         let (tx, lines) = channel();
-        collect(child.stdout.take().expect("stdout"), Arc::clone(&log), Some(tx));
+        collect(
+            child.stdout.take().expect("stdout"),
+            Arc::clone(&log),
+            Some(tx),
+        );
         collect(child.stderr.take().expect("stderr"), Arc::clone(&log), None);
         Daemon {
             name: name.to_string(),
@@ -98,7 +111,11 @@ impl Daemon {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                    panic!("{} printed no `{prefix}` line in {timeout:?}\n{}", self.name, self.log())
+                    panic!(
+                        "{} printed no `{prefix}` line in {timeout:?}\n{}",
+                        self.name,
+                        self.log()
+                    )
                 }
             }
         }
@@ -134,7 +151,11 @@ impl Daemon {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("{} did not exit within {timeout:?}\n{}", self.name, self.log());
+                panic!(
+                    "{} did not exit within {timeout:?}\n{}",
+                    self.name,
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
