@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
-    G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan,
+    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::CpuError;
@@ -103,40 +103,41 @@ impl ProverBackend for CpuBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        _usage: BufferUse,
     ) -> Result<BufferId> {
-        memory::alloc(lease, item, kind, len)
+        memory::alloc(lease, key, kind, len)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_in(lease, dst.id(), src)
     }
 
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
-        memory::copy_in_padded(lease, dst.id, src)
+        memory::copy_in_padded(lease, dst.id(), src)
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_front(lease, dst.id(), src)
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        memory::copy_in(lease, dst.id, src)
+        memory::copy_front(lease, dst.id(), src)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        Ok(lease.get::<Vec<Fr>>(src.id)?.clone())
+        Ok(lease.get::<Vec<Fr>>(src.id())?.clone())
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
-        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id)?, domain, kind)
+        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id())?, domain, kind)
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::mul_assign(d, r)
     }
 
@@ -147,7 +148,7 @@ impl ProverBackend for CpuBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id, rhs.id])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::sub_mul_assign(d, r, k)
     }
 
@@ -157,7 +158,7 @@ impl ProverBackend for CpuBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        msm::msm::<G1Projective>(work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<G1Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 
     fn msm_g2(
@@ -166,6 +167,6 @@ impl ProverBackend for CpuBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        msm::msm::<G2Projective>(work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<G2Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 }

@@ -1,7 +1,9 @@
 //! Host buffers allocated under a lease (fallibly: host OOM is an error, not an abort).
 
 use ark_ff::Zero;
-use crucible_core::{BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, Result};
+use crucible_core::{
+    check_front, plain_bytes, BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, PlanKey, Result,
+};
 
 use crate::error::{check_len, CpuError};
 use crate::field::element_bytes;
@@ -18,13 +20,25 @@ pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
 }
 
 /// Allocates `len` elements of `kind` from plan item `item`.
-pub fn alloc(lease: &mut Lease, item: &str, kind: ElementKind, len: usize) -> Result<BufferId> {
-    let bytes = element_bytes(kind) * len as u64;
+pub fn alloc(lease: &mut Lease, item: PlanKey, kind: ElementKind, len: usize) -> Result<BufferId> {
+    let bytes = plain_bytes(element_bytes(kind), len)?;
     match kind {
         ElementKind::Scalar => lease.allocate(item, bytes, || try_zeroed(len, Fr::zero())),
         ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, G1Affine::identity())),
         ElementKind::G2 => lease.allocate(item, bytes, || try_zeroed(len, G2Affine::identity())),
     }
+}
+
+/// Copies `src` into the front of buffer `dst` (the rest keeps its values).
+pub fn copy_front<T: Copy + Send + Sync + 'static>(
+    lease: &mut Lease,
+    dst: BufferId,
+    src: &[T],
+) -> Result<()> {
+    let buf = lease.get_mut::<Vec<T>>(dst)?;
+    check_front("points", src.len(), buf.len())?;
+    buf[..src.len()].copy_from_slice(src);
+    Ok(())
 }
 
 /// Copies `src` into the buffer `dst` (same length).
@@ -47,6 +61,7 @@ pub fn copy_in_padded<T: Copy + Default + Send + Sync + 'static>(
     src: &[T],
 ) -> Result<()> {
     let buf = lease.get_mut::<Vec<T>>(dst)?;
+    check_front("scalars", src.len(), buf.len())?;
     let (front, back) = buf.split_at_mut(src.len());
     front.copy_from_slice(src);
     back.fill(T::default());

@@ -2,13 +2,15 @@
 
 use ark_ec::{CurveGroup, VariableBaseMSM};
 use ark_ff::{BigInteger256, PrimeField};
-use crucible_core::{check_span, BufferId, Fr, Lease, MemoryPlan, MsmSpan, Result, ScratchNeed};
+use crucible_core::{
+    check_span, BufferId, Error, Fr, Lease, MemoryPlan, MsmSpan, PlanKey, Result, ScratchNeed,
+};
 use rayon::prelude::*;
 
 use crate::memory::try_zeroed;
 
 /// Plan item holding the MSM's scalars converted out of Montgomery form.
-pub const SCALARS_ITEM: &str = "msm-scalars";
+pub const SCALARS_ITEM: PlanKey = PlanKey::new("cpu", "msm_scalars");
 
 /// Scratch for the largest MSM in `need` (one canonical integer per term).
 pub fn scratch_plan(need: &ScratchNeed) -> MemoryPlan {
@@ -41,11 +43,18 @@ where
         try_zeroed(span.len, BigInteger256::default())
     })?;
     let (ints, scalars) =
-        work.get_mut_and_ref::<Vec<BigInteger256>, Vec<Fr>>(scratch, span.scalars.id)?;
+        work.get_mut_and_ref::<Vec<BigInteger256>, Vec<Fr>>(scratch, span.scalars.id())?;
+    let out_of_range = || Error::InvalidInput("MSM span beyond its buffers".into());
+    let scalars = scalars
+        .get(span.scalar_offset..span.scalar_offset + span.len)
+        .ok_or_else(out_of_range)?;
     ints.par_iter_mut()
-        .zip(&scalars[span.scalar_offset..][..span.len])
+        .zip(scalars)
         .for_each(|(i, s)| *i = s.into_bigint());
-    let points = &bases.get::<Vec<G::Affine>>(bases_id)?[span.base_offset..][..span.len];
+    let points = bases
+        .get::<Vec<G::Affine>>(bases_id)?
+        .get(span.base_offset..span.base_offset + span.len)
+        .ok_or_else(out_of_range)?;
     let result = G::msm_bigint(points, ints);
     work.free(scratch)?;
     Ok(result)

@@ -1,6 +1,5 @@
 //! NTTs and pointwise ops through ark-poly, as ark-groth16 itself computes them.
 
-use ark_ff::FftField;
 use ark_poly::EvaluationDomain;
 use crucible_core::{Domain, Fr, NttKind, Result};
 use rayon::prelude::*;
@@ -15,7 +14,7 @@ pub fn ntt(values: &mut Vec<Fr>, domain: &Domain, kind: NttKind) -> Result<()> {
         NttKind::Forward => d.fft_in_place(values),
         NttKind::Inverse => d.ifft_in_place(values),
         NttKind::CosetForward | NttKind::CosetInverse => {
-            let coset = d.get_coset(Fr::GENERATOR).ok_or_else(|| {
+            let coset = d.get_coset(domain.coset_gen).ok_or_else(|| {
                 crucible_core::Error::Unsupported("no coset for this domain".into())
             })?;
             if kind == NttKind::CosetForward {

@@ -14,6 +14,7 @@
 //! on the device when they are staged) as far as the budget allows (`planes.rs`).
 #![warn(missing_docs)]
 
+mod cost;
 mod device;
 mod driver;
 mod error;
@@ -31,9 +32,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceMarker, DeviceSync, Domain, ElementKind, Error, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
-    NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
+    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
+    G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf,
+    ScratchNeed,
 };
 
 pub use error::CudaError;
@@ -104,10 +106,10 @@ impl CudaBackend {
         tuning::check_all()?;
         let ntt_pass_stages = ntt::pass_stages_from_env()?;
         let device = device::open(ordinal)?;
-        let budget = DeviceBudget::new(
-            device.info.label(),
-            options.budget_capacity(device.info.memory_bytes),
-        );
+        // Sized from what is free now, not from the total: another process's memory
+        // is not ours to plan with.
+        let (free, _) = device::memory_info(&device.ctx)?;
+        let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
         Ok(CudaBackend {
             device,
             budget,
@@ -116,11 +118,6 @@ impl CudaBackend {
             ntt_pass_stages,
             sorts: sort_reuse::SortReuse::default(),
         })
-    }
-
-    /// (free, total) device memory as the driver reports it, for memory-return checks.
-    pub fn device_memory(&self) -> Result<(u64, u64)> {
-        Ok(device::memory_info(&self.device.ctx)?)
     }
 
     /// Milliseconds NVRTC took to compile and load the kernels, once they are.
@@ -168,8 +165,17 @@ impl CudaBackend {
         &self.device.stream
     }
 
-    /// The window planes a bases buffer of `len` elements of `kind` gets (planes.rs).
-    fn planes_for(&self, kind: ElementKind, len: usize) -> Option<planes::Planes> {
+    /// The window planes a bases buffer of `len` elements of `kind` gets (planes.rs):
+    /// resident bases only; a streamed chunk is restaged too often to pay for them.
+    fn planes_for(
+        &self,
+        kind: ElementKind,
+        len: usize,
+        usage: BufferUse,
+    ) -> Option<planes::Planes> {
+        if usage == BufferUse::Plain {
+            return None;
+        }
         let group = match kind {
             ElementKind::G1 => Group::G1,
             ElementKind::G2 => Group::G2,
@@ -192,7 +198,10 @@ impl CudaBackend {
         words: usize,
         fill: impl Fn(Range<usize>, &mut [u32]),
     ) -> Result<()> {
-        if len != expected {
+        // Bases with window planes are staged whole (the planes are built from every
+        // point); other buffers take a front part.
+        let whole = lease.get::<memory::CudaBuffer>(id)?.planes.is_some();
+        if len > expected || (whole && len != expected) {
             return Err(Error::InvalidInput(format!(
                 "staging {len} elements into a buffer of {expected}"
             )));
@@ -301,12 +310,21 @@ impl ProverBackend for CudaBackend {
 
     // Zero-length buffers still take one word on the device; bases take their
     // window planes (planes.rs).
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
         if len == 0 {
-            4
+            Ok(4)
         } else {
-            memory::buffer_bytes(kind, len, self.planes_for(kind, len))
+            memory::buffer_bytes(kind, len, self.planes_for(kind, len, usage))
         }
+    }
+
+    fn device_memory(&self) -> Result<Option<DeviceMemory>> {
+        let (free, total) = device::memory_info(&self.device.ctx)?;
+        Ok(Some(DeviceMemory { free, total }))
+    }
+
+    fn cost_model(&self) -> CostModel {
+        cost::cost_model()
     }
 
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
@@ -326,18 +344,19 @@ impl ProverBackend for CudaBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId> {
         self.sorts.scalars_written();
         memory::alloc(
             self.stream(),
             lease,
-            item,
+            key,
             kind,
             len,
-            self.planes_for(kind, len),
+            self.planes_for(kind, len, usage),
         )
     }
 
@@ -345,9 +364,9 @@ impl ProverBackend for CudaBackend {
         self.sorts.scalars_written();
         self.stage_words(
             lease,
-            dst.id,
+            dst.id(),
             src.len(),
-            dst.len,
+            dst.len(),
             field::FR_WORDS,
             |r, w| field::fr_to_words(&src[r], w),
         )
@@ -358,13 +377,13 @@ impl ProverBackend for CudaBackend {
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
-        self.upload(lease, dst.id, src.len(), field::FR_WORDS, |r, w| {
+        self.upload(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
             field::fr_to_words(&src[r], w)
         })?;
         memory::zero_tail(
             &self.device.copy,
             lease,
-            dst.id,
+            dst.id(),
             src.len() * field::FR_WORDS,
         )
     }
@@ -372,30 +391,30 @@ impl ProverBackend for CudaBackend {
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         self.stage_words(
             lease,
-            dst.id,
+            dst.id(),
             src.len(),
-            dst.len,
+            dst.len(),
             field::G1_WORDS,
             |r, w| field::g1_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G1, lease, dst.id, dst.len)
+        self.build_planes(Group::G1, lease, dst.id(), dst.len())
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
         self.stage_words(
             lease,
-            dst.id,
+            dst.id(),
             src.len(),
-            dst.len,
+            dst.len(),
             field::G2_WORDS,
             |r, w| field::g2_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G2, lease, dst.id, dst.len)
+        self.build_planes(Group::G2, lease, dst.id(), dst.len())
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        let words = memory::download(self.stream(), lease, src.id, src.len * field::FR_WORDS)?;
-        Ok(field::words_to_fr(&words[..src.len * field::FR_WORDS]))
+        let words = memory::download(self.stream(), lease, src.id(), src.len() * field::FR_WORDS)?;
+        Ok(field::words_to_fr(&words[..src.len() * field::FR_WORDS]))
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
@@ -433,8 +452,14 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        let sums =
-            self.window_sums(Group::G1, work, bases, span.bases.id, span.bases.len, &span)?;
+        let sums = self.window_sums(
+            Group::G1,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )?;
         Ok(sums.combine(field::G1_XYZZ_WORDS, field::xyzz_words_to_g1))
     }
 
@@ -444,8 +469,14 @@ impl ProverBackend for CudaBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        let sums =
-            self.window_sums(Group::G2, work, bases, span.bases.id, span.bases.len, &span)?;
+        let sums = self.window_sums(
+            Group::G2,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )?;
         Ok(sums.combine(field::G2_XYZZ_WORDS, field::xyzz_words_to_g2))
     }
 }

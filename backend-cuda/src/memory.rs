@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crucible_core::{BufferId, ElementKind, Error, Lease, Result};
+use crucible_core::{plain_bytes, BufferId, ElementKind, Error, Lease, PlanKey, Result};
 use std::ops::Range;
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 
 use crate::error::CudaError;
 use crate::planes::Planes;
@@ -22,7 +22,7 @@ pub struct CudaBuffer {
 pub fn alloc_words(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
 ) -> Result<BufferId> {
     alloc_words_cleared(stream, lease, item, count, true)
@@ -34,7 +34,7 @@ pub fn alloc_words(
 pub fn alloc_words_uninit(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
 ) -> Result<BufferId> {
     alloc_words_cleared(stream, lease, item, count, false)
@@ -43,7 +43,7 @@ pub fn alloc_words_uninit(
 fn alloc_words_cleared(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     count: usize,
     cleared: bool,
 ) -> Result<BufferId> {
@@ -58,16 +58,33 @@ fn alloc_words_cleared(
             unsafe { stream.alloc::<u32>(count) }
         };
         Ok(CudaBuffer {
-            words: words.map_err(CudaError::from)?,
+            words: words.map_err(|e| alloc_error(count * 4, e))?,
             planes: None,
         })
     })
 }
 
+/// The error of a failed device allocation of `bytes`: out of memory inside a lease
+/// means something outside the budget took the memory (another process), which the
+/// caller can act on; anything else is a device error.
+pub fn alloc_error(bytes: usize, e: DriverError) -> Error {
+    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::DeviceOutOfMemory {
+            backend: "cuda".into(),
+            bytes: bytes as u64,
+            message: e.to_string(),
+        }
+    } else {
+        CudaError::from(e).into()
+    }
+}
+
 /// Bytes of a buffer of `len` elements of `kind` with room for `planes` (bases only).
-pub fn buffer_bytes(kind: ElementKind, len: usize, planes: Option<Planes>) -> u64 {
+pub fn buffer_bytes(kind: ElementKind, len: usize, planes: Option<Planes>) -> Result<u64> {
     let copies = planes.map_or(1, |p| u64::from(p.count));
-    crate::field::element_bytes(kind) * len as u64 * copies
+    plain_bytes(crate::field::element_bytes(kind), len)?
+        .checked_mul(copies)
+        .ok_or_else(|| Error::InvalidInput(format!("{len} bases with {copies} planes overflow")))
 }
 
 /// Allocates `len` elements of `kind` from plan item `item`, with room for `planes`
@@ -75,15 +92,17 @@ pub fn buffer_bytes(kind: ElementKind, len: usize, planes: Option<Planes>) -> u6
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     kind: ElementKind,
     len: usize,
     planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let bytes = buffer_bytes(kind, len, planes);
+    let bytes = buffer_bytes(kind, len, planes)?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
-        let words = stream.alloc_zeros::<u32>(count).map_err(CudaError::from)?;
+        let words = stream
+            .alloc_zeros::<u32>(count)
+            .map_err(|e| alloc_error(count * 4, e))?;
         Ok(CudaBuffer { words, planes })
     })
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use ark_ec::CurveGroup;
-use crucible_core::{check_span, BufferId, Lease, MemoryPlan, MsmSpan, Result};
+use crucible_core::{check_span, BufferId, Lease, MemoryPlan, MsmSpan, PlanKey, Result};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg};
 
 use crate::driver::launch;
@@ -19,7 +19,7 @@ use crate::kernels::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::ntt::{grid_1d, grid_with_block};
 use crate::planes::{self, Planes};
-use crate::sort_reuse::{SortReuse, KEPT};
+use crate::sort_reuse::{SortReuse, KEPT, MSM_BUCKET_START, MSM_SORTED};
 use crate::tuning;
 
 /// The group of an MSM: kernel prefix and word sizes.
@@ -53,6 +53,19 @@ impl Group {
         }
     }
 }
+
+// The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
+// next MSM may reuse are sort_reuse.rs's.
+const MSM_DIGITS: PlanKey = PlanKey::new("cuda", "msm_digits");
+const MSM_BUCKET_COUNT: PlanKey = PlanKey::new("cuda", "msm_bucket_count");
+const MSM_SCAN: PlanKey = PlanKey::new("cuda", "msm_scan");
+const MSM_BUCKETS: PlanKey = PlanKey::new("cuda", "msm_buckets");
+const MSM_CARRIES: PlanKey = PlanKey::new("cuda", "msm_carries");
+const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
+const MSM_TREE_W: PlanKey = PlanKey::new("cuda", "msm_tree_w");
+const MSM_TREE_V: PlanKey = PlanKey::new("cuda", "msm_tree_v");
+const MSM_TREE_W2: PlanKey = PlanKey::new("cuda", "msm_tree_w2");
+const MSM_TREE_V2: PlanKey = PlanKey::new("cuda", "msm_tree_v2");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
 /// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]. On the
@@ -189,25 +202,22 @@ impl Layout {
         self.buckets >> self.seg_bits
     }
     /// (item, words) of every scratch buffer for `n` terms.
-    fn items(&self, n: usize, xyzz: usize) -> [(&'static str, usize); 12] {
+    fn items(&self, n: usize, xyzz: usize) -> [(PlanKey, usize); 12] {
         let (w, m, s) = (self.bucket_windows, self.all_buckets(), self.segments());
         let entries = self.windows * n;
         [
-            ("msm-digits", entries),
-            ("msm-bucket-count", m),
-            ("msm-bucket-start", m + 1),
-            ("msm-scan", scan_words(m)),
-            ("msm-sorted", entries),
-            ("msm-buckets", m * xyzz),
-            (
-                "msm-carries",
-                entries.div_ceil(self.chunk(n) as usize) * xyzz,
-            ),
-            ("msm-carry-span", 1),
-            ("msm-tree-w", w * s * xyzz),
-            ("msm-tree-v", w * s * xyzz),
-            ("msm-tree-w2", w * (s / 2) * xyzz),
-            ("msm-tree-v2", w * (s / 2) * xyzz),
+            (MSM_DIGITS, entries),
+            (MSM_BUCKET_COUNT, m),
+            (MSM_BUCKET_START, m + 1),
+            (MSM_SCAN, scan_words(m)),
+            (MSM_SORTED, entries),
+            (MSM_BUCKETS, m * xyzz),
+            (MSM_CARRIES, entries.div_ceil(self.chunk(n) as usize) * xyzz),
+            (MSM_CARRY_SPAN, 1),
+            (MSM_TREE_W, w * s * xyzz),
+            (MSM_TREE_V, w * s * xyzz),
+            (MSM_TREE_W2, w * (s / 2) * xyzz),
+            (MSM_TREE_V2, w * (s / 2) * xyzz),
         ]
     }
 }
@@ -232,10 +242,7 @@ fn choose_layout(
     let fits = over
         .items(n, group.xyzz_words())
         .iter()
-        .all(|(item, words)| {
-            plan.find(item)
-                .is_some_and(|i| plan.items()[i].bytes >= (words.max(&1) * 4) as u64)
-        });
+        .all(|(item, words)| plan.bytes_of(*item) >= (words.max(&1) * 4) as u64);
     if fits && cost(&over) <= cost(&plain) {
         over
     } else {
@@ -246,7 +253,7 @@ fn choose_layout(
 /// The scratch items the kernels need cleared (msm.cu's "MUST BE ZEROED", and the
 /// prefix sum's zero word at the start of its scratch); the kernels write every other
 /// word they read first.
-const ZEROED: [&str; 3] = ["msm-bucket-count", "msm-scan", "msm-carry-span"];
+const ZEROED: [PlanKey; 3] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN];
 
 /// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
 /// partial sums (plus the total).
@@ -308,7 +315,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
         for (item, words) in layout.items(m, group.xyzz_words()) {
-            plan.item(item, (words.max(1) * 4) as u64);
+            plan.at_least(item, (words.max(1) * 4) as u64);
         }
     }
 }
@@ -384,7 +391,7 @@ pub fn msm<B>(
         .into());
     }
     let key = reuse.key(
-        span.scalars.id,
+        span.scalars.id(),
         span.scalar_offset,
         n,
         [layout.c, layout.bucket_windows as u32, layout.stride],
@@ -618,7 +625,7 @@ fn run<B>(
     let (w, m, s) = (layout.windows, layout.all_buckets(), layout.segments());
     let wp = layout.bucket_windows;
     let m32 = m as u32;
-    let scalars = work.get::<CudaBuffer>(span.scalars.id)?;
+    let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
     let scalars = scalars
         .words
         .slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
@@ -726,7 +733,7 @@ mod tests {
             let planned = plan
                 .items()
                 .iter()
-                .find(|i| i.name == item)
+                .find(|i| i.key == item)
                 .map_or(0, |i| i.bytes);
             assert!(
                 (words.max(1) * 4) as u64 <= planned,

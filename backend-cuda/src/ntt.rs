@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use ark_ff::Field;
-use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
+use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf};
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::driver::launch;
@@ -50,22 +50,24 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 }
 
 /// tw[i] = omega^i, i < n/2: kept; the inverse reads it mirrored.
-const TWIDDLES: &str = "ntt-twiddles";
+const TWIDDLES: PlanKey = PlanKey::new("cuda", "ntt_twiddles");
 /// The split tables the twiddles are built from: freed once they are.
-const POWERS_LO: &str = "ntt-powers-lo";
-const POWERS_HI: &str = "ntt-powers-hi";
+const POWERS_LO: PlanKey = PlanKey::new("cuda", "ntt_powers_lo");
+const POWERS_HI: PlanKey = PlanKey::new("cuda", "ntt_powers_hi");
 /// g^i, i < n, split: kept, for the coset forward transform.
-const COSET_LO: &str = "ntt-coset-lo";
-const COSET_HI: &str = "ntt-coset-hi";
+const COSET_LO: PlanKey = PlanKey::new("cuda", "ntt_coset_lo");
+const COSET_HI: PlanKey = PlanKey::new("cuda", "ntt_coset_hi");
 /// g^-i / n, i < n, split (the lo table carries the 1/n): kept, for the coset inverse.
-const COSET_INV_LO: &str = "ntt-coset-inv-lo";
-const COSET_INV_HI: &str = "ntt-coset-inv-hi";
+const COSET_INV_LO: PlanKey = PlanKey::new("cuda", "ntt_coset_inv_lo");
+const COSET_INV_HI: PlanKey = PlanKey::new("cuda", "ntt_coset_inv_hi");
 
 /// A table kept in a lease between transforms, and the domain (2^log points) it was
 /// built for: a transform over another domain frees it and builds its own.
 pub struct NttTable {
     words: CudaSlice<u32>,
     log: u32,
+    // The element its powers are of (a coset table for another offset is rebuilt).
+    base: Fr,
 }
 
 /// g^i for i < 2^log is built as lo[i mod 2^lo_bits] * hi[i >> lo_bits]: two tables
@@ -90,13 +92,13 @@ pub fn scratch_plan(domain: &Domain, plan: &mut MemoryPlan) {
     }
     let (tw_lo, tw_hi) = split(log - 1);
     let (lo, hi) = split(log);
-    plan.item(TWIDDLES, fr_bytes(domain.size as u64 / 2))
-        .item(POWERS_LO, fr_bytes(1 << tw_lo))
-        .item(POWERS_HI, fr_bytes(1 << tw_hi))
-        .item(COSET_LO, fr_bytes(1 << lo))
-        .item(COSET_HI, fr_bytes(1 << hi))
-        .item(COSET_INV_LO, fr_bytes(1 << lo))
-        .item(COSET_INV_HI, fr_bytes(1 << hi));
+    plan.at_least(TWIDDLES, fr_bytes(domain.size as u64 / 2))
+        .at_least(POWERS_LO, fr_bytes(1 << tw_lo))
+        .at_least(POWERS_HI, fr_bytes(1 << tw_hi))
+        .at_least(COSET_LO, fr_bytes(1 << lo))
+        .at_least(COSET_HI, fr_bytes(1 << hi))
+        .at_least(COSET_INV_LO, fr_bytes(1 << lo))
+        .at_least(COSET_INV_HI, fr_bytes(1 << hi));
 }
 
 fn table_words(lease: &Lease, id: BufferId) -> Result<&CudaSlice<u32>> {
@@ -109,13 +111,14 @@ fn table_words(lease: &Lease, id: BufferId) -> Result<&CudaSlice<u32>> {
 fn kept_table(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
-    item: &str,
-    log: u32,
+    item: PlanKey,
+    (log, base): (u32, Fr),
     count: usize,
     build: impl FnOnce(&mut Lease, BufferId) -> Result<()>,
 ) -> Result<BufferId> {
     if let Some(id) = lease.buffer_of(item) {
-        if lease.get::<NttTable>(id)?.log == log {
+        let table = lease.get::<NttTable>(id)?;
+        if table.log == log && table.base == base {
             return Ok(id);
         }
         lease.free(id)?;
@@ -123,7 +126,7 @@ fn kept_table(
     let words = count * FR_WORDS;
     let id = lease.allocate(item, fr_bytes(count as u64), || {
         let words = stream.alloc_zeros::<u32>(words).map_err(CudaError::from)?;
-        Ok(NttTable { words, log })
+        Ok(NttTable { words, log, base })
     })?;
     if let Err(e) = build(lease, id) {
         lease.free(id)?;
@@ -168,7 +171,7 @@ fn twiddles(
         stream,
         lease,
         TWIDDLES,
-        domain.log_size,
+        (domain.log_size, domain.omega),
         half,
         |lease, tw| {
             let (lo_bits, hi_bits) = split(domain.log_size - 1);
@@ -234,19 +237,29 @@ fn coset_tables(
     k: &Kernels,
     lease: &mut Lease,
     domain: &Domain,
-    (lo_item, hi_item): (&str, &str),
+    (lo_item, hi_item): (PlanKey, PlanKey),
     g: Fr,
     first: Fr,
 ) -> Result<PowerTables> {
     let log = domain.log_size;
     let (lo_bits, hi_bits) = split(log);
-    let lo = kept_table(stream, lease, lo_item, log, 1 << lo_bits, |lease, id| {
-        launch_powers(stream, k, table_words(lease, id)?, g, first, lo_bits)
-    })?;
+    let lo = kept_table(
+        stream,
+        lease,
+        lo_item,
+        (log, g),
+        1 << lo_bits,
+        |lease, id| launch_powers(stream, k, table_words(lease, id)?, g, first, lo_bits),
+    )?;
     let g_hi = g.pow([1u64 << lo_bits]);
-    let hi = kept_table(stream, lease, hi_item, log, 1 << hi_bits, |lease, id| {
-        launch_powers(stream, k, table_words(lease, id)?, g_hi, Fr::ONE, hi_bits)
-    })?;
+    let hi = kept_table(
+        stream,
+        lease,
+        hi_item,
+        (log, g),
+        1 << hi_bits,
+        |lease, id| launch_powers(stream, k, table_words(lease, id)?, g_hi, Fr::ONE, hi_bits),
+    )?;
     Ok(PowerTables { lo, hi, lo_bits })
 }
 
@@ -266,7 +279,7 @@ fn transform(
 ) -> Result<()> {
     let (n, log) = (domain.size, domain.log_size);
     let n32 = n as u32;
-    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     match powers {
         None => launch(
             stream
@@ -319,10 +332,11 @@ pub fn ntt(
     kind: NttKind,
     pass_stages: u32,
 ) -> Result<()> {
-    if buf.len != domain.size {
+    if buf.len() != domain.size {
         return Err(crucible_core::Error::InvalidInput(format!(
             "NTT of {} points on a buffer of {}",
-            domain.size, buf.len
+            domain.size,
+            buf.len()
         )));
     }
     if domain.log_size > 31 {
@@ -397,8 +411,8 @@ fn scale_by_powers(
     buf: ScalarBuf,
     powers: &PowerTables,
 ) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
-    let n32 = buf.len as u32;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
+    let n32 = buf.len() as u32;
     launch(
         stream
             .launch_builder(k.get("fr_scale_by_powers")?)
@@ -407,7 +421,7 @@ fn scale_by_powers(
             .arg(table_words(lease, powers.hi)?)
             .arg(&n32)
             .arg(&powers.lo_bits),
-        grid_1d(buf.len),
+        grid_1d(buf.len()),
     )?;
     Ok(())
 }
@@ -420,26 +434,27 @@ fn scale(
     buf: ScalarBuf,
     c: Fr,
 ) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id)?.words;
-    let (c, n32) = (FrArg::new(c), buf.len as u32);
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
+    let (c, n32) = (FrArg::new(c), buf.len() as u32);
     launch(
         stream
             .launch_builder(k.get("fr_scale")?)
             .arg(a)
             .arg(&c)
             .arg(&n32),
-        grid_1d(buf.len),
+        grid_1d(buf.len()),
     )?;
     Ok(())
 }
 
 fn check_pair(dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-    if dst.len == rhs.len {
+    if dst.len() == rhs.len() {
         Ok(())
     } else {
         Err(crucible_core::Error::InvalidInput(format!(
             "pointwise operands of {} and {} scalars",
-            dst.len, rhs.len
+            dst.len(),
+            rhs.len()
         )))
     }
 }
@@ -453,16 +468,16 @@ pub fn mul_assign(
     rhs: ScalarBuf,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id)?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
-    let n32 = dst.len as u32;
+    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
+    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
+    let n32 = dst.len() as u32;
     launch(
         stream
             .launch_builder(k.get("fr_mul_assign")?)
             .arg(a)
             .arg(b)
             .arg(&n32),
-        grid_1d(dst.len),
+        grid_1d(dst.len()),
     )
     .map_err(Into::into)
 }
@@ -477,9 +492,9 @@ pub fn sub_mul_assign(
     c: Fr,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id)?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id)?.words;
-    let (c, n32) = (FrArg::new(c), dst.len as u32);
+    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
+    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
+    let (c, n32) = (FrArg::new(c), dst.len() as u32);
     launch(
         stream
             .launch_builder(k.get("fr_sub_scale")?)
@@ -487,7 +502,7 @@ pub fn sub_mul_assign(
             .arg(b)
             .arg(&c)
             .arg(&n32),
-        grid_1d(dst.len),
+        grid_1d(dst.len()),
     )
     .map_err(Into::into)
 }
@@ -496,11 +511,8 @@ pub fn sub_mul_assign(
 mod tests {
     use super::*;
 
-    fn bytes(plan: &MemoryPlan, item: &str) -> u64 {
-        plan.items()
-            .iter()
-            .find(|i| i.name == item)
-            .map_or(0, |i| i.bytes)
+    fn bytes(plan: &MemoryPlan, item: PlanKey) -> u64 {
+        plan.bytes_of(item)
     }
 
     #[test]

@@ -12,10 +12,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crucible_core::{BufferId, Lease, Result};
+use crucible_core::{BufferId, Lease, PlanKey, Result};
 
 /// The plan items of the kept buffers: bucket starts and sorted entries.
-pub const KEPT: [&str; 2] = ["msm-bucket-start", "msm-sorted"];
+pub const KEPT: [PlanKey; 2] = [MSM_BUCKET_START, MSM_SORTED];
+
+/// The MSM's bucket offsets (one more than its buckets), kept for reuse.
+pub const MSM_BUCKET_START: PlanKey = PlanKey::new("cuda", "msm_bucket_start");
+/// The MSM's sorted entries, kept for reuse.
+pub const MSM_SORTED: PlanKey = PlanKey::new("cuda", "msm_sorted");
 
 /// What a sort was computed from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +73,7 @@ impl SortReuse {
             let live = KEPT
                 .iter()
                 .zip(ids)
-                .all(|(item, id)| work.buffer_of(item) == Some(id));
+                .all(|(item, id)| work.buffer_of(*item) == Some(id));
             if k == *key && live {
                 return Ok(Some(ids));
             }
@@ -99,12 +104,15 @@ mod tests {
     use crucible_core::{DeviceBudget, HostSync, MemoryPlan};
     use std::sync::Arc;
 
+    const SCALARS: PlanKey = PlanKey::new("test", "scalars");
+    const OTHER: PlanKey = PlanKey::new("test", "other");
+
     fn lease(budget: &Arc<DeviceBudget>) -> Lease {
         let mut plan = MemoryPlan::new("work");
-        plan.item("scalars", 8)
+        plan.item(SCALARS, 8)
             .item(KEPT[0], 8)
             .item(KEPT[1], 8)
-            .item("other", 8);
+            .item(OTHER, 8);
         let permit = budget.acquire(plan.total_bytes()).unwrap();
         Lease::new(plan, permit, Arc::new(HostSync)).unwrap()
     }
@@ -119,7 +127,7 @@ mod tests {
         let budget = DeviceBudget::new("sort", 1000);
         let reuse = SortReuse::default();
         let mut work = lease(&budget);
-        let s = work.allocate("scalars", 8, || Ok(0u8)).unwrap();
+        let s = work.allocate(SCALARS, 8, || Ok(0u8)).unwrap();
 
         // Same scalars, same span and window, nothing written since: reused.
         let ids = sorted(&mut work);
@@ -141,9 +149,9 @@ mod tests {
         ] {
             reuse.keep(reuse.key(s, 0, 100, [16, 16, 0]), ids);
             assert_eq!(reuse.take(&other, &mut work).unwrap(), None);
-            assert!(KEPT.iter().all(|item| work.buffer_of(item).is_none()));
+            assert!(KEPT.iter().all(|item| work.buffer_of(*item).is_none()));
             let again = sorted(&mut work);
-            assert_eq!(again, ids, "the freed slots are taken again");
+            assert_ne!(again, ids, "a lease never reuses a freed buffer's id");
         }
 
         // A write to any scalars since the sort: not reused.
@@ -165,8 +173,8 @@ mod tests {
         let budget = DeviceBudget::new("sort", 1000);
         let reuse = SortReuse::default();
         let (mut x, mut y) = (lease(&budget), lease(&budget));
-        let sx = x.allocate("scalars", 8, || Ok(0u8)).unwrap();
-        let sy = y.allocate("scalars", 8, || Ok(0u8)).unwrap();
+        let sx = x.allocate(SCALARS, 8, || Ok(0u8)).unwrap();
+        let sy = y.allocate(SCALARS, 8, || Ok(0u8)).unwrap();
         let ids = sorted(&mut x);
         reuse.keep(reuse.key(sx, 0, 10, [16, 16, 0]), ids);
         // Lease y's MSM: no reuse, and x's buffers stay x's.
@@ -182,8 +190,8 @@ mod tests {
         reuse.keep(reuse.key(sx, 0, 10, [16, 16, 0]), ids);
         x.free(ids[0]).unwrap();
         x.free(ids[1]).unwrap();
-        let imposter = x.allocate("other", 8, || Ok(1u8)).unwrap();
-        assert!(imposter == ids[0] || imposter == ids[1]);
+        let other = x.allocate(OTHER, 8, || Ok(1u8)).unwrap();
+        assert!(other != ids[0] && other != ids[1]);
         assert_eq!(
             reuse
                 .take(&reuse.key(sx, 0, 10, [16, 16, 0]), &mut x)

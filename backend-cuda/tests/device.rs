@@ -14,7 +14,7 @@ use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::registry::ProbeOptions;
-use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, ScratchNeed};
+use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed};
 
 fn backend() -> Option<Arc<CudaBackend>> {
     match CudaBackend::open(0, &ProbeOptions::default()) {
@@ -29,6 +29,15 @@ fn backend() -> Option<Arc<CudaBackend>> {
             None
         }
     }
+}
+
+/// (free, total) device memory as the driver reports it now.
+fn free_total(cuda: &CudaBackend) -> (u64, u64) {
+    let m = cuda
+        .device_memory()
+        .unwrap()
+        .expect("the CUDA backend reports its memory");
+    (m.free, m.total)
 }
 
 fn seed() -> u64 {
@@ -52,9 +61,9 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     // Warm up: kernels compile and load once per process; that memory stays.
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     println!("NVRTC compile + load: {:?} ms", cuda.kernel_compile_ms());
-    let (baseline, total) = cuda.device_memory().unwrap();
+    let (baseline, total) = free_total(&cuda);
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
-    let (after_ok, _) = cuda.device_memory().unwrap();
+    let (after_ok, _) = free_total(&cuda);
     println!("free device memory: baseline {baseline}, after a proof {after_ok} (total {total})");
     assert_eq!(
         after_ok, baseline,
@@ -85,7 +94,7 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
         key.release().unwrap();
         let err = result.expect_err("the injected fault fails the proof");
         println!("{op:?} fault: {err}");
-        let (after_fail, _) = cuda.device_memory().unwrap();
+        let (after_fail, _) = free_total(&cuda);
         assert_eq!(
             after_fail, baseline,
             "failure in {op:?} left device memory allocated"
@@ -124,12 +133,24 @@ fn field_edge_values_match_arkworks() {
     let k = Fr::rand(&mut rng);
     let n = a.len();
     let mut plan = MemoryPlan::new("field");
-    plan.item("a", cuda.buffer_bytes(ElementKind::Scalar, n))
-        .item("b", cuda.buffer_bytes(ElementKind::Scalar, n));
+    plan.item(
+        PlanKey::new("test", "a"),
+        cuda.buffer_bytes(ElementKind::Scalar, n, BufferUse::Resident)
+            .unwrap(),
+    )
+    .item(
+        PlanKey::new("test", "b"),
+        cuda.buffer_bytes(ElementKind::Scalar, n, BufferUse::Resident)
+            .unwrap(),
+    );
     plan.merge(&cuda.scratch_plan(&ScratchNeed::default()));
-    let mut lease = cuda.allocate(plan).unwrap();
-    let da = cuda.alloc_scalars(&mut lease, "a", n).unwrap();
-    let db = cuda.alloc_scalars(&mut lease, "b", n).unwrap();
+    let mut lease = (&*cuda as &dyn ProverBackend).allocate(plan).unwrap();
+    let da = (&*cuda as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "a"), n)
+        .unwrap();
+    let db = (&*cuda as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "b"), n)
+        .unwrap();
     cuda.stage_scalars(&mut lease, da, &a).unwrap();
     cuda.stage_scalars(&mut lease, db, &b).unwrap();
     assert_eq!(cuda.read_scalars(&lease, da).unwrap(), a, "round trip");
@@ -166,9 +187,15 @@ fn staging_throughput() {
     let mut rng = StdRng::seed_from_u64(seed());
     let values: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
     let mut plan = MemoryPlan::new("staging");
-    plan.item("v", cuda.buffer_bytes(ElementKind::Scalar, n));
-    let mut lease = cuda.allocate(plan).unwrap();
-    let buf = cuda.alloc_scalars(&mut lease, "v", n).unwrap();
+    plan.item(
+        PlanKey::new("test", "v"),
+        cuda.buffer_bytes(ElementKind::Scalar, n, BufferUse::Resident)
+            .unwrap(),
+    );
+    let mut lease = (&*cuda as &dyn ProverBackend).allocate(plan).unwrap();
+    let buf = (&*cuda as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "v"), n)
+        .unwrap();
     let mut times = Vec::new();
     for _ in 0..7 {
         let t = std::time::Instant::now();

@@ -311,10 +311,12 @@ impl Context {
     /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error).
     pub fn create_buffer(
         &self,
-        label: &str,
+        label: impl std::fmt::Display,
         bytes: u64,
         usage: wgpu::BufferUsages,
     ) -> Result<wgpu::Buffer, WgpuError> {
+        let label = label.to_string();
+        let label = label.as_str();
         if bytes > self.device.limits().max_buffer_size {
             return Err(WgpuError::Unsupported(format!(
                 "buffer `{label}` of {bytes} bytes exceeds the adapter's limit"

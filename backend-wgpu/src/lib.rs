@@ -21,9 +21,9 @@ use std::sync::Arc;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine, G1Buf,
-    G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
+    PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use device::{DeviceLimits, WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
@@ -224,12 +224,13 @@ impl WgpuBackend {
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
+        const TEST: &str = "wgpu_test";
         let buffers = [
-            ("test-a", 4 * a.len() as u64, storage),
-            ("test-b", 4 * b_words.len() as u64, storage),
-            ("test-out", out_bytes, storage),
+            (PlanKey::new(TEST, "a"), 4 * a.len() as u64, storage),
+            (PlanKey::new(TEST, "b"), 4 * b_words.len() as u64, storage),
+            (PlanKey::new(TEST, "out"), out_bytes, storage),
             (
-                "test-readback",
+                PlanKey::new(TEST, "readback"),
                 out_bytes,
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
@@ -243,7 +244,7 @@ impl WgpuBackend {
         for (item, bytes, _) in &buffers {
             plan.item(*item, *bytes);
         }
-        let mut lease = self.allocate(plan)?;
+        let mut lease = (self as &dyn ProverBackend).allocate(plan)?;
         let mut ids = Vec::new();
         for (item, bytes, usage) in buffers {
             ids.push(lease.allocate(item, bytes, || Ok(ctx.create_buffer(item, bytes, usage)?))?);
@@ -316,7 +317,7 @@ impl ProverBackend for WgpuBackend {
     /// Scalar buffers carry a host-readable staging buffer of up to 4 MiB for
     /// `read_scalars` (which gets no `&mut Lease` to allocate one), so they take more
     /// than `element_bytes · len`.
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, _usage: BufferUse) -> Result<u64> {
         memory::buffer_bytes(kind, len)
     }
 
@@ -325,7 +326,7 @@ impl ProverBackend for WgpuBackend {
         // Every operation (pointwise ones too) leases its dispatch parameters.
         plan.item(ntt::PARAMS_ITEM, self.ctx.limits.params_bytes());
         if let Some(domain) = need.ntt {
-            plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
+            plan.merge(&ntt::scratch_plan(&domain));
         }
         plan.merge(&msm::scratch_plan::<g1::Config>(&self.ctx, need.msm_g1));
         plan.merge(&msm::scratch_plan::<g2::Config>(&self.ctx, need.msm_g2));
@@ -335,17 +336,19 @@ impl ProverBackend for WgpuBackend {
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        _usage: BufferUse,
     ) -> Result<BufferId> {
-        memory::alloc(&self.ctx, lease, item, kind, len)
+        memory::alloc(&self.ctx, lease, key, kind, len)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        error::check_len("staged scalars", dst.len(), src.len())?;
         Ok(memory::stage(
             &self.ctx,
-            buffer(lease, dst.id)?,
+            buffer(lease, dst.id())?,
             ElementKind::Scalar,
             src,
         )?)
@@ -354,7 +357,7 @@ impl ProverBackend for WgpuBackend {
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
-            buffer(lease, dst.id)?,
+            buffer(lease, dst.id())?,
             ElementKind::G1,
             src,
         )?)
@@ -363,14 +366,14 @@ impl ProverBackend for WgpuBackend {
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
-            buffer(lease, dst.id)?,
+            buffer(lease, dst.id())?,
             ElementKind::G2,
             src,
         )?)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        Ok(memory::read(&self.ctx, buffer(lease, src.id)?)?)
+        Ok(memory::read(&self.ctx, buffer(lease, src.id())?)?)
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
@@ -397,7 +400,14 @@ impl ProverBackend for WgpuBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        msm::msm::<g1::Config, _>(&self.ctx, work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<g1::Config, _>(
+            &self.ctx,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )
     }
 
     fn msm_g2(
@@ -406,6 +416,13 @@ impl ProverBackend for WgpuBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        msm::msm::<g2::Config, _>(&self.ctx, work, bases, span.bases.id, span.bases.len, &span)
+        msm::msm::<g2::Config, _>(
+            &self.ctx,
+            work,
+            bases,
+            span.bases.id(),
+            span.bases.len(),
+            &span,
+        )
     }
 }

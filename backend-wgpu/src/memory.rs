@@ -4,10 +4,10 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crucible_core::{BufferId, ElementKind, Lease, Result};
+use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 
 use crate::device::Context;
-use crate::error::{check_len, WgpuError};
+use crate::error::WgpuError;
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 
 /// Most bytes a scalar buffer's readback staging buffer holds; longer reads go in pieces.
@@ -50,25 +50,25 @@ pub fn readback_bytes(len: usize) -> u64 {
 }
 
 /// Bytes a buffer of `len` elements of `kind` takes, staging included.
-pub fn buffer_bytes(kind: ElementKind, len: usize) -> u64 {
-    let data = element_bytes(kind) * len as u64;
-    match kind {
-        ElementKind::Scalar => data + readback_bytes(len),
+pub fn buffer_bytes(kind: ElementKind, len: usize) -> crucible_core::Result<u64> {
+    let data = plain_bytes(element_bytes(kind), len)?;
+    Ok(match kind {
+        ElementKind::Scalar => data.saturating_add(readback_bytes(len)),
         ElementKind::G1 | ElementKind::G2 => data,
-    }
+    })
 }
 
 /// Allocates `len` elements of `kind` from plan item `item`.
 pub fn alloc(
     ctx: &Context,
     lease: &mut Lease,
-    item: &str,
+    item: PlanKey,
     kind: ElementKind,
     len: usize,
 ) -> Result<BufferId> {
     let each = element_bytes(kind);
     let chunk_len = ctx.limits.chunk_len(each);
-    lease.allocate(item, buffer_bytes(kind, len), || {
+    lease.allocate(item, buffer_bytes(kind, len)?, || {
         let mut buffer = DeviceBuffer {
             kind,
             len,
@@ -110,7 +110,8 @@ pub fn check_kind(buffer: &DeviceBuffer, kind: ElementKind) -> Result<(), WgpuEr
     }
 }
 
-/// Copies `src` into `dst` (same length), converting to the device layout piecewise.
+/// Copies `src` into the front of `dst` (at most its length), converting to the
+/// device layout piecewise.
 pub fn stage<T: DeviceElement>(
     ctx: &Context,
     dst: &DeviceBuffer,
@@ -118,11 +119,20 @@ pub fn stage<T: DeviceElement>(
     src: &[T],
 ) -> Result<(), WgpuError> {
     check_kind(dst, kind)?;
-    check_len("staged data", dst.len, src.len())?;
+    if src.len() > dst.len {
+        return Err(WgpuError::Length {
+            what: "staged data",
+            expected: dst.len,
+            got: src.len(),
+        });
+    }
     let piece = (STAGE_PIECE_BYTES / (4 * T::WORDS)).max(1);
     for (c, chunk) in dst.chunks.iter().enumerate() {
         let start = c * dst.chunk_len;
-        let values = &src[start..start + dst.chunk_elems(c)];
+        if start >= src.len() {
+            break;
+        }
+        let values = &src[start..src.len().min(start + dst.chunk_elems(c))];
         for (p, part) in values.chunks(piece).enumerate() {
             let mut words = vec![0u32; part.len() * T::WORDS];
             for (v, out) in part.iter().zip(words.chunks_exact_mut(T::WORDS)) {

@@ -33,24 +33,26 @@ const SCALAR_BITS: usize = 255;
 
 /// Plan items of the MSM's scratch buffers.
 pub mod items {
+    use crucible_core::PlanKey;
+
     /// Canonical (non-Montgomery) scalars of a batch.
-    pub const SCALARS: &str = "wgpu-msm-scalars";
+    pub const SCALARS: PlanKey = PlanKey::new("wgpu", "msm_scalars");
     /// Points per bucket.
-    pub const COUNTS: &str = "wgpu-msm-counts";
+    pub const COUNTS: PlanKey = PlanKey::new("wgpu", "msm_counts");
     /// Bucket ends in the sorted order.
-    pub const CURSOR: &str = "wgpu-msm-cursor";
+    pub const CURSOR: PlanKey = PlanKey::new("wgpu", "msm_cursor");
     /// First task of every bucket.
-    pub const TASK_OFFSETS: &str = "wgpu-msm-task-offsets";
+    pub const TASK_OFFSETS: PlanKey = PlanKey::new("wgpu", "msm_task_offsets");
     /// Term indices sorted by bucket, per window.
-    pub const SORTED: &str = "wgpu-msm-sorted";
+    pub const SORTED: PlanKey = PlanKey::new("wgpu", "msm_sorted");
     /// Sums of the accumulation tasks.
-    pub const PARTIALS: &str = "wgpu-msm-partials";
+    pub const PARTIALS: PlanKey = PlanKey::new("wgpu", "msm_partials");
     /// Odd reduction levels' outputs (and even levels' inputs).
-    pub const LEVEL_A: &str = "wgpu-msm-level-a";
+    pub const LEVEL_A: PlanKey = PlanKey::new("wgpu", "msm_level_a");
     /// Even reduction levels' outputs.
-    pub const LEVEL_B: &str = "wgpu-msm-level-b";
+    pub const LEVEL_B: PlanKey = PlanKey::new("wgpu", "msm_level_b");
     /// Host-readable copy of the last level: one point pair per window.
-    pub const READBACK: &str = "wgpu-msm-readback";
+    pub const READBACK: PlanKey = PlanKey::new("wgpu", "msm_readback");
 }
 
 /// Which curve an MSM runs on.
@@ -120,7 +122,7 @@ impl Config {
     }
 
     /// Bytes of every scratch item, by name.
-    fn items(&self, point_words: usize) -> [(&'static str, u64); 9] {
+    fn items(&self, point_words: usize) -> [(crucible_core::PlanKey, u64); 9] {
         let w = self.windows as u64;
         let b = self.buckets as u64;
         let pair = 2 * 4 * point_words as u64;
@@ -191,31 +193,9 @@ where
     while (1usize << k) <= most {
         let top = ((1usize << (k + 1)) - 1).min(most);
         for (name, bytes) in Config::new(top).items(point_words) {
-            plan.item(name, bytes);
+            plan.at_least(name, bytes);
         }
         k += 1;
-    }
-    let chunk = ctx.limits.chunk_len(crate::field::element_bytes(P::KIND));
-    if chunk < terms {
-        plan.item(
-            format!(
-                "wgpu: {:?} bases in chunks of 2^{} (binding limit {} B)",
-                P::KIND,
-                chunk.trailing_zeros(),
-                ctx.limits.binding_bytes
-            ),
-            0,
-        );
-    }
-    if most < terms {
-        plan.item(
-            format!(
-                "wgpu: {:?} MSM in batches of at most {most} terms (binding limit {} B)",
-                P::KIND,
-                ctx.limits.binding_bytes
-            ),
-            0,
-        );
     }
     plan
 }
@@ -335,7 +315,7 @@ where
     P::BaseField: DeviceElement,
 {
     let base_buf = bases.get::<DeviceBuffer>(bases_id)?;
-    let scalar_buf = work.get::<DeviceBuffer>(span.scalars.id)?;
+    let scalar_buf = work.get::<DeviceBuffer>(span.scalars.id())?;
     check_kind(base_buf, P::KIND)?;
     check_kind(scalar_buf, ElementKind::Scalar)?;
     let mut total = Projective::<P>::zero();

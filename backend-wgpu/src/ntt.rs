@@ -1,18 +1,20 @@
 //! NTTs (natural order in and out, as arkworks' `Radix2EvaluationDomain`) and the
 //! pointwise ops, as dispatches of shaders/ntt.wgsl.
 
-use crucible_core::{Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
+use crucible_core::{
+    Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf,
+};
 
 use crate::device::{Batch, Context, Module};
 use crate::error::{check_len, WgpuError};
-use crate::field::{element_bytes, DeviceElement, FR_WORDS};
+use crate::field::{DeviceElement, FR_WORDS};
 use crate::memory::{check_kind, DeviceBuffer};
 
 /// Plan item of the twiddle tables.
-pub const TWIDDLES_ITEM: &str = "wgpu-ntt-twiddles";
+pub const TWIDDLES_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddles");
 
 /// Plan item of the uniform buffer holding every dispatch's parameters.
-pub const PARAMS_ITEM: &str = "wgpu-params";
+pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
 
 /// Parameters of one NTT-module dispatch (`NttParams` in shaders/ntt.wgsl).
 #[repr(C)]
@@ -185,24 +187,12 @@ fn steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
 
 /// Scratch of the largest NTT of `domain`: the twiddle tables and, when the domain is
 /// larger than one binding, a zero-byte item saying how it is chunked.
-pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
+pub fn scratch_plan(domain: &Domain) -> MemoryPlan {
     let mut plan = MemoryPlan::new("wgpu NTT scratch");
-    let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
     if domain.log_size > 0 {
         plan.item(
             TWIDDLES_ITEM,
             (twiddle_entries(domain.log_size) * FR_WORDS * 4) as u64,
-        );
-    }
-    if domain.size > chunk_len {
-        plan.item(
-            format!(
-                "wgpu: scalar buffers in {} chunks of 2^{} (binding limit {} B)",
-                domain.size / chunk_len,
-                chunk_len.trailing_zeros(),
-                ctx.limits.binding_bytes
-            ),
-            0,
         );
     }
     plan
@@ -250,7 +240,7 @@ pub fn ntt(
         .into());
     }
     let chunk_len = {
-        let data = lease.get::<DeviceBuffer>(buf.id)?;
+        let data = lease.get::<DeviceBuffer>(buf.id())?;
         check_kind(data, ElementKind::Scalar)?;
         check_len("NTT input", domain.size, data.len)?;
         data.chunk_len
@@ -278,7 +268,7 @@ pub fn ntt(
         Err(e) => return finish(ctx, lease, Err(e), &[tw]),
     };
     let result = (|| -> Result<()> {
-        let data = lease.get::<DeviceBuffer>(buf.id)?;
+        let data = lease.get::<DeviceBuffer>(buf.id())?;
         let tw_buf = lease.get::<wgpu::Buffer>(tw)?;
         let params_buf = lease.get::<wgpu::Buffer>(params)?;
         let mut batch = Batch::new(
@@ -314,8 +304,8 @@ pub fn pointwise(
     k: Option<Fr>,
 ) -> Result<()> {
     let (chunks, chunk_len) = {
-        let d = lease.get::<DeviceBuffer>(dst.id)?;
-        let r = lease.get::<DeviceBuffer>(rhs.id)?;
+        let d = lease.get::<DeviceBuffer>(dst.id())?;
+        let r = lease.get::<DeviceBuffer>(rhs.id())?;
         check_kind(d, ElementKind::Scalar)?;
         check_kind(r, ElementKind::Scalar)?;
         check_len("pointwise operand", d.len, r.len)?;
@@ -329,8 +319,8 @@ pub fn pointwise(
         uniform_buffer(ctx, params_bytes)
     })?;
     let result = (|| -> Result<()> {
-        let d = lease.get::<DeviceBuffer>(dst.id)?;
-        let r = lease.get::<DeviceBuffer>(rhs.id)?;
+        let d = lease.get::<DeviceBuffer>(dst.id())?;
+        let r = lease.get::<DeviceBuffer>(rhs.id())?;
         let entry = if k.is_some() { "sub_mul" } else { "mul" };
         let pipeline = ctx.pipeline(Module::Ntt, entry)?;
         let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), entry);

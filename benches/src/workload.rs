@@ -4,14 +4,16 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ark_ec::CurveGroup;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::circuit::BenchCircuit;
-use crucible_core::groth16::{key_plan, proof_plan, prove, ProveOptions, ProvingKey, StagedKey};
+use crucible_core::groth16::{
+    prove, schedule_for, KeyOptions, ProveOptions, ProvingKey, StagedKey,
+};
+use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::{
-    Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective,
-    Lease, MemoryPlan, MsmSpan, NttKind, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BufferUse, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, NttKind, ProverBackend,
+    Result, ScalarBuf, ScratchNeed,
 };
 
 use crate::op::prove_shape;
@@ -122,8 +124,8 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
             let domain = Domain::with_log_size(*log_size)?;
             let mut plan = MemoryPlan::new(format!("ntt of 2^{log_size}"));
             plan.item(
-                "data",
-                backend.buffer_bytes(ElementKind::Scalar, domain.size),
+                items::DATA,
+                backend.buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Plain)?,
             );
             plan.merge(&backend.scratch_plan(&ScratchNeed {
                 ntt: Some(domain),
@@ -131,20 +133,32 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
             }));
             vec![plan]
         }
-        Task::MsmG1 { len } => msm_plans(backend, ElementKind::G1, *len),
-        Task::MsmG2 { len } => msm_plans(backend, ElementKind::G2, *len),
+        Task::MsmG1 { len } => msm_plans(backend, ElementKind::G1, *len)?,
+        Task::MsmG2 { len } => msm_plans(backend, ElementKind::G2, *len)?,
         Task::Prove(task) => {
+            // The schedule a staged key gets on this budget (the fastest that fits).
             let shape = prove_shape(task.constraints, task.inputs)?;
-            vec![key_plan(backend, &shape), proof_plan(backend, &shape)]
+            let choice = schedule_for(backend, &shape, &KeyOptions::default())?;
+            vec![choice.chosen.key, choice.chosen.proof]
         }
     })
 }
 
-fn msm_plans(backend: &dyn ProverBackend, kind: ElementKind, len: usize) -> Vec<MemoryPlan> {
+fn msm_plans(
+    backend: &dyn ProverBackend,
+    kind: ElementKind,
+    len: usize,
+) -> Result<Vec<MemoryPlan>> {
     let mut bases = MemoryPlan::new(format!("msm bases ({len})"));
-    bases.item("bases", backend.buffer_bytes(kind, len));
+    bases.item(
+        items::BASES,
+        backend.buffer_bytes(kind, len, BufferUse::Resident)?,
+    );
     let mut work = MemoryPlan::new(format!("msm of {len} terms"));
-    work.item("scalars", backend.buffer_bytes(ElementKind::Scalar, len));
+    work.item(
+        items::SCALARS,
+        backend.buffer_bytes(ElementKind::Scalar, len, BufferUse::Plain)?,
+    );
     let need = match kind {
         ElementKind::G2 => ScratchNeed {
             msm_g2: len,
@@ -156,78 +170,22 @@ fn msm_plans(backend: &dyn ProverBackend, kind: ElementKind, len: usize) -> Vec<
         },
     };
     work.merge(&backend.scratch_plan(&need));
-    vec![bases, work]
+    Ok(vec![bases, work])
 }
 
-/// G1 or G2: the three calls an MSM benchmark makes differ only by group.
-trait MsmGroup {
-    type Point: CurveGroup<ScalarField = Fr>;
-    type Buf: Copy;
-    fn alloc(backend: &dyn ProverBackend, lease: &mut Lease, len: usize) -> Result<Self::Buf>;
-    fn stage(
-        backend: &dyn ProverBackend,
-        lease: &mut Lease,
-        buf: Self::Buf,
-        src: &[Affine<Self>],
-    ) -> Result<()>;
-    fn msm(
-        backend: &dyn ProverBackend,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<Self::Buf>,
-    ) -> Result<Self::Point>;
+/// Plan items of the benchmarks' own buffers.
+mod items {
+    use crucible_core::PlanKey;
+
+    /// The NTT's data.
+    pub const DATA: PlanKey = PlanKey::new("bench", "data");
+    /// MSM bases.
+    pub const BASES: PlanKey = PlanKey::new("bench", "bases");
+    /// MSM scalars.
+    pub const SCALARS: PlanKey = PlanKey::new("bench", "scalars");
 }
 
-type Affine<G> = <<G as MsmGroup>::Point as CurveGroup>::Affine;
-
-macro_rules! msm_group {
-    ($group:ident, $point:ty, $buf:ty, $affine:ty, $alloc:ident, $stage:ident, $msm:ident) => {
-        struct $group;
-
-        impl MsmGroup for $group {
-            type Point = $point;
-            type Buf = $buf;
-            fn alloc(backend: &dyn ProverBackend, lease: &mut Lease, len: usize) -> Result<$buf> {
-                backend.$alloc(lease, "bases", len)
-            }
-            fn stage(
-                backend: &dyn ProverBackend,
-                lease: &mut Lease,
-                buf: $buf,
-                src: &[$affine],
-            ) -> Result<()> {
-                backend.$stage(lease, buf, src)
-            }
-            fn msm(
-                backend: &dyn ProverBackend,
-                work: &mut Lease,
-                bases: &Lease,
-                span: MsmSpan<$buf>,
-            ) -> Result<$point> {
-                backend.$msm(work, bases, span)
-            }
-        }
-    };
-}
-
-msm_group!(
-    G1,
-    G1Projective,
-    G1Buf,
-    G1Affine,
-    alloc_g1,
-    stage_g1,
-    msm_g1
-);
-msm_group!(
-    G2,
-    G2Projective,
-    G2Buf,
-    G2Affine,
-    alloc_g2,
-    stage_g2,
-    msm_g2
-);
+type Affine<G> = <G as MsmGroup>::Affine;
 
 struct MsmState<G: MsmGroup> {
     // Random per workload (an MSM's cost does not depend on its bases); re-staged each run.
@@ -248,11 +206,17 @@ impl<G: MsmGroup> MsmState<G> {
         let [bases_plan, work_plan] = <[MemoryPlan; 2]>::try_from(plans)
             .map_err(|_| Error::InvalidInput("an MSM workload has two plans".into()))?;
         let mut bases_lease = backend.allocate(bases_plan)?;
-        let bases = G::alloc(backend, &mut bases_lease, len)?;
+        let bases = G::alloc(
+            backend,
+            &mut bases_lease,
+            items::BASES,
+            len,
+            BufferUse::Resident,
+        )?;
         let mut work = backend.allocate(work_plan)?;
-        let scalars = backend.alloc_scalars(&mut work, "scalars", len)?;
+        let scalars = backend.alloc_scalars(&mut work, items::SCALARS, len)?;
         Ok(MsmState {
-            points: random_bases::<G::Point>(len, rng),
+            points: random_bases::<G::Projective>(len, rng),
             bases_lease,
             bases,
             work,
@@ -261,7 +225,7 @@ impl<G: MsmGroup> MsmState<G> {
     }
 
     fn run(&mut self, backend: &dyn ProverBackend, rng: &mut StdRng) -> Result<RunTimes> {
-        let scalars = random_scalars(self.scalars.len, rng);
+        let scalars = random_scalars(self.scalars.len(), rng);
         let t0 = Instant::now();
         G::stage(backend, &mut self.bases_lease, self.bases, &self.points)?;
         backend.stage_scalars(&mut self.work, self.scalars, &scalars)?;
@@ -271,7 +235,7 @@ impl<G: MsmGroup> MsmState<G> {
             base_offset: 0,
             scalars: self.scalars,
             scalar_offset: 0,
-            len: self.scalars.len,
+            len: self.scalars.len(),
         };
         // The result is a host value: the call returns once the device is done (and
         // the host has combined the windows, which the device clock also counts).
@@ -328,7 +292,7 @@ impl<'a> Workload<'a> {
                 let [plan] = <[MemoryPlan; 1]>::try_from(plans)
                     .map_err(|_| Error::InvalidInput("an NTT workload has one plan".into()))?;
                 let mut lease = backend.allocate(plan)?;
-                let buf = backend.alloc_scalars(&mut lease, "data", domain.size)?;
+                let buf = backend.alloc_scalars(&mut lease, items::DATA, domain.size)?;
                 State::Ntt {
                     kind,
                     domain,

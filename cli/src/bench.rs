@@ -13,6 +13,7 @@ use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{BackendInfo, MemoryPlan, ProverBackend};
 use serde_json::json;
 
+use crate::memory_watch::MemoryWatch;
 use crate::output::{load_key, progress_bar, table};
 use crate::parse::{self, SizeList};
 use crate::plot::{write_svg, Series};
@@ -43,6 +44,10 @@ pub struct BenchArgs {
     /// proofs do not verify.
     #[arg(long)]
     synthetic_key: bool,
+    /// Cap on each device's budget (`16GiB`): `prove` then runs the fastest schedule
+    /// that fits it (streamed bases, sequenced domain vectors).
+    #[arg(long, value_parser = parse::memory)]
+    memory_limit: Option<u64>,
     /// Write the results as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -130,8 +135,11 @@ fn write_file(path: &Path, contents: &str) -> Result<(), CliError> {
 /// The backends to run, and the (name, reason) of those skipped.
 type Backends = (Vec<Arc<dyn ProverBackend>>, Vec<(String, String)>);
 
-fn backends(spec: &str) -> Result<Backends, CliError> {
-    let options = ProbeOptions::default();
+fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError> {
+    let options = ProbeOptions {
+        memory_limit,
+        ..ProbeOptions::default()
+    };
     let mut chosen: Vec<Arc<dyn ProverBackend>> = Vec::new();
     let mut skipped = Vec::new();
     if spec == "all" {
@@ -190,7 +198,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             check_writable(path, flag)?;
         }
     }
-    let (backends, skipped) = backends(&args.backend)?;
+    let (backends, skipped) = backends(&args.backend, args.memory_limit)?;
     for (name, reason) in &skipped {
         eprintln!("skipped {name}: {reason}");
     }
@@ -237,7 +245,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             let seed = args.seed ^ (*size as u64);
             let mut workload = Workload::prepare(&**backend, task.clone(), seed)
                 .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
+            let watch = MemoryWatch::start(Arc::clone(backend));
             let measured = measure(&mut workload, args.repeat, &mut || bar.inc(1));
+            if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
+                bar.println(format!(
+                    "{label} {} {size}: {}",
+                    args.op,
+                    sampled.describe(backend.budget().capacity())
+                ));
+            }
             let released = workload.release();
             let measurement = measured
                 .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;

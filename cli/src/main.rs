@@ -9,6 +9,7 @@ mod bench;
 mod client;
 mod conformance;
 mod devices;
+mod memory_watch;
 mod output;
 mod parse;
 mod plan;

@@ -1,14 +1,15 @@
-//! `crucible plan`: the memory plans of a proof, the budget, and how many proofs (and
-//! workers) fit at once. Nothing is allocated.
+//! `crucible plan`: the schedule chosen for the budget, its memory plans item by item,
+//! the peak, the predicted time, the floor and the memory–time curve. Nothing is
+//! allocated.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use crucible_benches::prove_shape;
-use crucible_core::engine::proofs_that_fit;
-use crucible_core::groth16::{key_plan, proof_plan};
+use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
+use crucible_core::groth16::Reduction;
 use crucible_core::registry::{select, ProbeOptions, Selected};
-use crucible_core::{human_bytes, MemoryPlan, ProofShape, ProverBackend};
+use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 
 use crate::output::count;
 use crate::{parse, CliError};
@@ -25,9 +26,9 @@ pub struct ProofSetup {
     /// Public inputs of the circuit.
     #[arg(long, default_value = "1", value_parser = parse::size)]
     pub inputs: usize,
-    /// Cap on the device budget (`512MiB`, `1.5GiB`, bytes). The budget must hold the
-    /// staged proving key plus one proof lease per proof in flight (`crucible plan`
-    /// prints both).
+    /// Cap on the device budget (`512MiB`, `1.5GiB`, bytes). The fastest schedule
+    /// whose staged key and one proof per worker fit is chosen (`crucible plan`
+    /// prints it, and the floor below which no schedule fits).
     #[arg(long, value_parser = parse::memory)]
     pub memory_limit: Option<u64>,
     /// Workers per device; each holds at most one proof lease at a time.
@@ -35,19 +36,17 @@ pub struct ProofSetup {
     pub workers_per_device: usize,
 }
 
-/// A [`ProofSetup`] checked and resolved: the backend chosen, the sizes planned.
+/// A [`ProofSetup`] checked and resolved: the backend chosen, the schedule planned.
 pub struct Resolved {
     /// The proof's sizes.
     pub shape: ProofShape,
     /// The backend and why it was chosen.
     pub selected: Selected,
-    /// Its plans against its budget.
+    /// Its schedule against its budget.
     pub memory: MemorySummary,
 }
 
 impl ProofSetup {
-    /// Checks the counts, computes the domain, selects the backend and plans (nothing
-    /// is allocated).
     /// Probe options carrying `--memory-limit`.
     pub fn probe_options(&self) -> ProbeOptions {
         ProbeOptions {
@@ -56,7 +55,8 @@ impl ProofSetup {
         }
     }
 
-    /// Checks the sizes, selects the backend and sizes its plans.
+    /// Checks the sizes, selects the backend and chooses the schedule (nothing is
+    /// allocated). A budget below the floor is an error naming the floor.
     pub fn resolve(&self) -> Result<Resolved, CliError> {
         for (flag, value) in [
             ("--constraints", self.constraints),
@@ -69,7 +69,12 @@ impl ProofSetup {
         let shape = prove_shape(self.constraints, self.inputs)?;
         let options = self.probe_options();
         let selected = select(&self.backend, &options)?;
-        let memory = MemorySummary::new(&*selected.backend, &shape, &options);
+        let memory = MemorySummary::new(
+            &*selected.backend,
+            &shape,
+            &options,
+            self.workers_per_device,
+        )?;
         Ok(Resolved {
             shape,
             selected,
@@ -85,90 +90,71 @@ pub struct PlanArgs {
     setup: ProofSetup,
 }
 
-/// The numbers that decide whether proofs fit a device's budget.
+/// The schedule chosen for a device's budget and where the budget comes from.
 pub struct MemorySummary {
-    /// The staged proving key (once per device).
-    pub key: MemoryPlan,
-    /// One proof in flight.
-    pub proof: MemoryPlan,
-    /// The device budget's capacity.
-    pub capacity: u64,
+    /// The schedule, its plans, its prediction and the floor.
+    pub choice: ScheduleChoice,
     /// Where the capacity comes from.
     pub capacity_source: String,
-    /// Whether `--memory-limit` set the capacity.
-    pub limited: bool,
-    /// Proofs that fit next to the key at once.
-    pub proofs_at_once: u64,
 }
 
 impl MemorySummary {
-    /// Plans `shape` on `backend` (allocating nothing).
-    pub fn new(backend: &dyn ProverBackend, shape: &ProofShape, options: &ProbeOptions) -> Self {
+    /// Chooses the schedule of `shape` on `backend` for `workers` proofs at once.
+    pub fn new(
+        backend: &dyn ProverBackend,
+        shape: &ProofShape,
+        options: &ProbeOptions,
+        workers: usize,
+    ) -> Result<Self, CliError> {
         let capacity = backend.budget().capacity();
-        let device = backend.info().memory_bytes;
-        let limited = options.memory_limit == Some(capacity);
         let capacity_source = match options.memory_limit {
-            Some(limit) if limited => format!("--memory-limit {}", human_bytes(limit)),
-            _ => format!(
-                "device memory {} minus {} headroom",
-                human_bytes(device),
-                human_bytes(options.headroom)
-            ),
+            Some(limit) if limit == capacity => {
+                format!("--memory-limit {}", human_bytes(limit))
+            }
+            _ => match backend.device_memory().ok().flatten() {
+                Some(m) => format!(
+                    "free device memory when opened (the driver says {} free of {} now) minus {} headroom",
+                    human_bytes(m.free),
+                    human_bytes(m.total),
+                    human_bytes(options.headroom)
+                ),
+                None => format!(
+                    "device memory {} minus {} headroom",
+                    human_bytes(backend.info().memory_bytes),
+                    human_bytes(options.headroom)
+                ),
+            },
         };
-        MemorySummary {
-            key: key_plan(backend, shape),
-            proof: proof_plan(backend, shape),
-            capacity,
-            capacity_source,
-            limited,
-            proofs_at_once: proofs_that_fit(backend, shape),
+        match choose(backend, shape, Reduction::Libsnark, capacity, workers) {
+            Ok(choice) => Ok(MemorySummary {
+                choice,
+                capacity_source,
+            }),
+            Err(e @ Error::BelowFloor { .. }) => Err(CliError(format!(
+                "{e} (budget from {capacity_source}); give at least --memory-limit {}",
+                match &e {
+                    Error::BelowFloor { floor, .. } => *floor,
+                    _ => 0,
+                }
+            ))),
+            Err(e) => Err(e.into()),
         }
-    }
-
-    /// Key plus `proofs` proof leases, in bytes.
-    pub fn needed_for(&self, proofs: u64) -> u64 {
-        self.key
-            .total_bytes()
-            .saturating_add(self.proof.total_bytes().saturating_mul(proofs))
-    }
-
-    /// Whether the key and one proof fit.
-    pub fn fits(&self) -> bool {
-        self.needed_for(1) <= self.capacity
-    }
-
-    /// The error when even one proof does not fit.
-    pub fn does_not_fit(&self, label: &str) -> CliError {
-        let what = if self.limited {
-            "the memory limit is smaller than the plan"
-        } else {
-            "the plan does not fit the device"
-        };
-        CliError(format!(
-            "{what}: the budget of {label} holds {} ({}), \
-             but the staged proving key ({}) plus one proof ({}) need {} ({} bytes); \
-             give at least --memory-limit {} (see `crucible plan`)",
-            human_bytes(self.capacity),
-            self.capacity_source,
-            human_bytes(self.key.total_bytes()),
-            human_bytes(self.proof.total_bytes()),
-            human_bytes(self.needed_for(1)),
-            self.needed_for(1),
-            self.needed_for(1),
-        ))
     }
 }
 
-/// Prints the plans and what fits; exits 1 (after printing) when one proof does not fit.
+/// Prints the schedule, its plans, the floor and the memory–time curve.
 pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let setup = &args.setup;
     let Resolved {
         shape,
         selected,
-        memory: summary,
+        memory,
     } = setup.resolve()?;
-    let label = selected.backend.info().label();
-    let workers = setup.workers_per_device as u64;
+    let backend = &*selected.backend;
+    let label = backend.info().label();
+    let workers = setup.workers_per_device;
+    let choice = &memory.choice;
+    let chosen = &choice.chosen;
 
     println!("{}", selected.reason);
     println!(
@@ -184,52 +170,54 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         shape.domain_size(),
         shape.num_constraints + shape.num_instance
     );
-    println!();
-    println!("key plan (staged once per device, shared by its workers):");
-    println!("{}", summary.key);
-    println!();
-    println!("proof plan (one lease per proof in flight):");
-    println!("{}", summary.proof);
-    println!();
     println!(
         "budget of {label}: {} ({} B), from {}",
-        human_bytes(summary.capacity),
-        summary.capacity,
-        summary.capacity_source
+        human_bytes(choice.capacity),
+        choice.capacity,
+        memory.capacity_source
+    );
+    println!();
+    println!("schedule: {}", chosen.schedule);
+    println!(
+        "predicted stage + compute: {:.1} ms a proof ({}'s cost model)",
+        chosen.predicted_seconds * 1e3,
+        backend.info().name
+    );
+    println!();
+    println!("key plan (staged once per device, shared by its workers):");
+    println!("{}", chosen.key);
+    println!();
+    println!("proof plan (one per worker):");
+    println!("{}", chosen.proof);
+    println!();
+    println!(
+        "peak: key + {} = {} ({} B) of the budget's {}",
+        count(workers as u64, "proof"),
+        human_bytes(chosen.bytes_for(workers)),
+        chosen.bytes_for(workers),
+        human_bytes(choice.capacity)
     );
     println!(
-        "key + one proof: {} ({} B): {}",
-        human_bytes(summary.needed_for(1)),
-        summary.needed_for(1),
-        if summary.fits() {
-            "fits"
-        } else {
-            "does not fit"
-        }
+        "floor: {} ({} B), the smallest budget that proves this shape with {} ({})",
+        human_bytes(choice.floor_bytes()),
+        choice.floor_bytes(),
+        count(workers as u64, "worker"),
+        choice.floor.schedule
     );
-    println!("proofs that fit at once: {}", summary.proofs_at_once);
-    let all_workers = summary.needed_for(workers);
-    if summary.proofs_at_once >= workers {
+    println!();
+    println!("memory–time curve (budget for key + {workers} proofs → schedule, predicted time):");
+    for plan in frontier(backend, &shape, Reduction::Libsnark, workers)? {
+        let mark = if plan.schedule == chosen.schedule {
+            "  <- chosen"
+        } else {
+            ""
+        };
         println!(
-            "{} per device: fit (key + {} = {})",
-            count(workers, "worker"),
-            count(workers, "proof"),
-            human_bytes(all_workers)
+            "  {:>12}  {:>9.1} ms  {}{mark}",
+            human_bytes(plan.bytes_for(workers)),
+            plan.predicted_seconds * 1e3,
+            plan.schedule
         );
-    } else if summary.fits() {
-        println!(
-            "{} per device: do not all fit at once; {} at a time, the other workers wait for memory (all {workers} need --memory-limit {} = {})",
-            count(workers, "worker"),
-            count(summary.proofs_at_once, "proof"),
-            all_workers,
-            human_bytes(all_workers)
-        );
-    } else {
-        println!("{} per device: do not fit", count(workers, "worker"));
-    }
-    println!("--memory-limit caps the device budget, which must hold the staged key plus one proof lease per proof in flight");
-    if !summary.fits() {
-        return Err(summary.does_not_fit(&label));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,10 +13,12 @@ use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::groth16::ProvingKey;
 use crucible_core::report::ProofReport;
+use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
 use crate::devices::chosen_devices;
+use crate::memory_watch::MemoryWatch;
 use crate::output::{count, load_key, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::{parse, CliError};
@@ -42,10 +44,23 @@ pub struct ProveArgs {
     /// Skip verifying each proof before it is returned.
     #[arg(long)]
     no_verify: bool,
+    /// Prove with a key of the circuit's shape and pseudo-random points, built in
+    /// seconds (a real setup takes minutes from about 2^22 constraints): the same
+    /// device work, for timing and memory runs; the proofs do not verify, so
+    /// verification is off and `--check` is refused.
+    #[arg(long)]
+    synthetic_key: bool,
     /// Prove on several devices of the backend at once: `all` or indices `0,2`
     /// (each job goes to the device with the most free budget).
     #[arg(long, value_parser = parse::devices)]
     devices: Option<Devices>,
+}
+
+impl ProveArgs {
+    /// Whether each proof is verified before it is returned.
+    fn verifies(&self) -> bool {
+        !self.no_verify && !self.synthetic_key
+    }
 }
 
 /// Which devices of the backend the engine uses.
@@ -116,9 +131,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         }
     };
     say(selected.reason.clone());
-    if !memory.fits() {
-        return Err(memory.does_not_fit(&label));
-    }
     say(format!(
         "circuit: {}, {}, domain 2^{} ({} points)",
         count(setup.constraints as u64, "constraint"),
@@ -127,18 +139,30 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         shape.domain_size()
     ));
 
-    let loaded = load_key(setup.constraints, setup.inputs, args.seed)?;
-    say(format!(
-        "proving key ({}): {}",
-        loaded.source_name(),
-        loaded.path.display()
-    ));
-    let key_source = loaded.source_name();
-    let pk = Arc::new(loaded.key);
+    if args.synthetic_key && args.check {
+        return Err(CliError(
+            "--check needs a real key: a synthetic key's proofs do not verify".into(),
+        ));
+    }
+    let (pk, key_path, key_source) = if args.synthetic_key {
+        say("proving key: synthetic (pseudo-random points; proofs are not verified)".into());
+        let key = synthetic_key(setup.constraints, setup.inputs, args.seed)?;
+        (key, "synthetic".to_string(), "synthetic")
+    } else {
+        let loaded = load_key(setup.constraints, setup.inputs, args.seed)?;
+        say(format!(
+            "proving key ({}): {}",
+            loaded.source_name(),
+            loaded.path.display()
+        ));
+        let source = loaded.source_name();
+        (loaded.key, loaded.path.display().to_string(), source)
+    };
+    let pk = Arc::new(pk);
     let inputs = proof_inputs(setup.constraints, setup.inputs, args.seed, args.proofs);
     let config = EngineConfig {
         workers_per_device: setup.workers_per_device,
-        verify: !args.no_verify,
+        verify: args.verifies(),
         ..EngineConfig::default()
     };
     let backends = chosen_devices(&backend, args.devices.as_ref(), &setup.probe_options())?;
@@ -147,11 +171,17 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         say(format!("devices: {}", labels.join(", ")));
     }
     let prover = Prover::new(backends, Arc::clone(&pk), config)?;
+    for key in prover.keys() {
+        say(format!(
+            "{}: {}",
+            key.backend_label(),
+            crucible_core::groth16::schedule::describe(key.schedule_choice())
+        ));
+    }
     say(format!(
-        "proving {} on {label} with {} ({} fit in the budget at once)",
+        "proving {} on {label} with {}",
         count(args.proofs as u64, "proof"),
         count(setup.workers_per_device as u64, "worker"),
-        memory.proofs_at_once
     ));
     let jobs = inputs.iter().enumerate().map(|(id, p)| Job {
         id: id as u64,
@@ -159,6 +189,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         r: p.r,
         s: p.s,
     });
+    let watch = MemoryWatch::start(Arc::clone(&backend));
     let bar = progress_bar(args.proofs as u64, "proving");
     let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(args.proofs);
     let stats = prover.run(jobs, |outcome| {
@@ -167,6 +198,9 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         outcomes.push(outcome);
     });
     bar.finish_and_clear();
+    if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
+        say(sampled.describe(backend.budget().capacity()));
+    }
     let released = prover.release();
     outcomes.sort_by_key(|o| o.id);
 
@@ -175,7 +209,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         check_all(&mut results, &pk, &inputs);
     }
     if args.json {
-        let key = json!({ "path": loaded.path.display().to_string(), "source": key_source });
+        let key = json!({ "path": key_path, "source": key_source });
         print_json(args, &selected.reason, key, &results, &stats)?;
     } else {
         print_text(args, &results, &stats, &memory);
@@ -303,7 +337,7 @@ fn print_text(
     memory: &MemorySummary,
 ) {
     for r in results {
-        println!("{}", proof_line(r, !args.no_verify));
+        println!("{}", proof_line(r, args.verifies()));
     }
     let reports = reports(results);
     let rows: Vec<Vec<String>> = phase_stats(&reports)
@@ -333,8 +367,8 @@ fn print_text(
         "memory per proof: {} planned ({planned} B), {} peak ({peak} B); staged key: {} ({} B)",
         human_bytes(planned),
         human_bytes(peak),
-        human_bytes(memory.key.total_bytes()),
-        memory.key.total_bytes()
+        human_bytes(memory.choice.chosen.key.total_bytes()),
+        memory.choice.chosen.key.total_bytes()
     );
     for d in &stats.devices {
         let b = &d.budget;
@@ -350,7 +384,7 @@ fn print_text(
         );
     }
     let ok = reports.len();
-    if !args.no_verify {
+    if args.verifies() {
         println!(
             "{ok} of {} proofs verified with ark-groth16's verifier before being returned",
             results.len()
@@ -414,7 +448,7 @@ fn print_json(
         "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs, "seed": args.seed },
         "key": key,
         "workers_per_device": args.setup.workers_per_device,
-        "verified": !args.no_verify,
+        "verified": args.verifies(),
         "checked": args.check,
         "proofs": proofs,
         "phases": phases,

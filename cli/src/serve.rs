@@ -49,6 +49,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             workers_per_device: args.devices.workers_per_device,
             synthesis_threads: args.synthesis_threads,
             verify: true,
+            ..EngineConfig::default()
         },
         queue_capacity: args.queue_capacity,
         retain_results: args.retain_results,

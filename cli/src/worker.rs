@@ -66,6 +66,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
             workers_per_device: args.devices.workers_per_device,
             synthesis_threads: args.synthesis_threads,
             verify: true,
+            ..EngineConfig::default()
         },
         lease_timeout: args.lease_timeout,
         heartbeat: args.heartbeat,

@@ -9,6 +9,7 @@ use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
 
+use crate::items;
 use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
 
@@ -18,7 +19,7 @@ pub fn run(r: &mut Runner<'_>) {
     r.case("lease/plan-larger-than-budget-fails-at-once", |_| {
         let capacity = backend.budget().capacity();
         let mut plan = MemoryPlan::new("too big");
-        plan.item("huge", capacity + 1);
+        plan.item(items::HUGE, capacity + 1);
         match backend.allocate(plan) {
             Err(Error::OutOfBudget {
                 needed,
@@ -31,15 +32,16 @@ pub fn run(r: &mut Runner<'_>) {
     });
     r.case("lease/allocation-beyond-plan-is-refused", |_| {
         let mut plan = MemoryPlan::new("one buffer");
-        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 8));
+        plan.item(items::X, items::bytes(backend, ElementKind::Scalar, 8));
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-        match backend.alloc_scalars(&mut lease, "x", 9) {
-            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "x" => {}
+        match backend.alloc_scalars(&mut lease, items::X, 9) {
+            Err(Error::LeaseExceeded { buffer, .. }) if *buffer == items::X.to_string() => {}
             Err(e) => return Err(format!("wrong error: {e}")),
             Ok(_) => return Err("allocation beyond the plan was granted".into()),
         }
-        match backend.alloc_scalars(&mut lease, "not-in-plan", 1) {
-            Err(Error::LeaseExceeded { buffer, .. }) if buffer == "not-in-plan" => {}
+        match backend.alloc_scalars(&mut lease, items::NOT_IN_PLAN, 1) {
+            Err(Error::LeaseExceeded { buffer, .. })
+                if *buffer == items::NOT_IN_PLAN.to_string() => {}
             Err(e) => return Err(format!("wrong error: {e}")),
             Ok(_) => return Err("allocation outside the plan was granted".into()),
         }
@@ -49,7 +51,7 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = crucible_core::Domain::with_log_size(4).map_err(|e| e.to_string())?;
         let plan = scalar_plan(
             backend,
-            &[("x", domain.size)],
+            &[(items::X, domain.size)],
             crucible_core::ScratchNeed {
                 ntt: Some(domain),
                 ..Default::default()
@@ -57,7 +59,7 @@ pub fn run(r: &mut Runner<'_>) {
         );
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
         let x = backend
-            .alloc_scalars(&mut lease, "x", domain.size)
+            .alloc_scalars(&mut lease, items::X, domain.size)
             .map_err(|e| e.to_string())?;
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
         backend
@@ -71,10 +73,10 @@ pub fn run(r: &mut Runner<'_>) {
     });
     r.case("lease/failed-stage-returns-budget", |_| {
         let mut plan = MemoryPlan::new("bad stage");
-        plan.item("x", backend.buffer_bytes(ElementKind::Scalar, 4));
+        plan.item(items::X, items::bytes(backend, ElementKind::Scalar, 4));
         let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
         let x = backend
-            .alloc_scalars(&mut lease, "x", 4)
+            .alloc_scalars(&mut lease, items::X, 4)
             .map_err(|e| e.to_string())?;
         match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
             Err(_) => Ok(()),

@@ -8,13 +8,15 @@
 #![warn(missing_docs)]
 
 mod cases;
+pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
 mod proof_cases;
+mod schedule_cases;
 mod staging_cases;
 mod suite;
 
 pub use cases::{CaseResult, Outcome, Summary};
-pub use proof_cases::{compare_with_arkworks, hex, proof_bytes};
+pub use proof_cases::{compare_with_arkworks, compare_with_arkworks_under, hex, proof_bytes};
 pub use suite::{required_backends, run, run_registered, run_seed, Config};

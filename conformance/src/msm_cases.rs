@@ -4,124 +4,39 @@ use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::{
-    ElementKind, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease,
-    MemoryPlan, MsmSpan, ProverBackend, Result as CoreResult, ScalarBuf, ScratchNeed,
+    BufferUse, ElementKind, Fr, Lease, MemoryPlan, MsmSpan, PlanKey, ProverBackend,
+    Result as CoreResult, ScalarBuf, ScratchNeed,
 };
 
+use crate::items;
 use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
 
-/// Marker for G1 (a marker type, since the two projective types cannot be told apart
-/// by trait coherence).
-pub struct G1;
-/// Marker for G2.
-pub struct G2;
+pub use crucible_core::group::{MsmGroup, G1, G2};
 
-/// A group the backends can run MSMs on.
-pub trait MsmGroup {
-    /// Its projective point type.
-    type P: CurveGroup<ScalarField = Fr, Affine = Self::Affine> + VariableBaseMSM + PrimeGroup;
-    /// Its affine point type.
-    type Affine: AffineRepr<ScalarField = Fr>;
-    /// `g1` or `g2`.
-    const NAME: &'static str;
-    /// Element kind of its bases.
-    const KIND: ElementKind;
-    /// Backend buffer handle type.
-    type Buf: Copy;
-    /// Allocates and stages bases.
-    fn stage(
-        backend: &dyn ProverBackend,
-        lease: &mut Lease,
-        item: &str,
-        bases: &[Self::Affine],
-    ) -> CoreResult<Self::Buf>;
-    /// Runs the backend's MSM.
-    fn backend_msm(
-        backend: &dyn ProverBackend,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<Self::Buf>,
-    ) -> CoreResult<Self::P>;
-    /// Scratch need for `n` terms.
-    fn need(n: usize) -> ScratchNeed;
-}
-
-impl MsmGroup for G1 {
-    type P = G1Projective;
-    type Affine = G1Affine;
-    const NAME: &'static str = "g1";
-    const KIND: ElementKind = ElementKind::G1;
-    type Buf = G1Buf;
-    fn stage(
-        backend: &dyn ProverBackend,
-        lease: &mut Lease,
-        item: &str,
-        bases: &[Self::Affine],
-    ) -> CoreResult<G1Buf> {
-        let buf = backend.alloc_g1(lease, item, bases.len())?;
-        backend.stage_g1(lease, buf, bases)?;
-        Ok(buf)
-    }
-    fn backend_msm(
-        backend: &dyn ProverBackend,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G1Buf>,
-    ) -> CoreResult<G1Projective> {
-        backend.msm_g1(work, bases, span)
-    }
-    fn need(n: usize) -> ScratchNeed {
-        ScratchNeed {
-            msm_g1: n,
-            ..Default::default()
-        }
-    }
-}
-
-impl MsmGroup for G2 {
-    type P = G2Projective;
-    type Affine = G2Affine;
-    const NAME: &'static str = "g2";
-    const KIND: ElementKind = ElementKind::G2;
-    type Buf = G2Buf;
-    fn stage(
-        backend: &dyn ProverBackend,
-        lease: &mut Lease,
-        item: &str,
-        bases: &[Self::Affine],
-    ) -> CoreResult<G2Buf> {
-        let buf = backend.alloc_g2(lease, item, bases.len())?;
-        backend.stage_g2(lease, buf, bases)?;
-        Ok(buf)
-    }
-    fn backend_msm(
-        backend: &dyn ProverBackend,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G2Buf>,
-    ) -> CoreResult<G2Projective> {
-        backend.msm_g2(work, bases, span)
-    }
-    fn need(n: usize) -> ScratchNeed {
-        ScratchNeed {
-            msm_g2: n,
-            ..Default::default()
-        }
-    }
+/// Allocates `bases.len()` resident bases from `key` and stages them.
+pub fn stage_bases<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    lease: &mut Lease,
+    key: PlanKey,
+    bases: &[G::Affine],
+) -> CoreResult<G::Buf> {
+    let buf = G::alloc(backend, lease, key, bases.len(), BufferUse::Resident)?;
+    G::stage(backend, lease, buf, bases)?;
+    Ok(buf)
 }
 
 /// `n` random points, cheaply: chunks walk from a random start by a random step.
 pub fn random_bases<G: MsmGroup>(rng: &mut StdRng, n: usize) -> Vec<G::Affine> {
     const CHUNK: usize = 1024;
     let seeds: Vec<u64> = (0..n.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
-    let step = G::P::generator() * Fr::rand(rng);
-    let points: Vec<G::P> = seeds
+    let step = G::Projective::generator() * Fr::rand(rng);
+    let points: Vec<G::Projective> = seeds
         .iter()
         .enumerate()
         .flat_map(|(c, seed)| {
             let mut local = StdRng::seed_from_u64(*seed);
-            let mut p = G::P::generator() * Fr::rand(&mut local);
+            let mut p = G::Projective::generator() * Fr::rand(&mut local);
             let len = CHUNK.min(n - c * CHUNK);
             (0..len)
                 .map(|_| {
@@ -131,7 +46,7 @@ pub fn random_bases<G: MsmGroup>(rng: &mut StdRng, n: usize) -> Vec<G::Affine> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    G::P::normalize_batch(&points)
+    G::Projective::normalize_batch(&points)
 }
 
 /// Scalar patterns of the edge cases.
@@ -208,25 +123,28 @@ fn check<G: MsmGroup>(
     scalar_offset: usize,
     len: usize,
 ) -> Result<(), String> {
-    let want = G::P::msm(
+    let want = G::Projective::msm(
         &base_values[base_offset..][..len],
         &scalar_values[scalar_offset..][..len],
     )
     .map_err(|e| format!("reference MSM failed: {e}"))?;
     let mut key_plan = MemoryPlan::new("conformance bases");
-    key_plan.item("bases", backend.buffer_bytes(G::KIND, base_values.len()));
+    key_plan.item(
+        items::BASES,
+        items::bytes(backend, G::KIND, base_values.len()),
+    );
     let mut work_plan = MemoryPlan::new("conformance scalars");
     work_plan.item(
-        "scalars",
-        backend.buffer_bytes(ElementKind::Scalar, scalar_values.len()),
+        items::SCALARS,
+        items::bytes(backend, ElementKind::Scalar, scalar_values.len()),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(len)));
     let e = |e: crucible_core::Error| e.to_string();
     let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
+    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values).map_err(e)?;
     let mut work = backend.allocate(work_plan).map_err(e)?;
     let s = backend
-        .alloc_scalars(&mut work, "scalars", scalar_values.len())
+        .alloc_scalars(&mut work, items::SCALARS, scalar_values.len())
         .map_err(e)?;
     backend
         .stage_scalars(&mut work, s, scalar_values)
@@ -238,7 +156,7 @@ fn check<G: MsmGroup>(
         scalar_offset,
         len,
     };
-    let got = G::backend_msm(backend, &mut work, &key, span).map_err(e)?;
+    let got = G::msm(backend, &mut work, &key, span).map_err(e)?;
     work.release().map_err(e)?;
     key.release().map_err(e)?;
     if got.into_affine() == want.into_affine() {
@@ -337,14 +255,19 @@ fn out_of_range<G: MsmGroup>(
     let n = base_values.len();
     let e = |e: crucible_core::Error| e.to_string();
     let mut key_plan = MemoryPlan::new("conformance bases");
-    key_plan.item("bases", backend.buffer_bytes(G::KIND, n));
+    key_plan.item(items::BASES, items::bytes(backend, G::KIND, n));
     let mut work_plan = MemoryPlan::new("conformance scalars");
-    work_plan.item("scalars", backend.buffer_bytes(ElementKind::Scalar, n));
+    work_plan.item(
+        items::SCALARS,
+        items::bytes(backend, ElementKind::Scalar, n),
+    );
     work_plan.merge(&backend.scratch_plan(&G::need(n)));
     let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = G::stage(backend, &mut key, "bases", base_values).map_err(e)?;
+    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values).map_err(e)?;
     let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
+    let s = backend
+        .alloc_scalars(&mut work, items::SCALARS, n)
+        .map_err(e)?;
     let span = MsmSpan {
         bases: b,
         base_offset: 1,
@@ -352,7 +275,7 @@ fn out_of_range<G: MsmGroup>(
         scalar_offset: 0,
         len: n,
     };
-    match G::backend_msm(backend, &mut work, &key, span) {
+    match G::msm(backend, &mut work, &key, span) {
         Err(crucible_core::Error::InvalidInput(msg)) if msg.contains("out of range") => Ok(()),
         Err(other) => Err(format!("wrong error for a span out of range: {other}")),
         Ok(_) => Err("a span past the end of the bases was accepted".into()),
@@ -379,10 +302,10 @@ fn msm_matches<G: MsmGroup>(
         scalar_offset: offset,
         len: values.len() - offset,
     };
-    let got = G::backend_msm(backend, work, key, span)
+    let got = G::msm(backend, work, key, span)
         .map_err(|e| e.to_string())?
         .into_affine();
-    let want = G::P::msm(&base_values[offset..], &values[offset..])
+    let want = G::Projective::msm(&base_values[offset..], &values[offset..])
         .map_err(|e| format!("reference MSM failed: {e}"))?
         .into_affine();
     if got == want {
@@ -405,11 +328,11 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     let g1_bases = bases::<G1>(rng, n, Bases::Random);
     let g2_bases = bases::<G2>(rng, n, Bases::Random);
     let mut key_plan = MemoryPlan::new("conformance bases");
-    key_plan.item("g1", backend.buffer_bytes(ElementKind::G1, n));
-    key_plan.item("g2", backend.buffer_bytes(ElementKind::G2, n));
+    key_plan.item(items::G1_BASES, items::bytes(backend, ElementKind::G1, n));
+    key_plan.item(items::G2_BASES, items::bytes(backend, ElementKind::G2, n));
     let work_plan = scalar_plan(
         backend,
-        &[("scalars", n), ("factors", n)],
+        &[(items::SCALARS, n), (items::FACTORS, n)],
         ScratchNeed {
             ntt: Some(domain),
             msm_g1: n,
@@ -417,11 +340,15 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
         },
     );
     let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b1 = G1::stage(backend, &mut key, "g1", &g1_bases).map_err(e)?;
-    let b2 = G2::stage(backend, &mut key, "g2", &g2_bases).map_err(e)?;
+    let b1 = stage_bases::<G1>(backend, &mut key, items::G1_BASES, &g1_bases).map_err(e)?;
+    let b2 = stage_bases::<G2>(backend, &mut key, items::G2_BASES, &g2_bases).map_err(e)?;
     let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend.alloc_scalars(&mut work, "scalars", n).map_err(e)?;
-    let f = backend.alloc_scalars(&mut work, "factors", n).map_err(e)?;
+    let s = backend
+        .alloc_scalars(&mut work, items::SCALARS, n)
+        .map_err(e)?;
+    let f = backend
+        .alloc_scalars(&mut work, items::FACTORS, n)
+        .map_err(e)?;
     let mut values = scalars(rng, n, Scalars::Random);
     backend.stage_scalars(&mut work, s, &values).map_err(e)?;
     let factors = scalars(rng, n, Scalars::Random);

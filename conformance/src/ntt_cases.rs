@@ -5,6 +5,7 @@ use ark_poly::EvaluationDomain;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
 
+use crate::items;
 use crate::suite::Runner;
 
 fn kind_name(kind: NttKind) -> &'static str {
@@ -53,14 +54,14 @@ pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
 /// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
 pub(crate) fn scalar_plan(
     backend: &dyn ProverBackend,
-    buffers: &[(&str, usize)],
+    buffers: &[(crucible_core::PlanKey, usize)],
     need: ScratchNeed,
 ) -> MemoryPlan {
     let mut plan = MemoryPlan::new("conformance");
     for (name, len) in buffers {
         plan.item(
             *name,
-            backend.buffer_bytes(crucible_core::ElementKind::Scalar, *len),
+            items::bytes(backend, crucible_core::ElementKind::Scalar, *len),
         );
     }
     plan.merge(&backend.scratch_plan(&need));
@@ -78,7 +79,7 @@ fn ntt_case(
     reference(&mut want, &domain, kind);
     let plan = scalar_plan(
         backend,
-        &[("x", domain.size)],
+        &[(items::X, domain.size)],
         ScratchNeed {
             ntt: Some(domain),
             ..Default::default()
@@ -86,7 +87,7 @@ fn ntt_case(
     );
     let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
     let x = backend
-        .alloc_scalars(&mut lease, "x", domain.size)
+        .alloc_scalars(&mut lease, items::X, domain.size)
         .map_err(|e| e.to_string())?;
     backend
         .stage_scalars(&mut lease, x, &input)
@@ -113,13 +114,17 @@ fn pointwise_case(
         .zip(&b)
         .map(|(x, y)| if sub { (*x - y) * k } else { *x * y })
         .collect();
-    let plan = scalar_plan(backend, &[("a", n), ("b", n)], ScratchNeed::default());
+    let plan = scalar_plan(
+        backend,
+        &[(items::A, n), (items::B, n)],
+        ScratchNeed::default(),
+    );
     let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
     let da = backend
-        .alloc_scalars(&mut lease, "a", n)
+        .alloc_scalars(&mut lease, items::A, n)
         .map_err(|e| e.to_string())?;
     let db = backend
-        .alloc_scalars(&mut lease, "b", n)
+        .alloc_scalars(&mut lease, items::B, n)
         .map_err(|e| e.to_string())?;
     backend
         .stage_scalars(&mut lease, da, &a)

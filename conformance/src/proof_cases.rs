@@ -6,7 +6,7 @@ use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::circuit::BenchCircuit;
-use crucible_core::groth16::{prove, Proof, ProveOptions, ProvingKey, StagedKey};
+use crucible_core::groth16::{prove, KeyOptions, Proof, ProveOptions, ProvingKey, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
@@ -29,10 +29,22 @@ pub fn compare_with_arkworks(
     circuit: BenchCircuit,
     rng: &mut StdRng,
 ) -> Result<(), String> {
+    compare_with_arkworks_under(backend, pk, circuit, rng, &KeyOptions::default())
+}
+
+/// [`compare_with_arkworks`] with the key staged under `options` (a fixed schedule, a
+/// memory limit).
+pub fn compare_with_arkworks_under(
+    backend: &dyn ProverBackend,
+    pk: Arc<ProvingKey>,
+    circuit: BenchCircuit,
+    rng: &mut StdRng,
+    options: &KeyOptions,
+) -> Result<(), String> {
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s)
         .map_err(|e| format!("ark-groth16 failed: {e}"))?;
-    let key = StagedKey::stage(backend, pk.clone()).map_err(|e| e.to_string())?;
+    let key = StagedKey::stage_with(backend, pk.clone(), options).map_err(|e| e.to_string())?;
     let out = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });
     key.release().map_err(|e| e.to_string())?;
     let out = out.map_err(|e| e.to_string())?;

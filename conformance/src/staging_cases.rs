@@ -5,6 +5,7 @@ use ark_ff::{UniformRand, Zero};
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Fr, ProverBackend, ScratchNeed};
 
+use crate::items;
 use crate::ntt_cases::{first_difference, scalar_plan};
 use crate::suite::Runner;
 
@@ -19,9 +20,11 @@ fn padded_case(
     let values: Vec<Fr> = (0..live).map(|_| Fr::rand(rng)).collect();
     let mut want = values.clone();
     want.resize(len, Fr::zero());
-    let plan = scalar_plan(backend, &[("x", len)], ScratchNeed::default());
+    let plan = scalar_plan(backend, &[(items::X, len)], ScratchNeed::default());
     let mut lease = backend.allocate(plan).map_err(e)?;
-    let x = backend.alloc_scalars(&mut lease, "x", len).map_err(e)?;
+    let x = backend
+        .alloc_scalars(&mut lease, items::X, len)
+        .map_err(e)?;
     // Non-zero contents first, so that a tail left alone shows.
     backend.stage_scalars(&mut lease, x, &before).map_err(e)?;
     backend

@@ -8,7 +8,8 @@ use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    lease_checks, msm_cases, ntt_cases, proof_cases, staging_cases, CaseResult, Outcome, Summary,
+    lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases, staging_cases, CaseResult,
+    Outcome, Summary,
 };
 
 /// What to run.
@@ -125,6 +126,7 @@ pub fn run(
     staging_cases::run(&mut runner);
     msm_cases::run(&mut runner);
     proof_cases::run(&mut runner);
+    schedule_cases::run(&mut runner);
     lease_checks::run(&mut runner);
     runner.summary
 }

@@ -77,6 +77,7 @@ fn prover(
         workers_per_device: workers,
         synthesis_threads: synthesis,
         verify: true,
+        ..EngineConfig::default()
     };
     Prover::new(devices, pk.clone(), config).unwrap()
 }
@@ -432,7 +433,10 @@ fn soak_thousand_proofs_with_faults() {
         rule(FaultOp::Msm, 133, 499, FaultKind::WrongResult),
     ];
     let backend = faulty(&pk, 2, rules);
-    assert_eq!(proofs_that_fit(&*backend, &key_shape(&pk).unwrap()), 2);
+    assert_eq!(
+        proofs_that_fit(&*backend, &key_shape(&pk).unwrap()).unwrap(),
+        2
+    );
     let prover = prover(vec![backend.clone() as Arc<dyn ProverBackend>], &pk, 4, 2);
     let key_bytes = backend.budget().in_use();
     let mut outcomes = Vec::new();
@@ -459,8 +463,8 @@ fn soak_thousand_proofs_with_faults() {
 fn cpu_device(pk: &ProvingKey, proofs: u64, index: usize) -> Arc<dyn ProverBackend> {
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(pk).unwrap();
-    let capacity =
-        key_plan(&probe, &shape).total_bytes() + proofs * proof_plan(&probe, &shape).total_bytes();
+    let capacity = key_plan(&probe, &shape).unwrap().total_bytes()
+        + proofs * proof_plan(&probe, &shape).unwrap().total_bytes();
     Arc::new(CpuBackend::with_budget_and_index(
         DeviceBudget::new(format!("cpu:{index}"), capacity),
         index,
@@ -541,7 +545,8 @@ fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(&pk).unwrap();
-    let needed = key_plan(&probe, &shape).total_bytes() + proof_plan(&probe, &shape).total_bytes();
+    let needed = key_plan(&probe, &shape).unwrap().total_bytes()
+        + proof_plan(&probe, &shape).unwrap().total_bytes();
     let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", needed - 1));
     let key = StagedKey::stage(&backend, pk.clone()).unwrap();
     let circuit = BenchCircuit {

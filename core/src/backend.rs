@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ark_ff::Zero;
 
 use crate::{
-    BufferId, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine, G2Projective,
-    Lease, MemoryPlan, Result,
+    BufferId, CostModel, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
+    G2Projective, Lease, MemoryPlan, PlanKey, Result,
 };
 
 /// A point in a device's queue (see [`ProverBackend::device_marker`]).
@@ -58,31 +58,60 @@ pub enum ElementKind {
     G2,
 }
 
-/// A device buffer of `len` scalars.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScalarBuf {
-    /// The buffer in its lease.
-    pub id: BufferId,
-    /// Number of scalars.
-    pub len: usize,
+macro_rules! buffer_handle {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        ///
+        /// Made only by the allocation helpers on `dyn ProverBackend` (its fields are
+        /// private), so its length is the allocation's: a backend can trust it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name {
+            id: BufferId,
+            len: usize,
+        }
+
+        impl $name {
+            /// The buffer in its lease.
+            pub fn id(&self) -> BufferId {
+                self.id
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether the buffer holds no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+        }
+    };
 }
 
-/// A device buffer of `len` G1 affine points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct G1Buf {
-    /// The buffer in its lease.
-    pub id: BufferId,
-    /// Number of points.
-    pub len: usize,
-}
+buffer_handle!(
+    /// A device buffer of scalars.
+    ScalarBuf
+);
+buffer_handle!(
+    /// A device buffer of G1 affine points.
+    G1Buf
+);
+buffer_handle!(
+    /// A device buffer of G2 affine points.
+    G2Buf
+);
 
-/// A device buffer of `len` G2 affine points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct G2Buf {
-    /// The buffer in its lease.
-    pub id: BufferId,
-    /// Number of points.
-    pub len: usize,
+/// How a buffer of bases will be used, so that a backend can lay it out for that use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BufferUse {
+    /// Staged once and read by many MSMs (a proving key's resident queries): the
+    /// backend may add its own precomputation (CUDA's window planes), which
+    /// [`ProverBackend::buffer_bytes`] counts.
+    Resident,
+    /// Restaged for every chunk of a streamed MSM, and scalars: exactly
+    /// `element_bytes × len`, nothing built at staging.
+    Plain,
 }
 
 /// Which transform an NTT computes (all natural order in and out, as arkworks).
@@ -156,20 +185,26 @@ pub trait ProverBackend: Send + Sync {
     /// Scratch items (named, exact bytes) the operations in `need` allocate.
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan;
 
-    /// Allocate phase: reserves `plan` from the budget (waiting for room) and returns
-    /// the lease every buffer is then allocated through.
-    fn allocate(&self, plan: MemoryPlan) -> Result<Lease> {
-        let permit = self.budget().acquire(plan.total_bytes())?;
-        Lease::new(plan, permit, self.device_sync())
+    /// Checks a plan before its budget is acquired: a backend with limits on single
+    /// buffers (wgpu's binding sizes) refuses here what it could never allocate. The
+    /// default accepts every plan.
+    fn check_plan(&self, plan: &MemoryPlan) -> Result<()> {
+        let _ = plan;
+        Ok(())
     }
 
-    /// Allocates a buffer of `len` elements from plan item `item`.
+    /// Allocates a buffer of `len` elements of `kind` laid out for `usage` from plan
+    /// item `key`, through [`Lease::allocate`] (never around it), taking exactly
+    /// [`Self::buffer_bytes`] bytes. Callers use the typed helpers on
+    /// `dyn ProverBackend` ([`alloc_scalars`](trait.ProverBackend.html#method.alloc_scalars)
+    /// and the others), which make the buffer handles.
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId>;
 
     /// Stage phase: copies `src` into `dst` (lengths must match). The copy may still
@@ -185,19 +220,21 @@ pub trait ProverBackend: Send + Sync {
     /// on the host.
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         check_padded(src, dst)?;
-        if src.len() == dst.len {
+        if src.len() == dst.len() {
             return self.stage_scalars(lease, dst, src);
         }
-        let mut padded = Vec::with_capacity(dst.len);
+        let mut padded = Vec::with_capacity(dst.len());
         padded.extend_from_slice(src);
-        padded.resize(dst.len, Fr::zero());
+        padded.resize(dst.len(), Fr::zero());
         self.stage_scalars(lease, dst, &padded)
     }
 
-    /// Stage phase: copies G1 bases into `dst` (lengths must match).
+    /// Stage phase: copies G1 bases into the first `src.len()` points of `dst` (at
+    /// most `dst.len()`; the rest keeps what it held), with [`Self::stage_scalars`]'s
+    /// ordering. A streamed MSM restages one chunk buffer with shorter last chunks.
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()>;
 
-    /// Stage phase: copies G2 bases into `dst` (lengths must match).
+    /// Stage phase: copies G2 bases into the front of `dst`, as [`Self::stage_g1`].
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()>;
 
     /// Copies scalars back to the host.
@@ -238,40 +275,112 @@ pub trait ProverBackend: Send + Sync {
         Ok(None)
     }
 
-    /// Allocates `len` scalars.
-    fn alloc_scalars(&self, lease: &mut Lease, item: &str, len: usize) -> Result<ScalarBuf> {
-        let id = self.alloc(lease, item, ElementKind::Scalar, len)?;
+    /// Bytes of a buffer of `len` elements of `kind` laid out for `usage` (a plan
+    /// item's size). The default is `element_bytes × len`; a backend that adds its
+    /// own precomputation to resident bases counts it here. A size that overflows is
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
+        let _ = usage;
+        plain_bytes(self.element_bytes(kind), len)
+    }
+
+    /// Free and total memory of the device as its driver reports them now, where the
+    /// backend can ask (CUDA: `cuMemGetInfo`), for watching real usage beside the
+    /// budget. `None` when the backend cannot say.
+    fn device_memory(&self) -> Result<Option<DeviceMemory>> {
+        Ok(None)
+    }
+
+    /// The rates the schedule chooser predicts this backend's proofs with. The
+    /// default is the CPU reference's fit; a backend measures its own (`crucible
+    /// plan` prints the prediction it leads to).
+    fn cost_model(&self) -> CostModel {
+        CostModel::default()
+    }
+}
+
+/// Free and total bytes of a device, as its driver reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceMemory {
+    /// Bytes free now (all processes counted).
+    pub free: u64,
+    /// Bytes the device has.
+    pub total: u64,
+}
+
+/// `element_bytes × len`, or an error naming the overflow.
+pub fn plain_bytes(element_bytes: u64, len: usize) -> Result<u64> {
+    element_bytes.checked_mul(len as u64).ok_or_else(|| {
+        crate::Error::InvalidInput(format!(
+            "a buffer of {len} elements of {element_bytes} bytes overflows 64 bits"
+        ))
+    })
+}
+
+/// The allocation phase, written once for every backend: not methods of the trait,
+/// so that no backend can override them and go around the budget.
+impl dyn ProverBackend + '_ {
+    /// Allocate phase: reserves `plan` from the budget (waiting for room) and returns
+    /// the lease every buffer is then allocated through.
+    pub fn allocate(&self, plan: MemoryPlan) -> Result<Lease> {
+        self.check_plan(&plan)?;
+        let permit = self.budget().acquire(plan.total_bytes())?;
+        Lease::new(plan, permit, self.device_sync())
+    }
+
+    /// Allocates `len` scalars from plan item `key`.
+    pub fn alloc_scalars(&self, lease: &mut Lease, key: PlanKey, len: usize) -> Result<ScalarBuf> {
+        let id = self.alloc(lease, key, ElementKind::Scalar, len, BufferUse::Plain)?;
         Ok(ScalarBuf { id, len })
     }
 
-    /// Allocates `len` G1 bases.
-    fn alloc_g1(&self, lease: &mut Lease, item: &str, len: usize) -> Result<G1Buf> {
-        let id = self.alloc(lease, item, ElementKind::G1, len)?;
+    /// Allocates `len` G1 bases laid out for `usage` from plan item `key`.
+    pub fn alloc_g1(
+        &self,
+        lease: &mut Lease,
+        key: PlanKey,
+        len: usize,
+        usage: BufferUse,
+    ) -> Result<G1Buf> {
+        let id = self.alloc(lease, key, ElementKind::G1, len, usage)?;
         Ok(G1Buf { id, len })
     }
 
-    /// Allocates `len` G2 bases.
-    fn alloc_g2(&self, lease: &mut Lease, item: &str, len: usize) -> Result<G2Buf> {
-        let id = self.alloc(lease, item, ElementKind::G2, len)?;
+    /// Allocates `len` G2 bases laid out for `usage` from plan item `key`.
+    pub fn alloc_g2(
+        &self,
+        lease: &mut Lease,
+        key: PlanKey,
+        len: usize,
+        usage: BufferUse,
+    ) -> Result<G2Buf> {
+        let id = self.alloc(lease, key, ElementKind::G2, len, usage)?;
         Ok(G2Buf { id, len })
-    }
-
-    /// A plan item for `len` elements of `kind`, sized by this backend's layout.
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
-        self.element_bytes(kind) * len as u64
     }
 }
 
 /// Checks that `src` fits the front of `dst` (every `stage_scalars_padded` calls this
 /// first).
 pub fn check_padded(src: &[Fr], dst: ScalarBuf) -> Result<()> {
-    if src.len() <= dst.len {
+    if src.len() <= dst.len() {
         Ok(())
     } else {
         Err(crate::Error::InvalidInput(format!(
             "staging {} scalars into a buffer of {}",
             src.len(),
-            dst.len
+            dst.len()
+        )))
+    }
+}
+
+/// Checks that `src_len` elements fit the front of a buffer of `dst_len` (staging
+/// bases calls this first).
+pub fn check_front(what: &str, src_len: usize, dst_len: usize) -> Result<()> {
+    if src_len <= dst_len {
+        Ok(())
+    } else {
+        Err(crate::Error::InvalidInput(format!(
+            "staging {src_len} {what} into a buffer of {dst_len}"
         )))
     }
 }
@@ -285,13 +394,18 @@ pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
         && span
             .scalar_offset
             .checked_add(span.len)
-            .is_some_and(|e| e <= span.scalars.len);
+            .is_some_and(|e| e <= span.scalars.len());
     if ok {
         Ok(())
     } else {
         Err(crate::Error::InvalidInput(format!(
             "MSM span out of range: bases {}..+{} of {}, scalars {}..+{} of {}",
-            span.base_offset, span.len, bases_len, span.scalar_offset, span.len, span.scalars.len
+            span.base_offset,
+            span.len,
+            bases_len,
+            span.scalar_offset,
+            span.len,
+            span.scalars.len()
         )))
     }
 }

@@ -166,6 +166,23 @@ impl BudgetPermit {
     pub fn budget(&self) -> &Arc<DeviceBudget> {
         &self.budget
     }
+
+    /// Moves `bytes` of this permit into a new one (both return their bytes when
+    /// dropped): one acquisition pays for several leases, so nothing holds part of
+    /// its memory while waiting for the rest.
+    pub fn split_off(&mut self, bytes: u64) -> Result<BudgetPermit> {
+        if bytes > self.bytes {
+            return Err(Error::InvalidInput(format!(
+                "cannot split {bytes} bytes off a permit of {}",
+                self.bytes
+            )));
+        }
+        self.bytes -= bytes;
+        Ok(BudgetPermit {
+            budget: Arc::clone(&self.budget),
+            bytes,
+        })
+    }
 }
 
 impl Drop for BudgetPermit {

@@ -72,10 +72,20 @@ impl Domain {
         })
     }
 
+    /// The same domain with another coset offset `g` (non-zero, not an n-th root of
+    /// unity): the coset kinds of [`NttKind`](crate::NttKind) then work on `g·H`.
+    pub fn with_coset(&self, g: Fr) -> Domain {
+        Domain {
+            coset_gen: g,
+            coset_gen_inv: g.inverse().unwrap_or_else(ark_ff::Zero::zero),
+            ..*self
+        }
+    }
+
     /// 1 / Z(g), the inverse of the vanishing polynomial x^n − 1 on the coset offset.
     pub fn vanishing_on_coset_inv(&self) -> Fr {
         let z = self.coset_gen.pow([self.size as u64]) - Fr::ONE;
-        z.inverse().expect("g is not an n-th root of unity")
+        z.inverse().unwrap_or_else(ark_ff::Zero::zero)
     }
 
     /// The same domain as arkworks' type, for reference computations.

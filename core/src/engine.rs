@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
 use crate::groth16::{
-    key_plan, key_shape, proof_plan, prove_synthesized, synthesize, ProofOutput, ProveOptions,
-    ProvingKey, StagedKey, Synthesized,
+    key_plan, proof_plan, prove_synthesized, synthesize, KeyOptions, ProofOutput, ProveOptions,
+    ProvingKey, Reduction, Schedule, StagedKey, Synthesized,
 };
 use crate::{BudgetStats, Error, Fr, Phase, PhaseExt, ProofShape, ProverBackend, Result};
 
@@ -28,6 +28,13 @@ pub struct EngineConfig {
     pub synthesis_threads: usize,
     /// Verify every proof before returning it.
     pub verify: bool,
+    /// The reduction the key was made for.
+    pub reduction: Reduction,
+    /// A cap below each device's budget for the key and the workers' proofs; the
+    /// schedule is the fastest whose key and `workers_per_device` proofs fit it.
+    pub memory_limit: Option<u64>,
+    /// A fixed schedule instead of the fastest that fits (tests, tuning).
+    pub schedule: Option<Schedule>,
 }
 
 impl Default for EngineConfig {
@@ -36,6 +43,9 @@ impl Default for EngineConfig {
             workers_per_device: 1,
             synthesis_threads: 1,
             verify: true,
+            reduction: Reduction::Libsnark,
+            memory_limit: None,
+            schedule: None,
         }
     }
 }
@@ -154,16 +164,18 @@ struct Synthesis {
     time: Duration,
 }
 
-/// How many proofs fit at once on `backend` next to one staged key of `shape`.
-pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> u64 {
-    let key = key_plan(backend, shape).total_bytes();
-    let proof = proof_plan(backend, shape).total_bytes().max(1);
-    backend.budget().capacity().saturating_sub(key) / proof
+/// How many proofs of the resident schedule fit at once on `backend` next to one
+/// staged key of `shape`.
+pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<u64> {
+    let key = key_plan(backend, shape)?.total_bytes();
+    let proof = proof_plan(backend, shape)?.total_bytes().max(1);
+    Ok(backend.budget().capacity().saturating_sub(key) / proof)
 }
 
 impl Prover {
-    /// Stages `pk` on every device in `backends` (one per device). Fails at once if a
-    /// key plus one proof can never fit a device's budget.
+    /// Chooses each device's schedule (the fastest whose key and
+    /// `workers_per_device` proofs fit its budget) and stages `pk` there. Fails at
+    /// once if the budget is below the shape's floor.
     pub fn new(
         backends: Vec<Arc<dyn ProverBackend>>,
         pk: Arc<ProvingKey>,
@@ -179,13 +191,17 @@ impl Prover {
                 "workers and synthesis threads must be at least 1".into(),
             ));
         }
-        let shape = key_shape(&pk)?;
+        let shape = crate::groth16::key_shape_for(&pk, config.reduction)?;
+        let options = KeyOptions {
+            reduction: config.reduction,
+            workers: config.workers_per_device,
+            memory_limit: config.memory_limit,
+            schedule: config.schedule,
+        };
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
-            let proof_bytes = proof_plan(&*backend, &shape).total_bytes();
-            let needed = key_plan(&*backend, &shape).total_bytes() + proof_bytes;
-            backend.budget().check_fits(needed).phase(Phase::Allocate)?;
-            let key = StagedKey::stage(&*backend, Arc::clone(&pk))?;
+            let key = StagedKey::stage_with(&*backend, Arc::clone(&pk), &options)?;
+            let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
             devices.push(Device {
                 backend,
                 key,
@@ -206,6 +222,11 @@ impl Prover {
     /// The sizes the key was made for.
     pub fn shape(&self) -> &ProofShape {
         &self.shape
+    }
+
+    /// The staged key of each device (its schedule and plans).
+    pub fn keys(&self) -> impl Iterator<Item = &StagedKey> {
+        self.devices.iter().map(|d| &d.key)
     }
 
     /// Proves every job, calling `on_done` as each finishes (in completion order).

@@ -64,6 +64,33 @@ pub enum Error {
         /// Capacity of the budget.
         capacity: u64,
     },
+    /// No schedule of the proof fits the budget: it is below the shape's floor.
+    #[error(
+        "budget `{budget}` of {capacity} bytes is below the floor of {floor} bytes, the smallest \
+         budget that proves this shape with {workers} proof(s) at once"
+    )]
+    BelowFloor {
+        /// Name of the budget (the device).
+        budget: String,
+        /// Bytes the budget holds.
+        capacity: u64,
+        /// The smallest budget that can prove the shape.
+        floor: u64,
+        /// Proofs at once the floor is for.
+        workers: usize,
+    },
+    /// The driver ran out of memory inside a lease whose plan the budget had room
+    /// for: something outside the budget (another process) took device memory after
+    /// the budget was sized. The lease is released; a later proof may succeed.
+    #[error("device `{backend}` ran out of memory allocating {bytes} bytes although the budget had room: another process holds device memory ({message})")]
+    DeviceOutOfMemory {
+        /// Backend label.
+        backend: String,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The driver's message.
+        message: String,
+    },
     /// An allocation went beyond what the lease's plan allows for a buffer.
     #[error(
         "lease exceeded: buffer `{buffer}` asked for {requested} bytes, plan leaves {remaining}"

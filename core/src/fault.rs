@@ -7,15 +7,15 @@ use std::sync::Arc;
 use ark_ec::PrimeGroup;
 
 use crate::{
-    BackendInfo, BufferId, DeviceBudget, DeviceSync, Domain, ElementKind, Error, Fr, G1Affine,
-    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Error, Fr,
+    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
+    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 /// The kinds of call a fault can be injected into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultOp {
-    /// `allocate` (the lease itself).
+    /// `check_plan`, called as a lease is allocated (the lease itself).
     Allocate,
     /// `alloc` (one buffer).
     Alloc,
@@ -110,25 +110,29 @@ impl ProverBackend for FaultyBackend {
     fn element_bytes(&self, kind: ElementKind) -> u64 {
         self.inner.element_bytes(kind)
     }
-    fn buffer_bytes(&self, kind: ElementKind, len: usize) -> u64 {
-        self.inner.buffer_bytes(kind, len)
+    fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
+        self.inner.buffer_bytes(kind, len, usage)
+    }
+    fn cost_model(&self) -> crate::CostModel {
+        self.inner.cost_model()
     }
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
         self.inner.scratch_plan(need)
     }
-    fn allocate(&self, plan: MemoryPlan) -> Result<Lease> {
+    fn check_plan(&self, plan: &MemoryPlan) -> Result<()> {
         self.check(FaultOp::Allocate)?;
-        self.inner.allocate(plan)
+        self.inner.check_plan(plan)
     }
     fn alloc(
         &self,
         lease: &mut Lease,
-        item: &str,
+        key: PlanKey,
         kind: ElementKind,
         len: usize,
+        usage: BufferUse,
     ) -> Result<BufferId> {
         self.check(FaultOp::Alloc)?;
-        self.inner.alloc(lease, item, kind, len)
+        self.inner.alloc(lease, key, kind, len, usage)
     }
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         self.check(FaultOp::Stage)?;

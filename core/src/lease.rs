@@ -8,7 +8,7 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::{BudgetPermit, Error, MemoryPlan, Result};
+use crate::{BudgetPermit, Error, MemoryPlan, PlanKey, Result};
 
 /// A backend's device memory object (a CUDA slice, a wgpu buffer, a host `Vec`).
 /// Dropping it frees the memory.
@@ -121,17 +121,17 @@ impl Lease {
         }
     }
 
-    /// Allocates `bytes` from plan item `item`; `make` performs the real allocation
+    /// Allocates `bytes` from plan item `key`; `make` performs the real allocation
     /// and is only called once the plan has room. Beyond the plan: [`Error::LeaseExceeded`].
     pub fn allocate<T: DeviceAllocation>(
         &mut self,
-        item: &str,
+        key: PlanKey,
         bytes: u64,
         make: impl FnOnce() -> Result<T>,
     ) -> Result<BufferId> {
-        let Some(index) = self.plan.find(item) else {
+        let Some(index) = self.plan.find(key) else {
             return Err(Error::LeaseExceeded {
-                buffer: item.to_string(),
+                buffer: key.to_string(),
                 requested: bytes,
                 remaining: 0,
             });
@@ -139,7 +139,7 @@ impl Lease {
         let remaining = self.plan.items()[index].bytes - self.item_use[index];
         if bytes > remaining {
             return Err(Error::LeaseExceeded {
-                buffer: item.to_string(),
+                buffer: key.to_string(),
                 requested: bytes,
                 remaining,
             });
@@ -153,17 +153,10 @@ impl Lease {
             bytes,
             memory: Box::new(memory),
         };
-        let free = self.slots.iter().position(Option::is_none);
-        let slot_index = match free {
-            Some(i) => {
-                self.slots[i] = Some(slot);
-                i
-            }
-            None => {
-                self.slots.push(Some(slot));
-                self.slots.len() - 1
-            }
-        };
+        // Slots are never reused, so a handle to a freed buffer cannot name a newer
+        // buffer of another size.
+        let slot_index = self.slots.len();
+        self.slots.push(Some(slot));
         Ok(BufferId {
             lease: self.id,
             slot: slot_index as u32,
@@ -173,19 +166,21 @@ impl Lease {
     /// Frees one buffer now; its bytes return to the plan item for reuse.
     pub fn free(&mut self, id: BufferId) -> Result<()> {
         let index = self.slot_index(id)?;
-        let slot = self.slots[index]
-            .take()
-            .ok_or_else(|| Error::InvalidInput("buffer already freed".into()))?;
+        let slot = self
+            .slots
+            .get_mut(index)
+            .and_then(Option::take)
+            .ok_or_else(|| Error::InvalidInput("buffer already freed or unknown".into()))?;
         self.item_use[slot.item] -= slot.bytes;
         self.allocated -= slot.bytes;
         Ok(())
     }
 
-    /// The live buffer allocated from plan item `item`, if there is one (the first, if
+    /// The live buffer allocated from plan item `key`, if there is one (the first, if
     /// several are): lets a backend keep a table in the lease between operations and
     /// find it again by its item.
-    pub fn buffer_of(&self, item: &str) -> Option<BufferId> {
-        let index = self.plan.find(item)?;
+    pub fn buffer_of(&self, key: PlanKey) -> Option<BufferId> {
+        let index = self.plan.find(key)?;
         let slot = self
             .slots
             .iter()
@@ -212,6 +207,11 @@ impl Lease {
             .get(index)
             .and_then(Option::as_ref)
             .ok_or_else(|| Error::InvalidInput("buffer was freed".into()))
+    }
+
+    /// Bytes allocated for the live buffer `id`.
+    pub fn buffer_bytes(&self, id: BufferId) -> Result<u64> {
+        Ok(self.slot(id)?.bytes)
     }
 
     /// The backend object behind `id`.

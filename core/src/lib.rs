@@ -13,11 +13,13 @@
 mod backend;
 mod budget;
 pub mod circuit;
+mod cost;
 mod domain;
 pub mod engine;
 mod error;
 pub mod fault;
 pub mod groth16;
+pub mod group;
 pub mod key_file;
 mod lease;
 mod plan;
@@ -25,17 +27,20 @@ pub mod random_points;
 pub mod registry;
 pub mod report;
 mod shape;
+pub mod streamed_msm;
 pub mod synthetic_key;
 
 pub use backend::{
-    check_padded, check_span, BackendInfo, DeviceMarker, ElementKind, G1Buf, G2Buf, MsmSpan,
-    NttKind, ProverBackend, ScalarBuf, ScratchNeed,
+    check_front, check_padded, check_span, plain_bytes, BackendInfo, BufferUse, DeviceMarker,
+    DeviceMemory, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
+    ScratchNeed,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
+pub use cost::CostModel;
 pub use domain::{Domain, MAX_LOG_SIZE};
 pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
-pub use plan::{human_bytes, MemoryPlan, PlanItem};
+pub use plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
 pub use shape::ProofShape;
 
 /// The pairing-friendly curve crucible proves over.

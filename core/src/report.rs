@@ -79,6 +79,10 @@ pub struct ProofReport {
     pub device: String,
     /// The proof's sizes (domain included).
     pub shape: ProofShape,
+    /// The schedule the proof ran (which bases were resident, which streamed).
+    pub schedule: String,
+    /// The reduction of the key (`Libsnark` or `Circom`).
+    pub reduction: String,
     /// Per-phase wall times.
     pub times: PhaseTimes,
     /// Bytes the proof's memory plan reserved.

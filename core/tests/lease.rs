@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crucible_core::{DeviceBudget, DeviceSync, Error, Lease, MemoryPlan, Result};
+use crucible_core::{DeviceBudget, DeviceSync, Error, Lease, MemoryPlan, PlanKey, Result};
 
 /// Records each event with the budget's bytes in use at that moment.
 #[derive(Default)]
@@ -49,7 +49,8 @@ fn lease_with_two_buffers(fail_sync: bool) -> (Lease, Arc<Log>, Arc<DeviceBudget
     let budget = DeviceBudget::new("test", 1000);
     let log = Arc::new(Log::default());
     let mut plan = MemoryPlan::new("two buffers");
-    plan.item("a", 300).item("b", 200);
+    plan.item(PlanKey::new("test", "a"), 300)
+        .item(PlanKey::new("test", "b"), 200);
     let permit = budget.acquire(plan.total_bytes()).unwrap();
     let sync = Arc::new(TrackedSync {
         log: log.clone(),
@@ -57,7 +58,10 @@ fn lease_with_two_buffers(fail_sync: bool) -> (Lease, Arc<Log>, Arc<DeviceBudget
         fail: fail_sync,
     });
     let mut lease = Lease::new(plan, permit, sync).unwrap();
-    for (item, bytes) in [("a", 300), ("b", 200)] {
+    for (item, bytes) in [
+        (PlanKey::new("test", "a"), 300),
+        (PlanKey::new("test", "b"), 200),
+    ] {
         let (log, budget) = (log.clone(), budget.clone());
         lease
             .allocate(item, bytes, move || Ok(TrackedBuffer { log, budget }))
@@ -118,33 +122,43 @@ fn plan_larger_than_budget_fails_at_once_naming_both_sizes() {
 #[test]
 fn allocation_beyond_the_plan_names_the_buffer() {
     let (mut lease, _, _) = lease_with_two_buffers(false);
-    let err = lease.allocate("a", 1, || Ok(0u8)).unwrap_err();
+    let err = lease
+        .allocate(PlanKey::new("test", "a"), 1, || Ok(0u8))
+        .unwrap_err();
     assert!(
-        matches!(&err, Error::LeaseExceeded { buffer, requested: 1, remaining: 0 } if buffer == "a")
+        matches!(&err, Error::LeaseExceeded { buffer, requested: 1, remaining: 0 } if buffer == "test.a")
     );
-    assert!(err.to_string().contains("`a`"), "{err}");
-    let err = lease.allocate("c", 1, || Ok(0u8)).unwrap_err();
-    assert!(matches!(&err, Error::LeaseExceeded { buffer, .. } if buffer == "c"));
+    assert!(err.to_string().contains("`test.a`"), "{err}");
+    let err = lease
+        .allocate(PlanKey::new("test", "c"), 1, || Ok(0u8))
+        .unwrap_err();
+    assert!(matches!(&err, Error::LeaseExceeded { buffer, .. } if buffer == "test.c"));
 }
 
 #[test]
 fn freed_buffer_bytes_are_reusable_and_a_failed_make_allocates_nothing() {
     let budget = DeviceBudget::new("reuse", 100);
     let mut plan = MemoryPlan::new("scratch");
-    plan.item("scratch", 64);
+    plan.item(PlanKey::new("test", "scratch"), 64);
     let permit = budget.acquire(64).unwrap();
     let mut lease = Lease::new(plan, permit, Arc::new(crucible_core::HostSync)).unwrap();
     let err = lease
-        .allocate("scratch", 64, || -> Result<u8> {
+        .allocate(PlanKey::new("test", "scratch"), 64, || -> Result<u8> {
             Err(Error::device("t", "oom"))
         })
         .unwrap_err();
     assert!(matches!(err, Error::Device { .. }));
     assert_eq!(lease.allocated(), 0);
-    let a = lease.allocate("scratch", 64, || Ok(1u8)).unwrap();
-    assert!(lease.allocate("scratch", 1, || Ok(2u8)).is_err());
+    let a = lease
+        .allocate(PlanKey::new("test", "scratch"), 64, || Ok(1u8))
+        .unwrap();
+    assert!(lease
+        .allocate(PlanKey::new("test", "scratch"), 1, || Ok(2u8))
+        .is_err());
     lease.free(a).unwrap();
-    let b = lease.allocate("scratch", 64, || Ok(3u8)).unwrap();
+    let b = lease
+        .allocate(PlanKey::new("test", "scratch"), 64, || Ok(3u8))
+        .unwrap();
     assert_eq!(*lease.get::<u8>(b).unwrap(), 3);
     assert!(
         lease.get::<u16>(b).is_err(),
@@ -173,25 +187,36 @@ fn waiting_acquire_resumes_when_memory_returns() {
 fn buffer_of_finds_the_live_buffer_of_an_item() {
     let budget = DeviceBudget::new("find", 100);
     let mut plan = MemoryPlan::new("tables");
-    plan.item("table", 32).item("other", 32);
+    plan.item(PlanKey::new("test", "table"), 32)
+        .item(PlanKey::new("test", "other"), 32);
     let permit = budget.acquire(plan.total_bytes()).unwrap();
     let mut lease = Lease::new(plan, permit, Arc::new(crucible_core::HostSync)).unwrap();
-    assert_eq!(lease.buffer_of("table"), None, "nothing allocated yet");
-    assert_eq!(lease.buffer_of("unplanned"), None);
-    let other = lease.allocate("other", 32, || Ok(1u8)).unwrap();
-    let table = lease.allocate("table", 32, || Ok(2u8)).unwrap();
-    assert_eq!(lease.buffer_of("table"), Some(table));
-    assert_eq!(lease.buffer_of("other"), Some(other));
+    assert_eq!(
+        lease.buffer_of(PlanKey::new("test", "table")),
+        None,
+        "nothing allocated yet"
+    );
+    assert_eq!(lease.buffer_of(PlanKey::new("test", "unplanned")), None);
+    let other = lease
+        .allocate(PlanKey::new("test", "other"), 32, || Ok(1u8))
+        .unwrap();
+    let table = lease
+        .allocate(PlanKey::new("test", "table"), 32, || Ok(2u8))
+        .unwrap();
+    assert_eq!(lease.buffer_of(PlanKey::new("test", "table")), Some(table));
+    assert_eq!(lease.buffer_of(PlanKey::new("test", "other")), Some(other));
     lease.free(table).unwrap();
     assert_eq!(
-        lease.buffer_of("table"),
+        lease.buffer_of(PlanKey::new("test", "table")),
         None,
         "a freed buffer is not found"
     );
     // A new buffer of the item may take another slot; it is the one found.
     lease.free(other).unwrap();
-    let again = lease.allocate("table", 32, || Ok(3u8)).unwrap();
-    assert_eq!(lease.buffer_of("table"), Some(again));
+    let again = lease
+        .allocate(PlanKey::new("test", "table"), 32, || Ok(3u8))
+        .unwrap();
+    assert_eq!(lease.buffer_of(PlanKey::new("test", "table")), Some(again));
     assert_eq!(*lease.get::<u8>(again).unwrap(), 3);
     lease.release().unwrap();
 }

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use crucible_core::ark_groth16::VerifyingKey;
 use crucible_core::ark_relations::gr1cs::ConstraintSynthesizer;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
-use crucible_core::groth16::{key_plan, ProvingKey};
+use crucible_core::groth16::ProvingKey;
 use crucible_core::{Bls12_381, Error, Fr, ProofShape, ProverBackend};
 
 use crate::feed::{JobFeed, Push};
@@ -20,7 +20,7 @@ pub struct KeyInfo {
     pub shape: ProofShape,
     /// Labels of the devices it is staged on.
     pub devices: Vec<String>,
-    /// Bytes it takes on each device.
+    /// Bytes its lease holds on each device (under the schedule chosen for it).
     pub staged_bytes: u64,
     /// Its verifying key.
     pub verifying_key: VerifyingKey<Bls12_381>,
@@ -56,10 +56,13 @@ impl<C: ConstraintSynthesizer<Fr> + Send + 'static> HotKey<C> {
     ) -> ServiceResult<Self> {
         let devices = backends.iter().map(|b| b.info().label()).collect();
         let verifying_key = pk.vk.clone();
-        let first = backends.first().map(Arc::clone);
         let prover = Prover::new(backends, pk, config)?;
         let shape = *prover.shape();
-        let staged_bytes = first.map_or(0, |b| key_plan(&*b, &shape).total_bytes());
+        // What the key holds under the schedule chosen for it (the same on each device).
+        let staged_bytes = prover
+            .keys()
+            .next()
+            .map_or(0, |k| k.lease().plan().total_bytes());
         let feed = JobFeed::new(capacity);
         let engine = {
             let feed = Arc::clone(&feed);

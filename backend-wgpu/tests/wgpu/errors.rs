@@ -10,8 +10,8 @@ use ark_ff::UniformRand;
 use crucible_backend_wgpu::{probe_with, WgpuOptions};
 use crucible_core::registry::{registrations, Probe, ProbeOptions};
 use crucible_core::{
-    Domain, ElementKind, Error, Fr, G1Affine, MemoryPlan, MsmSpan, NttKind, ProverBackend,
-    ScratchNeed,
+    BufferUse, Domain, ElementKind, Error, Fr, MemoryPlan, MsmSpan, NttKind, PlanKey,
+    ProverBackend, ScratchNeed,
 };
 
 #[test]
@@ -59,9 +59,9 @@ fn errors_are_reported_and_budget_returns() {
 
     // A plan larger than the budget fails at once.
     let mut plan = MemoryPlan::new("too big");
-    plan.item("huge", budget.capacity() + 1);
+    plan.item(PlanKey::new("test", "huge"), budget.capacity() + 1);
     assert!(matches!(
-        backend.allocate(plan),
+        (backend as &dyn ProverBackend).allocate(plan),
         Err(Error::OutOfBudget { .. })
     ));
 
@@ -70,9 +70,16 @@ fn errors_are_reported_and_budget_returns() {
 
     // An NTT whose lease lacks the scratch items: LeaseExceeded naming the item.
     let mut plan = MemoryPlan::new("no scratch");
-    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
-    let mut lease = backend.allocate(plan).unwrap();
-    let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+    plan.item(
+        PlanKey::new("test", "x"),
+        backend
+            .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+            .unwrap(),
+    );
+    let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+    let x = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
+        .unwrap();
     backend.stage_scalars(&mut lease, x, &values).unwrap();
     match backend.ntt(&mut lease, x, &domain, NttKind::Forward) {
         Err(Error::LeaseExceeded { buffer, .. }) => {
@@ -90,17 +97,11 @@ fn errors_are_reported_and_budget_returns() {
         backend.ntt(&mut lease, x, &wrong, NttKind::Forward),
         Err(Error::InvalidInput(_))
     ));
-    let as_g1 = crucible_core::G1Buf {
-        id: x.id,
-        len: x.len,
-    };
-    assert!(matches!(
-        backend.stage_g1(&mut lease, as_g1, &vec![G1Affine::identity(); x.len]),
-        Err(Error::InvalidInput(_))
-    ));
+    // A scalar buffer cannot be passed as bases: handles are made only by the
+    // allocation helpers, so that case no longer compiles.
     // Allocations outside the plan are refused.
     assert!(matches!(
-        backend.alloc_scalars(&mut lease, "x", 1),
+        (backend as &dyn ProverBackend).alloc_scalars(&mut lease, PlanKey::new("test", "x"), 1),
         Err(Error::LeaseExceeded { .. })
     ));
     lease.release().unwrap();
@@ -108,13 +109,20 @@ fn errors_are_reported_and_budget_returns() {
 
     // Dropped mid-way (no release): the budget still returns.
     let mut plan = MemoryPlan::new("dropped");
-    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+    plan.item(
+        PlanKey::new("test", "x"),
+        backend
+            .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+            .unwrap(),
+    );
     plan.merge(&backend.scratch_plan(&ScratchNeed {
         ntt: Some(domain),
         ..ScratchNeed::default()
     }));
-    let mut lease = backend.allocate(plan).unwrap();
-    let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+    let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+    let x = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
+        .unwrap();
     backend.stage_scalars(&mut lease, x, &values).unwrap();
     backend
         .ntt(&mut lease, x, &domain, NttKind::CosetForward)
@@ -125,13 +133,32 @@ fn errors_are_reported_and_budget_returns() {
 
     // An MSM span out of range is an error, and so is one whose scratch is missing.
     let mut key_plan = MemoryPlan::new("bases");
-    key_plan.item("bases", backend.buffer_bytes(ElementKind::G1, 4));
-    let mut key = backend.allocate(key_plan).unwrap();
-    let bases = backend.alloc_g1(&mut key, "bases", 4).unwrap();
+    key_plan.item(
+        PlanKey::new("test", "bases"),
+        backend
+            .buffer_bytes(ElementKind::G1, 4, BufferUse::Resident)
+            .unwrap(),
+    );
+    let mut key = (backend as &dyn ProverBackend).allocate(key_plan).unwrap();
+    let bases = (backend as &dyn ProverBackend)
+        .alloc_g1(
+            &mut key,
+            PlanKey::new("test", "bases"),
+            4,
+            BufferUse::Resident,
+        )
+        .unwrap();
     let mut plan = MemoryPlan::new("msm");
-    plan.item("s", backend.buffer_bytes(ElementKind::Scalar, 4));
-    let mut work = backend.allocate(plan).unwrap();
-    let s = backend.alloc_scalars(&mut work, "s", 4).unwrap();
+    plan.item(
+        PlanKey::new("test", "s"),
+        backend
+            .buffer_bytes(ElementKind::Scalar, 4, BufferUse::Resident)
+            .unwrap(),
+    );
+    let mut work = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+    let s = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut work, PlanKey::new("test", "s"), 4)
+        .unwrap();
     let span = |base_offset, len| MsmSpan {
         bases,
         base_offset,

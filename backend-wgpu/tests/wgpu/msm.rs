@@ -11,7 +11,8 @@ use ark_ff::{UniformRand, Zero};
 use ark_std::rand::Rng;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{
-    ElementKind, Fr, G1Affine, G2Affine, MemoryPlan, MsmSpan, ProverBackend, ScratchNeed,
+    BufferUse, ElementKind, Fr, G1Affine, G2Affine, MemoryPlan, MsmSpan, PlanKey, ProverBackend,
+    ScratchNeed,
 };
 
 /// One MSM case: scalars[scalar_offset..][..len] against bases[base_offset..][..len].
@@ -36,22 +37,40 @@ macro_rules! curve {
 
             fn run(backend: &dyn ProverBackend, case: &Case<'_, $affine>) -> Projective<Self> {
                 let mut key_plan = MemoryPlan::new("bases");
-                key_plan.item("bases", backend.buffer_bytes($kind, case.bases.len()));
-                let mut key = backend.allocate(key_plan).unwrap();
-                let bases = backend.$alloc(&mut key, "bases", case.bases.len()).unwrap();
+                key_plan.item(
+                    PlanKey::new("test", "bases"),
+                    backend
+                        .buffer_bytes($kind, case.bases.len(), BufferUse::Resident)
+                        .unwrap(),
+                );
+                let mut key = (backend as &dyn ProverBackend).allocate(key_plan).unwrap();
+                let bases = (backend as &dyn ProverBackend)
+                    .$alloc(
+                        &mut key,
+                        PlanKey::new("test", "bases"),
+                        case.bases.len(),
+                        BufferUse::Resident,
+                    )
+                    .unwrap();
                 backend.$stage(&mut key, bases, case.bases).unwrap();
                 let mut plan = MemoryPlan::new("msm test");
                 plan.item(
-                    "scalars",
-                    backend.buffer_bytes(ElementKind::Scalar, case.scalars.len()),
+                    PlanKey::new("test", "scalars"),
+                    backend
+                        .buffer_bytes(ElementKind::Scalar, case.scalars.len(), BufferUse::Resident)
+                        .unwrap(),
                 );
                 plan.merge(&backend.scratch_plan(&ScratchNeed {
                     $need: case.len,
                     ..ScratchNeed::default()
                 }));
-                let mut work = backend.allocate(plan).unwrap();
+                let mut work = (backend as &dyn ProverBackend).allocate(plan).unwrap();
                 let scalars = backend
-                    .alloc_scalars(&mut work, "scalars", case.scalars.len())
+                    .alloc_scalars(
+                        &mut work,
+                        PlanKey::new("test", "scalars"),
+                        case.scalars.len(),
+                    )
                     .unwrap();
                 backend
                     .stage_scalars(&mut work, scalars, case.scalars)

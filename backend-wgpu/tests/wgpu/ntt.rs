@@ -7,7 +7,9 @@ use crate::common;
 use ark_ff::{FftField, UniformRand};
 use ark_poly::EvaluationDomain;
 use ark_std::rand::Rng;
-use crucible_core::{Domain, ElementKind, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
+use crucible_core::{
+    BufferUse, Domain, ElementKind, Fr, MemoryPlan, NttKind, PlanKey, ProverBackend, ScratchNeed,
+};
 
 fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
     let d = domain.to_ark();
@@ -23,8 +25,18 @@ fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
 
 fn plan(backend: &dyn ProverBackend, domain: &Domain) -> MemoryPlan {
     let mut plan = MemoryPlan::new("ntt test");
-    plan.item("x", backend.buffer_bytes(ElementKind::Scalar, domain.size))
-        .item("y", backend.buffer_bytes(ElementKind::Scalar, domain.size));
+    plan.item(
+        PlanKey::new("test", "x"),
+        backend
+            .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+            .unwrap(),
+    )
+    .item(
+        PlanKey::new("test", "y"),
+        backend
+            .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+            .unwrap(),
+    );
     plan.merge(&backend.scratch_plan(&ScratchNeed {
         ntt: Some(*domain),
         ..ScratchNeed::default()
@@ -40,8 +52,12 @@ fn check_ntts(
     for log in log_sizes {
         let domain = Domain::with_log_size(log).unwrap();
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
-        let mut lease = backend.allocate(plan(backend, &domain)).unwrap();
-        let x = backend.alloc_scalars(&mut lease, "x", domain.size).unwrap();
+        let mut lease = (backend as &dyn ProverBackend)
+            .allocate(plan(backend, &domain))
+            .unwrap();
+        let x = (backend as &dyn ProverBackend)
+            .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
+            .unwrap();
         for kind in NttKind::ALL {
             backend.stage_scalars(&mut lease, x, &values).unwrap();
             backend.ntt(&mut lease, x, &domain, kind).unwrap();
@@ -75,9 +91,15 @@ fn check_pointwise(backend: &dyn ProverBackend, rng: &mut impl Rng, log: u32) {
     let a: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
     let b: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
     let k = Fr::rand(rng);
-    let mut lease = backend.allocate(plan(backend, &domain)).unwrap();
-    let x = backend.alloc_scalars(&mut lease, "x", n).unwrap();
-    let y = backend.alloc_scalars(&mut lease, "y", n).unwrap();
+    let mut lease = (backend as &dyn ProverBackend)
+        .allocate(plan(backend, &domain))
+        .unwrap();
+    let x = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), n)
+        .unwrap();
+    let y = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "y"), n)
+        .unwrap();
     backend.stage_scalars(&mut lease, x, &a).unwrap();
     backend.stage_scalars(&mut lease, y, &b).unwrap();
     backend.mul_assign(&mut lease, x, y).unwrap();

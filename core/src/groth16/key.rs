@@ -1,20 +1,28 @@
-//! The proving key's bases, staged once on a device in a long-lived lease.
+//! The proving key: its resident queries staged once on a device in a long-lived
+//! lease, the rest kept in the host copy for proofs to stream.
 
 use std::sync::Arc;
 
 use ark_groth16::PreparedVerifyingKey;
 
-use super::{key_plan, ProvingKey};
+use super::schedule::{choose, Query, ScheduleChoice, ScheduledPlan};
+use super::{ProvingKey, Reduction, Schedule};
 use crate::{
-    Bls12_381, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape, ProverBackend,
-    Result,
+    Bls12_381, BufferUse, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape,
+    ProverBackend, Result,
 };
 
-/// The sizes a proving key was made for, read from its query lengths.
+/// The sizes an ark-groth16 (libsnark reduction) proving key was made for, read from
+/// its query lengths.
 pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
+    key_shape_for(pk, Reduction::Libsnark)
+}
+
+/// The sizes a proving key for `reduction` was made for (the reduction says how long
+/// its h query is for a domain).
+pub fn key_shape_for(pk: &ProvingKey, reduction: Reduction) -> Result<ProofShape> {
     let vars = pk.a_query.len();
     let witness = pk.l_query.len();
-    let domain = pk.h_query.len() + 1;
     let bad = |what: String| {
         Err(Error::InvalidInput(format!(
             "malformed proving key: {what}"
@@ -30,13 +38,27 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
             pk.b_g2_query.len()
         ));
     }
-    if !domain.is_power_of_two() {
+    let domain = match reduction.domain_size(pk.h_query.len()) {
+        Some(d) if d.is_power_of_two() => d,
+        _ => {
+            return bad(format!(
+                "h query of {} points does not fit a power-of-two domain for the {reduction:?} reduction",
+                pk.h_query.len()
+            ))
+        }
+    };
+    let instance = vars - witness;
+    if pk.vk.gamma_abc_g1.len() != instance {
         return bad(format!(
-            "h query of {} points is not 2^k − 1",
-            pk.h_query.len()
+            "verifying key has {} gamma_abc points for {instance} instance variables",
+            pk.vk.gamma_abc_g1.len()
         ));
     }
-    let instance = vars - witness;
+    if domain < instance {
+        return bad(format!(
+            "domain of {domain} points is smaller than its {instance} instance variables"
+        ));
+    }
     Ok(ProofShape {
         num_constraints: domain - instance,
         num_instance: instance,
@@ -45,65 +67,160 @@ pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
     })
 }
 
-/// A proving key whose bases live on one device, shared by every proof there.
+/// How a key is staged: its reduction and the schedule its proofs run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyOptions {
+    /// The reduction the key was made for.
+    pub reduction: Reduction,
+    /// Proofs that will run at once beside the key on this device (the engine's
+    /// workers per device): the budget is shared between them.
+    pub workers: usize,
+    /// A cap below the device budget for the key and its proofs (`None`: the budget).
+    pub memory_limit: Option<u64>,
+    /// A fixed schedule instead of the fastest that fits (tests, tuning).
+    pub schedule: Option<Schedule>,
+}
+
+impl Default for KeyOptions {
+    fn default() -> Self {
+        KeyOptions {
+            reduction: Reduction::Libsnark,
+            workers: 1,
+            memory_limit: None,
+            schedule: None,
+        }
+    }
+}
+
+/// Chooses the schedule `options` ask for on `backend`, for a key of `shape`: the
+/// fastest that fits the budget (capped by the memory limit), or the fixed one after
+/// checking it fits.
+pub fn schedule_for(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    options: &KeyOptions,
+) -> Result<ScheduleChoice> {
+    let capacity = options
+        .memory_limit
+        .map_or(backend.budget().capacity(), |m| {
+            m.min(backend.budget().capacity())
+        });
+    let mut choice = choose(backend, shape, options.reduction, capacity, options.workers)?;
+    if let Some(fixed) = options.schedule {
+        let plan = ScheduledPlan::new(backend, shape, options.reduction, fixed)?;
+        let needed = plan.bytes_for(choice.workers);
+        if needed > capacity {
+            return Err(Error::OutOfBudget {
+                budget: backend.budget().name().to_string(),
+                needed,
+                capacity,
+            });
+        }
+        choice.chosen = plan;
+    }
+    Ok(choice)
+}
+
+/// The device buffers of the resident queries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResidentBases {
+    /// `a_query`, when resident.
+    pub a_query: Option<G1Buf>,
+    /// `b_g1_query`, when resident.
+    pub b_g1_query: Option<G1Buf>,
+    /// `h_query`, when resident.
+    pub h_query: Option<G1Buf>,
+    /// `l_query`, when resident.
+    pub l_query: Option<G1Buf>,
+    /// `b_g2_query`, when resident.
+    pub b_g2_query: Option<G2Buf>,
+}
+
+impl ResidentBases {
+    /// The resident G1 buffer of `q`, if it is a resident G1 query.
+    pub fn g1(&self, q: Query) -> Option<G1Buf> {
+        match q {
+            Query::A => self.a_query,
+            Query::BG1 => self.b_g1_query,
+            Query::H => self.h_query,
+            Query::L => self.l_query,
+            Query::BG2 => None,
+        }
+    }
+}
+
+/// A proving key whose resident bases live on one device, shared by every proof
+/// there; the host copy (one, shared by every device) serves the streamed queries.
 pub struct StagedKey {
     pk: Arc<ProvingKey>,
     pvk: PreparedVerifyingKey<Bls12_381>,
     shape: ProofShape,
+    reduction: Reduction,
+    choice: ScheduleChoice,
     backend_label: String,
     lease: Lease,
-    /// `a_query` bases.
-    pub a_query: G1Buf,
-    /// `b_g1_query` bases.
-    pub b_g1_query: G1Buf,
-    /// `h_query` bases.
-    pub h_query: G1Buf,
-    /// `l_query` bases.
-    pub l_query: G1Buf,
-    /// `b_g2_query` bases.
-    pub b_g2_query: G2Buf,
+    bases: ResidentBases,
 }
 
 impl StagedKey {
-    /// Allocates the key's lease (waiting for budget) and copies every query to the device.
+    /// Stages every query (the resident schedule, ark-groth16's reduction) when the
+    /// budget holds them, else the fastest schedule that fits one proof.
     pub fn stage(backend: &dyn ProverBackend, pk: Arc<ProvingKey>) -> Result<StagedKey> {
-        let shape = key_shape(&pk)?;
-        let plan = key_plan(backend, &shape);
+        Self::stage_with(backend, pk, &KeyOptions::default())
+    }
+
+    /// Chooses the schedule for `options`, allocates the key's lease (waiting for
+    /// budget) and copies the resident queries to the device.
+    pub fn stage_with(
+        backend: &dyn ProverBackend,
+        pk: Arc<ProvingKey>,
+        options: &KeyOptions,
+    ) -> Result<StagedKey> {
+        let shape = key_shape_for(&pk, options.reduction)?;
+        let choice = schedule_for(backend, &shape, options).phase(Phase::Allocate)?;
+        let plan = choice.chosen.key.clone();
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
-        let vars = shape.num_variables();
-        let g1 = |lease: &mut Lease, item: &str, src: &[crate::G1Affine]| -> Result<G1Buf> {
-            let buf = backend
-                .alloc_g1(lease, item, src.len())
-                .phase(Phase::Allocate)?;
-            backend.stage_g1(lease, buf, src).phase(Phase::Stage)?;
-            Ok(buf)
-        };
-        let a_query = g1(&mut lease, "a_query", &pk.a_query)?;
-        let b_g1_query = g1(&mut lease, "b_g1_query", &pk.b_g1_query)?;
-        let h_query = g1(&mut lease, "h_query", &pk.h_query)?;
-        let l_query = g1(&mut lease, "l_query", &pk.l_query)?;
-        let b_g2_query = backend
-            .alloc_g2(&mut lease, "b_g2_query", vars)
-            .phase(Phase::Allocate)?;
-        backend
-            .stage_g2(&mut lease, b_g2_query, &pk.b_g2_query)
-            .phase(Phase::Stage)?;
+        let resident = choice.chosen.schedule.resident;
+        let mut bases = ResidentBases::default();
+        for q in resident.iter() {
+            let key = q.key();
+            let g1 = |lease: &mut Lease, src: &[crate::G1Affine]| -> Result<G1Buf> {
+                let buf = backend
+                    .alloc_g1(lease, key, src.len(), BufferUse::Resident)
+                    .phase(Phase::Allocate)?;
+                backend.stage_g1(lease, buf, src).phase(Phase::Stage)?;
+                Ok(buf)
+            };
+            match q {
+                Query::A => bases.a_query = Some(g1(&mut lease, &pk.a_query)?),
+                Query::BG1 => bases.b_g1_query = Some(g1(&mut lease, &pk.b_g1_query)?),
+                Query::H => bases.h_query = Some(g1(&mut lease, &pk.h_query)?),
+                Query::L => bases.l_query = Some(g1(&mut lease, &pk.l_query)?),
+                Query::BG2 => {
+                    let buf = backend
+                        .alloc_g2(&mut lease, key, pk.b_g2_query.len(), BufferUse::Resident)
+                        .phase(Phase::Allocate)?;
+                    backend
+                        .stage_g2(&mut lease, buf, &pk.b_g2_query)
+                        .phase(Phase::Stage)?;
+                    bases.b_g2_query = Some(buf);
+                }
+            }
+        }
         backend.synchronize().phase(Phase::Stage)?;
         Ok(StagedKey {
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
             pk,
             shape,
+            reduction: options.reduction,
+            choice,
             backend_label: backend.info().label(),
             lease,
-            a_query,
-            b_g1_query,
-            h_query,
-            l_query,
-            b_g2_query,
+            bases,
         })
     }
 
-    /// The host copy of the key (for the final combination).
+    /// The host copy of the key (the final combination, the streamed queries).
     pub fn proving_key(&self) -> &ProvingKey {
         &self.pk
     }
@@ -118,7 +235,27 @@ impl StagedKey {
         &self.shape
     }
 
-    /// The lease holding the bases.
+    /// The reduction the key was made for.
+    pub fn reduction(&self) -> Reduction {
+        self.reduction
+    }
+
+    /// The schedule its proofs run.
+    pub fn schedule(&self) -> Schedule {
+        self.choice.chosen.schedule
+    }
+
+    /// The schedule with its plans, prediction and the shape's floor.
+    pub fn schedule_choice(&self) -> &ScheduleChoice {
+        &self.choice
+    }
+
+    /// The device buffers of the resident queries.
+    pub fn resident_bases(&self) -> &ResidentBases {
+        &self.bases
+    }
+
+    /// The lease holding the resident bases.
     pub fn lease(&self) -> &Lease {
         &self.lease
     }

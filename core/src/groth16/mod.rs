@@ -1,19 +1,25 @@
 //! The Groth16 prover, written once against [`ProverBackend`](crate::ProverBackend).
 //!
-//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the `LibsnarkReduction`:
-//! given the same key, circuit, `r` and `s`, the same proof.
+//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the key's reduction
+//! (`LibsnarkReduction`, or ark-circom's `CircomReduction` for snarkjs keys): given
+//! the same key, circuit, `r` and `s`, the same proof, under every schedule.
 
 mod evaluate;
+pub mod items;
 mod key;
 mod plan;
 mod prove;
+mod reduction;
+pub mod schedule;
 mod synthesize;
 mod verify;
 
 pub use evaluate::{evaluate, Evaluations};
-pub use key::{key_shape, StagedKey};
+pub use key::{key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey};
 pub use plan::{key_plan, proof_plan};
 pub use prove::{prove, prove_synthesized, ProofOutput, ProveOptions};
+pub use reduction::Reduction;
+pub use schedule::{DomainVectors, Query, QuerySet, Schedule, ScheduleChoice, ScheduledPlan};
 pub use synthesize::{synthesize, Synthesized};
 pub use verify::verify;
 

@@ -1,40 +1,17 @@
-//! The memory plans of a proof: one for the proving key, one per proof.
+//! The memory plans of the resident schedule, ark-groth16's reduction: the shortcuts
+//! most callers want (every schedule's plans: [`ScheduledPlan`](super::ScheduledPlan)).
 
-use crate::{ElementKind, MemoryPlan, ProofShape, ProverBackend, ScratchNeed};
+use super::schedule::{key_plan_for, proof_plan_for, QuerySet};
+use super::{Reduction, Schedule};
+use crate::{MemoryPlan, ProofShape, ProverBackend, Result};
 
-/// Plan for the staged proving key: every query of the key, as device bases.
-pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> MemoryPlan {
-    let vars = shape.num_variables();
-    let g1 = |len: usize| backend.buffer_bytes(ElementKind::G1, len);
-    let mut plan = MemoryPlan::new(format!("proving key on {}", backend.info().label()));
-    plan.item("a_query", g1(vars))
-        .item("b_g1_query", g1(vars))
-        .item("h_query", g1(shape.h_len()))
-        .item("l_query", g1(shape.num_witness))
-        .item("b_g2_query", backend.buffer_bytes(ElementKind::G2, vars));
-    plan
+/// Plan for the staged proving key with every query resident.
+pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
+    key_plan_for(backend, shape, Reduction::Libsnark, QuerySet::ALL)
 }
 
-/// Plan for one proof: the three domain vectors, the assignment, and the scratch
-/// every NTT and MSM of the proof needs.
-pub fn proof_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> MemoryPlan {
-    let n = shape.domain_size();
-    let vars = shape.num_variables();
-    let scalars = |len: usize| backend.buffer_bytes(ElementKind::Scalar, len);
-    let mut plan = MemoryPlan::new(format!(
-        "proof of 2^{} domain on {}",
-        shape.log_domain,
-        backend.info().label()
-    ));
-    plan.item("a", scalars(n))
-        .item("b", scalars(n))
-        .item("c", scalars(n))
-        .item("z", scalars(vars));
-    let need = ScratchNeed {
-        ntt: Some(shape.domain()),
-        msm_g1: shape.h_len().max(vars - 1).max(shape.num_witness),
-        msm_g2: vars - 1,
-    };
-    plan.merge(&backend.scratch_plan(&need));
-    plan
+/// Plan for one proof with everything resident: the three domain vectors, the
+/// assignment, and the scratch every NTT and MSM of the proof needs.
+pub fn proof_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
+    proof_plan_for(backend, shape, Reduction::Libsnark, &Schedule::RESIDENT)
 }

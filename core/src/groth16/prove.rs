@@ -7,10 +7,16 @@ use ark_ec::CurveGroup;
 use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
-use super::{evaluate, proof_plan, synthesize, verify, Proof, StagedKey, Synthesized};
+use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Query};
+use super::{
+    evaluate, items, synthesize, verify, Proof, Reduction, Schedule, StagedKey, Synthesized,
+};
+use crate::group::{MsmGroup, G1, G2};
 use crate::report::{PhaseTimes, ProofReport};
+use crate::streamed_msm::streamed_msm;
 use crate::{
-    Fr, G1Projective, G2Projective, Lease, MsmSpan, NttKind, Phase, PhaseExt, ProverBackend, Result,
+    BufferUse, Fr, G1Projective, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, Phase,
+    PhaseExt, ProofShape, ProverBackend, Result, ScalarBuf,
 };
 
 /// Choices for one proof.
@@ -62,7 +68,37 @@ struct Accumulators {
     b_g2: G2Projective,
 }
 
-/// Proves an already synthesized circuit (the engine synthesizes ahead of the device).
+/// A proof's two leases, paid for by one budget acquisition (so that a proof never
+/// holds part of its memory while it waits for the rest): `work` holds the domain
+/// vectors, the assignment and the scratch; `chunks` the streamed MSMs' chunk
+/// buffers (the bases lease of those MSMs).
+struct ProofLeases {
+    work: Lease,
+    chunks: Lease,
+}
+
+fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<ProofLeases> {
+    let mut work_plan = MemoryPlan::new(plan.label.clone());
+    let mut chunk_plan = MemoryPlan::new(format!("{} (chunk buffers)", plan.label));
+    for item in plan.items() {
+        let target = if items::is_chunk(item.key) {
+            &mut chunk_plan
+        } else {
+            &mut work_plan
+        };
+        target.item(item.key, item.bytes);
+    }
+    backend.check_plan(&plan)?;
+    let mut permit = backend.budget().acquire(plan.total_bytes())?;
+    let chunk_permit = permit.split_off(chunk_plan.total_bytes())?;
+    Ok(ProofLeases {
+        work: Lease::new(work_plan, permit, backend.device_sync())?,
+        chunks: Lease::new(chunk_plan, chunk_permit, backend.device_sync())?,
+    })
+}
+
+/// Proves an already synthesized circuit (the engine synthesizes ahead of the device)
+/// under the key's schedule.
 pub fn prove_synthesized(
     backend: &dyn ProverBackend,
     key: &StagedKey,
@@ -73,6 +109,8 @@ pub fn prove_synthesized(
 ) -> Result<ProofOutput> {
     let shape = synthesized.shape;
     key.check_matches(&shape)?;
+    let schedule = key.schedule();
+    let reduction = key.reduction();
     let mut times = PhaseTimes::default();
 
     let t = Instant::now();
@@ -80,7 +118,9 @@ pub fn prove_synthesized(
     times.evaluate = t.elapsed();
 
     let t = Instant::now();
-    let plan = proof_plan(backend, &shape);
+    let plan = guarded(Phase::Allocate, || {
+        proof_plan_for(backend, &shape, reduction, &schedule)
+    })?;
     let bytes_planned = plan.total_bytes();
     // The staged key holds its bytes while this proof waits for budget: a proof that
     // cannot fit beside it would wait forever, so it fails at once instead.
@@ -89,55 +129,21 @@ pub fn prove_synthesized(
         .budget()
         .check_fits(bytes_planned.saturating_add(key_bytes))
         .phase(Phase::Allocate)?;
-    let mut lease = guarded(Phase::Allocate, || backend.allocate(plan))?;
-    let n = shape.domain_size();
-    let vars = shape.num_variables();
-    let (a, b, c, z) = guarded(Phase::Allocate, || {
-        Ok((
-            backend.alloc_scalars(&mut lease, "a", n)?,
-            backend.alloc_scalars(&mut lease, "b", n)?,
-            backend.alloc_scalars(&mut lease, "c", n)?,
-            backend.alloc_scalars(&mut lease, "z", vars)?,
-        ))
-    })?;
+    let mut leases = guarded(Phase::Allocate, || allocate_proof(backend, plan))?;
     times.allocate = t.elapsed();
 
-    // h = ((A·B − C) / Z) on the coset, back to coefficients: ark's LibsnarkReduction.
-    // Each vector is staged just before the transforms that use it, so that a
-    // backend whose staging returns once the copy is queued (CUDA: a copy stream)
-    // converts and copies the next vector while the device transforms the last one.
-    // `stage` is the host's time inside the staging calls, `ntt` the rest, up to the
-    // end of the transforms.
-    let domain = shape.domain();
-    let mut stage_time = std::time::Duration::ZERO;
     let t = Instant::now();
-    let mut stage = |lease: &mut Lease, buf: crate::ScalarBuf, values: &[Fr]| {
-        let t = Instant::now();
-        let staged = guarded(Phase::Stage, || {
-            backend.stage_scalars_padded(lease, buf, values)
-        });
-        stage_time += t.elapsed();
-        staged
-    };
-    // Evaluations on the domain to evaluations on the coset.
-    let to_coset = |lease: &mut Lease, buf: crate::ScalarBuf| {
-        backend.ntt(lease, buf, &domain, NttKind::Inverse)?;
-        backend.ntt(lease, buf, &domain, NttKind::CosetForward)
-    };
-    stage(&mut lease, a, &evals.a)?;
-    guarded(Phase::Ntt, || to_coset(&mut lease, a))?;
-    stage(&mut lease, b, &evals.b)?;
-    guarded(Phase::Ntt, || {
-        to_coset(&mut lease, b)?;
-        backend.mul_assign(&mut lease, a, b)
-    })?;
-    stage(&mut lease, c, &evals.c)?;
-    guarded(Phase::Ntt, || {
-        to_coset(&mut lease, c)?;
-        backend.sub_mul_assign(&mut lease, a, c, domain.vanishing_on_coset_inv())?;
-        backend.ntt(&mut lease, a, &domain, NttKind::CosetInverse)
-    })?;
-    stage(&mut lease, z, &synthesized.assignment)?;
+    let mut stage_time = std::time::Duration::ZERO;
+    let (h, z) = quotient(
+        backend,
+        &mut leases.work,
+        &shape,
+        &schedule,
+        reduction,
+        &evals,
+        &synthesized.assignment,
+        &mut stage_time,
+    )?;
     drop(evals);
     guarded(Phase::Ntt, || backend.synchronize())?;
     times.stage = stage_time;
@@ -145,12 +151,13 @@ pub fn prove_synthesized(
 
     let t = Instant::now();
     let acc = guarded(Phase::Msm, || {
-        msms(backend, &mut lease, key, a, z, r, shape.num_instance)
+        msms(backend, &mut leases, key, &schedule, h, z, r)
     })?;
     times.msm = t.elapsed();
 
     let t = Instant::now();
-    let usage = lease.release().phase(Phase::Release)?;
+    let chunk_usage = leases.chunks.release().phase(Phase::Release)?;
+    let usage = leases.work.release().phase(Phase::Release)?;
     times.release = t.elapsed();
 
     let proof = combine(key, &acc, r, s);
@@ -168,14 +175,93 @@ pub fn prove_synthesized(
             backend: info.label(),
             device: info.device_name.clone(),
             shape,
+            schedule: schedule.to_string(),
+            reduction: format!("{reduction:?}"),
             times,
             bytes_planned,
-            peak_bytes: usage.peak,
+            peak_bytes: usage.peak.saturating_add(chunk_usage.peak),
             key_bytes,
             verified: options.verify,
             budget: backend.budget().stats(),
         },
     })
+}
+
+/// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
+/// the other MSMs, through the schedule's domain vectors.
+///
+/// Each vector is staged just before the transforms that use it, so that a backend
+/// whose staging returns once the copy is queued (CUDA: a copy stream) converts and
+/// copies the next vector while the device transforms the last one. `stage_time`
+/// gathers the host's time inside the staging calls.
+#[allow(clippy::too_many_arguments)]
+fn quotient(
+    backend: &dyn ProverBackend,
+    lease: &mut Lease,
+    shape: &ProofShape,
+    schedule: &Schedule,
+    reduction: Reduction,
+    evals: &super::Evaluations,
+    assignment: &[Fr],
+    stage_time: &mut std::time::Duration,
+) -> Result<(ScalarBuf, ScalarBuf)> {
+    let n = shape.domain_size();
+    let vars = shape.num_variables();
+    let domain = shape.domain();
+    let coset = reduction.coset_domain(&domain).phase(Phase::Ntt)?;
+    let mut stage = |lease: &mut Lease, buf: ScalarBuf, values: &[Fr]| {
+        let t = Instant::now();
+        let staged = guarded(Phase::Stage, || {
+            backend.stage_scalars_padded(lease, buf, values)
+        });
+        *stage_time += t.elapsed();
+        staged
+    };
+    // Evaluations on the domain to evaluations on the reduction's coset.
+    let to_coset = |lease: &mut Lease, buf: ScalarBuf| {
+        backend.ntt(lease, buf, &domain, NttKind::Inverse)?;
+        backend.ntt(lease, buf, &coset, NttKind::CosetForward)
+    };
+    let finish = |lease: &mut Lease, a: ScalarBuf, c: ScalarBuf| {
+        to_coset(lease, c)?;
+        backend.sub_mul_assign(lease, a, c, reduction.quotient_factor(&coset))?;
+        if reduction.back_to_coefficients() {
+            backend.ntt(lease, a, &coset, NttKind::CosetInverse)?;
+        }
+        Ok(())
+    };
+    let alloc = |lease: &mut Lease, key, len| {
+        guarded(Phase::Allocate, || backend.alloc_scalars(lease, key, len))
+    };
+    let a = alloc(lease, items::DOMAIN_A, n)?;
+    let b = alloc(lease, items::DOMAIN_B, n)?;
+    stage(lease, a, &evals.a)?;
+    guarded(Phase::Ntt, || to_coset(lease, a))?;
+    stage(lease, b, &evals.b)?;
+    guarded(Phase::Ntt, || {
+        to_coset(lease, b)?;
+        backend.mul_assign(lease, a, b)
+    })?;
+    let z = match schedule.domain {
+        DomainVectors::Resident => {
+            let c = alloc(lease, items::DOMAIN_C, n)?;
+            stage(lease, c, &evals.c)?;
+            guarded(Phase::Ntt, || finish(lease, a, c))?;
+            let z = alloc(lease, items::ASSIGNMENT, vars)?;
+            stage(lease, z, assignment)?;
+            z
+        }
+        DomainVectors::Sequenced => {
+            // c reuses b's buffer, then the assignment takes its item.
+            stage(lease, b, &evals.c)?;
+            guarded(Phase::Ntt, || finish(lease, a, b))?;
+            lease.free(b.id()).phase(Phase::Allocate)?;
+            let z = alloc(lease, items::DOMAIN_B, vars)?;
+            stage(lease, z, assignment)?;
+            z
+        }
+    };
+    Ok((a, z))
 }
 
 /// Runs one phase of backend calls; a panic inside the backend becomes a device error
@@ -192,48 +278,153 @@ fn guarded<T>(phase: Phase, body: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
+/// The scalars and host bases of one query's MSM.
+struct MsmTerms<'a, A> {
+    scalars: ScalarBuf,
+    scalar_offset: usize,
+    base_offset: usize,
+    host_bases: &'a [A],
+}
+
+fn terms<'a, A>(
+    q: Query,
+    shape: &ProofShape,
+    h: ScalarBuf,
+    z: ScalarBuf,
+    h_len: usize,
+    query: &'a [A],
+) -> MsmTerms<'a, A> {
+    match q {
+        Query::H => MsmTerms {
+            scalars: h,
+            scalar_offset: 0,
+            base_offset: 0,
+            host_bases: &query[..h_len],
+        },
+        Query::L => MsmTerms {
+            scalars: z,
+            scalar_offset: shape.num_instance,
+            base_offset: 0,
+            host_bases: query,
+        },
+        // Queries skip index 0 (the constant one), which the combination adds directly.
+        Query::A | Query::BG1 | Query::BG2 => MsmTerms {
+            scalars: z,
+            scalar_offset: 1,
+            base_offset: 1,
+            host_bases: &query[1..],
+        },
+    }
+}
+
+/// One query's MSM: on its resident bases, or streamed through the chunk buffers.
+fn query_msm<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    leases: &mut ProofLeases,
+    key: &StagedKey,
+    resident: Option<G::Buf>,
+    chunk_buffers: Option<[G::Buf; 2]>,
+    t: MsmTerms<'_, G::Affine>,
+    q: Query,
+) -> Result<G::Projective> {
+    match (resident, chunk_buffers) {
+        (Some(bases), _) => G::msm(
+            backend,
+            &mut leases.work,
+            key.lease(),
+            MsmSpan {
+                bases,
+                base_offset: t.base_offset,
+                scalars: t.scalars,
+                scalar_offset: t.scalar_offset,
+                len: t.host_bases.len(),
+            },
+        ),
+        (None, Some(buffers)) => streamed_msm::<G>(
+            backend,
+            &mut leases.work,
+            &mut leases.chunks,
+            buffers,
+            t.host_bases,
+            t.scalars,
+            t.scalar_offset,
+        ),
+        (None, None) => Err(crate::Error::InvalidInput(format!(
+            "query {} is neither resident nor streamed",
+            q.name()
+        ))),
+    }
+}
+
 fn msms(
     backend: &dyn ProverBackend,
-    lease: &mut Lease,
+    leases: &mut ProofLeases,
     key: &StagedKey,
-    h: crate::ScalarBuf,
-    z: crate::ScalarBuf,
+    schedule: &Schedule,
+    h: ScalarBuf,
+    z: ScalarBuf,
     r: Fr,
-    num_instance: usize,
 ) -> Result<Accumulators> {
-    let bases = key.lease();
-    let vars = z.len;
-    let span = |bases, base_offset, scalars, scalar_offset, len| MsmSpan {
-        bases,
-        base_offset,
-        scalars,
-        scalar_offset,
-        len,
+    let pk = key.proving_key();
+    let shape = *key.shape();
+    let h_len = Query::H.msm_terms(&shape, key.reduction());
+    let (g1_chunk, g2_chunk) = chunk_lens(&shape, key.reduction(), schedule);
+    let g1_buffers = match g1_chunk {
+        0 => None,
+        len => Some([
+            backend.alloc_g1(
+                &mut leases.chunks,
+                items::G1_CHUNK.at(0),
+                len,
+                BufferUse::Plain,
+            )?,
+            backend.alloc_g1(
+                &mut leases.chunks,
+                items::G1_CHUNK.at(1),
+                len,
+                BufferUse::Plain,
+            )?,
+        ]),
     };
-    let h_len = key.h_query.len;
-    let h_acc = backend.msm_g1(lease, bases, span(key.h_query, 0, h, 0, h_len))?;
-    let l_acc = backend.msm_g1(
-        lease,
-        bases,
-        span(key.l_query, 0, z, num_instance, vars - num_instance),
-    )?;
-    // Queries skip index 0 (the constant one), which the combination adds directly.
-    let a_acc = backend.msm_g1(lease, bases, span(key.a_query, 1, z, 1, vars - 1))?;
+    let g2_buffers = match g2_chunk {
+        0 => None,
+        len => Some([
+            backend.alloc_g2(
+                &mut leases.chunks,
+                items::G2_CHUNK.at(0),
+                len,
+                BufferUse::Plain,
+            )?,
+            backend.alloc_g2(
+                &mut leases.chunks,
+                items::G2_CHUNK.at(1),
+                len,
+                BufferUse::Plain,
+            )?,
+        ]),
+    };
+    let resident = key.resident_bases();
+    let mut g1 = |q: Query, query: &[crate::G1Affine]| {
+        let t = terms(q, &shape, h, z, h_len, query);
+        query_msm::<G1>(backend, leases, key, resident.g1(q), g1_buffers, t, q)
+    };
+    let h_acc = g1(Query::H, &pk.h_query)?;
+    let l_acc = g1(Query::L, &pk.l_query)?;
+    let a_acc = g1(Query::A, &pk.a_query)?;
     let b_g1_acc = if r.is_zero() {
         G1Projective::zero()
     } else {
-        backend.msm_g1(lease, bases, span(key.b_g1_query, 1, z, 1, vars - 1))?
+        g1(Query::BG1, &pk.b_g1_query)?
     };
-    let b_g2_acc = backend.msm_g2(
-        lease,
-        bases,
-        MsmSpan {
-            bases: key.b_g2_query,
-            base_offset: 1,
-            scalars: z,
-            scalar_offset: 1,
-            len: vars - 1,
-        },
+    let t = terms(Query::BG2, &shape, h, z, h_len, &pk.b_g2_query);
+    let b_g2_acc = query_msm::<G2>(
+        backend,
+        leases,
+        key,
+        resident.b_g2_query,
+        g2_buffers,
+        t,
+        Query::BG2,
     )?;
     Ok(Accumulators {
         h: h_acc,

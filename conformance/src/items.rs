@@ -1,0 +1,40 @@
+//! Plan items of the suite's own buffers (the cases allocate from them).
+
+use crucible_core::PlanKey;
+
+const OWNER: &str = "conformance";
+
+/// A scalar buffer under test.
+pub const X: PlanKey = PlanKey::new(OWNER, "x");
+/// The first operand of a pointwise case.
+pub const A: PlanKey = PlanKey::new(OWNER, "a");
+/// The second operand of a pointwise case.
+pub const B: PlanKey = PlanKey::new(OWNER, "b");
+/// MSM bases.
+pub const BASES: PlanKey = PlanKey::new(OWNER, "bases");
+/// MSM scalars.
+pub const SCALARS: PlanKey = PlanKey::new(OWNER, "scalars");
+/// G1 bases of a mixed case.
+pub const G1_BASES: PlanKey = PlanKey::new(OWNER, "g1");
+/// G2 bases of a mixed case.
+pub const G2_BASES: PlanKey = PlanKey::new(OWNER, "g2");
+/// Factors a case multiplies scalars by.
+pub const FACTORS: PlanKey = PlanKey::new(OWNER, "factors");
+/// A plan larger than every budget.
+pub const HUGE: PlanKey = PlanKey::new(OWNER, "huge");
+/// A key no plan holds.
+pub const NOT_IN_PLAN: PlanKey = PlanKey::new(OWNER, "not_in_plan");
+/// Streamed chunk buffers.
+pub const CHUNK: PlanKey = PlanKey::new(OWNER, "chunk");
+
+/// Bytes of a buffer for a case's plan (an overflow, impossible at the suite's sizes,
+/// becomes a plan no budget holds, which the case reports).
+pub fn bytes(
+    backend: &dyn crucible_core::ProverBackend,
+    kind: crucible_core::ElementKind,
+    len: usize,
+) -> u64 {
+    backend
+        .buffer_bytes(kind, len, crucible_core::BufferUse::Resident)
+        .unwrap_or(u64::MAX)
+}

@@ -1,0 +1,143 @@
+//! Schedules on every backend: streamed MSMs at chunk sizes around their length, and
+//! whole proofs under each kind of schedule (bases streamed or resident, domain
+//! vectors sequenced or resident), byte for byte against ark-groth16.
+
+use std::sync::Arc;
+
+use ark_ec::VariableBaseMSM;
+use ark_ff::UniformRand;
+use ark_std::rand::{rngs::StdRng, Rng};
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::groth16::{DomainVectors, KeyOptions, Query, QuerySet, Schedule};
+use crucible_core::group::{MsmGroup, G1, G2};
+use crucible_core::key_file::generate_key;
+use crucible_core::streamed_msm::streamed_msm;
+use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
+
+use crate::items;
+use crate::msm_cases::random_bases;
+use crate::proof_cases::compare_with_arkworks_under;
+use crate::suite::Runner;
+
+/// `Σ s·P` with the bases streamed from the host through two chunk buffers of
+/// `chunk` points, against ark-ec.
+fn streamed_case<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    n: usize,
+    chunk: usize,
+) -> Result<(), String> {
+    let e = |e: crucible_core::Error| e.to_string();
+    let points = random_bases::<G>(rng, n);
+    // One scalar in front that the MSM must skip (a non-zero offset).
+    let scalars: Vec<Fr> = (0..n + 1).map(|_| Fr::rand(rng)).collect();
+    let mut chunk_plan = MemoryPlan::new("conformance chunks");
+    let chunk_bytes = backend
+        .buffer_bytes(G::KIND, chunk, BufferUse::Plain)
+        .map_err(e)?;
+    chunk_plan
+        .item(items::CHUNK, chunk_bytes)
+        .item(items::CHUNK.at(1), chunk_bytes);
+    let mut work_plan = MemoryPlan::new("conformance streamed MSM");
+    work_plan.item(
+        items::SCALARS,
+        items::bytes(backend, ElementKind::Scalar, n + 1),
+    );
+    work_plan.merge(&backend.scratch_plan(&G::need(chunk.min(n))));
+    let mut chunks = backend.allocate(chunk_plan).map_err(e)?;
+    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let buffers = [
+        G::alloc(backend, &mut chunks, items::CHUNK, chunk, BufferUse::Plain).map_err(e)?,
+        G::alloc(
+            backend,
+            &mut chunks,
+            items::CHUNK.at(1),
+            chunk,
+            BufferUse::Plain,
+        )
+        .map_err(e)?,
+    ];
+    let s = backend
+        .alloc_scalars(&mut work, items::SCALARS, n + 1)
+        .map_err(e)?;
+    backend.stage_scalars(&mut work, s, &scalars).map_err(e)?;
+    let got =
+        streamed_msm::<G>(backend, &mut work, &mut chunks, buffers, &points, s, 1).map_err(e)?;
+    chunks.release().map_err(e)?;
+    work.release().map_err(e)?;
+    let want = G::Projective::msm(&points, &scalars[1..])
+        .map_err(|l| format!("reference MSM length mismatch {l}"))?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "streamed MSM of {n} terms in chunks of {chunk} differs"
+        ))
+    }
+}
+
+/// The schedules every backend proves under: one of each kind, with chunks that do
+/// not divide the MSMs' lengths.
+fn schedules(chunk: usize) -> Vec<Schedule> {
+    let streamed = |resident, domain| Schedule {
+        resident,
+        domain,
+        chunk,
+    };
+    vec![
+        Schedule {
+            domain: DomainVectors::Sequenced,
+            ..Schedule::RESIDENT
+        },
+        streamed(QuerySet::NONE, DomainVectors::Resident),
+        streamed(QuerySet::NONE, DomainVectors::Sequenced),
+        streamed(QuerySet::NONE.with(Query::H), DomainVectors::Sequenced),
+        streamed(QuerySet::ALL.without(Query::BG2), DomainVectors::Resident),
+    ]
+}
+
+/// Streamed MSMs at chunks 1, 2, 7 and n ± 1; proofs under every kind of schedule on
+/// domain boundaries with 0, 1 and several public inputs.
+pub fn run(r: &mut Runner<'_>) {
+    let backend = r.backend;
+    for n in [1usize, 9, 33] {
+        let mut chunks = vec![1, 2, 7, n.saturating_sub(1).max(1), n, n + 1];
+        chunks.dedup();
+        for chunk in chunks {
+            r.case(&format!("streamed-msm/g1/n={n}/chunk={chunk}"), |rng| {
+                streamed_case::<G1>(backend, rng, n, chunk)
+            });
+            r.case(&format!("streamed-msm/g2/n={n}/chunk={chunk}"), |rng| {
+                streamed_case::<G2>(backend, rng, n, chunk)
+            });
+        }
+    }
+    let k = r.config.proof_log_size.min(6);
+    for inputs in [0usize, 1, 5] {
+        for delta in [-1i64, 0, 1] {
+            let total = (1i64 << k) + delta;
+            let constraints = (total - inputs as i64 - 1).max(1) as usize;
+            let name =
+                format!("schedules/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
+            r.case(&name, |rng| {
+                let seed = rng.gen::<u64>();
+                let pk =
+                    Arc::new(generate_key(constraints, inputs, seed).map_err(|e| e.to_string())?);
+                let circuit = BenchCircuit {
+                    constraints,
+                    inputs,
+                    seed: seed.wrapping_add(1),
+                };
+                for schedule in schedules(7) {
+                    let options = KeyOptions {
+                        schedule: Some(schedule),
+                        ..KeyOptions::default()
+                    };
+                    compare_with_arkworks_under(backend, pk.clone(), circuit, rng, &options)
+                        .map_err(|e| format!("schedule {schedule}: {e}"))?;
+                }
+                Ok(())
+            });
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The plan items the Groth16 pipeline allocates from: typed keys owned here, so the
+//! plans, the schedules and the pipeline cannot drift apart.
+
+use crate::PlanKey;
+
+const OWNER: &str = "groth16";
+
+/// A·z on the domain, then the quotient's values (h).
+pub const DOMAIN_A: PlanKey = PlanKey::new(OWNER, "domain_a");
+/// B·z on the domain; in a sequenced schedule also C·z, then the assignment z.
+pub const DOMAIN_B: PlanKey = PlanKey::new(OWNER, "domain_b");
+/// C·z on the domain (resident domain vectors only).
+pub const DOMAIN_C: PlanKey = PlanKey::new(OWNER, "domain_c");
+/// The full assignment z, the scalars of the L, A and B MSMs (resident domain vectors
+/// only; a sequenced schedule draws it from [`DOMAIN_B`]).
+pub const ASSIGNMENT: PlanKey = PlanKey::new(OWNER, "assignment");
+/// A G1 chunk buffer of a streamed MSM (`.at(0)` and `.at(1)`).
+pub const G1_CHUNK: PlanKey = PlanKey::new(OWNER, "g1_chunk");
+/// A G2 chunk buffer of a streamed MSM (`.at(0)` and `.at(1)`).
+pub const G2_CHUNK: PlanKey = PlanKey::new(OWNER, "g2_chunk");
+/// The key's `a_query`, resident.
+pub const A_QUERY: PlanKey = PlanKey::new(OWNER, "a_query");
+/// The key's `b_g1_query`, resident.
+pub const B_G1_QUERY: PlanKey = PlanKey::new(OWNER, "b_g1_query");
+/// The key's `h_query`, resident.
+pub const H_QUERY: PlanKey = PlanKey::new(OWNER, "h_query");
+/// The key's `l_query`, resident.
+pub const L_QUERY: PlanKey = PlanKey::new(OWNER, "l_query");
+/// The key's `b_g2_query`, resident.
+pub const B_G2_QUERY: PlanKey = PlanKey::new(OWNER, "b_g2_query");
+
+/// Items that live in a proof's chunk lease (the bases lease of its streamed MSMs).
+pub fn is_chunk(key: PlanKey) -> bool {
+    key == G1_CHUNK.at(0) || key == G1_CHUNK.at(1) || key == G2_CHUNK.at(0) || key == G2_CHUNK.at(1)
+}

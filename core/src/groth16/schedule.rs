@@ -1,0 +1,537 @@
+//! Schedules: how one proof uses the device memory it is given.
+//!
+//! A schedule says which of the key's queries stay resident on the device (staged
+//! once, shared by every proof there) and which stream from the host copy in chunks
+//! through two chunk buffers per proof, and whether the domain vectors are all
+//! resident or sequenced through two domain-sized buffers. Every schedule is an
+//! exact pair of [`MemoryPlan`]s; the chooser takes the fastest one whose key and
+//! `workers` proofs fit the budget, by the backend's [`CostModel`](crate::CostModel).
+
+use std::fmt;
+
+use super::{items, Reduction};
+use crate::{
+    human_bytes, BufferUse, ElementKind, Error, MemoryPlan, PlanKey, ProofShape, ProverBackend,
+    Result, ScratchNeed,
+};
+
+/// One query of a proving key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Query {
+    /// `h_query` (G1), the quotient's bases.
+    H,
+    /// `l_query` (G1), over the witness.
+    L,
+    /// `a_query` (G1).
+    A,
+    /// `b_g1_query` (G1).
+    BG1,
+    /// `b_g2_query` (G2).
+    BG2,
+}
+
+impl Query {
+    /// Every query, in the order the proof runs their MSMs.
+    pub const ALL: [Query; 5] = [Query::H, Query::L, Query::A, Query::BG1, Query::BG2];
+
+    /// The name users see.
+    pub fn name(self) -> &'static str {
+        match self {
+            Query::H => "h",
+            Query::L => "l",
+            Query::A => "a",
+            Query::BG1 => "b_g1",
+            Query::BG2 => "b_g2",
+        }
+    }
+
+    /// G1 or G2 bases.
+    pub fn kind(self) -> ElementKind {
+        match self {
+            Query::BG2 => ElementKind::G2,
+            _ => ElementKind::G1,
+        }
+    }
+
+    /// The plan item of the query when it is resident.
+    pub fn key(self) -> PlanKey {
+        match self {
+            Query::H => items::H_QUERY,
+            Query::L => items::L_QUERY,
+            Query::A => items::A_QUERY,
+            Query::BG1 => items::B_G1_QUERY,
+            Query::BG2 => items::B_G2_QUERY,
+        }
+    }
+
+    /// Points of this query in a key of `shape`.
+    pub fn len(self, shape: &ProofShape, reduction: Reduction) -> usize {
+        match self {
+            Query::H => reduction.h_len(shape.domain_size()),
+            Query::L => shape.num_witness,
+            Query::A | Query::BG1 | Query::BG2 => shape.num_variables(),
+        }
+    }
+
+    /// Terms of this query's MSM in a proof (A and B skip the constant one, which the
+    /// final combination adds directly).
+    pub fn msm_terms(self, shape: &ProofShape, reduction: Reduction) -> usize {
+        match self {
+            Query::A | Query::BG1 | Query::BG2 => shape.num_variables() - 1,
+            other => other.len(shape, reduction),
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// A set of queries (the resident ones of a schedule).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct QuerySet(u8);
+
+impl QuerySet {
+    /// No query.
+    pub const NONE: QuerySet = QuerySet(0);
+    /// Every query.
+    pub const ALL: QuerySet = QuerySet(0b1_1111);
+
+    /// Whether `q` is in the set.
+    pub fn contains(self, q: Query) -> bool {
+        self.0 & q.bit() != 0
+    }
+
+    /// The set with `q` added.
+    pub fn with(self, q: Query) -> QuerySet {
+        QuerySet(self.0 | q.bit())
+    }
+
+    /// The set without `q`.
+    pub fn without(self, q: Query) -> QuerySet {
+        QuerySet(self.0 & !q.bit())
+    }
+
+    /// The queries in the set, in [`Query::ALL`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = Query> {
+        Query::ALL.into_iter().filter(move |q| self.contains(*q))
+    }
+
+    /// Every subset of the five queries.
+    pub fn all_subsets() -> impl Iterator<Item = QuerySet> {
+        (0..=Self::ALL.0).map(QuerySet)
+    }
+}
+
+impl fmt::Display for QuerySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == QuerySet::NONE {
+            return f.write_str("none");
+        }
+        let names: Vec<&str> = self.iter().map(Query::name).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl serde::Serialize for QuerySet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// Where a proof keeps its domain vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DomainVectors {
+    /// A·z, B·z, C·z and the assignment each in its own buffer, all at once (the
+    /// staging of one overlaps the transforms of the last).
+    Resident,
+    /// Two domain-sized buffers: a → coset; b → coset, a·b; c into b's buffer →
+    /// coset, the quotient; then the assignment into b's buffer.
+    Sequenced,
+}
+
+/// How one proof uses device memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Schedule {
+    /// Queries staged once with the key; the rest stream from the host per proof.
+    pub resident: QuerySet,
+    /// The domain vectors' layout.
+    pub domain: DomainVectors,
+    /// Points per chunk of a streamed MSM (ignored when nothing streams).
+    pub chunk: usize,
+}
+
+impl Schedule {
+    /// Everything resident: the fastest schedule, and the one with the most bytes.
+    pub const RESIDENT: Schedule = Schedule {
+        resident: QuerySet::ALL,
+        domain: DomainVectors::Resident,
+        chunk: 0,
+    };
+
+    /// Whether any query streams.
+    pub fn streams(&self) -> bool {
+        self.resident != QuerySet::ALL
+    }
+
+    /// Checks the schedule can run (a streamed query needs chunks of at least a point).
+    pub fn validate(&self) -> Result<()> {
+        if self.streams() && self.chunk == 0 {
+            return Err(Error::InvalidInput(
+                "a schedule that streams bases needs a chunk of at least one point".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Schedule::RESIDENT {
+            return f.write_str("resident");
+        }
+        let domain = match self.domain {
+            DomainVectors::Resident => "resident",
+            DomainVectors::Sequenced => "sequenced",
+        };
+        if self.streams() {
+            let streamed = QuerySet(QuerySet::ALL.0 & !self.resident.0);
+            write!(
+                f,
+                "bases resident: {}, streamed: {} in chunks of {} points; domain vectors {domain}",
+                self.resident, streamed, self.chunk
+            )
+        } else {
+            write!(f, "bases resident; domain vectors {domain}")
+        }
+    }
+}
+
+/// A schedule with its exact plans and its predicted time.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ScheduledPlan {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// The staged key's plan (its resident queries).
+    pub key: MemoryPlan,
+    /// One proof's plan (domain vectors, chunk buffers, scratch).
+    pub proof: MemoryPlan,
+    /// Predicted stage + compute seconds of one proof.
+    pub predicted_seconds: f64,
+}
+
+impl ScheduledPlan {
+    /// The plans of `schedule` for a key of `shape` on `backend`.
+    pub fn new(
+        backend: &dyn ProverBackend,
+        shape: &ProofShape,
+        reduction: Reduction,
+        schedule: Schedule,
+    ) -> Result<ScheduledPlan> {
+        schedule.validate()?;
+        Ok(ScheduledPlan {
+            key: key_plan_for(backend, shape, reduction, schedule.resident)?,
+            proof: proof_plan_for(backend, shape, reduction, &schedule)?,
+            predicted_seconds: predict(backend, shape, reduction, &schedule),
+            schedule,
+        })
+    }
+
+    /// Bytes of the key and `workers` proofs at once.
+    pub fn bytes_for(&self, workers: usize) -> u64 {
+        self.proof
+            .total_bytes()
+            .saturating_mul(workers as u64)
+            .saturating_add(self.key.total_bytes())
+    }
+}
+
+/// The smallest chunk the chooser considers: below it the per-call cost of an MSM
+/// dominates. The floor is computed with it.
+pub const MIN_CHUNK: usize = 1 << 12;
+
+/// Plan for the staged key: the resident queries, laid out for reuse.
+pub fn key_plan_for(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    resident: QuerySet,
+) -> Result<MemoryPlan> {
+    let mut plan = MemoryPlan::new(format!("proving key on {}", backend.info().label()));
+    for q in resident.iter() {
+        let bytes = backend.buffer_bytes(q.kind(), q.len(shape, reduction), BufferUse::Resident)?;
+        plan.item(q.key(), bytes);
+    }
+    Ok(plan)
+}
+
+/// Plan for one proof under `schedule`: the domain vectors, the assignment, the chunk
+/// buffers of the streamed queries and the scratch of every NTT and MSM.
+pub fn proof_plan_for(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    schedule: &Schedule,
+) -> Result<MemoryPlan> {
+    let n = shape.domain_size();
+    let vars = shape.num_variables();
+    let scalars = |len: usize| backend.buffer_bytes(ElementKind::Scalar, len, BufferUse::Plain);
+    let mut plan = MemoryPlan::new(format!(
+        "proof of 2^{} domain on {} ({schedule})",
+        shape.log_domain,
+        backend.info().label()
+    ));
+    match schedule.domain {
+        DomainVectors::Resident => {
+            plan.item(items::DOMAIN_A, scalars(n)?)
+                .item(items::DOMAIN_B, scalars(n)?)
+                .item(items::DOMAIN_C, scalars(n)?)
+                .item(items::ASSIGNMENT, scalars(vars)?);
+        }
+        DomainVectors::Sequenced => {
+            plan.item(items::DOMAIN_A, scalars(n)?)
+                .item(items::DOMAIN_B, scalars(n.max(vars))?);
+        }
+    }
+    let mut need = ScratchNeed {
+        ntt: Some(shape.domain()),
+        ..ScratchNeed::default()
+    };
+    for q in Query::ALL {
+        let terms = q.msm_terms(shape, reduction);
+        let len = if schedule.resident.contains(q) {
+            terms
+        } else {
+            terms.min(schedule.chunk)
+        };
+        match q.kind() {
+            ElementKind::G2 => need.msm_g2 = need.msm_g2.max(len),
+            _ => need.msm_g1 = need.msm_g1.max(len),
+        }
+    }
+    let (g1_chunk, g2_chunk) = chunk_lens(shape, reduction, schedule);
+    for (key, kind, len) in [
+        (items::G1_CHUNK, ElementKind::G1, g1_chunk),
+        (items::G2_CHUNK, ElementKind::G2, g2_chunk),
+    ] {
+        if len > 0 {
+            let bytes = backend.buffer_bytes(kind, len, BufferUse::Plain)?;
+            plan.item(key.at(0), bytes).item(key.at(1), bytes);
+        }
+    }
+    plan.merge(&backend.scratch_plan(&need));
+    Ok(plan)
+}
+
+/// Points of the G1 and of the G2 chunk buffers a proof under `schedule` allocates
+/// (0 when no query of that group streams): the chunk, or the longest streamed MSM of
+/// the group if that is shorter.
+pub fn chunk_lens(shape: &ProofShape, reduction: Reduction, schedule: &Schedule) -> (usize, usize) {
+    let (mut g1, mut g2) = (0, 0);
+    for q in Query::ALL
+        .into_iter()
+        .filter(|q| !schedule.resident.contains(*q))
+    {
+        let len = q.msm_terms(shape, reduction).min(schedule.chunk);
+        match q.kind() {
+            ElementKind::G2 => g2 = g2.max(len),
+            _ => g1 = g1.max(len),
+        }
+    }
+    (g1, g2)
+}
+
+/// Predicted stage + compute seconds of one proof under `schedule`.
+pub fn predict(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    schedule: &Schedule,
+) -> f64 {
+    let model = backend.cost_model();
+    let n = shape.domain_size();
+    let scalar_bytes = backend.element_bytes(ElementKind::Scalar);
+    let ntt = f64::from(reduction.transforms()) * model.ntt_seconds(shape.log_domain);
+    // a, b, c and z; with a copy stream the later vectors hide behind the transforms
+    // of the earlier ones, unless they wait for a buffer (sequenced).
+    let vectors = 3 * n as u64 * scalar_bytes + shape.num_variables() as u64 * scalar_bytes;
+    let hidden = match (model.overlaps_staging, schedule.domain) {
+        (false, _) => 0.0,
+        (true, DomainVectors::Resident) => 0.5,
+        (true, DomainVectors::Sequenced) => 0.25,
+    };
+    let staging = model.stage_seconds(vectors) * (1.0 - hidden);
+    let mut msm = 0.0;
+    for q in Query::ALL {
+        let terms = q.msm_terms(shape, reduction);
+        let g2 = q.kind() == ElementKind::G2;
+        if schedule.resident.contains(q) || terms == 0 {
+            msm += model.msm_seconds(terms, g2);
+            continue;
+        }
+        let chunk = schedule.chunk.max(1);
+        let full = terms / chunk;
+        let rest = terms % chunk;
+        let compute = full as f64 * model.msm_seconds(chunk, g2) + model.msm_seconds(rest, g2);
+        let point = backend.element_bytes(q.kind());
+        let copy = model.stage_seconds(terms as u64 * point);
+        msm += if model.overlaps_staging {
+            // The first chunk's copy is not hidden; then each copy runs beside an MSM.
+            compute.max(copy) + model.stage_seconds(chunk.min(terms) as u64 * point)
+        } else {
+            compute + copy
+        };
+    }
+    ntt + staging + msm
+}
+
+/// Every schedule the chooser considers for `shape`: each resident set, each domain
+/// layout, and chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM.
+fn candidates(shape: &ProofShape, reduction: Reduction) -> Vec<Schedule> {
+    let longest = Query::ALL
+        .iter()
+        .map(|q| q.msm_terms(shape, reduction))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut chunks = Vec::new();
+    let mut c = MIN_CHUNK.min(longest);
+    while c < longest {
+        chunks.push(c);
+        c = c.saturating_mul(2);
+    }
+    chunks.push(longest);
+    let mut out = Vec::new();
+    for resident in QuerySet::all_subsets() {
+        for domain in [DomainVectors::Resident, DomainVectors::Sequenced] {
+            if resident == QuerySet::ALL {
+                out.push(Schedule {
+                    resident,
+                    domain,
+                    chunk: 0,
+                });
+                continue;
+            }
+            for &chunk in &chunks {
+                out.push(Schedule {
+                    resident,
+                    domain,
+                    chunk,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The schedule chosen for a budget, with the floor of its shape.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ScheduleChoice {
+    /// The fastest schedule whose key and workers' proofs fit.
+    pub chosen: ScheduledPlan,
+    /// The schedule with the fewest bytes (key plus the workers' proofs).
+    pub floor: ScheduledPlan,
+    /// The budget chosen for, in bytes.
+    pub capacity: u64,
+    /// Proofs at once the budget was shared between.
+    pub workers: usize,
+}
+
+impl ScheduleChoice {
+    /// The floor in bytes: the smallest budget at which `workers` proofs of this
+    /// shape run at once.
+    pub fn floor_bytes(&self) -> u64 {
+        self.floor.bytes_for(self.workers)
+    }
+}
+
+/// Chooses the fastest schedule whose key plus `workers` proofs fit `capacity` bytes
+/// (ties go to the one with fewer bytes). Below the floor: [`Error::BelowFloor`].
+pub fn choose(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    capacity: u64,
+    workers: usize,
+) -> Result<ScheduleChoice> {
+    let workers = workers.max(1);
+    let mut best: Option<ScheduledPlan> = None;
+    let mut floor: Option<ScheduledPlan> = None;
+    for schedule in candidates(shape, reduction) {
+        let plan = ScheduledPlan::new(backend, shape, reduction, schedule)?;
+        let bytes = plan.bytes_for(workers);
+        if floor.as_ref().is_none_or(|f| bytes < f.bytes_for(workers)) {
+            floor = Some(plan.clone());
+        }
+        if bytes > capacity {
+            continue;
+        }
+        let better = best.as_ref().is_none_or(|b| {
+            plan.predicted_seconds < b.predicted_seconds
+                || (plan.predicted_seconds == b.predicted_seconds && bytes < b.bytes_for(workers))
+        });
+        if better {
+            best = Some(plan);
+        }
+    }
+    let floor = floor.ok_or_else(|| Error::InvalidInput("no schedule for this shape".into()))?;
+    match best {
+        Some(chosen) => Ok(ScheduleChoice {
+            chosen,
+            floor,
+            capacity,
+            workers,
+        }),
+        None => Err(Error::BelowFloor {
+            budget: backend.budget().name().to_string(),
+            capacity,
+            floor: floor.bytes_for(workers),
+            workers,
+        }),
+    }
+}
+
+/// The memory–time curve of a shape: the schedules that no other beats on both
+/// bytes (key plus `workers` proofs) and predicted time, fewest bytes first.
+pub fn frontier(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    workers: usize,
+) -> Result<Vec<ScheduledPlan>> {
+    let workers = workers.max(1);
+    let mut all = candidates(shape, reduction)
+        .into_iter()
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s))
+        .collect::<Result<Vec<_>>>()?;
+    all.sort_by(|a, b| {
+        a.bytes_for(workers)
+            .cmp(&b.bytes_for(workers))
+            .then(a.predicted_seconds.total_cmp(&b.predicted_seconds))
+    });
+    let mut out: Vec<ScheduledPlan> = Vec::new();
+    for plan in all {
+        if out
+            .last()
+            .is_none_or(|last| plan.predicted_seconds < last.predicted_seconds)
+        {
+            out.push(plan);
+        }
+    }
+    Ok(out)
+}
+
+/// A one-line summary of a choice, for logs and the CLI.
+pub fn describe(choice: &ScheduleChoice) -> String {
+    format!(
+        "schedule {} ({} for the key and {} per proof, {} workers; floor {}), predicted {:.1} ms",
+        choice.chosen.schedule,
+        human_bytes(choice.chosen.key.total_bytes()),
+        human_bytes(choice.chosen.proof.total_bytes()),
+        choice.workers,
+        human_bytes(choice.floor_bytes()),
+        choice.chosen.predicted_seconds * 1e3
+    )
+}
