@@ -1,17 +1,24 @@
 //! `crucible`: list backends, prove, plan memory, run the conformance suite and
-//! benchmark, on every backend linked into this binary.
+//! benchmark, on every backend linked into this binary; serve proofs over gRPC, work
+//! a shared Postgres job queue, and drive both as a client.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backends;
 mod bench;
+mod client;
 mod conformance;
+mod devices;
 mod memory_watch;
 mod output;
 mod parse;
 mod plan;
 mod plot;
 mod prove;
+mod queue;
+mod runtime;
+mod serve;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -41,6 +48,14 @@ enum Command {
     Conformance(conformance::ConformanceArgs),
     /// Time one operation across sizes and backends; table, JSON, CSV and SVG plot.
     Bench(bench::BenchArgs),
+    /// The gRPC proving daemon: keys stay staged on every device between requests.
+    Serve(serve::ServeArgs),
+    /// Prove jobs from a Postgres job queue shared by machines.
+    Worker(worker::WorkerArgs),
+    /// Queue jobs for the workers, or see the queue.
+    Queue(queue::QueueArgs),
+    /// Talk to a `crucible serve` daemon: keys, proofs, status, a load test.
+    Client(client::ClientArgs),
 }
 
 /// A failure reported as `error: ...` with exit status 1.
@@ -81,12 +96,22 @@ fn quiet_vulkan_probe() {
 fn main() -> ExitCode {
     quiet_vulkan_probe();
     let cli = Cli::parse();
+    // Logs go to stderr, filtered by RUST_LOG; the daemons say what they do by default.
+    let default_log = match cli.command {
+        Command::Serve(_) | Command::Worker(_) => "info",
+        _ => "warn",
+    };
+    crucible_service::logging::init(default_log);
     let result = match &cli.command {
         Command::Backends => backends::run(),
         Command::Prove(args) => prove::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Worker(args) => worker::run(args),
+        Command::Queue(args) => queue::run(args),
+        Command::Client(args) => client::run(args),
     };
     match result {
         Ok(code) => code,

@@ -88,6 +88,27 @@ pub fn memory(text: &str) -> Result<u64, String> {
     })
 }
 
+/// A duration: a number with a unit, `ms`, `s`, `m` or `h` (`250ms`, `30s`, `1.5m`).
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let bad =
+        |why: &str| format!("`{text}` is not a duration ({why}; expected e.g. 250ms, 30s or 2m)");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| bad("no unit"))?;
+    let (number, unit) = t.split_at(split);
+    let seconds_per_unit = match unit.trim() {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => return Err(bad(&format!("unknown unit `{other}`"))),
+    };
+    let value: f64 = number.parse().map_err(|_| bad("not a number"))?;
+    std::time::Duration::try_from_secs_f64(value * seconds_per_unit)
+        .map_err(|_| bad("out of range"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +162,17 @@ mod tests {
         assert_eq!(memory("8G"), Ok(8 << 30));
         let e = memory("12XB").unwrap_err();
         assert!(e.starts_with("`12XB` is not a byte size"), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(duration("2h").unwrap(), Duration::from_secs(7200));
+        for bad in ["", "30", "s", "3x", "1e400s", "-1s"] {
+            assert!(duration(bad).is_err(), "{bad:?} was accepted");
+        }
     }
 }

@@ -220,6 +220,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     let bar = progress_bar(args.proofs as u64, "proving");
     let mut outcomes: Vec<JobOutcome> = Vec::new();
     let stats = prover.run(jobs, |outcome| {
+        tracing::debug!(proof = outcome.id, device = %outcome.device, ok = outcome.result.is_ok(), "proof finished");
         bar.inc(1);
         outcomes.push(outcome);
     });
