@@ -343,7 +343,7 @@ impl ProverBackend for WgpuBackend {
         // Every operation (pointwise ones too) leases its dispatch parameters.
         plan.item(ntt::PARAMS_ITEM, self.ctx.limits.params_bytes());
         if let Some(domain) = need.ntt {
-            plan.merge(&ntt::scratch_plan(&domain));
+            plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
         }
         plan.merge(&msm::scratch_plan::<g1::Config>(&self.ctx, need.msm_g1));
         plan.merge(&msm::scratch_plan::<g2::Config>(&self.ctx, need.msm_g2));

@@ -199,6 +199,22 @@ where
         }
         k += 1;
     }
+    let chunk = ctx.limits.chunk_len(crate::field::element_bytes(P::KIND));
+    if chunk < terms {
+        plan.note(format!(
+            "wgpu: {:?} bases in chunks of 2^{} (binding limit {} B)",
+            P::KIND,
+            chunk.trailing_zeros(),
+            ctx.limits.binding_bytes
+        ));
+    }
+    if most < terms {
+        plan.note(format!(
+            "wgpu: {:?} MSM in batches of at most {most} terms (binding limit {} B)",
+            P::KIND,
+            ctx.limits.binding_bytes
+        ));
+    }
     plan
 }
 

@@ -290,36 +290,51 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
 
 #[test]
 fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
-    use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+    use crucible_core::groth16::{KeyOptions, Schedule, StagedKey};
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(&pk).unwrap();
     let needed = key_plan(&probe, &shape).unwrap().total_bytes()
         + proof_plan(&probe, &shape).unwrap().total_bytes();
+
+    // The resident schedule, fixed, one byte short: refused when the key is staged,
+    // naming what it needs, before anything is allocated.
     let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", needed - 1));
-    let key = StagedKey::stage(&backend, pk.clone()).unwrap();
-    let circuit = BenchCircuit {
-        constraints: CONSTRAINTS,
-        inputs: INPUTS,
-        seed,
+    let resident = KeyOptions {
+        schedule: Some(Schedule::RESIDENT),
+        ..KeyOptions::default()
     };
-    let err = prove(
-        &backend,
-        &key,
-        circuit,
-        Fr::from(2u64),
-        Fr::from(3u64),
-        ProveOptions::default(),
-    )
-    .expect_err("the proof cannot fit beside the key");
+    let err = StagedKey::stage_with(&backend, pk.clone(), &resident)
+        .err()
+        .expect("the resident proof cannot fit beside the key");
     assert!(
         matches!(err.root(), Error::OutOfBudget { needed: n, .. } if *n == needed),
         "{err}"
     );
     assert_eq!(err.phase(), Some(Phase::Allocate));
-    key.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);
+
+    // Chosen freely, the same budget runs a smaller schedule instead.
+    let key = StagedKey::stage(&backend, pk.clone()).unwrap();
+    assert_ne!(key.schedule_choice().chosen.schedule, Schedule::RESIDENT);
+    key.release().unwrap();
+
+    // Below the floor of every schedule: BelowFloor at once, nothing allocated.
+    let floor = crucible_core::groth16::schedule_for(&probe, &shape, &KeyOptions::default())
+        .unwrap()
+        .floor_bytes();
+    let tiny = CpuBackend::with_budget(DeviceBudget::new("cpu:0", floor - 1));
+    let started = std::time::Instant::now();
+    let err = StagedKey::stage(&tiny, pk.clone())
+        .err()
+        .expect("nothing fits below the floor");
+    assert!(
+        matches!(err.root(), Error::BelowFloor { floor: f, .. } if *f == floor),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(tiny.budget().in_use(), 0);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crucible_conformance::{proof_bytes, run_seed};
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
-use crucible_core::groth16::{key_plan, key_shape, proof_plan, ProvingKey};
+use crucible_core::groth16::{key_plan, key_shape, proof_plan, ProvingKey, Schedule};
 use crucible_core::{Bls12_381, DeviceBudget, Fr, ProverBackend};
 
 pub const CONSTRAINTS: usize = 28;
@@ -67,7 +67,9 @@ pub fn assert_identical(pk: &ProvingKey, seed: u64, count: u64, outcomes: &[JobO
 }
 
 /// An engine over `devices` with `workers` workers a device, `synthesis` synthesis
-/// threads, every proof verified.
+/// threads, every proof verified, on the resident schedule: these tests size their
+/// budgets in resident proofs (`cpu_fitting`) and count the calls one resident proof
+/// makes, so the chooser must not trade the budget for a streamed schedule.
 pub fn prover(
     devices: Vec<Arc<dyn ProverBackend>>,
     pk: &Arc<ProvingKey>,
@@ -78,6 +80,7 @@ pub fn prover(
         workers_per_device: workers,
         synthesis_threads: synthesis,
         verify: true,
+        schedule: Some(Schedule::RESIDENT),
         ..EngineConfig::default()
     };
     Prover::new(devices, pk.clone(), config).unwrap()
