@@ -36,6 +36,6 @@ pub fn info(index: usize) -> BackendInfo {
         device_name: format!("{} ({} threads)", cpu_name(), rayon::current_num_threads()),
         api: "host (arkworks, rayon)".into(),
         memory_bytes: host_memory_bytes(),
-        priority: 100,
+        priority: crucible_core::priority::HOST,
     }
 }

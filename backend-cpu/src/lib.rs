@@ -13,6 +13,8 @@ mod ntt;
 
 use std::sync::Arc;
 
+use ark_ff::Zero;
+
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
@@ -52,14 +54,33 @@ impl CpuBackend {
     }
 }
 
+/// Environment variable splitting the host into N logical devices.
+pub const DEVICES_ENV: &str = "CRUCIBLE_CPU_DEVICES";
+
+/// Most logical CPU devices.
+pub const MAX_DEVICES: usize = 64;
+
+/// The device count in [`DEVICES_ENV`] (`None`: unset or empty, one device).
+fn device_count(value: Option<&str>) -> std::result::Result<usize, String> {
+    let Some(text) = value.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(1);
+    };
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_DEVICES).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{DEVICES_ENV}=`{text}` is not a device count (expected 1 to {MAX_DEVICES})"
+        )),
+    }
+}
+
 /// `CRUCIBLE_CPU_DEVICES=N` splits the host into N logical devices, each with its
 /// own budget (an equal share), so multi-device placement can be exercised anywhere.
+/// A value that is not a count makes the backend unavailable, saying why.
 fn probe(options: &ProbeOptions) -> Vec<Probe> {
-    let devices = std::env::var("CRUCIBLE_CPU_DEVICES")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .filter(|n| *n >= 1)
-        .unwrap_or(1);
+    let devices = match device_count(std::env::var(DEVICES_ENV).ok().as_deref()) {
+        Ok(n) => n,
+        Err(reason) => return vec![Probe::Unavailable { reason }],
+    };
     let capacity = options.budget_capacity(device::host_memory_bytes()) / devices as u64;
     (0..devices)
         .map(|i| {
@@ -137,6 +158,10 @@ impl ProverBackend for CpuBackend {
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        if dst.id() == rhs.id() {
+            ntt::square_assign(lease.get_mut::<Vec<Fr>>(dst.id())?);
+            return Ok(());
+        }
         let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::mul_assign(d, r)
     }
@@ -148,6 +173,11 @@ impl ProverBackend for CpuBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
+        if dst.id() == rhs.id() {
+            // (x − x)·k
+            lease.get_mut::<Vec<Fr>>(dst.id())?.fill(Fr::zero());
+            return Ok(());
+        }
         let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
         ntt::sub_mul_assign(d, r, k)
     }
@@ -168,5 +198,21 @@ impl ProverBackend for CpuBackend {
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
         msm::msm::<G2Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_counts_parse_or_say_why_not() {
+        assert_eq!(device_count(None), Ok(1));
+        assert_eq!(device_count(Some("")), Ok(1));
+        assert_eq!(device_count(Some(" 3 ")), Ok(3));
+        for bad in ["abc", "0", "-1", "65", "1.5"] {
+            let e = device_count(Some(bad)).unwrap_err();
+            assert!(e.contains("is not a device count"), "{bad}: {e}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::field::element_bytes;
 pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|source| CpuError::Alloc {
-        bytes: (len * size_of::<T>()) as u64,
+        bytes: (len as u64).saturating_mul(size_of::<T>() as u64),
         source,
     })?;
     v.resize(len, zero);

@@ -17,7 +17,9 @@ pub fn scratch_plan(need: &ScratchNeed) -> MemoryPlan {
     let mut plan = MemoryPlan::new("cpu scratch");
     let terms = need.msm_g1.max(need.msm_g2);
     if terms > 0 {
-        plan.item(SCALARS_ITEM, (terms * size_of::<BigInteger256>()) as u64);
+        // Saturates instead of wrapping: a plan past u64 can never fit a budget.
+        let bytes = (terms as u64).saturating_mul(size_of::<BigInteger256>() as u64);
+        plan.item(SCALARS_ITEM, bytes);
     }
     plan
 }

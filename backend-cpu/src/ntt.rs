@@ -1,5 +1,6 @@
 //! NTTs and pointwise ops through ark-poly, as ark-groth16 itself computes them.
 
+use ark_ff::Field;
 use ark_poly::EvaluationDomain;
 use crucible_core::{Domain, Fr, NttKind, Result};
 use rayon::prelude::*;
@@ -32,6 +33,13 @@ pub fn mul_assign(dst: &mut [Fr], rhs: &[Fr]) -> Result<()> {
     check_len("pointwise operand", dst.len(), rhs.len())?;
     dst.par_iter_mut().zip(rhs).for_each(|(d, r)| *d *= r);
     Ok(())
+}
+
+/// `x[i] *= x[i]`: [`mul_assign`] with one buffer as both operands.
+pub fn square_assign(x: &mut [Fr]) {
+    x.par_iter_mut().for_each(|v| {
+        v.square_in_place();
+    });
 }
 
 /// `dst[i] = (dst[i] - rhs[i]) * k`.

@@ -52,7 +52,7 @@ pub fn open(ordinal: usize) -> CudaResult<Device> {
                 arch.1
             ),
             memory_bytes: memory,
-            priority: 300,
+            priority: crucible_core::priority::NATIVE_GPU,
         },
         ctx,
         stream,

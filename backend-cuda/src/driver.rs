@@ -1,13 +1,26 @@
-//! Every raw (unsafe) driver call of the CUDA backend, in one place.
+//! Every raw (unsafe) driver call of the CUDA backend, in one place: the only module
+//! where `unsafe` is allowed (the crate denies it everywhere else).
 
 use std::sync::Arc;
 
 use std::ffi::{c_char, CString};
 
-use cudarc::driver::{result, CudaContext, LaunchArgs, LaunchConfig, PinnedHostSlice};
+use cudarc::driver::{
+    result, CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs, LaunchConfig,
+    PinnedHostSlice,
+};
 use cudarc::nvrtc::sys as nvrtc;
 
 use crate::error::{CudaError, CudaResult};
+use crate::field::{FrArg, FrSeeds};
+
+// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
+// of ntt.cu's `struct FrArg { u32 words[8]; }`, which the kernels take by value.
+unsafe impl DeviceRepr for FrArg {}
+
+// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
+// of ntt.cu's `struct FrSeeds { u32 words[8 * 32]; }`, which the kernels take by value.
+unsafe impl DeviceRepr for FrSeeds {}
 
 /// Why CUDA cannot be used here, if it cannot: libcuda and libnvrtc must both load.
 pub fn missing_library() -> Option<&'static str> {
@@ -37,14 +50,24 @@ pub fn trim_memory_pool(ctx: &Arc<CudaContext>) -> CudaResult<()> {
     Ok(())
 }
 
-/// Launches a kernel whose arguments are already pushed.
+/// Launches a kernel whose arguments are already pushed (by a `launch` function).
 pub fn launch(args: &mut LaunchArgs<'_>, config: LaunchConfig) -> CudaResult<()> {
-    // SAFETY: each caller pushes exactly the arguments, in the order and with the
-    // types, that the kernel's signature in backend-cuda/kernels/*.cu declares, and
-    // passes buffers long enough for the indices the launch shape covers (checked
-    // by the callers before launching).
+    // SAFETY: the callers are launch.rs's functions, which push exactly the arguments,
+    // in the order and with the types, that the kernel's signature in
+    // backend-cuda/kernels/*.cu declares (a test reads the sources and compares), and
+    // their callers pass buffers long enough for the indices the launch shape covers
+    // (checked before launching).
     unsafe { args.launch(config) }?;
     Ok(())
+}
+
+/// `count` words of device memory, stream-ordered on `stream`, not cleared: for
+/// scratch that kernels write before they read it.
+pub fn alloc_uninit(stream: &Arc<CudaStream>, count: usize) -> Result<CudaSlice<u32>, DriverError> {
+    // SAFETY: any bit pattern is a valid u32, and the callers (memory::alloc_words_uninit)
+    // read no word before a kernel writes it (msm.cu's scratch list says which kernel
+    // writes what).
+    unsafe { stream.alloc::<u32>(count) }
 }
 
 /// The driver's CUDA version as `major * 1000 + minor * 10` (0 if it cannot say).

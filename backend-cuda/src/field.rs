@@ -3,8 +3,9 @@
 //! MSM window sums come back in XYZZ coordinates (X, Y, ZZ, ZZZ), ZZ = 0 for infinity.
 
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Field, Zero};
+use ark_ff::{Field, Zero};
 use crucible_core::ark_bls12_381::Fq2;
+use crucible_core::limbs::{limbs_to_words, words_to_limbs};
 use crucible_core::{ElementKind, Fq, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 /// u32 words of one Fr.
@@ -19,6 +20,41 @@ pub const G2_WORDS: usize = 4 * FQ_WORDS;
 pub const G1_XYZZ_WORDS: usize = 4 * FQ_WORDS;
 /// u32 words of a G2 XYZZ point.
 pub const G2_XYZZ_WORDS: usize = 8 * FQ_WORDS;
+
+/// The group of an MSM's bases, and its word sizes on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// G1 over Fq.
+    G1,
+    /// G2 over Fq2.
+    G2,
+}
+
+impl Group {
+    /// The element kind of its bases.
+    pub fn kind(self) -> ElementKind {
+        match self {
+            Group::G1 => ElementKind::G1,
+            Group::G2 => ElementKind::G2,
+        }
+    }
+
+    /// u32 words of one affine base.
+    pub fn affine_words(self) -> usize {
+        match self {
+            Group::G1 => G1_WORDS,
+            Group::G2 => G2_WORDS,
+        }
+    }
+
+    /// u32 words of one XYZZ point.
+    pub fn xyzz_words(self) -> usize {
+        match self {
+            Group::G1 => G1_XYZZ_WORDS,
+            Group::G2 => G2_XYZZ_WORDS,
+        }
+    }
+}
 
 /// Words of one element of `kind`.
 pub fn words(kind: ElementKind) -> usize {
@@ -38,49 +74,31 @@ pub fn element_bytes(kind: ElementKind) -> u64 {
 /// into tens of tasks, not hundreds of thousands.
 const PAR_MIN: usize = 4096;
 
-fn push_limbs(out: &mut [u32], limbs: &[u64]) {
-    for (pair, limb) in out.chunks_exact_mut(2).zip(limbs) {
-        pair[0] = *limb as u32;
-        pair[1] = (*limb >> 32) as u32;
-    }
-}
-
-fn read_limbs<const N: usize>(words: &[u32]) -> BigInt<N> {
-    let mut limbs = [0u64; N];
-    for (limb, pair) in limbs.iter_mut().zip(words.chunks_exact(2)) {
-        *limb = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
-    }
-    BigInt(limbs)
-}
-
 /// Writes Fr values (Montgomery) into device words.
 pub fn fr_to_words(src: &[Fr], dst: &mut [u32]) {
     use rayon::prelude::*;
     dst.par_chunks_exact_mut(FR_WORDS)
         .zip(src)
         .with_min_len(PAR_MIN)
-        .for_each(|(w, x)| push_limbs(w, &x.0 .0));
+        .for_each(|(w, x)| limbs_to_words(&x.0 .0, w));
 }
 
 /// Most seeds an [`FrSeeds`] holds: g^(2^b) for b < 32 covers every exponent below 2^32.
 pub const MAX_SEEDS: usize = 32;
 
 /// One Fr passed to a kernel by value (ntt.cu's `FrArg`): no device buffer, no upload.
+/// (Its `DeviceRepr`, the promise that the kernels may read it, is in driver.rs.)
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrArg {
     words: [u32; FR_WORDS],
 }
 
-// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
-// of ntt.cu's `struct FrArg { u32 words[8]; }`, which the kernels take by value.
-unsafe impl cudarc::driver::DeviceRepr for FrArg {}
-
 impl FrArg {
     /// The words of `x` (Montgomery form, as every Fr on the device).
     pub fn new(x: Fr) -> FrArg {
         let mut words = [0u32; FR_WORDS];
-        push_limbs(&mut words, &x.0 .0);
+        limbs_to_words(&x.0 .0, &mut words);
         FrArg { words }
     }
 }
@@ -93,10 +111,6 @@ pub struct FrSeeds {
     words: [u32; FR_WORDS * MAX_SEEDS],
 }
 
-// SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
-// of ntt.cu's `struct FrSeeds { u32 words[8 * 32]; }`, which the kernels take by value.
-unsafe impl cudarc::driver::DeviceRepr for FrSeeds {}
-
 impl FrSeeds {
     /// g^(2^b) for b < `count`; `None` when `count` exceeds [`MAX_SEEDS`].
     pub fn powers_of(g: Fr, count: u32) -> Option<FrSeeds> {
@@ -104,7 +118,7 @@ impl FrSeeds {
         let mut words = [0u32; FR_WORDS * MAX_SEEDS];
         let mut x = g;
         for seed in words.chunks_exact_mut(FR_WORDS).take(count) {
-            push_limbs(seed, &x.0 .0);
+            limbs_to_words(&x.0 .0, seed);
             x.square_in_place();
         }
         Some(FrSeeds { words })
@@ -114,16 +128,16 @@ impl FrSeeds {
 /// Reads Fr values from device words.
 pub fn words_to_fr(src: &[u32]) -> Vec<Fr> {
     src.chunks_exact(FR_WORDS)
-        .map(|w| Fr::new_unchecked(read_limbs::<4>(w)))
+        .map(|w| Fr::new_unchecked(words_to_limbs::<4>(w)))
         .collect()
 }
 
 fn fq_words(out: &mut [u32], x: &Fq) {
-    push_limbs(out, &x.0 .0);
+    limbs_to_words(&x.0 .0, out);
 }
 
 fn words_fq(w: &[u32]) -> Fq {
-    Fq::new_unchecked(read_limbs::<6>(w))
+    Fq::new_unchecked(words_to_limbs::<6>(w))
 }
 
 /// Writes G1 affine points into device words ((0, 0) for infinity).

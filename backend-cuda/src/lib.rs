@@ -9,22 +9,32 @@
 //! copies on a second (so staging overlaps compute; cudarc's per-buffer events order
 //! the two). Two things stay in a lease between operations, under their own plan
 //! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
-//! scalars, reused by the next MSM over the same unchanged scalars (`sort_reuse.rs`).
-//! MSM bases buffers are allocated with window planes (multiples of each point, built
-//! on the device when they are staged) as far as the budget allows (`planes.rs`).
+//! scalars, reused by the next MSM over the same unchanged scalars
+//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with window planes
+//! (multiples of each point, built on the device when they are staged) as far as the
+//! budget allows (`msm/planes.rs`).
+//!
+//! Layers, each module importing only those below it (a test lists the edges and
+//! fails on a cycle): `driver` (every unsafe call), `error`, `field` and `tuning` at
+//! the bottom; `kernels` (NVRTC and the disk cache) and `launch` (one typed function
+//! per kernel); `memory` (buffers under a lease, staging); then the operations,
+//! `pointwise`, `ntt` and `msm/`; this file registers the backend and implements the
+//! trait by delegating.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod cost;
 mod device;
+#[allow(unsafe_code)]
 mod driver;
 mod error;
 mod field;
 mod kernels;
+mod launch;
 mod memory;
 mod msm;
 mod ntt;
-mod planes;
-mod sort_reuse;
+mod pointwise;
 mod tuning;
 
 use std::ops::Range;
@@ -41,8 +51,11 @@ use crucible_core::{
 pub use error::CudaError;
 
 use device::Device;
-use kernels::Kernels;
-use msm::Group;
+use field::Group;
+use launch::Kernels;
+use memory::{CudaBuffer, DeviceWords};
+use msm::BasesBuffer;
+use tuning::CudaTuning;
 
 /// The CUDA backend for one device.
 pub struct CudaBackend {
@@ -51,10 +64,10 @@ pub struct CudaBackend {
     kernels: OnceLock<std::result::Result<Kernels, String>>,
     /// Pinned host buffers for staging, allocated at the first upload.
     staging: Mutex<Option<memory::Staging>>,
-    /// Radix-2 stages per NTT pass (`CRUCIBLE_CUDA_NTT_PASS_STAGES`, read at open).
-    ntt_pass_stages: u32,
+    /// The tuning overrides, read once at open.
+    tuning: CudaTuning,
     /// The last MSM's sort, for the next MSM over the same scalars.
-    sorts: sort_reuse::SortReuse,
+    sorts: msm::SortReuse,
 }
 
 /// A timing event recorded on the compute stream.
@@ -103,8 +116,7 @@ impl CudaBackend {
                 reason: reason.into(),
             });
         }
-        tuning::check_all()?;
-        let ntt_pass_stages = ntt::pass_stages_from_env()?;
+        let tuning = CudaTuning::from_env()?;
         let device = device::open(ordinal)?;
         // Sized from what is free now, not from the total: another process's memory
         // is not ours to plan with.
@@ -115,8 +127,8 @@ impl CudaBackend {
             budget,
             kernels: OnceLock::new(),
             staging: Mutex::new(None),
-            ntt_pass_stages,
-            sorts: sort_reuse::SortReuse::default(),
+            tuning,
+            sorts: msm::SortReuse::default(),
         })
     }
 
@@ -132,7 +144,8 @@ impl CudaBackend {
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                Kernels::compile(&self.device.ctx, self.device.arch).map_err(|e| e.to_string())
+                Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
+                    .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|e| Error::device("cuda", e))
@@ -148,9 +161,13 @@ impl CudaBackend {
         bases_len: usize,
         span: &MsmSpan<B>,
     ) -> Result<msm::WindowSums> {
+        let cx = msm::MsmContext {
+            stream: self.stream(),
+            kernels: self.kernels()?,
+            tuning: &self.tuning,
+        };
         msm::msm(
-            self.stream(),
-            self.kernels()?,
+            &cx,
             group,
             work,
             bases,
@@ -165,53 +182,47 @@ impl CudaBackend {
         &self.device.stream
     }
 
-    /// The window planes a bases buffer of `len` elements of `kind` gets (planes.rs):
-    /// resident bases only; a streamed chunk is restaged too often to pay for them.
-    fn planes_for(
-        &self,
-        kind: ElementKind,
-        len: usize,
-        usage: BufferUse,
-    ) -> Option<planes::Planes> {
-        if usage == BufferUse::Plain {
-            return None;
-        }
-        let group = match kind {
-            ElementKind::G1 => Group::G1,
-            ElementKind::G2 => Group::G2,
-            ElementKind::Scalar => return None,
+    /// The window planes a bases buffer of `len` elements of `kind` gets
+    /// (msm/planes.rs): resident bases only; a streamed chunk is restaged too often to
+    /// pay for them.
+    fn planes_for(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Option<msm::Planes> {
+        let group = match (kind, usage) {
+            (_, BufferUse::Plain) | (ElementKind::Scalar, _) => return None,
+            (ElementKind::G1, BufferUse::Resident) => Group::G1,
+            (ElementKind::G2, BufferUse::Resident) => Group::G2,
         };
-        planes::choose_from_env(len, group, self.budget.capacity())
+        msm::planes_for(len, group, self.budget.capacity(), &self.tuning)
     }
 
     /// Builds the window planes of bases just staged into buffer `id` (`len` points).
     fn build_planes(&self, group: Group, lease: &Lease, id: BufferId, len: usize) -> Result<()> {
-        planes::build(self.stream(), self.kernels()?, group, lease, id, len)
+        msm::build_planes(self.stream(), self.kernels()?, group, lease, id, len)
     }
 
-    fn stage_words(
+    /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`: into its
+    /// front, or the whole buffer when `whole` (bases with window planes: the planes
+    /// are built from every point).
+    #[allow(clippy::too_many_arguments)]
+    fn stage_words<B: DeviceWords>(
         &self,
         lease: &mut Lease,
         id: BufferId,
-        len: usize,
-        expected: usize,
+        (len, expected): (usize, usize),
+        whole: bool,
         words: usize,
         fill: impl Fn(Range<usize>, &mut [u32]),
     ) -> Result<()> {
-        // Bases with window planes are staged whole (the planes are built from every
-        // point); other buffers take a front part.
-        let whole = lease.get::<memory::CudaBuffer>(id)?.planes.is_some();
         if len > expected || (whole && len != expected) {
             return Err(Error::InvalidInput(format!(
                 "staging {len} elements into a buffer of {expected}"
             )));
         }
-        self.upload(lease, id, len, words, fill)
+        self.upload::<B>(lease, id, len, words, fill)
     }
 
     /// Copies `len` elements of `words` words each, as `fill` converts them, to the
     /// front of buffer `id`, through the pinned staging buffers on the copy stream.
-    fn upload(
+    fn upload<B: DeviceWords>(
         &self,
         lease: &mut Lease,
         id: BufferId,
@@ -227,7 +238,7 @@ impl CudaBackend {
             Some(staging) => staging,
             None => guard.insert(memory::Staging::new(&self.device.ctx)?),
         };
-        memory::upload_chunked(&self.device.copy, lease, id, staging, len, words, fill)
+        memory::upload_chunked::<B>(&self.device.copy, lease, id, staging, len, words, fill)
     }
 }
 
@@ -308,13 +319,14 @@ impl ProverBackend for CudaBackend {
         field::element_bytes(kind)
     }
 
-    // Zero-length buffers still take one word on the device; bases take their
-    // window planes (planes.rs).
+    // Zero-length buffers still take one word on the device; resident bases take
+    // their window planes (msm/planes.rs).
     fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
         if len == 0 {
             Ok(4)
         } else {
-            memory::buffer_bytes(kind, len, self.planes_for(kind, len, usage))
+            let planes = self.planes_for(kind, len, usage);
+            memory::buffer_bytes(kind, len, msm::copies(planes))
         }
     }
 
@@ -332,11 +344,12 @@ impl ProverBackend for CudaBackend {
         if let Some(domain) = &need.ntt {
             ntt::scratch_plan(domain, &mut plan);
         }
+        let capacity = self.budget.capacity();
         if need.msm_g1 > 0 {
-            msm::scratch_plan(Group::G1, need.msm_g1, self.budget.capacity(), &mut plan);
+            msm::scratch_plan(Group::G1, need.msm_g1, capacity, &self.tuning, &mut plan);
         }
         if need.msm_g2 > 0 {
-            msm::scratch_plan(Group::G2, need.msm_g2, self.budget.capacity(), &mut plan);
+            msm::scratch_plan(Group::G2, need.msm_g2, capacity, &self.tuning, &mut plan);
         }
         plan
     }
@@ -350,23 +363,22 @@ impl ProverBackend for CudaBackend {
         usage: BufferUse,
     ) -> Result<BufferId> {
         self.sorts.scalars_written();
-        memory::alloc(
-            self.stream(),
-            lease,
-            key,
-            kind,
-            len,
-            self.planes_for(kind, len, usage),
-        )
+        let group = match kind {
+            ElementKind::Scalar => return memory::alloc(self.stream(), lease, key, kind, len),
+            ElementKind::G1 => Group::G1,
+            ElementKind::G2 => Group::G2,
+        };
+        let planes = self.planes_for(kind, len, usage);
+        msm::alloc_bases(self.stream(), lease, key, group, len, planes)
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         self.sorts.scalars_written();
-        self.stage_words(
+        self.stage_words::<CudaBuffer>(
             lease,
             dst.id(),
-            src.len(),
-            dst.len(),
+            (src.len(), dst.len()),
+            false,
             field::FR_WORDS,
             |r, w| field::fr_to_words(&src[r], w),
         )
@@ -377,7 +389,7 @@ impl ProverBackend for CudaBackend {
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
-        self.upload(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
+        self.upload::<CudaBuffer>(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
             field::fr_to_words(&src[r], w)
         })?;
         memory::zero_tail(
@@ -389,11 +401,12 @@ impl ProverBackend for CudaBackend {
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        self.stage_words(
+        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
+        self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),
-            src.len(),
-            dst.len(),
+            (src.len(), dst.len()),
+            whole,
             field::G1_WORDS,
             |r, w| field::g1_to_words(&src[r], w),
         )?;
@@ -401,11 +414,12 @@ impl ProverBackend for CudaBackend {
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        self.stage_words(
+        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
+        self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),
-            src.len(),
-            dst.len(),
+            (src.len(), dst.len()),
+            whole,
             field::G2_WORDS,
             |r, w| field::g2_to_words(&src[r], w),
         )?;
@@ -426,13 +440,13 @@ impl ProverBackend for CudaBackend {
             buf,
             domain,
             kind,
-            self.ntt_pass_stages,
+            ntt::pass_stages(&self.tuning),
         )
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
         self.sorts.scalars_written();
-        ntt::mul_assign(self.stream(), self.kernels()?, lease, dst, rhs)
+        pointwise::mul_assign(self.stream(), self.kernels()?, lease, dst, rhs)
     }
 
     fn sub_mul_assign(
@@ -443,7 +457,7 @@ impl ProverBackend for CudaBackend {
         k: Fr,
     ) -> Result<()> {
         self.sorts.scalars_written();
-        ntt::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
+        pointwise::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
     }
 
     fn msm_g1(

@@ -1,21 +1,57 @@
-//! Device buffers, allocated only through a lease; copies to and from the host.
+//! Device buffers, allocated only through a lease; copies to and from the host. A
+//! buffer is words: what they hold, and any layout beyond "elements in a row", is its
+//! owner's (MSM bases and their window planes are msm/planes.rs's).
 
 use std::sync::Arc;
 
-use crucible_core::{plain_bytes, BufferId, ElementKind, Error, Lease, PlanKey, Result};
+use crucible_core::{
+    plain_bytes, BufferId, DeviceAllocation, ElementKind, Error, Lease, PlanKey, Result,
+};
 use std::ops::Range;
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 
+use crate::driver;
 use crate::error::CudaError;
-use crate::planes::Planes;
 
-/// One device allocation of u32 words.
+/// One device allocation of u32 words: scalars and scratch.
 pub struct CudaBuffer {
     /// The device memory (freed, stream-ordered, when dropped).
     pub words: CudaSlice<u32>,
-    /// MSM bases only: the window planes that follow the points (planes.rs).
-    pub planes: Option<Planes>,
+}
+
+/// A lease allocation that staging copies words into.
+pub trait DeviceWords: DeviceAllocation {
+    /// Its device words.
+    fn words_mut(&mut self) -> &mut CudaSlice<u32>;
+}
+
+impl DeviceWords for CudaBuffer {
+    fn words_mut(&mut self) -> &mut CudaSlice<u32> {
+        &mut self.words
+    }
+}
+
+/// `count` zeroed device words, stream-ordered on `stream`.
+pub fn zeroed(stream: &Arc<CudaStream>, count: usize) -> Result<CudaSlice<u32>> {
+    stream
+        .alloc_zeros::<u32>(count)
+        .map_err(|e| alloc_error(count * 4, e))
+}
+
+/// The error of a failed device allocation of `bytes`: out of memory inside a lease
+/// means something outside the budget took the memory (another process), which the
+/// caller can act on; anything else is a device error.
+pub fn alloc_error(bytes: usize, e: DriverError) -> Error {
+    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::DeviceOutOfMemory {
+            backend: "cuda".into(),
+            bytes: bytes as u64,
+            message: e.to_string(),
+        }
+    } else {
+        CudaError::from(e).into()
+    }
 }
 
 /// Allocates `count` zeroed words from plan item `item`.
@@ -51,59 +87,36 @@ fn alloc_words_cleared(
     let count = count.max(1);
     lease.allocate(item, (count * 4) as u64, || {
         let words = if cleared {
-            stream.alloc_zeros::<u32>(count)
+            zeroed(stream, count)?
         } else {
-            // SAFETY: `alloc_words_uninit`'s callers read no word before a kernel
-            // writes it (msm.cu's scratch list says which kernel writes what).
-            unsafe { stream.alloc::<u32>(count) }
+            driver::alloc_uninit(stream, count).map_err(|e| alloc_error(count * 4, e))?
         };
-        Ok(CudaBuffer {
-            words: words.map_err(|e| alloc_error(count * 4, e))?,
-            planes: None,
-        })
+        Ok(CudaBuffer { words })
     })
 }
 
-/// The error of a failed device allocation of `bytes`: out of memory inside a lease
-/// means something outside the budget took the memory (another process), which the
-/// caller can act on; anything else is a device error.
-pub fn alloc_error(bytes: usize, e: DriverError) -> Error {
-    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-        Error::DeviceOutOfMemory {
-            backend: "cuda".into(),
-            bytes: bytes as u64,
-            message: e.to_string(),
-        }
-    } else {
-        CudaError::from(e).into()
-    }
-}
-
-/// Bytes of a buffer of `len` elements of `kind` with room for `planes` (bases only).
-pub fn buffer_bytes(kind: ElementKind, len: usize, planes: Option<Planes>) -> Result<u64> {
-    let copies = planes.map_or(1, |p| u64::from(p.count));
+/// Bytes of a buffer of `copies` times `len` elements of `kind` (bases with window
+/// planes hold several copies of their points), or an error naming the overflow.
+pub fn buffer_bytes(kind: ElementKind, len: usize, copies: u32) -> Result<u64> {
     plain_bytes(crate::field::element_bytes(kind), len)?
-        .checked_mul(copies)
+        .checked_mul(u64::from(copies))
         .ok_or_else(|| Error::InvalidInput(format!("{len} bases with {copies} planes overflow")))
 }
 
-/// Allocates `len` elements of `kind` from plan item `item`, with room for `planes`
-/// (bases only).
+/// Allocates `len` zeroed elements of `kind` from plan item `item`.
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
     item: PlanKey,
     kind: ElementKind,
     len: usize,
-    planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let bytes = buffer_bytes(kind, len, planes)?.max(4);
+    let bytes = buffer_bytes(kind, len, 1)?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
-        let words = stream
-            .alloc_zeros::<u32>(count)
-            .map_err(|e| alloc_error(count * 4, e))?;
-        Ok(CudaBuffer { words, planes })
+        Ok(CudaBuffer {
+            words: zeroed(stream, count)?,
+        })
     })
 }
 
@@ -153,8 +166,8 @@ impl Staging {
         Ok(Staging {
             pending: [None, None],
             buffers: [
-                crate::driver::alloc_pinned(ctx, Self::WORDS)?,
-                crate::driver::alloc_pinned(ctx, Self::WORDS)?,
+                driver::alloc_pinned(ctx, Self::WORDS)?,
+                driver::alloc_pinned(ctx, Self::WORDS)?,
             ],
         })
     }
@@ -175,7 +188,7 @@ impl Drop for Staging {
 /// queued: kernels queued before it on the compute stream keep running meanwhile.
 /// cudarc's buffer events order the copy after the kernels that use the buffer and
 /// the kernels queued later after the copy.
-pub fn upload_chunked(
+pub fn upload_chunked<B: DeviceWords>(
     copy: &Arc<CudaStream>,
     lease: &mut Lease,
     id: BufferId,
@@ -184,12 +197,12 @@ pub fn upload_chunked(
     words_per: usize,
     fill: impl Fn(Range<usize>, &mut [u32]),
 ) -> Result<()> {
-    let buf = lease.get_mut::<CudaBuffer>(id)?;
-    if len * words_per > buf.words.len() {
+    let words = lease.get_mut::<B>(id)?.words_mut();
+    if len * words_per > words.len() {
         return Err(Error::InvalidInput(format!(
             "staging {} words into a buffer of {}",
             len * words_per,
-            buf.words.len()
+            words.len()
         )));
     }
     let per_chunk = (Staging::WORDS / words_per.max(1)).max(1);
@@ -203,7 +216,7 @@ pub fn upload_chunked(
             .as_mut_slice()
             .map_err(CudaError::from)?[..(end - start) * words_per];
         fill(start..end, host);
-        let mut dst = buf.words.slice_mut(start * words_per..end * words_per);
+        let mut dst = words.slice_mut(start * words_per..end * words_per);
         copy.memcpy_htod(&*host, &mut dst)
             .map_err(CudaError::from)?;
         staging.pending[slot] = Some(copy.record_event(None).map_err(CudaError::from)?);

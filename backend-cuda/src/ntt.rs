@@ -1,4 +1,4 @@
-//! NTTs and pointwise ops. The transform is a bit reversal then passes of a few
+//! NTTs. The transform is a bit reversal then passes of a few
 //! radix-2 stages each, held in registers (one global round trip per pass). Its tables
 //! (twiddles, coset powers) are built on the device from a few host-computed powers
 //! the first time a lease transforms over a domain, then kept in the lease for every
@@ -9,15 +9,14 @@ use std::sync::Arc;
 
 use ark_ff::Field;
 use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf};
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::driver::launch;
 use crate::error::CudaError;
 use crate::field::{FrArg, FrSeeds, FR_WORDS};
-use crate::kernels::Kernels;
-use crate::memory::{alloc_words, CudaBuffer};
-
-const BLOCK: u32 = 256;
+use crate::launch::{self, grid_1d, Dev, Kernels, PassStages};
+use crate::memory::{self, alloc_words, CudaBuffer};
+use crate::pointwise;
+use crate::tuning::CudaTuning;
 
 /// Radix-2 stages per pass unless `CRUCIBLE_CUDA_NTT_PASS_STAGES` says otherwise (the
 /// kernels go up to ntt_pass_r4). A pass is latency-bound (one thread's chain of
@@ -26,27 +25,10 @@ const BLOCK: u32 = 256;
 /// takes 64 (32 warps per SM) for 2.5 times the global passes.
 pub const DEFAULT_PASS_STAGES: u32 = 2;
 
-const PASS_KERNELS: [&str; 4] = ["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r4"];
-
 /// Radix-2 stages per NTT pass: `CRUCIBLE_CUDA_NTT_PASS_STAGES` (1 to 4, for tuning
-/// measurements; anything else is an error: [`crate::tuning`]) or
-/// [`DEFAULT_PASS_STAGES`].
-pub fn pass_stages_from_env() -> Result<u32> {
-    Ok(crate::tuning::read(&crate::tuning::NTT_PASS_STAGES)?.unwrap_or(DEFAULT_PASS_STAGES))
-}
-
-/// A 1-D launch covering `threads` threads (never zero blocks).
-pub fn grid_1d(threads: usize) -> LaunchConfig {
-    grid_with_block(threads, BLOCK)
-}
-
-/// A 1-D launch covering `threads` threads in blocks of `block`.
-pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((threads as u32).div_ceil(block).max(1), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
+/// measurements) or [`DEFAULT_PASS_STAGES`].
+pub fn pass_stages(tuning: &CudaTuning) -> u32 {
+    tuning.ntt_pass_stages.unwrap_or(DEFAULT_PASS_STAGES)
 }
 
 /// tw[i] = omega^i, i < n/2: kept; the inverse reads it mirrored.
@@ -125,8 +107,11 @@ fn kept_table(
     }
     let words = count * FR_WORDS;
     let id = lease.allocate(item, fr_bytes(count as u64), || {
-        let words = stream.alloc_zeros::<u32>(words).map_err(CudaError::from)?;
-        Ok(NttTable { words, log, base })
+        Ok(NttTable {
+            words: memory::zeroed(stream, words)?,
+            log,
+            base,
+        })
     })?;
     if let Err(e) = build(lease, id) {
         lease.free(id)?;
@@ -146,15 +131,15 @@ fn launch_powers(
 ) -> Result<()> {
     let seeds = FrSeeds::powers_of(g, bits)
         .ok_or_else(|| CudaError::Size(format!("a table of 2^{bits} powers")))?;
-    let (first, count) = (FrArg::new(first), 1u32 << bits);
-    launch(
-        stream
-            .launch_builder(k.get("fr_powers")?)
-            .arg(out)
-            .arg(&seeds)
-            .arg(&first)
-            .arg(&count),
+    let count = 1u32 << bits;
+    launch::fr_powers(
+        k,
+        stream,
         grid_1d(count as usize),
+        Dev::new(out),
+        seeds,
+        FrArg::new(first),
+        count,
     )?;
     Ok(())
 }
@@ -209,16 +194,15 @@ fn build_twiddles(
     let omega_hi = domain.omega.pow([1u64 << lo_bits]);
     launch_powers(stream, k, hi_t, omega_hi, Fr::ONE, hi_bits)?;
     let half = domain.size / 2;
-    let half32 = half as u32;
-    launch(
-        stream
-            .launch_builder(k.get("fr_power_table")?)
-            .arg(table_words(lease, tw)?)
-            .arg(lo_t)
-            .arg(hi_t)
-            .arg(&half32)
-            .arg(&lo_bits),
+    launch::fr_power_table(
+        k,
+        stream,
         grid_1d(half),
+        Dev::new(table_words(lease, tw)?),
+        Dev::new(lo_t),
+        Dev::new(hi_t),
+        half as u32,
+        lo_bits,
     )?;
     Ok(())
 }
@@ -281,24 +265,17 @@ fn transform(
     let n32 = n as u32;
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     match powers {
-        None => launch(
-            stream
-                .launch_builder(k.get("ntt_bit_reverse")?)
-                .arg(a)
-                .arg(&n32)
-                .arg(&log),
+        None => launch::ntt_bit_reverse(k, stream, grid_1d(n), Dev::new(a), n32, log)?,
+        Some(p) => launch::ntt_bit_reverse_scale(
+            k,
+            stream,
             grid_1d(n),
-        )?,
-        Some(p) => launch(
-            stream
-                .launch_builder(k.get("ntt_bit_reverse_scale")?)
-                .arg(a)
-                .arg(table_words(lease, p.lo)?)
-                .arg(table_words(lease, p.hi)?)
-                .arg(&n32)
-                .arg(&log)
-                .arg(&p.lo_bits),
-            grid_1d(n),
+            Dev::new(a),
+            Dev::new(table_words(lease, p.lo)?),
+            Dev::new(table_words(lease, p.hi)?),
+            n32,
+            log,
+            p.lo_bits,
         )?,
     }
     let twiddles = table_words(lease, tw)?;
@@ -306,16 +283,19 @@ fn transform(
     let mut s = 0;
     while s < log {
         let r = (log - s).min(pass_stages);
-        launch(
-            stream
-                .launch_builder(k.get(PASS_KERNELS[r as usize - 1])?)
-                .arg(a)
-                .arg(twiddles)
-                .arg(&n32)
-                .arg(&log)
-                .arg(&s)
-                .arg(&inverse),
+        let stages = PassStages::new(r)
+            .ok_or_else(|| CudaError::Size(format!("no NTT pass of {r} stages")))?;
+        launch::ntt_pass(
+            k,
+            stream,
             grid_1d(n >> r),
+            stages,
+            Dev::new(a),
+            Dev::new(twiddles),
+            n32,
+            log,
+            s,
+            inverse,
         )?;
         s += r;
     }
@@ -346,7 +326,7 @@ pub fn ntt(
         ))
         .into());
     }
-    if !(1..=PASS_KERNELS.len() as u32).contains(&pass_stages) {
+    if PassStages::new(pass_stages).is_none() {
         return Err(CudaError::Size(format!("no NTT pass of {pass_stages} stages")).into());
     }
     // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
@@ -371,7 +351,7 @@ pub fn ntt(
         NttKind::Forward => run(lease, None, false),
         NttKind::Inverse => {
             run(lease, None, true)?;
-            scale(stream, k, lease, buf, domain.size_inv)
+            pointwise::scale(stream, k, lease, buf, domain.size_inv)
         }
         // fft(a_i g^i): the scaling rides on the bit reversal's memory pass.
         NttKind::CosetForward => {
@@ -398,113 +378,14 @@ pub fn ntt(
                 domain.size_inv,
             )?;
             run(lease, None, true)?;
-            scale_by_powers(stream, k, lease, buf, &powers)
+            let tables = (
+                table_words(lease, powers.lo)?,
+                table_words(lease, powers.hi)?,
+                powers.lo_bits,
+            );
+            pointwise::scale_by_powers(stream, k, lease, buf, tables)
         }
     }
-}
-
-/// `buf[i] *= lo[i mod 2^lo_bits] * hi[i >> lo_bits]`.
-fn scale_by_powers(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &Lease,
-    buf: ScalarBuf,
-    powers: &PowerTables,
-) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
-    let n32 = buf.len() as u32;
-    launch(
-        stream
-            .launch_builder(k.get("fr_scale_by_powers")?)
-            .arg(a)
-            .arg(table_words(lease, powers.lo)?)
-            .arg(table_words(lease, powers.hi)?)
-            .arg(&n32)
-            .arg(&powers.lo_bits),
-        grid_1d(buf.len()),
-    )?;
-    Ok(())
-}
-
-/// `buf[i] *= c`, c by value.
-fn scale(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &Lease,
-    buf: ScalarBuf,
-    c: Fr,
-) -> Result<()> {
-    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
-    let (c, n32) = (FrArg::new(c), buf.len() as u32);
-    launch(
-        stream
-            .launch_builder(k.get("fr_scale")?)
-            .arg(a)
-            .arg(&c)
-            .arg(&n32),
-        grid_1d(buf.len()),
-    )?;
-    Ok(())
-}
-
-fn check_pair(dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-    if dst.len() == rhs.len() {
-        Ok(())
-    } else {
-        Err(crucible_core::Error::InvalidInput(format!(
-            "pointwise operands of {} and {} scalars",
-            dst.len(),
-            rhs.len()
-        )))
-    }
-}
-
-/// `dst[i] *= rhs[i]`.
-pub fn mul_assign(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &mut Lease,
-    dst: ScalarBuf,
-    rhs: ScalarBuf,
-) -> Result<()> {
-    check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
-    let n32 = dst.len() as u32;
-    launch(
-        stream
-            .launch_builder(k.get("fr_mul_assign")?)
-            .arg(a)
-            .arg(b)
-            .arg(&n32),
-        grid_1d(dst.len()),
-    )
-    .map_err(Into::into)
-}
-
-/// `dst[i] = (dst[i] - rhs[i]) * c`, c by value.
-pub fn sub_mul_assign(
-    stream: &Arc<CudaStream>,
-    k: &Kernels,
-    lease: &mut Lease,
-    dst: ScalarBuf,
-    rhs: ScalarBuf,
-    c: Fr,
-) -> Result<()> {
-    check_pair(dst, rhs)?;
-    let a = &lease.get::<CudaBuffer>(dst.id())?.words;
-    let b = &lease.get::<CudaBuffer>(rhs.id())?.words;
-    let (c, n32) = (FrArg::new(c), dst.len() as u32);
-    launch(
-        stream
-            .launch_builder(k.get("fr_sub_scale")?)
-            .arg(a)
-            .arg(b)
-            .arg(&c)
-            .arg(&n32),
-        grid_1d(dst.len()),
-    )
-    .map_err(Into::into)
 }
 
 #[cfg(test)]

@@ -1,74 +1,129 @@
-//! Tuning overrides from the environment, for measurements (README lists them). Each
-//! is checked when the device is opened: a value out of range or not a number makes
-//! the backend unavailable with the reason, so a sweep never measures the default
-//! under another name.
+//! Tuning overrides from the environment, for measurements (README lists them), read
+//! once when a device is opened into one [`CudaTuning`] that every operation of the
+//! backend reads. A value out of range or not a number makes the backend unavailable
+//! with the reason, so that a sweep never measures the default under another name.
+//! Each override is `None` when unset: the module that uses it owns its default.
 
 use std::ops::RangeInclusive;
 
 use crucible_core::{Error, Result};
 
-/// MSM window bits (msm.rs).
-pub const WINDOW_BITS: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_WINDOW_BITS", 1..=22);
-/// Sorted entries one thread sums in the MSM bucket sums (msm.rs).
-pub const MSM_CHUNK: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_CHUNK", 1..=4096);
-/// log2 of the buckets per segment of the MSM reduction (msm.rs).
-pub const MSM_SEG_BITS: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_SEG_BITS", 0..=10);
-/// The most window planes one MSM bases buffer gets (planes.rs; 1: none).
-pub const MSM_PLANES: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_MSM_PLANES", 1..=256);
+/// One numeric override: its variable and the values it accepts.
+struct Var {
+    name: &'static str,
+    range: RangeInclusive<u32>,
+}
+
+/// MSM window bits (msm/cost.rs), for plain bases and for the planes built at staging.
+const WINDOW_BITS: Var = Var {
+    name: "CRUCIBLE_CUDA_WINDOW_BITS",
+    range: 1..=22,
+};
+/// Sorted entries one thread sums in the MSM bucket sums (msm/layout.rs).
+const MSM_CHUNK: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_CHUNK",
+    range: 1..=4096,
+};
+/// log2 of the buckets per segment of the MSM reduction (msm/layout.rs).
+const MSM_SEG_BITS: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_SEG_BITS",
+    range: 0..=10,
+};
+/// The most window planes one MSM bases buffer gets (msm/planes.rs; 1: none).
+const MSM_PLANES: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_PLANES",
+    range: 1..=256,
+};
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
-pub const NTT_PASS_STAGES: (&str, RangeInclusive<u32>) = ("CRUCIBLE_CUDA_NTT_PASS_STAGES", 1..=4);
+const NTT_PASS_STAGES: Var = Var {
+    name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
+    range: 1..=4,
+};
+/// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
+/// algorithmic one (set or not).
+const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
+/// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
+const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
 
-/// Every override, for the check at open.
-const ALL: [&(&str, RangeInclusive<u32>); 5] = [
-    &WINDOW_BITS,
-    &MSM_CHUNK,
-    &MSM_SEG_BITS,
-    &MSM_PLANES,
-    &NTT_PASS_STAGES,
-];
+/// Every tuning override of the CUDA backend, as read at open.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CudaTuning {
+    /// `CRUCIBLE_CUDA_WINDOW_BITS`: the MSM window, 1 to 22.
+    pub window_bits: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_CHUNK`: sorted entries per thread of the bucket sums.
+    pub msm_chunk: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_SEG_BITS`: log2 buckets per reduction segment.
+    pub msm_seg_bits: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_PLANES`: the most window planes a bases buffer gets.
+    pub msm_planes: Option<u32>,
+    /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
+    pub ntt_pass_stages: Option<u32>,
+    /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
+    pub portable_arith: bool,
+    /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
+    pub nvrtc_options: Vec<String>,
+}
 
-/// `value` (the variable's text, if set) as an override of `name` within `range`.
-pub fn parse(name: &str, range: &RangeInclusive<u32>, value: Option<&str>) -> Result<Option<u32>> {
+impl CudaTuning {
+    /// The overrides in this process's environment.
+    pub fn from_env() -> Result<CudaTuning> {
+        CudaTuning::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The overrides `lookup` gives (a variable's text, if set).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<CudaTuning> {
+        let number = |var: &Var| parse(var, lookup(var.name).as_deref());
+        Ok(CudaTuning {
+            window_bits: number(&WINDOW_BITS)?,
+            msm_chunk: number(&MSM_CHUNK)?,
+            msm_seg_bits: number(&MSM_SEG_BITS)?,
+            msm_planes: number(&MSM_PLANES)?,
+            ntt_pass_stages: number(&NTT_PASS_STAGES)?,
+            portable_arith: lookup(PORTABLE_ARITH).is_some(),
+            nvrtc_options: lookup(NVRTC_OPTIONS)
+                .map(|o| o.split_whitespace().map(String::from).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// `value` (the variable's text, if set) as an override within `var`'s range.
+fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
     let Some(value) = value else {
         return Ok(None);
     };
     match value.trim().parse::<u32>() {
-        Ok(v) if range.contains(&v) => Ok(Some(v)),
+        Ok(v) if var.range.contains(&v) => Ok(Some(v)),
         _ => Err(Error::InvalidInput(format!(
-            "{name}={value:?}: expected a whole number from {} to {} (a tuning override; unset it for the default)",
-            range.start(),
-            range.end()
+            "{}={value:?}: expected a whole number from {} to {} (a tuning override; unset it for the default)",
+            var.name,
+            var.range.start(),
+            var.range.end()
         ))),
     }
-}
-
-/// The override of `var` from the environment, if set.
-pub fn read(var: &(&str, RangeInclusive<u32>)) -> Result<Option<u32>> {
-    let (name, range) = var;
-    parse(name, range, std::env::var(name).ok().as_deref())
-}
-
-/// Checks every override; called when the device is opened.
-pub fn check_all() -> Result<()> {
-    ALL.iter().try_for_each(|var| read(var).map(drop))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const NUMBERS: [&Var; 5] = [
+        &WINDOW_BITS,
+        &MSM_CHUNK,
+        &MSM_SEG_BITS,
+        &MSM_PLANES,
+        &NTT_PASS_STAGES,
+    ];
+
     #[test]
     fn overrides_parse_within_their_range_and_name_themselves_when_wrong() {
-        for (name, range) in ALL {
-            assert_eq!(parse(name, range, None).unwrap(), None);
-            for v in [*range.start(), *range.end()] {
-                assert_eq!(
-                    parse(name, range, Some(&format!(" {v} "))).unwrap(),
-                    Some(v)
-                );
+        for var in NUMBERS {
+            assert_eq!(parse(var, None).unwrap(), None);
+            for v in [*var.range.start(), *var.range.end()] {
+                assert_eq!(parse(var, Some(&format!(" {v} "))).unwrap(), Some(v));
             }
-            let below = range.start().checked_sub(1).map(|v| v.to_string());
-            let above = (range.end() + 1).to_string();
+            let below = var.range.start().checked_sub(1).map(|v| v.to_string());
+            let above = (var.range.end() + 1).to_string();
             for bad in [
                 below.as_deref(),
                 Some(above.as_str()),
@@ -79,12 +134,58 @@ mod tests {
             .into_iter()
             .flatten()
             {
-                let err = parse(name, range, Some(bad)).unwrap_err().to_string();
+                let err = parse(var, Some(bad)).unwrap_err().to_string();
                 assert!(
-                    err.contains(name) && err.contains("tuning override"),
+                    err.contains(var.name) && err.contains("tuning override"),
                     "{err}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_variable_lands_in_its_field_and_one_bad_value_refuses_them_all() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            CudaTuning::from_lookup(env(&[])).unwrap(),
+            CudaTuning::default()
+        );
+        let tuning = CudaTuning::from_lookup(env(&[
+            ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),
+            ("CRUCIBLE_CUDA_MSM_CHUNK", "128"),
+            ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
+            ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
+            ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
+            ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
+            ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
+        ]))
+        .unwrap();
+        assert_eq!(
+            tuning,
+            CudaTuning {
+                window_bits: Some(18),
+                msm_chunk: Some(128),
+                msm_seg_bits: Some(3),
+                msm_planes: Some(1),
+                ntt_pass_stages: Some(4),
+                portable_arith: true,
+                nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
+            }
+        );
+        let bad = CudaTuning::from_lookup(env(&[
+            ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),
+            ("CRUCIBLE_CUDA_MSM_SEG_BITS", "11"),
+        ]));
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
     }
 }

@@ -71,8 +71,12 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     );
     assert_eq!(cuda.budget().in_use(), 0);
 
-    // Key staging makes 5 stage calls; a proof makes 4 stages, 9 NTTs and 5 MSMs.
-    for (op, first) in [(FaultOp::Stage, 7), (FaultOp::Ntt, 5), (FaultOp::Msm, 3)] {
+    // A proof makes 4 padded stages, 7 NTTs and 4 G1 MSMs (key staging none of them).
+    for (op, first) in [
+        (FaultOp::StageScalarsPadded, 2),
+        (FaultOp::Ntt, 5),
+        (FaultOp::MsmG1, 3),
+    ] {
         let faulty = FaultyBackend::new(
             cuda.clone(),
             vec![FaultRule {

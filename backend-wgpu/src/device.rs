@@ -5,19 +5,19 @@ use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crucible_core::registry::{Probe, ProbeOptions};
-use crucible_core::{DeviceBudget, DeviceSync};
+use crucible_core::priority;
+use crucible_core::registry::ProbeOptions;
+use crucible_core::{BackendInfo, DeviceBudget, DeviceSync};
 
 use crate::error::WgpuError;
 use crate::field::{wgsl_constants, wgsl_programs};
-use crate::WgpuBackend;
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
 pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
 
-/// Environment variable giving the device's memory in bytes (suffixes K, M, G, T for
-/// binary units), for adapters whose memory wgpu cannot report.
+/// Environment variable giving the device's memory (`8GiB`, `8G`, bytes: the byte-size
+/// grammar of `--memory-limit`), for adapters whose memory wgpu cannot report.
 pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
 /// Device memory kept out of a hardware adapter's budget for the driver's per-thread
@@ -43,9 +43,10 @@ impl WgpuOptions {
             .ok()
             .filter(|s| !s.trim().is_empty());
         let memory_bytes = match std::env::var(MEMORY_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(parse_bytes(&s).ok_or_else(|| {
-                WgpuError::NoAdapter(format!("{MEMORY_ENV}=`{s}` is not a byte count (e.g. 8G)"))
-            })?),
+            Ok(s) if !s.trim().is_empty() => Some(
+                crucible_core::parse_byte_size(&s)
+                    .map_err(|e| WgpuError::NoAdapter(format!("{MEMORY_ENV}: {}", e.root())))?,
+            ),
             _ => None,
         };
         Ok(WgpuOptions {
@@ -54,22 +55,6 @@ impl WgpuOptions {
             max_binding_bytes: None,
         })
     }
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (digits, shift) = match s.chars().last()?.to_ascii_uppercase() {
-        'K' => (&s[..s.len() - 1], 10),
-        'M' => (&s[..s.len() - 1], 20),
-        'G' => (&s[..s.len() - 1], 30),
-        'T' => (&s[..s.len() - 1], 40),
-        _ => (s, 0),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()?
-        .checked_mul(1u64 << shift)
 }
 
 /// The limits this backend works within, derived from the adapter's own.
@@ -611,29 +596,27 @@ fn no_panic<T>(f: impl FnOnce() -> Result<T, WgpuError>) -> Result<T, WgpuError>
     }
 }
 
-/// Opens one backend per adapter (Vulkan, Metal or DX12), or says why there is none.
-pub fn probe(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
-    match no_panic(|| open_all(options, wgpu_options)) {
-        Ok(opened) => opened
-            .into_iter()
-            .map(|backend| match backend {
-                Ok(b) => Probe::Available(Arc::new(b)),
-                Err(e) => Probe::Unavailable {
-                    reason: e.to_string(),
-                },
-            })
-            .collect(),
-        Err(e) => vec![Probe::Unavailable {
-            reason: e.to_string(),
-        }],
-    }
+/// One opened adapter: what a `WgpuBackend` is made of.
+pub struct Opened {
+    /// Name, device and memory, for reports.
+    pub info: BackendInfo,
+    /// The device's budget.
+    pub budget: Arc<DeviceBudget>,
+    /// The device, its queue and its pipelines.
+    pub ctx: Arc<Context>,
+}
+
+/// Every selected adapter (Vulkan, Metal or DX12), opened or why not, or why there is
+/// none; a panic inside wgpu is an error.
+pub fn open_each(
+    options: &ProbeOptions,
+    wgpu_options: &WgpuOptions,
+) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
+    no_panic(|| open_all(options, wgpu_options))
 }
 
 /// The first adapter that opens, or why none does.
-pub fn open_first(
-    options: &ProbeOptions,
-    wgpu_options: &WgpuOptions,
-) -> Result<WgpuBackend, WgpuError> {
+pub fn open_first(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Opened, WgpuError> {
     let mut first_error = None;
     for backend in no_panic(|| open_all(options, wgpu_options))? {
         match backend {
@@ -650,7 +633,7 @@ pub fn open_first(
 fn open_all(
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
-) -> Result<Vec<Result<WgpuBackend, WgpuError>>, WgpuError> {
+) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::PRIMARY;
     let instance = wgpu::Instance::new(descriptor);
@@ -705,7 +688,7 @@ fn open(
     index: usize,
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
-) -> Result<WgpuBackend, WgpuError> {
+) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -734,7 +717,7 @@ fn open(
     }));
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let software = info.device_type == wgpu::DeviceType::Cpu;
-    let backend_info = crucible_core::BackendInfo {
+    let backend_info = BackendInfo {
         name: "wgpu".into(),
         device_index: index,
         device_name: info.name.clone(),
@@ -749,8 +732,13 @@ fn open(
             }
         ),
         memory_bytes: memory,
-        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers it.
-        priority: if software { 50 } else { 200 },
+        // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers
+        // the CPU backend.
+        priority: if software {
+            priority::SOFTWARE_ADAPTER
+        } else {
+            priority::PORTABLE_GPU
+        },
     };
     let ctx = Context {
         limits: DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
@@ -771,7 +759,11 @@ fn open(
         memory.saturating_sub(PRIVATE_MEMORY_RESERVE)
     };
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
-    Ok(WgpuBackend::from_parts(backend_info, budget, Arc::new(ctx)))
+    Ok(Opened {
+        info: backend_info,
+        budget,
+        ctx: Arc::new(ctx),
+    })
 }
 
 #[cfg(test)]
@@ -783,8 +775,7 @@ mod tests {
         let backend = match open_first(&ProbeOptions::default(), &WgpuOptions::default()) {
             Ok(b) => b,
             Err(e) => {
-                let required = std::env::var("CRUCIBLE_REQUIRE")
-                    .is_ok_and(|v| v.split(',').any(|s| s.trim() == "wgpu"));
+                let required = crucible_core::registry::is_required("wgpu");
                 assert!(
                     !required,
                     "wgpu is required (CRUCIBLE_REQUIRE) but unavailable: {e}"
@@ -812,13 +803,5 @@ mod tests {
         assert!(ctx.check_alive().is_ok(), "reported once");
         // Nothing outlives the scopes: the device still works.
         assert!(ctx.wait().is_ok());
-    }
-
-    #[test]
-    fn byte_counts_parse() {
-        assert_eq!(parse_bytes("4096"), Some(4096));
-        assert_eq!(parse_bytes("8G"), Some(8 << 30));
-        assert_eq!(parse_bytes("512m"), Some(512 << 20));
-        assert_eq!(parse_bytes("x"), None);
     }
 }

@@ -31,8 +31,9 @@
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{AdditiveGroup, BigInt, Field, PrimeField, Zero};
+use ark_ff::{AdditiveGroup, Field, PrimeField, Zero};
 use crucible_core::ark_bls12_381::{Fq2, G1Affine, G2Affine};
+use crucible_core::limbs::{limbs_to_words, words_to_limbs};
 use crucible_core::{ElementKind, Fq, Fr};
 
 use crate::error::WgpuError;
@@ -59,21 +60,6 @@ pub trait DeviceElement: Sized {
     fn write_words(&self, out: &mut [u32]);
     /// Reads a value back; fails on words that are not a valid value.
     fn read_words(words: &[u32]) -> Result<Self, WgpuError>;
-}
-
-fn limbs_to_words(limbs: &[u64], out: &mut [u32]) {
-    for (pair, limb) in out.chunks_exact_mut(2).zip(limbs) {
-        pair[0] = *limb as u32;
-        pair[1] = (*limb >> 32) as u32;
-    }
-}
-
-fn words_to_limbs<const N: usize>(words: &[u32]) -> BigInt<N> {
-    let mut limbs = [0u64; N];
-    for (limb, pair) in limbs.iter_mut().zip(words.chunks_exact(2)) {
-        *limb = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
-    }
-    BigInt(limbs)
 }
 
 macro_rules! prime_field_element {

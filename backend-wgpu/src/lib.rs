@@ -41,13 +41,17 @@ pub struct WgpuBackend {
 }
 
 impl WgpuBackend {
-    fn from_parts(info: BackendInfo, budget: Arc<DeviceBudget>, ctx: Arc<Context>) -> Self {
-        WgpuBackend { info, budget, ctx }
+    fn from_opened(opened: device::Opened) -> Self {
+        WgpuBackend {
+            info: opened.info,
+            budget: opened.budget,
+            ctx: opened.ctx,
+        }
     }
 
     /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
     pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
-        device::open_first(options, wgpu_options)
+        device::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
     }
 
     /// The limits this instance works within.
@@ -273,16 +277,29 @@ impl WgpuBackend {
 
 fn probe(options: &ProbeOptions) -> Vec<Probe> {
     match WgpuOptions::from_env() {
-        Ok(wgpu_options) => device::probe(options, &wgpu_options),
+        Ok(wgpu_options) => probe_with(options, &wgpu_options),
         Err(e) => vec![Probe::Unavailable {
             reason: e.to_string(),
         }],
     }
 }
 
-/// Probes with explicit options (the registry uses [`WgpuOptions::from_env`]).
+/// Probes with explicit options (the registry uses [`WgpuOptions::from_env`]): one
+/// backend per adapter, or why there is none.
 pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
-    device::probe(options, wgpu_options)
+    let unavailable = |e: WgpuError| Probe::Unavailable {
+        reason: e.to_string(),
+    };
+    match device::open_each(options, wgpu_options) {
+        Ok(opened) => opened
+            .into_iter()
+            .map(|o| match o {
+                Ok(o) => Probe::Available(Arc::new(WgpuBackend::from_opened(o))),
+                Err(e) => unavailable(e),
+            })
+            .collect(),
+        Err(e) => vec![unavailable(e)],
+    }
 }
 
 inventory::submit! {
@@ -326,7 +343,7 @@ impl ProverBackend for WgpuBackend {
         // Every operation (pointwise ones too) leases its dispatch parameters.
         plan.item(ntt::PARAMS_ITEM, self.ctx.limits.params_bytes());
         if let Some(domain) = need.ntt {
-            plan.merge(&ntt::scratch_plan(&domain));
+            plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
         }
         plan.merge(&msm::scratch_plan::<g1::Config>(&self.ctx, need.msm_g1));
         plan.merge(&msm::scratch_plan::<g2::Config>(&self.ctx, need.msm_g2));

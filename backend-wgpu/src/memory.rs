@@ -80,7 +80,7 @@ pub fn alloc(
         for c in 0..count {
             let bytes = buffer.chunk_elems(c) as u64 * each;
             buffer.chunks.push(ctx.create_buffer(
-                &format!("{item}[{c}]"),
+                format!("{item}[{c}]"),
                 bytes,
                 wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
@@ -89,7 +89,7 @@ pub fn alloc(
         }
         if kind == ElementKind::Scalar && len > 0 {
             buffer.readback = Some(ctx.create_buffer(
-                &format!("{item} readback"),
+                format!("{item} readback"),
                 readback_bytes(len),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             )?);

@@ -9,9 +9,11 @@
 //! and never straddle a chunk of the bases or scalars.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
-use ark_ff::{AdditiveGroup, Zero};
+use ark_ff::Zero;
 use crucible_core::ark_bls12_381::{g1, g2};
-use crucible_core::{check_span, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result};
+use crucible_core::{
+    check_span, combine_windows, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result,
+};
 
 use crate::device::{Batch, Context, Module};
 use crate::field::{projective_words, read_projective, DeviceElement, Program, FR_WORDS};
@@ -196,6 +198,22 @@ where
             plan.at_least(name, bytes);
         }
         k += 1;
+    }
+    let chunk = ctx.limits.chunk_len(crate::field::element_bytes(P::KIND));
+    if chunk < terms {
+        plan.note(format!(
+            "wgpu: {:?} bases in chunks of 2^{} (binding limit {} B)",
+            P::KIND,
+            chunk.trailing_zeros(),
+            ctx.limits.binding_bytes
+        ));
+    }
+    if most < terms {
+        plan.note(format!(
+            "wgpu: {:?} MSM in batches of at most {most} terms (binding limit {} B)",
+            P::KIND,
+            ctx.limits.binding_bytes
+        ));
     }
     plan
 }
@@ -477,17 +495,15 @@ where
     P::BaseField: DeviceElement,
 {
     let pair = 2 * projective_words::<P>();
-    let mut total = Projective::<P>::zero();
-    for w in (0..config.windows).rev() {
-        for _ in 0..config.window_bits {
-            total.double_in_place();
-        }
-        let c = words.get(w * pair + pair / 2..(w + 1) * pair).ok_or(
-            crate::error::WgpuError::Corrupt {
-                what: "MSM readback",
-            },
-        )?;
-        total += read_projective::<P>(c)?;
-    }
-    Ok(total)
+    let sums = (0..config.windows)
+        .map(|w| {
+            let c = words.get(w * pair + pair / 2..(w + 1) * pair).ok_or(
+                crate::error::WgpuError::Corrupt {
+                    what: "MSM readback",
+                },
+            )?;
+            read_projective::<P>(c)
+        })
+        .collect::<std::result::Result<Vec<_>, crate::error::WgpuError>>()?;
+    Ok(combine_windows(&sums, config.window_bits as u32))
 }

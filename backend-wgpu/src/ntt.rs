@@ -7,7 +7,7 @@ use crucible_core::{
 
 use crate::device::{Batch, Context, Module};
 use crate::error::{check_len, WgpuError};
-use crate::field::{DeviceElement, FR_WORDS};
+use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 use crate::memory::{check_kind, DeviceBuffer};
 
 /// Plan item of the twiddle tables.
@@ -186,14 +186,23 @@ fn steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
 }
 
 /// Scratch of the largest NTT of `domain`: the twiddle tables and, when the domain is
-/// larger than one binding, a zero-byte item saying how it is chunked.
-pub fn scratch_plan(domain: &Domain) -> MemoryPlan {
+/// larger than one binding, a note saying how it is chunked.
+pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
     let mut plan = MemoryPlan::new("wgpu NTT scratch");
     if domain.log_size > 0 {
         plan.item(
             TWIDDLES_ITEM,
             (twiddle_entries(domain.log_size) * FR_WORDS * 4) as u64,
         );
+    }
+    let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
+    if domain.size > chunk_len {
+        plan.note(format!(
+            "wgpu: scalar buffers in {} chunks of 2^{} (binding limit {} B)",
+            domain.size / chunk_len,
+            chunk_len.trailing_zeros(),
+            ctx.limits.binding_bytes
+        ));
     }
     plan
 }

@@ -21,13 +21,12 @@ use crucible_benches::{Op, Task, Workload, PROVE_INPUTS};
 use crucible_core::circuit::BenchCircuit;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::key_file::KeyCache;
+use crucible_core::priority;
 use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::{Fr, ProverBackend, Result};
 
-// Every backend crate is linked here so its `inventory` registration is kept.
-use crucible_backend_cpu as _;
-use crucible_backend_cuda as _;
-use crucible_backend_wgpu as _;
+// The roster links every backend crate, so their `inventory` registrations are kept.
+use crucible_backends as _;
 
 const SEED: u64 = 0x00c0_ffee;
 
@@ -153,6 +152,12 @@ fn every_backend(c: &mut Criterion) {
     for probed in probe_all(&ProbeOptions::default()) {
         for probe in probed.probes {
             match probe {
+                Probe::Available(backend) if backend.info().priority == priority::UNRANKED => {
+                    eprintln!(
+                        "skipped backend {}: unranked (it proves nothing yet)",
+                        backend.info().label()
+                    )
+                }
                 Probe::Available(backend) => available.push(backend),
                 Probe::Unavailable { reason } => {
                     eprintln!("skipped backend {}: {reason}", probed.registration.name)

@@ -17,4 +17,4 @@ mod workload;
 pub use inputs::{random_bases, random_scalars};
 pub use op::{prove_shape, Op, PROVE_INPUTS};
 pub use stats::{measure, Measurement, Stats};
-pub use workload::{workload_plans, ProveTask, RunTimes, Task, Workload};
+pub use workload::{op_plans, total_bytes, workload_plans, ProveTask, RunTimes, Task, Workload};

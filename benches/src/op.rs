@@ -3,7 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crucible_core::{Domain, Error, ProofShape, Result};
+use crucible_core::{Domain, Error, ProofShape, Result, MAX_LOG_SIZE};
+
+/// The largest MSM a benchmark runs.
+const MAX_MSM_TERMS: usize = 1 << MAX_LOG_SIZE;
 
 /// Public inputs of the benchmark circuit when timing whole proofs.
 pub const PROVE_INPUTS: usize = 1;
@@ -60,7 +63,8 @@ impl Op {
     }
 
     /// Checks that `size` is valid for this operation: at least 1; NTTs a power of two
-    /// no larger than the field's two-adicity allows; proofs a domain that exists.
+    /// no larger than the field's two-adicity allows; MSMs no longer than a proof over
+    /// the largest domain runs; proofs a domain that exists.
     pub fn check_size(self, size: usize) -> Result<()> {
         if size == 0 {
             return Err(Error::InvalidInput(format!(
@@ -78,23 +82,25 @@ impl Op {
                 }
                 Domain::with_log_size(size.trailing_zeros()).map(drop)
             }
-            Op::MsmG1 | Op::MsmG2 => Ok(()),
+            Op::MsmG1 | Op::MsmG2 => {
+                if size > MAX_MSM_TERMS {
+                    return Err(Error::InvalidInput(format!(
+                        "{} sizes are at most 2^{MAX_LOG_SIZE} terms (the MSMs of a proof \
+                         over the largest domain), got {size}",
+                        self.name()
+                    )));
+                }
+                Ok(())
+            }
             Op::Prove => prove_shape(size, PROVE_INPUTS).map(drop),
         }
     }
 }
 
 /// The shape of the benchmark circuit with `constraints` constraints and `inputs` public
-/// inputs: one instance variable per input plus the constant one, `constraints + 1`
-/// witnesses. Fails when the domain would exceed the field's two-adicity.
+/// inputs ([`BenchCircuit::shape`](crucible_core::circuit::BenchCircuit::shape)).
 pub fn prove_shape(constraints: usize, inputs: usize) -> Result<ProofShape> {
-    let instance = inputs
-        .checked_add(1)
-        .ok_or_else(|| Error::InvalidInput("too many public inputs".into()))?;
-    let witness = constraints
-        .checked_add(1)
-        .ok_or_else(|| Error::InvalidInput("too many constraints".into()))?;
-    ProofShape::new(constraints, instance, witness)
+    crucible_core::circuit::BenchCircuit::shape(constraints, inputs)
 }
 
 impl fmt::Display for Op {
@@ -139,6 +145,9 @@ mod tests {
         assert!(Op::Ntt.check_size(1000).is_err());
         assert!(Op::Ntt.check_size(0).is_err());
         assert!(Op::MsmG1.check_size(1000).is_ok());
+        assert!(Op::MsmG1.check_size(1 << 32).is_ok());
+        let too_big = Op::MsmG2.check_size(1 << 57).unwrap_err().to_string();
+        assert!(too_big.contains("at most 2^32 terms"), "{too_big}");
         let too_big = Op::CosetNtt.check_size(1 << 33).unwrap_err().to_string();
         assert!(too_big.contains("two-adicity"), "{too_big}");
         let too_big = Op::Prove.check_size(1 << 32).unwrap_err().to_string();

@@ -135,13 +135,44 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
         }
         Task::MsmG1 { len } => msm_plans(backend, ElementKind::G1, *len)?,
         Task::MsmG2 { len } => msm_plans(backend, ElementKind::G2, *len)?,
-        Task::Prove(task) => {
-            // The schedule a staged key gets on this budget (the fastest that fits).
-            let shape = prove_shape(task.constraints, task.inputs)?;
-            let choice = schedule_for(backend, &shape, &KeyOptions::default())?;
-            vec![choice.chosen.key, choice.chosen.proof]
-        }
+        Task::Prove(task) => prove_plans(backend, task.constraints, task.inputs)?,
     })
+}
+
+// The schedule a staged key gets on this budget (the fastest that fits).
+fn prove_plans(
+    backend: &dyn ProverBackend,
+    constraints: usize,
+    inputs: usize,
+) -> Result<Vec<MemoryPlan>> {
+    let shape = prove_shape(constraints, inputs)?;
+    let choice = schedule_for(backend, &shape, &KeyOptions::default())?;
+    Ok(vec![choice.chosen.key, choice.chosen.proof])
+}
+
+/// The plans a workload of `op` at `size` holds at once, known before its task is made
+/// (for `prove`, before its proving key is generated): check them first.
+pub fn op_plans(backend: &dyn ProverBackend, op: Op, size: usize) -> Result<Vec<MemoryPlan>> {
+    op.check_size(size)?;
+    match op {
+        Op::Prove => prove_plans(backend, size, crate::PROVE_INPUTS),
+        _ => {
+            let task = Task::new(op, size, |_| -> Result<Arc<ProvingKey>> {
+                Err(Error::InvalidInput(
+                    "only `prove` needs a proving key".into(),
+                ))
+            })?;
+            workload_plans(backend, &task)
+        }
+    }
+}
+
+/// The bytes of `plans` together, or an error when they overflow `u64`.
+pub fn total_bytes(plans: &[MemoryPlan]) -> Result<u64> {
+    plans
+        .iter()
+        .try_fold(0u64, |sum, p| sum.checked_add(p.total_bytes()))
+        .ok_or_else(|| Error::InvalidInput("the workload's plans overflow u64 bytes".into()))
 }
 
 fn msm_plans(
@@ -284,8 +315,7 @@ impl<'a> Workload<'a> {
     pub fn prepare(backend: &'a dyn ProverBackend, task: Task, seed: u64) -> Result<Self> {
         let mut rng = StdRng::seed_from_u64(seed);
         let plans = workload_plans(backend, &task)?;
-        let total = plans.iter().map(MemoryPlan::total_bytes).sum();
-        backend.budget().check_fits(total)?;
+        backend.budget().check_fits(total_bytes(&plans)?)?;
         let state = match task {
             Task::Ntt { kind, log_size } => {
                 let domain = Domain::with_log_size(log_size)?;

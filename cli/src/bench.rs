@@ -7,10 +7,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use crucible_benches::{measure, workload_plans, Measurement, Op, Task, Workload, PROVE_INPUTS};
+use crucible_benches::{
+    measure, op_plans, total_bytes, Measurement, Op, Task, Workload, PROVE_INPUTS,
+};
+use crucible_core::priority;
 use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
 use crucible_core::synthetic_key::synthetic_key;
-use crucible_core::{BackendInfo, MemoryPlan, ProverBackend};
+use crucible_core::{BackendInfo, ProverBackend};
 use serde_json::json;
 
 use crate::memory_watch::MemoryWatch;
@@ -22,8 +25,9 @@ use crate::CliError;
 /// Arguments of `crucible bench`.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Backends: `all` (every available one; unavailable ones are listed as skipped) or
-    /// a comma list such as `cpu,cuda,wgpu` (each must be available).
+    /// Backends: `all` (every available one but the unranked template; the others are
+    /// listed as skipped) or a comma list such as `cpu,cuda,wgpu` (each must be
+    /// available).
     #[arg(long, default_value = "all")]
     backend: String,
     /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
@@ -32,7 +36,7 @@ pub struct BenchArgs {
     /// Sizes: a doubling range `2^10..2^20` (inclusive) or a list `1024,4096`.
     #[arg(long, value_parser = parse::size_list)]
     sizes: SizeList,
-    /// Timed runs per backend and size (after one warm-up run).
+    /// Timed runs per backend and size (after one warm-up run), at most 1000000.
     #[arg(long, default_value_t = 10)]
     repeat: usize,
     /// Seed of the random inputs (and of the proving keys for `prove`).
@@ -101,6 +105,9 @@ impl Machine {
     }
 }
 
+/// Most timed runs per backend and size.
+const MAX_REPEAT: usize = 1_000_000;
+
 const GIT_COMMIT: &str = env!("CRUCIBLE_GIT_COMMIT");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -146,6 +153,13 @@ fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError>
         for probed in probe_all(&options) {
             for probe in probed.probes {
                 match probe {
+                    // Unranked backends prove nothing yet (the template): named only.
+                    Probe::Available(b) if b.info().priority == priority::UNRANKED => {
+                        skipped.push((
+                            b.info().label(),
+                            "unranked (it proves nothing yet); name it to bench it".into(),
+                        ))
+                    }
                     Probe::Available(b) => chosen.push(b),
                     Probe::Unavailable { reason } => {
                         skipped.push((probed.registration.name.to_string(), reason))
@@ -178,8 +192,11 @@ fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError>
 /// Runs the benchmark; every input is checked before the first timed run.
 pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let sizes = &args.sizes.0;
-    if args.repeat == 0 {
-        return Err(CliError("--repeat must be at least 1".into()));
+    if !(1..=MAX_REPEAT).contains(&args.repeat) {
+        return Err(CliError(format!(
+            "--repeat must be between 1 and {MAX_REPEAT}, got {}",
+            args.repeat
+        )));
     }
     if args.synthetic_key && args.op != Op::Prove {
         return Err(CliError(
@@ -202,6 +219,20 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     for (name, reason) in &skipped {
         eprintln!("skipped {name}: {reason}");
     }
+    // Every budget is checked before any work (a proof's key can take minutes to make).
+    for backend in &backends {
+        for &size in sizes {
+            let label = backend.info().label();
+            let at = |e: crucible_core::Error| {
+                CliError(format!("{} at size {size} on {label}: {e}", args.op))
+            };
+            let plans = op_plans(&**backend, args.op, size).map_err(at)?;
+            backend
+                .budget()
+                .check_fits(total_bytes(&plans).map_err(at)?)
+                .map_err(at)?;
+        }
+    }
     let tasks: Vec<(usize, Task)> = sizes
         .iter()
         .map(|&size| {
@@ -217,26 +248,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             Ok((size, task))
         })
         .collect::<Result<_, CliError>>()?;
-    for backend in &backends {
-        for (size, task) in &tasks {
-            let plans = workload_plans(&**backend, task)?;
-            backend
-                .budget()
-                .check_fits(plans.iter().map(MemoryPlan::total_bytes).sum())
-                .map_err(|e| {
-                    CliError(format!(
-                        "{} at size {size} on {}: {e}",
-                        args.op,
-                        backend.info().label()
-                    ))
-                })?;
-        }
-    }
-
-    let bar = progress_bar(
-        (backends.len() * tasks.len() * (args.repeat + 1)) as u64,
-        "benchmarking",
-    );
+    let runs = (backends.len() * tasks.len()) as u64 * (args.repeat as u64 + 1);
+    let bar = progress_bar(runs, "benchmarking");
     let mut rows = Vec::new();
     for backend in &backends {
         let label = backend.info().label();

@@ -15,7 +15,8 @@ use crate::CliError;
 #[derive(Args)]
 pub struct ConformanceArgs {
     /// A registered backend name, or `all`. Backends named in `CRUCIBLE_REQUIRE`
-    /// (comma-separated) fail the run when unavailable instead of being skipped.
+    /// (comma-separated) fail the run when unavailable instead of being skipped, and
+    /// on every case they answer unsupported.
     #[arg(long, default_value = "all")]
     backend: String,
     /// Largest NTT is 2^k; MSM edge sizes reach 2^k + 1.
@@ -35,7 +36,8 @@ pub struct ConformanceArgs {
     junit: Option<PathBuf>,
 }
 
-/// Prints one line per case and the summary last; exit 1 on any failure.
+/// Prints one line per case and the summary last; exit 1 on any failure, or when no
+/// case passed.
 pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     if args.max_log_size > MAX_LOG_SIZE {
         return Err(CliError(format!(
@@ -74,6 +76,12 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     }
     if !summary.ok() {
         return Ok(ExitCode::FAILURE);
+    }
+    if summary.passed == 0 && summary.unsupported > 0 {
+        return Err(CliError(format!(
+            "no case passed: the backend answered unsupported to all {} that ran",
+            summary.unsupported
+        )));
     }
     if summary.passed == 0 {
         return Err(CliError(match &args.filter {

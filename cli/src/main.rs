@@ -1,13 +1,16 @@
 //! `crucible`: list backends, prove (the built-in circuit, or yours from circom /
 //! snarkjs / arkworks files), verify, export verifying keys, run a test setup, plan
 //! memory, run the conformance suite and benchmark, on every backend linked into this
-//! binary.
+//! binary; serve proofs over gRPC, work a shared Postgres job queue, and drive both as
+//! a client.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backends;
 mod bench;
+mod client;
 mod conformance;
+mod devices;
 mod export_vk;
 mod memory_watch;
 mod output;
@@ -16,18 +19,20 @@ mod plan;
 mod plot;
 mod prove;
 mod prove_files;
+mod queue;
+mod runtime;
+mod serve;
 mod setup;
 mod verify;
+mod worker;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-// Backend crates: each must be linked, or the linker drops it and its `inventory`
-// registration with it.
-use crucible_backend_cpu as _;
-use crucible_backend_cuda as _;
-use crucible_backend_wgpu as _;
+// The roster links every backend crate, or the linker would drop them and their
+// `inventory` registrations with them.
+use crucible_backends as _;
 
 /// Groth16 over BLS12-381 on interchangeable backends.
 #[derive(Parser)]
@@ -58,6 +63,14 @@ enum Command {
     Conformance(conformance::ConformanceArgs),
     /// Time one operation across sizes and backends; table, JSON, CSV and SVG plot.
     Bench(bench::BenchArgs),
+    /// The gRPC proving daemon: keys stay staged on every device between requests.
+    Serve(serve::ServeArgs),
+    /// Prove jobs from a Postgres job queue shared by machines.
+    Worker(worker::WorkerArgs),
+    /// Queue jobs for the workers, or see the queue.
+    Queue(queue::QueueArgs),
+    /// Talk to a `crucible serve` daemon: keys, proofs, status, a load test.
+    Client(client::ClientArgs),
 }
 
 /// A failure reported as `error: ...` with exit status 1.
@@ -82,8 +95,28 @@ impl From<String> for CliError {
     }
 }
 
+/// Mesa's Vulkan device-select layer connects to Wayland to order the GPUs, and
+/// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment`
+/// on every probe where there is no session (servers, CI). Without a session there is
+/// nothing to order by, so the layer is switched off with its own variable, here,
+/// before any thread starts (a user who set it keeps their choice).
+fn quiet_vulkan_probe() {
+    let session = std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|dir| std::path::Path::new(&dir).is_absolute());
+    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        std::env::set_var("NODEVICE_SELECT", "1");
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_vulkan_probe();
     let cli = Cli::parse();
+    // Logs go to stderr, filtered by RUST_LOG; the daemons say what they do by default.
+    let default_log = match cli.command {
+        Command::Serve(_) | Command::Worker(_) => "info",
+        _ => "warn",
+    };
+    crucible_service::logging::init(default_log);
     let result = match &cli.command {
         Command::Backends => backends::run(),
         Command::Prove(args) => prove::run(args),
@@ -93,6 +126,10 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Worker(args) => worker::run(args),
+        Command::Queue(args) => queue::run(args),
+        Command::Client(args) => client::run(args),
     };
     match result {
         Ok(code) => code,

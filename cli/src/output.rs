@@ -86,7 +86,7 @@ pub struct LoadedKey {
     pub key: ProvingKey,
     /// Its cache file.
     pub path: PathBuf,
-    /// Cached, generated, or regenerated because the cache file was bad.
+    /// Cached, generated, or regenerated because the cache file could not be used.
     pub source: KeySource,
 }
 
@@ -96,7 +96,7 @@ impl LoadedKey {
         match self.source {
             KeySource::Cached => "cached",
             KeySource::Generated => "generated",
-            KeySource::Regenerated => "regenerated",
+            KeySource::Regenerated { .. } => "regenerated",
         }
     }
 }
@@ -129,11 +129,8 @@ pub fn load_key(constraints: usize, inputs: usize, seed: u64) -> Result<LoadedKe
         }
     }
     let (key, source) = result?;
-    if source == KeySource::Regenerated {
-        eprintln!(
-            "note: the key cache file {} was unreadable or corrupt; regenerated it",
-            path.display()
-        );
+    if let KeySource::Regenerated { why } = &source {
+        eprintln!("note: regenerated the cached key: {why}");
     }
     Ok(LoadedKey { key, path, source })
 }

@@ -1,5 +1,6 @@
 //! Parsers for sizes (`2^20`, `1048576`), size lists and ranges (`2^10..2^20`,
-//! `1024,4096`) and memory amounts (`512MiB`, `1.5GiB`, plain bytes).
+//! `1024,4096`) and memory amounts (`512MiB`, `1.5GiB`, plain bytes; the grammar is
+//! core's, shared with environment variables).
 
 /// Devices for `--devices`: `all` or a comma list of indices.
 pub fn devices(text: &str) -> Result<crate::prove::Devices, String> {
@@ -78,54 +79,34 @@ pub fn size_list(text: &str) -> Result<SizeList, String> {
         .map(SizeList)
 }
 
-/// Bytes: a plain number of bytes, or a number (fractions allowed) with a unit: `B`,
-/// binary `KiB` `MiB` `GiB` `TiB`, or decimal `KB` `MB` `GB` `TB` (case-insensitive).
+/// Bytes, in the grammar every flag and environment variable shares
+/// ([`crucible_core::parse_byte_size`]): `512MiB`, `1.5GiB`, `8G`, plain bytes.
 pub fn memory(text: &str) -> Result<u64, String> {
+    crucible_core::parse_byte_size(text).map_err(|e| match e {
+        crucible_core::Error::InvalidInput(message) => message,
+        other => other.to_string(),
+    })
+}
+
+/// A duration: a number with a unit, `ms`, `s`, `m` or `h` (`250ms`, `30s`, `1.5m`).
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
-    let bad = |why: &str| {
-        format!(
-            "`{text}` is not a memory size ({why}; expected e.g. 512MiB, 1.5GiB, 16GiB or bytes)"
-        )
-    };
+    let bad =
+        |why: &str| format!("`{text}` is not a duration ({why}; expected e.g. 250ms, 30s or 2m)");
     let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(t.len());
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| bad("no unit"))?;
     let (number, unit) = t.split_at(split);
-    let number = number.replace('_', "");
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kib" | "k" => 1 << 10,
-        "mib" | "m" => 1 << 20,
-        "gib" | "g" => 1 << 30,
-        "tib" | "t" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
+    let seconds_per_unit = match unit.trim() {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
         other => return Err(bad(&format!("unknown unit `{other}`"))),
     };
-    if number.is_empty() || number.matches('.').count() > 1 {
-        return Err(bad("not a number"));
-    }
-    let bytes = match number.split_once('.') {
-        None => number
-            .parse::<u64>()
-            .ok()
-            .and_then(|n| n.checked_mul(scale))
-            .ok_or_else(|| bad("too large"))?,
-        Some(_) => {
-            let value: f64 = number.parse().map_err(|_| bad("not a number"))?;
-            let bytes = (value * scale as f64).floor();
-            if bytes >= u64::MAX as f64 {
-                return Err(bad("too large"));
-            }
-            bytes as u64
-        }
-    };
-    if bytes == 0 {
-        return Err(bad("it must be more than zero bytes"));
-    }
-    Ok(bytes)
+    let value: f64 = number.parse().map_err(|_| bad("not a number"))?;
+    std::time::Duration::try_from_secs_f64(value * seconds_per_unit)
+        .map_err(|_| bad("out of range"))
 }
 
 #[cfg(test)]
@@ -176,29 +157,22 @@ mod tests {
     }
 
     #[test]
-    fn memory_sizes() {
-        assert_eq!(memory("512MiB"), Ok(512 << 20));
-        assert_eq!(memory("16GiB"), Ok(16 << 30));
-        assert_eq!(memory("1.5GiB"), Ok(3 << 29));
-        assert_eq!(memory("1.5 gib"), Ok(3 << 29));
-        assert_eq!(memory("4096"), Ok(4096));
-        assert_eq!(memory("4096B"), Ok(4096));
-        assert_eq!(memory("2GB"), Ok(2_000_000_000));
-        assert_eq!(memory("64k"), Ok(64 << 10));
-        for bad in [
-            "",
-            "abc",
-            "12XB",
-            "1.2.3GiB",
-            "0",
-            "0MiB",
-            "-5MiB",
-            "GiB",
-            "99999999999TiB",
-            "1e9",
-        ] {
-            assert!(memory(bad).is_err(), "{bad} should not parse");
+    fn memory_uses_the_shared_byte_grammar() {
+        assert_eq!(memory("8GiB"), Ok(8 << 30));
+        assert_eq!(memory("8G"), Ok(8 << 30));
+        let e = memory("12XB").unwrap_err();
+        assert!(e.starts_with("`12XB` is not a byte size"), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(duration("2h").unwrap(), Duration::from_secs(7200));
+        for bad in ["", "30", "s", "3x", "1e400s", "-1s"] {
+            assert!(duration(bad).is_err(), "{bad:?} was accepted");
         }
-        assert!(memory("12XB").unwrap_err().contains("unknown unit `xb`"));
     }
 }

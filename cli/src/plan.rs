@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use crucible_benches::prove_shape;
+use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
 use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
 use crucible_core::groth16::Reduction;
 use crucible_core::registry::{select, ProbeOptions, Selected};
@@ -65,17 +66,19 @@ impl ProofSetup {
         })
     }
 
-    /// Checks the sizes, selects the backend and chooses the schedule (nothing is
-    /// allocated). A budget below the floor is an error naming the floor.
+    /// Checks the counts, selects the backend and chooses the schedule (nothing is
+    /// allocated). A budget below the floor is an error naming the floor; a
+    /// `--memory-limit` above what the device offers is said to be capped.
     pub fn resolve(&self) -> Result<Resolved, CliError> {
         let constraints = self.constraints()?;
-        for (flag, value) in [
-            ("--constraints", constraints),
-            ("--workers-per-device", self.workers_per_device),
-        ] {
-            if value == 0 {
-                return Err(CliError(format!("{flag} must be at least 1")));
-            }
+        if constraints == 0 {
+            return Err(CliError("--constraints must be at least 1".into()));
+        }
+        if !(1..=MAX_WORKERS_PER_DEVICE).contains(&self.workers_per_device) {
+            return Err(CliError(format!(
+                "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {}",
+                self.workers_per_device
+            )));
         }
         let shape = prove_shape(constraints, self.inputs)?;
         let options = self.probe_options();
@@ -86,6 +89,9 @@ impl ProofSetup {
             &options,
             self.workers_per_device,
         )?;
+        if let Some(note) = &memory.capped {
+            eprintln!("note: {note}");
+        }
         Ok(Resolved {
             shape,
             selected,
@@ -107,6 +113,9 @@ pub struct MemorySummary {
     pub choice: ScheduleChoice,
     /// Where the capacity comes from.
     pub capacity_source: String,
+    /// Set when `--memory-limit` asked for more than the device offers (and so was
+    /// capped): says so, with both numbers.
+    pub capped: Option<String>,
 }
 
 impl MemorySummary {
@@ -136,10 +145,19 @@ impl MemorySummary {
                 ),
             },
         };
+        let capped = options.memory_limit.filter(|l| *l > capacity).map(|limit| {
+            format!(
+                "--memory-limit {} ({limit} B) is more than {} offers: its budget is {} ({capacity} B, {capacity_source})",
+                human_bytes(limit),
+                backend.info().label(),
+                human_bytes(capacity),
+            )
+        });
         match choose(backend, shape, Reduction::Libsnark, capacity, workers) {
             Ok(choice) => Ok(MemorySummary {
                 choice,
                 capacity_source,
+                capped,
             }),
             Err(e @ Error::BelowFloor { .. }) => Err(CliError(format!(
                 "{e} (budget from {capacity_source}); give at least --memory-limit {}",

@@ -47,6 +47,10 @@ pub struct ProveArgs {
     /// Skip verifying each proof before it is returned.
     #[arg(long)]
     no_verify: bool,
+    /// Host threads synthesizing circuits ahead of the devices (each holds one
+    /// synthesized circuit in host memory).
+    #[arg(long, default_value = "1", value_parser = parse::size)]
+    synthesis_threads: usize,
     /// Prove with a key of the circuit's shape and pseudo-random points, built in
     /// seconds (a real setup takes minutes from about 2^22 constraints): the same
     /// device work, for timing and memory runs; the proofs do not verify, so
@@ -85,21 +89,25 @@ struct ProofInputs {
     s: Fr,
 }
 
-/// Each proof's witness seed and r, s, drawn in order from one RNG seeded by `seed`.
-fn proof_inputs(constraints: usize, inputs: usize, seed: u64, count: usize) -> Vec<ProofInputs> {
-    // Kept apart from the key's setup randomness, which is also derived from `seed`.
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
-    (0..count)
-        .map(|_| ProofInputs {
-            circuit: BenchCircuit {
-                constraints,
-                inputs,
-                seed: rng.gen(),
-            },
-            r: Fr::rand(&mut rng),
-            s: Fr::rand(&mut rng),
-        })
-        .collect()
+/// Most proofs one run makes (each outcome is kept until the run's report).
+pub const MAX_PROOFS: usize = 1 << 20;
+
+/// Proof `id`'s witness seed and r, s, from an RNG seeded by `seed` and `id` alone, so
+/// the jobs are produced one at a time and `--check` can recompute any of them.
+fn proof_inputs(constraints: usize, inputs: usize, seed: u64, id: usize) -> ProofInputs {
+    // Kept apart from the key's setup randomness, which is also derived from `seed`;
+    // the odd multiplier makes every id's stream distinct.
+    let stream = seed ^ 0x9e37_79b9_7f4a_7c15 ^ (id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    let mut rng = StdRng::seed_from_u64(stream);
+    ProofInputs {
+        circuit: BenchCircuit {
+            constraints,
+            inputs,
+            seed: rng.gen(),
+        },
+        r: Fr::rand(&mut rng),
+        s: Fr::rand(&mut rng),
+    }
 }
 
 /// How a proof compared with ark-groth16's.
@@ -115,6 +123,8 @@ struct ProofResult {
     device: String,
     outcome: Result<(ProofReport, Vec<u8>), String>,
     check: Option<Check>,
+    /// Errors recorded while releasing device memory around this proof.
+    release_errors: Vec<String>,
 }
 
 /// Proves, checks and reports; exit 1 on any failed proof or mismatch.
@@ -144,8 +154,11 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let seed = args.seed.unwrap_or(0);
-    if args.proofs == 0 {
-        return Err(CliError("--proofs must be at least 1".into()));
+    if !(1..=MAX_PROOFS).contains(&args.proofs) {
+        return Err(CliError(format!(
+            "--proofs must be between 1 and {MAX_PROOFS} (2^20) in one run, got {}",
+            args.proofs
+        )));
     }
     let setup = &args.setup;
     let constraints = setup.constraints()?;
@@ -170,6 +183,27 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         shape.domain_size()
     ));
 
+    let config = EngineConfig {
+        workers_per_device: setup.workers_per_device,
+        verify: args.verifies(),
+        synthesis_threads: args.synthesis_threads,
+        ..EngineConfig::default()
+    };
+    config.check()?;
+    // Every check that can fail comes before the key, which can take minutes to make.
+    let backends = match &args.devices {
+        None => vec![Arc::clone(&backend)],
+        Some(devices) => {
+            let indices = match devices {
+                Devices::All => None,
+                Devices::Some(list) => Some(list.as_slice()),
+            };
+            let chosen = select_devices(&backend.info().name, indices, &setup.probe_options())?;
+            let labels: Vec<_> = chosen.iter().map(|b| b.info().label()).collect();
+            say(format!("devices: {}", labels.join(", ")));
+            chosen
+        }
+    };
     if args.synthetic_key && args.check {
         return Err(CliError(
             "--check needs a real key: a synthetic key's proofs do not verify".into(),
@@ -190,25 +224,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         (loaded.key, loaded.path.display().to_string(), source)
     };
     let pk = Arc::new(pk);
-    let inputs = proof_inputs(constraints, setup.inputs, seed, args.proofs);
-    let config = EngineConfig {
-        workers_per_device: setup.workers_per_device,
-        verify: args.verifies(),
-        ..EngineConfig::default()
-    };
-    let backends = match &args.devices {
-        None => vec![Arc::clone(&backend)],
-        Some(devices) => {
-            let indices = match devices {
-                Devices::All => None,
-                Devices::Some(list) => Some(list.as_slice()),
-            };
-            let chosen = select_devices(&backend.info().name, indices, &setup.probe_options())?;
-            let labels: Vec<_> = chosen.iter().map(|b| b.info().label()).collect();
-            say(format!("devices: {}", labels.join(", ")));
-            chosen
-        }
-    };
     let prover = Prover::new(backends, Arc::clone(&pk), config)?;
     for key in prover.keys() {
         say(format!(
@@ -222,16 +237,21 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         count(args.proofs as u64, "proof"),
         count(setup.workers_per_device as u64, "worker"),
     ));
-    let jobs = inputs.iter().enumerate().map(|(id, p)| Job {
-        id: id as u64,
-        circuit: p.circuit,
-        r: p.r,
-        s: p.s,
+    let inputs = setup.inputs;
+    let jobs = (0..args.proofs).map(|id| {
+        let p = proof_inputs(constraints, inputs, seed, id);
+        Job {
+            id: id as u64,
+            circuit: p.circuit,
+            r: p.r,
+            s: p.s,
+        }
     });
     let watch = MemoryWatch::start(Arc::clone(&backend));
     let bar = progress_bar(args.proofs as u64, "proving");
-    let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(args.proofs);
+    let mut outcomes: Vec<JobOutcome> = Vec::new();
     let stats = prover.run(jobs, |outcome| {
+        tracing::debug!(proof = outcome.id, device = %outcome.device, ok = outcome.result.is_ok(), "proof finished");
         bar.inc(1);
         outcomes.push(outcome);
     });
@@ -244,7 +264,9 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
 
     let mut results: Vec<ProofResult> = outcomes.into_iter().map(to_result).collect();
     if args.check {
-        check_all(&mut results, &pk, &inputs);
+        check_all(&mut results, &pk, |id| {
+            proof_inputs(constraints, inputs, seed, id)
+        });
     }
     if args.json {
         let key = json!({ "path": key_path, "source": key_source });
@@ -252,10 +274,16 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     } else {
         print_text(args, &results, &stats, &memory);
     }
+    for panic in &stats.caller_panics {
+        eprintln!("error: {panic}");
+    }
     released?;
-    let failed = results.iter().any(|r| {
-        r.outcome.is_err() || matches!(r.check, Some(Check::Mismatch { .. } | Check::ArkFailed(_)))
-    });
+    let failed = !stats.caller_panics.is_empty()
+        || results.iter().any(|r| {
+            r.outcome.is_err()
+                || !r.release_errors.is_empty()
+                || matches!(r.check, Some(Check::Mismatch { .. } | Check::ArkFailed(_)))
+        });
     Ok(if failed {
         ExitCode::FAILURE
     } else {
@@ -273,16 +301,22 @@ fn to_result(outcome: JobOutcome) -> ProofResult {
         device: outcome.device,
         outcome: result,
         check: None,
+        release_errors: outcome
+            .release_errors
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     }
 }
 
-fn check_all(results: &mut [ProofResult], pk: &ProvingKey, inputs: &[ProofInputs]) {
+fn check_all(results: &mut [ProofResult], pk: &ProvingKey, inputs: impl Fn(usize) -> ProofInputs) {
     let bar = progress_bar(results.len() as u64, "checking against ark-groth16");
     for result in results.iter_mut() {
         bar.inc(1);
-        let (Ok((_, ours)), Some(p)) = (&result.outcome, inputs.get(result.id)) else {
+        let Ok((_, ours)) = &result.outcome else {
             continue;
         };
+        let p = inputs(result.id);
         let theirs =
             ark_groth16_prove(pk, p.circuit, p.r, p.s).and_then(|proof| proof_bytes(&proof));
         result.check = Some(match theirs {
@@ -375,7 +409,10 @@ fn print_text(
     memory: &MemorySummary,
 ) {
     for r in results {
-        println!("{}", proof_line(r, args.verifies()));
+        println!("{}", proof_line(r, !args.no_verify));
+        for e in &r.release_errors {
+            println!("  release error on {}: {e}", r.device);
+        }
     }
     let reports = reports(results);
     let rows: Vec<Vec<String>> = phase_stats(&reports)
@@ -469,6 +506,7 @@ fn print_json(
                 "proof": proof,
                 "check": check,
                 "ark_groth16_proof": ark,
+                "release_errors": r.release_errors,
             })
         })
         .collect();

@@ -1,7 +1,9 @@
 //! Runs the built `crucible` binary as a user would, each test with its own key cache.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A fresh directory under the system temp dir, removed when dropped.
 struct TempDir(PathBuf);
@@ -48,23 +50,83 @@ impl std::fmt::Debug for Run {
     }
 }
 
-fn run_argv(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Run {
+/// Longest any one run of the binary may take: a hang fails the test instead of CI.
+const RUN_LIMIT: Duration = Duration::from_secs(600);
+
+/// Runs `command` to completion, killing it (and failing) if it outlives `limit`.
+fn output_within(mut command: Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} hung: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn command(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crucible"));
+    command
+        .args(args)
+        .env("CRUCIBLE_CACHE_DIR", cache)
+        .env_remove("CRUCIBLE_REQUIRE")
+        .env_remove("CRUCIBLE_CPU_DEVICES")
+        .envs(env.iter().copied());
+    command
+}
+
+fn finished(output: Output) -> Run {
     let Output {
         status,
         stdout,
         stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_crucible"))
-        .args(args)
-        .env("CRUCIBLE_CACHE_DIR", cache)
-        .env_remove("CRUCIBLE_REQUIRE")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
+    } = output;
     Run {
         code: status.code(),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
     }
+}
+
+fn run_argv(args: &[String], cache: &Path, env: &[(&str, &str)]) -> Run {
+    finished(output_within(command(args, cache, env), RUN_LIMIT))
 }
 
 fn argv(command: &str) -> Vec<String> {
@@ -96,6 +158,48 @@ fn backends_lists_cpu() {
     let cpu = cpu.unwrap_or_else(|| panic!("{run:?}"));
     assert!(cpu.contains("available"), "{cpu}");
     assert!(cpu.contains("GiB"), "memory missing: {cpu}");
+}
+
+#[test]
+fn backends_lists_the_template_and_auto_never_picks_it() {
+    let dir = TempDir::new("template");
+    let run = crucible("backends", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let row = run.stdout.lines().find(|l| l.starts_with("template:0"));
+    let row = row.unwrap_or_else(|| panic!("{run:?}"));
+    assert!(row.contains("available"), "{row}");
+    let auto = crucible("prove --backend auto --constraints 2^4 --no-verify", &dir.0);
+    assert!(auto.ok(), "{auto:?}");
+    let chose = auto.stdout.lines().find(|l| l.starts_with("auto chose "));
+    let chose = chose.unwrap_or_else(|| panic!("{auto:?}"));
+    assert!(!chose.starts_with("auto chose template"), "{chose}");
+}
+
+#[test]
+fn conformance_reports_the_templates_cases_as_unsupported_never_passed() {
+    let dir = TempDir::new("template-conformance");
+    let command = "conformance --backend template --max-log-size 3 --filter ntt/forward --seed 1";
+    let run = crucible(command, &dir.0);
+    // Nothing passed: an error, though nothing failed either.
+    assert_fails_with(&run, "no case passed");
+    let cases: Vec<&str> = run.stdout.lines().filter(|l| l.contains("ntt/")).collect();
+    assert_eq!(cases.len(), 4, "{run:?}");
+    for case in &cases {
+        assert!(case.starts_with("unsupported template:0"), "{case}");
+        assert!(case.contains("backend-template/src/"), "says where: {case}");
+    }
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("0 passed, 0 failed, 4 unsupported"),
+        "{run:?}"
+    );
+    // Required, every unsupported case is a failure.
+    let required = run_argv(&argv(command), &dir.0, &[("CRUCIBLE_REQUIRE", "template")]);
+    assert_eq!(required.code, Some(1), "{required:?}");
+    assert!(
+        required.stdout.contains("0 passed, 4 failed"),
+        "{required:?}"
+    );
 }
 
 #[test]
@@ -170,12 +274,9 @@ fn engine_runs_several_workers_within_a_two_proof_budget() {
         format!("--backend cpu --constraints 2^6 --memory-limit {limit} --workers-per-device 4");
     let plan = crucible(&format!("plan {common}"), &dir.0);
     assert!(plan.ok(), "{plan:?}");
-    assert!(
-        plan.stdout.contains("proofs that fit at once: 2"),
-        "{plan:?}"
-    );
-    let waits = "4 workers per device: do not all fit at once; 2 proofs at a time";
-    assert!(plan.stdout.contains(waits), "{plan:?}");
+    // The schedule is chosen for the workers that fit; the others wait for memory.
+    assert!(plan.stdout.contains("peak: key + "), "{plan:?}");
+    assert!(plan.stdout.contains("floor: "), "{plan:?}");
 
     let run = crucible(&format!("prove {common} --proofs 12 --check"), &dir.0);
     assert!(run.ok(), "{run:?}");
@@ -207,9 +308,9 @@ fn bad_input_is_a_clear_error_never_a_panic() {
         "--constraints must be at least 1",
     );
     let lots = prove("--constraints 16 --memory-limit lots");
-    assert_fails_with(&lots, "not a memory size");
+    assert_fails_with(&lots, "not a byte size");
     let small = prove("--constraints 2^8 --memory-limit 1KiB");
-    assert_fails_with(&small, "the memory limit is smaller than the plan");
+    assert_fails_with(&small, "is below the floor of");
     let huge = crucible("plan --backend cpu --constraints 2^40", &dir.0);
     assert_fails_with(&huge, "two-adicity");
     // Nothing was generated for any of these.
@@ -225,7 +326,7 @@ fn corrupt_or_truncated_key_cache_is_regenerated_and_the_proof_still_checks() {
     std::fs::write(&key, b"this is not a proving key").unwrap();
     let run = crucible(command, &dir.0);
     assert!(run.ok(), "{run:?}");
-    let note = "was unreadable or corrupt; regenerated it";
+    let note = "note: regenerated the cached key";
     assert!(run.stderr.contains(note), "{run:?}");
     assert!(run.stdout.contains("proving key (regenerated)"), "{run:?}");
     let identical = "proof 0: byte-identical to ark-groth16";
@@ -271,25 +372,21 @@ fn plan_prints_every_item_and_whether_it_fits() {
         "h_query",
         "l_query",
         "b_g2_query",
-        "msm-scalars",
+        "cpu.msm_scalars",
         "total",
     ];
     for item in items {
         assert!(run.stdout.contains(item), "{item} missing: {run:?}");
     }
     assert!(run.stdout.contains("domain: 2^11 = 2048 points"), "{run:?}");
-    assert!(run.stdout.contains(": fits"), "{run:?}");
+    assert!(run.stdout.contains("schedule: "), "{run:?}");
+    assert!(run.stdout.contains("floor: "), "{run:?}");
 
     let small = crucible(
         "plan --backend cpu --constraints 2^10 --memory-limit 64KiB",
         &dir.0,
     );
-    assert!(small.stdout.contains("does not fit"), "{small:?}");
-    assert!(
-        small.stdout.contains("proofs that fit at once: 0"),
-        "{small:?}"
-    );
-    assert_fails_with(&small, "the memory limit is smaller than the plan");
+    assert_fails_with(&small, "is below the floor of");
 
     // The domain is the power of two ≥ constraints + inputs + 1: 2^26 here, not 2^27.
     let big = crucible(
@@ -378,7 +475,7 @@ fn bench_rejects_bad_input_before_running() {
     assert_fails_with(&bench("--op ntt --sizes 1000"), "powers of two");
     assert_fails_with(&bench("--op ntt --sizes 2^33"), "two-adicity");
     let no_runs = bench("--op ntt --sizes 2^4 --repeat 0");
-    assert_fails_with(&no_runs, "--repeat must be at least 1");
+    assert_fails_with(&no_runs, "--repeat must be between 1 and");
     let synthetic = bench("--op msm-g1 --sizes 2^4 --synthetic-key");
     assert_fails_with(&synthetic, "--synthetic-key applies to --op prove only");
     let empty = run_argv(&argv("bench --op ntt --sizes="), &dir.0, &[]);
@@ -404,7 +501,7 @@ fn conformance_runs_and_honors_crucible_require() {
     assert!(run.ok(), "{run:?}");
     let last = run.stdout.lines().last().unwrap();
     assert!(
-        last.contains(" passed, 0 failed, 0 skipped (seed 7)"),
+        last.contains(" passed, 0 failed, 0 unsupported, 0 skipped (seed 7)"),
         "{run:?}"
     );
     let case = run
@@ -476,4 +573,230 @@ fn file_flags_need_a_key_file_and_the_built_in_circuit_its_size() {
         &dir.0,
     );
     assert_fails_with(&verify, "nosuch.json");
+}
+
+/// Asserts a clean failure: exit status 1 (not a signal, not clap's 2), `error:` naming
+/// `message`, no panic.
+fn assert_exit_1(run: &Run, message: &str) {
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_fails_with(run, message);
+}
+
+#[test]
+fn huge_counts_are_refused_before_any_work() {
+    let dir = TempDir::new("counts");
+    for (command, message) in [
+        (
+            "prove --backend cpu --constraints 16 --proofs 2^40",
+            "--proofs must be between 1 and",
+        ),
+        (
+            "prove --backend cpu --constraints 16 --proofs 18446744073709551615",
+            "--proofs must be between 1 and",
+        ),
+        (
+            "prove --backend cpu --constraints 16 --workers-per-device 2^40",
+            "--workers-per-device must be between 1 and",
+        ),
+        (
+            "plan --backend cpu --constraints 16 --workers-per-device 2^40",
+            "--workers-per-device must be between 1 and",
+        ),
+        (
+            "bench --backend cpu --op ntt --sizes 2^4 --repeat 18446744073709551615",
+            "--repeat must be between 1 and",
+        ),
+        // Out of budget or below the floor: either names the budget.
+        (
+            "bench --backend cpu --op prove --sizes 2^31",
+            "budget `cpu:0`",
+        ),
+    ] {
+        let run = crucible(command, &dir.0);
+        assert_exit_1(&run, message);
+        assert!(
+            !run.stderr.contains("generating proving key"),
+            "{command}: {run:?}"
+        );
+    }
+    let left = std::fs::read_dir(&dir.0).unwrap().count();
+    assert_eq!(left, 0, "no key was generated");
+    // Beyond usize: a usage error (exit 2), as clap reports it.
+    let run = crucible("prove --backend cpu --constraints 16 --proofs 2^64", &dir.0);
+    assert_eq!(run.code, Some(2), "{run:?}");
+}
+
+#[test]
+fn sizes_past_what_can_exist_are_clear_errors() {
+    let dir = TempDir::new("sizes");
+    for size in ["2^57", "2^62", "18446744073709551615"] {
+        let run = crucible(
+            &format!("bench --backend cpu --op msm-g1 --sizes {size}"),
+            &dir.0,
+        );
+        assert_exit_1(&run, "at most 2^32 terms");
+    }
+    let run = crucible("bench --backend cpu --op msm-g2 --sizes 2^32", &dir.0);
+    assert_exit_1(&run, "memory plan needs");
+}
+
+#[test]
+fn four_provers_on_one_empty_cache_all_succeed() {
+    let dir = TempDir::new("concurrent");
+    let argv = argv("prove --backend cpu --constraints 2^6 --no-verify");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            let command = command(&argv, &dir.0, &[]);
+            std::thread::spawn(move || finished(output_within(command, RUN_LIMIT)))
+        })
+        .collect();
+    for child in children {
+        let run = child.join().unwrap();
+        assert!(run.ok(), "{run:?}");
+    }
+    let files: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "one key, no temporary file left: {files:?}");
+}
+
+#[test]
+fn a_key_copied_from_another_seed_is_never_used() {
+    let dir = TempDir::new("other-seed");
+    let run = crucible("prove --backend cpu --constraints 2^6 --seed 1", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    std::fs::copy(
+        dir.path("bench-n64-p1-s1.pk"),
+        dir.path("bench-n64-p1-s0.pk"),
+    )
+    .unwrap();
+    let run = crucible(
+        "prove --backend cpu --constraints 2^6 --seed 0 --check",
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("proving key (regenerated)"), "{run:?}");
+    assert!(run.stderr.contains("seed 1"), "{run:?}");
+    assert!(
+        run.stdout.contains("byte-identical to ark-groth16"),
+        "{run:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_files_in_place_of_the_cached_key_never_hang() {
+    let dir = TempDir::new("odd-cache");
+    let key = dir.path("bench-n64-p1-s0.pk");
+    let prove = || crucible("prove --backend cpu --constraints 2^6", &dir.0);
+    let fifo = Command::new("mkfifo").arg(&key).status();
+    if fifo.is_ok_and(|s| s.success()) {
+        let run = prove();
+        assert!(
+            run.ok() && run.stdout.contains("(regenerated)"),
+            "FIFO: {run:?}"
+        );
+        std::fs::remove_file(&key).unwrap();
+    }
+    std::os::unix::fs::symlink("/dev/zero", &key).unwrap();
+    let run = prove();
+    assert!(
+        run.ok() && run.stdout.contains("(regenerated)"),
+        "/dev/zero: {run:?}"
+    );
+    std::fs::remove_file(&key).unwrap();
+    let sparse = std::fs::File::create(&key).unwrap();
+    sparse.set_len(3 << 30).unwrap();
+    drop(sparse);
+    let started = Instant::now();
+    let run = prove();
+    assert!(
+        run.ok() && run.stdout.contains("(regenerated)"),
+        "sparse: {run:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the sparse file was read"
+    );
+    std::fs::remove_file(&key).unwrap();
+    std::fs::create_dir(&key).unwrap();
+    assert_exit_1(&prove(), "is a directory");
+}
+
+#[test]
+fn an_empty_cache_dir_variable_is_unset_not_the_working_directory() {
+    let dir = TempDir::new("empty-cache-var");
+    let (work, xdg) = (dir.path("work"), dir.path("xdg"));
+    std::fs::create_dir_all(&work).unwrap();
+    let mut command = command(
+        &argv("prove --backend cpu --constraints 16"),
+        Path::new(""),
+        &[("XDG_CACHE_HOME", xdg.to_str().unwrap())],
+    );
+    command.current_dir(&work);
+    let run = finished(output_within(command, RUN_LIMIT));
+    assert!(run.ok(), "{run:?}");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "key in the working directory"
+    );
+    assert!(
+        xdg.join("crucible/keys/bench-n16-p1-s0.pk").is_file(),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn settings_say_what_is_wrong_or_what_was_done() {
+    let dir = TempDir::new("settings");
+    let run = crucible(
+        "plan --backend cpu --constraints 16 --memory-limit 1000TiB",
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stderr.contains("is more than cpu:0 offers"), "{run:?}");
+    let run = run_argv(
+        &argv("prove --backend cpu --constraints 16"),
+        &dir.0,
+        &[("CRUCIBLE_CPU_DEVICES", "abc")],
+    );
+    assert_exit_1(&run, "CRUCIBLE_CPU_DEVICES=`abc` is not a device count");
+    let run = crucible("prove --backend auto:0 --constraints 16", &dir.0);
+    assert_exit_1(&run, "takes no index");
+    let run = run_argv(
+        &argv("backends"),
+        &dir.0,
+        &[("CRUCIBLE_WGPU_MEMORY", "8GiB")],
+    );
+    assert!(run.ok() && !run.stdout.contains("is not a byte"), "{run:?}");
+    let run = run_argv(
+        &argv("backends"),
+        &dir.0,
+        &[("CRUCIBLE_WGPU_MEMORY", "8 apples")],
+    );
+    assert!(run.stdout.contains("is not a byte size"), "{run:?}");
+    let mut quiet = command(&argv("backends"), &dir.0, &[]);
+    quiet.env_remove("XDG_RUNTIME_DIR");
+    let run = finished(output_within(quiet, RUN_LIMIT));
+    assert!(
+        run.ok() && !run.stderr.contains("XDG_RUNTIME_DIR"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn conformance_passes_a_correct_backend_at_the_smallest_sizes() {
+    let dir = TempDir::new("conformance-small");
+    for log in [0, 1, 2] {
+        let run = crucible(
+            &format!("conformance --backend cpu --max-log-size {log} --seed 1"),
+            &dir.0,
+        );
+        assert!(
+            run.ok() && run.stdout.contains(" 0 failed"),
+            "--max-log-size {log}: {run:?}"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use crucible_core::{Bls12_381, Fr, ProverBackend};
 
 use crate::circom_reduction::CircomReduction;
 use crate::proof_cases::{hex, proof_bytes};
+use crate::CaseError;
 
 /// ark-groth16's proof of `synthesized` with `pk`, `r`, `s` and the reduction the key
 /// was made for (`LibsnarkReduction`, or [`CircomReduction`] for snarkjs keys).
@@ -106,28 +107,41 @@ pub fn cross_check(
     r: Fr,
     s: Fr,
 ) -> CrossCheck {
-    let options = ProveOptions { verify: false };
     let backends = backends
         .iter()
-        .map(|backend| {
-            let proof = StagedKey::stage_with(*backend, Arc::clone(pk), key_options)
-                .and_then(|key| {
-                    let out = prove_synthesized(*backend, &key, synthesized, r, s, options);
-                    key.release()?;
-                    out
-                })
-                .map(|out| out.proof)
-                .map_err(|e| e.to_string());
-            BackendProof {
-                backend: backend.info().label(),
-                proof,
-            }
+        .map(|backend| BackendProof {
+            backend: backend.info().label(),
+            proof: prove_on(*backend, pk, synthesized, key_options, r, s)
+                .map_err(|e| e.to_string()),
         })
         .collect();
     CrossCheck {
         reference: reference_proof(pk, synthesized, key_options.reduction, r, s),
         backends,
     }
+}
+
+/// `backend`'s proof of `synthesized`: `pk` staged under `key_options`, proved with
+/// `r` and `s` (not verified), the key released.
+fn prove_on(
+    backend: &dyn ProverBackend,
+    pk: &Arc<ProvingKey>,
+    synthesized: &Synthesized,
+    key_options: &KeyOptions,
+    r: Fr,
+    s: Fr,
+) -> crucible_core::Result<Proof> {
+    let key = StagedKey::stage_with(backend, Arc::clone(pk), key_options)?;
+    let out = prove_synthesized(
+        backend,
+        &key,
+        synthesized,
+        r,
+        s,
+        ProveOptions { verify: false },
+    );
+    key.release()?;
+    Ok(out?.proof)
 }
 
 /// Verifies `proof` for `public_inputs` (without the constant one) with ark-groth16.
@@ -146,13 +160,14 @@ pub fn verify_with_arkworks(
 
 /// The cross-check of any circuit and arkworks key (ark-groth16's reduction) on one
 /// backend with fresh `r`, `s` from `rng`: byte-identical to ark-groth16 and accepted
-/// by its verifier.
+/// by its verifier. A backend that answers `Unsupported` gives
+/// [`CaseError::Unsupported`], any other difference [`CaseError::Failed`].
 pub fn compare_with_arkworks<C: ConstraintSynthesizer<Fr>>(
     backend: &dyn ProverBackend,
     pk: Arc<ProvingKey>,
     circuit: C,
     rng: &mut impl RngCore,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     compare_with_arkworks_under(backend, pk, circuit, rng, &KeyOptions::default())
 }
 
@@ -165,18 +180,19 @@ pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
     circuit: C,
     rng: &mut impl RngCore,
     options: &KeyOptions,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
-    let check = cross_check(&[backend], &pk, &synthesized, options, r, s);
-    let mismatches = check.mismatches();
-    if !mismatches.is_empty() {
-        return Err(format!("{} (r = {r}, s = {s})", mismatches.join("; ")));
+    let want = reference_proof(&pk, &synthesized, options.reduction, r, s)?;
+    let got = prove_on(backend, &pk, &synthesized, options, r, s)?;
+    let (got_bytes, want_bytes) = (proof_bytes(&got), proof_bytes(&want));
+    if got_bytes != want_bytes {
+        return Err(fail!(
+            "proof bytes differ from ark-groth16 (r = {r}, s = {s}): got {}, want {}",
+            hex(&got_bytes),
+            hex(&want_bytes)
+        ));
     }
-    let proof = check
-        .reference
-        .map_err(|e| format!("ark-groth16 failed: {e}"))?;
     let public = &synthesized.assignment[1..synthesized.shape.num_instance];
-    verify_with_arkworks(&pk, public, &proof)
-        .map_err(|e| format!("identical to ark-groth16, but {e}"))
+    verify_with_arkworks(&pk, public, &got).map_err(|e| fail!("identical to ark-groth16, but {e}"))
 }

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[macro_use]
 mod cases;
 pub mod circom_reduction;
 mod cross_check;
@@ -26,11 +27,12 @@ mod schedule_cases;
 mod staging_cases;
 mod suite;
 
-pub use cases::{CaseResult, Outcome, Summary};
+pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use cross_check::{
     compare_with_arkworks, compare_with_arkworks_under, cross_check, reference_proof,
     verify_with_arkworks, BackendProof, CrossCheck,
 };
+pub use crucible_core::registry::required_backends;
 pub use proof_cases::{hex, proof_bytes};
 pub use report::{json_report, junit_report};
-pub use suite::{required_backends, run, run_registered, run_seed, Config};
+pub use suite::{run, run_registered, run_seed, Config};

@@ -11,6 +11,7 @@ use crucible_core::{
 use crate::items;
 use crate::ntt_cases::scalar_plan;
 use crate::suite::Runner;
+use crate::CaseError;
 
 pub use crucible_core::group::{MsmGroup, G1, G2};
 
@@ -122,7 +123,7 @@ fn check<G: MsmGroup>(
     base_offset: usize,
     scalar_offset: usize,
     len: usize,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let want = G::Projective::msm(
         &base_values[base_offset..][..len],
         &scalar_values[scalar_offset..][..len],
@@ -139,16 +140,11 @@ fn check<G: MsmGroup>(
         items::bytes(backend, ElementKind::Scalar, scalar_values.len()),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(len)));
-    let e = |e: crucible_core::Error| e.to_string();
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend
-        .alloc_scalars(&mut work, items::SCALARS, scalar_values.len())
-        .map_err(e)?;
-    backend
-        .stage_scalars(&mut work, s, scalar_values)
-        .map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values)?;
+    let mut work = backend.allocate(work_plan)?;
+    let s = backend.alloc_scalars(&mut work, items::SCALARS, scalar_values.len())?;
+    backend.stage_scalars(&mut work, s, scalar_values)?;
     let span = MsmSpan {
         bases: b,
         base_offset,
@@ -156,13 +152,13 @@ fn check<G: MsmGroup>(
         scalar_offset,
         len,
     };
-    let got = G::msm(backend, &mut work, &key, span).map_err(e)?;
-    work.release().map_err(e)?;
-    key.release().map_err(e)?;
+    let got = G::msm(backend, &mut work, &key, span)?;
+    work.release()?;
+    key.release()?;
     if got.into_affine() == want.into_affine() {
         Ok(())
     } else {
-        Err(format!(
+        Err(fail!(
             "{} MSM of {len} terms differs from ark-ec: got {}, want {}",
             G::NAME,
             got.into_affine(),
@@ -251,9 +247,8 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
 fn out_of_range<G: MsmGroup>(
     backend: &dyn ProverBackend,
     base_values: &[G::Affine],
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let n = base_values.len();
-    let e = |e: crucible_core::Error| e.to_string();
     let mut key_plan = MemoryPlan::new("conformance bases");
     key_plan.item(items::BASES, items::bytes(backend, G::KIND, n));
     let mut work_plan = MemoryPlan::new("conformance scalars");
@@ -262,12 +257,10 @@ fn out_of_range<G: MsmGroup>(
         items::bytes(backend, ElementKind::Scalar, n),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(n)));
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend
-        .alloc_scalars(&mut work, items::SCALARS, n)
-        .map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values)?;
+    let mut work = backend.allocate(work_plan)?;
+    let s = backend.alloc_scalars(&mut work, items::SCALARS, n)?;
     let span = MsmSpan {
         bases: b,
         base_offset: 1,
@@ -277,7 +270,7 @@ fn out_of_range<G: MsmGroup>(
     };
     match G::msm(backend, &mut work, &key, span) {
         Err(crucible_core::Error::InvalidInput(msg)) if msg.contains("out of range") => Ok(()),
-        Err(other) => Err(format!("wrong error for a span out of range: {other}")),
+        Err(other) => Err(CaseError::from(other).context("wrong error for a span out of range")),
         Ok(_) => Err("a span past the end of the bases was accepted".into()),
     }
 }
@@ -294,7 +287,7 @@ fn msm_matches<G: MsmGroup>(
     scalars: ScalarBuf,
     offset: usize,
     values: &[Fr],
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let span = MsmSpan {
         bases,
         base_offset: offset,
@@ -302,16 +295,14 @@ fn msm_matches<G: MsmGroup>(
         scalar_offset: offset,
         len: values.len() - offset,
     };
-    let got = G::msm(backend, work, key, span)
-        .map_err(|e| e.to_string())?
-        .into_affine();
+    let got = G::msm(backend, work, key, span)?.into_affine();
     let want = G::Projective::msm(&base_values[offset..], &values[offset..])
         .map_err(|e| format!("reference MSM failed: {e}"))?
         .into_affine();
     if got == want {
         Ok(())
     } else {
-        Err(format!("got {got}, want {want}"))
+        Err(fail!("got {got}, want {want}"))
     }
 }
 
@@ -320,11 +311,10 @@ fn msm_matches<G: MsmGroup>(
 /// scalars (staging, a pointwise product, an NTT). A backend that reuses work between
 /// MSMs over the same scalars (the CUDA backend keeps its sort) must notice every
 /// change; each result is compared with ark-ec.
-fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), String> {
+fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
     use crucible_core::{Domain, NttKind};
     let n = 1usize << log;
-    let domain = Domain::with_log_size(log).map_err(|e| e.to_string())?;
-    let e = |e: crucible_core::Error| e.to_string();
+    let domain = Domain::with_log_size(log)?;
     let g1_bases = bases::<G1>(rng, n, Bases::Random);
     let g2_bases = bases::<G2>(rng, n, Bases::Random);
     let mut key_plan = MemoryPlan::new("conformance bases");
@@ -339,20 +329,16 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
             msm_g2: n,
         },
     );
-    let mut key = backend.allocate(key_plan).map_err(e)?;
-    let b1 = stage_bases::<G1>(backend, &mut key, items::G1_BASES, &g1_bases).map_err(e)?;
-    let b2 = stage_bases::<G2>(backend, &mut key, items::G2_BASES, &g2_bases).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
-    let s = backend
-        .alloc_scalars(&mut work, items::SCALARS, n)
-        .map_err(e)?;
-    let f = backend
-        .alloc_scalars(&mut work, items::FACTORS, n)
-        .map_err(e)?;
+    let mut key = backend.allocate(key_plan)?;
+    let b1 = stage_bases::<G1>(backend, &mut key, items::G1_BASES, &g1_bases)?;
+    let b2 = stage_bases::<G2>(backend, &mut key, items::G2_BASES, &g2_bases)?;
+    let mut work = backend.allocate(work_plan)?;
+    let s = backend.alloc_scalars(&mut work, items::SCALARS, n)?;
+    let f = backend.alloc_scalars(&mut work, items::FACTORS, n)?;
     let mut values = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    backend.stage_scalars(&mut work, s, &values)?;
     let factors = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, f, &factors).map_err(e)?;
+    backend.stage_scalars(&mut work, f, &factors)?;
 
     let step = |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[Fr]| {
         let compared = if g2 {
@@ -360,7 +346,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
         } else {
             msm_matches::<G1>(backend, work, &key, b1, &g1_bases, s, offset, values)
         };
-        compared.map_err(|why| format!("{what}: {why}"))
+        compared.map_err(|why| why.context(what))
     };
     step(&mut work, "first G1 MSM", false, 0, &values)?;
     step(&mut work, "the same G1 MSM again", false, 0, &values)?;
@@ -368,7 +354,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     step(&mut work, "G1 over a shorter span", false, 3, &values)?;
     step(&mut work, "G1 over the whole span again", false, 0, &values)?;
     values = scalars(rng, n, Scalars::Random);
-    backend.stage_scalars(&mut work, s, &values).map_err(e)?;
+    backend.stage_scalars(&mut work, s, &values)?;
     step(
         &mut work,
         "G1 after restaging the scalars",
@@ -376,16 +362,14 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
         0,
         &values,
     )?;
-    backend.mul_assign(&mut work, s, f).map_err(e)?;
+    backend.mul_assign(&mut work, s, f)?;
     values.iter_mut().zip(&factors).for_each(|(v, f)| *v *= f);
     step(&mut work, "G1 after a pointwise product", false, 0, &values)?;
-    backend
-        .ntt(&mut work, s, &domain, NttKind::Inverse)
-        .map_err(e)?;
-    values = backend.read_scalars(&work, s).map_err(e)?;
+    backend.ntt(&mut work, s, &domain, NttKind::Inverse)?;
+    values = backend.read_scalars(&work, s)?;
     step(&mut work, "G2 after an inverse NTT", true, 0, &values)?;
-    work.release().map_err(e)?;
-    key.release().map_err(e)?;
+    work.release()?;
+    key.release()?;
     Ok(())
 }
 
@@ -394,7 +378,8 @@ pub fn run(r: &mut Runner<'_>) {
     let max = r.config.max_log_size;
     run_group::<G1>(r, max.max(2));
     run_group::<G2>(r, max.saturating_sub(2).max(2));
-    let log = max.min(12);
+    // The sequence's shorter span starts at 3: at least 4 terms.
+    let log = max.clamp(2, 12);
     let backend = r.backend;
     r.case(
         &format!("msm/sequence-over-one-scalar-buffer/n=2^{log}"),

@@ -1,12 +1,13 @@
 //! NTT and pointwise cases against ark-poly.
 
-use ark_ff::{FftField, UniformRand};
+use ark_ff::{FftField, Field, UniformRand};
 use ark_poly::EvaluationDomain;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
 
 use crate::items;
 use crate::suite::Runner;
+use crate::CaseError;
 
 fn kind_name(kind: NttKind) -> &'static str {
     match kind {
@@ -36,13 +37,13 @@ fn random(rng: &mut StdRng, n: usize) -> Vec<Fr> {
 }
 
 /// First index where two vectors differ, as a message.
-pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), String> {
+pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
     if got.len() != want.len() {
-        return Err(format!("length {} instead of {}", got.len(), want.len()));
+        return Err(fail!("length {} instead of {}", got.len(), want.len()));
     }
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
-        Some(i) => Err(format!(
+        Some(i) => Err(fail!(
             "element {i} of {} differs: got {}, want {}",
             got.len(),
             got[i],
@@ -73,7 +74,7 @@ fn ntt_case(
     rng: &mut StdRng,
     domain: Domain,
     kind: NttKind,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let input = random(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
@@ -85,18 +86,12 @@ fn ntt_case(
             ..Default::default()
         },
     );
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let x = backend
-        .alloc_scalars(&mut lease, items::X, domain.size)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, x, &input)
-        .map_err(|e| e.to_string())?;
-    backend
-        .ntt(&mut lease, x, &domain, kind)
-        .map_err(|e| e.to_string())?;
-    let got = backend.read_scalars(&lease, x).map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
+    let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
+    backend.stage_scalars(&mut lease, x, &input)?;
+    backend.ntt(&mut lease, x, &domain, kind)?;
+    let got = backend.read_scalars(&lease, x)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -105,7 +100,7 @@ fn pointwise_case(
     rng: &mut StdRng,
     n: usize,
     sub: bool,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let a = random(rng, n);
     let b = random(rng, n);
     let k = Fr::rand(rng);
@@ -119,29 +114,18 @@ fn pointwise_case(
         &[(items::A, n), (items::B, n)],
         ScratchNeed::default(),
     );
-    let mut lease = backend.allocate(plan).map_err(|e| e.to_string())?;
-    let da = backend
-        .alloc_scalars(&mut lease, items::A, n)
-        .map_err(|e| e.to_string())?;
-    let db = backend
-        .alloc_scalars(&mut lease, items::B, n)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, da, &a)
-        .map_err(|e| e.to_string())?;
-    backend
-        .stage_scalars(&mut lease, db, &b)
-        .map_err(|e| e.to_string())?;
+    let mut lease = backend.allocate(plan)?;
+    let da = backend.alloc_scalars(&mut lease, items::A, n)?;
+    let db = backend.alloc_scalars(&mut lease, items::B, n)?;
+    backend.stage_scalars(&mut lease, da, &a)?;
+    backend.stage_scalars(&mut lease, db, &b)?;
     if sub {
         backend.sub_mul_assign(&mut lease, da, db, k)
     } else {
         backend.mul_assign(&mut lease, da, db)
-    }
-    .map_err(|e| e.to_string())?;
-    let got = backend
-        .read_scalars(&lease, da)
-        .map_err(|e| e.to_string())?;
-    lease.release().map_err(|e| e.to_string())?;
+    }?;
+    let got = backend.read_scalars(&lease, da)?;
+    lease.release()?;
     first_difference(&got, &want)
 }
 
@@ -152,7 +136,7 @@ pub fn run(r: &mut Runner<'_>) {
         let domain = match Domain::with_log_size(log) {
             Ok(d) => d,
             Err(e) => {
-                r.case(&format!("ntt/2^{log}"), |_| Err(e.to_string()));
+                r.case(&format!("ntt/2^{log}"), |_| Err(e.into()));
                 continue;
             }
         };
@@ -162,12 +146,49 @@ pub fn run(r: &mut Runner<'_>) {
             });
         }
     }
-    for n in [1usize, 7, 1 << r.config.max_log_size.min(16)] {
+    let mut sizes = vec![1usize, 7, 1 << r.config.max_log_size.min(16)];
+    sizes.sort_unstable();
+    sizes.dedup();
+    for n in sizes {
         r.case(&format!("pointwise/mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, false)
         });
         r.case(&format!("pointwise/sub-mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, true)
         });
+        r.case(&format!("pointwise/mul-aliased-squares/{n}"), |rng| {
+            aliased_case(backend, rng, n, false)
+        });
+        r.case(&format!("pointwise/sub-mul-aliased-zeroes/{n}"), |rng| {
+            aliased_case(backend, rng, n, true)
+        });
     }
+}
+
+/// `mul_assign(x, x)` squares `x` and `sub_mul_assign(x, x, k)` zeroes it, on every
+/// backend (the trait defines aliasing), in a plan with no scratch need.
+fn aliased_case(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    n: usize,
+    sub: bool,
+) -> Result<(), CaseError> {
+    let x = random(rng, n);
+    let want: Vec<Fr> = if sub {
+        vec![Fr::from(0u64); n]
+    } else {
+        x.iter().map(|v| v.square()).collect()
+    };
+    let plan = scalar_plan(backend, &[(items::X, n)], ScratchNeed::default());
+    let mut lease = backend.allocate(plan)?;
+    let dx = backend.alloc_scalars(&mut lease, items::X, n)?;
+    backend.stage_scalars(&mut lease, dx, &x)?;
+    if sub {
+        backend.sub_mul_assign(&mut lease, dx, dx, Fr::rand(rng))
+    } else {
+        backend.mul_assign(&mut lease, dx, dx)
+    }?;
+    let got = backend.read_scalars(&lease, dx)?;
+    lease.release()?;
+    first_difference(&got, &want)
 }

@@ -11,11 +11,14 @@ fn outcome_parts(outcome: &Outcome) -> (&'static str, Option<&str>) {
     match outcome {
         Outcome::Passed => ("passed", None),
         Outcome::Failed(why) => ("failed", Some(why)),
+        Outcome::Unsupported(why) => ("unsupported", Some(why)),
         Outcome::Skipped(why) => ("skipped", Some(why)),
     }
 }
 
-/// `{ seed, passed, failed, skipped, cases: [{ backend, name, outcome, message, seconds }] }`.
+/// `{ seed, passed, failed, unsupported, skipped, cases: [{ backend, name, outcome,
+/// message, seconds }] }`; `outcome` is `passed`, `failed`, `unsupported` (the
+/// backend answered `Unsupported`) or `skipped`.
 pub fn json_report(cases: &[CaseResult], summary: &Summary) -> Value {
     let cases: Vec<Value> = cases
         .iter()
@@ -34,6 +37,7 @@ pub fn json_report(cases: &[CaseResult], summary: &Summary) -> Value {
         "seed": summary.seed,
         "passed": summary.passed,
         "failed": summary.failed,
+        "unsupported": summary.unsupported,
         "skipped": summary.skipped,
         "cases": cases,
     })
@@ -57,7 +61,8 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// JUnit XML: a `<testsuite>` per backend with a `<testcase>` per case, a
-/// `<failure>` or `<skipped>` with its message; the seed as a suite property.
+/// `<failure>` or `<skipped>` with its message (JUnit has no "unsupported": such a
+/// case is skipped, its message saying so); the seed as a suite property.
 pub fn junit_report(cases: &[CaseResult], summary: &Summary) -> String {
     let mut suites: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
     for c in cases {
@@ -66,9 +71,9 @@ pub fn junit_report(cases: &[CaseResult], summary: &Summary) -> String {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     xml.push_str(&format!(
         "<testsuites name=\"crucible conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-        summary.passed + summary.failed + summary.skipped,
+        summary.passed + summary.failed + summary.unsupported + summary.skipped,
         summary.failed,
-        summary.skipped
+        summary.unsupported + summary.skipped
     ));
     for (backend, cases) in suites {
         let count = |kind: &str| {
@@ -83,7 +88,7 @@ pub fn junit_report(cases: &[CaseResult], summary: &Summary) -> String {
             xml_escape(backend),
             cases.len(),
             count("failed"),
-            count("skipped")
+            count("skipped") + count("unsupported")
         ));
         xml.push_str(&format!(
             "    <properties><property name=\"seed\" value=\"{}\"/></properties>\n",
@@ -104,6 +109,10 @@ pub fn junit_report(cases: &[CaseResult], summary: &Summary) -> String {
                 )),
                 Outcome::Skipped(why) => xml.push_str(&format!(
                     "{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml_escape(why)
+                )),
+                Outcome::Unsupported(why) => xml.push_str(&format!(
+                    "{head}>\n      <skipped message=\"unsupported: {}\"/>\n    </testcase>\n",
                     xml_escape(why)
                 )),
             }

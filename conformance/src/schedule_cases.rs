@@ -18,6 +18,7 @@ use crate::cross_check::compare_with_arkworks_under;
 use crate::items;
 use crate::msm_cases::random_bases;
 use crate::suite::Runner;
+use crate::CaseError;
 
 /// `Σ s·P` with the bases streamed from the host through two chunk buffers of
 /// `chunk` points, against ark-ec.
@@ -26,15 +27,12 @@ fn streamed_case<G: MsmGroup>(
     rng: &mut StdRng,
     n: usize,
     chunk: usize,
-) -> Result<(), String> {
-    let e = |e: crucible_core::Error| e.to_string();
+) -> Result<(), CaseError> {
     let points = random_bases::<G>(rng, n);
     // One scalar in front that the MSM must skip (a non-zero offset).
     let scalars: Vec<Fr> = (0..n + 1).map(|_| Fr::rand(rng)).collect();
     let mut chunk_plan = MemoryPlan::new("conformance chunks");
-    let chunk_bytes = backend
-        .buffer_bytes(G::KIND, chunk, BufferUse::Plain)
-        .map_err(e)?;
+    let chunk_bytes = backend.buffer_bytes(G::KIND, chunk, BufferUse::Plain)?;
     chunk_plan
         .item(items::CHUNK, chunk_bytes)
         .item(items::CHUNK.at(1), chunk_bytes);
@@ -44,33 +42,29 @@ fn streamed_case<G: MsmGroup>(
         items::bytes(backend, ElementKind::Scalar, n + 1),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(chunk.min(n))));
-    let mut chunks = backend.allocate(chunk_plan).map_err(e)?;
-    let mut work = backend.allocate(work_plan).map_err(e)?;
+    let mut chunks = backend.allocate(chunk_plan)?;
+    let mut work = backend.allocate(work_plan)?;
     let buffers = [
-        G::alloc(backend, &mut chunks, items::CHUNK, chunk, BufferUse::Plain).map_err(e)?,
+        G::alloc(backend, &mut chunks, items::CHUNK, chunk, BufferUse::Plain)?,
         G::alloc(
             backend,
             &mut chunks,
             items::CHUNK.at(1),
             chunk,
             BufferUse::Plain,
-        )
-        .map_err(e)?,
+        )?,
     ];
-    let s = backend
-        .alloc_scalars(&mut work, items::SCALARS, n + 1)
-        .map_err(e)?;
-    backend.stage_scalars(&mut work, s, &scalars).map_err(e)?;
-    let got =
-        streamed_msm::<G>(backend, &mut work, &mut chunks, buffers, &points, s, 1).map_err(e)?;
-    chunks.release().map_err(e)?;
-    work.release().map_err(e)?;
+    let s = backend.alloc_scalars(&mut work, items::SCALARS, n + 1)?;
+    backend.stage_scalars(&mut work, s, &scalars)?;
+    let got = streamed_msm::<G>(backend, &mut work, &mut chunks, buffers, &points, s, 1)?;
+    chunks.release()?;
+    work.release()?;
     let want = G::Projective::msm(&points, &scalars[1..])
         .map_err(|l| format!("reference MSM length mismatch {l}"))?;
     if got == want {
         Ok(())
     } else {
-        Err(format!(
+        Err(fail!(
             "streamed MSM of {n} terms in chunks of {chunk} differs"
         ))
     }
@@ -121,8 +115,7 @@ pub fn run(r: &mut Runner<'_>) {
                 format!("schedules/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
             r.case(&name, |rng| {
                 let seed = rng.gen::<u64>();
-                let pk =
-                    Arc::new(generate_key(constraints, inputs, seed).map_err(|e| e.to_string())?);
+                let pk = Arc::new(generate_key(constraints, inputs, seed)?);
                 let circuit = BenchCircuit {
                     constraints,
                     inputs,
@@ -134,7 +127,7 @@ pub fn run(r: &mut Runner<'_>) {
                         ..KeyOptions::default()
                     };
                     compare_with_arkworks_under(backend, pk.clone(), circuit, rng, &options)
-                        .map_err(|e| format!("schedule {schedule}: {e}"))?;
+                        .map_err(|e| e.context(&format!("schedule {schedule}")))?;
                 }
                 Ok(())
             });

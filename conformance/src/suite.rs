@@ -8,8 +8,8 @@ use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases, staging_cases, CaseResult,
-    Outcome, Summary,
+    lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases, staging_cases, CaseError,
+    CaseResult, Outcome, Summary,
 };
 
 /// What to run.
@@ -55,20 +55,23 @@ impl Config {
 pub(crate) struct Runner<'a> {
     pub backend: &'a dyn ProverBackend,
     pub config: &'a Config,
+    /// Named in `CRUCIBLE_REQUIRE`: an unsupported case fails.
+    required: bool,
     label: String,
     summary: Summary,
     on_case: &'a mut dyn FnMut(&CaseResult),
 }
 
 impl Runner<'_> {
-    /// Runs one case: skipped if filtered out, failed on error, panic or leaked budget.
-    pub fn case(&mut self, name: &str, body: impl FnOnce(&mut StdRng) -> Result<(), String>) {
+    /// Runs one case: skipped if filtered out, failed on error, panic or leaked budget,
+    /// unsupported when the backend answers `Unsupported` (failed if it is required).
+    pub fn case(&mut self, name: &str, body: impl FnOnce(&mut StdRng) -> Result<(), CaseError>) {
         if let Some(f) = &self.config.filter {
             if !name.contains(f.as_str()) {
                 return;
             }
         }
-        let case_seed = self.config.seed ^ fnv(name);
+        let case_seed = self.config.seed ^ crucible_core::hash::fnv1a(name.as_bytes());
         let mut rng = StdRng::seed_from_u64(case_seed);
         let budget = self.backend.budget();
         let baseline = budget.in_use();
@@ -83,7 +86,20 @@ impl Runner<'_> {
                 "{leaked} bytes of budget still in use after the case"
             )),
             Ok(Ok(())) => Outcome::Failed(format!("errors while releasing: {deferred:?}")),
-            Ok(Err(why)) => Outcome::Failed(format!("{why} (case seed {case_seed})")),
+            Ok(Err(CaseError::Failed(why))) => {
+                Outcome::Failed(format!("{why} (case seed {case_seed})"))
+            }
+            // An unsupported answer must still return the budget on its error path.
+            Ok(Err(CaseError::Unsupported(why))) if leaked > 0 => Outcome::Failed(format!(
+                "{why}; then {leaked} bytes of budget still in use after the case"
+            )),
+            Ok(Err(CaseError::Unsupported(why))) if !deferred.is_empty() => {
+                Outcome::Failed(format!("{why}; then errors while releasing: {deferred:?}"))
+            }
+            Ok(Err(CaseError::Unsupported(why))) if self.required => Outcome::Failed(format!(
+                "required by CRUCIBLE_REQUIRE but unsupported: {why}"
+            )),
+            Ok(Err(CaseError::Unsupported(why))) => Outcome::Unsupported(why),
             Err(panic) => Outcome::Failed(format!(
                 "panicked: {} (case seed {case_seed})",
                 crucible_core::panic_message(&*panic)
@@ -100,21 +116,26 @@ impl Runner<'_> {
     }
 }
 
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Runs the whole suite on `backend`.
+/// Runs the whole suite on `backend` (not required: unsupported cases are reported as
+/// such, not as failures).
 pub fn run(
     backend: &dyn ProverBackend,
     config: &Config,
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> Summary {
+    run_backend(backend, config, false, on_case)
+}
+
+fn run_backend(
+    backend: &dyn ProverBackend,
+    config: &Config,
+    required: bool,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Summary {
     let mut runner = Runner {
         backend,
         config,
+        required,
         label: backend.info().label(),
         summary: Summary {
             seed: config.seed,
@@ -131,19 +152,10 @@ pub fn run(
     runner.summary
 }
 
-/// Backends named in `CRUCIBLE_REQUIRE` (comma-separated): unavailable means failure.
-pub fn required_backends() -> Vec<String> {
-    std::env::var("CRUCIBLE_REQUIRE")
-        .unwrap_or_default()
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// Runs the suite on every registered backend whose name matches `which` (`all` for
-/// every one). Unavailable backends are skipped with their reason, or fail when
-/// listed in `required`.
+/// every one). Unavailable backends are skipped with their reason, and unsupported
+/// cases reported as unsupported, or both fail when the backend is listed in
+/// `required`.
 pub fn run_registered(
     which: &str,
     config: &Config,
@@ -162,11 +174,14 @@ pub fn run_registered(
             continue;
         }
         seen.push(name.to_string());
+        let is_required = required.iter().any(|r| r == name);
         for probe in probed.probes {
             match probe {
-                Probe::Available(backend) => total.absorb(run(&*backend, config, on_case)),
+                Probe::Available(backend) => {
+                    total.absorb(run_backend(&*backend, config, is_required, on_case))
+                }
                 Probe::Unavailable { reason } => {
-                    let outcome = if required.iter().any(|r| r == name) {
+                    let outcome = if is_required {
                         Outcome::Failed(format!(
                             "required by CRUCIBLE_REQUIRE but unavailable: {reason}"
                         ))

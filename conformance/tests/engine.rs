@@ -1,86 +1,20 @@
 //! The prover engine on the CPU backend: concurrency under a tight budget, fault
-//! injection, verification of every proof, bad input, and a soak run.
+//! injection, verification of every proof, bad input, and several devices.
+
+mod common;
 
 use std::sync::Arc;
 
 use ark_ff::UniformRand;
-use ark_serialize::CanonicalSerialize;
-use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_backend_cpu::CpuBackend;
-use crucible_conformance::{proof_bytes, run_seed};
+use ark_std::rand::{rngs::StdRng, SeedableRng};
+use common::*;
+use crucible_backends::cpu::CpuBackend;
 use crucible_core::circuit::BenchCircuit;
-use crucible_core::engine::{proofs_that_fit, EngineConfig, Job, JobOutcome, Prover};
-use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
-use crucible_core::groth16::{key_plan, key_shape, proof_plan, ProvingKey};
+use crucible_core::engine::{EngineConfig, Job, Prover};
+use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};
+use crucible_core::groth16::{key_plan, key_shape, proof_plan};
 use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, DeviceBudget, Error, Fr, Phase, ProverBackend};
-
-const CONSTRAINTS: usize = 28;
-const INPUTS: usize = 2;
-
-fn seed() -> u64 {
-    let s = run_seed();
-    println!("seed {s} (set CRUCIBLE_SEED to replay)");
-    s
-}
-
-/// A CPU backend whose budget holds the key plus `proofs` proof plans.
-fn cpu_fitting(pk: &ProvingKey, proofs: u64) -> Arc<dyn ProverBackend> {
-    cpu_device(pk, proofs, 0)
-}
-
-fn jobs(seed: u64, count: u64) -> impl Iterator<Item = Job<BenchCircuit>> + Send {
-    let mut rng = StdRng::seed_from_u64(seed);
-    (0..count).map(move |id| Job {
-        id,
-        circuit: BenchCircuit {
-            constraints: CONSTRAINTS,
-            inputs: INPUTS,
-            seed: rng.gen(),
-        },
-        r: Fr::rand(&mut rng),
-        s: Fr::rand(&mut rng),
-    })
-}
-
-/// Checks every successful outcome against ark-groth16 with the same r, s.
-fn assert_identical(pk: &ProvingKey, seed: u64, count: u64, outcomes: &[JobOutcome]) {
-    let expected: Vec<_> = jobs(seed, count).collect();
-    for o in outcomes {
-        let Ok(out) = &o.result else { continue };
-        let job = &expected[o.id as usize];
-        let want = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(
-            job.circuit,
-            pk,
-            job.r,
-            job.s,
-        )
-        .unwrap();
-        assert_eq!(
-            proof_bytes(&out.proof),
-            proof_bytes(&want),
-            "job {} (seed {seed}) differs from ark-groth16",
-            o.id
-        );
-    }
-}
-
-/// An engine over `devices` with `workers` workers a device, `synthesis` synthesis
-/// threads, every proof verified.
-fn prover(
-    devices: Vec<Arc<dyn ProverBackend>>,
-    pk: &Arc<ProvingKey>,
-    workers: usize,
-    synthesis: usize,
-) -> Prover {
-    let config = EngineConfig {
-        workers_per_device: workers,
-        synthesis_threads: synthesis,
-        verify: true,
-        ..EngineConfig::default()
-    };
-    Prover::new(devices, pk.clone(), config).unwrap()
-}
 
 #[test]
 fn four_workers_share_a_budget_that_fits_one_proof() {
@@ -102,31 +36,19 @@ fn four_workers_share_a_budget_that_fits_one_proof() {
     assert_eq!(backend.budget().in_use(), 0);
 }
 
-fn faulty(pk: &ProvingKey, proofs: u64, rules: Vec<FaultRule>) -> Arc<FaultyBackend> {
-    Arc::new(FaultyBackend::new(cpu_fitting(pk, proofs), rules))
-}
-
-fn rule(op: FaultOp, first: u64, every: u64, kind: FaultKind) -> FaultRule {
-    FaultRule {
-        op,
-        first,
-        every,
-        kind,
-    }
-}
-
 #[test]
 fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
-    // Key staging makes 5 stage calls; faults start after it.
+    // Key staging makes 1 allocate, 5 alloc and no padded stage call; faults start
+    // after it (a proof makes 1 allocate, 4 alloc, 4 padded stage, 4 G1 MSM calls).
     let rules = vec![
         rule(FaultOp::Allocate, 4, 0, FaultKind::Error),
         rule(FaultOp::Alloc, 20, 0, FaultKind::Error),
-        rule(FaultOp::Stage, 14, 0, FaultKind::Error),
+        rule(FaultOp::StageScalarsPadded, 9, 0, FaultKind::Error),
         rule(FaultOp::Ntt, 30, 0, FaultKind::Error),
-        rule(FaultOp::Msm, 23, 0, FaultKind::Error),
-        rule(FaultOp::Msm, 41, 0, FaultKind::Panic),
+        rule(FaultOp::MsmG1, 19, 0, FaultKind::Error),
+        rule(FaultOp::MsmG1, 33, 0, FaultKind::Panic),
     ];
     let backend = faulty(&pk, 2, rules);
     let prover = prover(vec![backend.clone() as Arc<dyn ProverBackend>], &pk, 4, 1);
@@ -170,7 +92,7 @@ fn a_wrong_result_is_caught_by_verification_and_never_returned() {
     let backend = faulty(
         &pk,
         1,
-        vec![rule(FaultOp::Msm, 7, 0, FaultKind::WrongResult)],
+        vec![rule(FaultOp::MsmG1, 6, 0, FaultKind::WrongResult)],
     );
     let prover = Prover::new(
         vec![backend.clone() as Arc<dyn ProverBackend>],
@@ -299,178 +221,6 @@ fn unsatisfied_witness_is_refused_naming_the_constraint() {
     prover.release().unwrap();
 }
 
-fn key_file(pk: &ProvingKey) -> (tempdir::Dir, std::path::PathBuf, Vec<u8>) {
-    let dir = tempdir::Dir::new();
-    let path = dir.0.join("key.bin");
-    let mut bytes = Vec::new();
-    pk.serialize_uncompressed(&mut bytes).unwrap();
-    (dir, path, bytes)
-}
-
-mod tempdir {
-    /// A temporary directory removed on drop.
-    pub struct Dir(pub std::path::PathBuf);
-    impl Dir {
-        pub fn new() -> Self {
-            let p = std::env::temp_dir().join(format!(
-                "crucible-test-{}-{}",
-                std::process::id(),
-                crucible_conformance::run_seed()
-            ));
-            std::fs::create_dir_all(&p).unwrap();
-            Dir(p)
-        }
-    }
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-#[test]
-fn untrusted_key_files_are_validated() {
-    use ark_ff::{Field, One};
-    use ark_serialize::Compress;
-    use crucible_core::key_file::load_untrusted_key;
-    use crucible_core::{Fq, G1Affine};
-
-    let seed = seed();
-    let pk = generate_key(CONSTRAINTS, INPUTS, seed).unwrap();
-    let (_dir, path, bytes) = key_file(&pk);
-
-    std::fs::write(&path, &bytes).unwrap();
-    let loaded = load_untrusted_key(&path, Compress::No).unwrap();
-    assert_eq!(loaded, pk, "a valid key round-trips");
-
-    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let e = load_untrusted_key(&path, Compress::No).unwrap_err();
-    assert!(e.to_string().contains("invalid"), "truncated: {e}");
-
-    // A point whose x is moved by one is (with overwhelming probability) off the curve.
-    let mut off_curve = pk.clone();
-    let p = off_curve.a_query[1];
-    off_curve.a_query[1] = G1Affine::new_unchecked(p.x + Fq::one(), p.y);
-    let mut b = Vec::new();
-    off_curve.serialize_uncompressed(&mut b).unwrap();
-    std::fs::write(&path, &b).unwrap();
-    assert!(
-        load_untrusted_key(&path, Compress::No).is_err(),
-        "off-curve point accepted"
-    );
-
-    // A point on the curve outside the prime-order subgroup (G1's cofactor is large).
-    let mut x = Fq::from(seed % 1000 + 5);
-    let outside = loop {
-        if let Some(y) = (x * x * x + Fq::from(4u64)).sqrt() {
-            let q = G1Affine::new_unchecked(x, y);
-            if q.is_on_curve() && !q.is_in_correct_subgroup_assuming_on_curve() {
-                break q;
-            }
-        }
-        x += Fq::one();
-    };
-    let mut bad_subgroup = pk.clone();
-    bad_subgroup.h_query[0] = outside;
-    let mut b = Vec::new();
-    bad_subgroup.serialize_uncompressed(&mut b).unwrap();
-    std::fs::write(&path, &b).unwrap();
-    assert!(
-        load_untrusted_key(&path, Compress::No).is_err(),
-        "point outside the subgroup accepted"
-    );
-
-    assert!(load_untrusted_key(&path.with_extension("missing"), Compress::No).is_err());
-}
-
-#[test]
-fn corrupt_key_cache_is_regenerated_never_used() {
-    use crucible_core::key_file::{KeyCache, KeySource};
-    let dir = tempdir::Dir::new();
-    let cache = KeyCache::new(&dir.0);
-    let (pk, source) = cache
-        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
-        .unwrap();
-    assert_eq!(source, KeySource::Generated);
-    let (again, source) = cache
-        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
-        .unwrap();
-    assert_eq!((source, &again), (KeySource::Cached, &pk));
-    let path = cache.path(CONSTRAINTS, INPUTS, 3);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x40;
-    std::fs::write(&path, &bytes).unwrap();
-    let (fixed, source) = cache
-        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
-        .unwrap();
-    assert_eq!(
-        (source, &fixed),
-        (KeySource::Regenerated, &pk),
-        "same seed, same key"
-    );
-    std::fs::write(&path, &bytes[..100]).unwrap();
-    let (_, source) = cache
-        .get_or_generate(CONSTRAINTS, INPUTS, 3, &mut |_| {})
-        .unwrap();
-    assert_eq!(source, KeySource::Regenerated);
-}
-
-/// 1,000 small proofs, 4 workers, a budget that fits 2 proofs, faults injected on some:
-/// zero wrong proofs, zero leaked bytes, every fault reported.
-#[test]
-fn soak_thousand_proofs_with_faults() {
-    let seed = seed();
-    let count = std::env::var("CRUCIBLE_SOAK_PROOFS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000u64);
-    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
-    let rules = vec![
-        rule(FaultOp::Msm, 50, 97, FaultKind::Error),
-        rule(FaultOp::Ntt, 70, 301, FaultKind::Error),
-        rule(FaultOp::Stage, 90, 401, FaultKind::Panic),
-        rule(FaultOp::Msm, 133, 499, FaultKind::WrongResult),
-    ];
-    let backend = faulty(&pk, 2, rules);
-    assert_eq!(
-        proofs_that_fit(&*backend, &key_shape(&pk).unwrap()).unwrap(),
-        2
-    );
-    let prover = prover(vec![backend.clone() as Arc<dyn ProverBackend>], &pk, 4, 2);
-    let key_bytes = backend.budget().in_use();
-    let mut outcomes = Vec::new();
-    let stats = prover.run(jobs(seed, count), |o| outcomes.push(o));
-    let injected = backend.injected() as usize;
-    println!(
-        "soak: {} proofs, {} failures, {injected} faults injected, {:.1} proofs/s, high water {} of {}",
-        stats.proofs, stats.failures, stats.proofs_per_second(), stats.devices[0].budget.high_water, backend.budget().capacity()
-    );
-    assert!(injected > 10, "faults were injected");
-    assert_eq!(
-        stats.failures, injected,
-        "every fault is reported, and only faults fail"
-    );
-    assert_eq!(stats.proofs + stats.failures, count as usize);
-    assert!(stats.devices[0].budget.high_water <= backend.budget().capacity());
-    assert_eq!(backend.budget().in_use(), key_bytes, "zero leaked bytes");
-    assert_identical(&pk, seed, count, &outcomes);
-    prover.release().unwrap();
-    assert_eq!(backend.budget().in_use(), 0);
-}
-
-/// A CPU "device" with its own budget, reporting itself as logical device `index`.
-fn cpu_device(pk: &ProvingKey, proofs: u64, index: usize) -> Arc<dyn ProverBackend> {
-    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
-    let shape = key_shape(pk).unwrap();
-    let capacity = key_plan(&probe, &shape).unwrap().total_bytes()
-        + proofs * proof_plan(&probe, &shape).unwrap().total_bytes();
-    Arc::new(CpuBackend::with_budget_and_index(
-        DeviceBudget::new(format!("cpu:{index}"), capacity),
-        index,
-    ))
-}
-
 #[test]
 fn jobs_spread_over_devices_each_within_its_own_budget() {
     let seed = seed();
@@ -512,7 +262,7 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let broken: Arc<dyn ProverBackend> = Arc::new(FaultyBackend::new(
         cpu_device(&pk, 2, 0),
-        vec![rule(FaultOp::Msm, 1, 1, FaultKind::Error)],
+        vec![rule(FaultOp::MsmG1, 1, 1, FaultKind::Error)],
     ));
     let good = cpu_device(&pk, 2, 1);
     let prover = prover(vec![broken.clone(), good.clone()], &pk, 1, 1);
@@ -540,34 +290,127 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
 
 #[test]
 fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
-    use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+    use crucible_core::groth16::{KeyOptions, Schedule, StagedKey};
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
     let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(&pk).unwrap();
     let needed = key_plan(&probe, &shape).unwrap().total_bytes()
         + proof_plan(&probe, &shape).unwrap().total_bytes();
+
+    // The resident schedule, fixed, one byte short: refused when the key is staged,
+    // naming what it needs, before anything is allocated.
     let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", needed - 1));
-    let key = StagedKey::stage(&backend, pk.clone()).unwrap();
-    let circuit = BenchCircuit {
-        constraints: CONSTRAINTS,
-        inputs: INPUTS,
-        seed,
+    let resident = KeyOptions {
+        schedule: Some(Schedule::RESIDENT),
+        ..KeyOptions::default()
     };
-    let err = prove(
-        &backend,
-        &key,
-        circuit,
-        Fr::from(2u64),
-        Fr::from(3u64),
-        ProveOptions::default(),
-    )
-    .expect_err("the proof cannot fit beside the key");
+    let err = StagedKey::stage_with(&backend, pk.clone(), &resident)
+        .err()
+        .expect("the resident proof cannot fit beside the key");
     assert!(
         matches!(err.root(), Error::OutOfBudget { needed: n, .. } if *n == needed),
         "{err}"
     );
     assert_eq!(err.phase(), Some(Phase::Allocate));
+    assert_eq!(backend.budget().in_use(), 0);
+
+    // Chosen freely, the same budget runs a smaller schedule instead.
+    let key = StagedKey::stage(&backend, pk.clone()).unwrap();
+    assert_ne!(key.schedule_choice().chosen.schedule, Schedule::RESIDENT);
+    key.release().unwrap();
+
+    // Below the floor of every schedule: BelowFloor at once, nothing allocated.
+    let floor = crucible_core::groth16::schedule_for(&probe, &shape, &KeyOptions::default())
+        .unwrap()
+        .floor_bytes();
+    let tiny = CpuBackend::with_budget(DeviceBudget::new("cpu:0", floor - 1));
+    let started = std::time::Instant::now();
+    let err = StagedKey::stage(&tiny, pk.clone())
+        .err()
+        .expect("nothing fits below the floor");
+    assert!(
+        matches!(err.root(), Error::BelowFloor { floor: f, .. } if *f == floor),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(tiny.budget().in_use(), 0);
+}
+
+#[test]
+fn a_key_whose_gamma_abc_does_not_match_its_instance_count_is_refused_up_front() {
+    use crucible_core::groth16::StagedKey;
+    let seed = seed();
+    let pk = generate_key(CONSTRAINTS, INPUTS, seed).unwrap();
+    let mut longer = pk.clone();
+    longer.vk.gamma_abc_g1.push(pk.vk.gamma_abc_g1[0]);
+    let mut shorter = pk.clone();
+    shorter.vk.gamma_abc_g1.pop();
+    for (what, bad) in [("one longer", longer), ("one shorter", shorter)] {
+        let backend = cpu_fitting(&pk, 1);
+        let bad = Arc::new(bad);
+        let e = Prover::new(vec![backend.clone()], bad.clone(), EngineConfig::default())
+            .err()
+            .unwrap_or_else(|| panic!("a key with gamma_abc_g1 {what} was accepted"));
+        assert!(e.to_string().contains("gamma_abc"), "{what}: {e}");
+        assert!(StagedKey::stage(&*backend, bad).is_err(), "{what}");
+        assert_eq!(
+            backend.budget().stats().high_water,
+            0,
+            "{what}: nothing allocated"
+        );
+    }
+}
+
+#[test]
+fn prove_turns_a_panic_in_circuit_synthesis_into_an_error() {
+    use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
+    use crucible_core::groth16::{prove, ProveOptions, StagedKey};
+    struct Panics;
+    impl ConstraintSynthesizer<Fr> for Panics {
+        fn generate_constraints(self, _: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
+            panic!("the circuit's own bug")
+        }
+    }
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let backend = cpu_fitting(&pk, 1);
+    let key = StagedKey::stage(&*backend, pk).unwrap();
+    let e = prove(
+        &*backend,
+        &key,
+        Panics,
+        Fr::from(1u64),
+        Fr::from(2u64),
+        ProveOptions::default(),
+    )
+    .expect_err("a panicking circuit is an error");
+    assert_eq!(e.phase(), Some(Phase::Synthesize), "{e}");
+    assert!(e.to_string().contains("the circuit's own bug"), "{e}");
     key.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);
+}
+
+#[test]
+fn engine_counts_are_bounded_with_a_clear_message() {
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    for (workers, synthesis) in [(1 << 40, 1), (0, 1), (1, usize::MAX)] {
+        let backend = cpu_fitting(&pk, 1);
+        let config = EngineConfig {
+            workers_per_device: workers,
+            synthesis_threads: synthesis,
+            verify: true,
+            ..EngineConfig::default()
+        };
+        let e = Prover::new(vec![backend.clone()], pk.clone(), config)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("must be between 1 and"), "{e}");
+        assert_eq!(
+            backend.budget().stats().high_water,
+            0,
+            "refused before staging"
+        );
+    }
 }

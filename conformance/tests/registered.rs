@@ -1,11 +1,10 @@
 //! Runs the conformance suite on every registered backend. Unavailable backends are
-//! reported as skipped with their reason, or fail when named in `CRUCIBLE_REQUIRE`.
+//! reported as skipped with their reason and cases a backend does not implement as
+//! unsupported (the template's), or both fail when named in `CRUCIBLE_REQUIRE`.
 //! `CRUCIBLE_MAX_LOG` sets the largest size (default 8), `CRUCIBLE_SEED` replays a run,
 //! `CRUCIBLE_CONFORMANCE_BACKEND` runs one backend only (default `all`).
 
-use crucible_backend_cpu as _;
-use crucible_backend_cuda as _;
-use crucible_backend_wgpu as _;
+use crucible_backends as _;
 use crucible_conformance::{required_backends, run_registered, Config};
 use crucible_core::registry::ProbeOptions;
 

@@ -36,7 +36,8 @@ pub struct BackendInfo {
     pub api: String,
     /// Memory the device reports, in bytes.
     pub memory_bytes: u64,
-    /// Preference for `auto` selection: the highest available wins.
+    /// Preference for `auto` selection: the highest available wins, on the scale of
+    /// [`crate::priority`] (0, [`crate::priority::UNRANKED`], is never chosen).
     pub priority: u32,
 }
 
@@ -152,7 +153,8 @@ pub struct MsmSpan<B> {
     pub len: usize,
 }
 
-/// The largest operations a lease must have scratch space for.
+/// The largest operations a lease must have scratch space for. Pointwise operations
+/// have no field: every plan [`ProverBackend::scratch_plan`] returns covers them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScratchNeed {
     /// Largest NTT, if any.
@@ -243,10 +245,11 @@ pub trait ProverBackend: Send + Sync {
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()>;
 
-    /// `dst[i] *= rhs[i]`.
+    /// `dst[i] *= rhs[i]`. `dst` and `rhs` may be the same buffer: it is squared.
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()>;
 
-    /// `dst[i] = (dst[i] - rhs[i]) * k`.
+    /// `dst[i] = (dst[i] - rhs[i]) * k`. `dst` and `rhs` may be the same buffer: it
+    /// is zeroed.
     fn sub_mul_assign(
         &self,
         lease: &mut Lease,

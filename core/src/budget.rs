@@ -23,6 +23,19 @@ struct BudgetState {
     high_water: u64,
     waited: Duration,
     deferred_errors: Vec<Error>,
+    // Deferred errors beyond `MAX_DEFERRED_ERRORS`, counted instead of kept.
+    deferred_dropped: u64,
+}
+
+/// Deferred errors a budget keeps until they are taken; later ones are only counted.
+pub const MAX_DEFERRED_ERRORS: usize = 64;
+
+impl BudgetState {
+    // `in_use` never exceeds the capacity, so the subtraction cannot wrap, and the
+    // comparison cannot overflow however large `bytes` is.
+    fn has_room(&self, capacity: u64, bytes: u64) -> bool {
+        bytes <= capacity - self.in_use
+    }
 }
 
 /// A snapshot of a budget's counters.
@@ -89,7 +102,7 @@ impl DeviceBudget {
         let start = Instant::now();
         let mut s = self.lock();
         let mut waited = false;
-        while s.in_use + bytes > self.capacity {
+        while !s.has_room(self.capacity, bytes) {
             waited = true;
             s = self.freed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -108,7 +121,7 @@ impl DeviceBudget {
     pub fn try_acquire(self: &Arc<Self>, bytes: u64) -> Result<Option<BudgetPermit>> {
         self.check_fits(bytes)?;
         let mut s = self.lock();
-        if s.in_use + bytes > self.capacity {
+        if !s.has_room(self.capacity, bytes) {
             return Ok(None);
         }
         s.in_use += bytes;
@@ -132,13 +145,29 @@ impl DeviceBudget {
     }
 
     /// Records an error that happened where it could not be returned (in `Drop`).
+    /// At most [`MAX_DEFERRED_ERRORS`] are kept until taken; later ones are counted.
     pub fn record_deferred_error(&self, error: Error) {
-        self.lock().deferred_errors.push(error);
+        let mut s = self.lock();
+        if s.deferred_errors.len() < MAX_DEFERRED_ERRORS {
+            s.deferred_errors.push(error);
+        } else {
+            s.deferred_dropped += 1;
+        }
     }
 
-    /// Takes the errors recorded by [`DeviceBudget::record_deferred_error`].
+    /// Takes the errors recorded by [`DeviceBudget::record_deferred_error`] (with one
+    /// more saying how many were not kept, if any were dropped).
     pub fn take_deferred_errors(&self) -> Vec<Error> {
-        std::mem::take(&mut self.lock().deferred_errors)
+        let mut s = self.lock();
+        let mut errors = std::mem::take(&mut s.deferred_errors);
+        let dropped = std::mem::take(&mut s.deferred_dropped);
+        if dropped > 0 {
+            errors.push(Error::device(
+                self.name.clone(),
+                format!("{dropped} more errors while releasing were not kept"),
+            ));
+        }
+        errors
     }
 
     fn give_back(&self, bytes: u64) {
@@ -188,5 +217,35 @@ impl BudgetPermit {
 impl Drop for BudgetPermit {
     fn drop(&mut self) {
         self.budget.give_back(self.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_request_beside_a_huge_permit_waits_instead_of_wrapping() {
+        let budget = DeviceBudget::new("huge", u64::MAX);
+        let held = budget.acquire(u64::MAX - 1).unwrap();
+        // `in_use + bytes` would overflow: the request must not fit (nor panic).
+        assert!(budget.try_acquire(10).unwrap().is_none());
+        assert!(budget.try_acquire(1).unwrap().is_some());
+        drop(held);
+        assert_eq!(budget.in_use(), 0);
+        assert!(budget.try_acquire(u64::MAX).unwrap().is_some());
+    }
+
+    #[test]
+    fn deferred_errors_are_bounded_and_the_rest_counted() {
+        let budget = DeviceBudget::new("errors", 1);
+        for i in 0..MAX_DEFERRED_ERRORS + 5 {
+            budget.record_deferred_error(Error::device("x", i));
+        }
+        let errors = budget.take_deferred_errors();
+        assert_eq!(errors.len(), MAX_DEFERRED_ERRORS + 1);
+        let last = errors[MAX_DEFERRED_ERRORS].to_string();
+        assert!(last.contains("5 more errors"), "{last}");
+        assert!(budget.take_deferred_errors().is_empty());
     }
 }

@@ -6,7 +6,7 @@ use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, Synthesis
 use ark_relations::lc;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 
-use crate::Fr;
+use crate::{Error, Fr, ProofShape, Result};
 
 /// A chain `v[i+1] = v[i] · (v[i] + u[i mod P])` (with `u` = 1 when P = 0):
 /// `constraints` constraints, `inputs` public inputs, `constraints + 1` witnesses.
@@ -21,6 +21,20 @@ pub struct BenchCircuit {
 }
 
 impl BenchCircuit {
+    /// The shape of a benchmark circuit with `constraints` constraints and `inputs`
+    /// public inputs: one instance variable per input plus the constant one,
+    /// `constraints + 1` witnesses. Fails when the domain would exceed the field's
+    /// two-adicity.
+    pub fn shape(constraints: usize, inputs: usize) -> Result<ProofShape> {
+        let instance = inputs
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidInput("too many public inputs".into()))?;
+        let witness = constraints
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidInput("too many constraints".into()))?;
+        ProofShape::new(constraints, instance, witness)
+    }
+
     /// The public inputs this circuit's witness will declare, in order.
     pub fn public_inputs(&self) -> Vec<Fr> {
         let mut rng = StdRng::seed_from_u64(self.seed);

@@ -5,7 +5,12 @@
 //! workers. Each worker acquires a proof lease from its device's budget before
 //! allocating, so workers wait for memory instead of crashing. A failed proof is an
 //! error naming its phase; its lease is released and the engine keeps serving.
+//!
+//! Every job ends with an outcome whatever panics: a backend (in any method), a
+//! device's sync during a release, the circuit, or the caller's own callback. A device
+//! whose work panicked, failed, or failed to release is taken out of rotation.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -17,7 +22,16 @@ use crate::groth16::{
     key_plan, proof_plan, prove_synthesized, synthesize, KeyOptions, ProofOutput, ProveOptions,
     ProvingKey, Reduction, Schedule, StagedKey, Synthesized,
 };
-use crate::{BudgetStats, Error, Fr, Phase, PhaseExt, ProofShape, ProverBackend, Result};
+use crate::{
+    panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
+    ProverBackend, Result,
+};
+
+/// Most workers per device (each is a thread holding at most one proof lease).
+pub const MAX_WORKERS_PER_DEVICE: usize = 256;
+
+/// Most synthesis threads.
+pub const MAX_SYNTHESIS_THREADS: usize = 256;
 
 /// How the engine runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +49,32 @@ pub struct EngineConfig {
     pub memory_limit: Option<u64>,
     /// A fixed schedule instead of the fastest that fits (tests, tuning).
     pub schedule: Option<Schedule>,
+}
+
+impl EngineConfig {
+    /// Checks the counts (at least 1, at most [`MAX_WORKERS_PER_DEVICE`] and
+    /// [`MAX_SYNTHESIS_THREADS`]): callers check before any work, [`Prover::new`] again.
+    pub fn check(&self) -> Result<()> {
+        for (what, value, most) in [
+            (
+                "workers per device",
+                self.workers_per_device,
+                MAX_WORKERS_PER_DEVICE,
+            ),
+            (
+                "synthesis threads",
+                self.synthesis_threads,
+                MAX_SYNTHESIS_THREADS,
+            ),
+        ] {
+            if value == 0 || value > most {
+                return Err(Error::InvalidInput(format!(
+                    "{what} must be between 1 and {most}, got {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for EngineConfig {
@@ -73,6 +113,10 @@ pub struct JobOutcome {
     pub result: Result<ProofOutput>,
     /// Set when the job failed on this device and was retried elsewhere.
     pub retried_from: Option<String>,
+    /// Errors recorded while releasing leases on the job's device since the last job
+    /// there finished (with one worker a device, exactly this job's). A device with
+    /// any is taken out of rotation.
+    pub release_errors: Vec<Error>,
 }
 
 /// Counters of one device after a run.
@@ -88,6 +132,10 @@ pub struct DeviceStats {
     pub failures: usize,
     /// False once the device was taken out of rotation.
     pub healthy: bool,
+    /// Errors recorded while releasing leases there (also in their jobs' outcomes).
+    pub release_errors: usize,
+    /// Proof attempts there that panicked outside the backend's guarded phases.
+    pub panics: usize,
 }
 
 /// What a run did.
@@ -102,6 +150,9 @@ pub struct EngineStats {
     pub wall: Duration,
     /// Per-device counters.
     pub devices: Vec<DeviceStats>,
+    /// Panics in the caller's code (the job iterator, the `on_done` callback), caught:
+    /// the run went on and every job still got its outcome.
+    pub caller_panics: Vec<String>,
 }
 
 impl EngineStats {
@@ -113,10 +164,15 @@ impl EngineStats {
 
 struct Device {
     backend: Arc<dyn ProverBackend>,
+    // Read from the backend once: the engine's own bookkeeping calls no backend code.
+    label: String,
+    budget: Arc<DeviceBudget>,
     key: StagedKey,
     healthy: AtomicBool,
     proofs: AtomicUsize,
     failures: AtomicUsize,
+    release_errors: AtomicUsize,
+    panics: AtomicUsize,
     // Jobs placed on this device and not finished yet.
     pending: AtomicUsize,
     // Bytes one proof's lease takes here.
@@ -125,8 +181,45 @@ struct Device {
 
 impl Device {
     fn free_budget(&self) -> u64 {
-        let b = self.backend.budget();
-        b.capacity().saturating_sub(b.in_use())
+        self.budget.capacity().saturating_sub(self.budget.in_use())
+    }
+
+    fn stats(&self) -> DeviceStats {
+        DeviceStats {
+            label: self.label.clone(),
+            budget: self.budget.stats(),
+            proofs: self.proofs.load(Ordering::SeqCst),
+            failures: self.failures.load(Ordering::SeqCst),
+            healthy: self.healthy.load(Ordering::SeqCst),
+            release_errors: self.release_errors.load(Ordering::SeqCst),
+            panics: self.panics.load(Ordering::SeqCst),
+        }
+    }
+
+    // Stages the key on `backend` with the schedule chosen for its workers (which
+    // fails at once when the budget is below the shape's floor).
+    fn open(
+        backend: Arc<dyn ProverBackend>,
+        pk: &Arc<ProvingKey>,
+        options: &KeyOptions,
+    ) -> Result<Device> {
+        let label = backend.info().label();
+        let budget = Arc::clone(backend.budget());
+        let key = StagedKey::stage_with(&*backend, Arc::clone(pk), options)?;
+        let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
+        Ok(Device {
+            backend,
+            label,
+            budget,
+            key,
+            healthy: AtomicBool::new(true),
+            proofs: AtomicUsize::new(0),
+            failures: AtomicUsize::new(0),
+            release_errors: AtomicUsize::new(0),
+            panics: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
+            proof_bytes,
+        })
     }
 }
 
@@ -139,14 +232,8 @@ pub struct Prover {
 
 fn synthesize_job<C: ConstraintSynthesizer<Fr>>(job: Job<C>) -> Synthesis {
     let t = Instant::now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(job.circuit)))
-        .unwrap_or_else(|panic| {
-            Err(Error::InvalidInput(format!(
-                "circuit panicked during synthesis: {}",
-                crate::panic_message(&*panic)
-            )))
-        })
-        .phase(Phase::Synthesize);
+    // `synthesize` turns a panicking circuit into an error.
+    let result = synthesize(job.circuit).phase(Phase::Synthesize);
     Synthesis {
         id: job.id,
         r: job.r,
@@ -186,11 +273,7 @@ impl Prover {
                 "the engine needs at least one device".into(),
             ));
         }
-        if config.workers_per_device == 0 || config.synthesis_threads == 0 {
-            return Err(Error::InvalidInput(
-                "workers and synthesis threads must be at least 1".into(),
-            ));
-        }
+        config.check()?;
         let shape = crate::groth16::key_shape_for(&pk, config.reduction)?;
         let options = KeyOptions {
             reduction: config.reduction,
@@ -200,17 +283,15 @@ impl Prover {
         };
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
-            let key = StagedKey::stage_with(&*backend, Arc::clone(&pk), &options)?;
-            let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
-            devices.push(Device {
-                backend,
-                key,
-                healthy: AtomicBool::new(true),
-                proofs: AtomicUsize::new(0),
-                failures: AtomicUsize::new(0),
-                pending: AtomicUsize::new(0),
-                proof_bytes,
-            });
+            // A backend that panics while planning or staging is a failed device.
+            let opened = catch_unwind(AssertUnwindSafe(|| Device::open(backend, &pk, &options)))
+                .unwrap_or_else(|panic| {
+                    Err(Error::device(
+                        "backend",
+                        format!("panicked while staging the key: {}", panic_message(&*panic)),
+                    ))
+                });
+            devices.push(opened?);
         }
         Ok(Prover {
             devices,
@@ -234,7 +315,9 @@ impl Prover {
     /// Synthesis threads feed a dispatcher, which places each job on the healthy
     /// device with the most free budget (less what its queued jobs will need); each
     /// device's workers take jobs from its own queue, so a job never moves between
-    /// devices mid-proof.
+    /// devices mid-proof. Jobs are drawn from `jobs` as the devices take them, never
+    /// collected first. A panic in `jobs` ends the stream there; a panic in `on_done`
+    /// is recorded in [`EngineStats::caller_panics`] and the run goes on.
     pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome)) -> EngineStats
     where
         C: ConstraintSynthesizer<Fr> + Send,
@@ -244,6 +327,10 @@ impl Prover {
         let start = Instant::now();
         let per_device = self.config.workers_per_device;
         let jobs = Mutex::new(jobs.into_iter());
+        let caller_panics = Mutex::new(Vec::new());
+        let record_panic = |what: &str, panic: Box<dyn std::any::Any + Send>| {
+            lock(&caller_panics).push(format!("{what} panicked: {}", panic_message(&*panic)));
+        };
         let (synth_tx, synth_rx) = sync_channel::<Synthesis>(per_device * self.devices.len());
         let (done_tx, done_rx) = channel::<JobOutcome>();
         let mut queues = Vec::new();
@@ -258,10 +345,17 @@ impl Prover {
         std::thread::scope(|scope| {
             for _ in 0..self.config.synthesis_threads {
                 let tx = synth_tx.clone();
-                let jobs = &jobs;
+                let (jobs, record_panic) = (&jobs, &record_panic);
                 scope.spawn(move || loop {
-                    let next = jobs.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some(job) = next else { break };
+                    let next = catch_unwind(AssertUnwindSafe(|| lock(jobs).next()));
+                    let job = match next {
+                        Ok(Some(job)) => job,
+                        Ok(None) => break,
+                        Err(panic) => {
+                            record_panic("the job iterator", panic);
+                            break;
+                        }
+                    };
                     if tx.send(synthesize_job(job)).is_err() {
                         break;
                     }
@@ -280,8 +374,10 @@ impl Prover {
             for (device, queue) in self.devices.iter().zip(&queues) {
                 for _ in 0..per_device {
                     let tx = done_tx.clone();
+                    // Nothing in this loop unwinds: `prove_one` catches every panic, so
+                    // the device's queue always has its workers.
                     scope.spawn(move || loop {
-                        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let next = lock(queue).recv();
                         let Ok(item) = next else { break };
                         let outcome = self.prove_one(device, item);
                         device.pending.fetch_sub(1, Ordering::SeqCst);
@@ -298,24 +394,19 @@ impl Prover {
                 } else {
                     failures += 1;
                 }
-                on_done(outcome);
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| on_done(outcome))) {
+                    record_panic("the on_done callback", panic);
+                }
             }
         });
         EngineStats {
             proofs,
             failures,
             wall: start.elapsed(),
-            devices: self
-                .devices
-                .iter()
-                .map(|d| DeviceStats {
-                    label: d.backend.info().label(),
-                    budget: d.backend.budget().stats(),
-                    proofs: d.proofs.load(Ordering::SeqCst),
-                    failures: d.failures.load(Ordering::SeqCst),
-                    healthy: d.healthy.load(Ordering::SeqCst),
-                })
-                .collect(),
+            devices: self.devices.iter().map(Device::stats).collect(),
+            caller_panics: caller_panics
+                .into_inner()
+                .unwrap_or_else(|p| p.into_inner()),
         }
     }
 
@@ -343,31 +434,50 @@ impl Prover {
         best
     }
 
-    fn attempt(
-        &self,
-        device: &Device,
-        synthesized: &Synthesized,
-        item: &Synthesis,
-    ) -> Result<ProofOutput> {
+    // One try on `device`. Every panic is caught here (a backend outside its guarded
+    // phases, a device sync during a release), and the release errors recorded on the
+    // device meanwhile are collected.
+    fn attempt(&self, device: &Device, synthesized: &Synthesized, item: &Synthesis) -> Attempt {
         let options = ProveOptions {
             verify: self.config.verify,
         };
-        let result = prove_synthesized(
-            &*device.backend,
-            &device.key,
-            synthesized,
-            item.r,
-            item.s,
-            options,
-        );
+        let proved = catch_unwind(AssertUnwindSafe(|| {
+            prove_synthesized(
+                &*device.backend,
+                &device.key,
+                synthesized,
+                item.r,
+                item.s,
+                options,
+            )
+        }));
+        let panicked = proved.is_err();
+        let result = proved.unwrap_or_else(|panic| {
+            device.panics.fetch_add(1, Ordering::SeqCst);
+            Err(Error::device(
+                device.label.clone(),
+                format!("panicked while proving: {}", panic_message(&*panic)),
+            ))
+        });
+        let release_errors = device.budget.take_deferred_errors();
+        device
+            .release_errors
+            .fetch_add(release_errors.len(), Ordering::SeqCst);
         match &result {
             Ok(_) => device.proofs.fetch_add(1, Ordering::SeqCst),
             Err(_) => device.failures.fetch_add(1, Ordering::SeqCst),
         };
-        result.map(|mut out| {
-            out.report.times.synthesize = item.time;
-            out
-        })
+        let device_failed = panicked
+            || !release_errors.is_empty()
+            || matches!(&result, Err(e) if matches!(e.root(), Error::Device { .. }) || e.phase() == Some(Phase::Release));
+        Attempt {
+            result: result.map(|mut out| {
+                out.report.times.synthesize = item.time;
+                out
+            }),
+            release_errors,
+            device_failed,
+        }
     }
 
     fn prove_one(&self, device: &Device, item: Synthesis) -> JobOutcome {
@@ -379,6 +489,7 @@ impl Prover {
                     device: "host".into(),
                     result: Err(Error::InvalidInput(e.to_string()).in_phase(Phase::Synthesize)),
                     retried_from: None,
+                    release_errors: Vec::new(),
                 }
             }
         };
@@ -388,25 +499,33 @@ impl Prover {
         } else {
             self.healthiest_other(device).unwrap_or(device)
         };
-        let label = device.backend.info().label();
-        let result = self.attempt(device, synthesized, &item);
-        let device_failed = matches!(&result, Err(e) if matches!(e.root(), Error::Device { .. }));
-        if device_failed {
+        let first = self.attempt(device, synthesized, &item);
+        if first.device_failed {
             if let Some(other) = self.healthiest_other(device) {
                 device.healthy.store(false, Ordering::SeqCst);
-                return JobOutcome {
-                    id: item.id,
-                    device: other.backend.info().label(),
-                    result: self.attempt(other, synthesized, &item),
-                    retried_from: Some(label),
-                };
+                if first.result.is_err() {
+                    let mut retry = self.attempt(other, synthesized, &item);
+                    if retry.device_failed && self.healthiest_other(other).is_some() {
+                        other.healthy.store(false, Ordering::SeqCst);
+                    }
+                    let mut release_errors = first.release_errors;
+                    release_errors.append(&mut retry.release_errors);
+                    return JobOutcome {
+                        id: item.id,
+                        device: other.label.clone(),
+                        result: retry.result,
+                        retried_from: Some(device.label.clone()),
+                        release_errors,
+                    };
+                }
             }
         }
         JobOutcome {
             id: item.id,
-            device: label,
-            result,
+            device: device.label.clone(),
+            result: first.result,
             retried_from: None,
+            release_errors: first.release_errors,
         }
     }
 
@@ -418,14 +537,42 @@ impl Prover {
             .max_by_key(|d| d.free_budget())
     }
 
-    /// Frees every device's staged key.
+    /// Frees every device's staged key; the first error, including one recorded while
+    /// releasing and not yet reported with a job.
     pub fn release(self) -> Result<()> {
         let mut first_error = None;
         for d in self.devices {
-            if let Err(e) = d.key.release() {
+            let budget = Arc::clone(&d.budget);
+            let released =
+                catch_unwind(AssertUnwindSafe(|| d.key.release())).unwrap_or_else(|panic| {
+                    Err(Error::device(
+                        d.label.clone(),
+                        format!(
+                            "panicked while releasing the key: {}",
+                            panic_message(&*panic)
+                        ),
+                    ))
+                });
+            if let Err(e) = released {
                 first_error.get_or_insert(e);
+            }
+            if let Some(e) = budget.take_deferred_errors().into_iter().next() {
+                first_error.get_or_insert(e.in_phase(Phase::Release));
             }
         }
         first_error.map_or(Ok(()), Err)
     }
+}
+
+struct Attempt {
+    result: Result<ProofOutput>,
+    release_errors: Vec<Error>,
+    // The device panicked, failed, or failed to release: it should leave the rotation.
+    device_failed: bool,
+}
+
+// The engine's locks guard plain data left consistent by every update, so a poisoned
+// lock (a panic while it was held) is safe to use.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -1,40 +1,113 @@
-//! Fault injection: a backend wrapper that fails (or panics in) chosen calls, to test
-//! that every error path releases its lease and the engine keeps serving.
+//! Fault injection: a backend wrapper that fails, panics in, or corrupts chosen calls
+//! of any method of [`ProverBackend`] and of the [`DeviceSync`] its leases wait on, to
+//! test that every error path releases its lease and the engine keeps serving.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use ark_ec::PrimeGroup;
+use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::One;
 
 use crate::{
-    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Error, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan,
-    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
+    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
+    G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result,
+    ScalarBuf, ScratchNeed,
 };
 
-/// The kinds of call a fault can be injected into.
+/// The calls a fault can be injected into: one per method of [`ProverBackend`], and
+/// [`FaultOp::LeaseSync`] for [`DeviceSync::synchronize`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultOp {
+    /// `info`.
+    Info,
+    /// `budget`.
+    Budget,
+    /// `device_sync` (handing out the sync object).
+    DeviceSync,
+    /// `element_bytes`.
+    ElementBytes,
+    /// `buffer_bytes`.
+    BufferBytes,
+    /// `scratch_plan`.
+    ScratchPlan,
     /// `check_plan`, called as a lease is allocated (the lease itself).
     Allocate,
     /// `alloc` (one buffer).
     Alloc,
-    /// `stage_*`.
-    Stage,
+    /// `stage_scalars`.
+    StageScalars,
+    /// `stage_scalars_padded`.
+    StageScalarsPadded,
+    /// `stage_g1`.
+    StageG1,
+    /// `stage_g2`.
+    StageG2,
+    /// `read_scalars`.
+    ReadScalars,
     /// `ntt`.
     Ntt,
-    /// `msm_g1` / `msm_g2`.
-    Msm,
+    /// `mul_assign`.
+    MulAssign,
+    /// `sub_mul_assign`.
+    SubMulAssign,
+    /// `msm_g1`.
+    MsmG1,
+    /// `msm_g2`.
+    MsmG2,
+    /// `synchronize`.
+    Synchronize,
+    /// `device_marker`.
+    DeviceMarker,
+    /// `device_memory`.
+    DeviceMemory,
+    /// `cost_model`.
+    CostModel,
+    /// [`DeviceSync::synchronize`] of the sync object a lease waits on when released.
+    LeaseSync,
+}
+
+impl FaultOp {
+    /// Every call a fault can be injected into.
+    pub const ALL: [FaultOp; 23] = [
+        FaultOp::Info,
+        FaultOp::Budget,
+        FaultOp::DeviceSync,
+        FaultOp::ElementBytes,
+        FaultOp::BufferBytes,
+        FaultOp::ScratchPlan,
+        FaultOp::Allocate,
+        FaultOp::Alloc,
+        FaultOp::StageScalars,
+        FaultOp::StageScalarsPadded,
+        FaultOp::StageG1,
+        FaultOp::StageG2,
+        FaultOp::ReadScalars,
+        FaultOp::Ntt,
+        FaultOp::MulAssign,
+        FaultOp::SubMulAssign,
+        FaultOp::MsmG1,
+        FaultOp::MsmG2,
+        FaultOp::Synchronize,
+        FaultOp::DeviceMarker,
+        FaultOp::DeviceMemory,
+        FaultOp::CostModel,
+        FaultOp::LeaseSync,
+    ];
 }
 
 /// What happens when a fault fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultKind {
-    /// The call returns a device error.
+    /// The call returns a device error (a method that returns no `Result` panics).
     Error,
     /// The call panics.
     Panic,
-    /// The call succeeds but returns a wrong result (MSM calls; other calls run normally).
+    /// The call returns a wrong result: a corrupted MSM, NTT, product, read-back or
+    /// staged value; plans and sizes too small; a plan not checked by the backend; a
+    /// buffer one element short; a sync that does not wait; no device marker or
+    /// memory figures; the default cost model; another device's name. `budget` has no
+    /// wrong result and runs normally.
     WrongResult,
 }
 
@@ -47,80 +120,218 @@ pub struct FaultRule {
     pub first: u64,
     /// Then every `every` calls after it (0: only `first`).
     pub every: u64,
-    /// Error or panic.
+    /// Error, panic or wrong result.
     pub kind: FaultKind,
 }
 
-/// Wraps a backend and injects faults into its calls according to `rules`.
-pub struct FaultyBackend {
-    inner: Arc<dyn ProverBackend>,
-    rules: Vec<FaultRule>,
-    counts: [AtomicU64; 5],
+impl FaultRule {
+    fn due(&self, op: FaultOp, n: u64) -> bool {
+        self.op == op
+            && (n == self.first
+                || (self.every > 0 && n > self.first && (n - self.first) % self.every == 0))
+    }
+}
+
+// Shared by the backend wrapper and the sync objects it hands out.
+struct FaultState {
+    backend: String,
+    rules: Mutex<Vec<FaultRule>>,
+    counts: [AtomicU64; FaultOp::ALL.len()],
     injected: AtomicU64,
 }
 
-impl FaultyBackend {
-    /// Wraps `inner`.
-    pub fn new(inner: Arc<dyn ProverBackend>, rules: Vec<FaultRule>) -> Self {
-        FaultyBackend {
-            inner,
-            rules,
-            counts: Default::default(),
-            injected: AtomicU64::new(0),
-        }
-    }
-
-    /// Number of faults injected so far.
-    pub fn injected(&self) -> u64 {
-        self.injected.load(Ordering::SeqCst)
-    }
-
+impl FaultState {
     /// Counts a call of `op` and applies the fault due there, if any: an error, a
     /// panic, or `Ok(true)` when the call's result must be corrupted.
     fn check(&self, op: FaultOp) -> Result<bool> {
         let n = self.counts[op as usize].fetch_add(1, Ordering::SeqCst) + 1;
-        let due = self.rules.iter().find(|rule| {
-            rule.op == op
-                && (n == rule.first
-                    || (rule.every > 0 && n > rule.first && (n - rule.first) % rule.every == 0))
-        });
-        let Some(rule) = due else { return Ok(false) };
+        let due = self
+            .rules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|rule| rule.due(op, n))
+            .map(|rule| rule.kind);
+        let Some(kind) = due else { return Ok(false) };
         self.injected.fetch_add(1, Ordering::SeqCst);
-        match rule.kind {
+        match kind {
             FaultKind::Error => Err(Error::device(
-                self.inner.info().name.clone(),
+                self.backend.clone(),
                 format!("injected fault in {op:?} call {n}"),
             )),
             FaultKind::Panic => panic!("injected panic in {op:?} call {n}"),
             FaultKind::WrongResult => Ok(true),
         }
     }
+
+    /// For methods that cannot return an error: an injected error panics instead.
+    fn check_infallible(&self, op: FaultOp) -> bool {
+        self.check(op)
+            .unwrap_or_else(|e| panic!("{e} (this method cannot return an error)"))
+    }
+}
+
+/// Wraps a backend and injects faults into its calls according to its rules.
+pub struct FaultyBackend {
+    inner: Arc<dyn ProverBackend>,
+    state: Arc<FaultState>,
+    // What `info` returns for a wrong result: the same backend under another name.
+    wrong_info: BackendInfo,
+}
+
+impl FaultyBackend {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn ProverBackend>, rules: Vec<FaultRule>) -> Self {
+        let info = inner.info().clone();
+        let wrong_info = BackendInfo {
+            device_name: format!("not {}", info.device_name),
+            device_index: info.device_index.wrapping_add(1),
+            ..info.clone()
+        };
+        FaultyBackend {
+            state: Arc::new(FaultState {
+                backend: info.name,
+                rules: Mutex::new(rules),
+                counts: Default::default(),
+                injected: AtomicU64::new(0),
+            }),
+            inner,
+            wrong_info,
+        }
+    }
+
+    /// Number of faults injected so far.
+    pub fn injected(&self) -> u64 {
+        self.state.injected.load(Ordering::SeqCst)
+    }
+
+    /// Number of calls of `op` so far (faulted or not): a rule armed now at
+    /// `calls(op) + k` fires on the k-th call from here.
+    pub fn calls(&self, op: FaultOp) -> u64 {
+        self.state.counts[op as usize].load(Ordering::SeqCst)
+    }
+
+    /// Adds a rule (call counts are kept).
+    pub fn add_rule(&self, rule: FaultRule) {
+        self.lock_rules().push(rule);
+    }
+
+    /// Removes every rule: from now on every call runs normally.
+    pub fn clear_rules(&self) {
+        self.lock_rules().clear();
+    }
+
+    fn lock_rules(&self) -> std::sync::MutexGuard<'_, Vec<FaultRule>> {
+        self.state.rules.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn check(&self, op: FaultOp) -> Result<bool> {
+        self.state.check(op)
+    }
+
+    fn check_infallible(&self, op: FaultOp) -> bool {
+        self.state.check_infallible(op)
+    }
+
+    fn faulty_sync(&self) -> Arc<dyn DeviceSync> {
+        Arc::new(FaultySync {
+            inner: self.inner.device_sync(),
+            state: Arc::clone(&self.state),
+        })
+    }
+}
+
+/// The sync object of a [`FaultyBackend`]: faults as [`FaultOp::LeaseSync`].
+struct FaultySync {
+    inner: Arc<dyn DeviceSync>,
+    state: Arc<FaultState>,
+}
+
+impl DeviceSync for FaultySync {
+    fn synchronize(&self) -> Result<()> {
+        if self.state.check(FaultOp::LeaseSync)? {
+            return Ok(());
+        }
+        self.inner.synchronize()
+    }
+}
+
+// A staged copy with its first value changed (wrong results of the stage calls).
+fn corrupt_first<T: Copy>(src: &[T], change: impl FnOnce(T) -> T) -> Vec<T> {
+    let mut v = src.to_vec();
+    if let Some(first) = v.first_mut() {
+        *first = change(*first);
+    }
+    v
+}
+
+// The transform a wrong NTT runs instead of the one asked for.
+fn other_kind(kind: NttKind) -> NttKind {
+    match kind {
+        NttKind::Forward => NttKind::Inverse,
+        NttKind::Inverse => NttKind::Forward,
+        NttKind::CosetForward => NttKind::CosetInverse,
+        NttKind::CosetInverse => NttKind::CosetForward,
+    }
 }
 
 impl ProverBackend for FaultyBackend {
     fn info(&self) -> &BackendInfo {
+        if self.check_infallible(FaultOp::Info) {
+            return &self.wrong_info;
+        }
         self.inner.info()
     }
     fn budget(&self) -> &Arc<DeviceBudget> {
+        self.check_infallible(FaultOp::Budget);
         self.inner.budget()
     }
     fn device_sync(&self) -> Arc<dyn DeviceSync> {
-        self.inner.device_sync()
+        if self.check_infallible(FaultOp::DeviceSync) {
+            return Arc::new(HostSync);
+        }
+        self.faulty_sync()
     }
     fn element_bytes(&self, kind: ElementKind) -> u64 {
-        self.inner.element_bytes(kind)
+        let bytes = self.inner.element_bytes(kind);
+        if self.check_infallible(FaultOp::ElementBytes) {
+            return bytes.saturating_sub(1);
+        }
+        bytes
     }
     fn buffer_bytes(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Result<u64> {
-        self.inner.buffer_bytes(kind, len, usage)
+        let bytes = self.inner.buffer_bytes(kind, len, usage)?;
+        if self.check(FaultOp::BufferBytes)? {
+            return Ok(bytes / 2);
+        }
+        Ok(bytes)
     }
-    fn cost_model(&self) -> crate::CostModel {
+    fn device_memory(&self) -> Result<Option<DeviceMemory>> {
+        if self.check(FaultOp::DeviceMemory)? {
+            return Ok(None);
+        }
+        self.inner.device_memory()
+    }
+    fn cost_model(&self) -> CostModel {
+        if self.check_infallible(FaultOp::CostModel) {
+            return CostModel::default();
+        }
         self.inner.cost_model()
     }
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+        if self.check_infallible(FaultOp::ScratchPlan) {
+            return MemoryPlan::new("wrong (empty) scratch");
+        }
         self.inner.scratch_plan(need)
     }
+    // Called as a lease is allocated (`allocate` on `dyn ProverBackend`, which waits
+    // on this wrapper's `device_sync`, so `DeviceSync` and `LeaseSync` faults reach a
+    // lease too).
     fn check_plan(&self, plan: &MemoryPlan) -> Result<()> {
-        self.check(FaultOp::Allocate)?;
+        if self.check(FaultOp::Allocate)? {
+            // Wrong: the backend's own check is skipped.
+            return Ok(());
+        }
         self.inner.check_plan(plan)
     }
     fn alloc(
@@ -131,33 +342,62 @@ impl ProverBackend for FaultyBackend {
         len: usize,
         usage: BufferUse,
     ) -> Result<BufferId> {
-        self.check(FaultOp::Alloc)?;
+        if self.check(FaultOp::Alloc)? {
+            return self
+                .inner
+                .alloc(lease, key, kind, len.saturating_sub(1), usage);
+        }
         self.inner.alloc(lease, key, kind, len, usage)
     }
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        self.check(FaultOp::Stage)?;
+        if self.check(FaultOp::StageScalars)? {
+            let wrong = corrupt_first(src, |x| x + Fr::one());
+            return self.inner.stage_scalars(lease, dst, &wrong);
+        }
         self.inner.stage_scalars(lease, dst, src)
     }
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        self.check(FaultOp::Stage)?;
+        if self.check(FaultOp::StageScalarsPadded)? {
+            let wrong = corrupt_first(src, |x| x + Fr::one());
+            return self.inner.stage_scalars_padded(lease, dst, &wrong);
+        }
         self.inner.stage_scalars_padded(lease, dst, src)
     }
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        self.check(FaultOp::Stage)?;
+        if self.check(FaultOp::StageG1)? {
+            let wrong = corrupt_first(src, |p| (p + G1Projective::generator()).into_affine());
+            return self.inner.stage_g1(lease, dst, &wrong);
+        }
         self.inner.stage_g1(lease, dst, src)
     }
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        self.check(FaultOp::Stage)?;
+        if self.check(FaultOp::StageG2)? {
+            let wrong = corrupt_first(src, |p| (p + G2Projective::generator()).into_affine());
+            return self.inner.stage_g2(lease, dst, &wrong);
+        }
         self.inner.stage_g2(lease, dst, src)
     }
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        self.inner.read_scalars(lease, src)
+        let corrupt = self.check(FaultOp::ReadScalars)?;
+        let values = self.inner.read_scalars(lease, src)?;
+        Ok(if corrupt {
+            corrupt_first(&values, |x| x + Fr::one())
+        } else {
+            values
+        })
     }
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
-        self.check(FaultOp::Ntt)?;
+        let kind = if self.check(FaultOp::Ntt)? {
+            other_kind(kind)
+        } else {
+            kind
+        };
         self.inner.ntt(lease, buf, domain, kind)
     }
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
+        if self.check(FaultOp::MulAssign)? {
+            return self.inner.sub_mul_assign(lease, dst, rhs, Fr::one());
+        }
         self.inner.mul_assign(lease, dst, rhs)
     }
     fn sub_mul_assign(
@@ -167,6 +407,11 @@ impl ProverBackend for FaultyBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
+        let k = if self.check(FaultOp::SubMulAssign)? {
+            k + Fr::one()
+        } else {
+            k
+        };
         self.inner.sub_mul_assign(lease, dst, rhs, k)
     }
     fn msm_g1(
@@ -175,7 +420,7 @@ impl ProverBackend for FaultyBackend {
         bases: &Lease,
         span: MsmSpan<G1Buf>,
     ) -> Result<G1Projective> {
-        let corrupt = self.check(FaultOp::Msm)?;
+        let corrupt = self.check(FaultOp::MsmG1)?;
         let p = self.inner.msm_g1(work, bases, span)?;
         Ok(if corrupt {
             p + G1Projective::generator()
@@ -189,7 +434,7 @@ impl ProverBackend for FaultyBackend {
         bases: &Lease,
         span: MsmSpan<G2Buf>,
     ) -> Result<G2Projective> {
-        let corrupt = self.check(FaultOp::Msm)?;
+        let corrupt = self.check(FaultOp::MsmG2)?;
         let p = self.inner.msm_g2(work, bases, span)?;
         Ok(if corrupt {
             p + G2Projective::generator()
@@ -198,9 +443,15 @@ impl ProverBackend for FaultyBackend {
         })
     }
     fn synchronize(&self) -> Result<()> {
+        if self.check(FaultOp::Synchronize)? {
+            return Ok(());
+        }
         self.inner.synchronize()
     }
-    fn device_marker(&self) -> Result<Option<Box<dyn crate::DeviceMarker>>> {
+    fn device_marker(&self) -> Result<Option<Box<dyn DeviceMarker>>> {
+        if self.check(FaultOp::DeviceMarker)? {
+            return Ok(None);
+        }
         self.inner.device_marker()
     }
 }

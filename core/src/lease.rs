@@ -5,6 +5,7 @@
 //! and only then returns the permit; `Drop` does the same on error paths.
 
 use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -287,14 +288,29 @@ impl Lease {
         Ok(usage)
     }
 
-    // Order matters and is tested: buffers, then device sync, then the permit.
+    // Order matters and is tested: buffers, then device sync, then the permit. A
+    // panic in a backend's free or sync (foreign code) becomes an error here, so that
+    // the permit still returns and `Drop` never panics during an unwind.
     fn finish(&mut self) -> Result<()> {
-        self.slots.clear();
+        let device = self
+            .permit
+            .as_ref()
+            .map_or_else(|| "device".to_string(), |p| p.budget().name().to_string());
+        let caught = |what: &str, panic: Box<dyn Any + Send>| {
+            Error::device(
+                device.clone(),
+                format!("panicked while {what}: {}", crate::panic_message(&*panic)),
+            )
+        };
+        let slots = std::mem::take(&mut self.slots);
+        let freed = catch_unwind(AssertUnwindSafe(|| drop(slots)))
+            .map_err(|panic| caught("freeing buffers", panic));
         self.item_use.iter_mut().for_each(|u| *u = 0);
         self.allocated = 0;
-        let synced = self.sync.synchronize();
+        let synced = catch_unwind(AssertUnwindSafe(|| self.sync.synchronize()))
+            .unwrap_or_else(|panic| Err(caught("waiting for the device", panic)));
         drop(self.permit.take());
-        synced
+        freed.and(synced)
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod backend;
 mod budget;
+mod byte_size;
 pub mod circuit;
 mod cost;
 mod domain;
@@ -20,28 +21,34 @@ mod error;
 pub mod fault;
 pub mod groth16;
 pub mod group;
+pub mod hash;
 pub mod key_file;
 mod lease;
+pub mod limbs;
 mod plan;
+pub mod priority;
 pub mod random_points;
 pub mod registry;
 pub mod report;
 mod shape;
 pub mod streamed_msm;
 pub mod synthetic_key;
+mod windows;
 
 pub use backend::{
     check_front, check_padded, check_span, plain_bytes, BackendInfo, BufferUse, DeviceMarker,
     DeviceMemory, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
     ScratchNeed,
 };
-pub use budget::{BudgetPermit, BudgetStats, DeviceBudget};
+pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
+pub use byte_size::parse_byte_size;
 pub use cost::CostModel;
 pub use domain::{Domain, MAX_LOG_SIZE};
 pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
 pub use plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
 pub use shape::ProofShape;
+pub use windows::combine_windows;
 
 /// The pairing-friendly curve crucible proves over.
 pub use ark_bls12_381::Bls12_381;

@@ -76,6 +76,9 @@ pub struct MemoryPlan {
     /// What the plan is for (shown when printed).
     pub label: String,
     items: Vec<PlanItem>,
+    /// Lines that say how the plan's operations are split (a backend's chunking or
+    /// batching): printed under the items, no bytes of their own.
+    notes: Vec<String>,
 }
 
 impl MemoryPlan {
@@ -84,7 +87,23 @@ impl MemoryPlan {
         MemoryPlan {
             label: label.into(),
             items: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Adds a line saying how an operation of this plan is split (printed under the
+    /// items); a line already here is not repeated.
+    pub fn note(&mut self, line: impl Into<String>) -> &mut Self {
+        let line = line.into();
+        if !self.notes.contains(&line) {
+            self.notes.push(line);
+        }
+        self
+    }
+
+    /// The notes in order.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Adds `bytes` under `key`. A key already in the plan grows by `bytes`: adding
@@ -112,6 +131,9 @@ impl MemoryPlan {
     pub fn merge(&mut self, other: &MemoryPlan) -> &mut Self {
         for i in &other.items {
             self.item(i.key, i.bytes);
+        }
+        for n in &other.notes {
+            self.note(n.clone());
         }
         self
     }
@@ -159,7 +181,11 @@ impl fmt::Display for MemoryPlan {
             "total",
             self.total_bytes(),
             human_bytes(self.total_bytes())
-        )
+        )?;
+        for n in &self.notes {
+            write!(f, "\n  ({n})")?;
+        }
+        Ok(())
     }
 }
 

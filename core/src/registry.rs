@@ -1,11 +1,12 @@
 //! Backend registry: each backend crate registers a probe with `inventory::submit!`.
 //!
-//! Binaries must link every backend crate (`use crucible_backend_x as _;`), or the
-//! linker drops the unused crate and its registration with it.
+//! A binary must link every backend crate, or the linker drops the unused crate and
+//! its registration with it: the roster crate, `crucible-backends`, is the one place
+//! that does (`use crucible_backends as _;` links them all).
 
 use std::sync::Arc;
 
-use crate::{Error, ProverBackend, Result};
+use crate::{priority, Error, ProverBackend, Result};
 
 /// Options every probe receives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,21 +94,14 @@ pub struct Selected {
     pub reason: String,
 }
 
-/// Picks a backend: `auto` (the highest-priority available device), `name` (its first
-/// device) or `name:index`. No silent fallback: an unavailable request is an error.
+/// Picks a backend: `auto` (the highest-priority available device, on the scale of
+/// [`crate::priority`]; never an unranked one), `name` (its first device) or
+/// `name:index`. No silent fallback: an unavailable request is an error.
 pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
     if spec == "auto" {
         return select_auto(options);
     }
-    let (name, index) = match spec.split_once(':') {
-        Some((n, i)) => {
-            let i = i.parse::<usize>().map_err(|_| {
-                Error::InvalidInput(format!("bad device index in `{spec}` (expected name:N)"))
-            })?;
-            (n, Some(i))
-        }
-        None => (spec, None),
-    };
+    let (name, index) = parse_spec(spec)?;
     let Found { available, reasons } = probe_named(name, options)?;
     let wanted = index.unwrap_or(0);
     match available
@@ -131,6 +125,52 @@ pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
             },
         }),
     }
+}
+
+/// Splits `name` or `name:N` (checked before anything is probed).
+fn parse_spec(spec: &str) -> Result<(&str, Option<usize>)> {
+    let Some((name, index)) = spec.split_once(':') else {
+        return Ok((spec, None));
+    };
+    if name == "auto" {
+        return Err(Error::InvalidInput(format!(
+            "`{spec}`: `auto` picks the backend and device itself and takes no index; \
+             write `auto`, or name the backend and device, e.g. `cpu:0` or `cuda:1`"
+        )));
+    }
+    if name.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "`{spec}` names no backend (expected name or name:N, e.g. `cuda:0`)"
+        )));
+    }
+    let index = index.parse::<usize>().map_err(|_| {
+        Error::InvalidInput(format!(
+            "`{index}` in `{spec}` is not a device index (expected name:N, e.g. `{name}:0`)"
+        ))
+    })?;
+    Ok((name, Some(index)))
+}
+
+/// Environment variable naming the backends that must be available
+/// (comma-separated): a required backend that is unavailable fails a test run instead
+/// of being skipped.
+pub const REQUIRE_ENV: &str = "CRUCIBLE_REQUIRE";
+
+/// The backends named in [`REQUIRE_ENV`], read in this one place.
+pub fn required_backends() -> Vec<String> {
+    parse_required(&std::env::var(REQUIRE_ENV).unwrap_or_default())
+}
+
+/// Whether [`REQUIRE_ENV`] names backend `name`.
+pub fn is_required(name: &str) -> bool {
+    required_backends().iter().any(|r| r == name)
+}
+
+fn parse_required(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// What probing one named backend found.
@@ -164,6 +204,8 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
     for probed in probe_all(options) {
         for probe in probed.probes {
             match probe {
+                // An unranked backend (the template) is used only when named.
+                Probe::Available(b) if b.info().priority == priority::UNRANKED => {}
                 Probe::Available(b) => {
                     if best
                         .as_ref()
@@ -273,4 +315,34 @@ pub fn select_devices(
         });
     }
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_with_an_index_says_auto_takes_none() {
+        let e = select("auto:0", &ProbeOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("takes no index"), "{e}");
+        let e = select("cpu:x", &ProbeOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("not a device index"), "{e}");
+        let e = select(":0", &ProbeOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("names no backend"), "{e}");
+    }
+
+    #[test]
+    fn required_backends_are_a_trimmed_comma_list() {
+        assert_eq!(parse_required(" cpu, wgpu ,,"), vec!["cpu", "wgpu"]);
+        assert!(parse_required("").is_empty());
+    }
 }

@@ -220,3 +220,41 @@ fn buffer_of_finds_the_live_buffer_of_an_item() {
     assert_eq!(*lease.get::<u8>(again).unwrap(), 3);
     lease.release().unwrap();
 }
+
+/// A device whose wait panics (foreign driver code can).
+struct PanickingSync;
+
+impl DeviceSync for PanickingSync {
+    fn synchronize(&self) -> Result<()> {
+        panic!("driver panicked in sync")
+    }
+}
+
+fn lease_whose_sync_panics(budget: &Arc<DeviceBudget>) -> Lease {
+    let mut plan = MemoryPlan::new("panicking sync");
+    plan.item(PlanKey::new("test", "a"), 100);
+    let permit = budget.acquire(100).unwrap();
+    let mut lease = Lease::new(plan, permit, Arc::new(PanickingSync)).unwrap();
+    lease
+        .allocate(PlanKey::new("test", "a"), 100, || Ok(vec![0u8; 100]))
+        .unwrap();
+    lease
+}
+
+#[test]
+fn a_panic_in_the_device_sync_is_an_error_and_the_permit_still_returns() {
+    let budget = DeviceBudget::new("sync-panics", 1000);
+    let released = lease_whose_sync_panics(&budget).release();
+    let e = released.expect_err("a panicked sync is an error");
+    assert!(
+        matches!(&e, Error::Device { backend, message } if backend == "sync-panics" && message.contains("driver panicked in sync")),
+        "{e}"
+    );
+    assert_eq!(budget.in_use(), 0, "the permit returned");
+    // Dropped instead of released (an error path): recorded, never a panic in Drop.
+    drop(lease_whose_sync_panics(&budget));
+    assert_eq!(budget.in_use(), 0);
+    let deferred = budget.take_deferred_errors();
+    assert_eq!(deferred.len(), 1, "{deferred:?}");
+    assert!(deferred[0].to_string().contains("panicked while waiting"));
+}

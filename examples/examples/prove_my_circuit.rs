@@ -10,9 +10,9 @@ use ark_std::rand::rngs::OsRng;
 use crucible_core::groth16::{self, ProveOptions, StagedKey};
 use crucible_core::{registry, Bls12_381, Fr};
 
-// Links the CPU backend, or the linker drops its registration and `select` finds no
-// backend. Add `crucible-backend-cuda` / `crucible-backend-wgpu` the same way.
-use crucible_backend_cpu as _;
+// Links the roster's backends (CPU, CUDA, wgpu by default; pick them with its Cargo
+// features), or the linker drops their registrations and `select` finds none.
+use crucible_backends as _;
 
 /// "I know x with x³ + x + 5 = y" for a public y.
 #[derive(Clone, Copy)]

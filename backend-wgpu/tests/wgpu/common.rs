@@ -11,9 +11,7 @@ use crucible_core::registry::ProbeOptions;
 
 /// Whether `CRUCIBLE_REQUIRE` (comma-separated backend names) includes wgpu.
 pub fn wgpu_required() -> bool {
-    std::env::var("CRUCIBLE_REQUIRE")
-        .map(|v| v.split(',').any(|s| s.trim() == "wgpu"))
-        .unwrap_or(false)
+    crucible_core::registry::is_required("wgpu")
 }
 
 /// The first adapter with its own limits, opened once per test binary so that its

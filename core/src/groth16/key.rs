@@ -107,16 +107,22 @@ pub fn schedule_for(
         });
     let mut choice = choose(backend, shape, options.reduction, capacity, options.workers)?;
     if let Some(fixed) = options.schedule {
+        // A fixed schedule runs as many of the workers' proofs at once as it fits
+        // (the others wait for memory, as with a chosen one); not even one is an
+        // error naming the bytes it needs.
         let plan = ScheduledPlan::new(backend, shape, options.reduction, fixed)?;
-        let needed = plan.bytes_for(choice.workers);
-        if needed > capacity {
+        let fit = (1..=options.workers.max(1))
+            .rev()
+            .find(|&w| plan.bytes_for(w) <= capacity);
+        let Some(workers) = fit else {
             return Err(Error::OutOfBudget {
                 budget: backend.budget().name().to_string(),
-                needed,
+                needed: plan.bytes_for(1),
                 capacity,
             });
-        }
+        };
         choice.chosen = plan;
+        choice.workers = workers;
     }
     Ok(choice)
 }

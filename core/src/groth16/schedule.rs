@@ -435,7 +435,8 @@ pub struct ScheduleChoice {
     pub floor: ScheduledPlan,
     /// The budget chosen for, in bytes.
     pub capacity: u64,
-    /// Proofs at once the budget was shared between.
+    /// Proofs that fit at once beside the key (at most the workers asked for; the
+    /// other workers wait for memory).
     pub workers: usize,
 }
 
@@ -448,7 +449,10 @@ impl ScheduleChoice {
 }
 
 /// Chooses the fastest schedule whose key plus `workers` proofs fit `capacity` bytes
-/// (ties go to the one with fewer bytes). Below the floor: [`Error::BelowFloor`].
+/// (ties go to the one with fewer bytes). When no schedule fits `workers` proofs at
+/// once, the fastest that fits as many as can (down to one) is chosen and the other
+/// workers wait for memory; [`ScheduleChoice::workers`] says how many fit. Below the
+/// floor of one proof: [`Error::BelowFloor`], at once.
 pub fn choose(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
@@ -456,41 +460,42 @@ pub fn choose(
     capacity: u64,
     workers: usize,
 ) -> Result<ScheduleChoice> {
-    let workers = workers.max(1);
-    let mut best: Option<ScheduledPlan> = None;
-    let mut floor: Option<ScheduledPlan> = None;
-    for schedule in candidates(shape, reduction) {
-        let plan = ScheduledPlan::new(backend, shape, reduction, schedule)?;
-        let bytes = plan.bytes_for(workers);
-        if floor.as_ref().is_none_or(|f| bytes < f.bytes_for(workers)) {
-            floor = Some(plan.clone());
-        }
-        if bytes > capacity {
-            continue;
-        }
-        let better = best.as_ref().is_none_or(|b| {
-            plan.predicted_seconds < b.predicted_seconds
-                || (plan.predicted_seconds == b.predicted_seconds && bytes < b.bytes_for(workers))
-        });
-        if better {
-            best = Some(plan);
+    let plans = candidates(shape, reduction)
+        .into_iter()
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s))
+        .collect::<Result<Vec<_>>>()?;
+    let floor_of = |w: usize| {
+        plans
+            .iter()
+            .min_by_key(|p| p.bytes_for(w))
+            .cloned()
+            .ok_or_else(|| Error::InvalidInput("no schedule for this shape".into()))
+    };
+    for w in (1..=workers.max(1)).rev() {
+        let best = plans
+            .iter()
+            .filter(|p| p.bytes_for(w) <= capacity)
+            .min_by(|a, b| {
+                a.predicted_seconds
+                    .total_cmp(&b.predicted_seconds)
+                    .then(a.bytes_for(w).cmp(&b.bytes_for(w)))
+            });
+        if let Some(chosen) = best {
+            return Ok(ScheduleChoice {
+                chosen: chosen.clone(),
+                floor: floor_of(w)?,
+                capacity,
+                workers: w,
+            });
         }
     }
-    let floor = floor.ok_or_else(|| Error::InvalidInput("no schedule for this shape".into()))?;
-    match best {
-        Some(chosen) => Ok(ScheduleChoice {
-            chosen,
-            floor,
-            capacity,
-            workers,
-        }),
-        None => Err(Error::BelowFloor {
-            budget: backend.budget().name().to_string(),
-            capacity,
-            floor: floor.bytes_for(workers),
-            workers,
-        }),
-    }
+    let floor = floor_of(1)?;
+    Err(Error::BelowFloor {
+        budget: backend.budget().name().to_string(),
+        capacity,
+        floor: floor.bytes_for(1),
+        workers: 1,
+    })
 }
 
 /// The memory–time curve of a shape: the schedules that no other beats on both

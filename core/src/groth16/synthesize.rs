@@ -21,8 +21,22 @@ pub struct Synthesized {
     pub assignment: Vec<Fr>,
 }
 
-/// Runs `circuit` in proving mode and collects matrices and assignment.
+/// Runs `circuit` in proving mode and collects matrices and assignment. A panic in the
+/// circuit's code is an [`Error::InvalidInput`] naming it, never an unwind through the
+/// caller.
 pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        synthesize_unguarded(circuit)
+    }))
+    .unwrap_or_else(|panic| {
+        Err(Error::InvalidInput(format!(
+            "circuit panicked during synthesis: {}",
+            crate::panic_message(&*panic)
+        )))
+    })
+}
+
+fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
     let cs = ConstraintSystem::<Fr>::new_ref();
     cs.set_optimization_goal(OptimizationGoal::Constraints);
     cs.set_mode(SynthesisMode::Prove {

@@ -1,10 +1,11 @@
-//! Window planes of staged MSM bases. A G1 or G2 bases buffer of `len` points can be
+//! MSM bases buffers and their window planes. A G1 or G2 bases buffer of `len` points can be
 //! allocated with `count` planes: plane j holds 2^(c·per_plane·j)·P_i for every point
 //! (plane 0 the points themselves), built on the device when the bases are staged
 //! (kernels/planes.cu). An MSM over such a buffer puts the digits of all W windows into
 //! the buckets of `per_plane` windows (msm.cu's header): the bucket reduction runs
 //! over per_plane windows instead of W, and larger windows (fewer bucket additions)
-//! pay off, since they no longer multiply the reduction by W.
+//! pay off, since they no longer multiply the reduction by W. The planes are the
+//! bases buffer's own layout ([`BasesBuffer`]); the generic buffer knows none.
 //!
 //! The planes cost memory: `count` times the bases. One buffer's planes take at most
 //! 1/[`BUDGET_SHARE`] of the device budget, and `CRUCIBLE_CUDA_MSM_PLANES` caps their
@@ -12,15 +13,14 @@
 
 use std::sync::Arc;
 
-use crucible_core::{BufferId, Lease, Result};
-use cudarc::driver::{CudaStream, PushKernelArg};
+use crucible_core::{BufferId, Lease, PlanKey, Result};
+use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::driver::launch;
-use crate::kernels::Kernels;
-use crate::memory::CudaBuffer;
-use crate::msm::{self, Group};
-use crate::ntt::grid_with_block;
-use crate::tuning;
+use crate::field::Group;
+use crate::launch::{self, grid_with_block, Dev, Kernels};
+use crate::memory::{self, DeviceWords};
+use crate::msm::cost;
+use crate::tuning::CudaTuning;
 
 /// Points one thread of planes.cu carries through the doublings: they share one
 /// inversion back to affine. The launch shape depends on it, so it must be the
@@ -50,27 +50,50 @@ impl Planes {
     }
 }
 
-/// The modelled cost of an MSM of `n` terms over `group` with window bits `c` and `wp`
-/// bucket windows, in quarter additions: 4 per bucket addition, plus a weight per
-/// bucket for the reduction. Over planes the reduction is bound by its chain of
-/// dependent additions more than by its bucket count, so the weights are fitted to the
-/// H200 rather than counted (BENCHMARKS.md, fourth session): G1 2^20 ran fastest with
-/// c = 20 (10.72 ms; c = 19: 11.32), G1 2^21 with 20 (17.6; c = 22: 21.1), G1 2^24
-/// with 20 (120.2; c = 22: 125.8), which bounds G1's weight to (3.55, 4) additions a
-/// bucket; G2 2^20 ran fastest with c = 19 (32.3; c = 20: 33.9), a weight above 4.
-pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
-    let quarter_weight = match group {
-        Group::G1 => 15,
-        Group::G2 => 24,
-    };
-    msm::model_cost(n, c, wp, quarter_weight)
+/// A bases buffer: the points (plane 0) and, when it has them, its window planes.
+pub struct BasesBuffer {
+    /// The device words, plane after plane (freed, stream-ordered, when dropped).
+    pub words: CudaSlice<u32>,
+    /// The window planes that follow the points, if any.
+    pub planes: Option<Planes>,
+}
+
+impl DeviceWords for BasesBuffer {
+    fn words_mut(&mut self) -> &mut CudaSlice<u32> {
+        &mut self.words
+    }
+}
+
+/// Copies of the points a buffer with `planes` holds: one per plane, or the points alone.
+pub fn copies(planes: Option<Planes>) -> u32 {
+    planes.map_or(1, |p| p.count)
+}
+
+/// Allocates a zeroed bases buffer of `len` points of `group` from plan item `item`,
+/// with room for `planes`.
+pub fn alloc(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    item: PlanKey,
+    group: Group,
+    len: usize,
+    planes: Option<Planes>,
+) -> Result<BufferId> {
+    let bytes = memory::buffer_bytes(group.kind(), len, copies(planes))?.max(4);
+    let count = (bytes as usize / 4).max(1);
+    lease.allocate(item, bytes, || {
+        Ok(BasesBuffer {
+            words: memory::zeroed(stream, count)?,
+            planes,
+        })
+    })
 }
 
 /// The planes for a buffer of `len` points of `group` under a budget of `capacity`
 /// bytes, or None when plain bases are as good (no memory for a second plane, or the
 /// model prefers one plane). `max_planes` caps the count (the tuning override),
 /// `window_bits` fixes c (the window tuning override).
-pub fn choose(
+fn choose(
     len: usize,
     group: Group,
     capacity: u64,
@@ -88,11 +111,11 @@ pub fn choose(
     }
     let candidates = match window_bits {
         Some(c) => c..=c,
-        None => 1..=msm::MAX_WINDOW_BITS,
+        None => 1..=cost::MAX_WINDOW_BITS,
     };
     let mut best: Option<(u128, Planes)> = None;
     for c in candidates {
-        let w = msm::windows(c);
+        let w = cost::windows(c);
         // Entries are u32 (W·len) and name points of all planes (count·len < 2^31).
         if (w as u64) * (len as u64) > u64::from(u32::MAX) {
             continue;
@@ -109,24 +132,28 @@ pub fn choose(
             per_plane: wp as u32,
             count,
         };
-        let cost = cost(group, len, c, wp);
-        if best.is_none_or(|(b, _)| cost < b) {
-            best = Some((cost, planes));
+        let modelled = cost::cost(group, len, c, wp);
+        if best.is_none_or(|(b, _)| modelled < b) {
+            best = Some((modelled, planes));
         }
     }
     let (cost_planes, planes) = best?;
     // Plain bases when they model as cheap (tiny buffers, or a window override that
     // leaves one bucket window per digit window anyway).
-    let c0 = msm::window_bits(len);
-    let plain = cost(group, len, c0, msm::windows(c0));
+    let c0 = cost::window_bits(len);
+    let plain = cost::cost(group, len, c0, cost::windows(c0));
     (cost_planes < plain).then_some(planes)
 }
 
-/// [`choose`] with the tuning overrides from the environment (checked at open).
-pub fn choose_from_env(len: usize, group: Group, capacity: u64) -> Option<Planes> {
-    let max = tuning::read(&tuning::MSM_PLANES).ok().flatten();
-    let c = tuning::read(&tuning::WINDOW_BITS).ok().flatten();
-    choose(len, group, capacity, max, c)
+/// [`choose`] with the tuning overrides of `tuning` (`CRUCIBLE_CUDA_MSM_PLANES` and
+/// `CRUCIBLE_CUDA_WINDOW_BITS`).
+pub fn choose_tuned(
+    len: usize,
+    group: Group,
+    capacity: u64,
+    tuning: &CudaTuning,
+) -> Option<Planes> {
+    choose(len, group, capacity, tuning.msm_planes, tuning.window_bits)
 }
 
 /// Fills planes 1.. of the staged bases buffer `id` (`len` points, plane 0 staged),
@@ -140,26 +167,23 @@ pub fn build(
     id: BufferId,
     len: usize,
 ) -> Result<()> {
-    let buf = lease.get::<CudaBuffer>(id)?;
+    let buf = lease.get::<BasesBuffer>(id)?;
     let Some(planes) = buf.planes else {
         return Ok(());
     };
-    let name = match group {
-        Group::G1 => "planes_g1",
-        Group::G2 => "planes_g2",
-    };
-    let f = k.get(name)?;
+    // The table's stride is its length: plane j starts at point j·len.
     let (n, shift) = (len as u32, planes.shift());
     for plane in 1..planes.count {
-        launch(
-            stream
-                .launch_builder(f)
-                .arg(&buf.words)
-                .arg(&n)
-                .arg(&n)
-                .arg(&plane)
-                .arg(&shift),
+        launch::planes(
+            k,
+            stream,
             grid_with_block(len.div_ceil(BATCH), BLOCK),
+            group,
+            Dev::new(&buf.words),
+            n,
+            n,
+            plane,
+            shift,
         )?;
     }
     Ok(())
@@ -175,7 +199,7 @@ mod tests {
     fn full_planes_when_memory_allows() {
         let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
         assert_eq!(p.per_plane, 1, "{p:?}");
-        assert_eq!(p.count as usize, msm::windows(p.c));
+        assert_eq!(p.count as usize, cost::windows(p.c));
         // The windows measured fastest on the H200.
         assert_eq!(p.c, 20, "{p:?}");
         assert_eq!(
@@ -193,8 +217,8 @@ mod tests {
         // 2^24 G1 points are 1.5 GiB a plane: at most 5 planes in 1/16 of 140 GiB.
         let p = choose(1 << 24, Group::G1, H200, None, None).unwrap();
         assert!(p.count <= 5 && p.count >= 2, "{p:?}");
-        assert!(p.count * p.per_plane >= msm::windows(p.c) as u32);
-        assert!((p.count - 1) * p.per_plane < msm::windows(p.c) as u32);
+        assert!(p.count * p.per_plane >= cost::windows(p.c) as u32);
+        assert!((p.count - 1) * p.per_plane < cost::windows(p.c) as u32);
         // Too little memory, or the override set to 1: plain bases.
         assert_eq!(choose(1 << 20, Group::G1, 1 << 30, None, None), None);
         assert_eq!(choose(1 << 20, Group::G1, H200, Some(1), None), None);
@@ -203,7 +227,7 @@ mod tests {
 
     #[test]
     fn the_launch_batch_is_the_kernels() {
-        let source = include_str!("../kernels/planes.cu");
+        let source = include_str!("../../kernels/planes.cu");
         assert!(
             source.contains(&format!("#define PLANES_BATCH {BATCH}\n")),
             "planes.cu's PLANES_BATCH differs from planes.rs's BATCH"
@@ -235,7 +259,7 @@ mod tests {
             for group in [Group::G1, Group::G2] {
                 let bytes = (group.affine_words() * 4) as u64;
                 if let Some(p) = choose(len, group, H200, None, None) {
-                    let w = msm::windows(p.c) as u32;
+                    let w = cost::windows(p.c) as u32;
                     assert!(p.count * p.per_plane >= w, "len={len} {p:?}");
                     assert!((p.count - 1) * p.per_plane < w, "len={len} {p:?}");
                     assert!((p.count as u64) * (len as u64) < 1 << 31, "len={len} {p:?}");

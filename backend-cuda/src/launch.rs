@@ -1,0 +1,629 @@
+//! Kernel launches, one typed function per kernel signature: the arguments a kernel of
+//! kernels/*.cu takes, in its order, with its types, so that a launch with a missing or
+//! extra argument, or one of the wrong kind (an array for a number, a `u32` for an
+//! `FrArg`), does not compile; the parameters carry the kernel's own names. The kernel
+//! names come from one table ([`Kernel`]), from which [`Kernels::load`] loads the
+//! functions, and a test reads the kernels' signatures from the sources and checks
+//! every function here against them (parameter names and order, pointer or value,
+//! element and value types).
+//!
+//! Device arrays are passed as [`Dev`]: a borrowed buffer or view of u32 words, typed
+//! by the element the kernel reads there ([`elem`]; the buffers themselves are untyped
+//! words, so the element is the function's promise, checked against the source). The
+//! launch itself is the driver's one unsafe call (`driver::launch`); what makes it
+//! sound is that the arguments match the signature (this module and its test) and that
+//! the buffers cover what the launch shape indexes (the callers check lengths first).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, LaunchArgs, LaunchConfig,
+    PushKernelArg,
+};
+
+use crate::driver;
+use crate::error::CudaResult;
+use crate::field::{FrArg, FrSeeds, Group};
+use crate::kernels;
+use crate::tuning::CudaTuning;
+
+/// The element types of device arrays, as the kernels' C names them.
+pub mod elem {
+    /// `Fr` (8 words, Montgomery form).
+    pub struct Fr;
+    /// `u32`.
+    pub struct U32;
+    /// `Affine<F>`: G1 or G2 affine points, by the kernel's group.
+    pub struct Affine;
+    /// `Xyzz<F>`: G1 or G2 XYZZ points, by the kernel's group.
+    pub struct Xyzz;
+}
+
+/// An element type of a device array.
+pub trait Element {
+    /// The C pointer type, template arguments dropped (`Affine*` for `Affine<F>*`).
+    #[cfg(test)]
+    const C_POINTER: &'static str;
+}
+
+impl Element for elem::Fr {
+    #[cfg(test)]
+    const C_POINTER: &'static str = "Fr*";
+}
+impl Element for elem::U32 {
+    #[cfg(test)]
+    const C_POINTER: &'static str = "u32*";
+}
+impl Element for elem::Affine {
+    #[cfg(test)]
+    const C_POINTER: &'static str = "Affine*";
+}
+impl Element for elem::Xyzz {
+    #[cfg(test)]
+    const C_POINTER: &'static str = "Xyzz*";
+}
+
+/// What a [`Dev`] borrows: a whole buffer, or a view into one.
+#[derive(Clone, Copy)]
+enum Words<'a> {
+    Slice(&'a CudaSlice<u32>),
+    View(&'a CudaView<'a, u32>),
+}
+
+/// A device array of `E` passed to a kernel (C `E*` or `const E*`), borrowed for the
+/// launch. Passing the buffer (not a copy of its address) keeps cudarc's stream
+/// ordering: the launch waits for the buffer's pending writes.
+pub struct Dev<'a, E> {
+    words: Words<'a>,
+    element: PhantomData<E>,
+}
+
+impl<'a, E> Dev<'a, E> {
+    /// A whole buffer.
+    pub fn new(words: &'a CudaSlice<u32>) -> Self {
+        Dev {
+            words: Words::Slice(words),
+            element: PhantomData,
+        }
+    }
+
+    /// A view into a buffer.
+    pub fn view(words: &'a CudaView<'a, u32>) -> Self {
+        Dev {
+            words: Words::View(words),
+            element: PhantomData,
+        }
+    }
+}
+
+/// A value a kernel takes, with its C type.
+pub trait KernelArg {
+    /// The C parameter type as the signature test compares it: `E*` for an array,
+    /// the type's name for a value.
+    #[cfg(test)]
+    const C_TYPE: &'static str;
+    /// Appends it to a launch's arguments.
+    fn push<'a>(&'a self, args: &mut LaunchArgs<'a>);
+}
+
+impl<E: Element> KernelArg for Dev<'_, E> {
+    #[cfg(test)]
+    const C_TYPE: &'static str = E::C_POINTER;
+    fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        match self.words {
+            Words::Slice(s) => args.arg(s),
+            Words::View(v) => args.arg(v),
+        };
+    }
+}
+
+macro_rules! value_arg {
+    ($t:ty, $c:literal) => {
+        impl KernelArg for $t {
+            #[cfg(test)]
+            const C_TYPE: &'static str = $c;
+            fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+                args.arg(self);
+            }
+        }
+    };
+}
+value_arg!(u32, "u32");
+value_arg!(FrArg, "FrArg");
+value_arg!(FrSeeds, "FrSeeds");
+
+/// Radix-2 stages of one NTT pass: which `ntt_pass_r*` kernel runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum PassStages {
+    /// `ntt_pass_r1`.
+    One,
+    /// `ntt_pass_r2`.
+    Two,
+    /// `ntt_pass_r3`.
+    Three,
+    /// `ntt_pass_r4`.
+    Four,
+}
+
+impl PassStages {
+    /// The pass of `stages` stages (1 to 4; the kernels go no further).
+    pub fn new(stages: u32) -> Option<PassStages> {
+        Some(match stages {
+            1 => PassStages::One,
+            2 => PassStages::Two,
+            3 => PassStages::Three,
+            4 => PassStages::Four,
+            _ => return None,
+        })
+    }
+}
+
+/// Declares every launch function and the kernel table from one list: each function's
+/// parameters (named as the kernel's), the kernels it can launch, and, for a function
+/// that launches one of several instances of a template, how it picks one.
+macro_rules! launches {
+    ($(
+        $(#[$doc:meta])*
+        fn $f:ident $([$sel:ident: $selty:ty])? ($($arg:ident: $ty:ty),* $(,)?)
+            = [$($kernel:ident = $name:literal),+ $(,)?];
+    )*) => {
+        /// Every kernel the host launches.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Kernel {
+            $($(
+                #[doc = concat!("`", $name, "`")]
+                $kernel,
+            )+)*
+        }
+
+        impl Kernel {
+            /// Every kernel, in declaration order (a kernel's index in it is `kernel as usize`).
+            pub const ALL: &'static [Kernel] = &[$($(Kernel::$kernel,)+)*];
+
+            /// Its name in kernels/*.cu.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($(Kernel::$kernel => $name,)+)*
+                }
+            }
+        }
+
+        $(
+            $(#[$doc])*
+            #[allow(clippy::too_many_arguments)]
+            pub fn $f(
+                k: &Kernels,
+                stream: &CudaStream,
+                grid: LaunchConfig,
+                $($sel: $selty,)?
+                $($arg: $ty),*
+            ) -> CudaResult<()> {
+                let instances = [$(Kernel::$kernel),+];
+                let kernel = launches!(@pick instances $($sel)?);
+                let mut args = stream.launch_builder(k.function(kernel));
+                $(KernelArg::push(&$arg, &mut args);)*
+                driver::launch(&mut args, grid)
+            }
+        )*
+
+        /// Each function, its parameters (name, C type), the kernels it launches and
+        /// which one each selector value picks, for the tests against the sources.
+        #[cfg(test)]
+        fn declared() -> Vec<Declared> {
+            vec![$({
+                let instances = vec![$(Kernel::$kernel),+];
+                #[allow(unused_mut)]
+                let mut picks: Vec<(String, Kernel)> = Vec::new();
+                $(
+                    for &value in <$selty as Selector>::VALUES {
+                        picks.push((value.tag(), instances[value.index()]));
+                    }
+                )?
+                Declared {
+                    function: stringify!($f),
+                    params: vec![$((stringify!($arg), <$ty as KernelArg>::C_TYPE)),*],
+                    instances,
+                    picks,
+                }
+            }),*]
+        }
+    };
+    (@pick $instances:ident) => { $instances[0] };
+    (@pick $instances:ident $sel:ident) => { $instances[Selector::index($sel)] };
+}
+
+/// A launch function's choice among the instances of one kernel template: the
+/// instance's index in the function's list.
+trait Selector: Copy + 'static {
+    /// Every value.
+    #[cfg(test)]
+    const VALUES: &'static [Self];
+    /// The instance this value picks.
+    fn index(self) -> usize;
+    /// What the picked instance's name says (`g1`, `r2`).
+    #[cfg(test)]
+    fn tag(self) -> String;
+}
+
+impl Selector for Group {
+    #[cfg(test)]
+    const VALUES: &'static [Group] = &[Group::G1, Group::G2];
+    fn index(self) -> usize {
+        match self {
+            Group::G1 => 0,
+            Group::G2 => 1,
+        }
+    }
+    #[cfg(test)]
+    fn tag(self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
+impl Selector for PassStages {
+    #[cfg(test)]
+    const VALUES: &'static [PassStages] = &[
+        PassStages::One,
+        PassStages::Two,
+        PassStages::Three,
+        PassStages::Four,
+    ];
+    fn index(self) -> usize {
+        self as usize
+    }
+    #[cfg(test)]
+    fn tag(self) -> String {
+        format!("_r{}", self as usize + 1)
+    }
+}
+
+/// One launch function as [`launches!`] declared it.
+#[cfg(test)]
+struct Declared {
+    function: &'static str,
+    params: Vec<(&'static str, &'static str)>,
+    instances: Vec<Kernel>,
+    picks: Vec<(String, Kernel)>,
+}
+
+launches! {
+    /// `a[i] <-> a[bitrev(i)]`; threads = n.
+    fn ntt_bit_reverse(a: Dev<'_, elem::Fr>, n: u32, log_n: u32)
+        = [NttBitReverse = "ntt_bit_reverse"];
+    /// The bit reversal with `a[i] *= g^i` on the way (g^i from split tables);
+    /// threads = n.
+    fn ntt_bit_reverse_scale(
+        a: Dev<'_, elem::Fr>,
+        pow_lo: Dev<'_, elem::Fr>,
+        pow_hi: Dev<'_, elem::Fr>,
+        n: u32,
+        log_n: u32,
+        lo_bits: u32,
+    ) = [NttBitReverseScale = "ntt_bit_reverse_scale"];
+    /// `stages` radix-2 stages from stage `s`, twiddles read inverted when `inverse`;
+    /// threads = n >> stages.
+    fn ntt_pass[stages: PassStages](
+        a: Dev<'_, elem::Fr>,
+        tw: Dev<'_, elem::Fr>,
+        n: u32,
+        log_n: u32,
+        s: u32,
+        inverse: u32,
+    ) = [
+        NttPassR1 = "ntt_pass_r1",
+        NttPassR2 = "ntt_pass_r2",
+        NttPassR3 = "ntt_pass_r3",
+        NttPassR4 = "ntt_pass_r4",
+    ];
+    /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
+    fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
+        = [FrPowers = "fr_powers"];
+    /// `out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits]`; threads = n.
+    fn fr_power_table(
+        out: Dev<'_, elem::Fr>,
+        lo: Dev<'_, elem::Fr>,
+        hi: Dev<'_, elem::Fr>,
+        n: u32,
+        lo_bits: u32,
+    ) = [FrPowerTable = "fr_power_table"];
+    /// `a[i] *= pow_lo[i mod 2^lo_bits] * pow_hi[i >> lo_bits]`; threads = n.
+    fn fr_scale_by_powers(
+        a: Dev<'_, elem::Fr>,
+        pow_lo: Dev<'_, elem::Fr>,
+        pow_hi: Dev<'_, elem::Fr>,
+        n: u32,
+        lo_bits: u32,
+    ) = [FrScaleByPowers = "fr_scale_by_powers"];
+    /// `a[i] *= c`; threads = n.
+    fn fr_scale(a: Dev<'_, elem::Fr>, c: FrArg, n: u32) = [FrScale = "fr_scale"];
+    /// `a[i] *= b[i]`; threads = n.
+    fn fr_mul_assign(a: Dev<'_, elem::Fr>, b: Dev<'_, elem::Fr>, n: u32)
+        = [FrMulAssign = "fr_mul_assign"];
+    /// `a[i] = (a[i] - b[i]) * c`; threads = n.
+    fn fr_sub_scale(a: Dev<'_, elem::Fr>, b: Dev<'_, elem::Fr>, c: FrArg, n: u32)
+        = [FrSubScale = "fr_sub_scale"];
+    /// msm.cu step 1: the signed digits of every scalar and the bucket counts;
+    /// threads = n.
+    fn msm_digits(
+        scalars: Dev<'_, elem::Fr>,
+        digits: Dev<'_, elem::U32>,
+        bucket_count: Dev<'_, elem::U32>,
+        n: u32,
+        c: u32,
+        wp: u32,
+    ) = [MsmDigits = "msm_digits"];
+    /// msm.cu step 2, up: the sum of each `chunk` of `in`; threads = ceil(m / chunk).
+    fn u32_chunk_sums(r#in: Dev<'_, elem::U32>, sums: Dev<'_, elem::U32>, m: u32, chunk: u32)
+        = [U32ChunkSums = "u32_chunk_sums"];
+    /// msm.cu step 2, down: each chunk's exclusive prefix sum from its offset;
+    /// threads = ceil(m / chunk).
+    fn u32_chunk_scan(
+        r#in: Dev<'_, elem::U32>,
+        offsets: Dev<'_, elem::U32>,
+        out: Dev<'_, elem::U32>,
+        m: u32,
+        chunk: u32,
+    ) = [U32ChunkScan = "u32_chunk_scan"];
+    /// msm.cu step 4: every nonzero digit's entry into its bucket's sorted range;
+    /// threads = n × W windows.
+    fn msm_scatter(
+        digits: Dev<'_, elem::U32>,
+        bucket_start: Dev<'_, elem::U32>,
+        bucket_count: Dev<'_, elem::U32>,
+        sorted: Dev<'_, elem::U32>,
+        n: u32,
+        c: u32,
+        wp: u32,
+        stride: u32,
+    ) = [MsmScatter = "msm_scatter"];
+    /// msm.cu step 5: bucket sums by chunks of sorted entries, carries out;
+    /// threads = ceil(entries / chunk).
+    fn msm_accumulate[group: Group](
+        bases: Dev<'_, elem::Affine>,
+        sorted: Dev<'_, elem::U32>,
+        bucket_start: Dev<'_, elem::U32>,
+        buckets: Dev<'_, elem::Xyzz>,
+        carries: Dev<'_, elem::Xyzz>,
+        max_span: Dev<'_, elem::U32>,
+        m: u32,
+        chunk: u32,
+    ) = [MsmG1Accumulate = "msm_g1_accumulate", MsmG2Accumulate = "msm_g2_accumulate"];
+    /// msm.cu step 5b: one tree level of the carries of buckets spanning chunks.
+    fn msm_fold_carries[group: Group](
+        carries: Dev<'_, elem::Xyzz>,
+        bucket_start: Dev<'_, elem::U32>,
+        m: u32,
+        chunk: u32,
+        level: u32,
+    ) = [MsmG1FoldCarries = "msm_g1_fold_carries", MsmG2FoldCarries = "msm_g2_fold_carries"];
+    /// msm.cu step 6: running sums over segments of 2^seg_bits buckets;
+    /// threads = segments × wp.
+    fn msm_reduce_segments[group: Group](
+        buckets: Dev<'_, elem::Xyzz>,
+        carries: Dev<'_, elem::Xyzz>,
+        bucket_start: Dev<'_, elem::U32>,
+        tree_w: Dev<'_, elem::Xyzz>,
+        tree_v: Dev<'_, elem::Xyzz>,
+        c: u32,
+        seg_bits: u32,
+        chunk: u32,
+    ) = [
+        MsmG1ReduceSegments = "msm_g1_reduce_segments",
+        MsmG2ReduceSegments = "msm_g2_reduce_segments",
+    ];
+    /// msm.cu step 7: one level of the pairwise tree; threads = nodes × wp.
+    fn msm_reduce_pairs[group: Group](
+        in_w: Dev<'_, elem::Xyzz>,
+        in_v: Dev<'_, elem::Xyzz>,
+        out_w: Dev<'_, elem::Xyzz>,
+        out_v: Dev<'_, elem::Xyzz>,
+        nodes: u32,
+        with_v: u32,
+    ) = [MsmG1ReducePairs = "msm_g1_reduce_pairs", MsmG2ReducePairs = "msm_g2_reduce_pairs"];
+    /// planes.cu: plane `plane` of the bases table from the plane below it, `shift`
+    /// doublings up; threads = ceil(n / PLANES_BATCH).
+    fn planes[group: Group](
+        table: Dev<'_, elem::Affine>,
+        n: u32,
+        stride: u32,
+        plane: u32,
+        shift: u32,
+    ) = [PlanesG1 = "planes_g1", PlanesG2 = "planes_g2"];
+}
+
+/// The loaded kernels of one device, one function per [`Kernel`].
+pub struct Kernels {
+    functions: Vec<CudaFunction>,
+    /// Milliseconds the compile (or cache read) and the module load took.
+    pub compile_ms: f64,
+}
+
+impl Kernels {
+    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBIN), loads
+    /// them into `ctx` and looks up every function of the [`Kernel`] table.
+    pub fn load(
+        ctx: &Arc<CudaContext>,
+        arch: (i32, i32),
+        tuning: &CudaTuning,
+    ) -> CudaResult<Kernels> {
+        let start = std::time::Instant::now();
+        let module = kernels::compile(ctx, arch, tuning)?;
+        let functions = Kernel::ALL
+            .iter()
+            .map(|kernel| module.load_function(kernel.name()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Kernels {
+            functions,
+            compile_ms: start.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    fn function(&self, kernel: Kernel) -> &CudaFunction {
+        &self.functions[kernel as usize]
+    }
+}
+
+/// Threads per block of the field kernels.
+const BLOCK: u32 = 256;
+
+/// A 1-D launch covering `threads` threads (never zero blocks).
+pub fn grid_1d(threads: usize) -> LaunchConfig {
+    grid_with_block(threads, BLOCK)
+}
+
+/// A 1-D launch covering `threads` threads in blocks of `block`.
+pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((threads as u32).div_ceil(block).max(1), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// `x` threads in blocks of `block` for each of `windows` (the grid's y).
+pub fn grid_2d(x: usize, windows: usize, block: u32) -> LaunchConfig {
+    let mut config = grid_with_block(x, block);
+    config.grid_dim.1 = windows as u32;
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCES: [&str; 3] = [
+        include_str!("../kernels/ntt.cu"),
+        include_str!("../kernels/msm.cu"),
+        include_str!("../kernels/planes.cu"),
+    ];
+
+    /// A kernel's parameters as its source declares them: (name, C type with `const`,
+    /// template arguments and spaces dropped).
+    type Params = Vec<(String, String)>;
+
+    /// Every `extern "C" __global__ void NAME(PARAMS)` of the sources, NAME as
+    /// written (a macro's `msm_##G##_accumulate` included).
+    fn kernel_signatures() -> Vec<(String, Params)> {
+        let mut found = Vec::new();
+        for source in SOURCES {
+            // Macro bodies continue lines with a backslash; comments hold no signature
+            // the host reads (ntt.cu's header repeats them as `//` lines, skipped).
+            let code: String = source
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .map(|l| l.trim_end().trim_end_matches('\\'))
+                .collect::<Vec<_>>()
+                .join(" ");
+            for part in code.split("extern \"C\" __global__ void").skip(1) {
+                let open = part.find('(').expect("a parameter list");
+                let close = part.find(')').expect("a parameter list's end");
+                // `BOUNDS msm_##G##_accumulate`: the name is the last word.
+                let name = part[..open]
+                    .split_whitespace()
+                    .last()
+                    .expect("a kernel name");
+                let params = part[open + 1..close]
+                    .split(',')
+                    .map(|p| {
+                        let p = p.replace("const ", "");
+                        let (ty, name) = p
+                            .trim()
+                            .rsplit_once(|c: char| c.is_whitespace() || c == '*')
+                            .expect("type and name");
+                        let pointer = p.contains('*');
+                        let ty: String =
+                            ty.chars().take_while(|c| *c != '<' && *c != '*').collect();
+                        let ty = ty.trim().to_string() + if pointer { "*" } else { "" };
+                        (name.trim().to_string(), ty)
+                    })
+                    .collect();
+                found.push((name.to_string(), params));
+            }
+        }
+        found
+    }
+
+    /// Whether `name` is `template` with its macro parameter (`##G##`, `##R`) filled.
+    fn instance_of(name: &str, template: &str) -> bool {
+        let parts: Vec<&str> = template.split("##").collect();
+        match parts.as_slice() {
+            [whole] => name == *whole,
+            // prefix ## PARAM ## suffix, or prefix ## PARAM at the end.
+            [prefix, _, rest @ ..] => {
+                let suffix = rest.first().copied().unwrap_or("");
+                name.len() > prefix.len() + suffix.len()
+                    && name.starts_with(prefix)
+                    && name.ends_with(suffix)
+            }
+            [] => false,
+        }
+    }
+
+    #[test]
+    fn every_launch_function_matches_its_kernels_signature() {
+        let signatures = kernel_signatures();
+        let mut launched = Vec::new();
+        for declared in declared() {
+            let ours: Params = declared
+                .params
+                .iter()
+                .map(|(name, ty)| (name.trim_start_matches("r#").to_string(), ty.to_string()))
+                .collect();
+            for kernel in &declared.instances {
+                let matching: Vec<_> = signatures
+                    .iter()
+                    .filter(|(template, _)| instance_of(kernel.name(), template))
+                    .collect();
+                assert_eq!(
+                    matching.len(),
+                    1,
+                    "{} in the sources: {matching:?}",
+                    kernel.name()
+                );
+                assert_eq!(
+                    ours,
+                    matching[0].1,
+                    "launch::{} against {}'s signature",
+                    declared.function,
+                    kernel.name()
+                );
+                launched.push(*kernel);
+            }
+        }
+        // Every kernel of the table is launched by exactly one function.
+        assert_eq!(launched, Kernel::ALL);
+    }
+
+    #[test]
+    fn the_table_indexes_in_order_and_selectors_pick_their_instance() {
+        for (i, kernel) in Kernel::ALL.iter().enumerate() {
+            assert_eq!(*kernel as usize, i);
+        }
+        for declared in declared() {
+            if declared.instances.len() > 1 {
+                // Each instance picked by exactly one selector value, which its name says.
+                assert_eq!(
+                    declared.picks.len(),
+                    declared.instances.len(),
+                    "{}",
+                    declared.function
+                );
+                for (tag, kernel) in &declared.picks {
+                    assert!(
+                        kernel.name().contains(tag.as_str()),
+                        "{}: {tag}",
+                        kernel.name()
+                    );
+                }
+            }
+        }
+        for stages in 1..=4 {
+            let pass = PassStages::new(stages).unwrap();
+            assert_eq!(pass.tag(), format!("_r{stages}"));
+        }
+        assert_eq!(PassStages::new(0), None);
+        assert_eq!(PassStages::new(5), None);
+    }
+}

@@ -1,0 +1,435 @@
+//! The shape of one MSM on the device: window bits, digit and bucket windows, the work
+//! split of the kernels, and every scratch buffer it takes (msm.cu's opening contract
+//! lists them), both for the plan (sized for the largest MSM a lease may run) and for
+//! the allocation.
+
+use crucible_core::{BufferId, Lease, MemoryPlan, PlanKey};
+
+use crate::field::Group;
+use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
+use crate::msm::planes::{self, Planes};
+use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
+use crate::tuning::CudaTuning;
+
+// The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
+// next MSM may reuse are sort_reuse.rs's.
+const MSM_DIGITS: PlanKey = PlanKey::new("cuda", "msm_digits");
+const MSM_BUCKET_COUNT: PlanKey = PlanKey::new("cuda", "msm_bucket_count");
+const MSM_SCAN: PlanKey = PlanKey::new("cuda", "msm_scan");
+const MSM_BUCKETS: PlanKey = PlanKey::new("cuda", "msm_buckets");
+const MSM_CARRIES: PlanKey = PlanKey::new("cuda", "msm_carries");
+const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
+const MSM_TREE_W: PlanKey = PlanKey::new("cuda", "msm_tree_w");
+const MSM_TREE_V: PlanKey = PlanKey::new("cuda", "msm_tree_v");
+const MSM_TREE_W2: PlanKey = PlanKey::new("cuda", "msm_tree_w2");
+const MSM_TREE_V2: PlanKey = PlanKey::new("cuda", "msm_tree_v2");
+
+/// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
+/// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]. On the
+/// H200 over window planes, 64 against 128: G1 2^20 10.08 against 10.49 ms, G2 2^20
+/// 29.7 against 32.2, proof 2^20 83.5 against 88.0, but G1 2^24 124.7 against 120.0
+/// (fewer threads in the last wave, against half the carries); 256 was slower at 2^20.
+const SHORT_CHUNK: u32 = 64;
+/// See [`SHORT_CHUNK`].
+const LONG_CHUNK: u32 = 128;
+/// See [`SHORT_CHUNK`]: G1 2^20 has 13·2^20 entries, G1 2^24 13·2^24.
+pub const LONG_CHUNK_FROM: usize = 1 << 26;
+/// Entries per thread of the prefix sum (msm.cu step 2).
+pub const SCAN_CHUNK: usize = 64;
+/// log2 of the buckets per segment of the first reduction step (msm.cu step 6),
+/// unless tuned (`CRUCIBLE_CUDA_MSM_SEG_BITS`).
+const SEG_BITS: u32 = 4;
+
+/// The shape of an MSM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Window bits.
+    pub c: u32,
+    /// Digit windows, W.
+    pub windows: usize,
+    /// Bucket windows: W, or fewer over window planes (msm.cu's wp).
+    pub bucket_windows: usize,
+    /// Points per plane (window planes only; 0 without).
+    pub stride: u32,
+    /// Buckets per window, 2^(c-1).
+    pub buckets: usize,
+    /// log2 buckets per segment of the reduction.
+    pub seg_bits: u32,
+    /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
+    tuned_chunk: Option<u32>,
+}
+
+/// The scratch buffers of one MSM, allocated in [`Layout::items`]'s order.
+#[derive(Clone, Copy, Debug)]
+pub struct Scratch {
+    /// Every term's digit in every window.
+    pub digits: BufferId,
+    /// Terms per bucket (zeroed).
+    pub bucket_count: BufferId,
+    /// The prefix sum of the counts: each bucket's first sorted entry.
+    pub bucket_start: BufferId,
+    /// The prefix sum's partial sums (word 0 zeroed).
+    pub scan: BufferId,
+    /// The entries, sorted by bucket.
+    pub sorted: BufferId,
+    /// Each bucket's sum.
+    pub buckets: BufferId,
+    /// Sums of chunks whose bucket continues in the next chunk.
+    pub carries: BufferId,
+    /// The longest run of carries (one word, zeroed).
+    pub carry_span: BufferId,
+    /// Reduction tree, level 0: running sums and their weighted sums.
+    pub tree_w: BufferId,
+    /// See `tree_w`.
+    pub tree_v: BufferId,
+    /// The tree's other level buffers, swapped with `tree_w`/`tree_v` level by level.
+    pub tree_w2: BufferId,
+    /// See `tree_w2`.
+    pub tree_v2: BufferId,
+}
+
+impl Scratch {
+    /// The buffers in [`Layout::items`]'s order.
+    pub fn new(ids: [BufferId; 12]) -> Scratch {
+        Scratch {
+            digits: ids[0],
+            bucket_count: ids[1],
+            bucket_start: ids[2],
+            scan: ids[3],
+            sorted: ids[4],
+            buckets: ids[5],
+            carries: ids[6],
+            carry_span: ids[7],
+            tree_w: ids[8],
+            tree_v: ids[9],
+            tree_w2: ids[10],
+            tree_v2: ids[11],
+        }
+    }
+}
+
+/// The scratch items the kernels need cleared (msm.cu's "MUST BE ZEROED", and the
+/// prefix sum's zero word at the start of its scratch); the kernels write every other
+/// word they read first.
+pub const ZEROED: [PlanKey; 3] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN];
+
+impl Layout {
+    /// Plain bases with window bits `c`.
+    pub fn new(c: u32, tuning: &CudaTuning) -> Layout {
+        Layout {
+            c,
+            windows: windows(c),
+            bucket_windows: windows(c),
+            stride: 0,
+            buckets: 1 << (c - 1),
+            seg_bits: tuning.msm_seg_bits.unwrap_or(SEG_BITS).min(c - 1),
+            tuned_chunk: tuning.msm_chunk,
+        }
+    }
+
+    /// Over bases with window `planes` of `stride` points each.
+    pub fn with_planes(planes: Planes, stride: usize, tuning: &CudaTuning) -> Layout {
+        Layout {
+            bucket_windows: planes.per_plane as usize,
+            stride: stride as u32,
+            ..Layout::new(planes.c, tuning)
+        }
+    }
+
+    /// Sorted entries per thread of the bucket sums for `n` terms.
+    pub fn chunk(&self, n: usize) -> u32 {
+        self.tuned_chunk
+            .unwrap_or(if self.windows * n < LONG_CHUNK_FROM {
+                SHORT_CHUNK
+            } else {
+                LONG_CHUNK
+            })
+    }
+
+    /// Buckets of all bucket windows.
+    pub fn all_buckets(&self) -> usize {
+        self.bucket_windows * self.buckets
+    }
+
+    /// Segments per bucket window of the reduction.
+    pub fn segments(&self) -> usize {
+        self.buckets >> self.seg_bits
+    }
+
+    /// (item, words) of every scratch buffer for `n` terms, in [`Scratch::new`]'s order.
+    pub fn items(&self, n: usize, xyzz: usize) -> [(PlanKey, usize); 12] {
+        let (w, m, s) = (self.bucket_windows, self.all_buckets(), self.segments());
+        let entries = self.windows * n;
+        [
+            (MSM_DIGITS, entries),
+            (MSM_BUCKET_COUNT, m),
+            (MSM_BUCKET_START, m + 1),
+            (MSM_SCAN, scan_words(m)),
+            (MSM_SORTED, entries),
+            (MSM_BUCKETS, m * xyzz),
+            (MSM_CARRIES, entries.div_ceil(self.chunk(n) as usize) * xyzz),
+            (MSM_CARRY_SPAN, 1),
+            (MSM_TREE_W, w * s * xyzz),
+            (MSM_TREE_V, w * s * xyzz),
+            (MSM_TREE_W2, w * (s / 2) * xyzz),
+            (MSM_TREE_V2, w * (s / 2) * xyzz),
+        ]
+    }
+}
+
+/// The layout of an MSM of `n` terms over bases with `planes` (`stride` points a
+/// plane): over the planes when the model prefers them and the lease's plan holds
+/// their scratch, otherwise plain (plane 0 holds the bases themselves).
+pub fn choose(
+    group: Group,
+    n: usize,
+    planes: Option<Planes>,
+    stride: usize,
+    work: &Lease,
+    tuning: &CudaTuning,
+) -> Layout {
+    let plain = Layout::new(chosen_window_bits(n, tuning), tuning);
+    let Some(p) = planes else {
+        return plain;
+    };
+    let over = Layout::with_planes(p, stride, tuning);
+    let modelled = |l: &Layout| cost::cost(group, n, l.c, l.bucket_windows);
+    let plan = work.plan();
+    let fits = over
+        .items(n, group.xyzz_words())
+        .iter()
+        .all(|(item, words)| plan.bytes_of(*item) >= (words.max(&1) * 4) as u64);
+    if fits && modelled(&over) <= modelled(&plain) {
+        over
+    } else {
+        plain
+    }
+}
+
+/// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
+/// partial sums (plus the total).
+fn scan_words(m: usize) -> usize {
+    let mut words = 1;
+    let mut len = m;
+    while len > SCAN_CHUNK {
+        len = len.div_ceil(SCAN_CHUNK);
+        words += len + 1;
+    }
+    words
+}
+
+/// The largest number of terms (at most `n`) for which [`window_bits`] picks at most
+/// `c` ([`window_bits`] never decreases as terms grow).
+fn largest_terms_with(c: u32, n: usize) -> usize {
+    if window_bits(n) <= c {
+        return n;
+    }
+    let (mut lo, mut hi) = (0usize, n); // window_bits(lo) <= c (or lo = 0) < window_bits(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if window_bits(mid) <= c {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Scratch items for MSMs of up to `n` terms: for each window size an MSM of at most
+/// `n` terms can choose, the buffers of the largest such MSM; each item takes the max.
+/// Also the layout over the window planes of bases buffers of `n` and `n + 1` points
+/// (a proving key's queries skip their first point) under a budget of `capacity`
+/// bytes; an MSM whose planes' layout is not planned runs on plane 0 alone.
+pub fn scratch_plan(
+    group: Group,
+    n: usize,
+    capacity: u64,
+    tuning: &CudaTuning,
+    plan: &mut MemoryPlan,
+) {
+    for len in [n, n + 1] {
+        if let Some(planes) = planes::choose_tuned(len, group, capacity, tuning) {
+            plan_layout(plan, &Layout::with_planes(planes, len, tuning), n, group);
+        }
+    }
+    // A tuning override applies to every MSM size, so it is planned at `n` itself.
+    let chosen = chosen_window_bits(n, tuning);
+    if chosen != window_bits(n) && n > 0 {
+        plan_layout(plan, &Layout::new(chosen, tuning), n, group);
+    }
+    for c in 1..=window_bits(n) {
+        let terms = largest_terms_with(c, n);
+        if terms > 0 {
+            plan_layout(plan, &Layout::new(c, tuning), terms, group);
+        }
+    }
+}
+
+/// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, and the largest
+/// that still sums with the short chunk (more carries per entry).
+fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
+    let short = (LONG_CHUNK_FROM - 1) / layout.windows;
+    for m in [terms, terms.min(short)] {
+        for (item, words) in layout.items(m, group.xyzz_words()) {
+            plan.at_least(item, (words.max(1) * 4) as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    const UNTUNED: CudaTuning = CudaTuning {
+        window_bits: None,
+        msm_chunk: None,
+        msm_seg_bits: None,
+        msm_planes: None,
+        ntt_pass_stages: None,
+        portable_arith: false,
+        nvrtc_options: Vec::new(),
+    };
+
+    /// Every scratch item of `layout` for `m` terms fits its plan item.
+    fn assert_planned(plan: &MemoryPlan, layout: &Layout, m: usize, group: Group, case: &str) {
+        for (item, words) in layout.items(m, group.xyzz_words()) {
+            let planned = plan
+                .items()
+                .iter()
+                .find(|i| i.key == item)
+                .map_or(0, |i| i.bytes);
+            assert!(
+                (words.max(1) * 4) as u64 <= planned,
+                "{case} {item}: {words} words > {planned} B"
+            );
+        }
+    }
+
+    #[test]
+    fn plan_covers_every_msm_up_to_its_size() {
+        for n in [
+            0usize,
+            1,
+            2,
+            7,
+            8,
+            15,
+            16,
+            17,
+            100,
+            1000,
+            1027,
+            4095,
+            4096,
+            65537,
+            1 << 18,
+            (1 << 20) + 1,
+            // Around the switch to the long chunk (W·n = 2^26): 16 windows.
+            (1 << 22) + 5,
+        ] {
+            for group in [Group::G1, Group::G2] {
+                let mut plan = MemoryPlan::new("t");
+                scratch_plan(group, n, 0, &UNTUNED, &mut plan);
+                let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
+                // Every size just below a change of window.
+                ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                // The largest size that still sums with the short chunk.
+                ms.extend((1..=window_bits(n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
+                for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
+                    let layout = Layout::new(window_bits(m), &UNTUNED);
+                    assert_planned(&plan, &layout, m, group, &format!("n={n} m={m}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plan_covers_the_planes_of_bases_of_n_and_n_plus_one_points() {
+        let capacity = 140u64 << 30;
+        for n in [
+            1usize,
+            64,
+            1000,
+            1 << 16,
+            (1 << 20) - 1,
+            1 << 20,
+            (1 << 21) - 1,
+        ] {
+            for group in [Group::G1, Group::G2] {
+                let mut plan = MemoryPlan::new("t");
+                scratch_plan(group, n, capacity, &UNTUNED, &mut plan);
+                for len in [n, n + 1] {
+                    let p = planes::choose_tuned(len, group, capacity, &UNTUNED)
+                        .expect("planes at these sizes");
+                    let layout = Layout::with_planes(p, len, &UNTUNED);
+                    assert_planned(&plan, &layout, n, group, &format!("n={n} len={len}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_msm_runs_over_the_planes_only_when_its_plan_holds_their_scratch() {
+        use crucible_core::{DeviceBudget, HostSync};
+        let (capacity, n) = (140u64 << 30, 1usize << 16);
+        let planes = planes::choose_tuned(n, Group::G1, capacity, &UNTUNED).unwrap();
+        let budget = DeviceBudget::new("t", 1 << 40);
+        let layout = |planned_terms: usize, planned_capacity: u64, terms: usize| {
+            let mut plan = MemoryPlan::new("t");
+            scratch_plan(
+                Group::G1,
+                planned_terms,
+                planned_capacity,
+                &UNTUNED,
+                &mut plan,
+            );
+            let permit = budget.acquire(plan.total_bytes()).unwrap();
+            let work = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
+            let l = choose(Group::G1, terms, Some(planes), n, &work, &UNTUNED);
+            (l.c, l.bucket_windows, l.stride)
+        };
+        // Planned with the planes: over them, one bucket window.
+        assert_eq!(layout(n, capacity, n), (planes.c, 1, n as u32));
+        // A plan without room for the planes' scratch: plain bases.
+        let c = window_bits(n);
+        assert_eq!(layout(1000, 0, n), (c, windows(c), 0));
+        // Three terms over a buffer of 2^16: the planes' 2^(c-1) buckets would cost more
+        // than plain windows.
+        let c3 = window_bits(3);
+        assert_eq!(layout(n, capacity, 3), (c3, windows(c3), 0));
+    }
+
+    #[test]
+    fn scratch_fields_follow_the_items_order() {
+        use crucible_core::{DeviceBudget, HostSync};
+        let items = Layout::new(4, &UNTUNED).items(10, 4);
+        let mut plan = MemoryPlan::new("t");
+        for (item, _) in items {
+            plan.at_least(item, 1);
+        }
+        let budget = DeviceBudget::new("t", 1 << 20);
+        let permit = budget.acquire(plan.total_bytes()).unwrap();
+        let mut lease = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
+        let ids = items.map(|(item, _)| lease.allocate(item, 1, || Ok(0u8)).unwrap());
+        let debug = format!("{:?}", Scratch::new(ids));
+        for ((item, _), id) in items.iter().zip(ids) {
+            let field = item.name().trim_start_matches("msm_");
+            let want = format!("{field}: {id:?}");
+            assert!(
+                debug.contains(&want),
+                "{item} is not Scratch::{field}: {debug}"
+            );
+        }
+        lease.release().unwrap();
+    }
+
+    #[test]
+    fn scan_scratch_holds_every_level() {
+        assert_eq!(scan_words(1), 1);
+        assert_eq!(scan_words(SCAN_CHUNK), 1);
+        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 3);
+        assert_eq!(scan_words(1 << 19), 1 + (8192 + 1) + (128 + 1) + (2 + 1));
+    }
+}

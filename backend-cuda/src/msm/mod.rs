@@ -1,0 +1,224 @@
+//! MSM on the device: Pippenger with signed c-bit digits, (point, sign) entries
+//! counting-sorted by bucket, buckets summed in equal chunks of the sorted entries,
+//! then reduced per window by segmented running sums and a pairwise tree, all in XYZZ
+//! coordinates (the kernel contract is the header of kernels/msm.cu). Over bases with
+//! window planes (`planes.rs`) all W windows' digits share the buckets of wp windows.
+//! The host combines the window sums (Horner: a serial chain of doublings, which one
+//! CPU core runs far faster than one GPU thread; none left with wp = 1).
+//!
+//! The layers, each importing only those below it: `cost` (the model that picks the
+//! window and the planes), `planes` (bases buffers and their planes), `layout` (an
+//! MSM's shape and scratch), `sort` (steps 1-4) and `reduce` (steps 5-7), with
+//! `sort_reuse` keeping a sort for the next MSM over the same scalars; this file runs
+//! them in order.
+
+mod cost;
+mod layout;
+mod planes;
+mod reduce;
+mod sort;
+mod sort_reuse;
+
+use std::sync::Arc;
+
+use ark_ec::CurveGroup;
+use crucible_core::{
+    check_span, combine_windows, BufferId, Lease, MemoryPlan, MsmSpan, PlanKey, Result,
+};
+use cudarc::driver::CudaStream;
+
+use crate::error::CudaError;
+use crate::field::{Group, FR_WORDS};
+use crate::launch::Kernels;
+use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
+use crate::tuning::CudaTuning;
+use layout::{Layout, Scratch, ZEROED};
+use sort_reuse::KEPT;
+
+pub use planes::{build as build_planes, BasesBuffer, Planes};
+pub use sort_reuse::SortReuse;
+
+/// The window planes a bases buffer of `len` points of `group` gets under a budget of
+/// `capacity` bytes (planes.rs), if any.
+pub fn planes_for(len: usize, group: Group, capacity: u64, tuning: &CudaTuning) -> Option<Planes> {
+    planes::choose_tuned(len, group, capacity, tuning)
+}
+
+/// Allocates a bases buffer of `len` points of `group`, with room for `planes`.
+pub fn alloc_bases(
+    stream: &Arc<CudaStream>,
+    lease: &mut Lease,
+    item: PlanKey,
+    group: Group,
+    len: usize,
+    planes: Option<Planes>,
+) -> Result<BufferId> {
+    planes::alloc(stream, lease, item, group, len, planes)
+}
+
+/// Copies of its points a bases buffer with `planes` holds.
+pub fn copies(planes: Option<Planes>) -> u32 {
+    planes::copies(planes)
+}
+
+/// Scratch items for MSMs of up to `n` terms over `group` (layout.rs).
+pub fn scratch_plan(
+    group: Group,
+    n: usize,
+    capacity: u64,
+    tuning: &CudaTuning,
+    plan: &mut MemoryPlan,
+) {
+    layout::scratch_plan(group, n, capacity, tuning, plan)
+}
+
+/// The per-window sums of an MSM: the result is sum_w 2^(c w) sums[w].
+pub struct WindowSums {
+    /// XYZZ words of each window's sum, window 0 first.
+    pub words: Vec<u32>,
+    /// Window bits.
+    pub c: u32,
+}
+
+impl WindowSums {
+    /// The MSM's result: each window's XYZZ words (`words_per` each) read by `point`,
+    /// then combined on the host.
+    pub fn combine<P: CurveGroup>(&self, words_per: usize, point: fn(&[u32]) -> P) -> P {
+        let points: Vec<P> = self.words.chunks_exact(words_per).map(point).collect();
+        combine_windows(&points, self.c)
+    }
+}
+
+/// What an MSM runs on: the device's stream and kernels, and the backend's tuning.
+pub struct MsmContext<'a> {
+    /// The compute stream.
+    pub stream: &'a Arc<CudaStream>,
+    /// The loaded kernels.
+    pub kernels: &'a Kernels,
+    /// The tuning overrides read at open.
+    pub tuning: &'a CudaTuning,
+}
+
+/// Σ scalars·bases on the device; returns the window sums (none for an empty MSM).
+/// The sort of the scalars (steps 1-4) is reused from the previous MSM when `reuse`
+/// holds one of the same scalars, and kept for the next.
+#[allow(clippy::too_many_arguments)]
+pub fn msm<B>(
+    cx: &MsmContext<'_>,
+    group: Group,
+    work: &mut Lease,
+    bases: &Lease,
+    bases_id: BufferId,
+    bases_len: usize,
+    span: &MsmSpan<B>,
+    reuse: &SortReuse,
+) -> Result<WindowSums> {
+    check_span(span, bases_len)?;
+    let n = span.len;
+    if n == 0 {
+        // The empty sum: no windows, no scratch, no launch.
+        return Ok(WindowSums {
+            words: Vec::new(),
+            c: 1,
+        });
+    }
+    let table = bases.get::<BasesBuffer>(bases_id)?.planes;
+    let layout = layout::choose(group, n, table, bases_len, work, cx.tuning);
+    if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
+        return Err(CudaError::Size(format!(
+            "an MSM of {n} terms exceeds the kernels' 32-bit indices"
+        ))
+        .into());
+    }
+    let key = reuse.key(
+        span.scalars.id(),
+        span.scalar_offset,
+        n,
+        [layout.c, layout.bucket_windows as u32, layout.stride],
+    );
+    let kept = reuse.take(&key, work)?;
+    let mut ids = Vec::new();
+    for (item, words) in layout.items(n, group.xyzz_words()) {
+        let id = match (kept, KEPT.iter().position(|k| *k == item)) {
+            (Some(kept), Some(i)) => Ok(kept[i]),
+            _ if ZEROED.contains(&item) => alloc_words(cx.stream, work, item, words),
+            _ => alloc_words_uninit(cx.stream, work, item, words),
+        };
+        match id {
+            Ok(id) => ids.push(id),
+            Err(e) => {
+                for id in ids {
+                    work.free(id)?;
+                }
+                return Err(e);
+            }
+        }
+    }
+    let result = match <[BufferId; 12]>::try_from(ids.as_slice()) {
+        Ok(all) => run(
+            cx,
+            group,
+            work,
+            bases,
+            bases_id,
+            span,
+            &layout,
+            &Scratch::new(all),
+            kept.is_some(),
+        ),
+        Err(_) => Err(CudaError::Size(format!("{} MSM scratch buffers, not 12", ids.len())).into()),
+    };
+    let words = result.and_then(|sums| {
+        download(
+            cx.stream,
+            work,
+            sums,
+            layout.bucket_windows * group.xyzz_words(),
+        )
+    });
+    // On success the sort stays for the next MSM over the same scalars.
+    let keep = KEPT.map(|item| work.buffer_of(item));
+    for id in ids {
+        if words.is_err() || !keep.contains(&Some(id)) {
+            work.free(id)?;
+        }
+    }
+    let words = words?;
+    if let [Some(start), Some(sorted)] = keep {
+        reuse.keep(key, [start, sorted]);
+    }
+    Ok(WindowSums { words, c: layout.c })
+}
+
+/// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`); returns the buffer
+/// holding the window sums.
+#[allow(clippy::too_many_arguments)]
+fn run<B>(
+    cx: &MsmContext<'_>,
+    group: Group,
+    work: &Lease,
+    bases: &Lease,
+    bases_id: BufferId,
+    span: &MsmSpan<B>,
+    layout: &Layout,
+    scratch: &Scratch,
+    sorted_already: bool,
+) -> Result<BufferId> {
+    let n = span.len;
+    let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
+    let scalars = scalars
+        .words
+        .slice(span.scalar_offset * FR_WORDS..(span.scalar_offset + n) * FR_WORDS);
+    // From the span's first point to the end of the last plane: entries name point i
+    // of plane j as j·stride + i.
+    let points = bases.get::<BasesBuffer>(bases_id)?;
+    let points = points
+        .words
+        .slice(span.base_offset * group.affine_words()..);
+    if !sorted_already {
+        sort::sort(cx.stream, cx.kernels, work, &scalars, layout, scratch, n)?;
+    }
+    reduce::reduce(
+        cx.stream, cx.kernels, group, work, &points, layout, scratch, n,
+    )
+}

@@ -1,0 +1,383 @@
+//! `crucible client`: drives a `crucible serve` daemon over gRPC: load and evict
+//! keys, prove, status, and a load test that measures proofs per second.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use crucible_benches::Stats;
+use crucible_core::circuit::BenchCircuit;
+use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::key_ref::KeyRef;
+use crucible_service::proto::prover_client::ProverClient;
+use crucible_service::proto::{self, prove_response, JobResult};
+use crucible_service::witness::Witness;
+use tonic::transport::Channel;
+
+use crate::output::{count, table};
+use crate::{parse, runtime, CliError};
+
+/// Arguments of `crucible client`.
+#[derive(Args)]
+pub struct ClientArgs {
+    /// The server: `http://host:port`.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    addr: String,
+    #[command(subcommand)]
+    command: ClientCommand,
+}
+
+#[derive(Subcommand)]
+enum ClientCommand {
+    /// Stage a key on every device of the server.
+    LoadKey {
+        /// The id to submit under.
+        #[arg(long)]
+        id: String,
+        /// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`.
+        #[arg(long)]
+        key: String,
+    },
+    /// Evict a key (its queued jobs fail, its in-flight proofs finish).
+    EvictKey {
+        /// The key's id.
+        #[arg(long)]
+        id: String,
+    },
+    /// Prove one benchmark-circuit witness and print the result.
+    Prove {
+        /// The key's id.
+        #[arg(long)]
+        id: String,
+        /// The witness seed.
+        #[arg(long, default_value_t = 0)]
+        bench_seed: u64,
+    },
+    /// Devices, budgets, keys and queues.
+    Status,
+    /// Load a key, prove K witnesses through concurrent clients (retrying when the
+    /// server is busy), verify every proof here too, print proofs per second, evict.
+    Bench {
+        /// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`.
+        #[arg(long)]
+        key: String,
+        /// The id to load it under.
+        #[arg(long, default_value = "bench")]
+        id: String,
+        /// Proofs to make.
+        #[arg(long, default_value = "64", value_parser = parse::size)]
+        proofs: usize,
+        /// Concurrent requests.
+        #[arg(long, default_value = "16", value_parser = parse::size)]
+        concurrency: usize,
+        /// Leave the key loaded at the end.
+        #[arg(long)]
+        keep: bool,
+    },
+}
+
+fn grpc(e: tonic::Status) -> CliError {
+    CliError(format!("server: {}: {}", e.code(), e.message()))
+}
+
+fn service(e: crucible_service::ServiceError) -> CliError {
+    CliError(e.to_string())
+}
+
+async fn load_key(
+    client: &mut ProverClient<Channel>,
+    id: &str,
+    key: &KeyRef,
+) -> Result<proto::LoadKeyResponse, CliError> {
+    let response = client
+        .load_key(proto::LoadKeyRequest {
+            key_id: id.to_string(),
+            source: Some(key.to_proto()),
+        })
+        .await
+        .map_err(grpc)?
+        .into_inner();
+    println!(
+        "key `{}` resident on {} ({} staged on each, 2^{} domain) in {:.2} s",
+        response.key_id,
+        response.devices.join(", "),
+        crucible_core::human_bytes(response.staged_bytes),
+        response.log_domain,
+        response.load_seconds
+    );
+    Ok(response)
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
+    runtime::build()?.block_on(async {
+        let mut client = connect(&args.addr).await.map_err(service)?;
+        match &args.command {
+            ClientCommand::LoadKey { id, key } => {
+                let key: KeyRef = key.parse().map_err(service)?;
+                load_key(&mut client, id, &key).await?;
+            }
+            ClientCommand::EvictKey { id } => {
+                let r = client
+                    .evict_key(proto::EvictKeyRequest { key_id: id.clone() })
+                    .await
+                    .map_err(grpc)?
+                    .into_inner();
+                println!(
+                    "evicted `{id}`: {} queued jobs failed, {} in-flight proofs finished",
+                    r.queued_failed, r.in_flight_finished
+                );
+            }
+            ClientCommand::Prove { id, bench_seed } => {
+                let result = prove(&mut client, id, Witness::BenchSeed(*bench_seed)).await?;
+                print_result(&result);
+                if result.state() != proto::JobState::Done {
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            ClientCommand::Status => print_status(&mut client).await?,
+            ClientCommand::Bench {
+                key,
+                id,
+                proofs,
+                concurrency,
+                keep,
+            } => {
+                let key: KeyRef = key.parse().map_err(service)?;
+                return bench(client, id, &key, *proofs, *concurrency, *keep).await;
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Submit + await, retrying while the server is busy.
+async fn prove(
+    client: &mut ProverClient<Channel>,
+    id: &str,
+    witness: Witness,
+) -> Result<JobResult, CliError> {
+    loop {
+        let response = client
+            .prove(proto::SubmitRequest {
+                key_id: id.to_string(),
+                witness: Some(witness.to_proto()),
+            })
+            .await
+            .map_err(grpc)?
+            .into_inner();
+        match response.outcome {
+            Some(prove_response::Outcome::Result(result)) => return Ok(result),
+            Some(prove_response::Outcome::Busy(_)) => {
+                tokio::time::sleep(Duration::from_millis(2)).await
+            }
+            None => return Err(CliError("the server gave no outcome".into())),
+        }
+    }
+}
+
+fn print_result(result: &JobResult) {
+    println!(
+        "job {}: {:?} in {:.3} s",
+        result.job_id,
+        result.state(),
+        result.seconds
+    );
+    if !result.error.is_empty() {
+        println!("error ({}): {}", result.failed_phase, result.error);
+    }
+    if let Some(report) = &result.report {
+        println!(
+            "made on {} ({}), verified: {}",
+            report.backend, report.device, report.verified
+        );
+        for p in &report.phases {
+            println!("  {:<10} {:>10.3} ms", p.phase, p.ms);
+        }
+    }
+    if !result.proof.is_empty() {
+        println!("proof: {}", crucible_benches::reference::hex(&result.proof));
+    }
+}
+
+async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError> {
+    let s = client
+        .status(proto::StatusRequest {})
+        .await
+        .map_err(grpc)?
+        .into_inner();
+    println!(
+        "backend {}, {} per device; {} queued, {} in flight",
+        s.backend,
+        count(s.workers_per_device, "worker"),
+        s.queued,
+        s.in_flight
+    );
+    let devices: Vec<Vec<String>> = s
+        .devices
+        .iter()
+        .map(|d| {
+            vec![
+                d.label.clone(),
+                crucible_core::human_bytes(d.in_use_bytes),
+                crucible_core::human_bytes(d.high_water_bytes),
+                crucible_core::human_bytes(d.capacity_bytes),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        table(&["device", "in use", "high water", "capacity"], &devices, 1)
+    );
+    let keys: Vec<Vec<String>> = s
+        .keys
+        .iter()
+        .map(|k| {
+            vec![
+                k.key_id.clone(),
+                format!("2^{}", k.log_domain),
+                k.queued.to_string(),
+                k.in_flight.to_string(),
+                k.capacity.to_string(),
+                k.proofs.to_string(),
+                k.failures.to_string(),
+                k.cancelled.to_string(),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        table(
+            &[
+                "key",
+                "domain",
+                "queued",
+                "in flight",
+                "capacity",
+                "proofs",
+                "failures",
+                "cancelled"
+            ],
+            &keys,
+            1
+        )
+    );
+    Ok(())
+}
+
+async fn bench(
+    mut client: ProverClient<Channel>,
+    id: &str,
+    key: &KeyRef,
+    proofs: usize,
+    concurrency: usize,
+    keep: bool,
+) -> Result<ExitCode, CliError> {
+    if proofs == 0 || concurrency == 0 {
+        return Err(CliError(
+            "--proofs and --concurrency must be at least 1".into(),
+        ));
+    }
+    let loaded = load_key(&mut client, id, key).await?;
+    let vk = Arc::new(verifying_key(&loaded.verifying_key).map_err(service)?);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency.min(proofs) {
+        let (mut client, next, vk, id, key) = (
+            client.clone(),
+            Arc::clone(&next),
+            Arc::clone(&vk),
+            id.to_string(),
+            *key,
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut outcomes = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= proofs {
+                    return Ok::<_, CliError>(outcomes);
+                }
+                let witness = Witness::BenchSeed(i as u64);
+                let result = prove(&mut client, &id, witness).await?;
+                let expected = match (witness, key) {
+                    (
+                        Witness::BenchSeed(seed),
+                        KeyRef::Bench {
+                            constraints,
+                            inputs,
+                            ..
+                        },
+                    ) => BenchCircuit {
+                        constraints,
+                        inputs,
+                        seed,
+                    }
+                    .public_inputs(),
+                };
+                let checked = verify(&vk, &result)
+                    .map_err(|e| e.to_string())
+                    .and_then(|got| {
+                        if got == expected {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "job {}: public inputs are not the witness's",
+                                result.job_id
+                            ))
+                        }
+                    });
+                outcomes.push((result.seconds, checked));
+            }
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut failures = Vec::new();
+    for task in tasks {
+        let outcomes = task
+            .await
+            .map_err(|e| CliError(format!("a client task failed: {e}")))??;
+        for (seconds, checked) in outcomes {
+            latencies.push(Duration::from_secs_f64(seconds));
+            if let Err(e) = checked {
+                failures.push(e);
+            }
+        }
+    }
+    let wall = started.elapsed();
+    let stats = Stats::of(&latencies);
+    println!(
+        "{} through {} concurrent clients in {:.3} s: {:.2} proofs/second",
+        count(proofs as u64, "proof"),
+        concurrency.min(proofs),
+        wall.as_secs_f64(),
+        proofs as f64 / wall.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "latency (submit to result): median {:.1} ms, max {:.1} ms",
+        stats.median_ms, stats.max_ms
+    );
+    println!(
+        "{} of {proofs} proofs verified by the server and again here",
+        proofs - failures.len()
+    );
+    for f in &failures {
+        println!("FAILED: {f}");
+    }
+    print_status(&mut client).await?;
+    if !keep {
+        client
+            .evict_key(proto::EvictKeyRequest {
+                key_id: id.to_string(),
+            })
+            .await
+            .map_err(grpc)?;
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,134 @@
+//! `crucible queue submit|status`: the shared job queue's client.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use crucible_service::key_ref::KeyRef;
+use crucible_service::queue::{NewJob, Queue};
+use crucible_service::witness::Witness;
+
+use crate::output::table;
+use crate::{parse, runtime, CliError};
+
+/// Arguments of `crucible queue`.
+#[derive(Args)]
+pub struct QueueArgs {
+    /// The queue's database: `postgres://user:password@host:port/database`.
+    #[arg(long)]
+    queue: String,
+    #[command(subcommand)]
+    command: QueueCommand,
+}
+
+#[derive(Subcommand)]
+enum QueueCommand {
+    /// Queue benchmark-circuit proofs: witness seeds S, S+1, ..., S+count-1.
+    Submit {
+        /// The proving key: `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`.
+        #[arg(long)]
+        key: String,
+        /// The first witness seed.
+        #[arg(long, default_value_t = 0)]
+        bench_seed: u64,
+        /// How many jobs.
+        #[arg(long, default_value = "1", value_parser = parse::size)]
+        count: usize,
+        /// Higher first.
+        #[arg(long, default_value_t = 0)]
+        priority: i32,
+        /// Failed attempts (errors or lost leases) after which a job fails.
+        #[arg(long, default_value_t = 3)]
+        max_failures: i32,
+    },
+    /// Jobs by key and state, or one job with its attempts.
+    Status {
+        /// One job's state, attempts (with their errors), proof and report.
+        #[arg(long)]
+        job: Option<i64>,
+    },
+}
+
+/// Runs the subcommand.
+pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
+    let failed = |e: crucible_service::ServiceError| CliError(e.to_string());
+    runtime::build()?.block_on(async {
+        let queue = Queue::connect(&args.queue, 2, Duration::from_secs(10))
+            .await
+            .map_err(failed)?;
+        queue.migrate().await.map_err(failed)?;
+        match &args.command {
+            QueueCommand::Submit {
+                key,
+                bench_seed,
+                count,
+                priority,
+                max_failures,
+            } => {
+                if *max_failures < 1 {
+                    return Err(CliError("--max-failures must be at least 1".into()));
+                }
+                let key: KeyRef = key.parse().map_err(failed)?;
+                let jobs: Vec<NewJob> = (0..*count as u64)
+                    .map(|i| NewJob {
+                        key,
+                        witness: Witness::BenchSeed(bench_seed.wrapping_add(i)),
+                        priority: *priority,
+                        max_failures: *max_failures,
+                    })
+                    .collect();
+                let ids = queue.submit(&jobs).await.map_err(failed)?;
+                match (ids.first(), ids.last()) {
+                    (Some(first), Some(last)) => {
+                        println!("queued {} jobs for {key}: ids {first}..={last}", ids.len())
+                    }
+                    _ => println!("queued nothing"),
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            QueueCommand::Status { job: None } => {
+                let counts = queue.counts().await.map_err(failed)?;
+                let rows: Vec<Vec<String>> = counts
+                    .by_key
+                    .iter()
+                    .map(|(key, state, n)| vec![key.clone(), state.clone(), n.to_string()])
+                    .collect();
+                println!("{}", table(&["key", "state", "jobs"], &rows, 2));
+                Ok(ExitCode::SUCCESS)
+            }
+            QueueCommand::Status { job: Some(id) } => {
+                let Some(job) = queue.job(*id).await.map_err(failed)? else {
+                    return Err(CliError(format!("no job {id} in the queue")));
+                };
+                println!("job {}: {} ({})", job.id, job.state, job.key_ref);
+                println!(
+                    "attempts: {}, failures: {}{}",
+                    job.attempts,
+                    job.failures,
+                    job.lease_owner
+                        .map(|w| format!(", held by {w}"))
+                        .unwrap_or_default()
+                );
+                for a in &job.attempt_log {
+                    println!(
+                        "  attempt {} on {}: {}{}",
+                        a.attempt,
+                        a.worker,
+                        a.outcome.as_deref().unwrap_or("running"),
+                        a.error
+                            .as_ref()
+                            .map(|e| format!(": {e}"))
+                            .unwrap_or_default()
+                    );
+                }
+                if let Some(proof) = &job.proof {
+                    println!("proof: {}", crucible_benches::reference::hex(proof));
+                }
+                if let Some(report) = &job.report {
+                    println!("report: {report}");
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    })
+}

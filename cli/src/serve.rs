@@ -1,0 +1,81 @@
+//! `crucible serve`: the gRPC proving daemon (crucible_service::server).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::Args;
+use crucible_core::engine::EngineConfig;
+use crucible_service::server::{serve, ServeConfig};
+
+use crate::devices::DeviceArgs;
+use crate::{parse, runtime, CliError};
+
+/// Arguments of `crucible serve`.
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    devices: DeviceArgs,
+    /// Address of the gRPC API (port 0: any free port; the chosen one is printed).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// Address of the Prometheus endpoint (`GET /metrics`); none when not given.
+    #[arg(long)]
+    metrics_listen: Option<SocketAddr>,
+    /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
+    #[arg(long, default_value = "256", value_parser = parse::size)]
+    queue_capacity: usize,
+    /// Ended jobs whose results stay available to `Await`.
+    #[arg(long, default_value = "10000", value_parser = parse::size)]
+    retain_results: usize,
+    /// Host threads synthesizing circuits ahead of the devices, per key.
+    #[arg(long, default_value = "1", value_parser = parse::size)]
+    synthesis_threads: usize,
+}
+
+/// Serves until SIGINT or SIGTERM, then evicts every key and exits.
+pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
+    if args.queue_capacity == 0 || args.synthesis_threads == 0 {
+        return Err(CliError(
+            "--queue-capacity and --synthesis-threads must be at least 1".into(),
+        ));
+    }
+    let chosen = args.devices.resolve()?;
+    println!("{}", chosen.reason);
+    let labels: Vec<_> = chosen.devices.iter().map(|d| d.info().label()).collect();
+    let config = ServeConfig {
+        backend: chosen.backend,
+        devices: chosen.devices,
+        engine: EngineConfig {
+            workers_per_device: args.devices.workers_per_device,
+            synthesis_threads: args.synthesis_threads,
+            verify: true,
+            ..EngineConfig::default()
+        },
+        queue_capacity: args.queue_capacity,
+        retain_results: args.retain_results,
+    };
+    runtime::build()?.block_on(async {
+        let grpc = runtime::bind(args.listen).await?;
+        let metrics = match args.metrics_listen {
+            Some(addr) => Some(runtime::bind(addr).await?),
+            None => None,
+        };
+        println!(
+            "devices: {} ({} per device)",
+            labels.join(", "),
+            crate::output::count(args.devices.workers_per_device as u64, "worker")
+        );
+        println!("grpc listening on {}", runtime::local_addr(&grpc)?);
+        if let Some(m) = &metrics {
+            println!(
+                "metrics listening on http://{}/metrics",
+                runtime::local_addr(m)?
+            );
+        }
+        serve(config, grpc, metrics, runtime::shutdown_signal())
+            .await
+            .map_err(|e| CliError(e.to_string()))?;
+        println!("stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,310 @@
+//! The fleet: 200 jobs over 4 `crucible worker` processes (each on 2 logical CPU
+//! devices) sharing one Postgres queue. One worker is SIGKILLed while it holds jobs,
+//! one SIGTERMed; every job must end done exactly once, with a proof that verifies
+//! for its own witness, and the whole run is bounded in time.
+//!
+//! Needs `CRUCIBLE_TEST_POSTGRES_URL` (a role that may create databases); each run
+//! makes its own database and drops it.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use ark_serialize::CanonicalDeserialize;
+use crucible_core::ark_groth16::{prepare_verifying_key, Groth16};
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::groth16::Proof;
+use crucible_core::key_file::KeyCache;
+use crucible_core::{Bls12_381, Fr};
+use crucible_service::key_ref::KeyRef;
+use crucible_service::queue::{NewJob, Queue};
+use crucible_service::witness::Witness;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+use support::{postgres_url, Daemon, TempDir};
+
+const JOBS: u64 = 200;
+const WORKERS: usize = 4;
+const CONSTRAINTS: usize = 64;
+const INPUTS: usize = 1;
+const SETUP_SEED: u64 = 11;
+const FIRST_SEED: u64 = 5000;
+/// The whole run must end within this.
+const DEADLINE: Duration = Duration::from_secs(240);
+
+/// `url` with its database name replaced by `db`.
+fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let (server, _) = base
+        .rsplit_once('/')
+        .expect("a postgres URL ends in /database");
+    match query {
+        Some(q) => format!("{server}/{db}?{q}"),
+        None => format!("{server}/{db}"),
+    }
+}
+
+async fn count(pool: &PgPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql)
+}
+
+struct Fleet {
+    workers: Vec<Daemon>,
+}
+
+impl Fleet {
+    fn logs(&self) -> String {
+        self.workers
+            .iter()
+            .map(Daemon::log)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Waits until `sql` counts at least `at_least`, failing with the workers' logs at the deadline.
+async fn wait_until(pool: &PgPool, sql: &str, at_least: i64, start: Instant, fleet: &Fleet) {
+    loop {
+        if count(pool, sql).await >= at_least {
+            return;
+        }
+        if start.elapsed() > DEADLINE {
+            panic!(
+                "timed out after {:?} waiting for `{sql}` >= {at_least}\n{}",
+                start.elapsed(),
+                fleet.logs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_workers_prove_every_job_exactly_once_through_kills() {
+    let Some(url) = postgres_url() else { return };
+    let start = Instant::now();
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach Postgres at CRUCIBLE_TEST_POSTGRES_URL: {e}"));
+    let db = format!(
+        "crucible_fleet_{}_{}",
+        std::process::id(),
+        start.elapsed().as_nanos()
+    );
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&admin)
+        .await
+        .expect("create the test database");
+    let db_url = with_database(&url, &db);
+    let cache = TempDir::new("fleet");
+
+    // The key, made once here so the workers read it from the cache.
+    let pk = KeyCache::new(&cache.0)
+        .get_or_generate(CONSTRAINTS, INPUTS, SETUP_SEED, &mut |_| ())
+        .expect("generate the key")
+        .0;
+    let queue = Queue::connect(&db_url, 2, Duration::from_secs(10))
+        .await
+        .expect("connect to the test database");
+    queue.migrate().await.expect("migrate");
+    let key = KeyRef::bench(CONSTRAINTS, INPUTS, SETUP_SEED).unwrap();
+    let jobs: Vec<NewJob> = (0..JOBS)
+        .map(|i| NewJob {
+            key,
+            witness: Witness::BenchSeed(FIRST_SEED + i),
+            priority: 0,
+            // A starved worker may lose leases without failing anything; the limit
+            // itself is exercised by the malformed job below.
+            max_failures: 10,
+        })
+        .collect();
+    let ids = queue.submit(&jobs).await.expect("submit");
+    assert_eq!(ids.len() as u64, JOBS);
+
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&db_url)
+        .await
+        .expect("connect");
+    // A job no worker can read fails after its two allowed attempts, each with its error.
+    let bad: i64 = sqlx::query_scalar(
+        "INSERT INTO crucible_jobs (key_ref, witness_kind, witness, max_failures) \
+         VALUES ($1, 'bogus', '\\x00', 2) RETURNING id",
+    )
+    .bind(key.to_string())
+    .fetch_one(&pool)
+    .await
+    .expect("insert a malformed job");
+    let cache_dir = cache.0.to_str().expect("utf-8 temp dir").to_string();
+    let mut fleet = Fleet {
+        workers: (0..WORKERS)
+            .map(|i| {
+                let name = format!("w{i}");
+                Daemon::start(
+                    &name,
+                    &[
+                        "worker",
+                        "--queue",
+                        &db_url,
+                        "--name",
+                        &name,
+                        "--backend",
+                        "cpu",
+                        "--devices",
+                        "all",
+                        "--workers-per-device",
+                        "1",
+                        "--lease-timeout",
+                        "3s",
+                        "--heartbeat",
+                        "300ms",
+                        "--poll",
+                        "50ms",
+                        "--drain-timeout",
+                        "30s",
+                    ],
+                    &[("CRUCIBLE_CPU_DEVICES", "2"), ("RUST_LOG", "info")],
+                    std::path::Path::new(&cache_dir),
+                )
+            })
+            .collect(),
+    };
+
+    // w0 dies by SIGKILL while it holds claimed jobs, once the fleet is under way.
+    let done = "SELECT count(*) FROM crucible_jobs WHERE state = 'done'";
+    wait_until(&pool, done, 20, start, &fleet).await;
+    let holds = |w: &str| {
+        format!("SELECT count(*) FROM crucible_jobs WHERE state = 'running' AND lease_owner LIKE '{w}-%'")
+    };
+    wait_until(&pool, &holds("w0"), 1, start, &fleet).await;
+    fleet.workers[0].kill();
+    let killed_holding = count(&pool, &holds("w0")).await;
+    assert!(killed_holding >= 1, "w0 held no job when killed");
+
+    // w1 is asked to stop with SIGTERM while it holds jobs: it must give back what it
+    // has not started, commit what it finishes, and exit 0 promptly.
+    wait_until(&pool, done, 60, start, &fleet).await;
+    wait_until(&pool, &holds("w1"), 1, start, &fleet).await;
+    fleet.workers[1].terminate();
+    let status = fleet.workers[1].wait_exit(Duration::from_secs(40));
+    assert!(
+        status.success(),
+        "w1 exited with {status}\n{}",
+        fleet.workers[1].log()
+    );
+    assert_eq!(
+        count(&pool, &holds("w1")).await,
+        0,
+        "w1 left jobs claimed\n{}",
+        fleet.logs()
+    );
+
+    // The other two finish the queue, w0's jobs included once its leases expire.
+    wait_until(&pool, done, JOBS as i64, start, &fleet).await;
+    let failed = "SELECT count(*) FROM crucible_jobs WHERE state = 'failed'";
+    wait_until(&pool, failed, 1, start, &fleet).await;
+    for w in &mut fleet.workers[2..] {
+        w.terminate();
+        let status = w.wait_exit(Duration::from_secs(40));
+        assert!(
+            status.success(),
+            "{} exited with {status}\n{}",
+            w.name,
+            w.log()
+        );
+    }
+    let elapsed = start.elapsed();
+
+    // Every job: done, one `done` attempt, no attempt left open, and a proof of its
+    // own witness that verifies.
+    let counts = queue.counts().await.unwrap();
+    assert_eq!(counts.total("done"), JOBS as i64, "{counts:?}");
+    assert_eq!(counts.total("failed"), 1, "{counts:?}");
+    let bad = queue.job(bad).await.unwrap().expect("the malformed job");
+    assert_eq!((bad.state.as_str(), bad.failures), ("failed", 2), "{bad:?}");
+    assert_eq!(bad.attempt_log.len(), 2, "{bad:?}");
+    for a in &bad.attempt_log {
+        assert_eq!(a.outcome.as_deref(), Some("failed"), "{bad:?}");
+        assert!(
+            a.error
+                .as_deref()
+                .is_some_and(|e| e.contains("unknown witness kind `bogus`")),
+            "{bad:?}"
+        );
+    }
+    let pvk = prepare_verifying_key(&pk.vk);
+    let mut lost_by_w0 = 0;
+    let mut released_by_w1 = 0;
+    for (i, id) in ids.iter().enumerate() {
+        let job = queue.job(*id).await.unwrap().expect("job exists");
+        let seed = FIRST_SEED + i as u64;
+        let case = format!("job {id} (witness seed {seed})");
+        assert_eq!(job.state, "done", "{case}: {job:?}");
+        let done_attempts: Vec<_> = job
+            .attempt_log
+            .iter()
+            .filter(|a| a.outcome.as_deref() == Some("done"))
+            .collect();
+        assert_eq!(
+            done_attempts.len(),
+            1,
+            "{case}: not proved exactly once: {:?}",
+            job.attempt_log
+        );
+        assert!(
+            job.attempt_log.iter().all(|a| a.outcome.is_some()),
+            "{case}: an attempt never ended: {:?}",
+            job.attempt_log
+        );
+        lost_by_w0 += job
+            .attempt_log
+            .iter()
+            .filter(|a| a.worker.starts_with("w0-") && a.outcome.as_deref() == Some("lost"))
+            .count();
+        released_by_w1 += job
+            .attempt_log
+            .iter()
+            .filter(|a| a.worker.starts_with("w1-") && a.outcome.as_deref() == Some("released"))
+            .count();
+        let proof = Proof::deserialize_compressed(job.proof.as_deref().expect("proof"))
+            .unwrap_or_else(|e| panic!("{case}: proof does not decode: {e}"));
+        let inputs =
+            Vec::<Fr>::deserialize_compressed(job.public_inputs.as_deref().expect("inputs"))
+                .unwrap_or_else(|e| panic!("{case}: public inputs do not decode: {e}"));
+        let expected = BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed,
+        }
+        .public_inputs();
+        assert_eq!(
+            inputs, expected,
+            "{case}: public inputs are not its witness's"
+        );
+        assert!(
+            Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &inputs).unwrap(),
+            "{case}: the proof does not verify"
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(job.report.as_deref().expect("report")).expect("report is JSON");
+        assert_eq!(report["verified"], true, "{case}: {report}");
+    }
+    assert!(
+        lost_by_w0 >= killed_holding as usize,
+        "w0 held {killed_holding} jobs when killed but only {lost_by_w0} were requeued as lost"
+    );
+    eprintln!(
+        "fleet: {JOBS} jobs over {WORKERS} workers in {:.1} s; w0 killed holding {killed_holding} (requeued as lost: {lost_by_w0}); w1 gave back {released_by_w1} at SIGTERM",
+        elapsed.as_secs_f64()
+    );
+    drop((fleet, queue));
+    pool.close().await;
+    let _ = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&admin)
+        .await;
+}

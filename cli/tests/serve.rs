@@ -1,0 +1,342 @@
+//! A gRPC client drives `crucible serve` (2 logical CPU devices, 2 workers each):
+//! load a key, 100 submits from 8 concurrent clients with some cancelled, overflow
+//! the queue to see "busy", evict the key while jobs are queued (they fail cleanly,
+//! the budget returns to zero), and status and metrics say so.
+
+mod support;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crucible_core::circuit::BenchCircuit;
+use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::key_ref::KeyRef;
+use crucible_service::proto::prover_client::ProverClient;
+use crucible_service::proto::{self, submit_response, JobResult, JobState};
+use crucible_service::witness::Witness;
+use support::{Daemon, TempDir};
+use tonic::transport::Channel;
+
+const CONSTRAINTS: usize = 64;
+const INPUTS: usize = 1;
+const CAPACITY: u64 = 24;
+const CLIENTS: u64 = 8;
+const SUBMITS: u64 = 100;
+
+type Client = ProverClient<Channel>;
+
+/// Submits, retrying while busy; returns the job id and how many busy answers came.
+async fn submit(client: &mut Client, key_id: &str, seed: u64) -> (u64, u64) {
+    let mut busy = 0;
+    loop {
+        let response = client
+            .submit(proto::SubmitRequest {
+                key_id: key_id.into(),
+                witness: Some(Witness::BenchSeed(seed).to_proto()),
+            })
+            .await
+            .expect("submit")
+            .into_inner();
+        match response.outcome.expect("an outcome") {
+            submit_response::Outcome::JobId(id) => return (id, busy),
+            submit_response::Outcome::Busy(b) => {
+                assert!(b.depth >= b.capacity && b.capacity == CAPACITY, "{b:?}");
+                busy += 1;
+                tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+        }
+    }
+}
+
+async fn await_job(client: &mut Client, id: u64) -> JobResult {
+    let call = client.r#await(proto::AwaitRequest { job_id: id });
+    match tokio::time::timeout(Duration::from_secs(120), call).await {
+        Ok(answer) => answer.expect("await").into_inner(),
+        Err(_) => panic!("job {id} did not end within 120 s"),
+    }
+}
+
+fn expected_inputs(seed: u64) -> Vec<crucible_core::Fr> {
+    BenchCircuit {
+        constraints: CONSTRAINTS,
+        inputs: INPUTS,
+        seed,
+    }
+    .public_inputs()
+}
+
+/// `GET /metrics`, parsed to `name{labels} -> value`.
+fn scrape(addr: &str) -> HashMap<String, f64> {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to metrics");
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).expect("read metrics");
+    let (_, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (name, value) = l.rsplit_once(' ')?;
+            Some((name.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The sum of every series of `name` whose labels include each of `labels`.
+fn metric(metrics: &HashMap<String, f64>, name: &str, labels: &[&str]) -> f64 {
+    metrics
+        .iter()
+        .filter(|(series, _)| {
+            let base = series.split('{').next().unwrap_or("");
+            base == name && labels.iter().all(|l| series.contains(l))
+        })
+        .map(|(_, v)| v)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() {
+    let cache = TempDir::new("serve");
+    let mut server = Daemon::start(
+        "serve",
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--devices",
+            "all",
+            "--workers-per-device",
+            "2",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--queue-capacity",
+            &CAPACITY.to_string(),
+        ],
+        &[("CRUCIBLE_CPU_DEVICES", "2")],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let metrics_url = server.wait_for_line("metrics listening on ", Duration::from_secs(10));
+    let metrics_addr = metrics_url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_string();
+    let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
+
+    // Load a key; loading it twice under one id, or submitting to no key, is refused.
+    let key = KeyRef::bench(CONSTRAINTS, INPUTS, 3).unwrap();
+    let load = |id: &str| proto::LoadKeyRequest {
+        key_id: id.into(),
+        source: Some(key.to_proto()),
+    };
+    let loaded = client
+        .load_key(load("k"))
+        .await
+        .expect("load the key")
+        .into_inner();
+    assert_eq!(loaded.devices, vec!["cpu:0", "cpu:1"], "{loaded:?}");
+    assert_eq!(loaded.constraints, CONSTRAINTS as u64);
+    let vk = Arc::new(verifying_key(&loaded.verifying_key).expect("verifying key"));
+    let again = client.load_key(load("k")).await.unwrap_err();
+    assert_eq!(again.code(), tonic::Code::AlreadyExists, "{again:?}");
+    let nowhere = client
+        .submit(proto::SubmitRequest {
+            key_id: "missing".into(),
+            witness: Some(Witness::BenchSeed(0).to_proto()),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(nowhere.code(), tonic::Code::NotFound, "{nowhere:?}");
+
+    // 100 submits from 8 concurrent clients; every 10th is cancelled at once.
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let (mut client, vk) = (client.clone(), Arc::clone(&vk));
+        tasks.push(tokio::spawn(async move {
+            let mut busy = 0;
+            let mut submitted = Vec::new();
+            for i in (c..SUBMITS).step_by(CLIENTS as usize) {
+                let seed = 100 + i;
+                let (id, b) = submit(&mut client, "k", seed).await;
+                busy += b;
+                let cancelled = i % 10 == 3
+                    && client
+                        .cancel(proto::CancelRequest { job_id: id })
+                        .await
+                        .expect("cancel")
+                        .into_inner()
+                        .cancelled;
+                submitted.push((id, seed, cancelled));
+            }
+            let (mut done, mut cancelled) = (0u64, 0u64);
+            for (id, seed, was_cancelled) in submitted {
+                let result = await_job(&mut client, id).await;
+                if was_cancelled {
+                    assert_eq!(result.state(), JobState::Cancelled, "job {id}: {result:?}");
+                    cancelled += 1;
+                } else {
+                    let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(inputs, expected_inputs(seed), "job {id} (seed {seed})");
+                    assert!(result.report.as_ref().is_some_and(|r| r.verified));
+                    done += 1;
+                }
+            }
+            (done, cancelled, busy)
+        }));
+    }
+    let (mut done, mut cancelled, mut busy) = (0, 0, 0);
+    for t in tasks {
+        let (d, c, b) = t.await.expect("a client task");
+        done += d;
+        cancelled += c;
+        busy += b;
+    }
+    assert_eq!(done + cancelled, SUBMITS);
+
+    // Overflow: submit without waiting until the server says busy, at capacity.
+    let mut burst = Vec::new();
+    let full = loop {
+        assert!(burst.len() < 1000, "the queue never filled");
+        let seed = 1000 + burst.len() as u64;
+        let response = client
+            .submit(proto::SubmitRequest {
+                key_id: "k".into(),
+                witness: Some(Witness::BenchSeed(seed).to_proto()),
+            })
+            .await
+            .expect("submit")
+            .into_inner();
+        match response.outcome.expect("an outcome") {
+            submit_response::Outcome::JobId(id) => burst.push((id, seed)),
+            submit_response::Outcome::Busy(b) => break b,
+        }
+    };
+    busy += 1;
+    assert_eq!(
+        (full.depth, full.capacity),
+        (CAPACITY, CAPACITY),
+        "{full:?}"
+    );
+    // The last one in is still queued behind a full queue: cancelling it works.
+    let (last, _) = burst.pop().expect("a burst");
+    let cancel = client
+        .cancel(proto::CancelRequest { job_id: last })
+        .await
+        .expect("cancel")
+        .into_inner();
+    assert!(cancel.cancelled, "{cancel:?}");
+    assert_eq!(cancel.state(), JobState::Cancelled);
+    cancelled += 1;
+
+    // Evict while jobs are queued: they fail, in-flight ones finish, nothing leaks.
+    let evicted = client
+        .evict_key(proto::EvictKeyRequest { key_id: "k".into() })
+        .await
+        .expect("evict")
+        .into_inner();
+    assert!(evicted.queued_failed > 0, "{evicted:?}");
+    let mut failed = 0;
+    for (id, seed) in &burst {
+        let result = await_job(&mut client, *id).await;
+        match result.state() {
+            JobState::Done => {
+                let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(inputs, expected_inputs(*seed), "job {id} (seed {seed})");
+                done += 1;
+            }
+            JobState::Failed => {
+                assert!(result.error.contains("evicted"), "job {id}: {result:?}");
+                failed += 1;
+            }
+            other => panic!("job {id} ended {other:?}: {result:?}"),
+        }
+    }
+    assert_eq!(failed, evicted.queued_failed);
+    let status = client
+        .status(proto::StatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(status.keys.is_empty(), "{status:?}");
+    assert_eq!((status.queued, status.in_flight), (0, 0), "{status:?}");
+    assert_eq!(status.devices.len(), 2);
+    for d in &status.devices {
+        assert_eq!(
+            d.in_use_bytes, 0,
+            "{} still holds device memory: {status:?}",
+            d.label
+        );
+        assert!(d.high_water_bytes > 0 && d.high_water_bytes <= d.capacity_bytes);
+    }
+    let gone = client
+        .submit(proto::SubmitRequest {
+            key_id: "k".into(),
+            witness: Some(Witness::BenchSeed(0).to_proto()),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), tonic::Code::NotFound);
+
+    // The metrics tell the same story.
+    let m = scrape(&metrics_addr);
+    let key_label = "key=\"k\"";
+    assert_eq!(
+        metric(&m, "crucible_proofs_total", &[key_label]),
+        done as f64,
+        "proofs"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "crucible_failures_total",
+            &[key_label, "phase=\"evicted\""]
+        ),
+        failed as f64
+    );
+    assert_eq!(
+        metric(&m, "crucible_cancelled_total", &[key_label]),
+        cancelled as f64
+    );
+    assert_eq!(metric(&m, "crucible_busy_total", &[key_label]), busy as f64);
+    assert_eq!(
+        metric(&m, "crucible_phase_seconds_count", &["phase=\"msm\""]),
+        done as f64
+    );
+    assert_eq!(metric(&m, "crucible_budget_in_use_bytes", &[]), 0.0);
+    assert!(metric(&m, "crucible_budget_capacity_bytes", &[]) > 0.0);
+    assert!(
+        !m.keys()
+            .any(|s| s.starts_with("crucible_queue_depth{") && s.contains(key_label)),
+        "an evicted key's queue depth lingers"
+    );
+
+    // The freed budget serves a new key.
+    client.load_key(load("k2")).await.expect("load again");
+    let proved = client
+        .prove(proto::SubmitRequest {
+            key_id: "k2".into(),
+            witness: Some(Witness::BenchSeed(7).to_proto()),
+        })
+        .await
+        .expect("prove")
+        .into_inner();
+    let Some(proto::prove_response::Outcome::Result(result)) = proved.outcome else {
+        panic!("prove gave {proved:?}");
+    };
+    assert_eq!(verify(&vk, &result).expect("verifies"), expected_inputs(7));
+
+    // SIGTERM: the daemon evicts what is left and exits 0.
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+    eprintln!(
+        "serve: {done} proofs, {cancelled} cancelled, {busy} busy answers, {failed} failed by eviction"
+    );
+}

@@ -1,0 +1,58 @@
+//! The client side of the gRPC API: connecting, and checking a returned proof
+//! against the key's verifying key without trusting the server.
+
+use ark_serialize::CanonicalDeserialize;
+use crucible_core::ark_groth16::{
+    prepare_verifying_key, Groth16, PreparedVerifyingKey, VerifyingKey,
+};
+use crucible_core::groth16::Proof;
+use crucible_core::{Bls12_381, Fr};
+use tonic::transport::Channel;
+
+use crate::proto::prover_client::ProverClient;
+use crate::proto::{JobResult, JobState};
+use crate::{ServiceError, ServiceResult};
+
+/// Connects to a server at `addr` (`http://host:port`).
+pub async fn connect(addr: &str) -> ServiceResult<ProverClient<Channel>> {
+    Ok(ProverClient::connect(addr.to_string()).await?)
+}
+
+/// The prepared verifying key from `LoadKeyResponse::verifying_key` (validated).
+pub fn verifying_key(bytes: &[u8]) -> ServiceResult<PreparedVerifyingKey<Bls12_381>> {
+    let vk = VerifyingKey::<Bls12_381>::deserialize_compressed(bytes)
+        .map_err(|e| ServiceError::Invalid(format!("the verifying key does not decode: {e}")))?;
+    Ok(prepare_verifying_key(&vk))
+}
+
+/// Checks that `result` is a done job whose proof verifies for its public inputs;
+/// returns those inputs (for the caller to compare with what it expects).
+pub fn verify(vk: &PreparedVerifyingKey<Bls12_381>, result: &JobResult) -> ServiceResult<Vec<Fr>> {
+    let job = result.job_id;
+    if result.state() != JobState::Done {
+        return Err(ServiceError::Invalid(format!(
+            "job {job} is {:?}, not done: {}",
+            result.state(),
+            result.error
+        )));
+    }
+    let proof = Proof::deserialize_compressed(result.proof.as_slice())
+        .map_err(|e| ServiceError::Invalid(format!("job {job}: the proof does not decode: {e}")))?;
+    let inputs = result
+        .public_inputs
+        .iter()
+        .map(|b| Fr::deserialize_compressed(b.as_slice()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            ServiceError::Invalid(format!("job {job}: a public input does not decode: {e}"))
+        })?;
+    match Groth16::<Bls12_381>::verify_proof(vk, &proof, &inputs) {
+        Ok(true) => Ok(inputs),
+        Ok(false) => Err(ServiceError::Invalid(format!(
+            "job {job}: the proof does not verify"
+        ))),
+        Err(e) => Err(ServiceError::Invalid(format!(
+            "job {job}: verifying failed: {e}"
+        ))),
+    }
+}

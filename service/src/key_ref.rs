@@ -1,0 +1,199 @@
+//! Which proving key a job is for: the identity a client, the job queue and a worker
+//! agree on, and how a server or worker gets the key itself.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crucible_core::groth16::ProvingKey;
+use crucible_core::key_file::{KeyCache, KeySource};
+use crucible_core::Domain;
+
+use crate::proto;
+use crate::{ServiceError, ServiceResult};
+
+/// A proving key's identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyRef {
+    /// The built-in benchmark circuit's key (`crucible_core::circuit::BenchCircuit`),
+    /// from ark-groth16's setup with `setup_seed`, read from the key cache
+    /// (`CRUCIBLE_CACHE_DIR`) or generated into it.
+    Bench {
+        /// Constraints, exactly.
+        constraints: usize,
+        /// Public inputs (the constant one not counted).
+        inputs: usize,
+        /// Seed of the setup's randomness.
+        setup_seed: u64,
+    },
+}
+
+impl KeyRef {
+    /// A benchmark key, its sizes checked (at least one constraint, a domain crucible
+    /// supports).
+    pub fn bench(constraints: usize, inputs: usize, setup_seed: u64) -> ServiceResult<KeyRef> {
+        if constraints == 0 {
+            return Err(ServiceError::Invalid(
+                "a benchmark key needs at least one constraint".into(),
+            ));
+        }
+        let instance = inputs
+            .checked_add(1)
+            .ok_or_else(|| ServiceError::Invalid("too many public inputs".into()))?;
+        Domain::for_circuit(constraints, instance)?;
+        Ok(KeyRef::Bench {
+            constraints,
+            inputs,
+            setup_seed,
+        })
+    }
+
+    /// The circuit's constraints and public inputs (the constant one not counted).
+    pub fn sizes(&self) -> (usize, usize) {
+        match *self {
+            KeyRef::Bench {
+                constraints,
+                inputs,
+                ..
+            } => (constraints, inputs),
+        }
+    }
+
+    /// From the gRPC message.
+    pub fn from_proto(source: Option<&proto::KeySource>) -> ServiceResult<KeyRef> {
+        match source.and_then(|s| s.source.as_ref()) {
+            Some(proto::key_source::Source::Bench(b)) => KeyRef::bench(
+                to_usize(b.constraints, "constraints")?,
+                to_usize(b.inputs, "inputs")?,
+                b.setup_seed,
+            ),
+            None => Err(ServiceError::Invalid("the key source is missing".into())),
+        }
+    }
+
+    /// As the gRPC message.
+    pub fn to_proto(&self) -> proto::KeySource {
+        match *self {
+            KeyRef::Bench {
+                constraints,
+                inputs,
+                setup_seed,
+            } => proto::KeySource {
+                source: Some(proto::key_source::Source::Bench(proto::BenchKey {
+                    constraints: constraints as u64,
+                    inputs: inputs as u64,
+                    setup_seed,
+                })),
+            },
+        }
+    }
+
+    /// Reads the key (for a benchmark key: from the key cache, generating it there when
+    /// missing or corrupt). Blocking: seconds to minutes for a large key.
+    pub fn load(&self) -> ServiceResult<ProvingKey> {
+        match *self {
+            KeyRef::Bench {
+                constraints,
+                inputs,
+                setup_seed,
+            } => {
+                let cache = KeyCache::new(KeyCache::default_dir());
+                let (key, source) =
+                    cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
+                        tracing::info!(path = %path.display(), "generating the proving key {self}");
+                    })?;
+                if matches!(source, KeySource::Regenerated { .. }) {
+                    tracing::warn!("the key cache file of {self} was corrupt; regenerated it");
+                }
+                Ok(key)
+            }
+        }
+    }
+}
+
+fn to_usize(value: u64, what: &str) -> ServiceResult<usize> {
+    usize::try_from(value)
+        .map_err(|_| ServiceError::Invalid(format!("{what} {value} is too large")))
+}
+
+/// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`: the form stored in the job
+/// queue and given to `crucible queue submit --key`.
+impl fmt::Display for KeyRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyRef::Bench {
+                constraints,
+                inputs,
+                setup_seed,
+            } => write!(f, "bench:n={constraints},p={inputs},seed={setup_seed}"),
+        }
+    }
+}
+
+impl FromStr for KeyRef {
+    type Err = ServiceError;
+
+    fn from_str(s: &str) -> ServiceResult<KeyRef> {
+        let bad = |why: &str| {
+            ServiceError::Invalid(format!(
+                "key reference `{s}`: {why} (expected bench:n=<constraints>,p=<inputs>,seed=<seed>)"
+            ))
+        };
+        let fields = s
+            .strip_prefix("bench:")
+            .ok_or_else(|| bad("unknown kind"))?;
+        let mut values = [None::<u64>; 3];
+        for field in fields.split(',') {
+            let (name, value) = field
+                .split_once('=')
+                .ok_or_else(|| bad("a field without `=`"))?;
+            let slot = match name {
+                "n" => 0,
+                "p" => 1,
+                "seed" => 2,
+                _ => return Err(bad(&format!("unknown field `{name}`"))),
+            };
+            if values[slot].is_some() {
+                return Err(bad(&format!("field `{name}` given twice")));
+            }
+            values[slot] = Some(
+                value
+                    .parse()
+                    .map_err(|_| bad(&format!("`{value}` is not a number")))?,
+            );
+        }
+        let [Some(n), Some(p), Some(seed)] = values else {
+            return Err(bad("a field is missing"));
+        };
+        KeyRef::bench(to_usize(n, "constraints")?, to_usize(p, "inputs")?, seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_text_and_proto() {
+        let key = KeyRef::bench(64, 2, 7).unwrap();
+        assert_eq!(key.to_string(), "bench:n=64,p=2,seed=7");
+        assert_eq!(key.to_string().parse::<KeyRef>().unwrap(), key);
+        assert_eq!(KeyRef::from_proto(Some(&key.to_proto())).unwrap(), key);
+    }
+
+    #[test]
+    fn rejects_malformed_references() {
+        for bad in [
+            "",
+            "bench:",
+            "bench:n=64,p=1",
+            "bench:n=64,p=1,seed=0,n=3",
+            "bench:n=x,p=1,seed=0",
+            "bench:n=0,p=1,seed=0",
+            "zkey:n=64,p=1,seed=0",
+            "bench:n=64,p=1,seed=0,extra=1",
+        ] {
+            assert!(bad.parse::<KeyRef>().is_err(), "{bad:?} was accepted");
+        }
+        assert!(KeyRef::from_proto(None).is_err());
+    }
+}

@@ -1,0 +1,614 @@
+//! `crucible serve`: the gRPC daemon. Keys are staged once on every device of the
+//! backend and stay resident, each with one long engine run fed by a bounded queue;
+//! `Submit` answers "busy" instead of growing that queue without bound; every proof
+//! is verified by the engine before it is returned.
+
+// tonic's handlers return `Status` by value; the helpers they call do the same
+// rather than box it only for the handler to unbox it.
+#![allow(clippy::result_large_err)]
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use ark_serialize::CanonicalSerialize;
+use crucible_core::engine::{EngineConfig, JobOutcome};
+use crucible_core::{Error, ProverBackend};
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+
+use crate::feed::Push;
+use crate::hot_key::HotKey;
+use crate::job_table::{has_ended, JobTable};
+use crate::key_ref::KeyRef;
+use crate::metrics::{gauge_value, Metrics};
+use crate::proto::prover_server::{Prover, ProverServer};
+use crate::proto::{self, JobResult, JobState};
+use crate::witness::{JobCircuit, Witness};
+use crate::{metrics_http, ServiceError, ServiceResult};
+
+/// How the server runs.
+#[derive(Clone)]
+pub struct ServeConfig {
+    /// The backend's name, as reported by `Status`.
+    pub backend: String,
+    /// Its devices: every key is staged on each.
+    pub devices: Vec<Arc<dyn ProverBackend>>,
+    /// Workers per device and synthesis threads of each key's engine (proofs are
+    /// always verified).
+    pub engine: EngineConfig,
+    /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
+    pub queue_capacity: usize,
+    /// Ended jobs whose results stay available to `Await`.
+    pub retain_results: usize,
+}
+
+#[derive(Default)]
+struct KeyCounters {
+    proofs: AtomicU64,
+    failures: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+struct Resident {
+    key_ref: KeyRef,
+    hot: HotKey<JobCircuit>,
+    counters: Arc<KeyCounters>,
+}
+
+enum Slot {
+    Loading,
+    Resident(Arc<Resident>),
+}
+
+struct State {
+    config: ServeConfig,
+    keys: Mutex<HashMap<String, Slot>>,
+    jobs: Arc<JobTable>,
+    metrics: Arc<Metrics>,
+    next_job: AtomicU64,
+}
+
+/// The gRPC service (see `proto/crucible/v1/prover.proto`).
+#[derive(Clone)]
+pub struct ProverService {
+    state: Arc<State>,
+}
+
+fn status_of(e: ServiceError) -> Status {
+    match &e {
+        ServiceError::Invalid(_) => Status::invalid_argument(e.to_string()),
+        ServiceError::Prover(p) => match p.root() {
+            Error::OutOfBudget { .. } => Status::resource_exhausted(e.to_string()),
+            Error::InvalidInput(_) | Error::Synthesis(_) => Status::invalid_argument(e.to_string()),
+            Error::Unavailable { .. } => Status::unavailable(e.to_string()),
+            _ => Status::internal(e.to_string()),
+        },
+        _ => Status::internal(e.to_string()),
+    }
+}
+
+fn failed(error: String, phase: &str) -> JobResult {
+    JobResult {
+        state: JobState::Failed.into(),
+        error,
+        failed_phase: phase.to_string(),
+        ..JobResult::default()
+    }
+}
+
+fn compressed(value: &impl CanonicalSerialize) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::with_capacity(value.compressed_size());
+    value
+        .serialize_compressed(&mut bytes)
+        .map_err(|e| format!("cannot serialize the proof: {e}"))?;
+    Ok(bytes)
+}
+
+/// A finished engine job as the API's result.
+fn job_result(outcome: JobOutcome) -> JobResult {
+    let out = match outcome.result {
+        Ok(out) => out,
+        Err(e) => {
+            let phase = e.phase().map(|p| p.to_string()).unwrap_or_default();
+            return failed(format!("on {}: {e}", outcome.device), &phase);
+        }
+    };
+    let encoded = compressed(&out.proof).and_then(|proof| {
+        let inputs = out
+            .public_inputs
+            .iter()
+            .map(compressed)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((proof, inputs))
+    });
+    let (proof, public_inputs) = match encoded {
+        Ok(e) => e,
+        Err(e) => return failed(e, ""),
+    };
+    let r = &out.report;
+    JobResult {
+        state: JobState::Done.into(),
+        proof,
+        public_inputs,
+        report: Some(proto::ProofReport {
+            backend: r.backend.clone(),
+            device: r.device.clone(),
+            log_domain: r.shape.log_domain,
+            phases: r
+                .times
+                .named()
+                .iter()
+                .map(|(phase, time)| proto::PhaseTime {
+                    phase: phase.to_string(),
+                    ms: time.as_secs_f64() * 1e3,
+                })
+                .collect(),
+            bytes_planned: r.bytes_planned,
+            peak_bytes: r.peak_bytes,
+            verified: r.verified,
+        }),
+        ..JobResult::default()
+    }
+}
+
+impl State {
+    fn keys(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn resident(&self, key_id: &str) -> Result<Arc<Resident>, Status> {
+        match self.keys().get(key_id) {
+            Some(Slot::Resident(r)) => Ok(Arc::clone(r)),
+            Some(Slot::Loading) => Err(Status::failed_precondition(format!(
+                "key `{key_id}` is still loading"
+            ))),
+            None => Err(Status::not_found(format!("no key `{key_id}` is loaded"))),
+        }
+    }
+
+    /// Loads and stages a key and starts its engine (blocking).
+    fn start_key(&self, key_id: &str, key_ref: KeyRef) -> ServiceResult<Resident> {
+        let pk = Arc::new(key_ref.load()?);
+        let counters = Arc::new(KeyCounters::default());
+        let on_take = {
+            let jobs = Arc::clone(&self.jobs);
+            move |id| jobs.set_proving(id)
+        };
+        let on_done = {
+            let (jobs, metrics, counters) = (
+                Arc::clone(&self.jobs),
+                Arc::clone(&self.metrics),
+                Arc::clone(&counters),
+            );
+            let key_id = key_id.to_string();
+            move |outcome: JobOutcome| {
+                metrics.record_outcome(&key_id, &outcome);
+                let counter = match &outcome.result {
+                    Ok(_) => &counters.proofs,
+                    Err(_) => &counters.failures,
+                };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let id = outcome.id;
+                if let Some(seconds) = jobs.finish(id, job_result(outcome)) {
+                    metrics
+                        .job_seconds
+                        .with_label_values(&[key_id.as_str()])
+                        .observe(seconds);
+                }
+            }
+        };
+        let engine = EngineConfig {
+            verify: true,
+            ..self.config.engine
+        };
+        let hot = HotKey::start(
+            self.config.devices.clone(),
+            pk,
+            engine,
+            self.config.queue_capacity,
+            on_take,
+            on_done,
+        )?;
+        Ok(Resident {
+            key_ref,
+            hot,
+            counters,
+        })
+    }
+
+    /// Fails the key's queued jobs, waits for its in-flight proofs and frees it.
+    async fn evict(&self, key_id: &str, resident: Arc<Resident>) -> proto::EvictKeyResponse {
+        let queued = resident.hot.close();
+        let queued_failed = queued.len() as u64;
+        for job in queued {
+            let error = format!("key `{key_id}` was evicted before the job started");
+            if self.jobs.finish(job.id, failed(error, "")).is_some() {
+                resident.counters.failures.fetch_add(1, Ordering::SeqCst);
+                self.metrics
+                    .failures
+                    .with_label_values(&[key_id, "evicted"])
+                    .inc();
+            }
+        }
+        let in_flight = resident.hot.depth().1 as u64;
+        tracing::info!(key = key_id, queued_failed, in_flight, "evicting");
+        let waiter = Arc::clone(&resident);
+        let end = tokio::task::spawn_blocking(move || waiter.hot.wait())
+            .await
+            .ok()
+            .flatten();
+        match end.map(|e| e.release) {
+            Some(Ok(())) => tracing::info!(key = key_id, "evicted; freed on every device"),
+            Some(Err(e)) => tracing::error!(key = key_id, "freeing the key failed: {e}"),
+            None => tracing::error!(key = key_id, "the engine thread could not be joined"),
+        }
+        // A job the engine never reported (it would have to have panicked) still ends.
+        for id in self.jobs.unended_of(key_id) {
+            let error = "the engine ended without an outcome for this job".to_string();
+            if self.jobs.finish(id, failed(error, "")).is_some() {
+                self.metrics
+                    .failures
+                    .with_label_values(&[key_id, "other"])
+                    .inc();
+            }
+        }
+        // Label sets of a key that left would otherwise linger in the gauges.
+        let _ = self.metrics.queue_depth.remove_label_values(&[key_id]);
+        let _ = self.metrics.in_flight.remove_label_values(&[key_id]);
+        proto::EvictKeyResponse {
+            queued_failed,
+            in_flight_finished: in_flight,
+        }
+    }
+
+    fn residents(&self) -> Vec<(String, Arc<Resident>)> {
+        let mut all: Vec<_> = self
+            .keys()
+            .iter()
+            .filter_map(|(id, slot)| match slot {
+                Slot::Resident(r) => Some((id.clone(), Arc::clone(r))),
+                Slot::Loading => None,
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    fn refresh_metrics(&self) {
+        self.metrics.observe_devices(&self.config.devices);
+        for (id, r) in self.residents() {
+            let (queued, in_flight) = r.hot.depth();
+            self.metrics
+                .queue_depth
+                .with_label_values(&[id.as_str()])
+                .set(gauge_value(queued));
+            self.metrics
+                .in_flight
+                .with_label_values(&[id.as_str()])
+                .set(gauge_value(in_flight));
+        }
+    }
+
+    fn submit(&self, request: proto::SubmitRequest) -> Result<proto::SubmitResponse, Status> {
+        use proto::submit_response::Outcome;
+        let resident = self.resident(&request.key_id)?;
+        let witness = Witness::from_proto(request.witness.as_ref()).map_err(status_of)?;
+        let id = self.next_job.fetch_add(1, Ordering::SeqCst);
+        let job = witness.job(id, &resident.key_ref).map_err(status_of)?;
+        self.jobs.insert(id, &request.key_id);
+        let outcome = match resident.hot.try_push(job) {
+            Push::Queued => Outcome::JobId(id),
+            Push::Busy { depth, .. } => {
+                self.jobs.remove(id);
+                self.metrics
+                    .busy
+                    .with_label_values(&[request.key_id.as_str()])
+                    .inc();
+                Outcome::Busy(proto::Busy {
+                    depth: depth as u64,
+                    capacity: resident.hot.capacity() as u64,
+                })
+            }
+            Push::Closed(_) => {
+                self.jobs.remove(id);
+                return Err(Status::not_found(format!(
+                    "key `{}` is being evicted",
+                    request.key_id
+                )));
+            }
+        };
+        Ok(proto::SubmitResponse {
+            outcome: Some(outcome),
+        })
+    }
+
+    async fn wait(&self, job_id: u64) -> Result<JobResult, Status> {
+        let mut rx = self
+            .jobs
+            .subscribe(job_id)
+            .ok_or_else(|| Status::not_found(format!("no job {job_id}")))?;
+        let result = rx
+            .wait_for(|r| has_ended(r.state()))
+            .await
+            .map(|r| r.clone())
+            .map_err(|_| Status::internal(format!("job {job_id} was dropped before it ended")))?;
+        Ok(result)
+    }
+}
+
+impl ProverService {
+    /// A service with no key loaded.
+    pub fn new(config: ServeConfig, metrics: Arc<Metrics>) -> Self {
+        let jobs = Arc::new(JobTable::new(config.retain_results));
+        ProverService {
+            state: Arc::new(State {
+                config,
+                keys: Mutex::new(HashMap::new()),
+                jobs,
+                metrics,
+                next_job: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// Evicts every key (queued jobs fail, in-flight proofs finish), as at shutdown.
+    pub async fn evict_all(&self) {
+        let all: Vec<_> = {
+            let mut keys = self.state.keys();
+            let ids: Vec<String> = keys.keys().cloned().collect();
+            ids.into_iter()
+                .filter_map(|id| match keys.remove(&id) {
+                    Some(Slot::Resident(r)) => Some((id, r)),
+                    _ => None,
+                })
+                .collect()
+        };
+        for (id, resident) in all {
+            self.state.evict(&id, resident).await;
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Prover for ProverService {
+    async fn load_key(
+        &self,
+        request: Request<proto::LoadKeyRequest>,
+    ) -> Result<Response<proto::LoadKeyResponse>, Status> {
+        let request = request.into_inner();
+        let key_id = request.key_id;
+        if key_id.is_empty() || key_id.len() > 128 {
+            return Err(Status::invalid_argument(
+                "a key id is 1 to 128 bytes".to_string(),
+            ));
+        }
+        let key_ref = KeyRef::from_proto(request.source.as_ref()).map_err(status_of)?;
+        {
+            let mut keys = self.state.keys();
+            if keys.contains_key(&key_id) {
+                return Err(Status::already_exists(format!(
+                    "key `{key_id}` is already loaded"
+                )));
+            }
+            keys.insert(key_id.clone(), Slot::Loading);
+        }
+        let started = Instant::now();
+        tracing::info!(key = %key_id, source = %key_ref, "loading");
+        let state = Arc::clone(&self.state);
+        let id = key_id.clone();
+        let loaded = tokio::task::spawn_blocking(move || state.start_key(&id, key_ref))
+            .await
+            .unwrap_or_else(|e| {
+                Err(ServiceError::Invalid(format!(
+                    "loading the key panicked: {e}"
+                )))
+            });
+        let resident = match loaded {
+            Ok(r) => Arc::new(r),
+            Err(e) => {
+                self.state.keys().remove(&key_id);
+                tracing::warn!(key = %key_id, "loading failed: {e}");
+                return Err(status_of(e));
+            }
+        };
+        let info = resident.hot.info().clone();
+        let (constraints, public_inputs) = resident.key_ref.sizes();
+        self.state
+            .keys()
+            .insert(key_id.clone(), Slot::Resident(resident));
+        let load_seconds = started.elapsed().as_secs_f64();
+        tracing::info!(key = %key_id, devices = ?info.devices, load_seconds, "resident");
+        let verifying_key = compressed(&info.verifying_key).map_err(Status::internal)?;
+        Ok(Response::new(proto::LoadKeyResponse {
+            key_id,
+            constraints: constraints as u64,
+            public_inputs: public_inputs as u64,
+            log_domain: info.shape.log_domain,
+            devices: info.devices,
+            staged_bytes: info.staged_bytes,
+            verifying_key,
+            load_seconds,
+        }))
+    }
+
+    async fn evict_key(
+        &self,
+        request: Request<proto::EvictKeyRequest>,
+    ) -> Result<Response<proto::EvictKeyResponse>, Status> {
+        let key_id = request.into_inner().key_id;
+        let resident = {
+            let mut keys = self.state.keys();
+            match keys.remove(&key_id) {
+                Some(Slot::Resident(r)) => r,
+                Some(Slot::Loading) => {
+                    keys.insert(key_id.clone(), Slot::Loading);
+                    return Err(Status::failed_precondition(format!(
+                        "key `{key_id}` is still loading"
+                    )));
+                }
+                None => return Err(Status::not_found(format!("no key `{key_id}` is loaded"))),
+            }
+        };
+        Ok(Response::new(self.state.evict(&key_id, resident).await))
+    }
+
+    async fn submit(
+        &self,
+        request: Request<proto::SubmitRequest>,
+    ) -> Result<Response<proto::SubmitResponse>, Status> {
+        self.state.submit(request.into_inner()).map(Response::new)
+    }
+
+    async fn r#await(
+        &self,
+        request: Request<proto::AwaitRequest>,
+    ) -> Result<Response<JobResult>, Status> {
+        self.state
+            .wait(request.into_inner().job_id)
+            .await
+            .map(Response::new)
+    }
+
+    async fn prove(
+        &self,
+        request: Request<proto::SubmitRequest>,
+    ) -> Result<Response<proto::ProveResponse>, Status> {
+        use proto::prove_response::Outcome;
+        use proto::submit_response::Outcome as Submitted;
+        let submitted = self.state.submit(request.into_inner())?;
+        let outcome = match submitted.outcome {
+            Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(id).await?),
+            Some(Submitted::Busy(busy)) => Outcome::Busy(busy),
+            None => return Err(Status::internal("submit gave no outcome")),
+        };
+        Ok(Response::new(proto::ProveResponse {
+            outcome: Some(outcome),
+        }))
+    }
+
+    async fn cancel(
+        &self,
+        request: Request<proto::CancelRequest>,
+    ) -> Result<Response<proto::CancelResponse>, Status> {
+        let id = request.into_inner().job_id;
+        let state = &self.state;
+        let (key_id, current) = state
+            .jobs
+            .get(id)
+            .ok_or_else(|| Status::not_found(format!("no job {id}")))?;
+        let mut cancelled = false;
+        if current.state() == JobState::Queued {
+            if let Ok(resident) = state.resident(&key_id) {
+                if resident.hot.remove(id).is_some() {
+                    let result = JobResult {
+                        state: JobState::Cancelled.into(),
+                        ..JobResult::default()
+                    };
+                    if state.jobs.finish(id, result).is_some() {
+                        cancelled = true;
+                        resident.counters.cancelled.fetch_add(1, Ordering::SeqCst);
+                        state
+                            .metrics
+                            .cancelled
+                            .with_label_values(&[key_id.as_str()])
+                            .inc();
+                    }
+                }
+            }
+        }
+        let now = state
+            .jobs
+            .get(id)
+            .map_or(current.state(), |(_, r)| r.state());
+        Ok(Response::new(proto::CancelResponse {
+            cancelled,
+            state: now.into(),
+        }))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<proto::StatusRequest>,
+    ) -> Result<Response<proto::StatusResponse>, Status> {
+        let state = &self.state;
+        state.refresh_metrics();
+        let devices = state
+            .config
+            .devices
+            .iter()
+            .map(|b| {
+                let budget = b.budget();
+                proto::DeviceStatus {
+                    label: b.info().label(),
+                    capacity_bytes: budget.capacity(),
+                    in_use_bytes: budget.in_use(),
+                    high_water_bytes: budget.stats().high_water,
+                }
+            })
+            .collect();
+        let mut queued = 0;
+        let mut in_flight = 0;
+        let keys = state
+            .residents()
+            .into_iter()
+            .map(|(key_id, r)| {
+                let (q, f) = r.hot.depth();
+                queued += q as u64;
+                in_flight += f as u64;
+                proto::KeyStatus {
+                    key_id,
+                    log_domain: r.hot.info().shape.log_domain,
+                    queued: q as u64,
+                    in_flight: f as u64,
+                    capacity: r.hot.capacity() as u64,
+                    proofs: r.counters.proofs.load(Ordering::SeqCst),
+                    failures: r.counters.failures.load(Ordering::SeqCst),
+                    cancelled: r.counters.cancelled.load(Ordering::SeqCst),
+                }
+            })
+            .collect();
+        Ok(Response::new(proto::StatusResponse {
+            backend: state.config.backend.clone(),
+            workers_per_device: state.config.engine.workers_per_device as u32,
+            devices,
+            keys,
+            queued,
+            in_flight,
+        }))
+    }
+}
+
+/// Serves the API on `grpc` (and metrics on `metrics_listener`) until `shutdown`
+/// completes, then evicts every key: queued jobs fail, in-flight proofs finish, every
+/// device's budget is returned.
+pub async fn serve(
+    config: ServeConfig,
+    grpc: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()>,
+) -> ServiceResult<()> {
+    let metrics = Metrics::new();
+    let service = ProverService::new(config, Arc::clone(&metrics));
+    let exporter = metrics_listener.map(|listener| {
+        let state = Arc::clone(&service.state);
+        metrics_http::spawn(
+            listener,
+            Arc::clone(&metrics),
+            Arc::new(move || state.refresh_metrics()),
+        )
+    });
+    let result = tonic::transport::Server::builder()
+        .add_service(ProverServer::new(service.clone()))
+        .serve_with_incoming_shutdown(TcpIncoming::from(grpc), shutdown)
+        .await;
+    tracing::info!("shutting down: evicting every key");
+    service.evict_all().await;
+    if let Some(exporter) = exporter {
+        exporter.abort();
+    }
+    result.map_err(ServiceError::from)
+}
