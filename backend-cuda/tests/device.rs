@@ -1,9 +1,13 @@
 //! CUDA-only checks: device memory returns to its baseline after a proof and after an
-//! injected failure, the next proof succeeds, and edge-valued field arithmetic.
+//! injected failure, the next proof succeeds; a second process taking the memory a
+//! proof was budgeted for is a named error the next proof survives; and edge-valued
+//! field arithmetic.
 //! Without a GPU these report "skipped" with the reason, unless `CRUCIBLE_REQUIRE`
 //! names `cuda`, which turns unavailability into a failure.
 
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ark_ff::{One, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
@@ -14,7 +18,9 @@ use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::registry::ProbeOptions;
-use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed};
+use crucible_core::{
+    BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
+};
 
 fn backend() -> Option<Arc<CudaBackend>> {
     match CudaBackend::open(0, &ProbeOptions::default()) {
@@ -40,6 +46,13 @@ fn free_total(cuda: &CudaBackend) -> (u64, u64) {
     (m.free, m.total)
 }
 
+/// The tests that read free device memory run one at a time (the test harness runs
+/// tests on several threads).
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn seed() -> u64 {
     let s = crucible_conformance::run_seed();
     println!("seed {s}");
@@ -48,6 +61,7 @@ fn seed() -> u64 {
 
 #[test]
 fn device_memory_returns_to_baseline_after_success_and_failure() {
+    let _serial = serial();
     let Some(cuda) = backend() else { return };
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -107,6 +121,124 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
         compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng)
             .expect("the next proof succeeds");
     }
+}
+
+/// Set in the second process of the out-of-memory test: it takes all free device
+/// memory but this many bytes, says `holding`, and holds it until its stdin closes.
+const HOLD_ALL_BUT: &str = "CRUCIBLE_TEST_HOLD_ALL_BUT";
+const OOM_TEST: &str = "driver_out_of_memory_inside_a_lease_is_named_and_survived";
+
+/// This test binary again, as the other process: holds the device's free memory but
+/// `leave` bytes; returns once it holds it.
+fn hold_memory_in_another_process(leave: u64) -> Child {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([OOM_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(HOLD_ALL_BUT, leave.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the second process");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("the second process ended before holding memory:\n{seen}");
+        }
+        seen.push_str(&line);
+        if line.trim() == "holding" {
+            return child;
+        }
+    }
+}
+
+/// The second process's side: allocate, say so, wait for stdin to close.
+fn hold_until_stdin_closes(leave: u64) {
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let (free, _) = cudarc::driver::result::mem_get_info().unwrap();
+    let bytes = (free as u64).saturating_sub(leave) as usize;
+    let stream = ctx.default_stream();
+    let held = stream.alloc_zeros::<u8>(bytes).unwrap();
+    stream.synchronize().unwrap();
+    println!("held {bytes} bytes, leaving {leave} of {free} free");
+    println!("holding");
+    let mut sink = Vec::new();
+    std::io::stdin().read_to_end(&mut sink).unwrap();
+    drop(held);
+}
+
+/// A second process takes the memory this one's budget was sized from (budgets see
+/// the free memory at open, not later): the proof's allocation fails inside its lease
+/// as `DeviceOutOfMemory`, naming the cause; the lease gives its bytes back; once the
+/// other process lets go, the next proof on the same key succeeds, byte-identical.
+#[test]
+fn driver_out_of_memory_inside_a_lease_is_named_and_survived() {
+    if let Ok(leave) = std::env::var(HOLD_ALL_BUT) {
+        hold_until_stdin_closes(leave.parse().unwrap());
+        return;
+    }
+    let _serial = serial();
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (constraints, inputs) = (1 << 14, 2);
+    let pk = Arc::new(generate_key(constraints, inputs, seed).unwrap());
+    let circuit = BenchCircuit {
+        constraints,
+        inputs,
+        seed: seed + 1,
+    };
+    // Warm up (kernels compile and load once per process), then stage the key.
+    compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
+    let key = StagedKey::stage(&*cuda, pk.clone()).unwrap();
+    let key_bytes = cuda.budget().in_use();
+    let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
+    assert!(
+        cuda.budget().capacity() >= key_bytes + proof_bytes,
+        "the budget holds the proof"
+    );
+
+    let mut other = hold_memory_in_another_process(proof_bytes / 4);
+    let (free, _) = free_total(&cuda);
+    println!("another process holds the device's memory: {free} bytes free, the proof plans {proof_bytes}");
+    let result = prove(
+        &*cuda,
+        &key,
+        circuit,
+        Fr::rand(&mut rng),
+        Fr::rand(&mut rng),
+        ProveOptions::default(),
+    );
+    let err = result.expect_err("the proof's memory is held by another process");
+    println!("with the memory held: {err}");
+    assert!(
+        matches!(err.root(), Error::DeviceOutOfMemory { .. }),
+        "not named as the driver running out of memory: {err}"
+    );
+    assert!(err.to_string().contains("out of memory"), "{err}");
+    assert_eq!(
+        cuda.budget().in_use(),
+        key_bytes,
+        "the failed proof gave its bytes back"
+    );
+
+    drop(other.stdin.take());
+    assert!(other.wait().unwrap().success(), "the second process failed");
+    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let out = prove(&*cuda, &key, circuit, r, s, ProveOptions::default())
+        .expect("the next proof succeeds once the memory is back");
+    let want =
+        crucible_core::ark_groth16::Groth16::<crucible_core::Bls12_381>::create_proof_with_reduction(
+            circuit, &pk, r, s,
+        )
+        .unwrap();
+    assert_eq!(
+        crucible_conformance::proof_bytes(&out.proof),
+        crucible_conformance::proof_bytes(&want),
+        "seed {seed}: differs from ark-groth16"
+    );
+    key.release().unwrap();
+    assert_eq!(cuda.budget().in_use(), 0);
 }
 
 #[test]
