@@ -140,16 +140,19 @@ fn hold_memory_in_another_process(leave: u64) -> Child {
         .expect("start the second process");
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut seen = String::new();
-    loop {
+    let held = loop {
         let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            panic!("the second process ended before holding memory:\n{seen}");
+        match out.read_line(&mut line) {
+            Ok(0) | Err(_) => break false,
+            Ok(_) if line.trim() == "holding" => break true,
+            Ok(_) => seen.push_str(&line),
         }
-        seen.push_str(&line);
-        if line.trim() == "holding" {
-            return child;
-        }
+    };
+    if held {
+        return child;
     }
+    let status = child.wait();
+    panic!("the second process ended ({status:?}) before holding memory:\n{seen}");
 }
 
 /// The second process's side: allocate, say so, wait for stdin to close.

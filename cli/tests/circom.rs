@@ -128,10 +128,7 @@ fn unavailable(backend: &str) -> Option<String> {
             && l.contains("available")
             && !l.contains("unavailable")
     });
-    let required = std::env::var("CRUCIBLE_REQUIRE")
-        .unwrap_or_default()
-        .split(',')
-        .any(|r| r.trim() == backend);
+    let required = crucible_core::registry::is_required(backend);
     if available {
         None
     } else if required {

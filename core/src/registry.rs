@@ -244,9 +244,9 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
 
 /// How a binary links a backend, for errors that find none.
 const LINK_HINT: &str =
-    "depend on a backend crate (`crucible-backend-cpu`, `crucible-backend-cuda`, \
-`crucible-backend-wgpu`) and name it in your crate, e.g. `use crucible_backend_cpu as _;`, \
-or the linker drops its registration";
+    "depend on the roster crate `crucible-backends` (or on one backend crate, such as \
+`crucible-backend-cpu`) and name it once in your crate (`use crucible_backends as _;`), \
+or the linker drops the backends' registrations";
 
 fn unknown_backend(name: &str) -> String {
     let known: Vec<_> = registrations().iter().map(|r| r.name).collect();
