@@ -155,15 +155,31 @@ fn hold_memory_in_another_process(leave: u64) -> Child {
     panic!("the second process ended ({status:?}) before holding memory:\n{seen}");
 }
 
-/// The second process's side: allocate, say so, wait for stdin to close.
+/// The second process's side: allocate, say so, wait for stdin to close. In pieces
+/// (1 GiB, halving down to 1 MiB): one allocation of all free memory fails, since the
+/// driver reports memory free that no single block can take.
 fn hold_until_stdin_closes(leave: u64) {
     let ctx = cudarc::driver::CudaContext::new(0).unwrap();
-    let (free, _) = cudarc::driver::result::mem_get_info().unwrap();
-    let bytes = (free as u64).saturating_sub(leave) as usize;
     let stream = ctx.default_stream();
-    let held = stream.alloc_zeros::<u8>(bytes).unwrap();
+    let free_now = || cudarc::driver::result::mem_get_info().unwrap().0 as u64;
+    let mut held = Vec::new();
+    let mut piece: u64 = 1 << 30;
+    while piece >= 1 << 20 {
+        let free = free_now();
+        if free <= leave {
+            break;
+        }
+        let size = piece.min(free - leave);
+        match stream.alloc_zeros::<u8>(size as usize) {
+            Ok(block) => held.push(block),
+            Err(_) => piece /= 2,
+        }
+        if size < piece {
+            piece = size;
+        }
+    }
     stream.synchronize().unwrap();
-    println!("held {bytes} bytes, leaving {leave} of {free} free");
+    println!("held {} blocks, {} bytes free", held.len(), free_now());
     println!("holding");
     let mut sink = Vec::new();
     std::io::stdin().read_to_end(&mut sink).unwrap();
