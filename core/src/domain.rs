@@ -99,9 +99,16 @@ impl Domain {
     }
 
     /// 1 / Z(g), the inverse of the vanishing polynomial x^n − 1 on the coset offset.
-    pub fn vanishing_on_coset_inv(&self) -> Fr {
+    /// The constructors never make a coset inside the domain (where Z(g) = 0); a
+    /// `Domain` built field by field with one is an error, not a silent zero factor.
+    pub fn vanishing_on_coset_inv(&self) -> Result<Fr> {
         let z = self.coset_gen.pow([self.size as u64]) - Fr::ONE;
-        z.inverse().unwrap_or_else(ark_ff::Zero::zero)
+        z.inverse().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "the coset offset lies in the domain of 2^{} points (x^n - 1 vanishes on it)",
+                self.log_size
+            ))
+        })
     }
 
     /// The same domain (its roots of unity included) as arkworks' type, without the
@@ -119,5 +126,29 @@ impl Domain {
     /// Modulus bits, for callers sizing scalar windows.
     pub fn scalar_bits() -> u32 {
         Fr::MODULUS_BIT_SIZE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vanishing_factor_inverts_z_and_refuses_a_coset_inside_the_domain() {
+        for log in [0, 1, 5, 12] {
+            let d = Domain::with_log_size(log).unwrap();
+            let z = d.coset_gen.pow([d.size as u64]) - Fr::ONE;
+            assert_eq!(d.vanishing_on_coset_inv().unwrap() * z, Fr::ONE, "2^{log}");
+            // An offset on the domain itself (here omega) makes x^n - 1 vanish.
+            let inside = Domain {
+                coset_gen: d.omega,
+                coset_gen_inv: d.omega_inv,
+                ..d
+            };
+            assert!(
+                matches!(inside.vanishing_on_coset_inv(), Err(Error::InvalidInput(_))),
+                "2^{log}"
+            );
+        }
     }
 }

@@ -225,7 +225,7 @@ fn quotient(
     };
     let finish = |lease: &mut Lease, a: ScalarBuf, c: ScalarBuf| {
         to_coset(lease, c)?;
-        backend.sub_mul_assign(lease, a, c, reduction.quotient_factor(&coset))?;
+        backend.sub_mul_assign(lease, a, c, reduction.quotient_factor(&coset)?)?;
         if reduction.back_to_coefficients() {
             backend.ntt(lease, a, &coset, NttKind::CosetInverse)?;
         }

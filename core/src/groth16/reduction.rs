@@ -61,10 +61,10 @@ impl Reduction {
     }
 
     /// The factor of the pointwise step `(a·b − c)·k` on the coset.
-    pub fn quotient_factor(self, coset: &Domain) -> Fr {
+    pub fn quotient_factor(self, coset: &Domain) -> Result<Fr> {
         match self {
             Reduction::Libsnark => coset.vanishing_on_coset_inv(),
-            Reduction::Circom => Fr::one(),
+            Reduction::Circom => Ok(Fr::one()),
         }
     }
 
