@@ -15,6 +15,6 @@ fn no_linked_backend_says_how_to_link_one() {
             e.contains("no backend crate is linked into this binary"),
             "{spec}: {e}"
         );
-        assert!(e.contains("use crucible_backend_cpu as _;"), "{spec}: {e}");
+        assert!(e.contains("use crucible_backends as _;"), "{spec}: {e}");
     }
 }
