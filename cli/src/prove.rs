@@ -445,6 +445,15 @@ fn print_text(
         human_bytes(memory.choice.chosen.key.total_bytes()),
         memory.choice.chosen.key.total_bytes()
     );
+    for (i, d) in stats.devices.iter().enumerate() {
+        println!(
+            "{}: busy {:.1} % of the run (a proof in flight {:.3} s of {:.3} s)",
+            d.label,
+            100.0 * stats.busy_fraction(i),
+            d.busy.as_secs_f64(),
+            stats.wall.as_secs_f64()
+        );
+    }
     for d in &stats.devices {
         let b = &d.budget;
         println!(

@@ -284,6 +284,7 @@ fn engine_runs_several_workers_within_a_two_proof_budget() {
     assert!(run.stdout.contains(identical), "{run:?}");
     assert!(run.stdout.contains("12 of 12 proofs verified"), "{run:?}");
     assert!(run.stdout.contains("within the limit"), "{run:?}");
+    assert!(run.stdout.contains("cpu:0: busy "), "{run:?}");
 
     let json = crucible(&format!("prove {common} --proofs 4 --json"), &dir.0);
     assert!(json.ok(), "{json:?}");

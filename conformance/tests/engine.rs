@@ -31,6 +31,10 @@ fn four_workers_share_a_budget_that_fits_one_proof() {
         stats.devices[0].budget.high_water, capacity,
         "one proof at a time fills the budget exactly"
     );
+    // Proofs were in flight for part of the run, never longer than it.
+    let busy = stats.busy_fraction(0);
+    assert!(busy > 0.0 && busy <= 1.0, "busy fraction {busy}");
+    assert!(stats.devices[0].busy <= stats.wall);
     assert_identical(&pk, seed, 16, &outcomes);
     prover.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);

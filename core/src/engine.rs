@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
+use crate::busy_clock::BusyClock;
 use crate::groth16::{
     key_plan, proof_plan, prove_synthesized, synthesize, KeyOptions, ProofOutput, ProveOptions,
     ProvingKey, Reduction, Schedule, StagedKey, Synthesized,
@@ -136,6 +137,10 @@ pub struct DeviceStats {
     pub release_errors: usize,
     /// Proof attempts there that panicked outside the backend's guarded phases.
     pub panics: usize,
+    /// Time in this run with at least one proof in flight there (from its evaluation
+    /// of A·z, B·z, C·z to its release; overlapping proofs counted once).
+    #[serde(serialize_with = "crate::report::serialize_duration")]
+    pub busy: Duration,
 }
 
 /// What a run did.
@@ -156,6 +161,14 @@ pub struct EngineStats {
 }
 
 impl EngineStats {
+    /// The fraction of the run's wall time device `index` had a proof in flight: near
+    /// 1 when the host keeps it fed, lower when it waits for synthesis.
+    pub fn busy_fraction(&self, index: usize) -> f64 {
+        self.devices.get(index).map_or(0.0, |d| {
+            d.busy.as_secs_f64() / self.wall.as_secs_f64().max(1e-9)
+        })
+    }
+
     /// Proofs per second over the run's wall time.
     pub fn proofs_per_second(&self) -> f64 {
         self.proofs as f64 / self.wall.as_secs_f64().max(1e-9)
@@ -177,6 +190,8 @@ struct Device {
     pending: AtomicUsize,
     // Bytes one proof's lease takes here.
     proof_bytes: u64,
+    // Time with a proof in flight here, over every run.
+    busy: BusyClock,
 }
 
 impl Device {
@@ -184,8 +199,10 @@ impl Device {
         self.budget.capacity().saturating_sub(self.budget.in_use())
     }
 
-    fn stats(&self) -> DeviceStats {
+    // Counters now; `busy_before` is the busy time when the run began.
+    fn stats(&self, busy_before: Duration) -> DeviceStats {
         DeviceStats {
+            busy: self.busy.total().saturating_sub(busy_before),
             label: self.label.clone(),
             budget: self.budget.stats(),
             proofs: self.proofs.load(Ordering::SeqCst),
@@ -219,6 +236,7 @@ impl Device {
             panics: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             proof_bytes,
+            busy: BusyClock::default(),
         })
     }
 }
@@ -325,6 +343,7 @@ impl Prover {
         I::IntoIter: Send,
     {
         let start = Instant::now();
+        let busy_before: Vec<Duration> = self.devices.iter().map(|d| d.busy.total()).collect();
         let per_device = self.config.workers_per_device;
         let jobs = Mutex::new(jobs.into_iter());
         let caller_panics = Mutex::new(Vec::new());
@@ -403,7 +422,12 @@ impl Prover {
             proofs,
             failures,
             wall: start.elapsed(),
-            devices: self.devices.iter().map(Device::stats).collect(),
+            devices: self
+                .devices
+                .iter()
+                .zip(&busy_before)
+                .map(|(d, before)| d.stats(*before))
+                .collect(),
             caller_panics: caller_panics
                 .into_inner()
                 .unwrap_or_else(|p| p.into_inner()),
@@ -441,6 +465,7 @@ impl Prover {
         let options = ProveOptions {
             verify: self.config.verify,
         };
+        let in_flight = device.busy.enter();
         let proved = catch_unwind(AssertUnwindSafe(|| {
             prove_synthesized(
                 &*device.backend,
@@ -451,6 +476,7 @@ impl Prover {
                 options,
             )
         }));
+        drop(in_flight);
         let panicked = proved.is_err();
         let result = proved.unwrap_or_else(|panic| {
             device.panics.fetch_add(1, Ordering::SeqCst);

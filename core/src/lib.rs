@@ -12,6 +12,7 @@
 
 mod backend;
 mod budget;
+mod busy_clock;
 mod byte_size;
 pub mod circuit;
 mod cost;
