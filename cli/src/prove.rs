@@ -453,8 +453,6 @@ fn print_text(
             d.busy.as_secs_f64(),
             stats.wall.as_secs_f64()
         );
-    }
-    for d in &stats.devices {
         let b = &d.budget;
         println!(
             "budget of {}: high-water {} ({} B) of capacity {} ({} B){}; workers waited {:.3} s for memory in total",
