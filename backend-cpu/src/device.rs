@@ -4,16 +4,7 @@ use crucible_core::BackendInfo;
 
 /// Total host memory in bytes (from /proc/meminfo; 16 GiB if it cannot be read).
 pub fn host_memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(16 << 30)
+    crucible_core::host::memory_total()
 }
 
 fn cpu_name() -> String {

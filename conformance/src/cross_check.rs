@@ -27,10 +27,11 @@ pub fn reference_proof(
     r: Fr,
     s: Fr,
 ) -> Result<Proof, String> {
+    // ark-groth16 takes the matrices by value in a slice: one copy for the reference.
     let matrices = [
-        synthesized.a.clone(),
-        synthesized.b.clone(),
-        synthesized.c.clone(),
+        (*synthesized.a).clone(),
+        (*synthesized.b).clone(),
+        (*synthesized.c).clone(),
     ];
     let shape = &synthesized.shape;
     let (inputs, constraints, z) = (

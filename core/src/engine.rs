@@ -16,12 +16,10 @@ use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ark_relations::gr1cs::ConstraintSynthesizer;
-
 use crate::busy_clock::BusyClock;
 use crate::groth16::{
-    key_plan, proof_plan, prove_synthesized, synthesize, KeyOptions, ProofOutput, ProveOptions,
-    ProvingKey, Reduction, Schedule, StagedKey, Synthesized,
+    key_plan, proof_plan, prove_synthesized, KeyOptions, ProofOutput, ProveOptions, ProvingKey,
+    Reduction, Schedule, StagedKey, Synthesize, Synthesized,
 };
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
@@ -95,7 +93,8 @@ impl Default for EngineConfig {
 pub struct Job<C> {
     /// Caller's identifier, returned with the outcome.
     pub id: u64,
-    /// The circuit with its witness.
+    /// The circuit with its witness (any [`Synthesize`]: an arkworks circuit, a
+    /// [`crate::groth16::FixedShape`] one, or one already synthesized).
     pub circuit: C,
     /// Randomness r.
     pub r: Fr,
@@ -248,10 +247,10 @@ pub struct Prover {
     shape: ProofShape,
 }
 
-fn synthesize_job<C: ConstraintSynthesizer<Fr>>(job: Job<C>) -> Synthesis {
+fn synthesize_job<C: Synthesize>(job: Job<C>) -> Synthesis {
     let t = Instant::now();
-    // `synthesize` turns a panicking circuit into an error.
-    let result = synthesize(job.circuit).phase(Phase::Synthesize);
+    // Synthesis turns a panicking circuit into an error.
+    let result = job.circuit.synthesize().phase(Phase::Synthesize);
     Synthesis {
         id: job.id,
         r: job.r,
@@ -338,7 +337,7 @@ impl Prover {
     /// is recorded in [`EngineStats::caller_panics`] and the run goes on.
     pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome)) -> EngineStats
     where
-        C: ConstraintSynthesizer<Fr> + Send,
+        C: Synthesize,
         I: IntoIterator<Item = Job<C>>,
         I::IntoIter: Send,
     {

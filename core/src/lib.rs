@@ -23,6 +23,7 @@ pub mod fault;
 pub mod groth16;
 pub mod group;
 pub mod hash;
+pub mod host;
 pub mod key_file;
 mod lease;
 pub mod limbs;
@@ -33,6 +34,7 @@ pub mod registry;
 pub mod report;
 mod shape;
 pub mod streamed_msm;
+pub mod synthesis_threads;
 pub mod synthetic_key;
 mod windows;
 

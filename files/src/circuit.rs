@@ -3,6 +3,8 @@
 //! as an arkworks `ConstraintSynthesizer` (for ark-groth16's setup and reference
 //! prover).
 
+use std::sync::Arc;
+
 use ark_ff::Zero;
 use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable,
@@ -34,9 +36,9 @@ pub fn synthesized_from_r1cs(
     check_witness(&witness, r1cs.num_wires, witness_name, "the .r1cs")?;
     Ok(Synthesized {
         shape: r1cs.shape()?,
-        a: r1cs.a.clone(),
-        b: r1cs.b.clone(),
-        c: r1cs.c.clone(),
+        a: Arc::clone(&r1cs.a),
+        b: Arc::clone(&r1cs.b),
+        c: Arc::clone(&r1cs.c),
         assignment: witness,
     })
 }
@@ -58,7 +60,7 @@ pub fn synthesized_from_zkey(
     let c: Matrix<Fr> = zkey
         .a
         .iter()
-        .zip(&zkey.b)
+        .zip(zkey.b.iter())
         .map(|(a, b)| {
             let product = value(a) * value(b);
             if product.is_zero() {
@@ -74,9 +76,9 @@ pub fn synthesized_from_zkey(
             zkey.num_public + 1,
             zkey.num_wires - zkey.num_public - 1,
         )?,
-        a: zkey.a.clone(),
-        b: zkey.b.clone(),
-        c,
+        a: Arc::clone(&zkey.a),
+        b: Arc::clone(&zkey.b),
+        c: Arc::new(c),
         assignment: witness,
     })
 }

@@ -4,6 +4,7 @@
 
 use std::io::{Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
 
 use ark_ff::PrimeField;
 use ark_relations::utils::matrix::Matrix;
@@ -31,12 +32,13 @@ pub struct R1cs {
     pub num_outputs: usize,
     /// Private inputs.
     pub num_private_inputs: usize,
-    /// Matrix A: one row per constraint, `(coefficient, wire)` pairs.
-    pub a: Matrix<Fr>,
+    /// Matrix A: one row per constraint, `(coefficient, wire)` pairs (shared by every
+    /// proof of the circuit).
+    pub a: Arc<Matrix<Fr>>,
     /// Matrix B.
-    pub b: Matrix<Fr>,
+    pub b: Arc<Matrix<Fr>>,
     /// Matrix C.
-    pub c: Matrix<Fr>,
+    pub c: Arc<Matrix<Fr>>,
 }
 
 impl R1cs {
@@ -95,9 +97,9 @@ impl R1cs {
             num_public,
             num_outputs,
             num_private_inputs,
-            a,
-            b,
-            c,
+            a: Arc::new(a),
+            b: Arc::new(b),
+            c: Arc::new(c),
         })
     }
 

@@ -10,6 +10,7 @@
 
 use std::io::{Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
 
 use ark_ff::{One, PrimeField};
 use ark_groth16::VerifyingKey;
@@ -54,10 +55,10 @@ pub struct Zkey {
     pub num_constraints: usize,
     /// The evaluation domain's size.
     pub domain_size: usize,
-    /// Matrix A, `num_constraints` rows.
-    pub a: Matrix<Fr>,
+    /// Matrix A, `num_constraints` rows (shared by every proof of the circuit).
+    pub a: Arc<Matrix<Fr>>,
     /// Matrix B, `num_constraints` rows.
-    pub b: Matrix<Fr>,
+    pub b: Arc<Matrix<Fr>>,
 }
 
 impl Zkey {
@@ -159,8 +160,8 @@ impl Zkey {
             num_wires,
             num_constraints,
             domain_size,
-            a,
-            b,
+            a: Arc::new(a),
+            b: Arc::new(b),
         })
     }
 

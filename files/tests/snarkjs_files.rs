@@ -128,9 +128,9 @@ fn circom_reduction_proves_with_the_snarkjs_key() {
     ] {
         let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
         let matrices = [
-            synthesized.a.clone(),
-            synthesized.b.clone(),
-            synthesized.c.clone(),
+            (*synthesized.a).clone(),
+            (*synthesized.b).clone(),
+            (*synthesized.c).clone(),
         ];
         let shape = synthesized.shape;
         let prove = |reduction_is_circom: bool| -> Proof {
@@ -183,9 +183,9 @@ fn arkworks_setup_from_r1cs_proves_the_witness() {
         ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, &pk, r, s).unwrap();
     let synthesized = synthesized_from_r1cs(&r1cs, z.clone(), "w").unwrap();
     let matrices = [
-        synthesized.a.clone(),
-        synthesized.b.clone(),
-        synthesized.c.clone(),
+        (*synthesized.a).clone(),
+        (*synthesized.b).clone(),
+        (*synthesized.c).clone(),
     ];
     let via_matrices = ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction_and_matrices(
         &pk, r, s, &matrices, 6, 4, &z,
@@ -334,7 +334,7 @@ fn non_subgroup_g1_zkey_bytes() -> Vec<u8> {
 fn mismatched_files_are_clear_errors() {
     let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
     let mut r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
-    r1cs.b[2][0].0 += Fr::one();
+    std::sync::Arc::make_mut(&mut r1cs.b)[2][0].0 += Fr::one();
     let e = zkey
         .check_matches(&r1cs, "a.zkey", "b.r1cs")
         .unwrap_err()

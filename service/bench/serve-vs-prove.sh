@@ -5,8 +5,8 @@
 # proofs sent over gRPC by `crucible client bench` from concurrent clients. Same
 # backend, devices, workers per device and synthesis threads; each prints proofs per
 # second; every proof is verified by the engine (and, for the daemon, by the client).
-# With --synthesis-threads S > 1 the daemon runs once more with S host threads
-# synthesizing ahead of the devices (`prove` has one), to show what it can do beyond.
+# With --synthesis-threads S > 1 both run once more with S host threads synthesizing
+# ahead of the devices.
 #
 #   service/bench/serve-vs-prove.sh [--backend cuda] [--constraints 2^20] [--proofs 64]
 #       [--workers-per-device 2] [--concurrency 16] [--synthesis-threads 8] [--port 50051]
@@ -30,9 +30,11 @@ case "$constraints" in
   *) n=$constraints ;;
 esac
 
-echo "== crucible prove --backend $backend --constraints $n --proofs $proofs --workers-per-device $workers"
-crucible prove --backend "$backend" --constraints "$n" --proofs "$proofs" --workers-per-device "$workers" \
-  | grep -E 'proofs/second|verified|budget of'
+prove_bench() { # synthesis threads
+  echo "== crucible prove --backend $backend --constraints $n --proofs $proofs --workers-per-device $workers --synthesis-threads $1"
+  crucible prove --backend "$backend" --constraints "$n" --proofs "$proofs" --workers-per-device "$workers" \
+    --synthesis-threads "$1" | grep -E 'proofs/second|verified|budget of|busy'
+}
 
 serve_bench() { # synthesis threads
   echo "== crucible serve --backend $backend --workers-per-device $workers --synthesis-threads $1; crucible client bench --proofs $proofs --concurrency $concurrency"
@@ -54,8 +56,10 @@ serve_bench() { # synthesis threads
   return $status
 }
 status=0
+prove_bench 1 || status=$?
 serve_bench 1 || status=$?
 if [ "$synthesis" -gt 1 ]; then
+  prove_bench "$synthesis" || status=$?
   serve_bench "$synthesis" || status=$?
 fi
 exit $status

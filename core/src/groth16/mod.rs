@@ -22,7 +22,7 @@ pub use prove::{prove, prove_synthesized, ProofOutput, ProveOptions};
 pub use prove_with_rng::prove_with_rng;
 pub use reduction::{snarkjs_root_of_unity, Reduction};
 pub use schedule::{DomainVectors, Query, QuerySet, Schedule, ScheduleChoice, ScheduledPlan};
-pub use synthesize::{synthesize, Synthesized};
+pub use synthesize::{synthesize, CircuitMatrices, FixedShape, Synthesize, Synthesized};
 pub use verify::verify;
 
 /// arkworks' proving key over BLS12-381.

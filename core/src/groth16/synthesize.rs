@@ -1,4 +1,9 @@
-//! Circuit synthesis on the host, exactly as ark-groth16's prover configures it.
+//! Circuit synthesis on the host, exactly as ark-groth16's prover configures it, and
+//! what a job hands the engine to synthesize ([`Synthesize`]): a circuit, a circuit of
+//! a fixed shape whose matrices are built once ([`FixedShape`]), or a circuit already
+//! synthesized.
+
+use std::sync::Arc;
 
 use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisMode, R1CS_PREDICATE_LABEL,
@@ -7,33 +12,136 @@ use ark_relations::utils::matrix::Matrix;
 
 use crate::{Error, Fr, ProofShape, Result};
 
-/// A synthesized circuit: its R1CS matrices and full assignment.
+/// A synthesized circuit: its R1CS matrices and full assignment. The matrices are
+/// shared (`Arc`), so that proofs of one circuit need not rebuild or copy them.
+#[derive(Clone)]
 pub struct Synthesized {
     /// Sizes (domain included).
     pub shape: ProofShape,
     /// Matrix A, one row per constraint, `(coefficient, variable)` pairs.
-    pub a: Matrix<Fr>,
+    pub a: Arc<Matrix<Fr>>,
     /// Matrix B.
-    pub b: Matrix<Fr>,
+    pub b: Arc<Matrix<Fr>>,
     /// Matrix C.
-    pub c: Matrix<Fr>,
+    pub c: Arc<Matrix<Fr>>,
     /// Instance assignment (starting with the constant one) then witness.
     pub assignment: Vec<Fr>,
+}
+
+/// What an engine job proves: anything that yields matrices and a full assignment.
+/// Every arkworks circuit is one (synthesized as ark-groth16 does); so is a
+/// [`Synthesized`] (already done) and a [`FixedShape`] circuit.
+pub trait Synthesize: Send {
+    /// The matrices and the assignment; an error names what is wrong with the circuit
+    /// or its witness.
+    fn synthesize(self) -> Result<Synthesized>;
+}
+
+impl<C: ConstraintSynthesizer<Fr> + Send> Synthesize for C {
+    fn synthesize(self) -> Result<Synthesized> {
+        synthesize(self)
+    }
+}
+
+impl Synthesize for Synthesized {
+    fn synthesize(self) -> Result<Synthesized> {
+        Ok(self)
+    }
+}
+
+/// The matrices of a circuit whose shape does not depend on its witness (the usual
+/// case: the benchmark circuit, a circom circuit), built once from one instance.
+#[derive(Clone)]
+pub struct CircuitMatrices {
+    /// Sizes.
+    pub shape: ProofShape,
+    a: Arc<Matrix<Fr>>,
+    b: Arc<Matrix<Fr>>,
+    c: Arc<Matrix<Fr>>,
+}
+
+impl CircuitMatrices {
+    /// Synthesizes `circuit` in full once and keeps its matrices.
+    pub fn of<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<CircuitMatrices> {
+        Ok(Self::from(&synthesize(circuit)?))
+    }
+
+    /// These matrices with `assignment`, its length checked against the shape.
+    pub fn with_assignment(&self, assignment: Vec<Fr>) -> Result<Synthesized> {
+        if assignment.len() != self.shape.num_variables() {
+            return Err(Error::InvalidInput(format!(
+                "the assignment has {} values, the circuit has {} variables (a witness of another circuit?)",
+                assignment.len(),
+                self.shape.num_variables()
+            )));
+        }
+        Ok(Synthesized {
+            shape: self.shape,
+            a: Arc::clone(&self.a),
+            b: Arc::clone(&self.b),
+            c: Arc::clone(&self.c),
+            assignment,
+        })
+    }
+}
+
+impl From<&Synthesized> for CircuitMatrices {
+    fn from(s: &Synthesized) -> CircuitMatrices {
+        CircuitMatrices {
+            shape: s.shape,
+            a: Arc::clone(&s.a),
+            b: Arc::clone(&s.b),
+            c: Arc::clone(&s.c),
+        }
+    }
+}
+
+/// A circuit of a fixed shape: only its assignment is synthesized (ark-relations'
+/// prove mode without matrices, which skips every constraint), the matrices are the
+/// ones built once. For a circuit whose constraints depend on the witness this gives
+/// wrong proofs, which the engine's verification catches; do not use it there.
+pub struct FixedShape<C> {
+    /// The matrices of every instance of the circuit.
+    pub matrices: CircuitMatrices,
+    /// This instance, with its witness.
+    pub circuit: C,
+}
+
+impl<C: ConstraintSynthesizer<Fr> + Send> Synthesize for FixedShape<C> {
+    fn synthesize(self) -> Result<Synthesized> {
+        let assignment = guarded(|| assignment_only(self.circuit))?;
+        self.matrices.with_assignment(assignment)
+    }
+}
+
+/// Runs `f`, turning a panic in the circuit's code into an [`Error::InvalidInput`].
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        Err(Error::InvalidInput(format!(
+            "circuit panicked during synthesis: {}",
+            crate::panic_message(&*panic)
+        )))
+    })
+}
+
+/// The instance then witness assignment of `circuit`, no constraints recorded.
+fn assignment_only<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Vec<Fr>> {
+    let cs = ConstraintSystem::<Fr>::new_ref();
+    cs.set_optimization_goal(OptimizationGoal::Constraints);
+    cs.set_mode(SynthesisMode::Prove {
+        construct_matrices: false,
+        generate_lc_assignments: false,
+    });
+    circuit.generate_constraints(cs.clone())?;
+    cs.finalize();
+    Ok([cs.instance_assignment()?, cs.witness_assignment()?].concat())
 }
 
 /// Runs `circuit` in proving mode and collects matrices and assignment. A panic in the
 /// circuit's code is an [`Error::InvalidInput`] naming it, never an unwind through the
 /// caller.
 pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        synthesize_unguarded(circuit)
-    }))
-    .unwrap_or_else(|panic| {
-        Err(Error::InvalidInput(format!(
-            "circuit panicked during synthesis: {}",
-            crate::panic_message(&*panic)
-        )))
-    })
+    guarded(|| synthesize_unguarded(circuit))
 }
 
 fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
@@ -71,9 +179,9 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
     let assignment = [cs.instance_assignment()?, cs.witness_assignment()?].concat();
     Ok(Synthesized {
         shape,
-        a,
-        b,
-        c,
+        a: Arc::new(a),
+        b: Arc::new(b),
+        c: Arc::new(c),
         assignment,
     })
 }
