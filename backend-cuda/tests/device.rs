@@ -195,6 +195,11 @@ fn hold_until_stdin_closes(leave: u64) {
 /// driver, so that the proof below must ask the driver for its memory again.
 fn give_pooled_memory_back() {
     use cudarc::driver::sys;
+    // Frees queued on the backend's streams reach the pool only once they have run.
+    cudarc::driver::CudaContext::new(0)
+        .unwrap()
+        .synchronize()
+        .unwrap();
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     // SAFETY: device 0 exists (the backend opened it) and `pool` is a valid out pointer.
     unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, 0) }

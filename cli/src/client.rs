@@ -36,7 +36,8 @@ enum ClientCommand {
         /// The id to submit under.
         #[arg(long)]
         id: String,
-        /// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`.
+        /// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`, or `zkey:<path>` (a
+        /// snarkjs `.zkey` on the server's disk).
         #[arg(long)]
         key: String,
     },
@@ -46,14 +47,18 @@ enum ClientCommand {
         #[arg(long)]
         id: String,
     },
-    /// Prove one benchmark-circuit witness and print the result.
+    /// Prove one witness and print the result: a circom `.wtns` file (`--wtns`), or
+    /// a benchmark-circuit witness seed for a `bench:` key.
     Prove {
         /// The key's id.
         #[arg(long)]
         id: String,
-        /// The witness seed.
-        #[arg(long, default_value_t = 0)]
+        /// The benchmark circuit's witness seed.
+        #[arg(long, default_value_t = 0, conflicts_with = "wtns")]
         bench_seed: u64,
+        /// A `.wtns` file: every wire's value (for a `zkey:` key, from circom).
+        #[arg(long)]
+        wtns: Option<std::path::PathBuf>,
     },
     /// Devices, budgets, keys and queues.
     Status,
@@ -130,8 +135,20 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                     r.queued_failed, r.in_flight_finished
                 );
             }
-            ClientCommand::Prove { id, bench_seed } => {
-                let result = prove(&mut client, id, Witness::BenchSeed(*bench_seed)).await?;
+            ClientCommand::Prove {
+                id,
+                bench_seed,
+                wtns,
+            } => {
+                let witness = match wtns {
+                    Some(path) => Witness::Wtns(
+                        std::fs::read(path)
+                            .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
+                            .into(),
+                    ),
+                    None => Witness::BenchSeed(*bench_seed),
+                };
+                let result = prove(&mut client, id, witness).await?;
                 print_result(&result);
                 if result.state() != proto::JobState::Done {
                     return Ok(ExitCode::FAILURE);
@@ -280,18 +297,27 @@ async fn bench(
             "--proofs and --concurrency must be at least 1".into(),
         ));
     }
+    let &KeyRef::Bench {
+        constraints,
+        inputs,
+        ..
+    } = key
+    else {
+        return Err(CliError(format!(
+            "client bench proves benchmark-circuit witnesses: it needs a bench: key, not {key}"
+        )));
+    };
     let loaded = load_key(&mut client, id, key).await?;
     let vk = Arc::new(verifying_key(&loaded.verifying_key).map_err(service)?);
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency.min(proofs) {
-        let (mut client, next, vk, id, key) = (
+        let (mut client, next, vk, id) = (
             client.clone(),
             Arc::clone(&next),
             Arc::clone(&vk),
             id.to_string(),
-            *key,
         );
         tasks.push(tokio::spawn(async move {
             let mut outcomes = Vec::new();
@@ -300,23 +326,14 @@ async fn bench(
                 if i >= proofs {
                     return Ok::<_, CliError>(outcomes);
                 }
-                let witness = Witness::BenchSeed(i as u64);
-                let result = prove(&mut client, &id, witness).await?;
-                let expected = match (witness, key) {
-                    (
-                        Witness::BenchSeed(seed),
-                        KeyRef::Bench {
-                            constraints,
-                            inputs,
-                            ..
-                        },
-                    ) => BenchCircuit {
-                        constraints,
-                        inputs,
-                        seed,
-                    }
-                    .public_inputs(),
-                };
+                let seed = i as u64;
+                let result = prove(&mut client, &id, Witness::BenchSeed(seed)).await?;
+                let expected = BenchCircuit {
+                    constraints,
+                    inputs,
+                    seed,
+                }
+                .public_inputs();
                 let checked = verify(&vk, &result)
                     .map_err(|e| e.to_string())
                     .and_then(|got| {

@@ -120,7 +120,7 @@ fn load(files: &FileInputs) -> Result<Loaded, CliError> {
                 zkey.check_matches(&r1cs, &name(zkey_path), &name(r1cs_path))?;
                 synthesized_from_r1cs(&r1cs, witness, &name(wtns))?
             }
-            None => synthesized_from_zkey(&zkey, witness, &name(wtns))?,
+            None => synthesized_from_zkey(&zkey.circuit(), witness, &name(wtns))?,
         };
         return Ok(Loaded {
             pk: Arc::new(zkey.proving_key),

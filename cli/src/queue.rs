@@ -23,14 +23,19 @@ pub struct QueueArgs {
 
 #[derive(Subcommand)]
 enum QueueCommand {
-    /// Queue benchmark-circuit proofs: witness seeds S, S+1, ..., S+count-1.
+    /// Queue proofs: of `.wtns` files (`--wtns`, one job each), or of the benchmark
+    /// circuit's witness seeds S, S+1, ..., S+count-1.
     Submit {
-        /// The proving key: `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`.
+        /// The proving key: `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`, or
+        /// `zkey:<path>` (a snarkjs `.zkey` at that path on every worker).
         #[arg(long)]
         key: String,
         /// The first witness seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, conflicts_with = "wtns")]
         bench_seed: u64,
+        /// `.wtns` files, one job each (stored in the queue; `--count` is ignored).
+        #[arg(long, num_args = 1..)]
+        wtns: Vec<std::path::PathBuf>,
         /// How many jobs.
         #[arg(long, default_value = "1", value_parser = parse::size)]
         count: usize,
@@ -61,6 +66,7 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
             QueueCommand::Submit {
                 key,
                 bench_seed,
+                wtns,
                 count,
                 priority,
                 max_failures,
@@ -69,10 +75,23 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                     return Err(CliError("--max-failures must be at least 1".into()));
                 }
                 let key: KeyRef = key.parse().map_err(failed)?;
-                let jobs: Vec<NewJob> = (0..*count as u64)
-                    .map(|i| NewJob {
-                        key,
-                        witness: Witness::BenchSeed(bench_seed.wrapping_add(i)),
+                let witnesses: Vec<Witness> = if wtns.is_empty() {
+                    (0..*count as u64)
+                        .map(|i| Witness::BenchSeed(bench_seed.wrapping_add(i)))
+                        .collect()
+                } else {
+                    let read = |path: &std::path::PathBuf| {
+                        std::fs::read(path)
+                            .map(|bytes| Witness::Wtns(bytes.into()))
+                            .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
+                    };
+                    wtns.iter().map(read).collect::<Result<_, _>>()?
+                };
+                let jobs: Vec<NewJob> = witnesses
+                    .into_iter()
+                    .map(|witness| NewJob {
+                        key: key.clone(),
+                        witness,
                         priority: *priority,
                         max_failures: *max_failures,
                     })

@@ -27,14 +27,20 @@ pub struct ServeArgs {
     /// Ended jobs whose results stay available to `Await`.
     #[arg(long, default_value = "10000", value_parser = parse::size)]
     retain_results: usize,
-    /// Host threads synthesizing circuits ahead of the devices, per key.
-    #[arg(long, default_value = "1", value_parser = parse::size)]
-    synthesis_threads: usize,
+    /// Host threads synthesizing circuits ahead of the devices, per key. Default:
+    /// sized for each key (two a worker, at most half the cores, within a quarter of
+    /// the host memory available).
+    #[arg(long, value_parser = parse::size)]
+    synthesis_threads: Option<usize>,
+    /// The largest request accepted, in bytes (`.wtns` and assignment witnesses are
+    /// 32 bytes a variable).
+    #[arg(long, default_value = "1GiB", value_parser = parse::memory)]
+    max_message_bytes: u64,
 }
 
 /// Serves until SIGINT or SIGTERM, then evicts every key and exits.
 pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
-    if args.queue_capacity == 0 || args.synthesis_threads == 0 {
+    if args.queue_capacity == 0 || args.synthesis_threads == Some(0) {
         return Err(CliError(
             "--queue-capacity and --synthesis-threads must be at least 1".into(),
         ));
@@ -47,10 +53,12 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         devices: chosen.devices,
         engine: EngineConfig {
             workers_per_device: args.devices.workers_per_device,
-            synthesis_threads: args.synthesis_threads,
+            synthesis_threads: args.synthesis_threads.unwrap_or(1),
             verify: true,
             ..EngineConfig::default()
         },
+        auto_synthesis_threads: args.synthesis_threads.is_none(),
+        max_message_bytes: usize::try_from(args.max_message_bytes).unwrap_or(usize::MAX),
         queue_capacity: args.queue_capacity,
         retain_results: args.retain_results,
     };

@@ -37,9 +37,11 @@ pub struct WorkerArgs {
     /// At SIGTERM, how long in-flight proofs may take to finish and be committed.
     #[arg(long, default_value = "60s", value_parser = parse::duration)]
     drain_timeout: Duration,
-    /// Host threads synthesizing circuits ahead of the devices, per key.
-    #[arg(long, default_value = "1", value_parser = parse::size)]
-    synthesis_threads: usize,
+    /// Host threads synthesizing circuits ahead of the devices, per key. Default:
+    /// sized for each key (two a worker, at most half the cores, within a quarter of
+    /// the host memory available).
+    #[arg(long, value_parser = parse::size)]
+    synthesis_threads: Option<usize>,
     /// Address of the Prometheus endpoint (`GET /metrics`); none when not given.
     #[arg(long)]
     metrics_listen: Option<SocketAddr>,
@@ -53,7 +55,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
             args.heartbeat, args.lease_timeout
         )));
     }
-    if args.synthesis_threads == 0 {
+    if args.synthesis_threads == Some(0) {
         return Err(CliError("--synthesis-threads must be at least 1".into()));
     }
     let chosen = args.devices.resolve()?;
@@ -64,10 +66,11 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         devices: chosen.devices,
         engine: EngineConfig {
             workers_per_device: args.devices.workers_per_device,
-            synthesis_threads: args.synthesis_threads,
+            synthesis_threads: args.synthesis_threads.unwrap_or(1),
             verify: true,
             ..EngineConfig::default()
         },
+        auto_synthesis_threads: args.synthesis_threads.is_none(),
         lease_timeout: args.lease_timeout,
         heartbeat: args.heartbeat,
         poll: args.poll,

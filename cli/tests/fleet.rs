@@ -115,7 +115,7 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     let key = KeyRef::bench(CONSTRAINTS, INPUTS, SETUP_SEED).unwrap();
     let jobs: Vec<NewJob> = (0..JOBS)
         .map(|i| NewJob {
-            key,
+            key: key.clone(),
             witness: Witness::BenchSeed(FIRST_SEED + i),
             priority: 0,
             // A starved worker may lose leases without failing anything; the limit

@@ -340,3 +340,106 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
         "serve: {done} proofs, {cancelled} cancelled, {busy} busy answers, {failed} failed by eviction"
     );
 }
+
+/// Proves once through `Prove`; the job's result (done or failed).
+async fn prove_once(client: &mut Client, key_id: &str, witness: &Witness) -> JobResult {
+    let proved = client
+        .prove(proto::SubmitRequest {
+            key_id: key_id.into(),
+            witness: Some(witness.to_proto()),
+        })
+        .await
+        .expect("prove")
+        .into_inner();
+    match proved.outcome {
+        Some(proto::prove_response::Outcome::Result(result)) => result,
+        other => panic!("prove gave {other:?}"),
+    }
+}
+
+/// The user's own circuit through the daemon: a snarkjs `.zkey` loaded from the
+/// server's disk, witnesses sent as the circom `.wtns` and as the arkworks assignment;
+/// each proof checked here against the verifying key read from the `.zkey` itself
+/// (not the server's word). Malformed witnesses fail their own job at synthesis;
+/// a benchmark seed for a `.zkey` key is refused at submit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");
+    let (zkey_path, wtns_path) = (
+        fixtures.join("multi_public.zkey"),
+        fixtures.join("multi_public.wtns"),
+    );
+    let zkey = crucible_files::Zkey::read(&zkey_path).expect("the fixture .zkey");
+    let values = crucible_files::read_witness(&wtns_path).expect("the fixture .wtns");
+    let want_inputs = values[1..=zkey.num_public].to_vec();
+    let vk = crucible_core::ark_groth16::prepare_verifying_key(&zkey.proving_key.vk);
+
+    let cache = TempDir::new("serve-zkey");
+    let mut server = Daemon::start(
+        "serve-zkey",
+        &["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"],
+        &[],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
+    let key = KeyRef::zkey(&zkey_path).unwrap();
+    let loaded = client
+        .load_key(proto::LoadKeyRequest {
+            key_id: "circom".into(),
+            source: Some(key.to_proto()),
+        })
+        .await
+        .expect("load the .zkey")
+        .into_inner();
+    assert_eq!(
+        loaded.constraints, zkey.num_constraints as u64,
+        "{loaded:?}"
+    );
+    assert_eq!(loaded.public_inputs, zkey.num_public as u64, "{loaded:?}");
+
+    let wtns = Witness::Wtns(std::fs::read(&wtns_path).unwrap().into());
+    for witness in [wtns.clone(), Witness::assignment(&values)] {
+        let result = prove_once(&mut client, "circom", &witness).await;
+        let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{}: {e}", witness.name()));
+        assert_eq!(inputs, want_inputs, "{}", witness.name());
+    }
+
+    let Witness::Wtns(bytes) = &wtns else {
+        unreachable!()
+    };
+    for (witness, says) in [
+        (Witness::Wtns(bytes[..bytes.len() - 5].into()), "wtns"),
+        (Witness::assignment(&values[1..]), "wires"),
+    ] {
+        let result = prove_once(&mut client, "circom", &witness).await;
+        assert_eq!(
+            result.state(),
+            JobState::Failed,
+            "{}: {result:?}",
+            witness.name()
+        );
+        assert_eq!(result.failed_phase, "synthesize", "{result:?}");
+        assert!(
+            result.error.contains(says),
+            "{}: {}",
+            witness.name(),
+            result.error
+        );
+    }
+    let refused = client
+        .submit(proto::SubmitRequest {
+            key_id: "circom".into(),
+            witness: Some(Witness::BenchSeed(1).to_proto()),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+
+    // Still healthy after the failures.
+    let result = prove_once(&mut client, "circom", &wtns).await;
+    assert_eq!(verify(&vk, &result).expect("verifies"), want_inputs);
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+}

@@ -43,6 +43,35 @@ pub fn synthesized_from_r1cs(
     })
 }
 
+/// What a `.zkey` says of its circuit, without the proving key: the sizes and the A
+/// and B matrices (shared with the `Zkey`, not copied), for proving many witnesses.
+#[derive(Clone, Debug)]
+pub struct ZkeyCircuit {
+    /// Public signals (the constant one not counted).
+    pub num_public: usize,
+    /// Wires, the constant one included.
+    pub num_wires: usize,
+    /// Constraints.
+    pub num_constraints: usize,
+    /// Matrix A.
+    pub a: Arc<Matrix<Fr>>,
+    /// Matrix B.
+    pub b: Arc<Matrix<Fr>>,
+}
+
+impl Zkey {
+    /// The circuit this key was made for (cheap: the matrices are shared).
+    pub fn circuit(&self) -> ZkeyCircuit {
+        ZkeyCircuit {
+            num_public: self.num_public,
+            num_wires: self.num_wires,
+            num_constraints: self.num_constraints,
+            a: Arc::clone(&self.a),
+            b: Arc::clone(&self.b),
+        }
+    }
+}
+
 /// The circuit a `.zkey` carries (A and B only) with the full assignment `witness`.
 ///
 /// As snarkjs' prover does, `C·z` is taken to be `A·z ∘ B·z`: each row of C is the
@@ -51,7 +80,7 @@ pub fn synthesized_from_r1cs(
 /// fails verification; pass the `.r1cs` ([`synthesized_from_r1cs`] after
 /// [`Zkey::check_matches`]) to have each constraint checked before proving.
 pub fn synthesized_from_zkey(
-    zkey: &Zkey,
+    zkey: &ZkeyCircuit,
     witness: Vec<Fr>,
     witness_name: &str,
 ) -> Result<Synthesized> {

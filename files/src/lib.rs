@@ -22,7 +22,7 @@ pub mod snarkjs_json;
 mod wtns;
 mod zkey;
 
-pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit};
+pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, ZkeyCircuit};
 pub use encoding::PointError;
 pub use r1cs::R1cs;
 pub use wtns::{read_witness, read_witness_from};

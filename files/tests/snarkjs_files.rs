@@ -118,7 +118,7 @@ fn circom_reduction_proves_with_the_snarkjs_key() {
     let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
     let z = read_witness(&fixture("multi_public.wtns")).unwrap();
     for synthesized in [
-        synthesized_from_zkey(&zkey, z.clone(), "w").unwrap(),
+        synthesized_from_zkey(&zkey.circuit(), z.clone(), "w").unwrap(),
         synthesized_from_r1cs(
             &R1cs::read(&fixture("multi_public.r1cs")).unwrap(),
             z.clone(),
@@ -345,7 +345,7 @@ fn mismatched_files_are_clear_errors() {
     );
 
     let z = read_witness(&fixture("multi_public.wtns")).unwrap();
-    let e = synthesized_from_zkey(&zkey, z[..9].to_vec(), "short.wtns")
+    let e = synthesized_from_zkey(&zkey.circuit(), z[..9].to_vec(), "short.wtns")
         .err()
         .unwrap()
         .to_string();

@@ -5,10 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crucible_core::ark_groth16::VerifyingKey;
-use crucible_core::ark_relations::gr1cs::ConstraintSynthesizer;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
-use crucible_core::groth16::ProvingKey;
-use crucible_core::{Bls12_381, Error, Fr, ProofShape, ProverBackend};
+use crucible_core::groth16::{ProvingKey, Synthesize};
+use crucible_core::{Bls12_381, Error, ProofShape, ProverBackend};
 
 use crate::feed::{JobFeed, Push};
 use crate::ServiceResult;
@@ -42,7 +41,7 @@ pub struct HotKey<C> {
     info: KeyInfo,
 }
 
-impl<C: ConstraintSynthesizer<Fr> + Send + 'static> HotKey<C> {
+impl<C: Synthesize + 'static> HotKey<C> {
     /// Stages `pk` on every device in `backends` (blocking) and starts the engine:
     /// at most `capacity` jobs queued or in flight; `on_take` is called with a job's
     /// id as the engine takes it, `on_done` with each job's outcome.

@@ -2,17 +2,24 @@
 //! agree on, and how a server or worker gets the key itself.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 
-use crucible_core::groth16::ProvingKey;
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::engine::EngineConfig;
+use crucible_core::groth16::{key_shape_for, CircuitMatrices, ProvingKey, Reduction};
 use crucible_core::key_file::{KeyCache, KeySource};
+use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::Domain;
+use crucible_files::Zkey;
 
+use crate::key_circuit::KeyCircuit;
 use crate::proto;
 use crate::{ServiceError, ServiceResult};
 
 /// A proving key's identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KeyRef {
     /// The built-in benchmark circuit's key (`crucible_core::circuit::BenchCircuit`),
     /// from ark-groth16's setup with `setup_seed`, read from the key cache
@@ -25,6 +32,46 @@ pub enum KeyRef {
         /// Seed of the setup's randomness.
         setup_seed: u64,
     },
+    /// A snarkjs `.zkey` at this path on the machine that loads it (proofs use
+    /// snarkjs' reduction).
+    Zkey {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// A key read into memory: what the engine stages and what each job's witness is
+/// checked and assembled against.
+pub struct LoadedKey {
+    /// The proving key.
+    pub pk: ProvingKey,
+    /// The reduction it was made for.
+    pub reduction: Reduction,
+    /// Its circuit, shared by every job.
+    pub circuit: KeyCircuit,
+}
+
+impl LoadedKey {
+    /// The engine configuration of this key on `devices` devices: `base` with the
+    /// key's reduction and, when `auto_threads`, synthesis threads sized for its shape
+    /// (two a worker, at most half the cores, within a quarter of the host memory).
+    pub fn engine_config(
+        &self,
+        base: &EngineConfig,
+        auto_threads: bool,
+        devices: usize,
+    ) -> ServiceResult<EngineConfig> {
+        let mut config = EngineConfig {
+            reduction: self.reduction,
+            ..*base
+        };
+        if auto_threads {
+            let shape = key_shape_for(&self.pk, self.reduction)?;
+            config.synthesis_threads =
+                auto_synthesis_threads_here(config.workers_per_device * devices, &shape);
+        }
+        Ok(config)
+    }
 }
 
 impl KeyRef {
@@ -47,15 +94,13 @@ impl KeyRef {
         })
     }
 
-    /// The circuit's constraints and public inputs (the constant one not counted).
-    pub fn sizes(&self) -> (usize, usize) {
-        match *self {
-            KeyRef::Bench {
-                constraints,
-                inputs,
-                ..
-            } => (constraints, inputs),
+    /// A `.zkey` key; the path must not be empty.
+    pub fn zkey(path: impl Into<PathBuf>) -> ServiceResult<KeyRef> {
+        let path = path.into();
+        if path.as_os_str().is_empty() {
+            return Err(ServiceError::Invalid("a .zkey key needs a path".into()));
         }
+        Ok(KeyRef::Zkey { path })
     }
 
     /// From the gRPC message.
@@ -66,45 +111,73 @@ impl KeyRef {
                 to_usize(b.inputs, "inputs")?,
                 b.setup_seed,
             ),
+            Some(proto::key_source::Source::Zkey(z)) => KeyRef::zkey(&z.path),
             None => Err(ServiceError::Invalid("the key source is missing".into())),
         }
     }
 
     /// As the gRPC message.
     pub fn to_proto(&self) -> proto::KeySource {
-        match *self {
+        let source = match self {
             KeyRef::Bench {
                 constraints,
                 inputs,
                 setup_seed,
-            } => proto::KeySource {
-                source: Some(proto::key_source::Source::Bench(proto::BenchKey {
-                    constraints: constraints as u64,
-                    inputs: inputs as u64,
-                    setup_seed,
-                })),
-            },
+            } => proto::key_source::Source::Bench(proto::BenchKey {
+                constraints: *constraints as u64,
+                inputs: *inputs as u64,
+                setup_seed: *setup_seed,
+            }),
+            KeyRef::Zkey { path } => proto::key_source::Source::Zkey(proto::ZkeyFile {
+                path: path.display().to_string(),
+            }),
+        };
+        proto::KeySource {
+            source: Some(source),
         }
     }
 
-    /// Reads the key (for a benchmark key: from the key cache, generating it there when
-    /// missing or corrupt). Blocking: seconds to minutes for a large key.
-    pub fn load(&self) -> ServiceResult<ProvingKey> {
-        match *self {
-            KeyRef::Bench {
+    /// Reads the key and its circuit (for a benchmark key: the key from the key cache,
+    /// generated there when missing or corrupt, and the circuit's matrices built once).
+    /// Blocking: seconds to minutes for a large key.
+    pub fn load(&self) -> ServiceResult<LoadedKey> {
+        match self {
+            &KeyRef::Bench {
                 constraints,
                 inputs,
                 setup_seed,
             } => {
                 let cache = KeyCache::new(KeyCache::default_dir());
-                let (key, source) =
+                let (pk, source) =
                     cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
                         tracing::info!(path = %path.display(), "generating the proving key {self}");
                     })?;
                 if matches!(source, KeySource::Regenerated { .. }) {
                     tracing::warn!("the key cache file of {self} was corrupt; regenerated it");
                 }
-                Ok(key)
+                let matrices = CircuitMatrices::of(BenchCircuit {
+                    constraints,
+                    inputs,
+                    seed: 0,
+                })?;
+                Ok(LoadedKey {
+                    pk,
+                    reduction: Reduction::Libsnark,
+                    circuit: KeyCircuit::Bench {
+                        matrices,
+                        constraints,
+                        inputs,
+                    },
+                })
+            }
+            KeyRef::Zkey { path } => {
+                let zkey = Zkey::read(path)?;
+                let circuit = KeyCircuit::Zkey(Arc::new(zkey.circuit()));
+                Ok(LoadedKey {
+                    pk: zkey.proving_key,
+                    reduction: Reduction::Circom,
+                    circuit,
+                })
             }
         }
     }
@@ -115,8 +188,8 @@ fn to_usize(value: u64, what: &str) -> ServiceResult<usize> {
         .map_err(|_| ServiceError::Invalid(format!("{what} {value} is too large")))
 }
 
-/// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>`: the form stored in the job
-/// queue and given to `crucible queue submit --key`.
+/// `bench:n=<constraints>,p=<inputs>,seed=<setup seed>` or `zkey:<path>`: the form
+/// stored in the job queue and given to `crucible queue submit --key`.
 impl fmt::Display for KeyRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -125,6 +198,7 @@ impl fmt::Display for KeyRef {
                 inputs,
                 setup_seed,
             } => write!(f, "bench:n={constraints},p={inputs},seed={setup_seed}"),
+            KeyRef::Zkey { path } => write!(f, "zkey:{}", path.display()),
         }
     }
 }
@@ -135,9 +209,12 @@ impl FromStr for KeyRef {
     fn from_str(s: &str) -> ServiceResult<KeyRef> {
         let bad = |why: &str| {
             ServiceError::Invalid(format!(
-                "key reference `{s}`: {why} (expected bench:n=<constraints>,p=<inputs>,seed=<seed>)"
+                "key reference `{s}`: {why} (expected bench:n=<constraints>,p=<inputs>,seed=<seed> or zkey:<path>)"
             ))
         };
+        if let Some(path) = s.strip_prefix("zkey:") {
+            return KeyRef::zkey(path);
+        }
         let fields = s
             .strip_prefix("bench:")
             .ok_or_else(|| bad("unknown kind"))?;
@@ -174,10 +251,14 @@ mod tests {
 
     #[test]
     fn round_trips_through_text_and_proto() {
-        let key = KeyRef::bench(64, 2, 7).unwrap();
-        assert_eq!(key.to_string(), "bench:n=64,p=2,seed=7");
-        assert_eq!(key.to_string().parse::<KeyRef>().unwrap(), key);
-        assert_eq!(KeyRef::from_proto(Some(&key.to_proto())).unwrap(), key);
+        let bench = KeyRef::bench(64, 2, 7).unwrap();
+        assert_eq!(bench.to_string(), "bench:n=64,p=2,seed=7");
+        let zkey = KeyRef::zkey("/keys/chain.zkey").unwrap();
+        assert_eq!(zkey.to_string(), "zkey:/keys/chain.zkey");
+        for key in [bench, zkey] {
+            assert_eq!(key.to_string().parse::<KeyRef>().unwrap(), key);
+            assert_eq!(KeyRef::from_proto(Some(&key.to_proto())).unwrap(), key);
+        }
     }
 
     #[test]
@@ -189,7 +270,8 @@ mod tests {
             "bench:n=64,p=1,seed=0,n=3",
             "bench:n=x,p=1,seed=0",
             "bench:n=0,p=1,seed=0",
-            "zkey:n=64,p=1,seed=0",
+            "zkey:",
+            "pk:n=64,p=1,seed=0",
             "bench:n=64,p=1,seed=0,extra=1",
         ] {
             assert!(bad.parse::<KeyRef>().is_err(), "{bad:?} was accepted");

@@ -22,12 +22,14 @@ use tonic::{Request, Response, Status};
 
 use crate::feed::Push;
 use crate::hot_key::HotKey;
+use crate::job_circuit::JobCircuit;
 use crate::job_table::{has_ended, JobTable};
+use crate::key_circuit::KeyCircuit;
 use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
 use crate::proto::{self, JobResult, JobState};
-use crate::witness::{JobCircuit, Witness};
+use crate::witness::Witness;
 use crate::{metrics_http, ServiceError, ServiceResult};
 
 /// How the server runs.
@@ -40,6 +42,11 @@ pub struct ServeConfig {
     /// Workers per device and synthesis threads of each key's engine (proofs are
     /// always verified).
     pub engine: EngineConfig,
+    /// Size each key's synthesis threads for its shape instead of taking
+    /// `engine.synthesis_threads`.
+    pub auto_synthesis_threads: bool,
+    /// The largest request accepted, in bytes (a `.wtns` of 2^20 wires is 32 MiB).
+    pub max_message_bytes: usize,
     /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
@@ -54,7 +61,7 @@ struct KeyCounters {
 }
 
 struct Resident {
-    key_ref: KeyRef,
+    circuit: KeyCircuit,
     hot: HotKey<JobCircuit>,
     counters: Arc<KeyCounters>,
 }
@@ -172,7 +179,16 @@ impl State {
 
     /// Loads and stages a key and starts its engine (blocking).
     fn start_key(&self, key_id: &str, key_ref: KeyRef) -> ServiceResult<Resident> {
-        let pk = Arc::new(key_ref.load()?);
+        let loaded = key_ref.load()?;
+        let engine = loaded.engine_config(
+            &EngineConfig {
+                verify: true,
+                ..self.config.engine
+            },
+            self.config.auto_synthesis_threads,
+            self.config.devices.len(),
+        )?;
+        let pk = Arc::new(loaded.pk);
         let counters = Arc::new(KeyCounters::default());
         let on_take = {
             let jobs = Arc::clone(&self.jobs);
@@ -201,10 +217,6 @@ impl State {
                 }
             }
         };
-        let engine = EngineConfig {
-            verify: true,
-            ..self.config.engine
-        };
         let hot = HotKey::start(
             self.config.devices.clone(),
             pk,
@@ -214,7 +226,7 @@ impl State {
             on_done,
         )?;
         Ok(Resident {
-            key_ref,
+            circuit: loaded.circuit,
             hot,
             counters,
         })
@@ -298,7 +310,7 @@ impl State {
         let resident = self.resident(&request.key_id)?;
         let witness = Witness::from_proto(request.witness.as_ref()).map_err(status_of)?;
         let id = self.next_job.fetch_add(1, Ordering::SeqCst);
-        let job = witness.job(id, &resident.key_ref).map_err(status_of)?;
+        let job = witness.job(id, &resident.circuit).map_err(status_of)?;
         self.jobs.insert(id, &request.key_id);
         let outcome = match resident.hot.try_push(job) {
             Push::Queued => Outcome::JobId(id),
@@ -416,7 +428,7 @@ impl Prover for ProverService {
             }
         };
         let info = resident.hot.info().clone();
-        let (constraints, public_inputs) = resident.key_ref.sizes();
+        let (constraints, public_inputs) = resident.circuit.sizes();
         self.state
             .keys()
             .insert(key_id.clone(), Slot::Resident(resident));
@@ -592,6 +604,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> ServiceResult<()> {
     let metrics = Metrics::new();
+    let max_message_bytes = config.max_message_bytes;
     let service = ProverService::new(config, Arc::clone(&metrics));
     let exporter = metrics_listener.map(|listener| {
         let state = Arc::clone(&service.state);
@@ -602,7 +615,9 @@ pub async fn serve(
         )
     });
     let result = tonic::transport::Server::builder()
-        .add_service(ProverServer::new(service.clone()))
+        .add_service(
+            ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
+        )
         .serve_with_incoming_shutdown(TcpIncoming::from(grpc), shutdown)
         .await;
     tracing::info!("shutting down: evicting every key");

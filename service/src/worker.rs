@@ -16,10 +16,12 @@ use tokio::sync::mpsc;
 
 use crate::feed::Push;
 use crate::hot_key::HotKey;
+use crate::job_circuit::JobCircuit;
+use crate::key_circuit::KeyCircuit;
 use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::queue::{Claimed, Fenced, Queue, STATES};
-use crate::witness::{JobCircuit, Witness};
+use crate::witness::Witness;
 use crate::{ServiceError, ServiceResult};
 
 /// How a worker runs.
@@ -33,6 +35,9 @@ pub struct WorkerConfig {
     pub devices: Vec<Arc<dyn ProverBackend>>,
     /// Workers per device and synthesis threads (proofs are always verified).
     pub engine: EngineConfig,
+    /// Size each key's synthesis threads for its shape instead of taking
+    /// `engine.synthesis_threads`.
+    pub auto_synthesis_threads: bool,
     /// A running job whose lease is not renewed for this long goes back to the queue.
     pub lease_timeout: Duration,
     /// How often leases are renewed and expired ones requeued.
@@ -86,7 +91,7 @@ struct Worker {
     queue: Queue,
     metrics: Arc<Metrics>,
     held: HeldJobs,
-    keys: HashMap<String, Arc<HotKey<JobCircuit>>>,
+    keys: HashMap<String, WorkerKey>,
     done_tx: mpsc::UnboundedSender<(String, JobOutcome)>,
     summary: WorkerSummary,
     room: usize,
@@ -194,6 +199,13 @@ fn encode(value: &impl CanonicalSerialize) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// A key this worker has staged: its engine and its circuit.
+#[derive(Clone)]
+struct WorkerKey {
+    hot: Arc<HotKey<JobCircuit>>,
+    circuit: KeyCircuit,
+}
+
 impl Worker {
     fn held_count(&self) -> usize {
         lock(&self.held).len()
@@ -224,8 +236,9 @@ impl Worker {
         let witness = Witness::decode(&claimed.witness_kind, &claimed.witness)?;
         let id = u64::try_from(claimed.id)
             .map_err(|_| ServiceError::Invalid(format!("job id {} is negative", claimed.id)))?;
-        let job = witness.job(id, &key)?;
-        let hot = self.hot_key(&claimed.key_ref, key).await?;
+        let resident = self.hot_key(&claimed.key_ref, key).await?;
+        let job = witness.job(id, &resident.circuit)?;
+        let hot = resident.hot;
         match hot.try_push(job) {
             Push::Queued => Ok(()),
             Push::Busy { .. } | Push::Closed(_) => {
@@ -237,12 +250,13 @@ impl Worker {
     }
 
     /// The key's engine, staging the key first if this worker has not yet.
-    async fn hot_key(&mut self, name: &str, key: KeyRef) -> ServiceResult<Arc<HotKey<JobCircuit>>> {
-        if let Some(hot) = self.keys.get(name) {
-            return Ok(Arc::clone(hot));
+    async fn hot_key(&mut self, name: &str, key: KeyRef) -> ServiceResult<WorkerKey> {
+        if let Some(resident) = self.keys.get(name) {
+            return Ok(resident.clone());
         }
         tracing::info!(key = name, "staging the key");
         let started = Instant::now();
+        let auto_threads = self.config.auto_synthesis_threads;
         let (devices, engine, room) = (
             self.config.devices.clone(),
             EngineConfig {
@@ -253,11 +267,12 @@ impl Worker {
         );
         let done = self.done_tx.clone();
         let label = name.to_string();
-        let hot = tokio::task::spawn_blocking(move || {
-            let pk = Arc::new(key.load()?);
-            HotKey::start(
+        let (hot, circuit) = tokio::task::spawn_blocking(move || {
+            let loaded = key.load()?;
+            let engine = loaded.engine_config(&engine, auto_threads, devices.len())?;
+            let hot = HotKey::start(
                 devices,
-                pk,
+                Arc::new(loaded.pk),
                 engine,
                 room,
                 |_: u64| (),
@@ -265,7 +280,8 @@ impl Worker {
                     // The receiver lives as long as the worker; after it, nothing awaits.
                     let _ = done.send((label.clone(), outcome));
                 },
-            )
+            )?;
+            ServiceResult::Ok((hot, loaded.circuit))
         })
         .await
         .map_err(|e| ServiceError::Invalid(format!("staging the key panicked: {e}")))??;
@@ -275,9 +291,12 @@ impl Worker {
             devices = ?hot.info().devices,
             "key staged"
         );
-        let hot = Arc::new(hot);
-        self.keys.insert(name.to_string(), Arc::clone(&hot));
-        Ok(hot)
+        let resident = WorkerKey {
+            hot: Arc::new(hot),
+            circuit,
+        };
+        self.keys.insert(name.to_string(), resident.clone());
+        Ok(resident)
     }
 
     /// Commits a finished job (or records its failure).
@@ -386,7 +405,7 @@ impl Worker {
         let unstarted: Vec<u64> = self
             .keys
             .values()
-            .flat_map(|hot| hot.close())
+            .flat_map(|key| key.hot.close())
             .map(|job| job.id)
             .collect();
         tracing::info!(
@@ -410,7 +429,7 @@ impl Worker {
             self.release(id, "the worker stopped before the proof finished")
                 .await;
         }
-        for (name, hot) in self.keys.drain() {
+        for (name, WorkerKey { hot, .. }) in self.keys.drain() {
             let freed = tokio::time::timeout(
                 self.config.drain_timeout,
                 tokio::task::spawn_blocking(move || hot.wait()),
