@@ -1,4 +1,8 @@
-//! Fresh random inputs: full-width scalars (as a real witness's), and curve points.
+//! Fresh random inputs: full-width scalars (as a real witness's), scalars of which a
+//! share is 0 or 1 (as a bit-decomposition-heavy witness's), and curve points.
+
+use std::fmt;
+use std::str::FromStr;
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
@@ -20,12 +24,98 @@ pub fn random_scalars(len: usize, rng: &mut impl Rng) -> Vec<Fr> {
     out
 }
 
+/// What MSM scalars look like: full width, or with a share `bits` of them 0 or 1 (each
+/// equally likely), as in circuits built from bit decompositions (SHA-256, range
+/// checks), where most witness values are bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScalarMix {
+    /// The share of scalars that are 0 or 1, in [0, 1].
+    pub bits: f64,
+}
+
+impl ScalarMix {
+    /// Every scalar full width.
+    pub const FULL: ScalarMix = ScalarMix { bits: 0.0 };
+}
+
+/// `full` or `bits=<share>` (e.g. `bits=0.9`).
+impl FromStr for ScalarMix {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<ScalarMix, String> {
+        let bad = || {
+            format!("`{s}` is not a scalar mix (expected `full` or `bits=<share in 0..1>`, e.g. bits=0.9)")
+        };
+        if s == "full" {
+            return Ok(ScalarMix::FULL);
+        }
+        let share: f64 = s
+            .strip_prefix("bits=")
+            .ok_or_else(bad)?
+            .parse()
+            .map_err(|_| bad())?;
+        if !(0.0..=1.0).contains(&share) {
+            return Err(bad());
+        }
+        Ok(ScalarMix { bits: share })
+    }
+}
+
+impl fmt::Display for ScalarMix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.bits == 0.0 {
+            write!(f, "full")
+        } else {
+            write!(f, "bits={}", self.bits)
+        }
+    }
+}
+
+/// `len` random scalars of `mix`, drawn in parallel from `rng`.
+pub fn mixed_scalars(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<Fr> {
+    if mix.bits == 0.0 {
+        return random_scalars(len, rng);
+    }
+    let seeds: Vec<u64> = (0..len.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
+    let mut out = vec![Fr::from(0u64); len];
+    out.par_chunks_mut(CHUNK)
+        .zip(seeds)
+        .for_each(|(chunk, seed)| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            chunk.iter_mut().for_each(|x| {
+                *x = if rng.gen_bool(mix.bits) {
+                    Fr::from(u64::from(rng.gen::<bool>()))
+                } else {
+                    Fr::rand(&mut rng)
+                }
+            });
+        });
+    out
+}
+
 /// Random bases: core's, which synthetic keys share.
 pub use crucible_core::random_points::random_bases;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bit_heavy_mix_has_its_share_of_zeros_and_ones() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let mix: ScalarMix = "bits=0.9".parse().unwrap();
+        let s = mixed_scalars(20_000, mix, &mut rng);
+        let bits = s
+            .iter()
+            .filter(|x| **x == Fr::from(0u64) || **x == Fr::from(1u64))
+            .count();
+        assert!((17_600..18_400).contains(&bits), "{bits} of 20000 are bits");
+        assert_eq!(mix.to_string().parse::<ScalarMix>().unwrap(), mix);
+        for bad in ["bits=1.5", "bits=", "half", "bits=-0.1"] {
+            assert!(bad.parse::<ScalarMix>().is_err(), "{bad}");
+        }
+        assert_eq!("full".parse::<ScalarMix>().unwrap(), ScalarMix::FULL);
+    }
 
     #[test]
     fn scalars_are_fresh_and_full_width() {

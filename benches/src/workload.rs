@@ -17,7 +17,7 @@ use crucible_core::{
 };
 
 use crate::op::prove_shape;
-use crate::{random_bases, random_scalars, Op};
+use crate::{mixed_scalars, random_bases, random_scalars, Op, ScalarMix};
 
 /// The times of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,11 +78,15 @@ pub enum Task {
     MsmG1 {
         /// Terms.
         len: usize,
+        /// What its scalars look like.
+        mix: ScalarMix,
     },
     /// A G2 MSM of `len` terms.
     MsmG2 {
         /// Terms.
         len: usize,
+        /// What its scalars look like.
+        mix: ScalarMix,
     },
     /// A whole proof.
     Prove(ProveTask),
@@ -105,14 +109,35 @@ impl Task {
             Op::Ntt => ntt(NttKind::Forward),
             Op::Intt => ntt(NttKind::Inverse),
             Op::CosetNtt => ntt(NttKind::CosetForward),
-            Op::MsmG1 => Task::MsmG1 { len: size },
-            Op::MsmG2 => Task::MsmG2 { len: size },
+            Op::MsmG1 => Task::MsmG1 {
+                len: size,
+                mix: ScalarMix::FULL,
+            },
+            Op::MsmG2 => Task::MsmG2 {
+                len: size,
+                mix: ScalarMix::FULL,
+            },
             Op::Prove => Task::Prove(ProveTask {
                 key: key(size)?,
                 constraints: size,
                 inputs: crate::PROVE_INPUTS,
             }),
         })
+    }
+}
+
+impl Task {
+    /// The same task with MSM scalars of `mix`; an error for a task without an MSM
+    /// of its own (an NTT, or a proof, whose scalars are its circuit's).
+    pub fn with_scalar_mix(self, mix: ScalarMix) -> Result<Task> {
+        match self {
+            Task::MsmG1 { len, .. } => Ok(Task::MsmG1 { len, mix }),
+            Task::MsmG2 { len, .. } => Ok(Task::MsmG2 { len, mix }),
+            _ if mix == ScalarMix::FULL => Ok(self),
+            _ => Err(Error::InvalidInput(
+                "a scalar mix applies to msm-g1 and msm-g2 only".into(),
+            )),
+        }
     }
 }
 
@@ -133,8 +158,8 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
             }));
             vec![plan]
         }
-        Task::MsmG1 { len } => msm_plans(backend, ElementKind::G1, *len)?,
-        Task::MsmG2 { len } => msm_plans(backend, ElementKind::G2, *len)?,
+        Task::MsmG1 { len, .. } => msm_plans(backend, ElementKind::G1, *len)?,
+        Task::MsmG2 { len, .. } => msm_plans(backend, ElementKind::G2, *len)?,
         Task::Prove(task) => prove_plans(backend, task.constraints, task.inputs)?,
     })
 }
@@ -225,6 +250,7 @@ struct MsmState<G: MsmGroup> {
     bases: G::Buf,
     work: Lease,
     scalars: ScalarBuf,
+    mix: ScalarMix,
 }
 
 impl<G: MsmGroup> MsmState<G> {
@@ -232,6 +258,7 @@ impl<G: MsmGroup> MsmState<G> {
         backend: &dyn ProverBackend,
         plans: Vec<MemoryPlan>,
         len: usize,
+        mix: ScalarMix,
         rng: &mut StdRng,
     ) -> Result<Self> {
         let [bases_plan, work_plan] = <[MemoryPlan; 2]>::try_from(plans)
@@ -252,11 +279,12 @@ impl<G: MsmGroup> MsmState<G> {
             bases,
             work,
             scalars,
+            mix,
         })
     }
 
     fn run(&mut self, backend: &dyn ProverBackend, rng: &mut StdRng) -> Result<RunTimes> {
-        let scalars = random_scalars(self.scalars.len(), rng);
+        let scalars = mixed_scalars(self.scalars.len(), self.mix, rng);
         let t0 = Instant::now();
         G::stage(backend, &mut self.bases_lease, self.bases, &self.points)?;
         backend.stage_scalars(&mut self.work, self.scalars, &scalars)?;
@@ -330,8 +358,12 @@ impl<'a> Workload<'a> {
                     buf,
                 }
             }
-            Task::MsmG1 { len } => State::MsmG1(MsmState::new(backend, plans, len, &mut rng)?),
-            Task::MsmG2 { len } => State::MsmG2(MsmState::new(backend, plans, len, &mut rng)?),
+            Task::MsmG1 { len, mix } => {
+                State::MsmG1(MsmState::new(backend, plans, len, mix, &mut rng)?)
+            }
+            Task::MsmG2 { len, mix } => {
+                State::MsmG2(MsmState::new(backend, plans, len, mix, &mut rng)?)
+            }
             Task::Prove(task) => State::Prove(task),
         };
         Ok(Workload {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use crucible_benches::{
-    measure, op_plans, total_bytes, Measurement, Op, Task, Workload, PROVE_INPUTS,
+    measure, op_plans, total_bytes, Measurement, Op, ScalarMix, Task, Workload, PROVE_INPUTS,
 };
 use crucible_core::priority;
 use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
@@ -48,6 +48,10 @@ pub struct BenchArgs {
     /// proofs do not verify.
     #[arg(long)]
     synthetic_key: bool,
+    /// MSM scalars: `full` (uniform 255-bit), or `bits=<share>`: that share of them 0
+    /// or 1, as in bit-decomposition-heavy witnesses (msm-g1 and msm-g2 only).
+    #[arg(long, default_value = "full")]
+    scalars: ScalarMix,
     /// Cap on each device's budget (`16GiB`): `prove` then runs the fastest schedule
     /// that fits it (streamed bases, sequenced domain vectors).
     #[arg(long, value_parser = parse::memory)]
@@ -244,7 +248,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
                     return Ok(Arc::new(synthetic_key(n, PROVE_INPUTS, args.seed)?));
                 }
                 Ok(Arc::new(load_key(n, PROVE_INPUTS, args.seed)?.key))
-            })?;
+            })?
+            .with_scalar_mix(args.scalars)?;
             Ok((size, task))
         })
         .collect::<Result<_, CliError>>()?;
@@ -281,6 +286,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     bar.finish_and_clear();
     rows.sort_by_key(|r| r.size);
 
+    if args.scalars != ScalarMix::FULL {
+        println!(
+            "scalars: {} (that share of them 0 or 1, the rest full width)",
+            args.scalars
+        );
+    }
     println!("{}", text_table(args.op, &rows));
     if !rows.iter().any(|r| r.info.name == "cpu") {
         println!("(add cpu to --backend for the speed-up columns)");

@@ -5,13 +5,13 @@
 # proofs sent over gRPC by `crucible client bench` from concurrent clients. Same
 # backend, devices, workers per device and synthesis threads; each prints proofs per
 # second; every proof is verified by the engine (and, for the daemon, by the client).
-# With --synthesis-threads S > 1 both run once more with S host threads synthesizing
-# ahead of the devices.
+# Both run with each of the --synthesis-threads values given (comma-separated; `auto`
+# leaves the flag out, so each sizes its host threads itself).
 #
 #   service/bench/serve-vs-prove.sh [--backend cuda] [--constraints 2^20] [--proofs 64]
-#       [--workers-per-device 2] [--concurrency 16] [--synthesis-threads 8] [--port 50051]
+#       [--workers-per-device 2] [--concurrency 16] [--synthesis-threads 1,auto] [--port 50051]
 set -euo pipefail
-backend=cuda constraints='2^20' proofs=64 workers=2 concurrency=16 synthesis=8 port=50051
+backend=cuda constraints='2^20' proofs=64 workers=2 concurrency=16 synthesis=1,auto port=50051
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend=$2 ;;
@@ -30,17 +30,23 @@ case "$constraints" in
   *) n=$constraints ;;
 esac
 
+threads_flag() { # synthesis threads: a number, or auto (no flag)
+  [ "$1" = auto ] || echo "--synthesis-threads $1"
+}
+
 prove_bench() { # synthesis threads
-  echo "== crucible prove --backend $backend --constraints $n --proofs $proofs --workers-per-device $workers --synthesis-threads $1"
+  echo "== crucible prove --backend $backend --constraints $n --proofs $proofs --workers-per-device $workers $(threads_flag "$1")"
+  # shellcheck disable=SC2046
   crucible prove --backend "$backend" --constraints "$n" --proofs "$proofs" --workers-per-device "$workers" \
-    --synthesis-threads "$1" | grep -E 'proofs/second|verified|budget of|busy'
+    $(threads_flag "$1") | grep -E 'proofs/second|verified|budget of|busy|synthesis threads'
 }
 
 serve_bench() { # synthesis threads
-  echo "== crucible serve --backend $backend --workers-per-device $workers --synthesis-threads $1; crucible client bench --proofs $proofs --concurrency $concurrency"
+  echo "== crucible serve --backend $backend --workers-per-device $workers $(threads_flag "$1"); crucible client bench --proofs $proofs --concurrency $concurrency"
   local log status=0 server
   log=$(mktemp)
-  crucible serve --backend "$backend" --workers-per-device "$workers" --synthesis-threads "$1" \
+  # shellcheck disable=SC2046
+  crucible serve --backend "$backend" --workers-per-device "$workers" $(threads_flag "$1") \
     --listen "127.0.0.1:$port" >"$log" 2>&1 &
   server=$!
   for _ in $(seq 600); do
@@ -56,10 +62,8 @@ serve_bench() { # synthesis threads
   return $status
 }
 status=0
-prove_bench 1 || status=$?
-serve_bench 1 || status=$?
-if [ "$synthesis" -gt 1 ]; then
-  prove_bench "$synthesis" || status=$?
-  serve_bench "$synthesis" || status=$?
-fi
+for s in ${synthesis//,/ }; do
+  prove_bench "$s" || status=$?
+  serve_bench "$s" || status=$?
+done
 exit $status
