@@ -62,6 +62,8 @@ enum Scalars {
     /// 0 or 1, as most witness values of real circuits: one bucket of window 0 holds
     /// about half the terms.
     Boolean,
+    /// Nine in ten 0 or 1, the rest full width: a bit-decomposition circuit's witness.
+    BitHeavy,
 }
 
 /// Base patterns of the edge cases.
@@ -92,6 +94,13 @@ fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
                 }
             }
             Scalars::Boolean => Fr::from(rng.gen::<bool>()),
+            Scalars::BitHeavy => {
+                if rng.gen_ratio(9, 10) {
+                    Fr::from(rng.gen::<bool>())
+                } else {
+                    Fr::rand(rng)
+                }
+            }
         })
         .collect()
 }
@@ -184,23 +193,18 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
             check::<G>(backend, &b, &s, 0, 0, n)
         });
     }
-    // The largest size once more with boolean scalars: a bucket that spans thousands
-    // of a GPU's work chunks.
+    // The largest size once more with boolean and bit-heavy scalars: a bucket that
+    // spans thousands of a GPU's work chunks.
     let largest = 1usize << max_log;
-    r.case(
-        &format!("msm-{}/scalars-boolean/n={largest}", G::NAME),
-        |rng| {
-            let b = bases::<G>(rng, largest, Bases::Random);
-            check::<G>(
-                backend,
-                &b,
-                &scalars(rng, largest, Scalars::Boolean),
-                0,
-                0,
-                largest,
-            )
-        },
-    );
+    for sk in [Scalars::Boolean, Scalars::BitHeavy] {
+        r.case(
+            &format!("msm-{}/scalars-{sk:?}/n={largest}", G::NAME).to_lowercase(),
+            |rng| {
+                let b = bases::<G>(rng, largest, Bases::Random);
+                check::<G>(backend, &b, &scalars(rng, largest, sk), 0, 0, largest)
+            },
+        );
+    }
     let n = (1usize << max_log.min(10)) + 3;
     for sk in [
         Scalars::Zero,
@@ -209,6 +213,7 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
         Scalars::TopBits,
         Scalars::SmallAndSparse,
         Scalars::Boolean,
+        Scalars::BitHeavy,
     ] {
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(),

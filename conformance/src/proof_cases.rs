@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::circuit::{BenchCircuit, BitHeavyCircuit};
 use crucible_core::groth16::{KeyOptions, Proof, ProvingKey, Reduction};
 use crucible_core::key_file::generate_key;
 use crucible_core::Bls12_381;
@@ -56,10 +56,37 @@ fn key_for(
 
 /// Circuits whose constraints + inputs + 1 land on 2^k − 1, 2^k and 2^k + 1, with 0, 1
 /// and several public inputs, with ark-groth16's reduction; and with snarkjs' reduction
-/// on 2^k − 1 and 2^k + 1.
+/// on 2^k − 1 and 2^k + 1. Then bit-heavy witnesses (90 % and 99 % of the witness 0 or
+/// 1, as in bit-decomposition circuits), whose A, B and L MSMs are mostly 0/1 scalars.
 pub fn run(r: &mut Runner<'_>) {
     let backend = r.backend;
     let k = r.config.proof_log_size;
+    for per_mille in [900u16, 990] {
+        let (constraints, inputs) = ((1usize << k) - 3, 2);
+        let name = format!("proof-bit-heavy/constraints={constraints}/bits={per_mille}-per-mille");
+        r.case(&name, |rng| {
+            let seed = ark_std::rand::Rng::gen::<u64>(rng);
+            let circuit = |seed| BitHeavyCircuit {
+                constraints,
+                inputs,
+                seed,
+                bits_per_mille: per_mille,
+            };
+            let mut setup_rng = StdRng::seed_from_u64(seed);
+            let pk = ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+                circuit(seed),
+                &mut setup_rng,
+            )
+            .map_err(|e| format!("setup failed: {e}"))?;
+            compare_with_arkworks_under(
+                backend,
+                Arc::new(pk),
+                circuit(seed.wrapping_add(1)),
+                rng,
+                &KeyOptions::default(),
+            )
+        });
+    }
     for (reduction, tag, deltas) in [
         (Reduction::Libsnark, "proof", &[-1i64, 0, 1][..]),
         (Reduction::Circom, "proof-circom", &[-1i64, 1][..]),

@@ -71,3 +71,32 @@ fn synthesis_rate() {
         n as f64 / secs / 1e6
     );
 }
+
+#[test]
+fn a_bit_heavy_circuit_has_its_share_of_bits_and_the_bench_shape() {
+    use crucible_core::circuit::BitHeavyCircuit;
+    for (constraints, inputs, per_mille) in
+        [(1000, 1, 900), (1023, 0, 990), (64, 3, 0), (64, 2, 1000)]
+    {
+        let c = BitHeavyCircuit {
+            constraints,
+            inputs,
+            seed: 5,
+            bits_per_mille: per_mille,
+        };
+        let s = synthesize(c).unwrap();
+        assert_eq!(s.shape, BenchCircuit::shape(constraints, inputs).unwrap());
+        evaluate(&s).expect("the witness satisfies every constraint");
+        let witness = &s.assignment[inputs + 1..];
+        let bits = witness
+            .iter()
+            .filter(|v| {
+                **v == crucible_core::Fr::from(0u64) || **v == crucible_core::Fr::from(1u64)
+            })
+            .count();
+        let rows = (0..constraints).filter(|&i| c.is_bit_row(i)).count();
+        assert_eq!(rows, constraints * per_mille as usize / 1000, "{c:?}");
+        // Chain values are full width (0 or 1 only by a 2^-250 chance).
+        assert_eq!(bits, rows, "{c:?}");
+    }
+}
