@@ -9,12 +9,16 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod device;
+mod adapter;
+mod batch;
+mod context;
 mod error;
 pub mod field;
 mod memory;
 mod msm;
 mod ntt;
+mod params;
+mod shaders;
 
 use std::sync::Arc;
 
@@ -26,12 +30,15 @@ use crucible_core::{
     PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
-pub use device::{DeviceLimits, WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
+pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
+pub use context::DeviceLimits;
 pub use error::WgpuError;
 
-use device::{Batch, Context, Module, QueueSync};
+use batch::Batch;
+use context::{Context, QueueSync};
 use field::Program;
 use memory::DeviceBuffer;
+use shaders::Module;
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
@@ -41,7 +48,7 @@ pub struct WgpuBackend {
 }
 
 impl WgpuBackend {
-    fn from_opened(opened: device::Opened) -> Self {
+    fn from_opened(opened: adapter::Opened) -> Self {
         WgpuBackend {
             info: opened.info,
             budget: opened.budget,
@@ -51,7 +58,7 @@ impl WgpuBackend {
 
     /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
     pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
-        device::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
+        adapter::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
     }
 
     /// The limits this instance works within.
@@ -290,7 +297,7 @@ pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Pro
     let unavailable = |e: WgpuError| Probe::Unavailable {
         reason: e.to_string(),
     };
-    match device::open_each(options, wgpu_options) {
+    match adapter::open_each(options, wgpu_options) {
         Ok(opened) => opened
             .into_iter()
             .map(|o| match o {

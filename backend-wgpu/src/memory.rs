@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 
-use crate::device::Context;
+use crate::context::Context;
 use crate::error::WgpuError;
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 
@@ -162,7 +162,7 @@ pub fn read_words(
     let mut done = 0;
     while done < bytes {
         let n = (bytes - done).min(staging.size());
-        let mut batch = crate::device::Batch::new(ctx, None, "reading back");
+        let mut batch = crate::batch::Batch::new(ctx, None, "reading back");
         batch.copy(src, offset + done, staging, n);
         batch.submit()?;
         let (sender, mapped) = std::sync::mpsc::channel();

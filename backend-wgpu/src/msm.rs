@@ -15,10 +15,13 @@ use crucible_core::{
     check_span, combine_windows, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result,
 };
 
-use crate::device::{Batch, Context, Module};
+use crate::batch::Batch;
+use crate::context::Context;
 use crate::field::{projective_words, read_projective, DeviceElement, Program, FR_WORDS};
 use crate::memory::{check_kind, read_words, DeviceBuffer};
 use crate::ntt::{finish, PARAMS_ITEM};
+use crate::params::MsmParams;
+use crate::shaders::Module;
 
 /// Points one accumulation task adds at most. Small enough that a G2 task stays well
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
@@ -216,28 +219,6 @@ where
         ));
     }
     plan
-}
-
-/// Parameters of one MSM dispatch (`MsmParams` in shaders/msm_common.wgsl).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct MsmParams {
-    n: u32,
-    windows: u32,
-    window_bits: u32,
-    buckets: u32,
-    task_size: u32,
-    max_tasks: u32,
-    scalar_offset: u32,
-    base_offset: u32,
-    count: u32,
-    ext: u32,
-    prog_start: u32,
-    prog_len: u32,
-    round: u32,
-    level: u32,
-    m_in: u32,
-    m_out: u32,
 }
 
 struct Scratch {

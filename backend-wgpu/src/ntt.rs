@@ -5,32 +5,19 @@ use crucible_core::{
     Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf,
 };
 
-use crate::device::{Batch, Context, Module};
+use crate::batch::Batch;
+use crate::context::Context;
 use crate::error::{check_len, WgpuError};
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 use crate::memory::{check_kind, DeviceBuffer};
+use crate::params::NttParams;
+use crate::shaders::Module;
 
 /// Plan item of the twiddle tables.
 pub const TWIDDLES_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddles");
 
 /// Plan item of the uniform buffer holding every dispatch's parameters.
 pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
-
-/// Parameters of one NTT-module dispatch (`NttParams` in shaders/ntt.wgsl).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct NttParams {
-    count: u32,
-    base: u32,
-    log_n: u32,
-    stage: u32,
-    lo_chunk: u32,
-    hi_chunk: u32,
-    log_chunk: u32,
-    tw_log_lo: u32,
-    c: [u32; FR_WORDS],
-    h: [u32; FR_WORDS],
-}
 
 fn words(x: Fr) -> [u32; FR_WORDS] {
     let mut w = [0u32; FR_WORDS];

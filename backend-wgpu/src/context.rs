@@ -1,0 +1,243 @@
+//! The device and queue of one adapter: limits, error scopes, shader modules and
+//! pipelines compiled once, buffer creation, and the queue sync a lease waits on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crucible_core::DeviceSync;
+
+use crate::error::WgpuError;
+use crate::params::PARAMS_BYTES;
+use crate::shaders::{Module, WORKGROUP};
+
+/// The limits this backend works within, derived from the adapter's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Largest buffer bound to one shader binding, and so the largest buffer chunk:
+    /// the smaller of `max_storage_buffer_binding_size` and `max_buffer_size`.
+    pub binding_bytes: u64,
+    /// Alignment of uniform parameter slots.
+    pub uniform_align: u64,
+    /// Largest dispatch along one dimension, in workgroups.
+    pub max_workgroups: u32,
+}
+
+impl DeviceLimits {
+    /// The limits of a device with `limits`, bindings capped at `cap` bytes if given.
+    pub(crate) fn new(limits: &wgpu::Limits, cap: Option<u64>) -> Self {
+        let adapter = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        DeviceLimits {
+            binding_bytes: cap.map_or(adapter, |c| c.min(adapter)),
+            uniform_align: u64::from(limits.min_uniform_buffer_offset_alignment).max(16),
+            max_workgroups: limits.max_compute_workgroups_per_dimension.max(1),
+        }
+    }
+
+    /// Elements of `bytes_each` bytes per buffer chunk: the largest power of two that
+    /// fits one binding (powers of two keep NTT stages aligned to chunks).
+    pub fn chunk_len(&self, bytes_each: u64) -> usize {
+        let most = (self.binding_bytes / bytes_each).clamp(1, 1 << 31);
+        1usize << (63 - most.leading_zeros())
+    }
+
+    /// Bytes of one uniform parameter slot.
+    pub fn params_slot(&self) -> u64 {
+        PARAMS_BYTES.div_ceil(self.uniform_align) * self.uniform_align
+    }
+
+    /// Bytes of the parameter buffer every operation leases.
+    pub fn params_bytes(&self) -> u64 {
+        PARAMS_SLOTS * self.params_slot()
+    }
+}
+
+/// Dispatch parameter slots per submission.
+pub const PARAMS_SLOTS: u64 = 64;
+
+/// One wgpu device and everything created on it once.
+pub struct Context {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// Limits this backend respects.
+    pub limits: DeviceLimits,
+    lost: Arc<Mutex<Option<String>>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+    modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
+    pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The guarded values are plain records; a panic elsewhere cannot leave them torn.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Context {
+    /// The context of a freshly requested `device`: a lost device and errors outside
+    /// any scope are recorded from here on, for [`Context::check_alive`] to report.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, limits: DeviceLimits) -> Self {
+        let lost = Arc::new(Mutex::new(None));
+        let lost_flag = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            *lock(&lost_flag) = Some(format!("{reason:?}: {message}"));
+        });
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&uncaptured);
+        // Errors outside our scopes would otherwise panic inside wgpu; record them instead.
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            lock(&sink).push(e.to_string());
+        }));
+        Context {
+            device,
+            queue,
+            limits,
+            lost,
+            uncaptured,
+            modules: Default::default(),
+            pipelines: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Fails if the device was lost or reported an error outside any error scope.
+    pub fn check_alive(&self) -> Result<(), WgpuError> {
+        if let Some(reason) = lock(&self.lost).clone() {
+            return Err(WgpuError::DeviceLost(reason));
+        }
+        let mut errors = lock(&self.uncaptured);
+        if !errors.is_empty() {
+            let all = errors.join("; ");
+            errors.clear();
+            return Err(WgpuError::Uncaptured(all));
+        }
+        Ok(())
+    }
+
+    /// Runs `f` inside out-of-memory, validation and internal error scopes; any error
+    /// they catch (or a lost device) is returned instead of `f`'s value.
+    pub fn scoped<T>(&self, during: &str, f: impl FnOnce() -> T) -> Result<T, WgpuError> {
+        self.check_alive()?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let value = f();
+        let internal = pollster::block_on(internal.pop());
+        let validation = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(oom.pop());
+        let during = during.to_string();
+        if let Some(e) = oom {
+            return Err(WgpuError::OutOfMemory {
+                during,
+                message: e.to_string(),
+            });
+        }
+        if let Some(e) = validation {
+            return Err(WgpuError::Validation {
+                during,
+                message: format!("{e:?}"),
+            });
+        }
+        if let Some(e) = internal {
+            return Err(WgpuError::Internal {
+                during,
+                message: e.to_string(),
+            });
+        }
+        self.check_alive()?;
+        Ok(value)
+    }
+
+    /// Blocks until every submitted command has finished.
+    pub fn wait(&self) -> Result<(), WgpuError> {
+        self.check_alive()?;
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        self.check_alive()
+    }
+
+    fn module(&self, module: Module) -> Result<&wgpu::ShaderModule, WgpuError> {
+        self.modules[module.index()]
+            .get_or_init(|| {
+                self.scoped(&format!("compiling shader module {module:?}"), || {
+                    self.device
+                        .create_shader_module(wgpu::ShaderModuleDescriptor {
+                            label: Some(&format!("crucible {module:?}")),
+                            source: wgpu::ShaderSource::Wgsl(module.source().into()),
+                        })
+                })
+                .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| WgpuError::Internal {
+                during: format!("compiling shader module {module:?}"),
+                message: e.clone(),
+            })
+    }
+
+    /// The compute pipeline of `entry` in `module`, compiled on first use.
+    pub fn pipeline(
+        &self,
+        module: Module,
+        entry: &'static str,
+    ) -> Result<wgpu::ComputePipeline, WgpuError> {
+        if let Some(p) = lock(&self.pipelines).get(&(module, entry)) {
+            return Ok(p.clone());
+        }
+        let shader = self.module(module)?;
+        let pipeline = self.scoped(&format!("creating pipeline {module:?}::{entry}"), || {
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: None,
+                    module: shader,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        })?;
+        lock(&self.pipelines).insert((module, entry), pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error).
+    pub fn create_buffer(
+        &self,
+        label: impl std::fmt::Display,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer, WgpuError> {
+        let label = label.to_string();
+        let label = label.as_str();
+        if bytes > self.device.limits().max_buffer_size {
+            return Err(WgpuError::Unsupported(format!(
+                "buffer `{label}` of {bytes} bytes exceeds the adapter's limit"
+            )));
+        }
+        self.scoped(&format!("allocating `{label}` ({bytes} bytes)"), || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
+    /// Workgroup counts (x, y) covering `threads` threads, 64 per workgroup.
+    pub fn grid(&self, threads: u32) -> (u32, u32) {
+        let groups = threads.div_ceil(WORKGROUP);
+        let x = groups.min(self.limits.max_workgroups);
+        (x, groups.div_ceil(x.max(1)))
+    }
+}
+
+/// Waits for a wgpu device's queue: what a [`crucible_core::Lease`] calls after freeing
+/// its buffers and before returning its budget.
+pub struct QueueSync(pub Arc<Context>);
+
+impl DeviceSync for QueueSync {
+    fn synchronize(&self) -> crucible_core::Result<()> {
+        Ok(self.0.wait()?)
+    }
+}
