@@ -36,6 +36,11 @@ pub struct ScalarMix {
 impl ScalarMix {
     /// Every scalar full width.
     pub const FULL: ScalarMix = ScalarMix { bits: 0.0 };
+
+    /// The share of bits in thousandths, rounded (as the bit-heavy circuit takes it).
+    pub fn per_mille(&self) -> u16 {
+        (self.bits * 1000.0).round() as u16
+    }
 }
 
 /// `full` or `bits=<share>` (e.g. `bits=0.9`).

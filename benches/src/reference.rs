@@ -2,13 +2,18 @@
 //! baseline bench, and the compressed proof bytes they are compared by.
 
 use ark_serialize::CanonicalSerialize;
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::ark_relations::gr1cs::ConstraintSynthesizer;
 use crucible_core::groth16::{Proof, ProvingKey};
 use crucible_core::{Bls12_381, Error, Fr, Result};
 
 /// `ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction` (the
 /// `LibsnarkReduction`, as crucible's pipeline) for `circuit` with `r` and `s`.
-pub fn ark_groth16_prove(pk: &ProvingKey, circuit: BenchCircuit, r: Fr, s: Fr) -> Result<Proof> {
+pub fn ark_groth16_prove<C: ConstraintSynthesizer<Fr>>(
+    pk: &ProvingKey,
+    circuit: C,
+    r: Fr,
+    s: Fr,
+) -> Result<Proof> {
     Ok(ark_groth16::Groth16::<Bls12_381>::create_proof_with_reduction(circuit, pk, r, s)?)
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::circuit::BitHeavyCircuit;
 use crucible_core::groth16::{
     prove, schedule_for, KeyOptions, ProveOptions, ProvingKey, StagedKey,
 };
@@ -56,12 +56,14 @@ fn time_resident(
 /// A whole proof to time: the benchmark circuit's key and sizes.
 #[derive(Clone)]
 pub struct ProveTask {
-    /// Proving key of `BenchCircuit { constraints, inputs }`.
+    /// Proving key of `BitHeavyCircuit { constraints, inputs, bits_per_mille }`.
     pub key: Arc<ProvingKey>,
     /// Constraints of the circuit.
     pub constraints: usize,
     /// Public inputs of the circuit.
     pub inputs: usize,
+    /// Constraints per thousand that check a bit (0: the plain benchmark chain).
+    pub bits_per_mille: u16,
 }
 
 /// What a workload times.
@@ -121,21 +123,27 @@ impl Task {
                 key: key(size)?,
                 constraints: size,
                 inputs: crate::PROVE_INPUTS,
+                bits_per_mille: 0,
             }),
         })
     }
 }
 
 impl Task {
-    /// The same task with MSM scalars of `mix`; an error for a task without an MSM
-    /// of its own (an NTT, or a proof, whose scalars are its circuit's).
+    /// The same task with MSM scalars of `mix` (for a proof: a circuit whose witness
+    /// has that share of bits, [`BitHeavyCircuit`], whose key the caller supplied);
+    /// an error for an NTT.
     pub fn with_scalar_mix(self, mix: ScalarMix) -> Result<Task> {
         match self {
             Task::MsmG1 { len, .. } => Ok(Task::MsmG1 { len, mix }),
             Task::MsmG2 { len, .. } => Ok(Task::MsmG2 { len, mix }),
-            _ if mix == ScalarMix::FULL => Ok(self),
-            _ => Err(Error::InvalidInput(
-                "a scalar mix applies to msm-g1 and msm-g2 only".into(),
+            Task::Prove(task) => Ok(Task::Prove(ProveTask {
+                bits_per_mille: mix.per_mille(),
+                ..task
+            })),
+            Task::Ntt { .. } if mix == ScalarMix::FULL => Ok(self),
+            Task::Ntt { .. } => Err(Error::InvalidInput(
+                "a scalar mix applies to msm-g1, msm-g2 and prove only".into(),
             )),
         }
     }
@@ -416,10 +424,11 @@ impl<'a> Workload<'a> {
 }
 
 fn run_prove(backend: &dyn ProverBackend, task: &ProveTask, rng: &mut StdRng) -> Result<RunTimes> {
-    let circuit = BenchCircuit {
+    let circuit = BitHeavyCircuit {
         constraints: task.constraints,
         inputs: task.inputs,
         seed: rng.gen(),
+        bits_per_mille: task.bits_per_mille,
     };
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let t0 = Instant::now();

@@ -10,6 +10,7 @@ use clap::Args;
 use crucible_benches::{
     measure, op_plans, total_bytes, Measurement, Op, ScalarMix, Task, Workload, PROVE_INPUTS,
 };
+use crucible_core::key_file::BenchKeyId;
 use crucible_core::priority;
 use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
 use crucible_core::synthetic_key::synthetic_key;
@@ -17,7 +18,7 @@ use crucible_core::{BackendInfo, ProverBackend};
 use serde_json::json;
 
 use crate::memory_watch::MemoryWatch;
-use crate::output::{load_key, progress_bar, table};
+use crate::output::{load_key_id, progress_bar, table};
 use crate::parse::{self, SizeList};
 use crate::plot::{write_svg, Series};
 use crate::CliError;
@@ -49,7 +50,8 @@ pub struct BenchArgs {
     #[arg(long)]
     synthetic_key: bool,
     /// MSM scalars: `full` (uniform 255-bit), or `bits=<share>`: that share of them 0
-    /// or 1, as in bit-decomposition-heavy witnesses (msm-g1 and msm-g2 only).
+    /// or 1, as in bit-decomposition-heavy witnesses; for `prove`, the circuit's
+    /// witness (that share of its constraints check a bit; its own key). Not for NTTs.
     #[arg(long, default_value = "full")]
     scalars: ScalarMix,
     /// Cap on each device's budget (`16GiB`): `prove` then runs the fastest schedule
@@ -247,7 +249,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
                     );
                     return Ok(Arc::new(synthetic_key(n, PROVE_INPUTS, args.seed)?));
                 }
-                Ok(Arc::new(load_key(n, PROVE_INPUTS, args.seed)?.key))
+                let id = BenchKeyId {
+                    constraints: n,
+                    inputs: PROVE_INPUTS,
+                    seed: args.seed,
+                    bits_per_mille: args.scalars.per_mille(),
+                };
+                Ok(Arc::new(load_key_id(&id)?.key))
             })?
             .with_scalar_mix(args.scalars)?;
             Ok((size, task))
@@ -288,7 +296,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
 
     if args.scalars != ScalarMix::FULL {
         println!(
-            "scalars: {} (that share of them 0 or 1, the rest full width)",
+            "scalars: {} (that share of them 0 or 1, the rest full width; prove: of the witness)",
             args.scalars
         );
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crucible_core::groth16::ProvingKey;
-use crucible_core::key_file::{KeyCache, KeySource};
+use crucible_core::key_file::{BenchKeyId, KeyCache, KeySource};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::CliError;
@@ -101,13 +101,14 @@ impl LoadedKey {
     }
 }
 
-/// Gets the key for `BenchCircuit { constraints, inputs }` with setup seed `seed` from
-/// the key cache, generating it (with a spinner on stderr) when missing or corrupt.
-pub fn load_key(constraints: usize, inputs: usize, seed: u64) -> Result<LoadedKey, CliError> {
+/// Gets benchmark key `id` (the plain chain's or the bit-heavy circuit's) from the key
+/// cache, generating it (with a spinner on stderr) when missing or corrupt.
+pub fn load_key_id(id: &BenchKeyId) -> Result<LoadedKey, CliError> {
+    let constraints = id.constraints;
     let cache = KeyCache::new(KeyCache::default_dir());
-    let path = cache.path(constraints, inputs, seed);
+    let path = cache.path_of(id);
     let mut spinner: Option<(ProgressBar, Instant)> = None;
-    let result = cache.get_or_generate(constraints, inputs, seed, &mut |path| {
+    let result = cache.get_or_generate_id(id, &mut |path| {
         let message = format!(
             "generating proving key for {constraints} constraints (cached at {})",
             path.display()

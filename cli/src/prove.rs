@@ -9,10 +9,11 @@ use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
-use crucible_benches::Stats;
-use crucible_core::circuit::BenchCircuit;
+use crucible_benches::{ScalarMix, Stats};
+use crucible_core::circuit::BitHeavyCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::groth16::{CircuitMatrices, FixedShape, ProvingKey};
+use crucible_core::key_file::BenchKeyId;
 use crucible_core::registry::select_devices;
 use crucible_core::report::ProofReport;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
@@ -21,7 +22,7 @@ use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
 use crate::memory_watch::MemoryWatch;
-use crate::output::{count, load_key, progress_bar, table};
+use crate::output::{count, load_key_id, progress_bar, table};
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
 use crate::{parse, CliError};
@@ -55,6 +56,11 @@ pub struct ProveArgs {
     /// memory available.
     #[arg(long, value_parser = parse::size)]
     synthesis_threads: Option<usize>,
+    /// The benchmark circuit's witness: `full` (every value full width), or
+    /// `bits=<share>`: that share of the constraints check a bit, so that share of the
+    /// witness is 0 or 1, as in bit-decomposition circuits (its own key).
+    #[arg(long, default_value = "full")]
+    witness: ScalarMix,
     /// Prove with a key of the circuit's shape and pseudo-random points, built in
     /// seconds (a real setup takes minutes from about 2^22 constraints): the same
     /// device work, for timing and memory runs; the proofs do not verify, so
@@ -88,7 +94,7 @@ pub enum Devices {
 /// Everything one proof is made from.
 #[derive(Clone, Copy)]
 struct ProofInputs {
-    circuit: BenchCircuit,
+    circuit: BitHeavyCircuit,
     r: Fr,
     s: Fr,
 }
@@ -98,16 +104,23 @@ pub const MAX_PROOFS: usize = 1 << 20;
 
 /// Proof `id`'s witness seed and r, s, from an RNG seeded by `seed` and `id` alone, so
 /// the jobs are produced one at a time and `--check` can recompute any of them.
-fn proof_inputs(constraints: usize, inputs: usize, seed: u64, id: usize) -> ProofInputs {
+fn proof_inputs(
+    constraints: usize,
+    inputs: usize,
+    seed: u64,
+    bits_per_mille: u16,
+    id: usize,
+) -> ProofInputs {
     // Kept apart from the key's setup randomness, which is also derived from `seed`;
     // the odd multiplier makes every id's stream distinct.
     let stream = seed ^ 0x9e37_79b9_7f4a_7c15 ^ (id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
     let mut rng = StdRng::seed_from_u64(stream);
     ProofInputs {
-        circuit: BenchCircuit {
+        circuit: BitHeavyCircuit {
             constraints,
             inputs,
             seed: rng.gen(),
+            bits_per_mille,
         },
         r: Fr::rand(&mut rng),
         s: Fr::rand(&mut rng),
@@ -158,6 +171,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let seed = args.seed.unwrap_or(0);
+    let bits_per_mille = args.witness.per_mille();
     if !(1..=MAX_PROOFS).contains(&args.proofs) {
         return Err(CliError(format!(
             "--proofs must be between 1 and {MAX_PROOFS} (2^20) in one run, got {}",
@@ -179,8 +193,20 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         }
     };
     say(selected.reason.clone());
+    // Bit rows are spread evenly: exactly constraints · p / 1000 of them.
+    let mix = match bits_per_mille {
+        0 => String::new(),
+        p => format!(
+            ", {} checking a bit (so {:.1} % of the witness is 0 or 1)",
+            count(
+                (constraints as u64).saturating_mul(u64::from(p)) / 1000,
+                "booleanity constraint"
+            ),
+            f64::from(p) / 10.0
+        ),
+    };
     say(format!(
-        "circuit: {}, {}, domain 2^{} ({} points)",
+        "circuit: {}, {}, domain 2^{} ({} points){mix}",
         count(constraints as u64, "constraint"),
         count(setup.inputs as u64, "public input"),
         shape.log_domain,
@@ -228,7 +254,12 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         let key = synthetic_key(constraints, setup.inputs, seed)?;
         (key, "synthetic".to_string(), "synthetic")
     } else {
-        let loaded = load_key(constraints, setup.inputs, seed)?;
+        let loaded = load_key_id(&BenchKeyId {
+            constraints,
+            inputs: setup.inputs,
+            seed,
+            bits_per_mille,
+        })?;
         say(format!(
             "proving key ({}): {}",
             loaded.source_name(),
@@ -249,7 +280,9 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     // The circuit's shape is fixed: its matrices are built once, and each proof's
     // synthesis computes only its assignment (about 9x less host work a proof).
     let t = Instant::now();
-    let matrices = CircuitMatrices::of(proof_inputs(constraints, setup.inputs, seed, 0).circuit)?;
+    let matrices = CircuitMatrices::of(
+        proof_inputs(constraints, setup.inputs, seed, bits_per_mille, 0).circuit,
+    )?;
     say(format!(
         "circuit matrices built once in {:.1} s; each proof synthesizes its assignment only",
         t.elapsed().as_secs_f64()
@@ -261,7 +294,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     ));
     let inputs = setup.inputs;
     let jobs = (0..args.proofs).map(|id| {
-        let p = proof_inputs(constraints, inputs, seed, id);
+        let p = proof_inputs(constraints, inputs, seed, bits_per_mille, id);
         Job {
             id: id as u64,
             circuit: FixedShape {
@@ -290,7 +323,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     let mut results: Vec<ProofResult> = outcomes.into_iter().map(to_result).collect();
     if args.check {
         check_all(&mut results, &pk, |id| {
-            proof_inputs(constraints, inputs, seed, id)
+            proof_inputs(constraints, inputs, seed, bits_per_mille, id)
         });
     }
     if args.json {

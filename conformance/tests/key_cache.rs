@@ -174,6 +174,7 @@ fn a_cache_file_holding_a_key_of_the_wrong_size_is_replaced() {
         constraints: CONSTRAINTS,
         inputs: INPUTS,
         seed: 5,
+        bits_per_mille: 0,
     };
     // A consistent header (hash and length of its body) over a smaller circuit's key.
     let small = generate_key(CONSTRAINTS - 8, INPUTS, 5).unwrap();
@@ -220,6 +221,7 @@ fn concurrent_writers_of_one_cache_file_all_succeed() {
         constraints: CONSTRAINTS,
         inputs: INPUTS,
         seed: 9,
+        bits_per_mille: 0,
     };
     let pk = std::sync::Arc::new(generate_key(CONSTRAINTS, INPUTS, 9).unwrap());
     for round in 0..5 {

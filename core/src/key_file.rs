@@ -17,14 +17,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 
-use crate::circuit::BenchCircuit;
+use crate::circuit::{BenchCircuit, BitHeavyCircuit};
 use crate::groth16::{key_shape, ProvingKey};
 use crate::{Bls12_381, Error, G1Affine, G2Affine, ProofShape, Result};
 
 const MAGIC: &[u8; 8] = b"CRUCPK02";
 const HEADER_BYTES: usize = 8 + 4 * 8 + 32;
 
-/// Which key a cache file holds: the benchmark circuit's sizes and the setup seed.
+/// Which key a cache file holds: the benchmark circuit's sizes, its witness mix and
+/// the setup seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BenchKeyId {
     /// Constraints of the [`BenchCircuit`].
@@ -33,7 +34,14 @@ pub struct BenchKeyId {
     pub inputs: usize,
     /// Seed of the setup randomness.
     pub seed: u64,
+    /// Constraints per thousand that check a bit ([`BitHeavyCircuit`]; 0: the plain
+    /// benchmark chain).
+    pub bits_per_mille: u16,
 }
+
+/// The header's inputs field carries the witness mix in its top 16 bits (0 in files
+/// written before the mix existed, which are plain-chain keys).
+const MIX_SHIFT: u32 = 48;
 
 impl BenchKeyId {
     /// The proof shape of this key's circuit.
@@ -48,7 +56,11 @@ impl std::fmt::Display for BenchKeyId {
             f,
             "{} constraints, {} inputs, seed {}",
             self.constraints, self.inputs, self.seed
-        )
+        )?;
+        if self.bits_per_mille > 0 {
+            write!(f, ", {} bits per mille", self.bits_per_mille)?;
+        }
+        Ok(())
     }
 }
 
@@ -64,7 +76,7 @@ impl Header {
         out.extend_from_slice(MAGIC);
         for field in [
             self.id.constraints as u64,
-            self.id.inputs as u64,
+            self.id.inputs as u64 | u64::from(self.id.bits_per_mille) << MIX_SHIFT,
             self.id.seed,
             self.body_len,
         ] {
@@ -89,8 +101,10 @@ impl Header {
         Ok(Header {
             id: BenchKeyId {
                 constraints: size(0)?,
-                inputs: size(1)?,
+                inputs: usize::try_from(field(1) & ((1 << MIX_SHIFT) - 1))
+                    .map_err(|_| "a size beyond usize")?,
                 seed: field(2),
+                bits_per_mille: (field(1) >> MIX_SHIFT) as u16,
             },
             body_len: field(3),
             hash,
@@ -389,8 +403,28 @@ impl KeyCache {
 
     /// The cache file for a circuit shape and setup seed.
     pub fn path(&self, constraints: usize, inputs: usize, seed: u64) -> PathBuf {
+        self.path_of(&BenchKeyId {
+            constraints,
+            inputs,
+            seed,
+            bits_per_mille: 0,
+        })
+    }
+
+    /// The cache file of key `id`.
+    pub fn path_of(&self, id: &BenchKeyId) -> PathBuf {
+        let BenchKeyId {
+            constraints,
+            inputs,
+            seed,
+            bits_per_mille,
+        } = *id;
+        let mix = match bits_per_mille {
+            0 => String::new(),
+            p => format!("-bits{p}"),
+        };
         self.dir
-            .join(format!("bench-n{constraints}-p{inputs}-s{seed}.pk"))
+            .join(format!("bench-n{constraints}-p{inputs}-s{seed}{mix}.pk"))
     }
 
     /// The key for `BenchCircuit { constraints, inputs }` with setup randomness `seed`:
@@ -409,9 +443,21 @@ impl KeyCache {
             constraints,
             inputs,
             seed,
+            bits_per_mille: 0,
         };
+        self.get_or_generate_id(&id, on_generate)
+    }
+
+    /// [`get_or_generate`](Self::get_or_generate) for any benchmark key, the
+    /// bit-heavy circuit's included.
+    pub fn get_or_generate_id(
+        &self,
+        id: &BenchKeyId,
+        on_generate: &mut dyn FnMut(&Path),
+    ) -> Result<(ProvingKey, KeySource)> {
+        let id = *id;
         id.shape()?;
-        let path = self.path(constraints, inputs, seed);
+        let path = self.path_of(&id);
         let mut source = KeySource::Generated;
         match std::fs::symlink_metadata(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -432,7 +478,7 @@ impl KeyCache {
             },
         }
         on_generate(&path);
-        let pk = generate_key(constraints, inputs, seed)?;
+        let pk = generate_key_id(&id)?;
         save_cached_key(&path, &id, &pk)?;
         Ok((pk, source))
     }
@@ -440,11 +486,24 @@ impl KeyCache {
 
 /// Runs ark-groth16's setup for the benchmark circuit with randomness from `seed`.
 pub fn generate_key(constraints: usize, inputs: usize, seed: u64) -> Result<ProvingKey> {
-    let circuit = BenchCircuit {
+    generate_key_id(&BenchKeyId {
         constraints,
         inputs,
         seed,
+        bits_per_mille: 0,
+    })
+}
+
+/// Runs ark-groth16's setup for key `id`'s circuit (the plain chain is the bit-heavy
+/// circuit without bit rows, so both are one circuit here).
+pub fn generate_key_id(id: &BenchKeyId) -> Result<ProvingKey> {
+    let circuit = BitHeavyCircuit {
+        constraints: id.constraints,
+        inputs: id.inputs,
+        seed: id.seed,
+        bits_per_mille: id.bits_per_mille,
     };
+    let seed = id.seed;
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_c0de);
     Ok(
         ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
@@ -493,23 +552,57 @@ mod tests {
 
     #[test]
     fn headers_round_trip() {
-        let header = Header {
-            id: BenchKeyId {
-                constraints: 7,
-                inputs: 3,
-                seed: u64::MAX,
-            },
-            body_len: 12345,
-            hash: [7; 32],
+        for bits_per_mille in [0, 900, 1000] {
+            let header = Header {
+                id: BenchKeyId {
+                    constraints: 7,
+                    inputs: 3,
+                    seed: u64::MAX,
+                    bits_per_mille,
+                },
+                body_len: 12345,
+                hash: [7; 32],
+            };
+            let bytes: [u8; HEADER_BYTES] = header.encode().try_into().unwrap();
+            let back = Header::decode(&bytes).unwrap();
+            assert_eq!(
+                (back.id, back.body_len, back.hash),
+                (header.id, 12345, [7; 32])
+            );
+            let mut wrong = bytes;
+            wrong[0] ^= 1;
+            assert!(Header::decode(&wrong).is_err());
+        }
+    }
+
+    #[test]
+    fn a_bit_heavy_key_has_its_own_file_and_its_own_matrices() {
+        let dir = std::env::temp_dir().join(format!("crucible-mix-{}", std::process::id()));
+        let cache = KeyCache::new(&dir);
+        let plain = BenchKeyId {
+            constraints: 9,
+            inputs: 1,
+            seed: 4,
+            bits_per_mille: 0,
         };
-        let bytes: [u8; HEADER_BYTES] = header.encode().try_into().unwrap();
-        let back = Header::decode(&bytes).unwrap();
-        assert_eq!(
-            (back.id, back.body_len, back.hash),
-            (header.id, 12345, [7; 32])
+        let heavy = BenchKeyId {
+            bits_per_mille: 900,
+            ..plain
+        };
+        assert_eq!(cache.path_of(&plain), cache.path(9, 1, 4));
+        assert_ne!(cache.path_of(&heavy), cache.path_of(&plain));
+        let (a, _) = cache.get_or_generate_id(&plain, &mut |_| ()).unwrap();
+        let (b, _) = cache.get_or_generate_id(&heavy, &mut |_| ()).unwrap();
+        assert_ne!(
+            a.a_query, b.a_query,
+            "the bit rows change the circuit, so the key"
         );
-        let mut wrong = bytes;
-        wrong[0] ^= 1;
-        assert!(Header::decode(&wrong).is_err());
+        let (again, source) = cache.get_or_generate_id(&heavy, &mut |_| ()).unwrap();
+        assert!(matches!(source, KeySource::Cached));
+        assert_eq!(again.a_query, b.a_query);
+        // The plain file does not pass for the bit-heavy key.
+        std::fs::copy(cache.path_of(&plain), cache.path_of(&heavy)).unwrap();
+        assert!(load_cached_key(&cache.path_of(&heavy), &heavy).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -100,3 +100,42 @@ fn a_bit_heavy_circuit_has_its_share_of_bits_and_the_bench_shape() {
         assert_eq!(bits, rows, "{c:?}");
     }
 }
+
+/// The benchmark circuit's values are exactly the chain `v[i+1] = v[i]·(v[i] + u)`
+/// drawn as before BitHeavyCircuit took over its synthesis (inputs first, then v[0]),
+/// so keys cached by earlier versions still match it.
+#[test]
+fn the_bench_chain_is_unchanged() {
+    use ark_ff::{Field, UniformRand};
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::Fr;
+    for (constraints, inputs, seed) in [(5, 0, 1u64), (17, 3, 99)] {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let u: Vec<Fr> = (0..inputs).map(|_| Fr::rand(&mut rng)).collect();
+        let mut v = Fr::rand(&mut rng);
+        let mut want = vec![Fr::ONE];
+        want.extend(&u);
+        want.push(v);
+        for i in 0..constraints {
+            v *= v + if u.is_empty() {
+                Fr::ONE
+            } else {
+                u[i % u.len()]
+            };
+            want.push(v);
+        }
+        let s = synthesize(BenchCircuit {
+            constraints,
+            inputs,
+            seed,
+        })
+        .unwrap();
+        assert_eq!(
+            s.assignment, want,
+            "{constraints} constraints, {inputs} inputs"
+        );
+        for (i, row) in s.a.iter().enumerate() {
+            assert_eq!(row.len(), 1, "A row {i}: the previous chain value only");
+        }
+    }
+}
