@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crucible_backend_wgpu::{FieldOp, Formulas};
-use crucible_core::ark_bls12_381::{g1, Fq2};
+use crucible_core::ark_bls12_381::{g1, g2, Fq2};
 
 use crate::common;
 
@@ -57,4 +57,25 @@ fn software_adapters_default_to_the_interpreter() {
         assert_eq!(backend.formulas(), Formulas::Interpreted);
     }
     assert!(info.api.contains(backend.formulas().name()), "{}", info.api);
+}
+
+/// The MSM's edge cases (G1, then G2) with the straight-line formulas, the form
+/// hardware adapters run by default (there the ordinary MSM tests already cover it).
+/// Ignored by default: llvmpipe compiles the straight-line MSM pipelines for many
+/// minutes (on a 2-core machine this test had not finished G1's first MSM after 9;
+/// every MSM entry point inlines both the G1 and the G2 addition). `cargo test --release -p crucible-backend-wgpu -- --ignored straight_msm`.
+#[test]
+#[ignore = "llvmpipe compiles the straight-line MSM for many minutes"]
+fn straight_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::straight_backend("straight_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let started = Instant::now();
+    crate::msm::edge_cases::<g1::Config>(backend, &mut rng);
+    println!("straight MSM G1: {:.1?} with compiling", started.elapsed());
+    let started = Instant::now();
+    crate::msm::edge_cases::<g2::Config>(backend, &mut rng);
+    println!("straight MSM G2: {:.1?} with compiling", started.elapsed());
 }
