@@ -1,37 +1,16 @@
-// An interpreter for straight-line programs over Fq, and the point helpers built on it.
+// The register file of the Fq programs (field.rs) and the point helpers built on it.
+// The programs run through `run_program(start, len)`: interpreter.wgsl's loop, or
+// field.rs's straight-line functions (wgsl_straight) where the adapter is hardware.
 //
 // Why: Mesa and other Vulkan drivers inline every function, and llvmpipe's LLVM
 // compile time grows faster than linearly with function size. A G2 addition written
 // out (36 Fq products, over 100 sums) took minutes to compile there; the same formula
-// as data for this loop compiles in about a second, with one inlined copy of each of
-// fq_mul, fq_add and fq_sub. field.rs generates the programs (PROGRAM, REGS and each
+// as data for the interpreter's loop compiles in about a second, with one inlined copy
+// of each of fq_mul, fq_add and fq_sub. field.rs generates the programs (PROGRAM, REGS and each
 // program's start and length) from one description of the formulas, for Fq (G1) and
 // Fq2 (G2) coordinates alike: Fq2 operations expand into Fq instructions there.
-//
-// Instruction: regs[d] = regs[a] op regs[b]; op in bits 0–1 (0 mul, 1 add, 2 sub),
-// d, a and b in bits 2–9, 10–17 and 18–25. Operands are read before the result is
-// written, so d may equal a or b.
 
 var<private> regs: array<Fq, REGS>;
-var<private> program: array<u32, PROGRAM_LEN> = PROGRAM;
-
-fn run_program(start: u32, len: u32) {
-    for (var s = start; s < start + len; s++) {
-        let ins = program[s];
-        let op = ins & 3u;
-        let a = regs[(ins >> 10u) & 0xffu];
-        let b = regs[(ins >> 18u) & 0xffu];
-        var r: Fq;
-        if op == 0u {
-            r = fq_mul(a, b);
-        } else if op == 1u {
-            r = fq_add(a, b);
-        } else {
-            r = fq_sub(a, b);
-        }
-        regs[(ins >> 2u) & 0xffu] = r;
-    }
-}
 
 // Point registers for a curve whose coordinates are `ext` Fq each (1 for G1, 2 for
 // G2): P = regs[0, 3·ext), Q = regs[3·ext, 6·ext), and the addition program writes

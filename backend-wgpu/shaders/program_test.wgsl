@@ -24,12 +24,8 @@ struct ProgramTestParams {
 @group(0) @binding(2) var<storage, read> b: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 
-@compute @workgroup_size(64)
-fn program_op(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.count {
-        return;
-    }
+// Element i's operands into the registers.
+fn program_test_load(i: u32) {
     for (var r = 0u; r < params.a_fqs; r++) {
         var w: array<u32, 12>;
         for (var k = 0u; k < 12u; k++) {
@@ -59,11 +55,27 @@ fn program_op(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else if params.mode == 2u {
         regs_copy(params.b_reg, 0u, 3u * e);
     }
-    run_program(params.start, params.len);
+}
+
+// Element i's result out of the registers.
+fn program_test_store(i: u32) {
     for (var r = 0u; r < params.out_fqs; r++) {
         var w = fq_pack(regs[params.out_reg + r]);
         for (var k = 0u; k < 12u; k++) {
             out[(i * params.out_fqs + r) * 12u + k] = w[k];
         }
     }
+}
+
+// The interpreted form; field.rs generates `program_op_<name>` for the straight-line
+// form, one entry point per program.
+@compute @workgroup_size(64)
+fn program_op(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    program_test_load(i);
+    run_program(params.start, params.len);
+    program_test_store(i);
 }

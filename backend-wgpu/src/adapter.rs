@@ -9,6 +9,7 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
+use crate::shaders::{Formulas, FORMULAS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -32,10 +33,13 @@ pub struct WgpuOptions {
     /// Largest storage binding (and buffer chunk) to use, below the adapter's own
     /// limit; tests use it to exercise chunking on small buffers.
     pub max_binding_bytes: Option<u64>,
+    /// The form of the Fq2 and curve formulas; `None`: straight-line on hardware
+    /// adapters, interpreted on software ones ([`Formulas::for_adapter`]).
+    pub formulas: Option<Formulas>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`] and [`MEMORY_ENV`].
+    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`] and [`FORMULAS_ENV`].
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -47,10 +51,19 @@ impl WgpuOptions {
             ),
             _ => None,
         };
+        let formulas = match std::env::var(FORMULAS_ENV) {
+            Ok(s) if !s.trim().is_empty() => Some(Formulas::parse(&s).ok_or_else(|| {
+                WgpuError::NoAdapter(format!(
+                    "{FORMULAS_ENV}=`{s}`: expected `straight` or `interpreted`"
+                ))
+            })?),
+            _ => None,
+        };
         Ok(WgpuOptions {
             adapter,
             memory_bytes,
             max_binding_bytes: None,
+            formulas,
         })
     }
 }
@@ -246,26 +259,33 @@ fn open(
         adapter: info.name.clone(),
         source,
     })?;
+    let software = info.device_type == wgpu::DeviceType::Cpu;
+    // llvmpipe compiles the straight-line MSM for minutes: software adapters keep the
+    // interpreter unless asked otherwise.
+    let formulas = wgpu_options
+        .formulas
+        .unwrap_or(Formulas::for_adapter(software));
     let ctx = Context::new(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
+        formulas,
     );
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
-    let software = info.device_type == wgpu::DeviceType::Cpu;
     let backend_info = BackendInfo {
         name: "wgpu".into(),
         device_index: index,
         device_name: info.name.clone(),
         api: format!(
-            "{} ({}{}; memory from {memory_source})",
+            "{} ({}{}; memory from {memory_source}; {} formulas)",
             api_name(info.backend),
             info.driver,
             if info.driver_info.is_empty() {
                 String::new()
             } else {
                 format!(" {}", info.driver_info)
-            }
+            },
+            formulas.name()
         ),
         memory_bytes: memory,
         // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers

@@ -8,7 +8,7 @@ use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
 use crate::params::PARAMS_BYTES;
-use crate::shaders::{Module, WORKGROUP};
+use crate::shaders::{Formulas, Module, WORKGROUP};
 
 /// The limits this backend works within, derived from the adapter's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +64,8 @@ pub struct Context {
     pub queue: wgpu::Queue,
     /// Limits this backend respects.
     pub limits: DeviceLimits,
+    /// The form the shaders' formulas take, fixed at open.
+    pub formulas: Formulas,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
@@ -77,8 +79,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
-    /// any scope are recorded from here on, for [`Context::check_alive`] to report.
-    pub fn new(device: wgpu::Device, queue: wgpu::Queue, limits: DeviceLimits) -> Self {
+    /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
+    /// modules are compiled with `formulas`.
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        limits: DeviceLimits,
+        formulas: Formulas,
+    ) -> Self {
         let lost = Arc::new(Mutex::new(None));
         let lost_flag = Arc::clone(&lost);
         device.set_device_lost_callback(move |reason, message| {
@@ -94,6 +102,7 @@ impl Context {
             device,
             queue,
             limits,
+            formulas,
             lost,
             uncaptured,
             modules: Default::default(),
@@ -163,7 +172,7 @@ impl Context {
                     self.device
                         .create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(&format!("crucible {module:?}")),
-                            source: wgpu::ShaderSource::Wgsl(module.source().into()),
+                            source: wgpu::ShaderSource::Wgsl(module.source(self.formulas).into()),
                         })
                 })
                 .map_err(|e| e.to_string())

@@ -6,6 +6,11 @@
 //! through the proof's [`Lease`] and split into chunks that fit the adapter's binding
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
 //! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
+//!
+//! The Fq2 and curve formulas run as straight-line WGSL on hardware adapters and
+//! through an interpreter on software ones (llvmpipe compiles the straight-line MSM
+//! for minutes); `CRUCIBLE_WGPU_FORMULAS=straight|interpreted`, read when the adapter
+//! is opened, or [`WgpuOptions::formulas`] overrides the choice ([`Formulas`]).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -33,6 +38,7 @@ use crucible_core::{
 pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::DeviceLimits;
 pub use error::WgpuError;
+pub use shaders::{Formulas, FORMULAS_ENV};
 
 use batch::Batch;
 use context::{Context, QueueSync};
@@ -59,6 +65,19 @@ impl WgpuBackend {
     /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
     pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
         adapter::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
+    }
+
+    /// The form the shaders' formulas take on this instance.
+    pub fn formulas(&self) -> Formulas {
+        self.ctx.formulas
+    }
+
+    /// The test entry point running `program`, in this instance's form.
+    fn program_entry(&self, program: Program) -> &'static str {
+        match self.ctx.formulas {
+            Formulas::Interpreted => "program_op",
+            Formulas::Straight => program.straight_entry(),
+        }
     }
 
     /// The limits this instance works within.
@@ -91,7 +110,7 @@ impl WgpuBackend {
         let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
         self.run_test(
             Module::ProgramTest,
-            "program_op",
+            self.program_entry(program),
             &params,
             e as usize * field::FQ_WORDS,
             a,
@@ -120,7 +139,7 @@ impl WgpuBackend {
         let params = TestParams::program(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
         self.run_test(
             Module::ProgramTest,
-            "program_op",
+            self.program_entry(program),
             &params,
             3 * e as usize * field::FQ_WORDS,
             a,

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::SeedableRng;
-use crucible_backend_wgpu::{WgpuBackend, WgpuOptions};
+use crucible_backend_wgpu::{Formulas, WgpuBackend, WgpuOptions};
 use crucible_core::registry::ProbeOptions;
 
 /// Whether `CRUCIBLE_REQUIRE` (comma-separated backend names) includes wgpu.
@@ -19,6 +19,19 @@ pub fn wgpu_required() -> bool {
 pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
     shared(&SHARED, test, WgpuOptions::default())
+}
+
+/// The first adapter with the straight-line formulas forced, whatever its type (on
+/// llvmpipe, the form hardware adapters get by default), opened once per test binary.
+pub fn straight_backend(test: &str) -> Option<&'static WgpuBackend> {
+    static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
+    let options = WgpuOptions {
+        formulas: Some(Formulas::Straight),
+        ..WgpuOptions::default()
+    };
+    let backend = shared(&SHARED, test, options)?;
+    assert_eq!(backend.formulas(), Formulas::Straight);
+    Some(backend)
 }
 
 /// Runs the tests of this binary one at a time: they share backends, and several

@@ -47,7 +47,7 @@ where
     w
 }
 
-fn check<P: SWCurveConfig>(
+pub(crate) fn check<P: SWCurveConfig>(
     rng: &mut impl Rng,
     run: impl Fn(CurveOp, &[u32], &[u32]) -> crucible_core::Result<Vec<u32>>,
 ) where

@@ -32,7 +32,7 @@ fn operands<F: Field + UniformRand>(rng: &mut impl Rng, random: usize) -> (Vec<F
 /// A device operation and arkworks' version of it.
 type Reference<F> = (FieldOp, fn(F, F) -> F);
 
-fn check<F: Field + DeviceElement + UniformRand>(
+pub(crate) fn check<F: Field + DeviceElement + UniformRand>(
     backend: &WgpuBackend,
     rng: &mut impl Rng,
     ops: [Reference<F>; 3],

@@ -10,3 +10,4 @@ mod errors;
 mod field;
 mod msm;
 mod ntt;
+mod straight;

@@ -16,7 +16,7 @@ use crucible_core::{
 };
 
 /// One MSM case: scalars[scalar_offset..][..len] against bases[base_offset..][..len].
-struct Case<'a, A> {
+pub(crate) struct Case<'a, A> {
     name: &'a str,
     bases: &'a [A],
     scalars: &'a [Fr],
@@ -25,7 +25,7 @@ struct Case<'a, A> {
     len: usize,
 }
 
-trait Curve: SWCurveConfig<ScalarField = Fr> {
+pub(crate) trait Curve: SWCurveConfig<ScalarField = Fr> {
     const KIND: ElementKind;
     fn run(backend: &dyn ProverBackend, case: &Case<'_, Affine<Self>>) -> Projective<Self>;
 }
@@ -137,7 +137,7 @@ fn points<P: SWCurveConfig>(rng: &mut impl Rng, n: usize) -> Vec<Affine<P>> {
     Projective::normalize_batch(&out)
 }
 
-fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl Rng) {
+pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl Rng) {
     let bases = points::<P>(rng, 20);
     let scalars: Vec<Fr> = (0..20).map(|_| Fr::rand(rng)).collect();
     for len in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17] {

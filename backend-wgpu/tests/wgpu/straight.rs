@@ -1,0 +1,81 @@
+//! The straight-line form of the formulas (the default on hardware adapters), forced
+//! on whatever adapter there is: Fq2 arithmetic and G1 addition against arkworks
+//! through the straight-line test entry points. G2 is left out: its straight-line
+//! addition takes llvmpipe minutes to compile, and it comes from the same emitter and
+//! the same instructions as G1's (checked without a GPU in field.rs's unit tests).
+
+use std::time::Instant;
+
+use crucible_backend_wgpu::{FieldOp, Formulas};
+use crucible_core::ark_bls12_381::{g1, g2, Fq2};
+
+use crate::common;
+
+#[test]
+fn straight_fq2_and_g1_add_match_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::straight_backend("straight_fq2_and_g1_add_match_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    // The first call of each entry point compiles its pipeline: the times say what the
+    // straight-line form costs the adapter's compiler.
+    let started = Instant::now();
+    crate::field::check::<Fq2>(
+        backend,
+        &mut rng,
+        [
+            (FieldOp::Fq2Add, |a, b| a + b),
+            (FieldOp::Fq2Sub, |a, b| a - b),
+            (FieldOp::Fq2Mul, |a, b| a * b),
+        ],
+    );
+    println!(
+        "straight Fq2 add, sub, mul: {:.1?} with compiling",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    crate::curve::check::<g1::Config>(&mut rng, |op, a, b| backend.g1_op(op, a, b));
+    println!("straight G1 add: {:.1?} with compiling", started.elapsed());
+}
+
+/// Software adapters keep the interpreter unless told otherwise.
+#[test]
+fn software_adapters_default_to_the_interpreter() {
+    let _serial = common::serial();
+    let Some(backend) = common::backend("software_adapters_default_to_the_interpreter") else {
+        return;
+    };
+    let info = crucible_core::ProverBackend::info(backend);
+    println!(
+        "{}: {:?} formulas ({})",
+        info.device_name,
+        backend.formulas(),
+        info.api
+    );
+    if info.device_name.to_lowercase().contains("llvmpipe") {
+        assert_eq!(backend.formulas(), Formulas::Interpreted);
+    }
+    assert!(info.api.contains(backend.formulas().name()), "{}", info.api);
+}
+
+/// The MSM's edge cases (G1, then G2) with the straight-line formulas, the form
+/// hardware adapters run by default (there the ordinary MSM tests already cover it).
+/// Ignored by default: llvmpipe compiles the straight-line MSM pipelines for many
+/// minutes (on a 2-core machine this test had not finished G1's first MSM after 9;
+/// every MSM entry point inlines both the G1 and the G2 addition). `cargo test --release -p crucible-backend-wgpu -- --ignored straight_msm`.
+#[test]
+#[ignore = "llvmpipe compiles the straight-line MSM for many minutes"]
+fn straight_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::straight_backend("straight_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let started = Instant::now();
+    crate::msm::edge_cases::<g1::Config>(backend, &mut rng);
+    println!("straight MSM G1: {:.1?} with compiling", started.elapsed());
+    let started = Instant::now();
+    crate::msm::edge_cases::<g2::Config>(backend, &mut rng);
+    println!("straight MSM G2: {:.1?} with compiling", started.elapsed());
+}
