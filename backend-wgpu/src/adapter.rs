@@ -33,8 +33,8 @@ pub struct WgpuOptions {
     /// Largest storage binding (and buffer chunk) to use, below the adapter's own
     /// limit; tests use it to exercise chunking on small buffers.
     pub max_binding_bytes: Option<u64>,
-    /// The form of the Fq2 and curve formulas; `None`: straight-line on hardware
-    /// adapters, interpreted on software ones ([`Formulas::for_adapter`]).
+    /// The form of the Fq2 and curve formulas; `None`: `CRUCIBLE_WGPU_FORMULAS`, else
+    /// the adapter's default ([`Formulas::for_adapter`]: the interpreter for now).
     pub formulas: Option<Formulas>,
 }
 

@@ -7,10 +7,11 @@
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
 //! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
 //!
-//! The Fq2 and curve formulas run as straight-line WGSL on hardware adapters and
-//! through an interpreter on software ones (llvmpipe compiles the straight-line MSM
-//! for minutes); `CRUCIBLE_WGPU_FORMULAS=straight|interpreted`, read when the adapter
-//! is opened, or [`WgpuOptions::formulas`] overrides the choice ([`Formulas`]).
+//! The Fq2 and curve formulas run through an Fq interpreter shader, or, opted in with
+//! `CRUCIBLE_WGPU_FORMULAS=straight` (read when the adapter is opened) or
+//! [`WgpuOptions::formulas`], as straight-line WGSL functions generated from the same
+//! instruction lists ([`Formulas`]; llvmpipe compiles the straight-line MSM for
+//! minutes, and hardware adapters switch to it once it is measured on one).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
