@@ -4,13 +4,14 @@
 # .device/bin/test-device, this script to .device/, service/bench/serve-vs-prove.sh to
 # .device/, the circom chain artifacts (interop/circom/stage-device.sh) to
 # .device/circom, then run `bash .device/on-device.sh bash .device/h200-next-call.sh`
-# with carry [".device"]. About 6 minutes.
+# with carry [".device"]. About 8 minutes (split it in two calls if a call's 600 s
+# limit is near).
 #
 # Issue 14: the driver OOM inside a lease (device synchronized before the pool is
 # trimmed). Issue 17: bit-heavy MSMs against full-width ones, and a bit-heavy proof
 # (byte-identical, and its throughput). Issue 19: a circom .zkey/.wtns through the
 # daemon on cuda, and the daemon against prove on the engine with assignment-only
-# synthesis and automatic synthesis threads.
+# synthesis and automatic synthesis threads. Issue 18: the straight-line formulas.
 set -uo pipefail
 log=$OUT/next-call.log
 export CRUCIBLE_CUDA_CACHE=/tmp/cubin CRUCIBLE_CACHE_DIR=/tmp/keys
@@ -40,6 +41,14 @@ for _ in 1 2 3; do
   crucible client --addr http://127.0.0.1:50052 prove --id chain --wtns "$c/chain.wtns" 2>&1 | head -12 >>"$log"
 done
 kill -TERM $srv; wait $srv; echo "serve exit $?" >>"$log"
+# Issue 18: the straight-line WGSL formulas on the H200's Vulkan driver (opt-in until
+# this shows them correct and faster): conformance, then MSM and proof times.
+for f in interpreted straight; do
+  echo "=== CRUCIBLE_WGPU_FORMULAS=$f conformance --backend wgpu --filter msm --max-log-size 12" >>"$log"
+  CRUCIBLE_WGPU_FORMULAS=$f timeout 240 crucible conformance --backend wgpu --filter msm --max-log-size 12 2>&1 | tail -3 >>"$log"
+  echo "=== CRUCIBLE_WGPU_FORMULAS=$f bench --backend wgpu --op msm-g1 --sizes 2^16,2^20 --repeat 5" >>"$log"
+  CRUCIBLE_WGPU_FORMULAS=$f timeout 240 crucible bench --backend wgpu --op msm-g1 --sizes 2^16,2^20 --repeat 5 >>"$log" 2>&1
+done
 echo "=== serve-vs-prove.sh --synthesis-threads auto" >>"$log"
 timeout 200 bash .device/serve-vs-prove.sh --synthesis-threads auto >>"$log" 2>&1
 echo "exit $?" >>"$log"
