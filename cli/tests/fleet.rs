@@ -29,6 +29,8 @@ const CONSTRAINTS: usize = 64;
 const INPUTS: usize = 1;
 const SETUP_SEED: u64 = 11;
 const FIRST_SEED: u64 = 5000;
+/// Jobs of the fixture .zkey (the last with the arkworks assignment, the rest .wtns).
+const CIRCOM_JOBS: u64 = 6;
 /// The whole run must end within this.
 const DEADLINE: Duration = Duration::from_secs(240);
 
@@ -125,6 +127,36 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         .collect();
     let ids = queue.submit(&jobs).await.expect("submit");
     assert_eq!(ids.len() as u64, JOBS);
+    // A user's own circuit beside them: a snarkjs .zkey every worker reads from its
+    // disk, witnesses as .wtns bytes and as the arkworks assignment, and one truncated
+    // .wtns that fails after its two attempts, naming the file format.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");
+    let zkey_path = fixtures.join("multi_public.zkey");
+    let zkey = crucible_files::Zkey::read(&zkey_path).expect("the fixture .zkey");
+    let wtns = std::fs::read(fixtures.join("multi_public.wtns")).expect("the fixture .wtns");
+    let values = crucible_files::read_witness(&fixtures.join("multi_public.wtns")).unwrap();
+    let zkey_ref = KeyRef::zkey(&zkey_path).unwrap();
+    let circom_job = |witness| NewJob {
+        key: zkey_ref.clone(),
+        witness,
+        priority: 0,
+        max_failures: 10,
+    };
+    let mut circom_jobs: Vec<NewJob> = (0..CIRCOM_JOBS - 1)
+        .map(|_| circom_job(Witness::Wtns(wtns.clone().into())))
+        .collect();
+    circom_jobs.push(circom_job(Witness::assignment(&values)));
+    let circom_ids = queue
+        .submit(&circom_jobs)
+        .await
+        .expect("submit circom jobs");
+    let truncated = queue
+        .submit(&[NewJob {
+            max_failures: 2,
+            ..circom_job(Witness::Wtns(wtns[..wtns.len() - 5].to_vec().into()))
+        }])
+        .await
+        .expect("submit a truncated .wtns")[0];
 
     let pool = PgPoolOptions::new()
         .max_connections(2)
@@ -205,9 +237,9 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     );
 
     // The other two finish the queue, w0's jobs included once its leases expire.
-    wait_until(&pool, done, JOBS as i64, start, &fleet).await;
+    wait_until(&pool, done, (JOBS + CIRCOM_JOBS) as i64, start, &fleet).await;
     let failed = "SELECT count(*) FROM crucible_jobs WHERE state = 'failed'";
-    wait_until(&pool, failed, 1, start, &fleet).await;
+    wait_until(&pool, failed, 2, start, &fleet).await;
     for w in &mut fleet.workers[2..] {
         w.terminate();
         let status = w.wait_exit(Duration::from_secs(40));
@@ -223,8 +255,39 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     // Every job: done, one `done` attempt, no attempt left open, and a proof of its
     // own witness that verifies.
     let counts = queue.counts().await.unwrap();
-    assert_eq!(counts.total("done"), JOBS as i64, "{counts:?}");
-    assert_eq!(counts.total("failed"), 1, "{counts:?}");
+    assert_eq!(
+        counts.total("done"),
+        (JOBS + CIRCOM_JOBS) as i64,
+        "{counts:?}"
+    );
+    assert_eq!(counts.total("failed"), 2, "{counts:?}");
+    let zkey_pvk = prepare_verifying_key(&zkey.proving_key.vk);
+    for id in &circom_ids {
+        let job = queue.job(*id).await.unwrap().expect("circom job");
+        assert_eq!(job.state, "done", "circom job {id}: {job:?}");
+        let proof = Proof::deserialize_compressed(job.proof.as_deref().expect("proof")).unwrap();
+        let inputs =
+            Vec::<Fr>::deserialize_compressed(job.public_inputs.as_deref().expect("inputs"))
+                .unwrap();
+        assert_eq!(inputs, values[1..=zkey.num_public], "circom job {id}");
+        assert!(
+            Groth16::<Bls12_381>::verify_proof(&zkey_pvk, &proof, &inputs).unwrap(),
+            "circom job {id}: the proof does not verify against the .zkey's key"
+        );
+    }
+    let truncated = queue
+        .job(truncated)
+        .await
+        .unwrap()
+        .expect("the truncated job");
+    assert_eq!(truncated.state, "failed", "{truncated:?}");
+    assert!(
+        truncated
+            .attempt_log
+            .iter()
+            .all(|a| a.error.as_deref().is_some_and(|e| e.contains("wtns"))),
+        "{truncated:?}"
+    );
     let bad = queue.job(bad).await.unwrap().expect("the malformed job");
     assert_eq!((bad.state.as_str(), bad.failures), ("failed", 2), "{bad:?}");
     assert_eq!(bad.attempt_log.len(), 2, "{bad:?}");
