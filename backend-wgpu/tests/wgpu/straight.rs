@@ -1,4 +1,4 @@
-//! The straight-line form of the formulas (the default on hardware adapters), forced
+//! The straight-line form of the formulas (opt-in until measured on hardware), forced
 //! on whatever adapter there is: Fq2 arithmetic and G1 addition against arkworks
 //! through the straight-line test entry points. G2 is left out: its straight-line
 //! addition takes llvmpipe minutes to compile, and it comes from the same emitter and
@@ -59,8 +59,8 @@ fn software_adapters_default_to_the_interpreter() {
     assert!(info.api.contains(backend.formulas().name()), "{}", info.api);
 }
 
-/// The MSM's edge cases (G1, then G2) with the straight-line formulas, the form
-/// hardware adapters run by default (there the ordinary MSM tests already cover it).
+/// The MSM's edge cases (G1, then G2) with the straight-line formulas, which hardware
+/// adapters will run by default once this passes there and they are measured faster.
 /// Ignored by default: llvmpipe compiles the straight-line MSM pipelines for many
 /// minutes (on a 2-core machine this test had not finished G1's first MSM after 9;
 /// every MSM entry point inlines both the G1 and the G2 addition). `cargo test --release -p crucible-backend-wgpu -- --ignored straight_msm`.
