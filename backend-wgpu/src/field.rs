@@ -832,14 +832,7 @@ mod tests {
     }
 
     fn seed() -> u64 {
-        std::env::var("CRUCIBLE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64)
-            })
+        crucible_core::run_seed::run_seed()
     }
 
     #[test]

@@ -11,17 +11,26 @@ use rayon::prelude::*;
 
 const CHUNK: usize = 1 << 12;
 
-/// `len` uniformly random scalars (full 255-bit width), drawn in parallel from `rng`.
-pub fn random_scalars(len: usize, rng: &mut impl Rng) -> Vec<Fr> {
+/// `len` values of `draw`, in parallel chunks, each from its own RNG seeded by `rng`.
+fn draw_parallel(
+    len: usize,
+    rng: &mut impl Rng,
+    draw: impl Fn(&mut StdRng) -> Fr + Sync,
+) -> Vec<Fr> {
     let seeds: Vec<u64> = (0..len.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
     let mut out = vec![Fr::from(0u64); len];
     out.par_chunks_mut(CHUNK)
         .zip(seeds)
         .for_each(|(chunk, seed)| {
             let mut rng = StdRng::seed_from_u64(seed);
-            chunk.iter_mut().for_each(|x| *x = Fr::rand(&mut rng));
+            chunk.iter_mut().for_each(|x| *x = draw(&mut rng));
         });
     out
+}
+
+/// `len` uniformly random scalars (full 255-bit width), drawn in parallel from `rng`.
+pub fn random_scalars(len: usize, rng: &mut impl Rng) -> Vec<Fr> {
+    draw_parallel(len, rng, Fr::rand)
 }
 
 /// What MSM scalars look like: full width, or with a share `bits` of them 0 or 1 (each
@@ -81,21 +90,13 @@ pub fn mixed_scalars(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<Fr> 
     if mix.bits == 0.0 {
         return random_scalars(len, rng);
     }
-    let seeds: Vec<u64> = (0..len.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
-    let mut out = vec![Fr::from(0u64); len];
-    out.par_chunks_mut(CHUNK)
-        .zip(seeds)
-        .for_each(|(chunk, seed)| {
-            let mut rng = StdRng::seed_from_u64(seed);
-            chunk.iter_mut().for_each(|x| {
-                *x = if rng.gen_bool(mix.bits) {
-                    Fr::from(u64::from(rng.gen::<bool>()))
-                } else {
-                    Fr::rand(&mut rng)
-                }
-            });
-        });
-    out
+    draw_parallel(len, rng, |rng| {
+        if rng.gen_bool(mix.bits) {
+            Fr::from(u64::from(rng.gen::<bool>()))
+        } else {
+            Fr::rand(rng)
+        }
+    })
 }
 
 /// Random bases: core's, which synthetic keys share.

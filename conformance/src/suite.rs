@@ -26,18 +26,7 @@ pub struct Config {
     pub filter: Option<String>,
 }
 
-/// The seed of a test run: `CRUCIBLE_SEED` to replay one, else fresh from the clock.
-pub fn run_seed() -> u64 {
-    std::env::var("CRUCIBLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        })
-}
+pub use crucible_core::run_seed::run_seed;
 
 impl Config {
     /// Defaults for `max_log_size` with a fresh random seed.

@@ -32,6 +32,7 @@ pub mod priority;
 pub mod random_points;
 pub mod registry;
 pub mod report;
+pub mod run_seed;
 mod shape;
 pub mod streamed_msm;
 pub mod synthesis_threads;

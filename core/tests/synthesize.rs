@@ -11,14 +11,7 @@ use crucible_core::{Error, Fr};
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 
 fn seed() -> u64 {
-    let seed = std::env::var("CRUCIBLE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        });
+    let seed = crucible_core::run_seed::run_seed();
     println!("seed {seed} (CRUCIBLE_SEED={seed} repeats it)");
     seed
 }

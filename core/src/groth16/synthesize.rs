@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisMode, R1CS_PREDICATE_LABEL,
+    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisMode,
+    R1CS_PREDICATE_LABEL,
 };
 use ark_relations::utils::matrix::Matrix;
 
@@ -124,17 +125,31 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-/// The instance then witness assignment of `circuit`, no constraints recorded.
-fn assignment_only<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Vec<Fr>> {
+/// Runs `circuit` in proving mode as ark-groth16's prover configures it, recording the
+/// matrices only when asked.
+fn run_prove_mode<C: ConstraintSynthesizer<Fr>>(
+    circuit: C,
+    construct_matrices: bool,
+) -> Result<ConstraintSystemRef<Fr>> {
     let cs = ConstraintSystem::<Fr>::new_ref();
     cs.set_optimization_goal(OptimizationGoal::Constraints);
     cs.set_mode(SynthesisMode::Prove {
-        construct_matrices: false,
+        construct_matrices,
         generate_lc_assignments: false,
     });
     circuit.generate_constraints(cs.clone())?;
     cs.finalize();
+    Ok(cs)
+}
+
+/// The instance then witness assignment of a synthesized constraint system.
+fn assignment(cs: &ConstraintSystemRef<Fr>) -> Result<Vec<Fr>> {
     Ok([cs.instance_assignment()?, cs.witness_assignment()?].concat())
+}
+
+/// The instance then witness assignment of `circuit`, no constraints recorded.
+fn assignment_only<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Vec<Fr>> {
+    assignment(&run_prove_mode(circuit, false)?)
 }
 
 /// Runs `circuit` in proving mode and collects matrices and assignment. A panic in the
@@ -145,14 +160,7 @@ pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesize
 }
 
 fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
-    let cs = ConstraintSystem::<Fr>::new_ref();
-    cs.set_optimization_goal(OptimizationGoal::Constraints);
-    cs.set_mode(SynthesisMode::Prove {
-        construct_matrices: true,
-        generate_lc_assignments: false,
-    });
-    circuit.generate_constraints(cs.clone())?;
-    cs.finalize();
+    let cs = run_prove_mode(circuit, true)?;
 
     let shape = ProofShape::new(
         cs.num_constraints(),
@@ -176,7 +184,7 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
             shape.num_constraints
         )));
     }
-    let assignment = [cs.instance_assignment()?, cs.witness_assignment()?].concat();
+    let assignment = assignment(&cs)?;
     Ok(Synthesized {
         shape,
         a: Arc::new(a),
