@@ -23,6 +23,12 @@
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
 //   msm g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
 //                                                       -> window sums (Xyzz each), WP of them
+//   classify N CHUNK scalars[N]                         -> ones rest list[ones + rest] (ones.cu 1-3)
+//   ones g1|g2 COUNT LEAVES ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]] (Xyzz;
+//                         ones.cu 4), threads run in ORDER (launch_ordered)
+//   msm_ones g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+//                                                       -> ones rest, the ones' sum (Xyzz), WP
+//                         (0 without rest), window sums: the witness-aware sequence
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
@@ -40,6 +46,7 @@
 #include "../ntt.cu"
 #include "../msm.cu"
 #include "../planes.cu"
+#include "../ones.cu"
 
 static const u32 BLOCK = 64;  // any size works; 64 exercises multi-block grids
 
@@ -307,23 +314,32 @@ static void pw_cmd(const std::string& op) {
     for (auto& x : a) wr(x);
 }
 
-// The launch sequence of msm.cu's header, with its scratch sizes.
+// The launch sequence of msm.cu's header over n terms, with its scratch sizes: term i
+// is scalars[i], or scalars[index[i]] through the _indexed kernels when index is
+// given. Returns the wp window sums.
 template <class F, class K5, class K5b, class K6, class K7>
-static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
-    const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
-    const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
+static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const Fr* scalars, const u32* index, u32 n,
+                                    u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, K5 acc_k, K5b fold_k,
+                                    K6 seg_k, K7 pair_k) {
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
-    std::vector<Affine<F>> bases((size_t)planes * stride);
-    std::vector<Fr> scalars(n);
-    for (auto& p : bases) p = rd_aff<F>();
-    for (auto& s : scalars) s = rdf<Fr>();
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
     std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)),
         tree_v2(wp * S / 2 + (S == 1));
-    launch(n, 1, [&] { msm_digits(scalars.data(), digits.data(), bucket_count.data(), n, c, wp); });
+    if (index)
+        launch(n, 1, [&] { msm_digits_indexed(scalars, index, digits.data(), bucket_count.data(), n, c, wp); });
+    else
+        launch(n, 1, [&] { msm_digits(scalars, digits.data(), bucket_count.data(), n, c, wp); });
     scan_u32(bucket_count.data(), bucket_start.data(), M, 64);
-    launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c, wp, stride); });
+    if (index)
+        launch(n, W, [&] {
+            msm_scatter_indexed(digits.data(), index, bucket_start.data(), bucket_count.data(), sorted.data(), n, c, wp,
+                                stride);
+        });
+    else
+        launch(n, W, [&] {
+            msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c, wp, stride);
+        });
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
@@ -338,8 +354,111 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
         std::swap(in_w, out_w);
         std::swap(in_v, out_v);
     }
+    return std::vector<Xyzz<F>>(in_w, in_w + wp);
+}
+
+template <class F, class K5, class K5b, class K6, class K7>
+static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
+    const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
+    const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
+    std::vector<Affine<F>> bases((size_t)planes * stride);
+    std::vector<Fr> scalars(n);
+    for (auto& p : bases) p = rd_aff<F>();
+    for (auto& s : scalars) s = rdf<Fr>();
+    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, acc_k, fold_k,
+                                 seg_k, pair_k);
     printf(" %x", wp);
-    for (u32 w = 0; w < wp; w++) wr_xyzz(in_w[w]);
+    for (const auto& p : sums) wr_xyzz(p);
+}
+
+// ones.cu steps 1-3 over n scalars (scratch of the documented sizes): the list
+// [ones | rest] and the two counts.
+static std::vector<u32> classify(const std::vector<Fr>& scalars, u32 chunk, u32* ones, u32* rest) {
+    const u32 n = (u32)scalars.size();
+    const u32 T = (n + chunk - 1) / chunk;
+    std::vector<u32> class_count(2 * T), class_start(2 * T + 1), list(n);
+    launch(T, 1, [&] { msm_classify_count(scalars.data(), class_count.data(), n, chunk); });
+    scan_u32(class_count.data(), class_start.data(), 2 * T, 64);
+    launch(T, 1, [&] { msm_classify_scatter(scalars.data(), class_start.data(), list.data(), n, chunk); });
+    *ones = class_start[T];
+    *rest = class_start[2 * T] - class_start[T];
+    list.resize(*ones + *rest);
+    return list;
+}
+
+// classify N CHUNK scalars[N] -> ones rest list[ones + rest]
+static void classify_cmd() {
+    const u32 n = rd_u32(), chunk = rd_u32();
+    const std::vector<Fr> scalars = rd_frs(n);
+    u32 ones = 0, rest = 0;
+    const std::vector<u32> list = classify(scalars, chunk, &ones, &rest);
+    printf(" %x %x", ones, rest);
+    for (auto v : list) printf(" %x", v);
+}
+
+// A 1-D launch whose threads run in the order `order` names: 0 ascending, 1 descending,
+// 2 the odd threads first (descending), then the even ones: the ones' sum must not
+// depend on which child of a tree node finishes first.
+template <class K>
+static void launch_ordered(u32 threads, u32 order, K kernel) {
+    const u32 gx = threads == 0 ? 1 : (threads + BLOCK - 1) / BLOCK, total = gx * BLOCK;
+    gridDim = {gx, 1, 1};
+    blockDim = {BLOCK, 1, 1};
+    for (u32 k = 0; k < total; k++) {
+        u32 t = k;
+        if (order == 1) t = total - 1 - k;
+        if (order == 2) t = k < total / 2 ? total - 1 - 2 * k : 2 * (k - total / 2);
+        blockIdx = {t / BLOCK, 0, 0};
+        threadIdx = {t % BLOCK, 0, 0};
+        kernel();
+    }
+}
+
+// ones.cu step 4 over count indices into the bases; the tickets as documented (zeroed).
+template <class F, class K>
+static Xyzz<F> ones_sum(K kernel, const std::vector<Affine<F>>& bases, const u32* ones, u32 count, u32 leaves,
+                        u32 order) {
+    std::vector<Xyzz<F>> partials(leaves);
+    memset((void*)partials.data(), 0xa5, partials.size() * sizeof(Xyzz<F>));  // garbage before: allowed
+    std::vector<u32> tickets(leaves > 1 ? leaves - 1 : 1, 0);
+    launch_ordered(leaves, order, [&] { kernel(bases.data(), ones, partials.data(), tickets.data(), count, leaves); });
+    return partials[0];
+}
+
+// ones g1|g2 COUNT LEAVES ORDER NB bases[NB] ones[COUNT] -> the sum of bases[ones[k]]
+// (Xyzz), the threads run in ORDER (launch_ordered)
+template <class F, class K>
+static void ones_cmd(K kernel) {
+    const u32 count = rd_u32(), leaves = rd_u32(), order = rd_u32(), nb = rd_u32();
+    std::vector<Affine<F>> bases(nb);
+    for (auto& p : bases) p = rd_aff<F>();
+    std::vector<u32> ones(count);
+    for (auto& v : ones) v = rd_u32();
+    wr_xyzz(ones_sum<F>(kernel, bases, ones.data(), count, leaves, order));
+}
+
+// msm_ones g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+//   -> the Rust host's witness-aware sequence: classify (chunk 64), the ones' sum (when
+//   any), Pippenger over the rest (when any; indexed): ones rest, the ones' sum (Xyzz,
+//   identity when none), WP, then the window sums (none when no rest).
+template <class F, class KO, class K5, class K5b, class K6, class K7>
+static void msm_ones_cmd(KO ones_k, K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
+    const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
+    const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32(), leaves = rd_u32();
+    std::vector<Affine<F>> bases((size_t)planes * stride);
+    for (auto& p : bases) p = rd_aff<F>();
+    const std::vector<Fr> scalars = rd_frs(n);
+    u32 ones = 0, rest = 0;
+    const std::vector<u32> list = classify(scalars, 64, &ones, &rest);
+    const Xyzz<F> one_sum = ones ? ones_sum<F>(ones_k, bases, list.data(), ones, leaves < ones ? leaves : ones, 2)
+                                 : xyzz_identity<F>();
+    printf(" %x %x", ones, rest);
+    wr_xyzz(one_sum);
+    printf(" %x", rest ? wp : 0);
+    if (rest)
+        for (const auto& p : msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride,
+                                        acc_k, fold_k, seg_k, pair_k))
+            wr_xyzz(p);
 }
 
 // planes.cu's launch sequence over a table whose unused entries hold a sentinel, so
@@ -372,6 +491,7 @@ int main() {
         if (kind == "bit_reverse_scale") { bit_reverse_scale_cmd(); printf("\n"); continue; }
         if (kind == "transform") { transform_cmd(); printf("\n"); continue; }
         if (kind == "scan") { scan_cmd(); printf("\n"); continue; }
+        if (kind == "classify") { classify_cmd(); printf("\n"); continue; }
         in >> op;
         if (kind == "fr") field_cmd<FrCfg>(op);
         else if (kind == "fq") field_cmd<FqCfg>(op);
@@ -383,6 +503,14 @@ int main() {
             msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs);
         else if (kind == "msm" && op == "g2")
             msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs);
+        else if (kind == "ones" && op == "g1") ones_cmd<Fq>(msm_g1_ones_sum);
+        else if (kind == "ones" && op == "g2") ones_cmd<Fq2>(msm_g2_ones_sum);
+        else if (kind == "msm_ones" && op == "g1")
+            msm_ones_cmd<Fq>(msm_g1_ones_sum, msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments,
+                             msm_g1_reduce_pairs);
+        else if (kind == "msm_ones" && op == "g2")
+            msm_ones_cmd<Fq2>(msm_g2_ones_sum, msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments,
+                              msm_g2_reduce_pairs);
         else if (kind == "planes" && op == "g1") planes_cmd<Fq>(planes_g1);
         else if (kind == "planes" && op == "g2") planes_cmd<Fq2>(planes_g2);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }

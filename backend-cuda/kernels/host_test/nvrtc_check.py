@@ -12,7 +12,7 @@ import argparse, ctypes, glob, os, subprocess, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 KDIR = os.path.dirname(HERE)
 HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
-SOURCES = [["ntt.cu"], ["msm.cu"], ["planes.cu"], ["ntt.cu", "msm.cu", "planes.cu"]]
+SOURCES = [["ntt.cu"], ["msm.cu"], ["planes.cu"], ["msm.cu", "ones.cu"], ["ntt.cu", "msm.cu", "planes.cu", "ones.cu"]]
 
 
 def find(pattern):
