@@ -17,13 +17,14 @@ use crate::tuning::CudaTuning;
 
 /// Sources in the order NVRTC sees them (the headers' include guards make the
 /// `.cu` files' own `#include`s no-ops).
-const SOURCES: [&str; 6] = [
+const SOURCES: [&str; 7] = [
     include_str!("../kernels/field.cuh"),
     include_str!("../kernels/fq2.cuh"),
     include_str!("../kernels/curve.cuh"),
     include_str!("../kernels/ntt.cu"),
     include_str!("../kernels/msm.cu"),
     include_str!("../kernels/planes.cu"),
+    include_str!("../kernels/ones.cu"),
 ];
 
 /// Where compiled kernels are cached: `CRUCIBLE_CUDA_CACHE`, else the user's cache

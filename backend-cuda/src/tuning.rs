@@ -34,6 +34,13 @@ const MSM_PLANES: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_PLANES",
     range: 1..=256,
 };
+/// The witness-aware MSM (msm/ones.rs): 1 (the default) sums the scalars equal to 1
+/// apart and runs Pippenger over the other nonzero ones; 0 runs every scalar through
+/// Pippenger, as before, for A/B measurements.
+const MSM_ONES: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_ONES",
+    range: 0..=1,
+};
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
 const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
@@ -56,6 +63,8 @@ pub struct CudaTuning {
     pub msm_seg_bits: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_PLANES`: the most window planes a bases buffer gets.
     pub msm_planes: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_ONES`: 0 turns the witness-aware MSM off.
+    pub msm_ones: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
@@ -65,6 +74,12 @@ pub struct CudaTuning {
 }
 
 impl CudaTuning {
+    /// Whether MSMs sum their 1-scalars apart (msm/ones.rs): unless
+    /// `CRUCIBLE_CUDA_MSM_ONES=0`.
+    pub fn msm_ones(&self) -> bool {
+        self.msm_ones != Some(0)
+    }
+
     /// The overrides in this process's environment.
     pub fn from_env() -> Result<CudaTuning> {
         CudaTuning::from_lookup(|name| std::env::var(name).ok())
@@ -78,6 +93,7 @@ impl CudaTuning {
             msm_chunk: number(&MSM_CHUNK)?,
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
+            msm_ones: number(&MSM_ONES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
@@ -107,11 +123,12 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 5] = [
+    const NUMBERS: [&Var; 6] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
+        &MSM_ONES,
         &NTT_PASS_STAGES,
     ];
 
@@ -162,6 +179,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_CHUNK", "128"),
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
+            ("CRUCIBLE_CUDA_MSM_ONES", "0"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
@@ -174,11 +192,13 @@ mod tests {
                 msm_chunk: Some(128),
                 msm_seg_bits: Some(3),
                 msm_planes: Some(1),
+                msm_ones: Some(0),
                 ntt_pass_stages: Some(4),
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
             }
         );
+        assert!(!tuning.msm_ones() && CudaTuning::default().msm_ones());
         let bad = CudaTuning::from_lookup(env(&[
             ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "11"),
