@@ -27,9 +27,10 @@
 //      class_count[t] = the ones among scalars [t chunk, (t + 1) chunk),
 //      class_count[T + t] = the rest among them.
 //   2. the exclusive prefix sum of class_count[0..2T) into class_start (msm.cu step 2).
+//   (the host reads class_start[T] and class_start[2T]; when every scalar is in the
+//   rest it needs no list, and stops here.)
 //   3. msm_classify_scatter(const Fr* scalars, const u32* class_start, u32* list, u32 n,
 //        u32 chunk)                                                          THREADS = T
-//   (the host reads class_start[T] and class_start[2T].)
 //   4. msm_g1_ones_sum(const G1Affine* bases, const u32* ones, G1Xyzz* partials,
 //        u32* tickets, u32 count, u32 leaves)                           THREADS = leaves
 //      ones = list (its first count entries). Leaf t sums bases[ones[k]] for

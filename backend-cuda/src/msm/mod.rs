@@ -180,7 +180,9 @@ pub fn msm<B>(
             Ok(sums)
         }
         Err(e) => {
-            work.free(classes.list)?;
+            if let Some(list) = classes.list {
+                work.free(list)?;
+            }
             Err(e)
         }
     }
@@ -222,7 +224,7 @@ fn pippenger<B>(
             layout.c,
             layout.bucket_windows as u32,
             layout.stride,
-            u32::from(classes.is_some()),
+            u32::from(classes.is_some_and(|c| c.list.is_some())),
         ],
     );
     let kept = reuse.take(&key, work)?;
@@ -312,10 +314,10 @@ fn run<B>(
         .words
         .slice(span.base_offset * group.affine_words()..);
     if !sorted_already {
-        match classes {
+        match classes.and_then(|c| c.list.map(|list| (c, list))) {
             None => sort::sort(cx.stream, cx.kernels, work, &scalars, None, layout, scratch, n)?,
-            Some(c) => {
-                let list = &work.get::<CudaBuffer>(c.list)?.words;
+            Some((c, list)) => {
+                let list = &work.get::<CudaBuffer>(list)?.words;
                 let rest = list.slice(c.ones..c.ones + c.rest);
                 sort::sort(
                     cx.stream,

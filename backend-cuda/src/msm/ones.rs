@@ -1,9 +1,11 @@
 //! The witness-aware part of an MSM (kernels/ones.cu): most witness values of real
-//! circuits are 0 or 1. The scalars are classified on the device into one list of term
-//! indices, [ones | rest], zeros dropped; the host reads the two counts back (one
-//! small copy), so that Pippenger runs over the rest alone with a window and a chunk
-//! chosen for their number, and the ones are summed apart, as a plain sum of their
-//! bases. Every scalar equal to 1 would otherwise be one entry of window 0's bucket 1:
+//! circuits are 0 or 1. The scalars are counted on the device and the host reads the
+//! counts back (one small copy), then they are classified into one list of term
+//! indices, [ones | rest], zeros dropped, so that Pippenger runs over the rest alone
+//! with a window and a chunk chosen for their number, and the ones are summed apart,
+//! as a plain sum of their bases. Full-width scalars (no zero, no one) get no list:
+//! their MSM pays the count (one read of the scalars, and the copy back) and runs as
+//! without it. Every scalar equal to 1 would otherwise be one entry of window 0's bucket 1:
 //! one bucket holding most of the terms, whose counts and scatter are atomics on one
 //! word and whose carries take a tree of launches.
 
@@ -117,8 +119,9 @@ fn with_buffers<T>(
 }
 
 /// Classifies the `n` scalars from word offset `first` of buffer `scalars` (ones.cu
-/// steps 1-3) into a list allocated from `work` (plan item [`MSM_ONES_LIST`]); reads
-/// the counts back.
+/// steps 1-3): counts them, reads the counts back, and, unless every scalar is in the
+/// rest (full-width scalars: the list would name every term), lists them in a buffer
+/// allocated from `work` (plan item [`MSM_ONES_LIST`]).
 pub fn classify(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -127,14 +130,14 @@ pub fn classify(
     first: usize,
     n: usize,
 ) -> Result<Classes> {
+    let chunks = n.div_ceil(CLASS_CHUNK);
+    let (n32, chunk) = (n as u32, CLASS_CHUNK as u32);
     let list = alloc_words_uninit(stream, work, MSM_ONES_LIST, n)?;
-    let counts = with_buffers(stream, work, &class_items(n), |work, ids| {
+    let classes = with_buffers(stream, work, &class_items(n), |work, ids| {
         let buf = |id: BufferId| -> Result<&CudaBuffer> { work.get::<CudaBuffer>(id) };
         let (count, start, scan) = (buf(ids[0])?, buf(ids[1])?, buf(ids[2])?);
         let words = &buf(scalars)?.words;
         let view = words.slice(first..first + n * crate::field::FR_WORDS);
-        let chunks = n.div_ceil(CLASS_CHUNK);
-        let (n32, chunk) = (n as u32, CLASS_CHUNK as u32);
         launch::msm_classify_count(
             k,
             stream,
@@ -152,40 +155,41 @@ pub fn classify(
             &scan.words,
             2 * chunks,
         )?;
-        launch::msm_classify_scatter(
-            k,
-            stream,
-            grid_1d(chunks),
-            Dev::view(&view),
-            Dev::new(&start.words),
-            Dev::new(&buf(list)?.words),
-            n32,
-            chunk,
-        )?;
         // class_start[T] = ones, class_start[2T] = ones + rest.
-        download_at(stream, work, ids[1], chunks, chunks + 1)
+        let counts = download_at(stream, work, ids[1], chunks, chunks + 1)?;
+        let (ones, rest) = match (counts.first(), counts.last()) {
+            (Some(&ones), Some(&all)) if ones <= all && all as usize <= n => {
+                (ones as usize, (all - ones) as usize)
+            }
+            _ => {
+                return Err(CudaError::Size(format!(
+                    "the classification of {n} scalars read back {counts:?}"
+                ))
+                .into())
+            }
+        };
+        if rest < n {
+            launch::msm_classify_scatter(
+                k,
+                stream,
+                grid_1d(chunks),
+                Dev::view(&view),
+                Dev::new(&start.words),
+                Dev::new(&buf(list)?.words),
+                n32,
+                chunk,
+            )?;
+        }
+        Ok(Classes {
+            list: (rest < n).then_some(list),
+            ones,
+            rest,
+        })
     });
-    let counts = match counts {
-        Ok(counts) => counts,
-        Err(e) => {
-            work.free(list)?;
-            return Err(e);
-        }
-    };
-    match (counts.first(), counts.last()) {
-        (Some(&ones), Some(&all)) if ones <= all && all as usize <= n => Ok(Classes {
-            list,
-            ones: ones as usize,
-            rest: (all - ones) as usize,
-        }),
-        _ => {
-            work.free(list)?;
-            Err(CudaError::Size(format!(
-                "the classification of {n} scalars read back {counts:?}"
-            ))
-            .into())
-        }
+    if !classes.as_ref().is_ok_and(|c| c.list.is_some()) {
+        work.free(list)?;
     }
+    classes
 }
 
 /// The XYZZ words of the sum of the bases of the `classes.ones` ones (ones.cu step 4),
@@ -199,8 +203,11 @@ pub fn sum(
     classes: &Classes,
 ) -> Result<Vec<u32>> {
     let leaves = classes.ones.min(most_leaves(group));
+    let list = classes
+        .list
+        .ok_or_else(|| CudaError::Size(format!("{} ones and no list", classes.ones)))?;
     with_buffers(stream, work, &sum_items(group, leaves), |work, ids| {
-        let list = &work.get::<CudaBuffer>(classes.list)?.words;
+        let list = &work.get::<CudaBuffer>(list)?.words;
         let ones = list.slice(0..classes.ones);
         launch::msm_ones_sum(
             k,

@@ -34,8 +34,10 @@ pub const MSM_ONES_LIST: PlanKey = PlanKey::new("cuda", "msm_ones_list");
 /// not 1), each part in increasing order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Classes {
-    /// The list buffer (plan item [`MSM_ONES_LIST`]).
-    pub list: BufferId,
+    /// The list buffer (plan item [`MSM_ONES_LIST`]); none when every scalar is in the
+    /// rest (full-width scalars: Pippenger runs over every term, as without the
+    /// classification).
+    pub list: Option<BufferId>,
     /// Scalars equal to 1.
     pub ones: usize,
     /// Other nonzero scalars.
@@ -153,7 +155,10 @@ impl SortReuse {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         if let Some((k, classes)) = kept {
-            if k == *key && work.buffer_of(MSM_ONES_LIST) == Some(classes.list) {
+            let live = classes
+                .list
+                .is_none_or(|list| work.buffer_of(MSM_ONES_LIST) == Some(list));
+            if k == *key && live {
                 return Ok(Some(classes));
             }
         }
@@ -250,7 +255,7 @@ mod tests {
         let s = work.allocate(SCALARS, 8, || Ok(0u8)).unwrap();
         let key = reuse.class_key(s, 0, 10);
         let classify = |work: &mut Lease| Classes {
-            list: work.allocate(MSM_ONES_LIST, 8, || Ok(0u8)).unwrap(),
+            list: Some(work.allocate(MSM_ONES_LIST, 8, || Ok(0u8)).unwrap()),
             ones: 3,
             rest: 4,
         };
@@ -268,13 +273,22 @@ mod tests {
         // Another lease: not reused there, and the list stays its own lease's.
         reuse.keep_classes(key, classes);
         assert_eq!(reuse.take_classes(&key, &mut other).unwrap(), None);
-        assert_eq!(work.buffer_of(MSM_ONES_LIST), Some(classes.list));
+        assert_eq!(work.buffer_of(MSM_ONES_LIST), classes.list);
         // A write to any scalars since: not reused.
         reuse.keep_classes(key, classes);
         reuse.scalars_written();
         let now = reuse.class_key(s, 0, 10);
         assert_eq!(reuse.take_classes(&now, &mut work).unwrap(), None);
         assert_eq!(work.buffer_of(MSM_ONES_LIST), None);
+        // Full-width scalars need no list: the record alone is reused.
+        let full = Classes {
+            list: None,
+            ones: 0,
+            rest: 10,
+        };
+        let now = reuse.class_key(s, 0, 10);
+        reuse.keep_classes(now, full);
+        assert_eq!(reuse.take_classes(&now, &mut work).unwrap(), Some(full));
         work.release().unwrap();
         other.release().unwrap();
     }
