@@ -200,3 +200,14 @@ pub fn alloc_pinned(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<PinnedHost
     // the callers only write it before copying it to the device.
     Ok(unsafe { ctx.alloc_pinned::<u32>(len) }?)
 }
+
+/// `len` words of page-locked host memory, cached (not write-combined: the host reads
+/// it), for read-backs from the device.
+pub fn alloc_pinned_readable(
+    ctx: &Arc<CudaContext>,
+    len: usize,
+) -> CudaResult<PinnedHostSlice<u32>> {
+    // SAFETY: the memory starts uninitialised, which any u32 bit pattern tolerates;
+    // the callers read a word only after a device copy into it has completed.
+    Ok(unsafe { ctx.alloc_pinned_with_flags::<u32>(len, 0) }?)
+}

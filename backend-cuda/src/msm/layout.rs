@@ -288,6 +288,8 @@ mod tests {
         msm_seg_bits: None,
         msm_planes: None,
         ntt_pass_stages: None,
+        staging_mib: None,
+        pageable_reads: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
     };
