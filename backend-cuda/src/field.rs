@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn fr_words_round_trip_in_parallel_pieces() {
-        let seed = crucible_core::run_seed();
+        let seed = crucible_core::run_seed::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
         // Several tasks' worth, in two pieces as two staging chunks would arrive.
         let n = 3 * par_min(FR_WORDS) + 5;

@@ -17,9 +17,9 @@
 //! Layers, each module importing only those below it (a test lists the edges and
 //! fails on a cycle): `driver` (every unsafe call), `error`, `field` and `tuning` at
 //! the bottom; `kernels` (NVRTC and the disk cache) and `launch` (one typed function
-//! per kernel); `memory` (buffers under a lease, staging); then the operations,
-//! `pointwise`, `ntt` and `msm/`; this file registers the backend and implements the
-//! trait by delegating.
+//! per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
+//! pinned host buffers, both ways); then the operations, `pointwise`, `ntt` and
+//! `msm/`; this file registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
