@@ -114,9 +114,7 @@ impl Staging {
     /// done (an event never recorded counts as done).
     fn slot_mut(&mut self, slot: usize, words: usize) -> Result<&mut [u32]> {
         self.done[slot].synchronize().map_err(CudaError::from)?;
-        let host = self.buffers[slot]
-            .as_mut_slice()
-            .map_err(CudaError::from)?;
+        let host = self.buffers[slot].as_mut_slice().map_err(CudaError::from)?;
         Ok(&mut host[..words])
     }
 
