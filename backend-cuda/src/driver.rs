@@ -193,21 +193,22 @@ fn program_log(program: &Program) -> String {
         .to_string()
 }
 
-/// `len` words of page-locked host memory (write-combined: fast for the host to write
-/// and the device to read, slow for the host to read), for staging uploads.
-pub fn alloc_pinned(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<PinnedHostSlice<u32>> {
+/// `len` words of page-locked host memory, write-combined: fast for the host to write
+/// and the device to read, slow for the host to read (upload staging).
+pub fn alloc_pinned_write_combined(
+    ctx: &Arc<CudaContext>,
+    len: usize,
+) -> CudaResult<PinnedHostSlice<u32>> {
     // SAFETY: the memory starts uninitialised, which any u32 bit pattern tolerates;
     // the callers only write it before copying it to the device.
     Ok(unsafe { ctx.alloc_pinned::<u32>(len) }?)
 }
 
-/// `len` words of page-locked host memory, cached (not write-combined: the host reads
-/// it), for read-backs from the device.
-pub fn alloc_pinned_readable(
-    ctx: &Arc<CudaContext>,
-    len: usize,
-) -> CudaResult<PinnedHostSlice<u32>> {
+/// `len` words of page-locked host memory, cached (read-back staging, which the host
+/// reads; upload staging when write-combining is turned off).
+pub fn alloc_pinned_cached(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<PinnedHostSlice<u32>> {
     // SAFETY: the memory starts uninitialised, which any u32 bit pattern tolerates;
-    // the callers read a word only after a device copy into it has completed.
+    // the callers write a word before they copy it to the device, or read it only
+    // after a device copy into it has completed.
     Ok(unsafe { ctx.alloc_pinned_with_flags::<u32>(len, 0) }?)
 }

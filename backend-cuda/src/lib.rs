@@ -127,12 +127,17 @@ impl CudaBackend {
         let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
         let chunk_words =
             staging::chunk_words(tuning.staging_mib.unwrap_or(staging::DEFAULT_CHUNK_MIB));
+        let upload_mapping = if tuning.staging_cached {
+            staging::HostMapping::Cached
+        } else {
+            staging::HostMapping::WriteCombined
+        };
         Ok(CudaBackend {
             device,
             budget,
             kernels: OnceLock::new(),
-            staging: staging::SharedStaging::new(staging::Direction::ToDevice, chunk_words),
-            reads: staging::SharedStaging::new(staging::Direction::ToHost, chunk_words),
+            staging: staging::SharedStaging::new(upload_mapping, chunk_words),
+            reads: staging::SharedStaging::new(staging::HostMapping::Cached, chunk_words),
             tuning,
             sorts: msm::SortReuse::default(),
         })

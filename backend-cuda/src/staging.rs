@@ -35,14 +35,14 @@ pub fn chunk_words(mib: u32) -> usize {
     (mib as usize) << 18
 }
 
-/// Which way a staging pair copies, which decides how its host memory is mapped.
+/// How a staging pair's host memory is mapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// Host to device: write-combined (fast for the host to write and the device to
-    /// read, very slow for the host to read).
-    ToDevice,
-    /// Device to host: ordinary cached memory, which the host reads.
-    ToHost,
+pub enum HostMapping {
+    /// Write-combined: fast for the host to write and the device to read, very slow
+    /// for the host to read (uploads, by default).
+    WriteCombined,
+    /// Ordinary cached memory (read-backs, which the host reads).
+    Cached,
 }
 
 /// How `len` elements of `words_per` words each split into chunks of at most one
@@ -87,15 +87,15 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Allocates the buffers, `chunk_words` words each, mapped for `direction`.
+    /// Allocates the buffers, `chunk_words` words each, mapped as `mapping` says.
     pub fn new(
         ctx: &Arc<CudaContext>,
-        direction: Direction,
+        mapping: HostMapping,
         chunk_words: usize,
     ) -> Result<Staging> {
-        let alloc = || match direction {
-            Direction::ToDevice => driver::alloc_pinned(ctx, chunk_words),
-            Direction::ToHost => driver::alloc_pinned_readable(ctx, chunk_words),
+        let alloc = || match mapping {
+            HostMapping::WriteCombined => driver::alloc_pinned_write_combined(ctx, chunk_words),
+            HostMapping::Cached => driver::alloc_pinned_cached(ctx, chunk_words),
         };
         let event = || ctx.new_event(None).map_err(CudaError::from);
         // A failure frees what was allocated before it (each buffer frees on drop).
@@ -137,16 +137,16 @@ impl Drop for Staging {
 /// needs them, reused by every later one, freed with the backend. Copies in one
 /// direction take turns; the two directions never wait for each other.
 pub struct SharedStaging {
-    direction: Direction,
+    mapping: HostMapping,
     chunk_words: usize,
     buffers: Mutex<Option<Staging>>,
 }
 
 impl SharedStaging {
     /// No buffers yet; they will hold `chunk_words` words each.
-    pub fn new(direction: Direction, chunk_words: usize) -> SharedStaging {
+    pub fn new(mapping: HostMapping, chunk_words: usize) -> SharedStaging {
         SharedStaging {
-            direction,
+            mapping,
             chunk_words,
             buffers: Mutex::new(None),
         }
@@ -163,7 +163,7 @@ impl SharedStaging {
         let mut guard = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
         let staging = match &mut *guard {
             Some(staging) => staging,
-            None => guard.insert(Staging::new(ctx, self.direction, self.chunk_words)?),
+            None => guard.insert(Staging::new(ctx, self.mapping, self.chunk_words)?),
         };
         copy(staging)
     }

@@ -44,6 +44,9 @@ const STAGING_MIB: Var = Var {
     name: "CRUCIBLE_CUDA_STAGING_MIB",
     range: 1..=256,
 };
+/// Upload staging buffers in cached rather than write-combined host memory (set or
+/// not), to measure which the link and the host's conversion prefer.
+const STAGING_CACHED: &str = "CRUCIBLE_CUDA_STAGING_CACHED";
 /// `read_scalars` through the driver's pageable copy and a one-thread conversion, as
 /// before the pinned read-back (set or not): the A/B baseline.
 const PAGEABLE_READS: &str = "CRUCIBLE_CUDA_PAGEABLE_READS";
@@ -68,6 +71,8 @@ pub struct CudaTuning {
     pub ntt_pass_stages: Option<u32>,
     /// `CRUCIBLE_CUDA_STAGING_MIB`: MiB per pinned staging buffer.
     pub staging_mib: Option<u32>,
+    /// `CRUCIBLE_CUDA_STAGING_CACHED` is set: upload buffers are not write-combined.
+    pub staging_cached: bool,
     /// `CRUCIBLE_CUDA_PAGEABLE_READS` is set: read-backs skip the pinned buffers.
     pub pageable_reads: bool,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
@@ -92,6 +97,7 @@ impl CudaTuning {
             msm_planes: number(&MSM_PLANES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             staging_mib: number(&STAGING_MIB)?,
+            staging_cached: lookup(STAGING_CACHED).is_some(),
             pageable_reads: lookup(PAGEABLE_READS).is_some(),
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
@@ -179,6 +185,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_STAGING_MIB", "16"),
+            ("CRUCIBLE_CUDA_STAGING_CACHED", ""),
             ("CRUCIBLE_CUDA_PAGEABLE_READS", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
@@ -193,6 +200,7 @@ mod tests {
                 msm_planes: Some(1),
                 ntt_pass_stages: Some(4),
                 staging_mib: Some(16),
+                staging_cached: true,
                 pageable_reads: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],

@@ -289,6 +289,7 @@ mod tests {
         msm_planes: None,
         ntt_pass_stages: None,
         staging_mib: None,
+        staging_cached: false,
         pageable_reads: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
