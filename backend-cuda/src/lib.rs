@@ -437,7 +437,7 @@ impl ProverBackend for CudaBackend {
         let count = src.len() * field::FR_WORDS;
         if self.tuning.pageable_reads {
             let words = memory::download(self.stream(), lease, src.id(), count)?;
-            return Ok(field::words_to_fr(&words[..count]));
+            return Ok(field::words_to_fr(&words));
         }
         let mut out = Vec::with_capacity(src.len());
         self.reads.with(&self.device.ctx, |reads| {

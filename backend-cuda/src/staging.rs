@@ -125,10 +125,11 @@ impl Staging {
 }
 
 impl Drop for Staging {
-    // The buffers must outlive the copies that read or write them.
+    // The buffers must outlive the copies that read or write them. A failure is kept
+    // by the context, which reports it at its next checked call.
     fn drop(&mut self) {
         for event in &self.done {
-            let _ = event.synchronize();
+            event.context().record_err(event.synchronize());
         }
     }
 }
