@@ -228,26 +228,43 @@ pub fn download_chunked(
     let words = &lease.get::<CudaBuffer>(id)?.words;
     check_fits(len, words_per, words.len())?;
     let chunks = Chunks::new(len, words_per, staging.chunk_words())?;
-    let queue = |staging: &mut Staging, i: usize| -> Result<()> {
+    for step in read_steps(chunks.count()) {
+        let (ReadStep::Copy(i) | ReadStep::Take(i)) = step;
         let range = chunks.range(i);
         let slot = i % SLOTS;
+        // Waits for the slot's last copy: for a copy, the read-back before it, which
+        // is already taken; for a take, the copy of this chunk.
         let host = staging.slot_mut(slot, range.len() * words_per)?;
-        let src = words.slice(range.start * words_per..range.end * words_per);
-        stream.memcpy_dtoh(&src, host).map_err(CudaError::from)?;
-        staging.record(slot, stream)
-    };
-    for i in 0..chunks.count().min(SLOTS) {
-        queue(staging, i)?;
-    }
-    for i in 0..chunks.count() {
-        let range = chunks.range(i);
-        let count = range.len() * words_per;
-        take(range, staging.slot_mut(i % SLOTS, count)?);
-        if i + SLOTS < chunks.count() {
-            queue(staging, i + SLOTS)?;
+        match step {
+            ReadStep::Copy(_) => {
+                let src = words.slice(range.start * words_per..range.end * words_per);
+                stream.memcpy_dtoh(&src, host).map_err(CudaError::from)?;
+                staging.record(slot, stream)?;
+            }
+            ReadStep::Take(_) => take(range, host),
         }
     }
     Ok(())
+}
+
+/// One step of a chunked read-back: copy chunk `i` into its staging buffer, or hand
+/// the host chunk `i` from there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadStep {
+    Copy(usize),
+    Take(usize),
+}
+
+/// The steps of a read-back of `count` chunks: the first copies fill every buffer,
+/// then each take frees its buffer for the copy `SLOTS` chunks on, so the device
+/// writes the next chunks while the host takes this one.
+fn read_steps(count: usize) -> impl Iterator<Item = ReadStep> {
+    let first = (0..count.min(SLOTS)).map(ReadStep::Copy);
+    let rest = (0..count).flat_map(move |i| {
+        let next = (i + SLOTS < count).then_some(ReadStep::Copy(i + SLOTS));
+        std::iter::once(ReadStep::Take(i)).chain(next)
+    });
+    first.chain(rest)
 }
 
 #[cfg(test)]
@@ -285,6 +302,56 @@ mod tests {
             for r in got.iter().rev().skip(1) {
                 assert_eq!(r.len(), chunk_words / words_per);
             }
+        }
+    }
+
+    #[test]
+    fn read_backs_copy_and_take_each_chunk_once_and_reuse_a_buffer_only_once_taken() {
+        for count in 0..12 {
+            let steps: Vec<ReadStep> = read_steps(count).collect();
+            let copies: Vec<usize> = steps
+                .iter()
+                .filter_map(|s| match s {
+                    ReadStep::Copy(i) => Some(*i),
+                    ReadStep::Take(_) => None,
+                })
+                .collect();
+            let takes: Vec<usize> = steps
+                .iter()
+                .filter_map(|s| match s {
+                    ReadStep::Take(i) => Some(*i),
+                    ReadStep::Copy(_) => None,
+                })
+                .collect();
+            let all: Vec<usize> = (0..count).collect();
+            assert_eq!(copies, all, "{count} chunks: {steps:?}");
+            assert_eq!(takes, all, "{count} chunks: {steps:?}");
+            // What each buffer holds: a chunk copied and not yet taken.
+            let mut held: [Option<usize>; SLOTS] = [None; SLOTS];
+            for step in &steps {
+                match *step {
+                    ReadStep::Copy(i) => {
+                        assert_eq!(
+                            held[i % SLOTS],
+                            None,
+                            "{count}: copy {i} over a chunk not taken"
+                        );
+                        held[i % SLOTS] = Some(i);
+                    }
+                    ReadStep::Take(i) => {
+                        assert_eq!(
+                            held[i % SLOTS],
+                            Some(i),
+                            "{count}: take {i} before its copy"
+                        );
+                        held[i % SLOTS] = None;
+                        // The device is never left idle while there is a chunk to copy.
+                        let queued = held.iter().flatten().count();
+                        assert_eq!(queued, (count - 1 - i).min(SLOTS - 1), "{count}: take {i}");
+                    }
+                }
+            }
+            assert_eq!(held, [None; SLOTS]);
         }
     }
 
