@@ -309,23 +309,16 @@ mod tests {
     fn read_backs_copy_and_take_each_chunk_once_and_reuse_a_buffer_only_once_taken() {
         for count in 0..12 {
             let steps: Vec<ReadStep> = read_steps(count).collect();
-            let copies: Vec<usize> = steps
-                .iter()
-                .filter_map(|s| match s {
-                    ReadStep::Copy(i) => Some(*i),
-                    ReadStep::Take(_) => None,
-                })
-                .collect();
-            let takes: Vec<usize> = steps
-                .iter()
-                .filter_map(|s| match s {
-                    ReadStep::Take(i) => Some(*i),
-                    ReadStep::Copy(_) => None,
-                })
-                .collect();
+            let chunks_of = |copy: bool| -> Vec<usize> {
+                let pick = |s: &ReadStep| match *s {
+                    ReadStep::Copy(i) => copy.then_some(i),
+                    ReadStep::Take(i) => (!copy).then_some(i),
+                };
+                steps.iter().filter_map(pick).collect()
+            };
             let all: Vec<usize> = (0..count).collect();
-            assert_eq!(copies, all, "{count} chunks: {steps:?}");
-            assert_eq!(takes, all, "{count} chunks: {steps:?}");
+            assert_eq!(chunks_of(true), all, "{count} chunks copied: {steps:?}");
+            assert_eq!(chunks_of(false), all, "{count} chunks taken: {steps:?}");
             // What each buffer holds: a chunk copied and not yet taken.
             let mut held: [Option<usize>; SLOTS] = [None; SLOTS];
             for step in &steps {
