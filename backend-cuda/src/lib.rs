@@ -432,7 +432,8 @@ impl ProverBackend for CudaBackend {
     }
 
     // Through the pinned read-back buffers, converted on every core while the next
-    // chunk is copied; `CRUCIBLE_CUDA_PAGEABLE_READS` measures the pageable path.
+    // chunk is copied; `CRUCIBLE_CUDA_PAGEABLE_READS` measures the pageable path,
+    // `CRUCIBLE_CUDA_READ_HUGE_PAGES` fewer page faults in the fresh vector.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
         let count = src.len() * field::FR_WORDS;
         if self.tuning.pageable_reads {
@@ -440,6 +441,9 @@ impl ProverBackend for CudaBackend {
             return Ok(field::words_to_fr(&words));
         }
         let mut out = Vec::with_capacity(src.len());
+        if self.tuning.read_huge_pages {
+            driver::advise_huge_pages(out.spare_capacity_mut());
+        }
         self.reads.with(&self.device.ctx, |reads| {
             staging::download_chunked(
                 self.stream(),

@@ -50,6 +50,9 @@ const STAGING_CACHED: &str = "CRUCIBLE_CUDA_STAGING_CACHED";
 /// `read_scalars` through the driver's pageable copy and a one-thread conversion, as
 /// before the pinned read-back (set or not): the A/B baseline.
 const PAGEABLE_READS: &str = "CRUCIBLE_CUDA_PAGEABLE_READS";
+/// `read_scalars` destinations advised to huge pages (set or not): fewer first-touch
+/// page faults, which cost more than the copy where memory is fresh.
+const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
@@ -75,6 +78,8 @@ pub struct CudaTuning {
     pub staging_cached: bool,
     /// `CRUCIBLE_CUDA_PAGEABLE_READS` is set: read-backs skip the pinned buffers.
     pub pageable_reads: bool,
+    /// `CRUCIBLE_CUDA_READ_HUGE_PAGES` is set: read-back vectors get huge pages.
+    pub read_huge_pages: bool,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
@@ -99,6 +104,7 @@ impl CudaTuning {
             staging_mib: number(&STAGING_MIB)?,
             staging_cached: lookup(STAGING_CACHED).is_some(),
             pageable_reads: lookup(PAGEABLE_READS).is_some(),
+            read_huge_pages: lookup(READ_HUGE_PAGES).is_some(),
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
@@ -187,6 +193,7 @@ mod tests {
             ("CRUCIBLE_CUDA_STAGING_MIB", "16"),
             ("CRUCIBLE_CUDA_STAGING_CACHED", ""),
             ("CRUCIBLE_CUDA_PAGEABLE_READS", "1"),
+            ("CRUCIBLE_CUDA_READ_HUGE_PAGES", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
         ]))
@@ -202,6 +209,7 @@ mod tests {
                 staging_mib: Some(16),
                 staging_cached: true,
                 pageable_reads: true,
+                read_huge_pages: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
             }

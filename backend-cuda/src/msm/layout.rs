@@ -291,6 +291,7 @@ mod tests {
         staging_mib: None,
         staging_cached: false,
         pageable_reads: false,
+        read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
     };
