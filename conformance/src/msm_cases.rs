@@ -260,14 +260,17 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
     });
     // Ones at the span's first and last terms, and at the scalars just outside it (a
     // sum of the ones must not reach past the span).
-    r.case(&format!("msm-{}/ones-at-span-edges/n={n}", G::NAME), |rng| {
-        let b = bases::<G>(rng, n + 3, Bases::Random);
-        let mut s = scalars(rng, n + 6, Scalars::BitHeavy);
-        for i in [4, 5, 4 + n, 5 + n] {
-            s[i] = Fr::ONE;
-        }
-        check::<G>(backend, &b, &s, 3, 5, n)
-    });
+    r.case(
+        &format!("msm-{}/ones-at-span-edges/n={n}", G::NAME),
+        |rng| {
+            let b = bases::<G>(rng, n + 3, Bases::Random);
+            let mut s = scalars(rng, n + 6, Scalars::BitHeavy);
+            for i in [4, 5, 4 + n, 5 + n] {
+                s[i] = Fr::ONE;
+            }
+            check::<G>(backend, &b, &s, 3, 5, n)
+        },
+    );
     r.case(
         &format!("msm-{}/span-out-of-range-is-an-error", G::NAME),
         |rng| out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random)),

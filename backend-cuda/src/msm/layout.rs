@@ -153,8 +153,8 @@ impl Layout {
         self.tuned_chunk.unwrap_or(if entries >= LONG_CHUNK_FROM {
             LONG_CHUNK
         } else {
-            (entries.div_ceil(FILL_THREADS) as u64).clamp(u64::from(MIN_CHUNK), u64::from(SHORT_CHUNK))
-                as u32
+            (entries.div_ceil(FILL_THREADS) as u64)
+                .clamp(u64::from(MIN_CHUNK), u64::from(SHORT_CHUNK)) as u32
         })
     }
 
@@ -366,7 +366,10 @@ mod tests {
                 // Around the sizes where the chunk shrinks below the short one.
                 for c in 1..=window_bits(n) {
                     let w = windows(c);
-                    for e in [MIN_CHUNK as usize * FILL_THREADS, SHORT_CHUNK as usize * FILL_THREADS] {
+                    for e in [
+                        MIN_CHUNK as usize * FILL_THREADS,
+                        SHORT_CHUNK as usize * FILL_THREADS,
+                    ] {
                         ms.extend([e / w - 1, e / w, e / w + 1]);
                     }
                 }

@@ -148,7 +148,15 @@ pub fn msm<B>(
         return Err(too_large(n));
     }
     if !cx.tuning.msm_ones() {
-        return pippenger(cx, group, work, (bases, bases_id, bases_len), span, reuse, None);
+        return pippenger(
+            cx,
+            group,
+            work,
+            (bases, bases_id, bases_len),
+            span,
+            reuse,
+            None,
+        );
     }
     let key = reuse.class_key(span.scalars.id(), span.scalar_offset, n);
     let classes = match reuse.take_classes(&key, work)? {
@@ -163,8 +171,8 @@ pub fn msm<B>(
         )?,
     };
     let target = (bases, bases_id, bases_len);
-    let sums = pippenger(cx, group, work, target, span, reuse, Some(&classes))
-        .and_then(|mut sums| {
+    let sums =
+        pippenger(cx, group, work, target, span, reuse, Some(&classes)).and_then(|mut sums| {
             if classes.ones > 0 {
                 let points = bases.get::<BasesBuffer>(bases_id)?;
                 let points = points
@@ -315,7 +323,9 @@ fn run<B>(
         .slice(span.base_offset * group.affine_words()..);
     if !sorted_already {
         match classes.and_then(|c| c.list.map(|list| (c, list))) {
-            None => sort::sort(cx.stream, cx.kernels, work, &scalars, None, layout, scratch, n)?,
+            None => sort::sort(
+                cx.stream, cx.kernels, work, &scalars, None, layout, scratch, n,
+            )?,
             Some((c, list)) => {
                 let list = &work.get::<CudaBuffer>(list)?.words;
                 let rest = list.slice(c.ones..c.ones + c.rest);
