@@ -49,6 +49,18 @@ CRU_DEV u32 msm_class_of(const Fr& s) {
 
 CRU_DEV u32 msm_class_chunks(u32 n, u32 chunk) { return (u32)(((u64)n + chunk - 1) / chunk); }
 
+// Scalars a thread loads before it classifies them: independent loads in flight, so
+// that 2^14 threads (2^20 scalars in chunks of 64) keep the memory busy instead of
+// waiting out one load's latency per scalar.
+#define ONES_BATCH 8
+
+// The classes of scalars [i, i + ONES_BATCH) that lie below hi (0 past it).
+CRU_DEV void msm_classes_at(const Fr* scalars, u64 i, u64 hi, u32* k) {
+    Fr s[ONES_BATCH];
+    CRU_UNROLL for (u32 j = 0; j < ONES_BATCH; j++) s[j] = i + j < hi ? scalars[i + j] : Fr::zero();
+    CRU_UNROLL for (u32 j = 0; j < ONES_BATCH; j++) k[j] = msm_class_of(s[j]);
+}
+
 extern "C" __global__ void msm_classify_count(const Fr* scalars, u32* class_count, u32 n, u32 chunk) {
     const u32 t = CRU_THREAD_X;
     const u32 chunks = msm_class_chunks(n, chunk);
@@ -56,10 +68,13 @@ extern "C" __global__ void msm_classify_count(const Fr* scalars, u32* class_coun
     const u64 lo = (u64)t * chunk;
     const u64 hi = lo + chunk < n ? lo + chunk : n;
     u32 ones = 0, rest = 0;
-    for (u64 i = lo; i < hi; i++) {
-        const u32 k = msm_class_of(scalars[i]);
-        ones += k == 1;
-        rest += k == 2;
+    for (u64 i = lo; i < hi; i += ONES_BATCH) {
+        u32 k[ONES_BATCH];
+        msm_classes_at(scalars, i, hi, k);
+        CRU_UNROLL for (u32 j = 0; j < ONES_BATCH; j++) {
+            ones += k[j] == 1;
+            rest += k[j] == 2;
+        }
     }
     class_count[t] = ones;
     class_count[chunks + t] = rest;
@@ -73,10 +88,13 @@ extern "C" __global__ void msm_classify_scatter(const Fr* scalars, const u32* cl
     const u64 lo = (u64)t * chunk;
     const u64 hi = lo + chunk < n ? lo + chunk : n;
     u32 one = class_start[t], rest = class_start[chunks + t];
-    for (u64 i = lo; i < hi; i++) {
-        const u32 k = msm_class_of(scalars[i]);
-        if (k == 1) list[one++] = (u32)i;
-        else if (k == 2) list[rest++] = (u32)i;
+    for (u64 i = lo; i < hi; i += ONES_BATCH) {
+        u32 k[ONES_BATCH];
+        msm_classes_at(scalars, i, hi, k);
+        CRU_UNROLL for (u32 j = 0; j < ONES_BATCH; j++) {
+            if (k[j] == 1) list[one++] = (u32)(i + j);
+            else if (k[j] == 2) list[rest++] = (u32)(i + j);
+        }
     }
 }
 
