@@ -7,12 +7,14 @@
 set -uo pipefail
 log=$OUT/ones.log
 export CRUCIBLE_CUDA_CACHE=/tmp/cubin CRUCIBLE_CACHE_DIR=/tmp/keys
-for mix in full bits=0.9 bits=0.99; do
-  for ones in 1 0; do
-    echo "=== CRUCIBLE_CUDA_MSM_ONES=$ones bench --op msm-g1,msm-g2 --sizes 2^20 --repeat 7 --scalars $mix" >>"$log"
-    CRUCIBLE_CUDA_MSM_ONES=$ones timeout 150 crucible bench --backend cuda --op msm-g1,msm-g2 \
-      --sizes 2^20 --repeat 7 --scalars "$mix" >>"$log" 2>&1
-    echo "exit $?" >>"$log"
+for op in msm-g1 msm-g2; do
+  for mix in full bits=0.9 bits=0.99; do
+    for ones in 1 0; do
+      echo "=== CRUCIBLE_CUDA_MSM_ONES=$ones bench --op $op --sizes 2^20 --repeat 7 --scalars $mix" >>"$log"
+      CRUCIBLE_CUDA_MSM_ONES=$ones timeout 90 crucible bench --backend cuda --op $op \
+        --sizes 2^20 --repeat 7 --scalars "$mix" >>"$log" 2>&1
+      echo "exit $?" >>"$log"
+    done
   done
 done
 for ones in 1 0; do
