@@ -149,7 +149,7 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 6] = [
+    const NUMBERS: [&Var; 7] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
