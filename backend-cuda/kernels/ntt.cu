@@ -166,6 +166,139 @@ CRU_NTT_PASS(2)
 CRU_NTT_PASS(3)
 CRU_NTT_PASS(4)
 
+// ------------------------------ shared-memory tiles ------------------------------
+// See the header (ntt_tile). A tile is 2^(k + g) elements of the bit-reversed data
+// (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
+// (a batch of independent groups, for coalescing), the other bits fixed by the block.
+
+#define CRU_NTT_TILE_MAX_BITS 10
+#define CRU_NTT_TILE_THREADS (1u << (CRU_NTT_TILE_MAX_BITS - 2))
+// One word plane of a tile: element x at x + x/32, so that 32 lanes at unit stride or
+// at any power-of-two stride up to 32 fall in 32 distinct banks.
+#define CRU_NTT_PLANE ((1u << CRU_NTT_TILE_MAX_BITS) + (1u << CRU_NTT_TILE_MAX_BITS) / 32)
+// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread.
+#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS)
+// ntt_tile's flags.
+#define CRU_NTT_INVERSE 1u
+#define CRU_NTT_SCALE_BY_C 2u
+#define CRU_NTT_SCALE_BY_POWERS 4u
+
+CRU_DEV u32 low_mask(u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1; }
+
+// The tile's two ranges of A-index bits, (p1, w1) below (p2, w2): the stages' range
+// (s, k) and the batch's (cshift, g). Tile element x holds range 1 in its low w1 bits
+// and range 2 above them, so that x ascends with the A-index (coalesced accesses).
+struct TileShape {
+    u32 p1, w1, p2, w2;
+    u32 vx;  // the bit of x that is A-index bit s
+};
+
+CRU_DEV TileShape tile_shape(u32 s, u32 k, u32 g, u32 cshift) {
+    TileShape t;
+    if (cshift < s) { t.p1 = cshift; t.w1 = g; t.p2 = s; t.w2 = k; t.vx = g; }
+    else { t.p1 = s; t.w1 = k; t.p2 = cshift; t.w2 = g; t.vx = 0; }
+    return t;
+}
+
+// The A-index of element x of block b's tile: b's bits fill the bits outside both
+// ranges, in order.
+CRU_DEV u32 tile_index(const TileShape& t, u32 b, u32 x) {
+    const u32 gap = t.p2 - t.p1 - t.w1;
+    const u32 fixed = (b & low_mask(t.p1)) | (((b >> t.p1) & low_mask(gap)) << (t.p1 + t.w1)) |
+                      ((b >> (t.p1 + gap)) << (t.p2 + t.w2));
+    return fixed | ((x & low_mask(t.w1)) << t.p1) | ((x >> t.w1) << t.p2);
+}
+
+CRU_DEV Fr tile_load(const u32* sm, u32 x) {
+    const u32 o = x + (x >> 5);
+    Fr r;
+    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * CRU_NTT_PLANE + o];
+    return r;
+}
+
+CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
+    const u32 o = x + (x >> 5);
+    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * CRU_NTT_PLANE + o] = v.l[w];
+}
+
+// x with a zero bit inserted at bit p (the lower element of a stage's pair).
+CRU_DEV u32 insert_zero(u32 u, u32 p) { return (u & low_mask(p)) | ((u >> p) << (p + 1)); }
+
+// w^((i mod 2^st) << (log_n - 1 - st)): the twiddle of stage st's pair whose lower
+// element has A-index i.
+CRU_DEV Fr stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
+    return twiddle(tw, (i & low_mask(st)) << (log_n - 1 - st), (1u << log_n) >> 1, inverse);
+}
+
+// (u, v) <- (u + w v, u - w v); stage 0's twiddles are all 1 (uniform: no product).
+CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
+    const Fr t = unit ? v : fmul(v, w);
+    v = fsub(u, t);
+    u = fadd(u, t);
+}
+
+extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                                                        const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
+                                                        u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    __shared__ u32 sm[8 * CRU_NTT_PLANE];
+    const TileShape t = tile_shape(s, k, g, cshift);
+    const u32 b = blockIdx.x, tid = threadIdx.x, threads = blockDim.x;
+    const u32 tile_bits = k + g;
+    const u32 inverse = flags & CRU_NTT_INVERSE;
+    // Rounds of two stages in registers (one stage when one is left), through the
+    // tile between rounds; the first round reads a, the last writes it.
+    for (u32 j = 0; j < k;) {
+        const u32 r = k - j >= 2 ? 2 : 1;
+        const bool first = j == 0, last = j + r == k;
+        const u32 p = t.vx + j;  // the bit of x of stage s + j
+        u32 xs[4];
+        bool ok[4];
+        if (r == 2) {
+            const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
+            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = true; }
+        } else {
+            CRU_UNROLL for (u32 m = 0; m < 2; m++) {
+                const u32 u = tid + m * threads;
+                xs[2 * m] = insert_zero(u, p);
+                xs[2 * m + 1] = xs[2 * m] + (1u << p);
+                ok[2 * m] = ok[2 * m + 1] = u < (1u << tile_bits) / 2;
+            }
+        }
+        u32 idx[4];
+        Fr e[4];
+        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+            idx[m] = tile_index(t, b, xs[m]);
+            e[m] = !ok[m] ? Fr::zero() : first ? a[idx[m]] : tile_load(sm, xs[m]);
+        }
+        const u32 st = s + j;
+        if (r == 2) {
+            const Fr w = stage_twiddle(tw, idx[0], st, log_n, inverse);
+            butterfly(e[0], e[1], w, st == 0);
+            butterfly(e[2], e[3], w, st == 0);
+            const Fr w0 = stage_twiddle(tw, idx[0], st + 1, log_n, inverse);
+            const Fr w1 = stage_twiddle(tw, idx[1], st + 1, log_n, inverse);
+            butterfly(e[0], e[2], w0, false);
+            butterfly(e[1], e[3], w1, false);
+        } else {
+            CRU_UNROLL for (u32 m = 0; m < 4; m += 2) {
+                if (!ok[m]) continue;
+                const Fr w = stage_twiddle(tw, idx[m], st, log_n, inverse);
+                butterfly(e[m], e[m + 1], w, st == 0);
+            }
+        }
+        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+            if (!ok[m]) continue;
+            if (!last) { tile_store(sm, xs[m], e[m]); continue; }
+            Fr v = e[m];
+            if (flags & CRU_NTT_SCALE_BY_C) v = fmul(v, fr_of(c.words));
+            if (flags & CRU_NTT_SCALE_BY_POWERS) v = fmul(v, power_at(pow_lo, pow_hi, idx[m], lo_bits));
+            a[idx[m]] = v;
+        }
+        if (!last) __syncthreads();
+        j += r;
+    }
+}
+
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;
     if (i >= count) return;

@@ -395,6 +395,132 @@ def transform_cases(cs, rng, quick):
                     cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
+def tile_plan(log_n, tile_bits):
+    """backend-cuda/src/ntt.rs's tile plan: ceil(log_n / tile_bits) launches of stages
+    split as evenly as possible (the longer first), each with the batch bits that fill
+    its tile: the lowest bits below its stages, or, for the first, those above them."""
+    if log_n == 0:
+        return []
+    m = -(-log_n // tile_bits)
+    ks = [log_n // m + (1 if i < log_n % m else 0) for i in range(m)]
+    plan, s = [], 0
+    for k in ks:
+        free = tile_bits - k
+        if s >= free:
+            plan.append((k, free, 0))
+        elif s == 0:
+            plan.append((k, min(free, log_n - k), k))
+        else:
+            plan.append((k, s, 0))
+        s += k
+    return plan
+
+
+def dit_stages(a, w, stages):
+    """The radix-2 DIT stages `stages` on bit-reversed data a (a copy), twiddle base w."""
+    n = len(a)
+    k = n.bit_length() - 1
+    out = list(a)
+    wp = [1] * max(1, n // 2)
+    for i in range(1, n // 2):
+        wp[i] = wp[i - 1] * w % R
+    for stage in stages:
+        hh = 1 << stage
+        for i in range(n):
+            if i & hh:
+                continue
+            wv = wp[(i % hh) << (k - 1 - stage)]
+            u, v = out[i], out[i + hh] * wv % R
+            out[i], out[i + hh] = (u + v) % R, (u - v) % R
+    return out
+
+
+def fft_ref(a, w):
+    """sum_j a_j w^(i j) by the recursive even/odd split (n log n, natural order)."""
+    n = len(a)
+    if n == 1:
+        return list(a)
+    w2 = w * w % R
+    even, odd = fft_ref(a[0::2], w2), fft_ref(a[1::2], w2)
+    out = [0] * n
+    x = 1
+    for i in range(n // 2):
+        t = odd[i] * x % R
+        out[i], out[i + n // 2] = (even[i] + t) % R, (even[i] - t) % R
+        x = x * w % R
+    return out
+
+
+def tile_cases(cs, rng, quick):
+    """One ntt_tile launch on any data, for shapes of every kind: the batch below the
+    stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
+    with each of its scalings, forward and inverse."""
+    enc = lambda v: h(mont(v, "fr"))
+    shapes = set()
+    for log_n in (1, 2, 3, 5, 7) + (() if quick else (8, 11)):
+        for s in range(log_n):
+            for k in range(1, log_n - s + 1):
+                options = [(g, c) for g in range(0, 11 - k) for c in range(0, log_n)
+                           if (c + g <= s or (c >= s + k and c + g <= log_n)) and (g > 0 or c in (0, s + k))]
+                for g, c in rng.sample(options, min(len(options), 1 if quick else 2)):
+                    shapes.add((log_n, s, k, g, c))
+    shapes = sorted(shapes)
+    shapes = rng.sample(shapes, min(len(shapes), 40 if quick else 160))
+    for log_n, s, k, g, c in shapes:
+        n = 1 << log_n
+        w = root_of_unity(log_n)
+        tw = [pow(w, i, R) for i in range(max(1, n // 2))]
+        inv = rng.randrange(2)
+        scale = rng.choice([0, 2, 4])
+        lo_bits = rng.randrange(log_n + 1)
+        gp = rng.randrange(1, R)
+        cval = rng.randrange(R)
+        lo, hi = split_tables(gp, n, lo_bits, rng.choice([1, cval]))
+        a = [rng.randrange(R) for _ in range(n)]
+        exp = dit_stages(a, pow(w, -1, R) if inv else w, range(s, s + k))
+        if scale == 2:
+            exp = [x * cval % R for x in exp]
+        elif scale == 4:
+            exp = [x * lo[i % len(lo)] * hi[i >> lo_bits] % R for i, x in enumerate(exp)]
+        cmd = f"ntt_tile {log_n} {s} {k} {g} {c} {inv | scale} {lo_bits} " + " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
+        cs.add(f"ntt_tile 2^{log_n} s={s} k={k} g={g} cshift={c} flags={inv | scale}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
+def transform_tiles_cases(cs, rng, quick):
+    """The shared-memory path's four sequences (ntt.rs's tile plan, at several tile
+    sizes, and random other splits) against arkworks' definitions, as transform_cases."""
+    enc = lambda v: h(mont(v, "fr"))
+    for k in range(0, 9 if quick else 13):
+        n = 1 << k
+        w = root_of_unity(k)
+        n_inv = pow(n, -1, R)
+        g = rng.choice([7, rng.randrange(2, R)])
+        g_inv = pow(g, -1, R)
+        a = [rng.randrange(R) for _ in range(n)]
+        fwd = fft_ref(a, w)
+        inv = [x * n_inv % R for x in fft_ref(a, pow(w, -1, R))]
+        coset = fft_ref([x * pow(g, i, R) % R for i, x in enumerate(a)], w)
+        exps = {
+            "forward": (g, fwd),
+            "inverse": (g, inv),
+            "coset": (g, coset),
+            "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv)]),
+        }
+        plans = {tuple(tile_plan(k, tb)) for tb in ((10, 4) if quick else (10, 8, 5, 3))}
+        if k > 0:  # stages cut anywhere (pieces of at most 10), no batch bits
+            while True:
+                cuts = sorted(rng.sample(range(1, k), rng.randrange(min(k - 1, 3) + 1))) if k > 1 else []
+                ks = [b - a_ for a_, b in zip([0] + cuts, cuts + [k])]
+                if max(ks) <= 10:
+                    break
+            plans.add(tuple((kk, 0, sum(ks[:i]) + kk) for i, kk in enumerate(ks)))
+        for kind, (offset, exp) in exps.items():
+            for plan in sorted(plans):
+                spec = f"{len(plan)} " + " ".join(f"{kk} {gg} {cc}" for kk, gg, cc in plan)
+                cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                cs.add(f"transform_tiles {kind} 2^{k} plan={plan}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
 def table_cases(cs, rng, quick):
     enc = lambda v: h(mont(v, "fr"))
     for count in (1, 2, 3, 7, 64, 100):
@@ -615,6 +741,8 @@ def main():
     ntt_pass_cases(cs, rng, args.quick)
     bit_reverse_scale_cases(cs, rng, args.quick)
     transform_cases(cs, rng, args.quick)
+    tile_cases(cs, rng, args.quick)
+    transform_tiles_cases(cs, rng, args.quick)
     table_cases(cs, rng, args.quick)
     scan_cases(cs, rng, args.quick)
     pw_cases(cs, rng, args.quick)
@@ -627,7 +755,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for build in args.builds.split(","):
             exe = os.path.join(tmp, "harness_" + build)
-            cmd = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
+            cmd = ["g++", "-std=c++17", "-pthread", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
             subprocess.run(cmd, check=True)
             t1 = time.time()
             r = subprocess.run([exe], input=stdin, capture_output=True, text=True)
