@@ -2,10 +2,12 @@
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
-// Launch shape of every kernel here: 1-D, any blockDim.x (256 suggested),
+// Launch shape of every kernel here but ntt_tile: 1-D, any blockDim.x (256 suggested),
 // gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
-// launch is a valid schedule (the host harness runs them one by one).
+// launch is a valid schedule (the host harness runs them one by one). ntt_tile's
+// shape is its own (below); its blocks share memory and barriers (the harness runs
+// the threads of a block concurrently).
 //
 // Constants travel by value, as kernel parameters (no device buffer, no upload):
 //   struct FrArg   { u32 words[8]; }        one Fr, its 8 words in order;
@@ -40,6 +42,25 @@
 //   coset inverse  ntt_bit_reverse, passes(inverse = 1),
 //                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
 //                  ifft(a) then a_i *= g^-i, in one pointwise pass
+// The same with the stages in shared memory (the host's default): the same reversal,
+// then, instead of the passes and the scaling, ntt_tile launches for consecutive
+// stage ranges covering 0 .. log_n - 1, the scaling (1/n by value, or the powers of
+// g^-1 with lo premultiplied by 1/n) fused into the last launch's stores.
+//
+// extern "C" __global__ void ntt_tile(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
+//                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+//   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
+//   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
+//   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift =
+//   s + k and cshift + g <= log_n); the block's index fills the other bits in order.
+//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four elements a
+//   thread; 256 at most), no dynamic shared memory (32 KiB static). Rounds of two stages
+//   (one when one is left) in registers, the tile in shared memory between them
+//   (word w of element x at w * 1056 + x + x/32: conflict-free); the first round reads
+//   a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   bit 1 (2) each result times c; bit 2 (4) result i times pow_lo[i mod 2^lo_bits] *
+//   pow_hi[i >> lo_bits] (as fr_scale_by_powers). Unused table pointers may be any
+//   valid array (never read).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).

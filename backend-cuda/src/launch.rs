@@ -317,6 +317,23 @@ launches! {
         NttPassR3 = "ntt_pass_r3",
         NttPassR4 = "ntt_pass_r4",
     ];
+    /// `k` radix-2 stages from stage `s` on shared-memory tiles of 2^(k + g) elements
+    /// (batch bits from `cshift`), scaled at the end as `flags` says;
+    /// grid [`grid_tile`].
+    fn ntt_tile(
+        a: Dev<'_, elem::Fr>,
+        tw: Dev<'_, elem::Fr>,
+        pow_lo: Dev<'_, elem::Fr>,
+        pow_hi: Dev<'_, elem::Fr>,
+        c: FrArg,
+        log_n: u32,
+        s: u32,
+        k: u32,
+        g: u32,
+        cshift: u32,
+        flags: u32,
+        lo_bits: u32,
+    ) = [NttTile = "ntt_tile"];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
     fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
         = [FrPowers = "fr_powers"];
@@ -478,6 +495,16 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: ((threads as u32).div_ceil(block).max(1), 1, 1),
         block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The launch of `ntt_tile` over 2^log_n elements in tiles of 2^tile_bits: one block a
+/// tile, four elements a thread (one thread for a tile of two).
+pub fn grid_tile(log_n: u32, tile_bits: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1 << (log_n - tile_bits), 1, 1),
+        block_dim: (1 << tile_bits.saturating_sub(2), 1, 1),
         shared_mem_bytes: 0,
     }
 }

@@ -440,7 +440,7 @@ impl ProverBackend for CudaBackend {
             buf,
             domain,
             kind,
-            ntt::pass_stages(&self.tuning),
+            ntt::config(&self.tuning),
         )
     }
 

@@ -1,5 +1,9 @@
-//! NTTs. The transform is a bit reversal then passes of a few
-//! radix-2 stages each, held in registers (one global round trip per pass). Its tables
+//! NTTs. The transform is a bit reversal, then its radix-2 stages in a few launches of
+//! `ntt_tile`, each doing up to 10 stages on tiles of the data held in shared memory
+//! (one global round trip per launch: two at 2^20, three at 2^24), the inverses'
+//! final scaling fused into the last launch. `CRUCIBLE_CUDA_NTT=passes` runs the
+//! stages as before instead, in global passes of a few stages each held in registers,
+//! and the scaling as its own pass (for A/B measurements). Its tables
 //! (twiddles, coset powers) are built on the device from a few host-computed powers
 //! the first time a lease transforms over a domain, then kept in the lease for every
 //! later transform; constants go to the kernels by value. A warm transform is only
@@ -13,10 +17,10 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::error::CudaError;
 use crate::field::{FrArg, FrSeeds, FR_WORDS};
-use crate::launch::{self, grid_1d, Dev, Kernels, PassStages};
+use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, PassStages};
 use crate::memory::{self, alloc_words, CudaBuffer};
 use crate::pointwise;
-use crate::tuning::CudaTuning;
+use crate::tuning::{CudaTuning, NttPath};
 
 /// Radix-2 stages per pass unless `CRUCIBLE_CUDA_NTT_PASS_STAGES` says otherwise (the
 /// kernels go up to ntt_pass_r4). A pass is latency-bound (one thread's chain of
@@ -208,6 +212,7 @@ fn build_twiddles(
 }
 
 /// Split tables of `first * g^i` for i < n (see [`split`]), on the device.
+#[derive(Clone, Copy)]
 struct PowerTables {
     lo: BufferId,
     hi: BufferId,
@@ -247,25 +252,91 @@ fn coset_tables(
     Ok(PowerTables { lo, hi, lo_bits })
 }
 
-/// Bit reversal (scaling a[i] by g^i on the way when `powers` are given), then the
-/// passes with the twiddles of `tw`, read inverted when `inverse`.
-#[allow(clippy::too_many_arguments)]
-fn transform(
+/// How the transforms run, from the tuning overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttConfig {
+    /// Shared-memory tiles or global passes.
+    pub path: NttPath,
+    /// Radix-2 stages per global pass (the passes path).
+    pub pass_stages: u32,
+    /// log2 elements per shared-memory tile (the shared path).
+    pub tile_bits: u32,
+}
+
+/// The configuration `tuning` asks for: by default the shared-memory tiles of
+/// [`DEFAULT_TILE_BITS`].
+pub fn config(tuning: &CudaTuning) -> NttConfig {
+    NttConfig {
+        path: tuning.ntt_path.unwrap_or(NttPath::Shared),
+        pass_stages: pass_stages(tuning),
+        tile_bits: tuning.ntt_tile_bits.unwrap_or(DEFAULT_TILE_BITS),
+    }
+}
+
+/// Elements per shared-memory tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says
+/// otherwise: the kernel's most (32 KiB of static shared memory, 256 threads). A
+/// launch costs one global round trip of the data, so fewer, fuller tiles are fewer
+/// round trips: 2^20 is two launches of 10 stages, 2^24 three of 8.
+pub const DEFAULT_TILE_BITS: u32 = 10;
+
+/// One `ntt_tile` launch (kernels/ntt.cu): stages s .. s+k-1 on tiles that also span
+/// the g A-index bits from `cshift` (below the stages or above them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TileLaunch {
+    s: u32,
+    k: u32,
+    g: u32,
+    cshift: u32,
+}
+
+/// The launches of a transform of 2^log_n points in tiles of 2^tile_bits (log_n >= 1):
+/// ceil(log_n / tile_bits) of them, the stages split as evenly as possible (longer
+/// first), each tile filled with batch bits: the lowest bits below its stages (the
+/// neighbours in memory, for coalesced accesses), or, for the first launch, which has
+/// none below, those just above (its groups are contiguous already). Where fewer
+/// bits are below than the tile has room for, the tile is smaller.
+fn tile_plan(log_n: u32, tile_bits: u32) -> Vec<TileLaunch> {
+    let launches = log_n.div_ceil(tile_bits);
+    let mut plan = Vec::new();
+    let mut s = 0;
+    for i in 0..launches {
+        let k = log_n / launches + u32::from(i < log_n % launches);
+        let room = tile_bits - k;
+        let (g, cshift) = if s >= room {
+            (room, 0)
+        } else if s == 0 {
+            (room.min(log_n - k), k)
+        } else {
+            (s, 0)
+        };
+        plan.push(TileLaunch { s, k, g, cshift });
+        s += k;
+    }
+    plan
+}
+
+/// What the last stage's results are multiplied by: nothing, a constant (1/n), or
+/// powers from split tables (g^-i / n).
+#[derive(Clone, Copy)]
+enum FinalScale {
+    None,
+    Constant(Fr),
+    Powers(PowerTables),
+}
+
+/// Bit reversal (scaling a[i] by g^i on the way when `powers` are given).
+fn bit_reverse(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &Lease,
     buf: ScalarBuf,
     domain: &Domain,
-    tw: BufferId,
     powers: Option<PowerTables>,
-    inverse: bool,
-    pass_stages: u32,
 ) -> Result<()> {
     let (n, log) = (domain.size, domain.log_size);
-    let n32 = n as u32;
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     match powers {
-        None => launch::ntt_bit_reverse(k, stream, grid_1d(n), Dev::new(a), n32, log)?,
+        None => launch::ntt_bit_reverse(k, stream, grid_1d(n), Dev::new(a), n as u32, log)?,
         Some(p) => launch::ntt_bit_reverse_scale(
             k,
             stream,
@@ -273,13 +344,31 @@ fn transform(
             Dev::new(a),
             Dev::new(table_words(lease, p.lo)?),
             Dev::new(table_words(lease, p.hi)?),
-            n32,
+            n as u32,
             log,
             p.lo_bits,
         )?,
     }
+    Ok(())
+}
+
+/// The stages as global passes of `pass_stages` each, then the final scaling as its
+/// own pointwise pass.
+#[allow(clippy::too_many_arguments)]
+fn passes(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    tw: BufferId,
+    inverse: bool,
+    scale: FinalScale,
+    pass_stages: u32,
+) -> Result<()> {
+    let (n, log) = (domain.size, domain.log_size);
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     let twiddles = table_words(lease, tw)?;
-    let inverse = u32::from(inverse);
     let mut s = 0;
     while s < log {
         let r = (log - s).min(pass_stages);
@@ -292,17 +381,87 @@ fn transform(
             stages,
             Dev::new(a),
             Dev::new(twiddles),
-            n32,
+            n as u32,
             log,
             s,
-            inverse,
+            u32::from(inverse),
         )?;
         s += r;
+    }
+    match scale {
+        FinalScale::None => Ok(()),
+        FinalScale::Constant(c) => pointwise::scale(stream, k, lease, buf, c),
+        FinalScale::Powers(p) => {
+            let tables = (
+                table_words(lease, p.lo)?,
+                table_words(lease, p.hi)?,
+                p.lo_bits,
+            );
+            pointwise::scale_by_powers(stream, k, lease, buf, tables)
+        }
+    }
+}
+
+/// The stages as the `ntt_tile` launches of [`tile_plan`], the final scaling fused
+/// into the last one's stores.
+#[allow(clippy::too_many_arguments)]
+fn tiles(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    tw: BufferId,
+    inverse: bool,
+    scale: FinalScale,
+    tile_bits: u32,
+) -> Result<()> {
+    let log = domain.log_size;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
+    let twiddles = table_words(lease, tw)?;
+    // Unused table arguments (no scaling by powers) point at the twiddles: never read.
+    let (last_flags, c, lo, hi, lo_bits) = match scale {
+        FinalScale::None => (0, Fr::ONE, twiddles, twiddles, 0),
+        FinalScale::Constant(c) => (TILE_SCALE_BY_C, c, twiddles, twiddles, 0),
+        FinalScale::Powers(p) => (
+            TILE_SCALE_BY_POWERS,
+            Fr::ONE,
+            table_words(lease, p.lo)?,
+            table_words(lease, p.hi)?,
+            p.lo_bits,
+        ),
+    };
+    let plan = tile_plan(log, tile_bits);
+    for (i, t) in plan.iter().enumerate() {
+        let last = i + 1 == plan.len();
+        let flags = if inverse { TILE_INVERSE } else { 0 } | if last { last_flags } else { 0 };
+        launch::ntt_tile(
+            k,
+            stream,
+            grid_tile(log, t.k + t.g),
+            Dev::new(a),
+            Dev::new(twiddles),
+            Dev::new(lo),
+            Dev::new(hi),
+            FrArg::new(c),
+            log,
+            t.s,
+            t.k,
+            t.g,
+            t.cshift,
+            flags,
+            lo_bits,
+        )?;
     }
     Ok(())
 }
 
-/// In-place NTT of `buf` over `domain`, in passes of `pass_stages` radix-2 stages.
+/// ntt_tile's flags (kernels/ntt.cu's CRU_NTT_*).
+const TILE_INVERSE: u32 = 1;
+const TILE_SCALE_BY_C: u32 = 2;
+const TILE_SCALE_BY_POWERS: u32 = 4;
+
+/// In-place NTT of `buf` over `domain`, by the path and sizes of `config`.
 pub fn ntt(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -310,7 +469,7 @@ pub fn ntt(
     buf: ScalarBuf,
     domain: &Domain,
     kind: NttKind,
-    pass_stages: u32,
+    config: NttConfig,
 ) -> Result<()> {
     if buf.len() != domain.size {
         return Err(crucible_core::Error::InvalidInput(format!(
@@ -326,34 +485,22 @@ pub fn ntt(
         ))
         .into());
     }
-    if PassStages::new(pass_stages).is_none() {
-        return Err(CudaError::Size(format!("no NTT pass of {pass_stages} stages")).into());
+    if PassStages::new(config.pass_stages).is_none() {
+        return Err(CudaError::Size(format!("no NTT pass of {} stages", config.pass_stages)).into());
+    }
+    if !(2..=DEFAULT_TILE_BITS).contains(&config.tile_bits) {
+        return Err(CudaError::Size(format!("no NTT tile of 2^{} elements", config.tile_bits)).into());
     }
     // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
     if domain.size == 1 {
         return Ok(());
     }
     let tw = twiddles(stream, k, lease, domain)?;
-    let run = |lease: &Lease, powers: Option<PowerTables>, inverse: bool| {
-        transform(
-            stream,
-            k,
-            lease,
-            buf,
-            domain,
-            tw,
-            powers,
-            inverse,
-            pass_stages,
-        )
-    };
-    match kind {
-        NttKind::Forward => run(lease, None, false),
-        NttKind::Inverse => {
-            run(lease, None, true)?;
-            pointwise::scale(stream, k, lease, buf, domain.size_inv)
-        }
-        // fft(a_i g^i): the scaling rides on the bit reversal's memory pass.
+    // fft(a_i g^i): the scaling rides on the bit reversal's memory pass. The coset
+    // inverse is ifft then a_i *= g^-i, its tables carrying the ifft's 1/n.
+    let (first, last) = match kind {
+        NttKind::Forward => (None, FinalScale::None),
+        NttKind::Inverse => (None, FinalScale::Constant(domain.size_inv)),
         NttKind::CosetForward => {
             let powers = coset_tables(
                 stream,
@@ -364,9 +511,8 @@ pub fn ntt(
                 domain.coset_gen,
                 Fr::ONE,
             )?;
-            run(lease, Some(powers), false)
+            (Some(powers), FinalScale::None)
         }
-        // ifft, then a_i *= g^-i: the tables carry the ifft's 1/n, so one pointwise pass.
         NttKind::CosetInverse => {
             let powers = coset_tables(
                 stream,
@@ -377,14 +523,34 @@ pub fn ntt(
                 domain.coset_gen_inv,
                 domain.size_inv,
             )?;
-            run(lease, None, true)?;
-            let tables = (
-                table_words(lease, powers.lo)?,
-                table_words(lease, powers.hi)?,
-                powers.lo_bits,
-            );
-            pointwise::scale_by_powers(stream, k, lease, buf, tables)
+            (None, FinalScale::Powers(powers))
         }
+    };
+    let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+    bit_reverse(stream, k, lease, buf, domain, first)?;
+    match config.path {
+        NttPath::Passes => passes(
+            stream,
+            k,
+            lease,
+            buf,
+            domain,
+            tw,
+            inverse,
+            last,
+            config.pass_stages,
+        ),
+        NttPath::Shared => tiles(
+            stream,
+            k,
+            lease,
+            buf,
+            domain,
+            tw,
+            inverse,
+            last,
+            config.tile_bits,
+        ),
     }
 }
 
@@ -394,6 +560,45 @@ mod tests {
 
     fn bytes(plan: &MemoryPlan, item: PlanKey) -> u64 {
         plan.bytes_of(item)
+    }
+
+    #[test]
+    fn tile_plans_cover_every_stage_once_in_tiles_that_fit() {
+        for tile_bits in 2..=DEFAULT_TILE_BITS {
+            for log in 1..=31u32 {
+                let plan = tile_plan(log, tile_bits);
+                let case = format!("2^{log} in tiles of 2^{tile_bits}: {plan:?}");
+                assert_eq!(plan.len() as u32, log.div_ceil(tile_bits), "{case}");
+                let mut s = 0;
+                for t in &plan {
+                    // Stages in order, each launch's tile within the kernel's limits and
+                    // the domain; the batch bits apart from the stages.
+                    assert_eq!(t.s, s, "{case}");
+                    assert!(t.k >= 1 && t.k + t.g <= tile_bits && t.k + t.g <= log, "{case}");
+                    let below = t.cshift + t.g <= t.s;
+                    let above = t.cshift == t.s + t.k && t.cshift + t.g <= log;
+                    assert!(below || above, "{case}");
+                    let grid = grid_tile(log, t.k + t.g);
+                    assert!(grid.block_dim.0 <= 256 && grid.grid_dim.0 >= 1, "{case}");
+                    // The longer launches first, at most one stage apart.
+                    assert!(t.k <= plan[0].k && t.k + 1 >= plan[0].k, "{case}");
+                    s += t.k;
+                }
+                assert_eq!(s, log, "{case}");
+            }
+        }
+        let launch = |s, k, g, cshift| TileLaunch { s, k, g, cshift };
+        // The sizes the targets name: full tiles of 2^10, batches for coalescing.
+        assert_eq!(
+            tile_plan(20, 10),
+            [launch(0, 10, 0, 0), launch(10, 10, 0, 0)]
+        );
+        assert_eq!(
+            tile_plan(24, 10),
+            [launch(0, 8, 2, 8), launch(8, 8, 2, 0), launch(16, 8, 2, 0)]
+        );
+        assert_eq!(tile_plan(5, 10), [launch(0, 5, 0, 5)]);
+        assert_eq!(tile_plan(13, 10), [launch(0, 7, 3, 7), launch(7, 6, 4, 0)]);
     }
 
     #[test]

@@ -39,11 +39,30 @@ const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
     range: 1..=4,
 };
+/// Radix-2 stages per shared-memory NTT tile, log2 of its elements (ntt.rs; the
+/// kernel's tile holds up to 2^10).
+const NTT_TILE_BITS: Var = Var {
+    name: "CRUCIBLE_CUDA_NTT_TILE_BITS",
+    range: 2..=10,
+};
+/// Which NTT kernels run: `shared` or `passes` (ntt.rs).
+const NTT: &str = "CRUCIBLE_CUDA_NTT";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+
+/// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttPath {
+    /// `shared`: the bit reversal, then a few `ntt_tile` launches of up to 10 stages
+    /// each, through shared memory.
+    Shared,
+    /// `passes`: the bit reversal, then global-memory passes of a few stages each
+    /// (`ntt_pass_r*`), as before the tiles; kept for A/B measurements.
+    Passes,
+}
 
 /// Every tuning override of the CUDA backend, as read at open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,6 +77,10 @@ pub struct CudaTuning {
     pub msm_planes: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
+    /// `CRUCIBLE_CUDA_NTT`: which NTT kernels run.
+    pub ntt_path: Option<NttPath>,
+    /// `CRUCIBLE_CUDA_NTT_TILE_BITS`: stages (log2 elements) per shared-memory tile.
+    pub ntt_tile_bits: Option<u32>,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
@@ -79,11 +102,25 @@ impl CudaTuning {
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
+            ntt_path: ntt_path(lookup(NTT).as_deref())?,
+            ntt_tile_bits: number(&NTT_TILE_BITS)?,
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
                 .unwrap_or_default(),
         })
+    }
+}
+
+/// `CRUCIBLE_CUDA_NTT`'s text, if set, as the path it names.
+fn ntt_path(value: Option<&str>) -> Result<Option<NttPath>> {
+    match value.map(str::trim) {
+        None => Ok(None),
+        Some("shared") => Ok(Some(NttPath::Shared)),
+        Some("passes") => Ok(Some(NttPath::Passes)),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "{NTT}={other:?}: expected `shared` or `passes` (a tuning override; unset it for the default)"
+        ))),
     }
 }
 
@@ -107,13 +144,25 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 5] = [
+    const NUMBERS: [&Var; 6] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &NTT_PASS_STAGES,
+        &NTT_TILE_BITS,
     ];
+
+    #[test]
+    fn the_ntt_path_is_one_of_two_names() {
+        assert_eq!(ntt_path(None).unwrap(), None);
+        assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
+        assert_eq!(ntt_path(Some("passes")).unwrap(), Some(NttPath::Passes));
+        for bad in ["", "Shared", "tiles"] {
+            let err = ntt_path(Some(bad)).unwrap_err().to_string();
+            assert!(err.contains(NTT) && err.contains("`passes`"), "{err}");
+        }
+    }
 
     #[test]
     fn overrides_parse_within_their_range_and_name_themselves_when_wrong() {
@@ -163,6 +212,8 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
+            ("CRUCIBLE_CUDA_NTT", "passes"),
+            ("CRUCIBLE_CUDA_NTT_TILE_BITS", "8"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
         ]))
@@ -175,6 +226,8 @@ mod tests {
                 msm_seg_bits: Some(3),
                 msm_planes: Some(1),
                 ntt_pass_stages: Some(4),
+                ntt_path: Some(NttPath::Passes),
+                ntt_tile_bits: Some(8),
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
             }

@@ -288,6 +288,8 @@ mod tests {
         msm_seg_bits: None,
         msm_planes: None,
         ntt_pass_stages: None,
+        ntt_path: None,
+        ntt_tile_bits: None,
         portable_arith: false,
         nvrtc_options: Vec::new(),
     };
