@@ -203,6 +203,10 @@ CRU_NTT_PASS(4)
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
 #define CRU_NTT_SCALE_BY_POWERS 4u
+#define CRU_NTT_LOAD_REVERSED 8u
+#define CRU_NTT_STORE_REVERSED 16u
+#define CRU_NTT_PAIRED 32u
+#define CRU_NTT_SCALE_LOADS_BY_POWERS 64u
 
 CRU_DEV u32 low_mask(u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1; }
 
@@ -258,14 +262,37 @@ CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
     u = fadd(u, t);
 }
 
+// The block of the tile that a centered launch's block b pairs with (g = 0 and
+// s = log_n - s - k): the one holding the bit-reversed fixed bits. b's low s bits are
+// the A-index's bits 0 .. s-1, its high s bits the top s.
+CRU_DEV u32 partner_block(u32 b, u32 s) {
+    return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
+}
+
 extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
                                                         const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
                                                         u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     __shared__ u32 sm[8 * CRU_NTT_PLANE];
     const TileShape t = tile_shape(s, k, g, cshift);
-    const u32 b = blockIdx.x, tid = threadIdx.x, threads = blockDim.x;
     const u32 tile_bits = k + g;
     const u32 inverse = flags & CRU_NTT_INVERSE;
+    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    // A paired block does its tile with the first half of its threads and its
+    // partner's with the second (in the second half of the shared memory); of two
+    // partners, the lower block does both and the other nothing; a tile that is its
+    // own partner is done once.
+    const bool paired = flags & CRU_NTT_PAIRED;
+    const u32 threads = paired ? blockDim.x / 2 : blockDim.x;
+    const u32 half = paired && threadIdx.x >= threads ? 1 : 0;
+    const u32 tid = threadIdx.x - half * threads;
+    u32 b = blockIdx.x;
+    bool active = true;
+    if (paired) {
+        const u32 partner = partner_block(b, s);
+        if (partner < b) return;  // the whole block: no barrier is left waiting
+        if (half == 1) { active = partner != b; b = partner; }
+    }
+    const u32 xoff = half << tile_bits;
     // Rounds of two stages in registers (one stage when one is left), through the
     // tile between rounds; the first round reads a, the last writes it.
     for (u32 j = 0; j < k;) {
@@ -276,21 +303,28 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         bool ok[4];
         if (r == 2) {
             const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
-            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = true; }
+            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = active; }
         } else {
             CRU_UNROLL for (u32 m = 0; m < 2; m++) {
                 const u32 u = tid + m * threads;
                 xs[2 * m] = insert_zero(u, p);
                 xs[2 * m + 1] = xs[2 * m] + (1u << p);
-                ok[2 * m] = ok[2 * m + 1] = u < (1u << tile_bits) / 2;
+                ok[2 * m] = ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
             }
         }
         u32 idx[4];
         Fr e[4];
         CRU_UNROLL for (u32 m = 0; m < 4; m++) {
             idx[m] = tile_index(t, b, xs[m]);
-            e[m] = !ok[m] ? Fr::zero() : first ? a[idx[m]] : tile_load(sm, xs[m]);
+            if (!ok[m]) { e[m] = Fr::zero(); continue; }
+            if (!first) { e[m] = tile_load(sm, xoff + xs[m]); continue; }
+            const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+            e[m] = a[at];
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fmul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
         }
+        // One round that reads and writes other places (a layout change): every read
+        // of the block before any write.
+        if (first && last && load_rev != store_rev) __syncthreads();
         const u32 st = s + j;
         if (r == 2) {
             const Fr w = stage_twiddle(tw, idx[0], st, log_n, inverse);
@@ -309,11 +343,12 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         }
         CRU_UNROLL for (u32 m = 0; m < 4; m++) {
             if (!ok[m]) continue;
-            if (!last) { tile_store(sm, xs[m], e[m]); continue; }
+            if (!last) { tile_store(sm, xoff + xs[m], e[m]); continue; }
+            const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
             Fr v = e[m];
             if (flags & CRU_NTT_SCALE_BY_C) v = fmul(v, fr_of(c.words));
-            if (flags & CRU_NTT_SCALE_BY_POWERS) v = fmul(v, power_at(pow_lo, pow_hi, idx[m], lo_bits));
-            a[idx[m]] = v;
+            if (flags & CRU_NTT_SCALE_BY_POWERS) v = fmul(v, power_at(pow_lo, pow_hi, at, lo_bits));
+            a[at] = v;
         }
         if (!last) __syncthreads();
         j += r;

@@ -500,11 +500,12 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 }
 
 /// The launch of `ntt_tile` over 2^log_n elements in tiles of 2^tile_bits: one block a
-/// tile, four elements a thread (one thread for a tile of two).
-pub fn grid_tile(log_n: u32, tile_bits: u32) -> LaunchConfig {
+/// tile, four elements a thread (one thread for a tile of two), twice the threads when
+/// `paired` (a block then does its tile and its partner's).
+pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
-        block_dim: (1 << tile_bits.saturating_sub(2), 1, 1),
+        block_dim: ((1 << tile_bits.saturating_sub(2)) << u32::from(paired), 1, 1),
         shared_mem_bytes: 0,
     }
 }

@@ -43,9 +43,9 @@ const NTT_PASS_STAGES: Var = Var {
 /// kernel's tile holds up to 2^10).
 const NTT_TILE_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_TILE_BITS",
-    range: 2..=10,
+    range: 4..=10,
 };
-/// Which NTT kernels run: `shared` or `passes` (ntt.rs).
+/// Which NTT kernels run: `shared`, `shared-swap` or `passes` (ntt.rs).
 const NTT: &str = "CRUCIBLE_CUDA_NTT";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
@@ -56,9 +56,13 @@ const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
 /// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttPath {
-    /// `shared`: the bit reversal, then a few `ntt_tile` launches of up to 10 stages
-    /// each, through shared memory.
+    /// `shared`: a few `ntt_tile` launches of up to 10 stages each, through shared
+    /// memory, the bit reversal fused into them.
     Shared,
+    /// `shared-swap`: a bit-reversal pass, then `ntt_tile` launches on the reversed
+    /// data, one fewer at 2^20 (two, against three for `shared`), one more round trip
+    /// at 2^24 (four against three).
+    SharedSwap,
     /// `passes`: the bit reversal, then global-memory passes of a few stages each
     /// (`ntt_pass_r*`), as before the tiles; kept for A/B measurements.
     Passes,
@@ -117,9 +121,10 @@ fn ntt_path(value: Option<&str>) -> Result<Option<NttPath>> {
     match value.map(str::trim) {
         None => Ok(None),
         Some("shared") => Ok(Some(NttPath::Shared)),
+        Some("shared-swap") => Ok(Some(NttPath::SharedSwap)),
         Some("passes") => Ok(Some(NttPath::Passes)),
         Some(other) => Err(Error::InvalidInput(format!(
-            "{NTT}={other:?}: expected `shared` or `passes` (a tuning override; unset it for the default)"
+            "{NTT}={other:?}: expected `shared`, `shared-swap` or `passes` (a tuning override; unset it for the default)"
         ))),
     }
 }
@@ -158,6 +163,10 @@ mod tests {
         assert_eq!(ntt_path(None).unwrap(), None);
         assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
         assert_eq!(ntt_path(Some("passes")).unwrap(), Some(NttPath::Passes));
+        assert_eq!(
+            ntt_path(Some("shared-swap")).unwrap(),
+            Some(NttPath::SharedSwap)
+        );
         for bad in ["", "Shared", "tiles"] {
             let err = ntt_path(Some(bad)).unwrap_err().to_string();
             assert!(err.contains(NTT) && err.contains("`passes`"), "{err}");

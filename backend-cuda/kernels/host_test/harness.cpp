@@ -18,8 +18,9 @@
 //                         sequence for KIND (forward inverse coset coset_inv), tables included
 //   ntt_tile LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
 //                         -> a after one ntt_tile launch (c by value; lo, hi its power tables)
-//   transform_tiles KIND LOG_N M (K G CSHIFT)xM omega g size_inv a[n] -> a after the
-//                         shared-memory path for KIND with those M tile launches
+//   transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
+//                         after the shared-memory path for KIND with those M tile
+//                         launches (SWAP: the reversal pass first)
 //   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
@@ -313,13 +314,18 @@ static void transform_cmd() {
 }
 
 // One ntt_tile launch as the header gives its shape: 2^(LOG_N - K - G) blocks of
-// max(1, 2^(K + G - 2)) threads.
-struct TileLaunch { u32 s, k, g, cshift; };
+// max(1, 2^(K + G - 2)) threads, twice that paired.
+struct TileLaunch { u32 s, k, g, cshift, layout; };
 static void ntt_tile_launch(Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
                             const TileLaunch& l, u32 flags, u32 lo_bits) {
     const u32 tile_bits = l.k + l.g;
-    if (tile_bits > CRU_NTT_TILE_MAX_BITS || tile_bits > log_n) { fprintf(stderr, "bad tile shape\n"); exit(2); }
-    const u32 threads = tile_bits >= 2 ? 1u << (tile_bits - 2) : 1;
+    const bool paired = flags & CRU_NTT_PAIRED;
+    if (tile_bits + paired > CRU_NTT_TILE_MAX_BITS || tile_bits > log_n ||
+        (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
+        fprintf(stderr, "bad tile shape\n");
+        exit(2);
+    }
+    const u32 threads = (tile_bits >= 2 ? 1u << (tile_bits - 2) : 1) << paired;
     launch_blocks(1u << (log_n - tile_bits), threads,
                   [&] { ntt_tile(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits); });
 }
@@ -332,23 +338,25 @@ static void ntt_tile_cmd() {
     std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
     const FrArg c = arg_of(rdf<Fr>());
     const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
-    ntt_tile_launch(a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift}, flags, lo_bits);
+    ntt_tile_launch(a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift, 0}, flags, lo_bits);
     for (auto& x : a) wr(x);
 }
 
-// transform_tiles KIND LOG_N M (K G CSHIFT) x M omega g size_inv a[n]: the shared-memory
-// path of backend-cuda/src/ntt.rs for KIND (forward inverse coset coset_inv) with the
-// tile launches given (their stages in order from 0), tables built as the host builds
-// them: the reversal (scaled for coset), then the tiles, the last scaling for the
+// transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
+// shared-memory path of backend-cuda/src/ntt.rs for KIND (forward inverse coset
+// coset_inv) with the tile launches given (their stages in order from 0; LAYOUT their
+// CRU_NTT_LOAD_REVERSED, _STORE_REVERSED, _PAIRED flags), tables built as the host
+// builds them: with SWAP 1 the reversal pass (scaled for coset) first, with SWAP 0 the
+// first launch reads reversed (and scales, for coset); the last launch scales for the
 // inverses.
 static void transform_tiles_cmd() {
     std::string kind;
     in >> kind;
-    const u32 log_n = rd_u32(), m = rd_u32();
+    const u32 log_n = rd_u32(), swap = rd_u32(), m = rd_u32();
     std::vector<TileLaunch> tiles;
     for (u32 i = 0, s = 0; i < m; i++) {
-        const u32 k = rd_u32(), g = rd_u32(), cshift = rd_u32();
-        tiles.push_back({s, k, g, cshift});
+        const u32 k = rd_u32(), g = rd_u32(), cshift = rd_u32(), layout = rd_u32();
+        tiles.push_back({s, k, g, cshift, layout});
         s += k;
     }
     const Fr omega = rdf<Fr>(), g = rdf<Fr>(), size_inv = rdf<Fr>();
@@ -362,15 +370,19 @@ static void transform_tiles_cmd() {
         const u32 c_lo = split_lo(log_n), c_hi = log_n - c_lo;
         const std::vector<Fr> glo = powers_of(g, kind == "coset_inv" ? size_inv : Fr::one(), c_lo),
                               ghi = powers_of(pow2k(g, c_lo), Fr::one(), c_hi);
-        if (kind == "coset") launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
-        else if (kind == "forward" || kind == "inverse" || kind == "coset_inv") launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
-        else { fprintf(stderr, "bad transform %s\n", kind.c_str()); exit(2); }
+        if (kind != "forward" && kind != "inverse" && kind != "coset" && kind != "coset_inv") {
+            fprintf(stderr, "bad transform %s\n", kind.c_str());
+            exit(2);
+        }
+        if (swap && kind == "coset") launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
+        else if (swap) launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
         const u32 inv = kind == "inverse" || kind == "coset_inv" ? CRU_NTT_INVERSE : 0;
+        const u32 first_scale = !swap && kind == "coset" ? CRU_NTT_SCALE_LOADS_BY_POWERS : 0;
         const u32 last_scale = kind == "inverse" ? CRU_NTT_SCALE_BY_C : kind == "coset_inv" ? CRU_NTT_SCALE_BY_POWERS : 0;
         const FrArg c = arg_of(size_inv);
         for (u32 i = 0; i < m; i++)
             ntt_tile_launch(a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
-                            inv | (i + 1 == m ? last_scale : 0), c_lo);
+                            inv | tiles[i].layout | (i == 0 ? first_scale : 0) | (i + 1 == m ? last_scale : 0), c_lo);
     }
     for (auto& x : a) wr(x);
 }
