@@ -42,10 +42,17 @@
 //   coset inverse  ntt_bit_reverse, passes(inverse = 1),
 //                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
 //                  ifft(a) then a_i *= g^-i, in one pointwise pass
-// The same with the stages in shared memory (the host's default): the same reversal,
-// then, instead of the passes and the scaling, ntt_tile launches for consecutive
-// stage ranges covering 0 .. log_n - 1, the scaling (1/n by value, or the powers of
-// g^-1 with lo premultiplied by 1/n) fused into the last launch's stores.
+// The same with the stages in shared memory: ntt_tile launches for consecutive stage
+// ranges covering 0 .. log_n - 1 instead of the passes, the final scaling (1/n by
+// value, or the powers of g^-1 with lo premultiplied by 1/n) fused into the last
+// launch's stores. Either after the same reversal (the host's `shared-swap`), all in
+// natural layout, or (the host's default) with the reversal fused: the first launches
+// read and write element i at bitrev(i) (the coset forward's first one scaling what it
+// reads from position p by g^p), then one launch centered on the middle stages
+// (s = log_n - s - k, g = 0), paired, reads at bitrev(i) and writes at i, and the
+// rest run in natural layout. (A launch may write elsewhere than it read only where
+// each block writes the very places it read: one block for the whole domain, or the
+// centered launch's pairs of mirror tiles, bitrev mapping each onto the other.)
 //
 // extern "C" __global__ void ntt_tile(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
 //                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
@@ -58,9 +65,15 @@
 //   (one when one is left) in registers, the tile in shared memory between them
 //   (word w of element x at w * 1056 + x + x/32: conflict-free); the first round reads
 //   a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
-//   bit 1 (2) each result times c; bit 2 (4) result i times pow_lo[i mod 2^lo_bits] *
-//   pow_hi[i >> lo_bits] (as fr_scale_by_powers). Unused table pointers may be any
-//   valid array (never read).
+//   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
+//   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
+//   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
+//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9)
+//   of twice the threads, block b doing its tile and that of the block whose fixed
+//   bits are b's reversed (the mirror tile) if that block is not below it, every read
+//   before any write; bit 6 (64) each element read from position p times the power
+//   of p (the tables as for bit 2). Unused table pointers may be any valid array
+//   (never read).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
@@ -197,8 +210,14 @@ CRU_NTT_PASS(4)
 // One word plane of a tile: element x at x + x/32, so that 32 lanes at unit stride or
 // at any power-of-two stride up to 32 fall in 32 distinct banks.
 #define CRU_NTT_PLANE ((1u << CRU_NTT_TILE_MAX_BITS) + (1u << CRU_NTT_TILE_MAX_BITS) / 32)
-// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread.
-#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS)
+// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread; at
+// least CRU_NTT_TILE_MIN_BLOCKS of them resident per SM. Three (24 warps): ptxas 12.9
+// then fits 80 registers, spilling 8 bytes; left to itself (-DCRU_NTT_TILE_MIN_BLOCKS=1
+// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B) it takes 86, which leaves two.
+#ifndef CRU_NTT_TILE_MIN_BLOCKS
+#define CRU_NTT_TILE_MIN_BLOCKS 3
+#endif
+#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS, CRU_NTT_TILE_MIN_BLOCKS)
 // ntt_tile's flags.
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
