@@ -505,7 +505,11 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
-        block_dim: ((1 << tile_bits.saturating_sub(2)) << u32::from(paired), 1, 1),
+        block_dim: (
+            (1 << tile_bits.saturating_sub(2)) << u32::from(paired),
+            1,
+            1,
+        ),
         shared_mem_bytes: 0,
     }
 }

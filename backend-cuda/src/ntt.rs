@@ -361,7 +361,13 @@ fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
     let natural = |launches: &mut Vec<TileLaunch>, s: &mut u32, total: u32| {
         for k in split_even(total, tile_bits) {
             let (g, cshift) = batch_below(log_n, *s, k, tile_bits);
-            launches.push(TileLaunch { s: *s, k, g, cshift, layout: 0 });
+            launches.push(TileLaunch {
+                s: *s,
+                k,
+                g,
+                cshift,
+                layout: 0,
+            });
             *s += k;
         }
     };
@@ -587,10 +593,14 @@ pub fn ntt(
         .into());
     }
     if PassStages::new(config.pass_stages).is_none() {
-        return Err(CudaError::Size(format!("no NTT pass of {} stages", config.pass_stages)).into());
+        return Err(
+            CudaError::Size(format!("no NTT pass of {} stages", config.pass_stages)).into(),
+        );
     }
     if !(MIN_TILE_BITS..=DEFAULT_TILE_BITS).contains(&config.tile_bits) {
-        return Err(CudaError::Size(format!("no NTT tile of 2^{} elements", config.tile_bits)).into());
+        return Err(
+            CudaError::Size(format!("no NTT tile of 2^{} elements", config.tile_bits)).into(),
+        );
     }
     // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
     if domain.size == 1 {
@@ -680,7 +690,10 @@ mod tests {
         for t in &plan.launches {
             assert_eq!(t.s, s, "{case}");
             let paired = t.layout & TILE_PAIRED != 0;
-            assert!(t.k >= 1 && t.tile_bits() + u32::from(paired) <= tile_bits, "{case}");
+            assert!(
+                t.k >= 1 && t.tile_bits() + u32::from(paired) <= tile_bits,
+                "{case}"
+            );
             assert!(t.tile_bits() <= log, "{case}");
             // The batch bits apart from the stages.
             let below = t.cshift + t.g <= t.s;
@@ -749,7 +762,11 @@ mod tests {
         );
         assert_eq!(
             tile_plan(24, 10, true).launches,
-            [launch(0, 8, 2, 8, 0), launch(8, 8, 2, 0, 0), launch(16, 8, 2, 0, 0)]
+            [
+                launch(0, 8, 2, 8, 0),
+                launch(8, 8, 2, 0, 0),
+                launch(16, 8, 2, 0, 0)
+            ]
         );
         assert_eq!(tile_plan(5, 10, false).launches, [launch(0, 5, 0, 5, rev)]);
     }
