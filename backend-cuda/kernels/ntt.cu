@@ -364,10 +364,10 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
             if (!ok[m]) continue;
             if (!last) { tile_store(sm, xoff + xs[m], e[m]); continue; }
             const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
-            Fr v = e[m];
-            if (flags & CRU_NTT_SCALE_BY_C) v = fmul(v, fr_of(c.words));
-            if (flags & CRU_NTT_SCALE_BY_POWERS) v = fmul(v, power_at(pow_lo, pow_hi, at, lo_bits));
-            a[at] = v;
+            // One product site for both scalings (each inlined product costs ptxas time).
+            if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
+                e[m] = fmul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+            a[at] = e[m];
         }
         if (!last) __syncthreads();
         j += r;

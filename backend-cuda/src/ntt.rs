@@ -1,9 +1,12 @@
-//! NTTs. The transform is a bit reversal, then its radix-2 stages in a few launches of
-//! `ntt_tile`, each doing up to 10 stages on tiles of the data held in shared memory
-//! (one global round trip per launch: two at 2^20, three at 2^24), the inverses'
-//! final scaling fused into the last launch. `CRUCIBLE_CUDA_NTT=passes` runs the
-//! stages as before instead, in global passes of a few stages each held in registers,
-//! and the scaling as its own pass (for A/B measurements). Its tables
+//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile`, each
+//! doing up to 10 stages on tiles of the data held in shared memory (one global round
+//! trip per launch: three at 2^20 and at 2^24), with the bit reversal fused into them
+//! (see [`tile_plan`]), the coset forward's scaling into the first launch's reads and
+//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! bit-reversal pass first and the tiles after it (two launches at 2^20),
+//! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
+//! few stages each held in registers, the scaling as its own pass (A/B measurements).
+//! The tables
 //! (twiddles, coset powers) are built on the device from a few host-computed powers
 //! the first time a lease transforms over a domain, then kept in the lease for every
 //! later transform; constants go to the kernels by value. A warm transform is only
