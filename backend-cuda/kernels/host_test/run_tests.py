@@ -7,7 +7,7 @@ the default again under AddressSanitizer + UBSan, which also checks the document
 MSM scratch sizes), feeds every build the same commands on fresh random inputs and
 compares each result with the reference. Prints the seed; rerun with --seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan[,tsan]]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from math import isqrt
@@ -763,6 +763,9 @@ BUILDS = {
     # also a batch of planes.cu that is no power of two, and more threads per case
     "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
+    # ThreadSanitizer over the blocks that run as host threads (ntt_tile): a missing
+    # __syncthreads is a reported race (exit 66) even when the schedule hid it
+    "tsan": ["-O1", "-g", "-fsanitize=thread"],
 }
 
 
