@@ -47,6 +47,20 @@ const NTT_TILE_BITS: Var = Var {
 };
 /// Which NTT kernels run: `shared`, `shared-swap` or `passes` (ntt.rs).
 const NTT: &str = "CRUCIBLE_CUDA_NTT";
+/// MiB per pinned staging buffer (staging.rs), both directions.
+const STAGING_MIB: Var = Var {
+    name: "CRUCIBLE_CUDA_STAGING_MIB",
+    range: 1..=256,
+};
+/// Upload staging buffers in cached rather than write-combined host memory (set or
+/// not), to measure which the link and the host's conversion prefer.
+const STAGING_CACHED: &str = "CRUCIBLE_CUDA_STAGING_CACHED";
+/// `read_scalars` through the driver's pageable copy and a one-thread conversion, as
+/// before the pinned read-back (set or not): the A/B baseline.
+const PAGEABLE_READS: &str = "CRUCIBLE_CUDA_PAGEABLE_READS";
+/// `read_scalars` destinations advised to huge pages (set or not): fewer first-touch
+/// page faults, which cost more than the copy where memory is fresh.
+const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
@@ -85,6 +99,14 @@ pub struct CudaTuning {
     pub ntt_path: Option<NttPath>,
     /// `CRUCIBLE_CUDA_NTT_TILE_BITS`: stages (log2 elements) per shared-memory tile.
     pub ntt_tile_bits: Option<u32>,
+    /// `CRUCIBLE_CUDA_STAGING_MIB`: MiB per pinned staging buffer.
+    pub staging_mib: Option<u32>,
+    /// `CRUCIBLE_CUDA_STAGING_CACHED` is set: upload buffers are not write-combined.
+    pub staging_cached: bool,
+    /// `CRUCIBLE_CUDA_PAGEABLE_READS` is set: read-backs skip the pinned buffers.
+    pub pageable_reads: bool,
+    /// `CRUCIBLE_CUDA_READ_HUGE_PAGES` is set: read-back vectors get huge pages.
+    pub read_huge_pages: bool,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
@@ -108,6 +130,10 @@ impl CudaTuning {
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: ntt_path(lookup(NTT).as_deref())?,
             ntt_tile_bits: number(&NTT_TILE_BITS)?,
+            staging_mib: number(&STAGING_MIB)?,
+            staging_cached: lookup(STAGING_CACHED).is_some(),
+            pageable_reads: lookup(PAGEABLE_READS).is_some(),
+            read_huge_pages: lookup(READ_HUGE_PAGES).is_some(),
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
@@ -149,17 +175,18 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 6] = [
+    const NUMBERS: [&Var; 7] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &NTT_PASS_STAGES,
         &NTT_TILE_BITS,
+        &STAGING_MIB,
     ];
 
     #[test]
-    fn the_ntt_path_is_one_of_two_names() {
+    fn the_ntt_path_is_one_of_three_names() {
         assert_eq!(ntt_path(None).unwrap(), None);
         assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
         assert_eq!(ntt_path(Some("passes")).unwrap(), Some(NttPath::Passes));
@@ -223,6 +250,10 @@ mod tests {
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
             ("CRUCIBLE_CUDA_NTT_TILE_BITS", "8"),
+            ("CRUCIBLE_CUDA_STAGING_MIB", "16"),
+            ("CRUCIBLE_CUDA_STAGING_CACHED", ""),
+            ("CRUCIBLE_CUDA_PAGEABLE_READS", "1"),
+            ("CRUCIBLE_CUDA_READ_HUGE_PAGES", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
         ]))
@@ -237,6 +268,10 @@ mod tests {
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),
                 ntt_tile_bits: Some(8),
+                staging_mib: Some(16),
+                staging_cached: true,
+                pageable_reads: true,
+                read_huge_pages: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
             }

@@ -290,6 +290,10 @@ mod tests {
         ntt_pass_stages: None,
         ntt_path: None,
         ntt_tile_bits: None,
+        staging_mib: None,
+        staging_cached: false,
+        pageable_reads: false,
+        read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
     };
