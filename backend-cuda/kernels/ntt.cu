@@ -58,8 +58,9 @@
 //                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
 //   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
-//   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift =
-//   s + k and cshift + g <= log_n); the block's index fills the other bits in order.
+//   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
+//   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
+//   fills the other bits in order.
 //   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four elements a
 //   thread; 256 at most), no dynamic shared memory (32 KiB static). Rounds of two stages
 //   (one when one is left) in registers, the tile in shared memory between them
@@ -239,8 +240,8 @@ struct TileShape {
 
 CRU_DEV TileShape tile_shape(u32 s, u32 k, u32 g, u32 cshift) {
     TileShape t;
-    if (cshift < s) { t.p1 = cshift; t.w1 = g; t.p2 = s; t.w2 = k; t.vx = g; }
-    else { t.p1 = s; t.w1 = k; t.p2 = cshift; t.w2 = g; t.vx = 0; }
+    if (g != 0 && cshift < s) { t.p1 = cshift; t.w1 = g; t.p2 = s; t.w2 = k; t.vx = g; }
+    else { t.p1 = s; t.w1 = k; t.p2 = g == 0 ? s + k : cshift; t.w2 = g; t.vx = 0; }  // no batch: empty at s + k
     return t;
 }
 
