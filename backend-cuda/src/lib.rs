@@ -132,20 +132,23 @@ impl CudaBackend {
         })
     }
 
-    /// Milliseconds NVRTC took to compile and load the kernels, once they are.
-    pub fn kernel_compile_ms(&self) -> Option<f64> {
+    /// How NVRTC compiled the kernels (each program, and the wall time), once they are.
+    pub fn kernel_compile_report(&self) -> Option<String> {
         self.kernels
             .get()
             .and_then(|k| k.as_ref().ok())
-            .map(|k| k.compile_ms)
+            .map(|k| k.report.to_string())
     }
 
-    /// The kernels, compiled on first use (NVRTC, for this device's architecture).
+    /// The kernels, compiled on first use (NVRTC, for this device's architecture); the
+    /// compile's report is logged (`RUST_LOG=crucible_backend_cuda=info` shows it).
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
-                    .map_err(|e| e.to_string())
+                let kernels = Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
+                    .map_err(|e| e.to_string())?;
+                tracing::info!("{}: {}", self.device.info.label(), kernels.report);
+                Ok(kernels)
             })
             .as_ref()
             .map_err(|e| Error::device("cuda", e))

@@ -44,6 +44,18 @@ const NTT_PASS_STAGES: Var = Var {
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+/// How the kernels are split into NVRTC programs (kernels.rs): `split` or `one`.
+const NVRTC_PROGRAMS: &str = "CRUCIBLE_CUDA_NVRTC_PROGRAMS";
+
+/// How the kernels are split into NVRTC programs (kernels.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NvrtcPrograms {
+    /// A program per kernel file and curve group, compiled concurrently.
+    #[default]
+    Split,
+    /// Every file in one program, as before the split (for A/B measurements).
+    One,
+}
 
 /// Every tuning override of the CUDA backend, as read at open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,6 +74,8 @@ pub struct CudaTuning {
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
     pub nvrtc_options: Vec<String>,
+    /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`: `split` or `one`.
+    pub nvrtc_programs: Option<NvrtcPrograms>,
 }
 
 impl CudaTuning {
@@ -83,7 +97,30 @@ impl CudaTuning {
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
                 .unwrap_or_default(),
+            nvrtc_programs: choice(
+                NVRTC_PROGRAMS,
+                lookup(NVRTC_PROGRAMS).as_deref(),
+                &[("split", NvrtcPrograms::Split), ("one", NvrtcPrograms::One)],
+            )?,
         })
+    }
+}
+
+/// `value` (the variable's text, if set) as one of `choices`, by name.
+fn choice<T: Copy>(name: &str, value: Option<&str>, choices: &[(&str, T)]) -> Result<Option<T>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match choices.iter().find(|(word, _)| *word == value.trim()) {
+        Some((_, v)) => Ok(Some(*v)),
+        None => Err(Error::InvalidInput(format!(
+            "{name}={value:?}: expected one of {} (a tuning override; unset it for the default)",
+            choices
+                .iter()
+                .map(|(word, _)| *word)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
     }
 }
 
@@ -165,6 +202,7 @@ mod tests {
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
+            ("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "one"),
         ]))
         .unwrap();
         assert_eq!(
@@ -177,6 +215,7 @@ mod tests {
                 ntt_pass_stages: Some(4),
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
+                nvrtc_programs: Some(NvrtcPrograms::One),
             }
         );
         let bad = CudaTuning::from_lookup(env(&[

@@ -74,7 +74,11 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     };
     // Warm up: kernels compile and load once per process; that memory stays.
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
-    println!("NVRTC compile + load: {:?} ms", cuda.kernel_compile_ms());
+    println!(
+        "{}",
+        cuda.kernel_compile_report()
+            .unwrap_or_else(|| "kernels not compiled".into())
+    );
     let (baseline, total) = free_total(&cuda);
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     let (after_ok, _) = free_total(&cuda);

@@ -290,6 +290,7 @@ mod tests {
         ntt_pass_stages: None,
         portable_arith: false,
         nvrtc_options: Vec::new(),
+        nvrtc_programs: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
