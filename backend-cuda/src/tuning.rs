@@ -14,7 +14,7 @@ struct Var {
     range: RangeInclusive<u32>,
 }
 
-/// MSM window bits (msm/cost.rs), for plain bases and for the planes built at staging.
+/// MSM window bits (msm/cost.rs), for plain bases and for the window planes.
 const WINDOW_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_WINDOW_BITS",
     range: 1..=22,
@@ -47,6 +47,22 @@ const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
 /// How the kernels are split into NVRTC programs (kernels.rs): `split` or `one`.
 const NVRTC_PROGRAMS: &str = "CRUCIBLE_CUDA_NVRTC_PROGRAMS";
 
+/// When bases buffers build their window planes (msm/planes.rs): `eager`, `paid` or
+/// `never`.
+const MSM_PLANES_BUILD: &str = "CRUCIBLE_CUDA_MSM_PLANES_BUILD";
+
+/// When a bases buffer's window planes are built (msm/planes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanesBuild {
+    /// When the bases are staged (every MSM over them runs on the planes).
+    Eager,
+    /// Once the MSMs over the staged bases have saved, by the cost model, what the
+    /// planes cost to build (ski rental), before the MSM that gets there.
+    Paid,
+    /// Never: no room for planes either (as `CRUCIBLE_CUDA_MSM_PLANES=1`).
+    Never,
+}
+
 /// How the kernels are split into NVRTC programs (kernels.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NvrtcPrograms {
@@ -76,6 +92,8 @@ pub struct CudaTuning {
     pub nvrtc_options: Vec<String>,
     /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`: `split` or `one`.
     pub nvrtc_programs: Option<NvrtcPrograms>,
+    /// `CRUCIBLE_CUDA_MSM_PLANES_BUILD`: `eager`, `paid` or `never`.
+    pub msm_planes_build: Option<PlanesBuild>,
 }
 
 impl CudaTuning {
@@ -101,6 +119,15 @@ impl CudaTuning {
                 NVRTC_PROGRAMS,
                 lookup(NVRTC_PROGRAMS).as_deref(),
                 &[("split", NvrtcPrograms::Split), ("one", NvrtcPrograms::One)],
+            )?,
+            msm_planes_build: choice(
+                MSM_PLANES_BUILD,
+                lookup(MSM_PLANES_BUILD).as_deref(),
+                &[
+                    ("eager", PlanesBuild::Eager),
+                    ("paid", PlanesBuild::Paid),
+                    ("never", PlanesBuild::Never),
+                ],
             )?,
         })
     }
@@ -180,6 +207,11 @@ mod tests {
         }
     }
 
+    /// An environment of one variable.
+    fn env_owned(name: &'static str, value: &'static str) -> impl Fn(&str) -> Option<String> {
+        move |asked: &str| (asked == name).then(|| value.to_string())
+    }
+
     #[test]
     fn every_variable_lands_in_its_field_and_one_bad_value_refuses_them_all() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
@@ -203,6 +235,7 @@ mod tests {
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
             ("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "one"),
+            ("CRUCIBLE_CUDA_MSM_PLANES_BUILD", " never "),
         ]))
         .unwrap();
         assert_eq!(
@@ -216,7 +249,22 @@ mod tests {
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
                 nvrtc_programs: Some(NvrtcPrograms::One),
+                msm_planes_build: Some(PlanesBuild::Never),
             }
+        );
+        for (word, policy) in [("eager", PlanesBuild::Eager), ("paid", PlanesBuild::Paid)] {
+            let tuning =
+                CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", word)).unwrap();
+            assert_eq!(tuning.msm_planes_build, Some(policy));
+        }
+        let bad = CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", "lazy"));
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("eager, paid, never"), "{err}");
+        let bad = CudaTuning::from_lookup(env(&[("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "two")]));
+        let err = bad.unwrap_err().to_string();
+        assert!(
+            err.contains("CRUCIBLE_CUDA_NVRTC_PROGRAMS") && err.contains("split, one"),
+            "{err}"
         );
         let bad = CudaTuning::from_lookup(env(&[
             ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),

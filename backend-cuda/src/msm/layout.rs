@@ -291,6 +291,7 @@ mod tests {
         portable_arith: false,
         nvrtc_options: Vec::new(),
         nvrtc_programs: None,
+        msm_planes_build: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
