@@ -64,7 +64,7 @@ fn parts(source: &str) -> Vec<&str> {
 /// One NVRTC program: the headers, then kernel files, with its own options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
-    /// What reports call it: the file's name, with the group's (`msm-g2`).
+    /// What reports call it: the file's name, with its part's (`msm-g2-sums`).
     pub name: String,
     /// The kernel files' sources, after the headers.
     files: Vec<&'static str>,
@@ -79,7 +79,7 @@ impl Program {
     }
 }
 
-/// The programs the kernels compile as: by file and group, or (`one`, the layout
+/// The programs the kernels compile as: by file and part, or (`one`, the layout
 /// before the split, kept for A/B measurements) every file in a single program.
 pub fn programs(layout: NvrtcPrograms) -> Vec<Program> {
     match layout {

@@ -80,7 +80,7 @@ pub enum PlanesBuild {
 /// How the kernels are split into NVRTC programs (kernels.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NvrtcPrograms {
-    /// A program per kernel file and curve group, compiled concurrently.
+    /// A program per kernel file, or per part of one, compiled concurrently.
     #[default]
     Split,
     /// Every file in one program, as before the split (for A/B measurements).
