@@ -106,6 +106,15 @@ pub fn extend_fr(out: &mut Vec<Fr>, src: &[u32]) {
     );
 }
 
+/// Converts device words into `out` (exactly `out.len()` scalars), on every core.
+pub fn words_into_fr(out: &mut [Fr], src: &[u32]) {
+    use rayon::prelude::*;
+    out.par_iter_mut()
+        .zip(src.par_chunks_exact(FR_WORDS))
+        .with_min_len(par_min(FR_WORDS))
+        .for_each(|(x, w)| *x = Fr::new_unchecked(words_to_limbs::<4>(w)));
+}
+
 /// Most seeds an [`FrSeeds`] holds: g^(2^b) for b < 32 covers every exponent below 2^32.
 pub const MAX_SEEDS: usize = 32;
 

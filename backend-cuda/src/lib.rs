@@ -480,6 +480,26 @@ impl ProverBackend for CudaBackend {
         Ok(out)
     }
 
+    // As read_scalars, each chunk converted straight into its place in `dst`.
+    fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
+        crucible_core::check_read_len(src, dst)?;
+        if self.tuning.pageable_reads {
+            dst.copy_from_slice(&self.read_scalars(lease, src)?);
+            return Ok(());
+        }
+        self.reads.with(&self.device.ctx, |reads| {
+            staging::download_chunked(
+                self.stream(),
+                lease,
+                src.id(),
+                reads,
+                src.len(),
+                field::FR_WORDS,
+                |range, words| field::words_into_fr(&mut dst[range], words),
+            )
+        })
+    }
+
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
         self.sorts.scalars_written();
         ntt::ntt(
