@@ -23,7 +23,7 @@ use cudarc::driver::{
 };
 
 use crate::driver;
-use crate::error::CudaResult;
+use crate::error::{CudaError, CudaResult};
 use crate::field::{FrArg, FrSeeds, Group};
 use crate::kernels;
 use crate::tuning::CudaTuning;
@@ -453,28 +453,42 @@ launches! {
 /// The loaded kernels of one device, one function per [`Kernel`].
 pub struct Kernels {
     functions: Vec<CudaFunction>,
-    /// Milliseconds the compile (or cache read) and the module load took.
-    pub compile_ms: f64,
+    /// How the kernels were compiled (or read from the cache) and loaded.
+    pub report: kernels::CompileReport,
 }
 
 impl Kernels {
-    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBIN), loads
-    /// them into `ctx` and looks up every function of the [`Kernel`] table.
+    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBINs), loads
+    /// them into `ctx` and looks up every function of the [`Kernel`] table in the
+    /// first module that defines it (a file's group-free kernels are in each of its
+    /// groups' programs).
     pub fn load(
         ctx: &Arc<CudaContext>,
         arch: (i32, i32),
         tuning: &CudaTuning,
     ) -> CudaResult<Kernels> {
-        let start = std::time::Instant::now();
-        let module = kernels::compile(ctx, arch, tuning)?;
+        let (modules, report) = kernels::compile(ctx, arch, tuning)?;
         let functions = Kernel::ALL
             .iter()
-            .map(|kernel| module.load_function(kernel.name()))
+            .map(|kernel| {
+                modules
+                    .iter()
+                    .find_map(|module| module.load_function(kernel.name()).ok())
+                    .ok_or_else(|| {
+                        CudaError::CompileLog(format!(
+                            "no compiled program defines kernel {} (programs: {})",
+                            kernel.name(),
+                            report
+                                .programs
+                                .iter()
+                                .map(|p| p.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Kernels {
-            functions,
-            compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        })
+        Ok(Kernels { functions, report })
     }
 
     fn function(&self, kernel: Kernel) -> &CudaFunction {

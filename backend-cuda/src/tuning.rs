@@ -14,7 +14,7 @@ struct Var {
     range: RangeInclusive<u32>,
 }
 
-/// MSM window bits (msm/cost.rs), for plain bases and for the planes built at staging.
+/// MSM window bits (msm/cost.rs), for plain bases and for the window planes.
 const WINDOW_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_WINDOW_BITS",
     range: 1..=22,
@@ -47,6 +47,12 @@ const NTT_TILE_BITS: Var = Var {
 };
 /// Which NTT kernels run: `shared`, `shared-swap` or `passes` (ntt.rs).
 const NTT: &str = "CRUCIBLE_CUDA_NTT";
+/// The names of the [`NttPath`]s.
+const NTT_PATHS: &[(&str, NttPath)] = &[
+    ("shared", NttPath::Shared),
+    ("shared-swap", NttPath::SharedSwap),
+    ("passes", NttPath::Passes),
+];
 /// MiB per pinned staging buffer (staging.rs), both directions.
 const STAGING_MIB: Var = Var {
     name: "CRUCIBLE_CUDA_STAGING_MIB",
@@ -66,6 +72,34 @@ const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+/// How the kernels are split into NVRTC programs (kernels.rs): `split` or `one`.
+const NVRTC_PROGRAMS: &str = "CRUCIBLE_CUDA_NVRTC_PROGRAMS";
+
+/// When bases buffers build their window planes (msm/planes.rs): `eager`, `paid` or
+/// `never`.
+const MSM_PLANES_BUILD: &str = "CRUCIBLE_CUDA_MSM_PLANES_BUILD";
+
+/// When a bases buffer's window planes are built (msm/planes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanesBuild {
+    /// When the bases are staged (every MSM over them runs on the planes).
+    Eager,
+    /// Once the MSMs over the staged bases have saved, by the cost model, what the
+    /// planes cost to build (ski rental), before the MSM that gets there.
+    Paid,
+    /// Never: no room for planes either (as `CRUCIBLE_CUDA_MSM_PLANES=1`).
+    Never,
+}
+
+/// How the kernels are split into NVRTC programs (kernels.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NvrtcPrograms {
+    /// A program per kernel file, or per part of one, compiled concurrently.
+    #[default]
+    Split,
+    /// Every file in one program, as before the split (for A/B measurements).
+    One,
+}
 
 /// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +145,10 @@ pub struct CudaTuning {
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
     pub nvrtc_options: Vec<String>,
+    /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`: `split` or `one`.
+    pub nvrtc_programs: Option<NvrtcPrograms>,
+    /// `CRUCIBLE_CUDA_MSM_PLANES_BUILD`: `eager`, `paid` or `never`.
+    pub msm_planes_build: Option<PlanesBuild>,
 }
 
 impl CudaTuning {
@@ -128,7 +166,7 @@ impl CudaTuning {
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
-            ntt_path: ntt_path(lookup(NTT).as_deref())?,
+            ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
             ntt_tile_bits: number(&NTT_TILE_BITS)?,
             staging_mib: number(&STAGING_MIB)?,
             staging_cached: lookup(STAGING_CACHED).is_some(),
@@ -138,19 +176,38 @@ impl CudaTuning {
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
                 .unwrap_or_default(),
+            nvrtc_programs: choice(
+                NVRTC_PROGRAMS,
+                lookup(NVRTC_PROGRAMS).as_deref(),
+                &[("split", NvrtcPrograms::Split), ("one", NvrtcPrograms::One)],
+            )?,
+            msm_planes_build: choice(
+                MSM_PLANES_BUILD,
+                lookup(MSM_PLANES_BUILD).as_deref(),
+                &[
+                    ("eager", PlanesBuild::Eager),
+                    ("paid", PlanesBuild::Paid),
+                    ("never", PlanesBuild::Never),
+                ],
+            )?,
         })
     }
 }
 
-/// `CRUCIBLE_CUDA_NTT`'s text, if set, as the path it names.
-fn ntt_path(value: Option<&str>) -> Result<Option<NttPath>> {
-    match value.map(str::trim) {
-        None => Ok(None),
-        Some("shared") => Ok(Some(NttPath::Shared)),
-        Some("shared-swap") => Ok(Some(NttPath::SharedSwap)),
-        Some("passes") => Ok(Some(NttPath::Passes)),
-        Some(other) => Err(Error::InvalidInput(format!(
-            "{NTT}={other:?}: expected `shared`, `shared-swap` or `passes` (a tuning override; unset it for the default)"
+/// `value` (the variable's text, if set) as one of `choices`, by name.
+fn choice<T: Copy>(name: &str, value: Option<&str>, choices: &[(&str, T)]) -> Result<Option<T>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match choices.iter().find(|(word, _)| *word == value.trim()) {
+        Some((_, v)) => Ok(Some(*v)),
+        None => Err(Error::InvalidInput(format!(
+            "{name}={value:?}: expected one of {} (a tuning override; unset it for the default)",
+            choices
+                .iter()
+                .map(|(word, _)| *word)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }
@@ -187,6 +244,7 @@ mod tests {
 
     #[test]
     fn the_ntt_path_is_one_of_three_names() {
+        let ntt_path = |value| choice(NTT, value, NTT_PATHS);
         assert_eq!(ntt_path(None).unwrap(), None);
         assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
         assert_eq!(ntt_path(Some("passes")).unwrap(), Some(NttPath::Passes));
@@ -196,7 +254,7 @@ mod tests {
         );
         for bad in ["", "Shared", "tiles"] {
             let err = ntt_path(Some(bad)).unwrap_err().to_string();
-            assert!(err.contains(NTT) && err.contains("`passes`"), "{err}");
+            assert!(err.contains(NTT) && err.contains("shared-swap"), "{err}");
         }
     }
 
@@ -228,6 +286,11 @@ mod tests {
         }
     }
 
+    /// An environment of one variable.
+    fn env_owned(name: &'static str, value: &'static str) -> impl Fn(&str) -> Option<String> {
+        move |asked: &str| (asked == name).then(|| value.to_string())
+    }
+
     #[test]
     fn every_variable_lands_in_its_field_and_one_bad_value_refuses_them_all() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
@@ -256,6 +319,8 @@ mod tests {
             ("CRUCIBLE_CUDA_READ_HUGE_PAGES", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
+            ("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "one"),
+            ("CRUCIBLE_CUDA_MSM_PLANES_BUILD", " never "),
         ]))
         .unwrap();
         assert_eq!(
@@ -274,7 +339,23 @@ mod tests {
                 read_huge_pages: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
+                nvrtc_programs: Some(NvrtcPrograms::One),
+                msm_planes_build: Some(PlanesBuild::Never),
             }
+        );
+        for (word, policy) in [("eager", PlanesBuild::Eager), ("paid", PlanesBuild::Paid)] {
+            let tuning =
+                CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", word)).unwrap();
+            assert_eq!(tuning.msm_planes_build, Some(policy));
+        }
+        let bad = CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", "lazy"));
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("eager, paid, never"), "{err}");
+        let bad = CudaTuning::from_lookup(env(&[("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "two")]));
+        let err = bad.unwrap_err().to_string();
+        assert!(
+            err.contains("CRUCIBLE_CUDA_NVRTC_PROGRAMS") && err.contains("split, one"),
+            "{err}"
         );
         let bad = CudaTuning::from_lookup(env(&[
             ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),

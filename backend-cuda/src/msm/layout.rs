@@ -296,6 +296,8 @@ mod tests {
         read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
+        nvrtc_programs: None,
+        msm_planes_build: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
