@@ -154,5 +154,11 @@ CRU_DEV void msm_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* part
         msm_ones_sum<F>(bases, ones, partials, tickets, count, leaves);                                      \
     }
 
+// One part per group (curve.cuh's CRU_WITH): the host compiles them as programs of
+// their own, in parallel; the classification kernels are in both.
+#if CRU_WITH(G1)
 CRU_ONES_GROUP(g1, Fq)
+#endif
+#if CRU_WITH(G2)
 CRU_ONES_GROUP(g2, Fq2)
+#endif
