@@ -9,7 +9,8 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::shaders::{Formulas, FORMULAS_ENV};
+use crate::fq_code::LimbBits;
+use crate::shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -36,10 +37,14 @@ pub struct WgpuOptions {
     /// The form of the Fq2 and curve formulas; `None`: `CRUCIBLE_WGPU_FORMULAS`, else
     /// the adapter's default ([`Formulas::for_adapter`]: the interpreter for now).
     pub formulas: Option<Formulas>,
+    /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
+    /// [`LimbBits::DEFAULT`].
+    pub limb_bits: Option<LimbBits>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`] and [`FORMULAS_ENV`].
+    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`] and
+    /// [`LIMB_BITS_ENV`].
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -59,11 +64,22 @@ impl WgpuOptions {
             })?),
             _ => None,
         };
+        let limb_bits = match std::env::var(LIMB_BITS_ENV) {
+            Ok(s) if !s.trim().is_empty() => Some(LimbBits::parse(&s).ok_or_else(|| {
+                WgpuError::NoAdapter(format!(
+                    "{LIMB_BITS_ENV}=`{s}`: expected a limb width of {} to {} bits",
+                    LimbBits::RANGE.start(),
+                    LimbBits::RANGE.end()
+                ))
+            })?),
+            _ => None,
+        };
         Ok(WgpuOptions {
             adapter,
             memory_bytes,
             max_binding_bytes: None,
             formulas,
+            limb_bits,
         })
     }
 }
@@ -265,11 +281,13 @@ fn open(
     let formulas = wgpu_options
         .formulas
         .unwrap_or(Formulas::for_adapter(software));
+    let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
     let ctx = Context::new(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
         formulas,
+        limbs,
     );
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let backend_info = BackendInfo {
@@ -285,7 +303,10 @@ fn open(
             } else {
                 format!(" {}", info.driver_info)
             },
-            formulas.name()
+            match formulas {
+                Formulas::Straight => format!("straight, {}-bit Fq limbs", limbs.bits()),
+                Formulas::Interpreted => formulas.name().to_string(),
+            }
         ),
         memory_bytes: memory,
         // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
+use crate::fq_code::LimbBits;
 use crate::params::PARAMS_BYTES;
 use crate::shaders::{Formulas, Module, WORKGROUP};
 
@@ -66,6 +67,8 @@ pub struct Context {
     pub limits: DeviceLimits,
     /// The form the shaders' formulas take, fixed at open.
     pub formulas: Formulas,
+    /// The straight-line form's Fq limb width, fixed at open.
+    pub limbs: LimbBits,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
@@ -80,12 +83,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// modules are compiled with `formulas`.
+    /// kernels run `formulas`, straight-line Fq code over `limbs`.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         limits: DeviceLimits,
         formulas: Formulas,
+        limbs: LimbBits,
     ) -> Self {
         let lost = Arc::new(Mutex::new(None));
         let lost_flag = Arc::clone(&lost);
@@ -103,6 +107,7 @@ impl Context {
             queue,
             limits,
             formulas,
+            limbs,
             lost,
             uncaptured,
             modules: Default::default(),
@@ -172,7 +177,7 @@ impl Context {
                     self.device
                         .create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(&format!("crucible {module:?}")),
-                            source: wgpu::ShaderSource::Wgsl(module.source(self.formulas).into()),
+                            source: wgpu::ShaderSource::Wgsl(module.source(self.limbs).into()),
                         })
                 })
                 .map_err(|e| e.to_string())

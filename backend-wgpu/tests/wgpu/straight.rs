@@ -1,25 +1,42 @@
 //! The straight-line form of the formulas (opt-in until measured on hardware), forced
-//! on whatever adapter there is: Fq2 arithmetic and G1 addition against arkworks
-//! through the straight-line test entry points. G2 is left out: its straight-line
-//! addition takes llvmpipe minutes to compile, and it comes from the same emitter and
-//! the same instructions as G1's (checked without a GPU in field.rs's unit tests).
+//! on whatever adapter there is: Fq, Fq2 arithmetic and G1, G2 addition (projective,
+//! mixed with an affine point, doubling) against arkworks through the straight-line
+//! test entry points, over the default Fq limb width (the others are checked without a
+//! GPU in fq_code.rs's unit tests, on the same generated code).
 
 use std::time::Instant;
 
 use crucible_backend_wgpu::{FieldOp, Formulas};
 use crucible_core::ark_bls12_381::{g1, g2, Fq2};
+use crucible_core::Fq;
 
 use crate::common;
 
 #[test]
-fn straight_fq2_and_g1_add_match_arkworks() {
+fn straight_fields_and_additions_match_arkworks() {
     let _serial = common::serial();
-    let Some(backend) = common::straight_backend("straight_fq2_and_g1_add_match_arkworks") else {
+    let Some(backend) = common::straight_backend("straight_fields_and_additions_match_arkworks")
+    else {
         return;
     };
     let (mut rng, _seed) = common::rng();
     // The first call of each entry point compiles its pipeline: the times say what the
     // straight-line form costs the adapter's compiler.
+    let started = Instant::now();
+    crate::field::check::<Fq>(
+        backend,
+        &mut rng,
+        [
+            (FieldOp::FqAdd, |a, b| a + b),
+            (FieldOp::FqSub, |a, b| a - b),
+            (FieldOp::FqMul, |a, b| a * b),
+        ],
+    );
+    println!(
+        "straight Fq add, sub, mul ({}-bit limbs): {:.1?} with compiling",
+        backend.limb_bits().bits(),
+        started.elapsed()
+    );
     let started = Instant::now();
     crate::field::check::<Fq2>(
         backend,
@@ -37,6 +54,9 @@ fn straight_fq2_and_g1_add_match_arkworks() {
     let started = Instant::now();
     crate::curve::check::<g1::Config>(&mut rng, |op, a, b| backend.g1_op(op, a, b));
     println!("straight G1 add: {:.1?} with compiling", started.elapsed());
+    let started = Instant::now();
+    crate::curve::check::<g2::Config>(&mut rng, |op, a, b| backend.g2_op(op, a, b));
+    println!("straight G2 add: {:.1?} with compiling", started.elapsed());
 }
 
 /// Software adapters keep the interpreter unless told otherwise.
