@@ -21,8 +21,18 @@ pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
 pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
 /// Device memory kept out of a hardware adapter's budget for the driver's per-thread
-/// private memory (the curve interpreter's registers).
-pub const PRIVATE_MEMORY_RESERVE: u64 = 2 << 30;
+/// private memory, by the form of the formulas: the curve interpreter's register file
+/// (about 7 KiB a thread, x 132 SMs x 2048 threads on an H200: 1.9 GiB), or what the
+/// straight-line kernels may spill, their live values beyond the registers (a G2
+/// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
+/// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
+/// reserved as 1 GiB until a profile gives the driver's real figure).
+pub fn private_memory_reserve(formulas: Formulas) -> u64 {
+    match formulas {
+        Formulas::Interpreted => 2 << 30,
+        Formulas::Straight => 1 << 30,
+    }
+}
 
 /// Choices for opening wgpu adapters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -317,14 +327,13 @@ fn open(
             priority::PORTABLE_GPU
         },
     };
-    // The curve interpreter keeps its registers in private memory (about 7 KiB per
-    // thread), which a GPU driver reserves for every resident thread outside any
-    // buffer of ours: about 1.9 GiB on an H200 (132 SMs x 2048 threads). It comes off
-    // the budget so that a full budget cannot push the device out of memory.
+    // A GPU driver reserves private memory for every resident thread outside any
+    // buffer of ours: it comes off the budget so that a full budget cannot push the
+    // device out of memory.
     let usable = if software {
         memory
     } else {
-        memory.saturating_sub(PRIVATE_MEMORY_RESERVE)
+        memory.saturating_sub(private_memory_reserve(formulas))
     };
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
     Ok(Opened {

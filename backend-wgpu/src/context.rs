@@ -73,6 +73,19 @@ pub struct Context {
     uncaptured: Arc<Mutex<Vec<String>>>,
     modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
     pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
+    compiles: Mutex<Vec<PipelineCompile>>,
+}
+
+/// How long one pipeline took to create: the shader module's translation (on its
+/// first pipeline) and the driver's compilation of the entry point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineCompile {
+    /// The module, as `Module`'s name (`MsmG1`).
+    pub module: String,
+    /// The entry point.
+    pub entry: &'static str,
+    /// Wall time of the creation.
+    pub time: std::time::Duration,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -112,6 +125,7 @@ impl Context {
             uncaptured,
             modules: Default::default(),
             pipelines: Mutex::new(HashMap::new()),
+            compiles: Mutex::new(Vec::new()),
         }
     }
 
@@ -198,6 +212,7 @@ impl Context {
         if let Some(p) = lock(&self.pipelines).get(&(module, entry)) {
             return Ok(p.clone());
         }
+        let started = std::time::Instant::now();
         let shader = self.module(module)?;
         let pipeline = self.scoped(&format!("creating pipeline {module:?}::{entry}"), || {
             self.device
@@ -211,7 +226,17 @@ impl Context {
                 })
         })?;
         lock(&self.pipelines).insert((module, entry), pipeline.clone());
+        lock(&self.compiles).push(PipelineCompile {
+            module: format!("{module:?}"),
+            entry,
+            time: started.elapsed(),
+        });
         Ok(pipeline)
+    }
+
+    /// Every pipeline created so far and how long it took, in order of creation.
+    pub fn compiles(&self) -> Vec<PipelineCompile> {
+        lock(&self.compiles).clone()
     }
 
     /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error).

@@ -238,6 +238,7 @@ impl Code {
 
     /// Runs the code on `params` (limbs per parameter) the way the shader does, and
     /// checks every value against its bound.
+    #[cfg(test)]
     pub fn eval(&self, params: &[&[u32]]) -> Vec<u32> {
         let mut vals: Vec<u32> = Vec::with_capacity(self.ops.len());
         for (k, op) in self.ops.iter().enumerate() {
@@ -360,6 +361,7 @@ impl Function {
     }
 
     /// Runs the function on `params` (one slice per parameter).
+    #[cfg(test)]
     pub fn eval(&self, params: &[&[u32]]) -> Vec<u32> {
         let vals = self.code.eval(params);
         self.outputs.iter().map(|v| vals[*v]).collect()

@@ -40,7 +40,7 @@ use crucible_core::{
 };
 
 pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
-pub use context::DeviceLimits;
+pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
@@ -75,6 +75,12 @@ impl WgpuBackend {
     /// The form the shaders' formulas take on this instance.
     pub fn formulas(&self) -> Formulas {
         self.ctx.formulas
+    }
+
+    /// Every compute pipeline this instance has created, with its creation time
+    /// (shader compilation, which the first use of an operation pays once).
+    pub fn pipeline_compiles(&self) -> Vec<PipelineCompile> {
+        self.ctx.compiles()
     }
 
     /// The straight-line form's Fq limb width on this instance.

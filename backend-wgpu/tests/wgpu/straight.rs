@@ -80,10 +80,11 @@ fn software_adapters_default_to_the_interpreter() {
 }
 
 /// The MSM's edge cases (G1, then G2) with the straight-line formulas, which hardware
-/// adapters will run by default once this passes there and they are measured faster.
-/// Ignored by default: llvmpipe compiles the straight-line MSM pipelines for many
-/// minutes (on a 2-core machine this test had not finished G1's first MSM after 9;
-/// every MSM entry point inlines both the G1 and the G2 addition). `cargo test --release -p crucible-backend-wgpu -- --ignored straight_msm`.
+/// adapters will run by default once this passes there and they are measured faster;
+/// prints each pipeline's compile time. Ignored by default: llvmpipe compiles the
+/// straight-line MSM pipelines (every addition inlined, each of tens of thousands of
+/// instructions) for many minutes. `cargo test --release -p crucible-backend-wgpu
+/// --test wgpu -- --ignored straight_msm --nocapture`.
 #[test]
 #[ignore = "llvmpipe compiles the straight-line MSM for many minutes"]
 fn straight_msm_matches_arkworks() {
@@ -98,4 +99,7 @@ fn straight_msm_matches_arkworks() {
     let started = Instant::now();
     crate::msm::edge_cases::<g2::Config>(backend, &mut rng);
     println!("straight MSM G2: {:.1?} with compiling", started.elapsed());
+    for c in backend.pipeline_compiles() {
+        println!("compiled {}::{} in {:.2?}", c.module, c.entry, c.time);
+    }
 }
