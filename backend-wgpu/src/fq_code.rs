@@ -28,11 +28,14 @@
 //! packed in 12 words; [`FqCode`] unpacks and packs those bits unchanged, so a value
 //! read as is means x·R/R' in the shaders. Projective points do not mind (all three
 //! coordinates scale alike), affine bases get Z = R mod p (`FQ_ARK_R`), which makes
-//! (x·R/R' : y·R/R' : R/R') the same point, and only the field test kernels convert
-//! (multiplying by `FQ_TO_INTERNAL` on input and by `FQ_ARK_R` on output).
+//! (x·R/R' : y·R/R' : R/R') the same point, and only the field test kernels' operands
+//! convert, on the host ([`words_to_internal`], [`words_from_internal`]).
 
 use ark_ff::{Field, PrimeField};
 use crucible_core::Fq;
+
+use crate::error::WgpuError;
+use crate::field::{DeviceElement, FQ_WORDS};
 
 /// Index of a value in a [`Code`].
 pub type V = usize;
@@ -395,6 +398,32 @@ pub fn to_limbs(x: &[u64], bits: u32, n: usize) -> Vec<u32> {
         .collect()
 }
 
+/// R'/R = 2^(b·n − 384) as an element: x·R' is the Montgomery word form of x·R'/R.
+fn r_ratio(limbs: LimbBits) -> Fq {
+    Fq::from(2u64).pow([FqCode::new(limbs).r_bits() - 384])
+}
+
+fn scale_words(words: &mut [u32], by: Fq) -> Result<(), WgpuError> {
+    for chunk in words.chunks_exact_mut(FQ_WORDS) {
+        (Fq::read_words(chunk)? * by).write_words(chunk);
+    }
+    Ok(())
+}
+
+/// Rewrites packed Fq words in arkworks' form (x·R) as the straight-line form's (x·R'),
+/// in place; fails on words that are no element.
+pub fn words_to_internal(limbs: LimbBits, words: &mut [u32]) -> Result<(), WgpuError> {
+    scale_words(words, r_ratio(limbs))
+}
+
+/// The inverse of [`words_to_internal`].
+pub fn words_from_internal(limbs: LimbBits, words: &mut [u32]) -> Result<(), WgpuError> {
+    let inverse = r_ratio(limbs).inverse().ok_or(WgpuError::Corrupt {
+        what: "R'/R (zero)",
+    })?;
+    scale_words(words, inverse)
+}
+
 /// 2^e mod p as Fq's canonical integer.
 fn pow2_mod_p(e: u64) -> Vec<u64> {
     Fq::from(2u64).pow([e]).into_bigint().as_ref().to_vec()
@@ -680,11 +709,6 @@ impl FqCode {
             &pow2_mod_p(384),
             "R mod p (2^384): Z of a stored affine point, and the factor from R' form to arkworks'.",
         );
-        s += &self.wgsl_const(
-            "FQ_TO_INTERNAL",
-            &pow2_mod_p(2 * self.r_bits() - 384),
-            "R'²/R mod p: the factor from arkworks' form to R' form.",
-        );
         for f in [
             self.mul(),
             self.add(),
@@ -785,7 +809,7 @@ mod tests {
                     "{bits} bits (seed {seed})"
                 );
                 assert_eq!(pack.eval(&[&limbs]), words, "{bits} bits (seed {seed})");
-                // x·R → x·R' by FQ_TO_INTERNAL, and back by FQ_ARK_R.
+                // x·R → x·R' by R'²/R, and back by R (FQ_ARK_R).
                 let to_internal = to_limbs(&pow2_mod_p(2 * code.r_bits() - 384), bits, n);
                 let internal = mul.eval(&[&limbs, &to_internal]);
                 let r_prime = Fq::from(2u64).pow([code.r_bits()]);
@@ -793,6 +817,26 @@ mod tests {
                 let ark_r = to_limbs(&pow2_mod_p(384), bits, n);
                 assert_eq!(mul.eval(&[&internal, &ark_r]), limbs, "{bits} bits");
             }
+        }
+    }
+
+    /// The host's conversion is the generated multiplication by R'²/R, and back.
+    #[test]
+    fn host_conversion_is_the_montgomery_factor() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        for code in all_widths() {
+            let limbs = LimbBits::new(code.bits).unwrap();
+            let x = Fq::rand(&mut rng);
+            let mut words = [0u32; PACKED_WORDS];
+            x.write_words(&mut words);
+            let to_internal = to_limbs(&pow2_mod_p(2 * code.r_bits() - 384), code.bits, code.n);
+            let on_device = code.mul().eval(&[&code.unpack().eval(&[&words]), &to_internal]);
+            let mut host = words;
+            words_to_internal(limbs, &mut host).unwrap();
+            assert_eq!(code.pack().eval(&[&on_device]), host, "{} bits (seed {seed})", code.bits);
+            words_from_internal(limbs, &mut host).unwrap();
+            assert_eq!(host, words);
         }
     }
 

@@ -125,7 +125,19 @@ impl WgpuBackend {
         let e = program.ext() as u32;
         let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
         let (module, entry) = self.program_entry(program);
-        self.run_test(module, entry, &params, e as usize * field::FQ_WORDS, a, b)
+        let out_words = e as usize * field::FQ_WORDS;
+        if self.ctx.formulas == Formulas::Interpreted {
+            return self.run_test(module, entry, &params, out_words, a, b);
+        }
+        // The straight-line form computes in R' form: operands convert here, so that
+        // the kernel runs the operation alone.
+        let limbs = self.ctx.limbs;
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        fq_code::words_to_internal(limbs, &mut a)?;
+        fq_code::words_to_internal(limbs, &mut b)?;
+        let mut out = self.run_test(module, entry, &params, out_words, &a, &b)?;
+        fq_code::words_from_internal(limbs, &mut out)?;
+        Ok(out)
     }
 
     /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
