@@ -831,10 +831,17 @@ mod tests {
             let mut words = [0u32; PACKED_WORDS];
             x.write_words(&mut words);
             let to_internal = to_limbs(&pow2_mod_p(2 * code.r_bits() - 384), code.bits, code.n);
-            let on_device = code.mul().eval(&[&code.unpack().eval(&[&words]), &to_internal]);
+            let on_device = code
+                .mul()
+                .eval(&[&code.unpack().eval(&[&words]), &to_internal]);
             let mut host = words;
             words_to_internal(limbs, &mut host).unwrap();
-            assert_eq!(code.pack().eval(&[&on_device]), host, "{} bits (seed {seed})", code.bits);
+            assert_eq!(
+                code.pack().eval(&[&on_device]),
+                host,
+                "{} bits (seed {seed})",
+                code.bits
+            );
             words_from_internal(limbs, &mut host).unwrap();
             assert_eq!(host, words);
         }

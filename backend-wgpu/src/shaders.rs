@@ -32,7 +32,7 @@ pub enum Formulas {
 
 impl Formulas {
     /// The default for an adapter: the interpreter, on software and hardware alike
-    /// for now. The straight-line MSM has passed only the small-kernel tests on
+    /// for now. The straight-line form on values has passed the formula tests on
     /// llvmpipe (its full MSM takes llvmpipe too long to compile) and has not yet run
     /// or been timed on a hardware adapter, so it is opt-in (`straight`) until an H200
     /// run shows it correct and faster; then hardware adapters switch to it here.
