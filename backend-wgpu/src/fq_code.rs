@@ -503,9 +503,8 @@ impl FqCode {
         for j in 0..t.len() - 1 {
             self.carry(code, &mut t, j);
         }
-        let top = t.len() - 1;
-        for j in self.n..=top {
-            code.assume(t[j], 0);
+        for &above in &t[self.n..] {
+            code.assume(above, 0);
         }
         t.truncate(self.n);
         // The value is below 2p < 2^(b·n): its top limb is a limb like the others.
@@ -557,14 +556,14 @@ impl FqCode {
         // n columns and one above them for carries.
         let mut t = vec![zero; self.n + 1];
         for &bi in b {
-            for j in 0..self.n {
-                let x = code.mul(a[j], bi);
+            for (j, &aj) in a.iter().enumerate() {
+                let x = code.mul(aj, bi);
                 self.accumulate(code, &mut t, j, x);
             }
             let m = code.mul_low(t[0], inv);
             let m = code.and(m, self.mask);
-            for j in 0..self.n {
-                let x = code.mul(m, p[j]);
+            for (j, &pj) in p.iter().enumerate() {
+                let x = code.mul(m, pj);
                 self.accumulate(code, &mut t, j, x);
             }
             // Column 0 is now ≡ 0 mod 2^b: shift down, its carry into the new column 0.
