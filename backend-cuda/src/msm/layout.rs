@@ -288,12 +288,16 @@ mod tests {
         msm_seg_bits: None,
         msm_planes: None,
         ntt_pass_stages: None,
+        ntt_path: None,
+        ntt_tile_bits: None,
         staging_mib: None,
         staging_cached: false,
         pageable_reads: false,
         read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
+        nvrtc_programs: None,
+        msm_planes_build: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
