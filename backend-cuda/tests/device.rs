@@ -372,10 +372,10 @@ fn field_edge_values_match_arkworks() {
 }
 
 /// Window planes under the policy of `CRUCIBLE_CUDA_MSM_PLANES_BUILD` (msm/planes.rs).
-/// `paid` (the default): a resident bases buffer starts on plane 0; MSMs over it agree
-/// with arkworks before the planes are built, the one that builds them and those after
-/// (a sort kept across the switch included), and new bases void the planes again.
-/// `eager`: built at staging; `never`: no room for them; the MSMs agree either way.
+/// `paid`: a resident bases buffer starts on plane 0; MSMs over it agree with arkworks
+/// before the planes are built, the one that builds them and those after (a sort kept
+/// across the switch included), and new bases void the planes again. `eager` (the
+/// default): built at staging; `never`: no room for them; the MSMs agree either way.
 #[test]
 fn planes_are_built_when_the_policy_says_and_change_no_result() {
     use ark_ec::VariableBaseMSM;
@@ -430,9 +430,9 @@ fn planes_are_built_when_the_policy_says_and_change_no_result() {
         cuda.stage_scalars(&mut work, scalars, &values).unwrap();
         let staged = cuda.planes_built(&bases_lease, bases.id()).unwrap();
         let at_staging = match policy.trim() {
-            "eager" => Some(true),
+            "paid" => Some(false),
             "never" => None,
-            _ => Some(false),
+            _ => Some(true),
         };
         assert_eq!(
             staged, at_staging,

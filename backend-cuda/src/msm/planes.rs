@@ -12,14 +12,19 @@
 //! number (1 turns them off), so a prover under a small memory limit keeps plain bases.
 //!
 //! They also cost time to build: 164 ms for 2^20 G1 points, against about 1.3 ms saved
-//! an MSM. So by default (`CRUCIBLE_CUDA_MSM_PLANES_BUILD=paid`) a buffer starts with
-//! plane 0 alone and rents before it buys, as in ski rental: each MSM over the staged
-//! bases runs on plane 0 and adds the cost model's predicted saving to the buffer's
-//! [`Ledger`]; the MSM that brings the savings to the predicted build cost builds the
-//! planes first and runs over them, as does every later MSM until the bases are staged
-//! again. A one-shot MSM never pays for planes, a long-running prover pays at most
-//! twice what building at once would have cost. `eager` builds them at staging,
-//! `never` gives the buffer no room for them.
+//! an MSM. A resident bases buffer is one its caller stages once for many MSMs (a
+//! proving key), so by default (`CRUCIBLE_CUDA_MSM_PLANES_BUILD=eager`) the planes are
+//! built when its bases are staged. Measured on the H200 (BENCHMARKS.md, eighth
+//! session): 64 proofs of 2^20 with 2 workers made 10.48 proofs/s so, against 8.14
+//! under `paid` below, which had not built them by the end. A caller that stages
+//! resident bases for a few MSMs can choose `paid`: a buffer starts with plane 0 alone
+//! and rents before it buys, as in ski rental: each MSM over the staged bases runs on
+//! plane 0 and adds the cost model's predicted saving to the buffer's [`Ledger`]; the
+//! MSM that brings the savings to the predicted build cost builds the planes first and
+//! runs over them, as does every later MSM until the bases are staged again. A one-shot
+//! MSM never pays for planes (G1 2^24: 235 ms staged and summed, against 1741 ms
+//! eager), a long-running prover pays at most twice what building at once would have
+//! cost. `never` gives the buffer no room for them.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -117,10 +122,10 @@ impl Ledger {
     }
 }
 
-/// When planes are built under `tuning` (`CRUCIBLE_CUDA_MSM_PLANES_BUILD`; `paid`
+/// When planes are built under `tuning` (`CRUCIBLE_CUDA_MSM_PLANES_BUILD`; `eager`
 /// unless set).
 pub fn policy(tuning: &CudaTuning) -> PlanesBuild {
-    tuning.msm_planes_build.unwrap_or(PlanesBuild::Paid)
+    tuning.msm_planes_build.unwrap_or(PlanesBuild::Eager)
 }
 
 impl DeviceWords for BasesBuffer {
@@ -358,8 +363,8 @@ mod tests {
     }
 
     #[test]
-    fn never_leaves_no_room_and_paid_is_the_default() {
-        assert_eq!(policy(&CudaTuning::default()), PlanesBuild::Paid);
+    fn never_leaves_no_room_and_eager_is_the_default() {
+        assert_eq!(policy(&CudaTuning::default()), PlanesBuild::Eager);
         let never = CudaTuning {
             msm_planes_build: Some(PlanesBuild::Never),
             ..CudaTuning::default()
