@@ -232,6 +232,28 @@ impl CudaBackend {
         )
     }
 
+    /// Reads scalar buffer `src` back through the pinned read-back buffers, handing
+    /// each chunk's words (and the range of scalars they hold) to `take` while the
+    /// next chunk copies.
+    fn read_chunks(
+        &self,
+        lease: &Lease,
+        src: ScalarBuf,
+        take: impl FnMut(std::ops::Range<usize>, &[u32]),
+    ) -> Result<()> {
+        self.reads.with(&self.device.ctx, |reads| {
+            staging::download_chunked(
+                self.stream(),
+                lease,
+                src.id(),
+                reads,
+                src.len(),
+                field::FR_WORDS,
+                take,
+            )
+        })
+    }
+
     /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`: into its
     /// front, or the whole buffer when `whole` (bases with window planes: the planes
     /// are built from every point).
@@ -466,17 +488,7 @@ impl ProverBackend for CudaBackend {
         if self.tuning.read_huge_pages {
             driver::advise_huge_pages(out.spare_capacity_mut());
         }
-        self.reads.with(&self.device.ctx, |reads| {
-            staging::download_chunked(
-                self.stream(),
-                lease,
-                src.id(),
-                reads,
-                src.len(),
-                field::FR_WORDS,
-                |_, words| field::extend_fr(&mut out, words),
-            )
-        })?;
+        self.read_chunks(lease, src, |_, words| field::extend_fr(&mut out, words))?;
         Ok(out)
     }
 
@@ -487,16 +499,8 @@ impl ProverBackend for CudaBackend {
             dst.copy_from_slice(&self.read_scalars(lease, src)?);
             return Ok(());
         }
-        self.reads.with(&self.device.ctx, |reads| {
-            staging::download_chunked(
-                self.stream(),
-                lease,
-                src.id(),
-                reads,
-                src.len(),
-                field::FR_WORDS,
-                |range, words| field::words_into_fr(&mut dst[range], words),
-            )
+        self.read_chunks(lease, src, |range, words| {
+            field::words_into_fr(&mut dst[range], words)
         })
     }
 
