@@ -39,11 +39,33 @@ const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
     range: 1..=4,
 };
+/// The MSM reduction (msm/reduce.rs): `tree` or `levels`.
+const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+
+/// How the MSM reduces each window's buckets (kernels/msm.cu steps 6-7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmReduce {
+    /// Running sums over segments, then plain sums in blocks of shared memory, a whole
+    /// tree in each launch (a few launches in all); the host applies the weights.
+    Tree,
+    /// Running sums over segments, then a pairwise tree, one level per launch.
+    Levels,
+}
+
+impl MsmReduce {
+    /// The value `CRUCIBLE_CUDA_MSM_REDUCE` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsmReduce::Tree => "tree",
+            MsmReduce::Levels => "levels",
+        }
+    }
+}
 
 /// Every tuning override of the CUDA backend, as read at open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,6 +78,8 @@ pub struct CudaTuning {
     pub msm_seg_bits: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_PLANES`: the most window planes a bases buffer gets.
     pub msm_planes: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_REDUCE`: the MSM reduction, `tree` or `levels`.
+    pub msm_reduce: Option<MsmReduce>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
@@ -78,6 +102,7 @@ impl CudaTuning {
             msm_chunk: number(&MSM_CHUNK)?,
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
+            msm_reduce: reduction(lookup(MSM_REDUCE).as_deref())?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
@@ -101,6 +126,22 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
             var.range.end()
         ))),
     }
+}
+
+/// `CRUCIBLE_CUDA_MSM_REDUCE`'s text, if set, as a reduction.
+fn reduction(value: Option<&str>) -> Result<Option<MsmReduce>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    [MsmReduce::Tree, MsmReduce::Levels]
+        .into_iter()
+        .find(|r| r.name() == value.trim())
+        .map(Some)
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "{MSM_REDUCE}={value:?}: expected tree or levels (a tuning override; unset it for the default)"
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -162,6 +203,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_CHUNK", "128"),
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
+            ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
@@ -174,6 +216,7 @@ mod tests {
                 msm_chunk: Some(128),
                 msm_seg_bits: Some(3),
                 msm_planes: Some(1),
+                msm_reduce: Some(MsmReduce::Levels),
                 ntt_pass_stages: Some(4),
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
@@ -187,5 +230,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
+        for (value, want) in [("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)] {
+            assert_eq!(reduction(Some(value)).unwrap(), Some(want));
+        }
+        let err = reduction(Some("pairs")).unwrap_err().to_string();
+        assert!(
+            err.contains("CRUCIBLE_CUDA_MSM_REDUCE") && err.contains("tree or levels"),
+            "{err}"
+        );
     }
 }

@@ -21,20 +21,25 @@
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
-//   msm g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
-//                                                       -> window sums (Xyzz each), WP of them
+//   msm g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//                         REDUCE: levels -> WP, then the window sums (Xyzz each);
+//                         tree TILE -> WP, ITEMS, then each window's ITEMS points
+//                         (G, U_0 .. U_{ITEMS-2}: msm.cu's step 6-7 "tree")
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
 //                         launches for plane = 1 .. PLANES - 1
 // Scratch vectors have exactly the sizes msm.cu documents; build with
 // -fsanitize=address to have any out-of-bounds access stop the run.
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../ntt.cu"
@@ -55,6 +60,48 @@ static void launch(u32 threads_x, u32 grid_y, K kernel) {
                 threadIdx = {t, 0, 0};
                 kernel();
             }
+}
+
+// A launch of `grid_x` x `grid_y` blocks of `block` threads for a kernel with
+// __syncthreads: each block's threads run at once, as real threads meeting at one
+// barrier (field.cuh's __syncthreads), blocks one after another.
+struct BlockBarrier {
+    std::mutex m;
+    std::condition_variable cv;
+    u32 count = 0, waiting = 0, generation = 0;
+    void wait() {
+        std::unique_lock<std::mutex> lock(m);
+        const u32 gen = generation;
+        if (++waiting == count) {
+            waiting = 0;
+            generation++;
+            cv.notify_all();
+        } else {
+            cv.wait(lock, [&] { return gen != generation; });
+        }
+    }
+};
+static BlockBarrier block_barrier;
+static void block_sync() { block_barrier.wait(); }
+
+template <class K>
+static void launch_blocks(u32 grid_x, u32 grid_y, u32 block, K kernel) {
+    gridDim = {grid_x, grid_y, 1};
+    blockDim = {block, 1, 1};
+    block_barrier.count = block;
+    cru_block_barrier = block_sync;
+    for (u32 y = 0; y < grid_y; y++)
+        for (u32 x = 0; x < grid_x; x++) {
+            std::vector<std::thread> threads;
+            for (u32 t = 0; t < block; t++)
+                threads.emplace_back([&, x, y, t] {
+                    blockIdx = {x, y, 0};
+                    threadIdx = {t, 0, 0};
+                    kernel();
+                });
+            for (auto& th : threads) th.join();
+        }
+    cru_block_barrier = nullptr;
 }
 
 static std::istringstream in;
@@ -307,9 +354,20 @@ static void pw_cmd(const std::string& op) {
     for (auto& x : a) wr(x);
 }
 
-// The launch sequence of msm.cu's header, with its scratch sizes.
-template <class F, class K5, class K5b, class K6, class K7>
-static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
+// The launch sequence of msm.cu's header, with its scratch sizes. REDUCE: "levels", or
+// "tree TILE" with TILE the largest block of step 6-7 (the device's is
+// msm_reduce_tile<F>(); smaller ones run more step-7 passes on small inputs).
+template <class F, class K5, class K5b, class K6, class K7, class K6t, class K7t>
+static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k, K6t tiles_k, K7t records_k) {
+    std::string reduce;
+    in >> reduce;
+    const bool tree = reduce == "tree";
+    if (!tree && reduce != "levels") { fprintf(stderr, "bad reduction %s\n", reduce.c_str()); exit(2); }
+    const u32 tile = tree ? rd_u32() : 0;
+    if (tree && (tile == 0 || (tile & (tile - 1)) != 0 || tile > msm_reduce_tile<F>())) {
+        fprintf(stderr, "bad tile %u\n", tile);
+        exit(2);
+    }
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
@@ -319,8 +377,7 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
-    std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)),
-        tree_v2(wp * S / 2 + (S == 1));
+    std::vector<Xyzz<F>> buckets(M), carries(threads);
     launch(n, 1, [&] { msm_digits(scalars.data(), digits.data(), bucket_count.data(), n, c, wp); });
     scan_u32(bucket_count.data(), bucket_start.data(), M, 64);
     launch(n, W, [&] { msm_scatter(digits.data(), bucket_start.data(), bucket_count.data(), sorted.data(), n, c, wp, stride); });
@@ -330,6 +387,41 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     for (u32 level = 0; (1u << level) < max_span; level++)
         launch(threads, 1, [&] { fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
+    printf(" %x", wp);
+    if (tree) {
+        // Step 6 writes reduce_a, step 7 alternates: each buffer as large as its largest output.
+        const u32 first = S < tile ? S : tile;
+        size_t size[2] = {0, 1};
+        u32 items = 1 + ceil_log2(first), records = S / first, pass = 0;
+        size[0] = (size_t)wp * (items + 1) * records;
+        while (records > 1) {
+            const u32 T = records < tile ? records : tile;
+            items += ceil_log2(T);
+            records /= T;
+            pass++;
+            const size_t words = (size_t)wp * (items + 1) * records;
+            if (words > size[pass % 2]) size[pass % 2] = words;
+        }
+        std::vector<Xyzz<F>> reduce_a(size[0]), reduce_b(size[1]);
+        launch_blocks(S / first, wp, first, [&] {
+            tiles_k(buckets.data(), carries.data(), bucket_start.data(), reduce_a.data(), c, seg_bits, chunk);
+        });
+        Xyzz<F>*from = reduce_a.data(), *to = reduce_b.data();
+        items = 1 + ceil_log2(first);
+        for (records = S / first; records > 1;) {
+            const u32 T = records < tile ? records : tile;
+            launch_blocks(records / T, (items + 1) * wp, T, [&] { records_k(from, to, items); });
+            items += ceil_log2(T);
+            records /= T;
+            std::swap(from, to);
+        }
+        printf(" %x", items);
+        for (u32 v = 0; v < wp; v++)
+            for (u32 q = 0; q < items; q++) wr_xyzz(from[(size_t)v * (items + 1) + q]);
+        return;
+    }
+    // "levels": tree_w, tree_v are reduce_a's halves, the second pair reduce_b's.
+    std::vector<Xyzz<F>> tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)), tree_v2(wp * S / 2 + (S == 1));
     launch(S, wp, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
     Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
     for (u32 nodes = S; nodes > 1; nodes >>= 1) {
@@ -338,7 +430,6 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
         std::swap(in_w, out_w);
         std::swap(in_v, out_v);
     }
-    printf(" %x", wp);
     for (u32 w = 0; w < wp; w++) wr_xyzz(in_w[w]);
 }
 
@@ -380,9 +471,11 @@ int main() {
         else if (kind == "g2") curve_cmd<Fq2>(op);
         else if (kind == "pw") pw_cmd(op);
         else if (kind == "msm" && op == "g1")
-            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs);
+            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs,
+                        msm_g1_reduce_tiles, msm_g1_reduce_records);
         else if (kind == "msm" && op == "g2")
-            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs);
+            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs,
+                         msm_g2_reduce_tiles, msm_g2_reduce_records);
         else if (kind == "planes" && op == "g1") planes_cmd<Fq>(planes_g1);
         else if (kind == "planes" && op == "g2") planes_cmd<Fq2>(planes_g2);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }
