@@ -17,9 +17,9 @@
 //! Layers, each module importing only those below it (a test lists the edges and
 //! fails on a cycle): `driver` (every unsafe call), `error`, `field` and `tuning` at
 //! the bottom; `kernels` (NVRTC and the disk cache) and `launch` (one typed function
-//! per kernel); `memory` (buffers under a lease, staging); then the operations,
-//! `pointwise`, `ntt` and `msm/`; this file registers the backend and implements the
-//! trait by delegating.
+//! per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
+//! pinned host buffers, both ways); then the operations, `pointwise`, `ntt` and
+//! `msm/`; this file registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -35,10 +35,11 @@ mod memory;
 mod msm;
 mod ntt;
 mod pointwise;
+mod staging;
 mod tuning;
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
@@ -63,7 +64,9 @@ pub struct CudaBackend {
     budget: Arc<DeviceBudget>,
     kernels: OnceLock<std::result::Result<Kernels, String>>,
     /// Pinned host buffers for staging, allocated at the first upload.
-    staging: Mutex<Option<memory::Staging>>,
+    staging: staging::SharedStaging,
+    /// Pinned host buffers for read-backs, allocated at the first read.
+    reads: staging::SharedStaging,
     /// The tuning overrides, read once at open.
     tuning: CudaTuning,
     /// The last MSM's sort, for the next MSM over the same scalars.
@@ -122,11 +125,19 @@ impl CudaBackend {
         // is not ours to plan with.
         let (free, _) = device::memory_info(&device.ctx)?;
         let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
+        let chunk_words =
+            staging::chunk_words(tuning.staging_mib.unwrap_or(staging::DEFAULT_CHUNK_MIB));
+        let upload_mapping = if tuning.staging_cached {
+            staging::HostMapping::Cached
+        } else {
+            staging::HostMapping::WriteCombined
+        };
         Ok(CudaBackend {
             device,
             budget,
             kernels: OnceLock::new(),
-            staging: Mutex::new(None),
+            staging: staging::SharedStaging::new(upload_mapping, chunk_words),
+            reads: staging::SharedStaging::new(staging::HostMapping::Cached, chunk_words),
             tuning,
             sorts: msm::SortReuse::default(),
         })
@@ -230,15 +241,9 @@ impl CudaBackend {
         words: usize,
         fill: impl Fn(Range<usize>, &mut [u32]),
     ) -> Result<()> {
-        let mut guard = self
-            .staging
-            .lock()
-            .map_err(|_| Error::device("cuda", "the staging buffers' lock is poisoned"))?;
-        let staging = match &mut *guard {
-            Some(staging) => staging,
-            None => guard.insert(memory::Staging::new(&self.device.ctx)?),
-        };
-        memory::upload_chunked::<B>(&self.device.copy, lease, id, staging, len, words, fill)
+        self.staging.with(&self.device.ctx, |staging| {
+            staging::upload_chunked::<B>(&self.device.copy, lease, id, staging, len, words, fill)
+        })
     }
 }
 
@@ -426,9 +431,51 @@ impl ProverBackend for CudaBackend {
         self.build_planes(Group::G2, lease, dst.id(), dst.len())
     }
 
+    // Through the pinned read-back buffers, converted on every core while the next
+    // chunk is copied; `CRUCIBLE_CUDA_PAGEABLE_READS` measures the pageable path,
+    // `CRUCIBLE_CUDA_READ_HUGE_PAGES` fewer page faults in the fresh vector.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        let words = memory::download(self.stream(), lease, src.id(), src.len() * field::FR_WORDS)?;
-        Ok(field::words_to_fr(&words[..src.len() * field::FR_WORDS]))
+        let count = src.len() * field::FR_WORDS;
+        if self.tuning.pageable_reads {
+            let words = memory::download(self.stream(), lease, src.id(), count)?;
+            return Ok(field::words_to_fr(&words));
+        }
+        let mut out = Vec::with_capacity(src.len());
+        if self.tuning.read_huge_pages {
+            driver::advise_huge_pages(out.spare_capacity_mut());
+        }
+        self.reads.with(&self.device.ctx, |reads| {
+            staging::download_chunked(
+                self.stream(),
+                lease,
+                src.id(),
+                reads,
+                src.len(),
+                field::FR_WORDS,
+                |_, words| field::extend_fr(&mut out, words),
+            )
+        })?;
+        Ok(out)
+    }
+
+    // As read_scalars, each chunk converted straight into its place in `dst`.
+    fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
+        crucible_core::check_read_len(src, dst)?;
+        if self.tuning.pageable_reads {
+            dst.copy_from_slice(&self.read_scalars(lease, src)?);
+            return Ok(());
+        }
+        self.reads.with(&self.device.ctx, |reads| {
+            staging::download_chunked(
+                self.stream(),
+                lease,
+                src.id(),
+                reads,
+                src.len(),
+                field::FR_WORDS,
+                |range, words| field::words_into_fr(&mut dst[range], words),
+            )
+        })
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {

@@ -1,15 +1,15 @@
-//! Device buffers, allocated only through a lease; copies to and from the host. A
-//! buffer is words: what they hold, and any layout beyond "elements in a row", is its
-//! owner's (MSM bases and their window planes are msm/planes.rs's).
+//! Device buffers, allocated only through a lease, and small reads back to the host
+//! (bulk copies go through the pinned buffers of staging.rs). A buffer is words: what
+//! they hold, and any layout beyond "elements in a row", is its owner's (MSM bases
+//! and their window planes are msm/planes.rs's).
 
 use std::sync::Arc;
 
 use crucible_core::{
     plain_bytes, BufferId, DeviceAllocation, ElementKind, Error, Lease, PlanKey, Result,
 };
-use std::ops::Range;
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, CudaStream, DriverError};
 
 use crate::driver;
 use crate::error::CudaError;
@@ -136,7 +136,8 @@ pub fn zero_tail(
     Ok(())
 }
 
-/// Copies the first `count` words of a buffer to the host (waits for the stream).
+/// Copies the first `count` words of a buffer to the host (waits for the stream),
+/// through the driver's pageable path: for small reads (window sums, a count).
 pub fn download(
     stream: &Arc<CudaStream>,
     lease: &Lease,
@@ -146,80 +147,4 @@ pub fn download(
     let buf = lease.get::<CudaBuffer>(id)?;
     let view = buf.words.slice(..count.min(buf.words.len()));
     Ok(stream.clone_dtoh(&view).map_err(CudaError::from)?)
-}
-
-/// Two page-locked host buffers through which staging goes: the host converts one
-/// chunk into a buffer while the previous chunk's copy runs from the other, and copies
-/// from pinned memory run at the link's speed (several times a pageable copy's).
-/// Host memory, so not under a lease.
-pub struct Staging {
-    pending: [Option<CudaEvent>; 2],
-    buffers: [PinnedHostSlice<u32>; 2],
-}
-
-impl Staging {
-    /// Words per buffer (16 MiB).
-    pub const WORDS: usize = 1 << 22;
-
-    /// Allocates the two buffers.
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<Staging> {
-        Ok(Staging {
-            pending: [None, None],
-            buffers: [
-                driver::alloc_pinned(ctx, Self::WORDS)?,
-                driver::alloc_pinned(ctx, Self::WORDS)?,
-            ],
-        })
-    }
-}
-
-impl Drop for Staging {
-    // The buffers must outlive the copies that read them.
-    fn drop(&mut self) {
-        for event in self.pending.iter().flatten() {
-            let _ = event.synchronize();
-        }
-    }
-}
-
-/// Stages `len` elements of `words_per` words each into the buffer, chunk by chunk:
-/// `fill(elements, words)` writes the words of that range of elements. The copies go
-/// on `copy` (the backend's copy stream) and this returns once the last chunk is
-/// queued: kernels queued before it on the compute stream keep running meanwhile.
-/// cudarc's buffer events order the copy after the kernels that use the buffer and
-/// the kernels queued later after the copy.
-pub fn upload_chunked<B: DeviceWords>(
-    copy: &Arc<CudaStream>,
-    lease: &mut Lease,
-    id: BufferId,
-    staging: &mut Staging,
-    len: usize,
-    words_per: usize,
-    fill: impl Fn(Range<usize>, &mut [u32]),
-) -> Result<()> {
-    let words = lease.get_mut::<B>(id)?.words_mut();
-    if len * words_per > words.len() {
-        return Err(Error::InvalidInput(format!(
-            "staging {} words into a buffer of {}",
-            len * words_per,
-            words.len()
-        )));
-    }
-    let per_chunk = (Staging::WORDS / words_per.max(1)).max(1);
-    for (i, start) in (0..len).step_by(per_chunk).enumerate() {
-        let end = (start + per_chunk).min(len);
-        let slot = i % 2;
-        if let Some(event) = staging.pending[slot].take() {
-            event.synchronize().map_err(CudaError::from)?;
-        }
-        let host = &mut staging.buffers[slot]
-            .as_mut_slice()
-            .map_err(CudaError::from)?[..(end - start) * words_per];
-        fill(start..end, host);
-        let mut dst = words.slice_mut(start * words_per..end * words_per);
-        copy.memcpy_htod(&*host, &mut dst)
-            .map_err(CudaError::from)?;
-        staging.pending[slot] = Some(copy.record_event(None).map_err(CudaError::from)?);
-    }
-    Ok(())
 }

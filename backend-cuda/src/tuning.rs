@@ -41,6 +41,20 @@ const NTT_PASS_STAGES: Var = Var {
 };
 /// The MSM reduction (msm/reduce.rs): `tree` or `levels`.
 const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
+/// MiB per pinned staging buffer (staging.rs), both directions.
+const STAGING_MIB: Var = Var {
+    name: "CRUCIBLE_CUDA_STAGING_MIB",
+    range: 1..=256,
+};
+/// Upload staging buffers in cached rather than write-combined host memory (set or
+/// not), to measure which the link and the host's conversion prefer.
+const STAGING_CACHED: &str = "CRUCIBLE_CUDA_STAGING_CACHED";
+/// `read_scalars` through the driver's pageable copy and a one-thread conversion, as
+/// before the pinned read-back (set or not): the A/B baseline.
+const PAGEABLE_READS: &str = "CRUCIBLE_CUDA_PAGEABLE_READS";
+/// `read_scalars` destinations advised to huge pages (set or not): fewer first-touch
+/// page faults, which cost more than the copy where memory is fresh.
+const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 /// Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
 /// algorithmic one (set or not).
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
@@ -82,6 +96,14 @@ pub struct CudaTuning {
     pub msm_reduce: Option<MsmReduce>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
+    /// `CRUCIBLE_CUDA_STAGING_MIB`: MiB per pinned staging buffer.
+    pub staging_mib: Option<u32>,
+    /// `CRUCIBLE_CUDA_STAGING_CACHED` is set: upload buffers are not write-combined.
+    pub staging_cached: bool,
+    /// `CRUCIBLE_CUDA_PAGEABLE_READS` is set: read-backs skip the pinned buffers.
+    pub pageable_reads: bool,
+    /// `CRUCIBLE_CUDA_READ_HUGE_PAGES` is set: read-back vectors get huge pages.
+    pub read_huge_pages: bool,
     /// `CRUCIBLE_CUDA_PORTABLE_ARITH` is set: the kernels use no inline PTX.
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
@@ -104,6 +126,10 @@ impl CudaTuning {
             msm_planes: number(&MSM_PLANES)?,
             msm_reduce: reduction(lookup(MSM_REDUCE).as_deref())?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
+            staging_mib: number(&STAGING_MIB)?,
+            staging_cached: lookup(STAGING_CACHED).is_some(),
+            pageable_reads: lookup(PAGEABLE_READS).is_some(),
+            read_huge_pages: lookup(READ_HUGE_PAGES).is_some(),
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
@@ -148,12 +174,13 @@ fn reduction(value: Option<&str>) -> Result<Option<MsmReduce>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 5] = [
+    const NUMBERS: [&Var; 6] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &NTT_PASS_STAGES,
+        &STAGING_MIB,
     ];
 
     #[test]
@@ -205,6 +232,10 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
+            ("CRUCIBLE_CUDA_STAGING_MIB", "16"),
+            ("CRUCIBLE_CUDA_STAGING_CACHED", ""),
+            ("CRUCIBLE_CUDA_PAGEABLE_READS", "1"),
+            ("CRUCIBLE_CUDA_READ_HUGE_PAGES", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
         ]))
@@ -218,6 +249,10 @@ mod tests {
                 msm_planes: Some(1),
                 msm_reduce: Some(MsmReduce::Levels),
                 ntt_pass_stages: Some(4),
+                staging_mib: Some(16),
+                staging_cached: true,
+                pageable_reads: true,
+                read_huge_pages: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
             }

@@ -6,7 +6,8 @@
 //!
 //! The artifacts come from `interop/circom/build.sh`: from `$CRUCIBLE_CIRCOM_OUT` when
 //! it is set (CI builds them there while cargo compiles), else built now into a
-//! temporary folder (several minutes: the powers of tau). The tools are required:
+//! temporary folder (a few minutes: the powers of tau from crucible-files' development
+//! writer, then snarkjs' setup of each circuit). The tools are required:
 //! missing ones fail the tests, unless `CRUCIBLE_NO_NPM=1` says this environment has
 //! no npm, in which case each test prints that it is skipped and why.
 
@@ -51,8 +52,14 @@ fn artifacts() -> Option<&'static Path> {
             return Some(dir);
         }
         let dir = std::env::temp_dir().join(format!("crucible-circom-{}", std::process::id()));
+        // The powers of tau from the development writer (seconds), as CI makes them.
+        std::fs::create_dir_all(&dir).expect("creates the artifacts folder");
+        crucible_files::ptau::DevPtau::from_seed(14, 1)
+            .and_then(|p| p.write_file(&dir.join("pot14.ptau"), true))
+            .expect("writes the powers of tau");
         let out = Command::new("bash")
             .arg(interop().join("build.sh"))
+            .arg(&dir)
             .arg(&dir)
             .output()
             .expect("runs build.sh");

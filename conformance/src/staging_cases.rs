@@ -1,5 +1,7 @@
 //! Staging cases: `stage_scalars_padded` writes its values and zeroes the rest of the
-//! buffer, whatever the buffer held before.
+//! buffer, whatever the buffer held before; `read_scalars_into` reads the same values
+//! as `read_scalars` over whatever the destination held, and refuses a destination of
+//! another length.
 
 use ark_ff::{UniformRand, Zero};
 use ark_std::rand::rngs::StdRng;
@@ -27,6 +29,18 @@ fn padded_case(
     backend.stage_scalars(&mut lease, x, &before)?;
     backend.stage_scalars_padded(&mut lease, x, &values)?;
     let got = backend.read_scalars(&lease, x)?;
+    let mut into: Vec<Fr> = (0..len).map(|_| Fr::rand(rng)).collect();
+    backend.read_scalars_into(&lease, x, &mut into)?;
+    if into != got {
+        return Err(fail!("read_scalars_into differs from read_scalars"));
+    }
+    let mut short = vec![Fr::zero(); len.saturating_sub(1)];
+    if backend.read_scalars_into(&lease, x, &mut short).is_ok() {
+        return Err(fail!(
+            "reading {len} scalars into {} was accepted",
+            short.len()
+        ));
+    }
     // Longer than the buffer: an error, and the buffer is still usable.
     let too_long = vec![Fr::zero(); len + 1];
     if backend

@@ -242,6 +242,16 @@ pub trait ProverBackend: Send + Sync {
     /// Copies scalars back to the host.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>>;
 
+    /// Copies scalars back into the caller's `dst` (exactly `src.len()` long): for a
+    /// caller that reads often, a reused destination saves the page faults of a fresh
+    /// vector, which cost more than the copy itself. The default reads a vector and
+    /// copies it; backends override it to write `dst` directly.
+    fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
+        check_read_len(src, dst)?;
+        dst.copy_from_slice(&self.read_scalars(lease, src)?);
+        Ok(())
+    }
+
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()>;
 
@@ -411,4 +421,16 @@ pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
             span.scalars.len()
         )))
     }
+}
+
+/// [`ProverBackend::read_scalars_into`]'s destination must be as long as its source.
+pub fn check_read_len(src: ScalarBuf, dst: &[Fr]) -> Result<()> {
+    if dst.len() != src.len() {
+        return Err(crate::Error::InvalidInput(format!(
+            "read_scalars_into: the destination holds {} scalars, the buffer {}",
+            dst.len(),
+            src.len()
+        )));
+    }
+    Ok(())
 }

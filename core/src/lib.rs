@@ -40,9 +40,9 @@ pub mod synthetic_key;
 mod windows;
 
 pub use backend::{
-    check_front, check_padded, check_span, plain_bytes, BackendInfo, BufferUse, DeviceMarker,
-    DeviceMemory, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend, ScalarBuf,
-    ScratchNeed,
+    check_front, check_padded, check_read_len, check_span, plain_bytes, BackendInfo, BufferUse,
+    DeviceMarker, DeviceMemory, ElementKind, G1Buf, G2Buf, MsmSpan, NttKind, ProverBackend,
+    ScalarBuf, ScratchNeed,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
 pub use byte_size::parse_byte_size;

@@ -105,6 +105,36 @@ pub fn g1_zkey(bytes: &[u8]) -> Result<G1Affine, PointError> {
     checked(G1Affine::new_unchecked(x, y))
 }
 
+/// The `.zkey` form of a base-field element: its Montgomery limbs, little-endian.
+fn put_fq_montgomery(x: &Fq, out: &mut [u8]) {
+    for (limb, chunk) in x.0 .0.iter().zip(out.chunks_exact_mut(8)) {
+        chunk.copy_from_slice(&limb.to_le_bytes());
+    }
+}
+
+/// Writes a G1 point in `.zkey` form into `out` (`G1_BYTES`): the inverse of [`g1_zkey`].
+pub fn g1_zkey_bytes(p: &G1Affine, out: &mut [u8]) {
+    match p.xy() {
+        None => out[..G1_BYTES].fill(0),
+        Some((x, y)) => {
+            put_fq_montgomery(&x, &mut out[..FQ_BYTES]);
+            put_fq_montgomery(&y, &mut out[FQ_BYTES..G1_BYTES]);
+        }
+    }
+}
+
+/// Writes a G2 point in `.zkey` form into `out` (`G2_BYTES`): the inverse of [`g2_zkey`].
+pub fn g2_zkey_bytes(p: &G2Affine, out: &mut [u8]) {
+    match p.xy() {
+        None => out[..G2_BYTES].fill(0),
+        Some((x, y)) => {
+            for (i, c) in [x.c0, x.c1, y.c0, y.c1].iter().enumerate() {
+                put_fq_montgomery(c, &mut out[i * FQ_BYTES..(i + 1) * FQ_BYTES]);
+            }
+        }
+    }
+}
+
 /// A G2 point in `.zkey` form (Montgomery x.c0, x.c1, y.c0, y.c1), validated.
 pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
     if bytes.iter().all(|b| *b == 0) {

@@ -7,7 +7,8 @@
 //! - the circuit and witness as crucible proves them ([`synthesized_from_r1cs`],
 //!   [`synthesized_from_zkey`]) or as arkworks sees them ([`R1csCircuit`]);
 //! - proofs, public inputs and verifying keys in snarkjs' JSON ([`snarkjs_json`]) or
-//!   arkworks' binary form, chosen by file name ([`artifacts`]).
+//!   arkworks' binary form, chosen by file name ([`artifacts`]);
+//! - development powers-of-tau files for snarkjs' Groth16 setup ([`ptau`]).
 //!
 //! Only BLS12-381 is supported (circom `--prime bls12381`, snarkjs' `bls12381` curve).
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod artifacts;
 mod binfile;
 mod circuit;
 mod encoding;
+pub mod ptau;
 mod r1cs;
 pub mod snarkjs_json;
 mod wtns;

@@ -7,8 +7,10 @@
 # Usage: interop/circom/build.sh OUT_DIR [PTAU_DIR]
 # Outputs in OUT_DIR, for each circuit C: C.r1cs, C.zkey, C.vk.json, C.wtns,
 # C.snarkjs-proof.json, C.snarkjs-public.json, and `done` last. Nothing is reused
-# from an earlier run unless PTAU_DIR already holds pot14.ptau (a local shortcut;
-# CI passes a fresh folder). Not a ceremony: the entropy is fixed.
+# from an earlier run unless PTAU_DIR already holds pot14.ptau: CI writes one there
+# with crucible-files' development writer (`cargo run --release -p crucible-files
+# --example dev_ptau -- PTAU_DIR/pot14.ptau 14`, seconds); without it, snarkjs makes
+# one (about 25 CPU-minutes). Not a ceremony either way: the entropy is fixed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:?usage: build.sh OUT_DIR [PTAU_DIR]}"

@@ -314,6 +314,10 @@ mod tests {
         msm_planes: None,
         msm_reduce: None,
         ntt_pass_stages: None,
+        staging_mib: None,
+        staging_cached: false,
+        pageable_reads: false,
+        read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
     };
