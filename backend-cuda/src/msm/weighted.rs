@@ -32,7 +32,7 @@ impl WindowSums {
 /// sum 2^e · P over `terms` (reordered), by Horner from the largest exponent down: as
 /// many doublings as that exponent, one addition per term.
 fn weighted_sum<P: CurveGroup>(terms: &mut [(u32, P)]) -> P {
-    terms.sort_by(|a, b| b.0.cmp(&a.0));
+    terms.sort_by_key(|t| std::cmp::Reverse(t.0));
     let mut acc = P::zero();
     let mut at = terms.first().map_or(0, |t| t.0);
     for (e, p) in terms.iter() {
