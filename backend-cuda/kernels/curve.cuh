@@ -18,6 +18,19 @@
 #include "fq2.cuh"
 #endif
 
+// Parts of a kernel file, each compiled as an NVRTC program of its own so that the
+// programs compile concurrently (kernels.rs): a part's kernels sit under
+// `#if CRU_WITH(PART)`. The host compiles such a file once per part it names, with
+// -DCRU_SELECT=1 -DCRU_ONLY_<PART>=1; kernels outside every part are in each of those
+// programs. Without CRU_SELECT (g++, or every file in one program) every part is in.
+// Each program is a module of its own: kernels that share a mutable __device__ variable
+// must be in one part (the constant tables of field.cuh are fine in every module).
+// (In #if, an identifier that is not a macro reads as 0: CRU_ONLY_X is 0 unless set.)
+#ifndef CRU_SELECT
+#define CRU_SELECT 0
+#endif
+#define CRU_WITH(part) (!CRU_SELECT || CRU_ONLY_##part)
+
 template <class F> struct Affine { F x, y; };
 template <class F> struct Xyzz { F x, y, zz, zzz; };
 

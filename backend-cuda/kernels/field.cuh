@@ -61,17 +61,16 @@ typedef unsigned long long u64;
 
 #if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
 // Host stand-ins for the CUDA built-ins the kernels use. The harness emulates a
-// launch by setting these and calling the kernel once per thread: one after another
-// for the kernels without barriers, for which that order is a valid schedule; as one
-// real thread each, a block at a time, for the kernels with __syncthreads (whose
-// shared arrays are then static, shared by the block's threads).
+// launch by setting these and calling the kernel once per thread: one after the other
+// for the kernels without barriers (any order is a valid schedule of those), and one
+// host thread per CUDA thread of a block for those with (ntt_tile): the built-ins are
+// per host thread, `__shared__` arrays are statics (the harness runs one block at a
+// time), and `__syncthreads` waits on the barrier the harness installs.
 struct cru_dim3 { u32 x, y, z; };
-static thread_local cru_dim3 threadIdx, blockIdx;
-static cru_dim3 blockDim, gridDim;
+static thread_local cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __shared__ static
-// The harness's block barrier while it runs a block's threads at once.
 static void (*cru_block_barrier)() = nullptr;
-static inline void __syncthreads() { if (cru_block_barrier) cru_block_barrier(); }
+static inline void __syncthreads() { cru_block_barrier(); }
 static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
 static inline u32 atomicSub(u32* p, u32 v) { const u32 old = *p; *p = old - v; return old; }
 static inline u32 atomicMax(u32* p, u32 v) { const u32 old = *p; if (v > old) *p = v; return old; }
@@ -97,7 +96,7 @@ CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.hi.cc.u32
 CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 CRU_DEV u32 madc_hi(u32 a, u32 b, u32 c)    { u32 r; asm volatile("madc.hi.u32 %0, %1, %2, %3;"    : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 #elif !defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
-// Host emulation of the chains (one carry flag per harness thread).
+// Host emulation of the chains: one carry flag per host thread (per emulated CUDA thread).
 static thread_local u32 cru_cf;
 CRU_DEV u32 cru_set(u64 s) { cru_cf = (u32)(s >> 32) & 1u; return (u32)s; }
 CRU_DEV u32 add_cc(u32 a, u32 b)  { return cru_set((u64)a + b); }

@@ -2,10 +2,12 @@
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
-// Launch shape of every kernel here: 1-D, any blockDim.x (256 suggested),
+// Launch shape of every kernel here but ntt_tile: 1-D, any blockDim.x (256 suggested),
 // gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
-// launch is a valid schedule (the host harness runs them one by one).
+// launch is a valid schedule (the host harness runs them one by one). ntt_tile's
+// shape is its own (below); its blocks share memory and barriers (the harness runs
+// the threads of a block concurrently).
 //
 // Constants travel by value, as kernel parameters (no device buffer, no upload):
 //   struct FrArg   { u32 words[8]; }        one Fr, its 8 words in order;
@@ -40,6 +42,39 @@
 //   coset inverse  ntt_bit_reverse, passes(inverse = 1),
 //                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
 //                  ifft(a) then a_i *= g^-i, in one pointwise pass
+// The same with the stages in shared memory: ntt_tile launches for consecutive stage
+// ranges covering 0 .. log_n - 1 instead of the passes, the final scaling (1/n by
+// value, or the powers of g^-1 with lo premultiplied by 1/n) fused into the last
+// launch's stores. Either after the same reversal (the host's `shared-swap`), all in
+// natural layout, or (the host's default) with the reversal fused: the first launches
+// read and write element i at bitrev(i) (the coset forward's first one scaling what it
+// reads from position p by g^p), then one launch centered on the middle stages
+// (s = log_n - s - k, g = 0), paired, reads at bitrev(i) and writes at i, and the
+// rest run in natural layout. (A launch may write elsewhere than it read only where
+// each block writes the very places it read: one block for the whole domain, or the
+// centered launch's pairs of mirror tiles, bitrev mapping each onto the other.)
+//
+// extern "C" __global__ void ntt_tile(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
+//                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+//   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
+//   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
+//   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
+//   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
+//   fills the other bits in order.
+//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four elements a
+//   thread; 256 at most), no dynamic shared memory (32 KiB static). Rounds of two stages
+//   (one when one is left) in registers, the tile in shared memory between them
+//   (word w of element x at w * 1056 + x + x/32: conflict-free); the first round reads
+//   a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
+//   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
+//   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
+//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9)
+//   of twice the threads, block b doing its tile and that of the block whose fixed
+//   bits are b's reversed (the mirror tile) if that block is not below it, every read
+//   before any write; bit 6 (64) each element read from position p times the power
+//   of p (the tables as for bit 2). Unused table pointers may be any valid array
+//   (never read).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
@@ -165,6 +200,180 @@ CRU_NTT_PASS(1)
 CRU_NTT_PASS(2)
 CRU_NTT_PASS(3)
 CRU_NTT_PASS(4)
+
+// ------------------------------ shared-memory tiles ------------------------------
+// See the header (ntt_tile). A tile is 2^(k + g) elements of the bit-reversed data
+// (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
+// (a batch of independent groups, for coalescing), the other bits fixed by the block.
+
+#define CRU_NTT_TILE_MAX_BITS 10
+#define CRU_NTT_TILE_THREADS (1u << (CRU_NTT_TILE_MAX_BITS - 2))
+// One word plane of a tile: element x at x + x/32, so that 32 lanes at unit stride or
+// at any power-of-two stride up to 32 fall in 32 distinct banks.
+#define CRU_NTT_PLANE ((1u << CRU_NTT_TILE_MAX_BITS) + (1u << CRU_NTT_TILE_MAX_BITS) / 32)
+// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread; at
+// least CRU_NTT_TILE_MIN_BLOCKS of them resident per SM. Three (24 warps): ptxas 12.9
+// then fits 80 registers, spilling 8 bytes; left to itself (-DCRU_NTT_TILE_MIN_BLOCKS=1
+// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B) it takes 86, which leaves two.
+#ifndef CRU_NTT_TILE_MIN_BLOCKS
+#define CRU_NTT_TILE_MIN_BLOCKS 3
+#endif
+#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS, CRU_NTT_TILE_MIN_BLOCKS)
+// ntt_tile's flags.
+#define CRU_NTT_INVERSE 1u
+#define CRU_NTT_SCALE_BY_C 2u
+#define CRU_NTT_SCALE_BY_POWERS 4u
+#define CRU_NTT_LOAD_REVERSED 8u
+#define CRU_NTT_STORE_REVERSED 16u
+#define CRU_NTT_PAIRED 32u
+#define CRU_NTT_SCALE_LOADS_BY_POWERS 64u
+
+CRU_DEV u32 low_mask(u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1; }
+
+// The tile's two ranges of A-index bits, (p1, w1) below (p2, w2): the stages' range
+// (s, k) and the batch's (cshift, g). Tile element x holds range 1 in its low w1 bits
+// and range 2 above them, so that x ascends with the A-index (coalesced accesses).
+struct TileShape {
+    u32 p1, w1, p2, w2;
+    u32 vx;  // the bit of x that is A-index bit s
+};
+
+CRU_DEV TileShape tile_shape(u32 s, u32 k, u32 g, u32 cshift) {
+    TileShape t;
+    if (g != 0 && cshift < s) { t.p1 = cshift; t.w1 = g; t.p2 = s; t.w2 = k; t.vx = g; }
+    else { t.p1 = s; t.w1 = k; t.p2 = g == 0 ? s + k : cshift; t.w2 = g; t.vx = 0; }  // no batch: empty at s + k
+    return t;
+}
+
+// The A-index of element x of block b's tile: b's bits fill the bits outside both
+// ranges, in order.
+CRU_DEV u32 tile_index(const TileShape& t, u32 b, u32 x) {
+    const u32 gap = t.p2 - t.p1 - t.w1;
+    const u32 fixed = (b & low_mask(t.p1)) | (((b >> t.p1) & low_mask(gap)) << (t.p1 + t.w1)) |
+                      ((b >> (t.p1 + gap)) << (t.p2 + t.w2));
+    return fixed | ((x & low_mask(t.w1)) << t.p1) | ((x >> t.w1) << t.p2);
+}
+
+CRU_DEV Fr tile_load(const u32* sm, u32 x) {
+    const u32 o = x + (x >> 5);
+    Fr r;
+    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * CRU_NTT_PLANE + o];
+    return r;
+}
+
+CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
+    const u32 o = x + (x >> 5);
+    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * CRU_NTT_PLANE + o] = v.l[w];
+}
+
+// x with a zero bit inserted at bit p (the lower element of a stage's pair).
+CRU_DEV u32 insert_zero(u32 u, u32 p) { return (u & low_mask(p)) | ((u >> p) << (p + 1)); }
+
+// w^((i mod 2^st) << (log_n - 1 - st)): the twiddle of stage st's pair whose lower
+// element has A-index i.
+CRU_DEV Fr stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
+    return twiddle(tw, (i & low_mask(st)) << (log_n - 1 - st), (1u << log_n) >> 1, inverse);
+}
+
+// (u, v) <- (u + w v, u - w v); stage 0's twiddles are all 1 (uniform: no product).
+CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
+    const Fr t = unit ? v : fmul(v, w);
+    v = fsub(u, t);
+    u = fadd(u, t);
+}
+
+// The block of the tile that a centered launch's block b pairs with (g = 0 and
+// s = log_n - s - k): the one holding the bit-reversed fixed bits. b's low s bits are
+// the A-index's bits 0 .. s-1, its high s bits the top s.
+CRU_DEV u32 partner_block(u32 b, u32 s) {
+    return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
+}
+
+extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                                                        const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
+                                                        u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    __shared__ u32 sm[8 * CRU_NTT_PLANE];
+    const TileShape t = tile_shape(s, k, g, cshift);
+    const u32 tile_bits = k + g;
+    const u32 inverse = flags & CRU_NTT_INVERSE;
+    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    // A paired block does its tile with the first half of its threads and its
+    // partner's with the second (in the second half of the shared memory); of two
+    // partners, the lower block does both and the other nothing; a tile that is its
+    // own partner is done once.
+    const bool paired = flags & CRU_NTT_PAIRED;
+    const u32 threads = paired ? blockDim.x / 2 : blockDim.x;
+    const u32 half = paired && threadIdx.x >= threads ? 1 : 0;
+    const u32 tid = threadIdx.x - half * threads;
+    u32 b = blockIdx.x;
+    bool active = true;
+    if (paired) {
+        const u32 partner = partner_block(b, s);
+        if (partner < b) return;  // the whole block: no barrier is left waiting
+        if (half == 1) { active = partner != b; b = partner; }
+    }
+    const u32 xoff = half << tile_bits;
+    // Rounds of two stages in registers (one stage when one is left), through the
+    // tile between rounds; the first round reads a, the last writes it.
+    for (u32 j = 0; j < k;) {
+        const u32 r = k - j >= 2 ? 2 : 1;
+        const bool first = j == 0, last = j + r == k;
+        const u32 p = t.vx + j;  // the bit of x of stage s + j
+        u32 xs[4];
+        bool ok[4];
+        if (r == 2) {
+            const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
+            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = active; }
+        } else {
+            CRU_UNROLL for (u32 m = 0; m < 2; m++) {
+                const u32 u = tid + m * threads;
+                xs[2 * m] = insert_zero(u, p);
+                xs[2 * m + 1] = xs[2 * m] + (1u << p);
+                ok[2 * m] = ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
+            }
+        }
+        u32 idx[4];
+        Fr e[4];
+        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+            idx[m] = tile_index(t, b, xs[m]);
+            if (!ok[m]) { e[m] = Fr::zero(); continue; }
+            if (!first) { e[m] = tile_load(sm, xoff + xs[m]); continue; }
+            const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+            e[m] = a[at];
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fmul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+        }
+        // One round that reads and writes other places (a layout change): every read
+        // of the block before any write.
+        if (first && last && load_rev != store_rev) __syncthreads();
+        const u32 st = s + j;
+        if (r == 2) {
+            const Fr w = stage_twiddle(tw, idx[0], st, log_n, inverse);
+            butterfly(e[0], e[1], w, st == 0);
+            butterfly(e[2], e[3], w, st == 0);
+            const Fr w0 = stage_twiddle(tw, idx[0], st + 1, log_n, inverse);
+            const Fr w1 = stage_twiddle(tw, idx[1], st + 1, log_n, inverse);
+            butterfly(e[0], e[2], w0, false);
+            butterfly(e[1], e[3], w1, false);
+        } else {
+            CRU_UNROLL for (u32 m = 0; m < 4; m += 2) {
+                if (!ok[m]) continue;
+                const Fr w = stage_twiddle(tw, idx[m], st, log_n, inverse);
+                butterfly(e[m], e[m + 1], w, st == 0);
+            }
+        }
+        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+            if (!ok[m]) continue;
+            if (!last) { tile_store(sm, xoff + xs[m], e[m]); continue; }
+            const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+            // One product site for both scalings (each inlined product costs ptxas time).
+            if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
+                e[m] = fmul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+            a[at] = e[m];
+        }
+        if (!last) __syncthreads();
+        j += r;
+    }
+}
 
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;

@@ -80,5 +80,9 @@ CRU_DEV void planes_step(Affine<F>* table, u32 n, u32 stride, u32 plane, u32 shi
         planes_step<F>(table, n, stride, plane, shift);                                                \
     }
 
+#if CRU_WITH(G1)
 CRU_PLANES_GROUP(g1, Fq)
+#endif
+#if CRU_WITH(G2)
 CRU_PLANES_GROUP(g2, Fq2)
+#endif

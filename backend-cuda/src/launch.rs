@@ -23,7 +23,7 @@ use cudarc::driver::{
 };
 
 use crate::driver;
-use crate::error::CudaResult;
+use crate::error::{CudaError, CudaResult};
 use crate::field::{FrArg, FrSeeds, Group};
 use crate::kernels;
 use crate::tuning::CudaTuning;
@@ -317,6 +317,23 @@ launches! {
         NttPassR3 = "ntt_pass_r3",
         NttPassR4 = "ntt_pass_r4",
     ];
+    /// `k` radix-2 stages from stage `s` on shared-memory tiles of 2^(k + g) elements
+    /// (batch bits from `cshift`), scaled at the end as `flags` says;
+    /// grid [`grid_tile`].
+    fn ntt_tile(
+        a: Dev<'_, elem::Fr>,
+        tw: Dev<'_, elem::Fr>,
+        pow_lo: Dev<'_, elem::Fr>,
+        pow_hi: Dev<'_, elem::Fr>,
+        c: FrArg,
+        log_n: u32,
+        s: u32,
+        k: u32,
+        g: u32,
+        cshift: u32,
+        flags: u32,
+        lo_bits: u32,
+    ) = [NttTile = "ntt_tile"];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
     fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
         = [FrPowers = "fr_powers"];
@@ -457,28 +474,42 @@ launches! {
 /// The loaded kernels of one device, one function per [`Kernel`].
 pub struct Kernels {
     functions: Vec<CudaFunction>,
-    /// Milliseconds the compile (or cache read) and the module load took.
-    pub compile_ms: f64,
+    /// How the kernels were compiled (or read from the cache) and loaded.
+    pub report: kernels::CompileReport,
 }
 
 impl Kernels {
-    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBIN), loads
-    /// them into `ctx` and looks up every function of the [`Kernel`] table.
+    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBINs), loads
+    /// them into `ctx` and looks up every function of the [`Kernel`] table in the
+    /// first module that defines it (a file's group-free kernels are in each of its
+    /// groups' programs).
     pub fn load(
         ctx: &Arc<CudaContext>,
         arch: (i32, i32),
         tuning: &CudaTuning,
     ) -> CudaResult<Kernels> {
-        let start = std::time::Instant::now();
-        let module = kernels::compile(ctx, arch, tuning)?;
+        let (modules, report) = kernels::compile(ctx, arch, tuning)?;
         let functions = Kernel::ALL
             .iter()
-            .map(|kernel| module.load_function(kernel.name()))
+            .map(|kernel| {
+                modules
+                    .iter()
+                    .find_map(|module| module.load_function(kernel.name()).ok())
+                    .ok_or_else(|| {
+                        CudaError::CompileLog(format!(
+                            "no compiled program defines kernel {} (programs: {})",
+                            kernel.name(),
+                            report
+                                .programs
+                                .iter()
+                                .map(|p| p.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Kernels {
-            functions,
-            compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        })
+        Ok(Kernels { functions, report })
     }
 
     fn function(&self, kernel: Kernel) -> &CudaFunction {
@@ -499,6 +530,21 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: ((threads as u32).div_ceil(block).max(1), 1, 1),
         block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The launch of `ntt_tile` over 2^log_n elements in tiles of 2^tile_bits: one block a
+/// tile, four elements a thread (one thread for a tile of two), twice the threads when
+/// `paired` (a block then does its tile and its partner's).
+pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1 << (log_n - tile_bits), 1, 1),
+        block_dim: (
+            (1 << tile_bits.saturating_sub(2)) << u32::from(paired),
+            1,
+            1,
+        ),
         shared_mem_bytes: 0,
     }
 }

@@ -10,9 +10,9 @@
 //! the two). Two things stay in a lease between operations, under their own plan
 //! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
 //! scalars, reused by the next MSM over the same unchanged scalars
-//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with window planes
-//! (multiples of each point, built on the device when they are staged) as far as the
-//! budget allows (`msm/planes.rs`).
+//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with room for window planes
+//! (multiples of each point, built on the device once the MSMs over the staged points
+//! have saved what they cost to build) as far as the budget allows (`msm/planes.rs`).
 //!
 //! Layers, each module importing only those below it (a test lists the edges and
 //! fails on a cycle): `driver` (every unsafe call), `error`, `field` and `tuning` at
@@ -143,20 +143,33 @@ impl CudaBackend {
         })
     }
 
-    /// Milliseconds NVRTC took to compile and load the kernels, once they are.
-    pub fn kernel_compile_ms(&self) -> Option<f64> {
+    /// How NVRTC compiled the kernels (each program, and the wall time), once they are.
+    pub fn kernel_compile_report(&self) -> Option<String> {
         self.kernels
             .get()
             .and_then(|k| k.as_ref().ok())
-            .map(|k| k.compile_ms)
+            .map(|k| k.report.to_string())
     }
 
-    /// The kernels, compiled on first use (NVRTC, for this device's architecture).
+    /// Whether the window planes of bases buffer `id` of `lease` are built
+    /// (msm/planes.rs): None for a buffer without room for planes. For tests and
+    /// diagnostics.
+    pub fn planes_built(&self, lease: &Lease, id: BufferId) -> Result<Option<bool>> {
+        let buf = lease.get::<BasesBuffer>(id)?;
+        buf.planes
+            .map(|_| buf.ledger().map(|l| l.built()))
+            .transpose()
+    }
+
+    /// The kernels, compiled on first use (NVRTC, for this device's architecture); the
+    /// compile's report is logged (`RUST_LOG=crucible_backend_cuda=info` shows it).
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
-                    .map_err(|e| e.to_string())
+                let kernels = Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
+                    .map_err(|e| e.to_string())?;
+                tracing::info!("{}: {}", self.device.info.label(), kernels.report);
+                Ok(kernels)
             })
             .as_ref()
             .map_err(|e| Error::device("cuda", e))
@@ -205,9 +218,18 @@ impl CudaBackend {
         msm::planes_for(len, group, self.budget.capacity(), &self.tuning)
     }
 
-    /// Builds the window planes of bases just staged into buffer `id` (`len` points).
-    fn build_planes(&self, group: Group, lease: &Lease, id: BufferId, len: usize) -> Result<()> {
-        msm::build_planes(self.stream(), self.kernels()?, group, lease, id, len)
+    /// Bases were just staged into buffer `id` (`len` points): eagerly built planes
+    /// are built now (msm/planes.rs).
+    fn bases_staged(&self, group: Group, lease: &Lease, id: BufferId, len: usize) -> Result<()> {
+        msm::bases_staged(
+            self.stream(),
+            || self.kernels(),
+            &self.tuning,
+            group,
+            lease,
+            id,
+            len,
+        )
     }
 
     /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`: into its
@@ -406,7 +428,7 @@ impl ProverBackend for CudaBackend {
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
+        let whole = msm::void_planes(lease, dst.id())?;
         self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),
@@ -415,11 +437,11 @@ impl ProverBackend for CudaBackend {
             field::G1_WORDS,
             |r, w| field::g1_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G1, lease, dst.id(), dst.len())
+        self.bases_staged(Group::G1, lease, dst.id(), dst.len())
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        let whole = lease.get::<BasesBuffer>(dst.id())?.planes.is_some();
+        let whole = msm::void_planes(lease, dst.id())?;
         self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),
@@ -428,7 +450,7 @@ impl ProverBackend for CudaBackend {
             field::G2_WORDS,
             |r, w| field::g2_to_words(&src[r], w),
         )?;
-        self.build_planes(Group::G2, lease, dst.id(), dst.len())
+        self.bases_staged(Group::G2, lease, dst.id(), dst.len())
     }
 
     // Through the pinned read-back buffers, converted on every core while the next
@@ -487,7 +509,7 @@ impl ProverBackend for CudaBackend {
             buf,
             domain,
             kind,
-            ntt::pass_stages(&self.tuning),
+            ntt::config(&self.tuning),
         )
     }
 

@@ -1,5 +1,12 @@
-//! NTTs. The transform is a bit reversal then passes of a few
-//! radix-2 stages each, held in registers (one global round trip per pass). Its tables
+//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile`, each
+//! doing up to 10 stages on tiles of the data held in shared memory (one global round
+//! trip per launch: three at 2^20 and at 2^24), with the bit reversal fused into them
+//! (see [`tile_plan`]), the coset forward's scaling into the first launch's reads and
+//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! bit-reversal pass first and the tiles after it (two launches at 2^20),
+//! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
+//! few stages each held in registers, the scaling as its own pass (A/B measurements).
+//! The tables
 //! (twiddles, coset powers) are built on the device from a few host-computed powers
 //! the first time a lease transforms over a domain, then kept in the lease for every
 //! later transform; constants go to the kernels by value. A warm transform is only
@@ -13,10 +20,10 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::error::CudaError;
 use crate::field::{FrArg, FrSeeds, FR_WORDS};
-use crate::launch::{self, grid_1d, Dev, Kernels, PassStages};
+use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, PassStages};
 use crate::memory::{self, alloc_words, CudaBuffer};
 use crate::pointwise;
-use crate::tuning::CudaTuning;
+use crate::tuning::{CudaTuning, NttPath};
 
 /// Radix-2 stages per pass unless `CRUCIBLE_CUDA_NTT_PASS_STAGES` says otherwise (the
 /// kernels go up to ntt_pass_r4). A pass is latency-bound (one thread's chain of
@@ -208,6 +215,7 @@ fn build_twiddles(
 }
 
 /// Split tables of `first * g^i` for i < n (see [`split`]), on the device.
+#[derive(Clone, Copy)]
 struct PowerTables {
     lo: BufferId,
     hi: BufferId,
@@ -247,25 +255,190 @@ fn coset_tables(
     Ok(PowerTables { lo, hi, lo_bits })
 }
 
-/// Bit reversal (scaling a[i] by g^i on the way when `powers` are given), then the
-/// passes with the twiddles of `tw`, read inverted when `inverse`.
-#[allow(clippy::too_many_arguments)]
-fn transform(
+/// How the transforms run, from the tuning overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttConfig {
+    /// Shared-memory tiles or global passes.
+    pub path: NttPath,
+    /// Radix-2 stages per global pass (the passes path).
+    pub pass_stages: u32,
+    /// log2 elements per shared-memory tile (the shared path).
+    pub tile_bits: u32,
+}
+
+/// The configuration `tuning` asks for: by default the shared-memory tiles of
+/// [`DEFAULT_TILE_BITS`].
+pub fn config(tuning: &CudaTuning) -> NttConfig {
+    NttConfig {
+        path: tuning.ntt_path.unwrap_or(NttPath::Shared),
+        pass_stages: pass_stages(tuning),
+        tile_bits: tuning.ntt_tile_bits.unwrap_or(DEFAULT_TILE_BITS),
+    }
+}
+
+/// Elements per shared-memory tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says
+/// otherwise: the kernel's most (32 KiB of static shared memory, 256 threads). A
+/// launch costs one global round trip of the data, so fewer, fuller tiles are fewer
+/// round trips: 2^20 and 2^24 are three launches each.
+pub const DEFAULT_TILE_BITS: u32 = 10;
+
+/// The smallest tiles the plans use: a centered launch then has two stages or more.
+const MIN_TILE_BITS: u32 = 4;
+
+/// ntt_tile's flags (kernels/ntt.cu's CRU_NTT_*).
+const TILE_INVERSE: u32 = 1;
+const TILE_SCALE_BY_C: u32 = 2;
+const TILE_SCALE_BY_POWERS: u32 = 4;
+const TILE_LOAD_REVERSED: u32 = 8;
+const TILE_STORE_REVERSED: u32 = 16;
+const TILE_PAIRED: u32 = 32;
+const TILE_SCALE_LOADS_BY_POWERS: u32 = 64;
+
+/// One `ntt_tile` launch (kernels/ntt.cu): stages s .. s+k-1 on tiles that also span
+/// the g A-index bits from `cshift` (below the stages or above them), in the layout
+/// of `layout` (its LOAD_REVERSED, STORE_REVERSED and PAIRED flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TileLaunch {
+    s: u32,
+    k: u32,
+    g: u32,
+    cshift: u32,
+    layout: u32,
+}
+
+impl TileLaunch {
+    /// log2 of the elements of its tiles.
+    fn tile_bits(&self) -> u32 {
+        self.k + self.g
+    }
+}
+
+/// How a transform's stages run on the shared-memory path.
+#[derive(Debug, PartialEq, Eq)]
+struct TilePlan {
+    /// A bit-reversal pass first (else the first launch reads the data reversed).
+    swap: bool,
+    launches: Vec<TileLaunch>,
+}
+
+/// `total` stages in ceil(total / most) parts as equal as possible, the longer first.
+fn split_even(total: u32, most: u32) -> impl Iterator<Item = u32> {
+    let parts = total.div_ceil(most);
+    (0..parts).map(move |i| total / parts + u32::from(i < total % parts))
+}
+
+/// The batch (g, cshift) of a launch of stages s .. s+k-1 in natural layout: the lowest
+/// bits below its stages (its neighbours in memory, for coalesced accesses) that fill
+/// the tile, or, with none below, those just above (its groups are contiguous
+/// already). Where fewer bits are below than the tile has room for, the tile is smaller.
+fn batch_below(log_n: u32, s: u32, k: u32, tile_bits: u32) -> (u32, u32) {
+    let room = tile_bits - k;
+    if s >= room {
+        (room, 0)
+    } else if s == 0 {
+        (room.min(log_n - k), k)
+    } else {
+        (s, 0)
+    }
+}
+
+/// The launches of a transform of 2^log_n points (log_n >= 1) in tiles of at most
+/// 2^tile_bits (see [`TilePlan`]).
+///
+/// `swap`: the bit-reversal pass, then ceil(log_n / tile_bits) launches in natural
+/// layout, the stages split as evenly as possible.
+///
+/// Fused (no pass): reversing the data cannot be done in place by launches that each
+/// keep to their own tiles, except by a launch whose tiles map onto tiles under the
+/// reversal: one centered on the middle stages, s = log_n - s - k. So the stages
+/// below that launch run on the data where it lies, element i at bitrev(i) (batch bits
+/// at the top of i, which are the neighbours in memory there); the centered launch
+/// does each tile with its mirror image (paired blocks: both read before either is
+/// written) and writes element i at i; the stages above it run in natural layout.
+/// Three launches for 2^11 to 2^29 (one for 2^10 or less): one round trip fewer than
+/// the pass and three launches at 2^24, the same as the pass and two at 2^20, and the
+/// coset forward's scaling rides on the first launch's reads.
+fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
+    let mut launches = Vec::new();
+    let mut s = 0;
+    let natural = |launches: &mut Vec<TileLaunch>, s: &mut u32, total: u32| {
+        for k in split_even(total, tile_bits) {
+            let (g, cshift) = batch_below(log_n, *s, k, tile_bits);
+            launches.push(TileLaunch {
+                s: *s,
+                k,
+                g,
+                cshift,
+                layout: 0,
+            });
+            *s += k;
+        }
+    };
+    if swap {
+        natural(&mut launches, &mut s, log_n);
+    } else if log_n <= tile_bits {
+        // One block holds the domain: it reads all before it writes.
+        launches.push(TileLaunch {
+            s: 0,
+            k: log_n,
+            g: 0,
+            cshift: log_n,
+            layout: TILE_LOAD_REVERSED,
+        });
+    } else {
+        // Paired tiles take twice the shared memory; log_n - mid must be even.
+        let mid = if (tile_bits - 1 + log_n) % 2 == 0 {
+            tile_bits - 1
+        } else {
+            tile_bits - 2
+        };
+        let side = (log_n - mid) / 2;
+        for k in split_even(side, tile_bits) {
+            let g = (tile_bits - k).min(log_n - s - k);
+            launches.push(TileLaunch {
+                s,
+                k,
+                g,
+                cshift: log_n - g,
+                layout: TILE_LOAD_REVERSED | TILE_STORE_REVERSED,
+            });
+            s += k;
+        }
+        launches.push(TileLaunch {
+            s,
+            k: mid,
+            g: 0,
+            cshift: s + mid,
+            layout: TILE_LOAD_REVERSED | TILE_PAIRED,
+        });
+        s += mid;
+        natural(&mut launches, &mut s, side);
+    }
+    TilePlan { swap, launches }
+}
+
+/// What the last stage's results are multiplied by: nothing, a constant (1/n), or
+/// powers from split tables (g^-i / n).
+#[derive(Clone, Copy)]
+enum FinalScale {
+    None,
+    Constant(Fr),
+    Powers(PowerTables),
+}
+
+/// Bit reversal (scaling a[i] by g^i on the way when `powers` are given).
+fn bit_reverse(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &Lease,
     buf: ScalarBuf,
     domain: &Domain,
-    tw: BufferId,
     powers: Option<PowerTables>,
-    inverse: bool,
-    pass_stages: u32,
 ) -> Result<()> {
     let (n, log) = (domain.size, domain.log_size);
-    let n32 = n as u32;
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     match powers {
-        None => launch::ntt_bit_reverse(k, stream, grid_1d(n), Dev::new(a), n32, log)?,
+        None => launch::ntt_bit_reverse(k, stream, grid_1d(n), Dev::new(a), n as u32, log)?,
         Some(p) => launch::ntt_bit_reverse_scale(
             k,
             stream,
@@ -273,13 +446,31 @@ fn transform(
             Dev::new(a),
             Dev::new(table_words(lease, p.lo)?),
             Dev::new(table_words(lease, p.hi)?),
-            n32,
+            n as u32,
             log,
             p.lo_bits,
         )?,
     }
+    Ok(())
+}
+
+/// The stages as global passes of `pass_stages` each, then the final scaling as its
+/// own pointwise pass.
+#[allow(clippy::too_many_arguments)]
+fn passes(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    tw: BufferId,
+    inverse: bool,
+    scale: FinalScale,
+    pass_stages: u32,
+) -> Result<()> {
+    let (n, log) = (domain.size, domain.log_size);
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     let twiddles = table_words(lease, tw)?;
-    let inverse = u32::from(inverse);
     let mut s = 0;
     while s < log {
         let r = (log - s).min(pass_stages);
@@ -292,17 +483,95 @@ fn transform(
             stages,
             Dev::new(a),
             Dev::new(twiddles),
-            n32,
+            n as u32,
             log,
             s,
-            inverse,
+            u32::from(inverse),
         )?;
         s += r;
+    }
+    match scale {
+        FinalScale::None => Ok(()),
+        FinalScale::Constant(c) => pointwise::scale(stream, k, lease, buf, c),
+        FinalScale::Powers(p) => {
+            let tables = (
+                table_words(lease, p.lo)?,
+                table_words(lease, p.hi)?,
+                p.lo_bits,
+            );
+            pointwise::scale_by_powers(stream, k, lease, buf, tables)
+        }
+    }
+}
+
+/// The stages as the `ntt_tile` launches of `plan`, the coset forward's scaling by
+/// `first` fused into the first one's reads (fused plans; a swap plan's pass did it),
+/// the final scaling into the last one's writes.
+#[allow(clippy::too_many_arguments)]
+fn tiles(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    lease: &Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    tw: BufferId,
+    inverse: bool,
+    (first, last): (Option<PowerTables>, FinalScale),
+    plan: &TilePlan,
+) -> Result<()> {
+    let log = domain.log_size;
+    let a = &lease.get::<CudaBuffer>(buf.id())?.words;
+    let twiddles = table_words(lease, tw)?;
+    // Unused table arguments (no scaling by powers) point at the twiddles: never read.
+    let (mut first_flags, mut last_flags, mut c, mut tables) = (0, 0, Fr::ONE, None);
+    if let (Some(p), false) = (first, plan.swap) {
+        first_flags = TILE_SCALE_LOADS_BY_POWERS;
+        tables = Some(p);
+    }
+    match last {
+        FinalScale::None => {}
+        FinalScale::Constant(v) => (last_flags, c) = (TILE_SCALE_BY_C, v),
+        FinalScale::Powers(p) => (last_flags, tables) = (TILE_SCALE_BY_POWERS, Some(p)),
+    }
+    let (lo, hi, lo_bits) = match tables {
+        Some(p) => (
+            table_words(lease, p.lo)?,
+            table_words(lease, p.hi)?,
+            p.lo_bits,
+        ),
+        None => (twiddles, twiddles, 0),
+    };
+    let count = plan.launches.len();
+    for (i, t) in plan.launches.iter().enumerate() {
+        let mut flags = t.layout | if inverse { TILE_INVERSE } else { 0 };
+        if i == 0 {
+            flags |= first_flags;
+        }
+        if i + 1 == count {
+            flags |= last_flags;
+        }
+        launch::ntt_tile(
+            k,
+            stream,
+            grid_tile(log, t.tile_bits(), t.layout & TILE_PAIRED != 0),
+            Dev::new(a),
+            Dev::new(twiddles),
+            Dev::new(lo),
+            Dev::new(hi),
+            FrArg::new(c),
+            log,
+            t.s,
+            t.k,
+            t.g,
+            t.cshift,
+            flags,
+            lo_bits,
+        )?;
     }
     Ok(())
 }
 
-/// In-place NTT of `buf` over `domain`, in passes of `pass_stages` radix-2 stages.
+/// In-place NTT of `buf` over `domain`, by the path and sizes of `config`.
 pub fn ntt(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -310,7 +579,7 @@ pub fn ntt(
     buf: ScalarBuf,
     domain: &Domain,
     kind: NttKind,
-    pass_stages: u32,
+    config: NttConfig,
 ) -> Result<()> {
     if buf.len() != domain.size {
         return Err(crucible_core::Error::InvalidInput(format!(
@@ -326,34 +595,26 @@ pub fn ntt(
         ))
         .into());
     }
-    if PassStages::new(pass_stages).is_none() {
-        return Err(CudaError::Size(format!("no NTT pass of {pass_stages} stages")).into());
+    if PassStages::new(config.pass_stages).is_none() {
+        return Err(
+            CudaError::Size(format!("no NTT pass of {} stages", config.pass_stages)).into(),
+        );
+    }
+    if !(MIN_TILE_BITS..=DEFAULT_TILE_BITS).contains(&config.tile_bits) {
+        return Err(
+            CudaError::Size(format!("no NTT tile of 2^{} elements", config.tile_bits)).into(),
+        );
     }
     // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
     if domain.size == 1 {
         return Ok(());
     }
     let tw = twiddles(stream, k, lease, domain)?;
-    let run = |lease: &Lease, powers: Option<PowerTables>, inverse: bool| {
-        transform(
-            stream,
-            k,
-            lease,
-            buf,
-            domain,
-            tw,
-            powers,
-            inverse,
-            pass_stages,
-        )
-    };
-    match kind {
-        NttKind::Forward => run(lease, None, false),
-        NttKind::Inverse => {
-            run(lease, None, true)?;
-            pointwise::scale(stream, k, lease, buf, domain.size_inv)
-        }
-        // fft(a_i g^i): the scaling rides on the bit reversal's memory pass.
+    // fft(a_i g^i): the scaling rides on the bit reversal's memory pass. The coset
+    // inverse is ifft then a_i *= g^-i, its tables carrying the ifft's 1/n.
+    let (first, last) = match kind {
+        NttKind::Forward => (None, FinalScale::None),
+        NttKind::Inverse => (None, FinalScale::Constant(domain.size_inv)),
         NttKind::CosetForward => {
             let powers = coset_tables(
                 stream,
@@ -364,9 +625,8 @@ pub fn ntt(
                 domain.coset_gen,
                 Fr::ONE,
             )?;
-            run(lease, Some(powers), false)
+            (Some(powers), FinalScale::None)
         }
-        // ifft, then a_i *= g^-i: the tables carry the ifft's 1/n, so one pointwise pass.
         NttKind::CosetInverse => {
             let powers = coset_tables(
                 stream,
@@ -377,14 +637,41 @@ pub fn ntt(
                 domain.coset_gen_inv,
                 domain.size_inv,
             )?;
-            run(lease, None, true)?;
-            let tables = (
-                table_words(lease, powers.lo)?,
-                table_words(lease, powers.hi)?,
-                powers.lo_bits,
-            );
-            pointwise::scale_by_powers(stream, k, lease, buf, tables)
+            (None, FinalScale::Powers(powers))
         }
+    };
+    let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+    let plan = match config.path {
+        NttPath::Passes => None,
+        NttPath::Shared => Some(tile_plan(domain.log_size, config.tile_bits, false)),
+        NttPath::SharedSwap => Some(tile_plan(domain.log_size, config.tile_bits, true)),
+    };
+    if plan.as_ref().is_none_or(|p| p.swap) {
+        bit_reverse(stream, k, lease, buf, domain, first)?;
+    }
+    match plan {
+        None => passes(
+            stream,
+            k,
+            lease,
+            buf,
+            domain,
+            tw,
+            inverse,
+            last,
+            config.pass_stages,
+        ),
+        Some(plan) => tiles(
+            stream,
+            k,
+            lease,
+            buf,
+            domain,
+            tw,
+            inverse,
+            (first, last),
+            &plan,
+        ),
     }
 }
 
@@ -394,6 +681,97 @@ mod tests {
 
     fn bytes(plan: &MemoryPlan, item: PlanKey) -> u64 {
         plan.bytes_of(item)
+    }
+
+    /// Whether `plan` runs every stage once, in order, in tiles the kernel takes, each
+    /// launch's blocks keeping to their own elements, and ends in natural layout.
+    fn check_plan(log: u32, tile_bits: u32, plan: &TilePlan) {
+        let case = format!("2^{log} in tiles of 2^{tile_bits}: {plan:?}");
+        let mut s = 0;
+        // Where element i lies: bitrev(i) until the data is reversed.
+        let mut reversed = !plan.swap;
+        for t in &plan.launches {
+            assert_eq!(t.s, s, "{case}");
+            let paired = t.layout & TILE_PAIRED != 0;
+            assert!(
+                t.k >= 1 && t.tile_bits() + u32::from(paired) <= tile_bits,
+                "{case}"
+            );
+            assert!(t.tile_bits() <= log, "{case}");
+            // The batch bits apart from the stages.
+            let below = t.cshift + t.g <= t.s;
+            let above = t.cshift == t.s + t.k && t.cshift + t.g <= log;
+            let top = t.cshift >= t.s + t.k && t.cshift + t.g == log;
+            assert!(below || above || top, "{case}");
+            assert_eq!(t.layout & TILE_LOAD_REVERSED != 0, reversed, "{case}");
+            let store_reversed = t.layout & TILE_STORE_REVERSED != 0;
+            if reversed && !store_reversed {
+                // A layout change: one block holds all, or mirror tiles are paired.
+                let centered = t.g == 0 && 2 * t.s + t.k == log;
+                assert!(t.tile_bits() == log || (paired && centered), "{case}");
+            }
+            assert!(!store_reversed || reversed, "{case}");
+            reversed = store_reversed;
+            let grid = grid_tile(log, t.tile_bits(), paired);
+            assert!(grid.block_dim.0 <= 256 && grid.grid_dim.0 >= 1, "{case}");
+            s += t.k;
+        }
+        assert_eq!(s, log, "{case}");
+        assert!(!reversed, "{case}");
+    }
+
+    #[test]
+    fn tile_plans_cover_every_stage_once_in_tiles_that_fit() {
+        for tile_bits in MIN_TILE_BITS..=DEFAULT_TILE_BITS {
+            for log in 1..=31u32 {
+                let swap = tile_plan(log, tile_bits, true);
+                check_plan(log, tile_bits, &swap);
+                assert!(swap.swap);
+                assert_eq!(swap.launches.len() as u32, log.div_ceil(tile_bits));
+                let fused = tile_plan(log, tile_bits, false);
+                check_plan(log, tile_bits, &fused);
+                assert!(!fused.swap);
+            }
+        }
+        let launch = |s, k, g, cshift, layout| TileLaunch {
+            s,
+            k,
+            g,
+            cshift,
+            layout,
+        };
+        let (rev, both) = (TILE_LOAD_REVERSED, TILE_LOAD_REVERSED | TILE_STORE_REVERSED);
+        let pair = TILE_LOAD_REVERSED | TILE_PAIRED;
+        // The sizes the targets name: three launches, full tiles.
+        assert_eq!(
+            tile_plan(20, 10, false).launches,
+            [
+                launch(0, 6, 4, 16, both),
+                launch(6, 8, 0, 14, pair),
+                launch(14, 6, 4, 0, 0)
+            ]
+        );
+        assert_eq!(
+            tile_plan(24, 10, false).launches,
+            [
+                launch(0, 8, 2, 22, both),
+                launch(8, 8, 0, 16, pair),
+                launch(16, 8, 2, 0, 0)
+            ]
+        );
+        assert_eq!(
+            tile_plan(20, 10, true).launches,
+            [launch(0, 10, 0, 0, 0), launch(10, 10, 0, 0, 0)]
+        );
+        assert_eq!(
+            tile_plan(24, 10, true).launches,
+            [
+                launch(0, 8, 2, 8, 0),
+                launch(8, 8, 2, 0, 0),
+                launch(16, 8, 2, 0, 0)
+            ]
+        );
+        assert_eq!(tile_plan(5, 10, false).launches, [launch(0, 5, 0, 5, rev)]);
     }
 
     #[test]

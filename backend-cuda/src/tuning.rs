@@ -14,7 +14,7 @@ struct Var {
     range: RangeInclusive<u32>,
 }
 
-/// MSM window bits (msm/cost.rs), for plain bases and for the planes built at staging.
+/// MSM window bits (msm/cost.rs), for plain bases and for the window planes.
 const WINDOW_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_WINDOW_BITS",
     range: 1..=22,
@@ -41,6 +41,23 @@ const NTT_PASS_STAGES: Var = Var {
 };
 /// The MSM reduction (msm/reduce.rs): `tree` or `levels`.
 const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
+/// The names of the [`MsmReduce`]s.
+const MSM_REDUCES: &[(&str, MsmReduce)] =
+    &[("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)];
+/// Radix-2 stages per shared-memory NTT tile, log2 of its elements (ntt.rs; the
+/// kernel's tile holds up to 2^10).
+const NTT_TILE_BITS: Var = Var {
+    name: "CRUCIBLE_CUDA_NTT_TILE_BITS",
+    range: 4..=10,
+};
+/// Which NTT kernels run: `shared`, `shared-swap` or `passes` (ntt.rs).
+const NTT: &str = "CRUCIBLE_CUDA_NTT";
+/// The names of the [`NttPath`]s.
+const NTT_PATHS: &[(&str, NttPath)] = &[
+    ("shared", NttPath::Shared),
+    ("shared-swap", NttPath::SharedSwap),
+    ("passes", NttPath::Passes),
+];
 /// MiB per pinned staging buffer (staging.rs), both directions.
 const STAGING_MIB: Var = Var {
     name: "CRUCIBLE_CUDA_STAGING_MIB",
@@ -60,6 +77,49 @@ const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+/// How the kernels are split into NVRTC programs (kernels.rs): `split` or `one`.
+const NVRTC_PROGRAMS: &str = "CRUCIBLE_CUDA_NVRTC_PROGRAMS";
+
+/// When bases buffers build their window planes (msm/planes.rs): `eager`, `paid` or
+/// `never`.
+const MSM_PLANES_BUILD: &str = "CRUCIBLE_CUDA_MSM_PLANES_BUILD";
+
+/// When a bases buffer's window planes are built (msm/planes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanesBuild {
+    /// When the bases are staged (every MSM over them runs on the planes).
+    Eager,
+    /// Once the MSMs over the staged bases have saved, by the cost model, what the
+    /// planes cost to build (ski rental), before the MSM that gets there.
+    Paid,
+    /// Never: no room for planes either (as `CRUCIBLE_CUDA_MSM_PLANES=1`).
+    Never,
+}
+
+/// How the kernels are split into NVRTC programs (kernels.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NvrtcPrograms {
+    /// A program per kernel file, or per part of one, compiled concurrently.
+    #[default]
+    Split,
+    /// Every file in one program, as before the split (for A/B measurements).
+    One,
+}
+
+/// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttPath {
+    /// `shared`: a few `ntt_tile` launches of up to 10 stages each, through shared
+    /// memory, the bit reversal fused into them.
+    Shared,
+    /// `shared-swap`: a bit-reversal pass, then `ntt_tile` launches on the reversed
+    /// data, one fewer at 2^20 (two, against three for `shared`), one more round trip
+    /// at 2^24 (four against three).
+    SharedSwap,
+    /// `passes`: the bit reversal, then global-memory passes of a few stages each
+    /// (`ntt_pass_r*`), as before the tiles; kept for A/B measurements.
+    Passes,
+}
 
 /// How the MSM reduces each window's buckets (kernels/msm.cu steps 6-7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,16 +129,6 @@ pub enum MsmReduce {
     Tree,
     /// Running sums over segments, then a pairwise tree, one level per launch.
     Levels,
-}
-
-impl MsmReduce {
-    /// The value `CRUCIBLE_CUDA_MSM_REDUCE` takes for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MsmReduce::Tree => "tree",
-            MsmReduce::Levels => "levels",
-        }
-    }
 }
 
 /// Every tuning override of the CUDA backend, as read at open.
@@ -96,6 +146,10 @@ pub struct CudaTuning {
     pub msm_reduce: Option<MsmReduce>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
+    /// `CRUCIBLE_CUDA_NTT`: which NTT kernels run.
+    pub ntt_path: Option<NttPath>,
+    /// `CRUCIBLE_CUDA_NTT_TILE_BITS`: stages (log2 elements) per shared-memory tile.
+    pub ntt_tile_bits: Option<u32>,
     /// `CRUCIBLE_CUDA_STAGING_MIB`: MiB per pinned staging buffer.
     pub staging_mib: Option<u32>,
     /// `CRUCIBLE_CUDA_STAGING_CACHED` is set: upload buffers are not write-combined.
@@ -108,6 +162,10 @@ pub struct CudaTuning {
     pub portable_arith: bool,
     /// `CRUCIBLE_CUDA_NVRTC_OPTIONS`: extra compiler options (part of the cache key).
     pub nvrtc_options: Vec<String>,
+    /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`: `split` or `one`.
+    pub nvrtc_programs: Option<NvrtcPrograms>,
+    /// `CRUCIBLE_CUDA_MSM_PLANES_BUILD`: `eager`, `paid` or `never`.
+    pub msm_planes_build: Option<PlanesBuild>,
 }
 
 impl CudaTuning {
@@ -124,8 +182,10 @@ impl CudaTuning {
             msm_chunk: number(&MSM_CHUNK)?,
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
-            msm_reduce: reduction(lookup(MSM_REDUCE).as_deref())?,
+            msm_reduce: choice(MSM_REDUCE, lookup(MSM_REDUCE).as_deref(), MSM_REDUCES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
+            ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
+            ntt_tile_bits: number(&NTT_TILE_BITS)?,
             staging_mib: number(&STAGING_MIB)?,
             staging_cached: lookup(STAGING_CACHED).is_some(),
             pageable_reads: lookup(PAGEABLE_READS).is_some(),
@@ -134,7 +194,39 @@ impl CudaTuning {
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
                 .unwrap_or_default(),
+            nvrtc_programs: choice(
+                NVRTC_PROGRAMS,
+                lookup(NVRTC_PROGRAMS).as_deref(),
+                &[("split", NvrtcPrograms::Split), ("one", NvrtcPrograms::One)],
+            )?,
+            msm_planes_build: choice(
+                MSM_PLANES_BUILD,
+                lookup(MSM_PLANES_BUILD).as_deref(),
+                &[
+                    ("eager", PlanesBuild::Eager),
+                    ("paid", PlanesBuild::Paid),
+                    ("never", PlanesBuild::Never),
+                ],
+            )?,
         })
+    }
+}
+
+/// `value` (the variable's text, if set) as one of `choices`, by name.
+fn choice<T: Copy>(name: &str, value: Option<&str>, choices: &[(&str, T)]) -> Result<Option<T>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match choices.iter().find(|(word, _)| *word == value.trim()) {
+        Some((_, v)) => Ok(Some(*v)),
+        None => Err(Error::InvalidInput(format!(
+            "{name}={value:?}: expected one of {} (a tuning override; unset it for the default)",
+            choices
+                .iter()
+                .map(|(word, _)| *word)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
     }
 }
 
@@ -154,34 +246,35 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
     }
 }
 
-/// `CRUCIBLE_CUDA_MSM_REDUCE`'s text, if set, as a reduction.
-fn reduction(value: Option<&str>) -> Result<Option<MsmReduce>> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    [MsmReduce::Tree, MsmReduce::Levels]
-        .into_iter()
-        .find(|r| r.name() == value.trim())
-        .map(Some)
-        .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "{MSM_REDUCE}={value:?}: expected tree or levels (a tuning override; unset it for the default)"
-            ))
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 6] = [
+    const NUMBERS: [&Var; 7] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &NTT_PASS_STAGES,
+        &NTT_TILE_BITS,
         &STAGING_MIB,
     ];
+
+    #[test]
+    fn the_ntt_path_is_one_of_three_names() {
+        let ntt_path = |value| choice(NTT, value, NTT_PATHS);
+        assert_eq!(ntt_path(None).unwrap(), None);
+        assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
+        assert_eq!(ntt_path(Some("passes")).unwrap(), Some(NttPath::Passes));
+        assert_eq!(
+            ntt_path(Some("shared-swap")).unwrap(),
+            Some(NttPath::SharedSwap)
+        );
+        for bad in ["", "Shared", "tiles"] {
+            let err = ntt_path(Some(bad)).unwrap_err().to_string();
+            assert!(err.contains(NTT) && err.contains("shared-swap"), "{err}");
+        }
+    }
 
     #[test]
     fn overrides_parse_within_their_range_and_name_themselves_when_wrong() {
@@ -211,6 +304,11 @@ mod tests {
         }
     }
 
+    /// An environment of one variable.
+    fn env_owned(name: &'static str, value: &'static str) -> impl Fn(&str) -> Option<String> {
+        move |asked: &str| (asked == name).then(|| value.to_string())
+    }
+
     #[test]
     fn every_variable_lands_in_its_field_and_one_bad_value_refuses_them_all() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
@@ -232,12 +330,16 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
+            ("CRUCIBLE_CUDA_NTT", "passes"),
+            ("CRUCIBLE_CUDA_NTT_TILE_BITS", "8"),
             ("CRUCIBLE_CUDA_STAGING_MIB", "16"),
             ("CRUCIBLE_CUDA_STAGING_CACHED", ""),
             ("CRUCIBLE_CUDA_PAGEABLE_READS", "1"),
             ("CRUCIBLE_CUDA_READ_HUGE_PAGES", "1"),
             ("CRUCIBLE_CUDA_PORTABLE_ARITH", ""),
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
+            ("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "one"),
+            ("CRUCIBLE_CUDA_MSM_PLANES_BUILD", " never "),
         ]))
         .unwrap();
         assert_eq!(
@@ -249,13 +351,31 @@ mod tests {
                 msm_planes: Some(1),
                 msm_reduce: Some(MsmReduce::Levels),
                 ntt_pass_stages: Some(4),
+                ntt_path: Some(NttPath::Passes),
+                ntt_tile_bits: Some(8),
                 staging_mib: Some(16),
                 staging_cached: true,
                 pageable_reads: true,
                 read_huge_pages: true,
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
+                nvrtc_programs: Some(NvrtcPrograms::One),
+                msm_planes_build: Some(PlanesBuild::Never),
             }
+        );
+        for (word, policy) in [("eager", PlanesBuild::Eager), ("paid", PlanesBuild::Paid)] {
+            let tuning =
+                CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", word)).unwrap();
+            assert_eq!(tuning.msm_planes_build, Some(policy));
+        }
+        let bad = CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", "lazy"));
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("eager, paid, never"), "{err}");
+        let bad = CudaTuning::from_lookup(env(&[("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "two")]));
+        let err = bad.unwrap_err().to_string();
+        assert!(
+            err.contains("CRUCIBLE_CUDA_NVRTC_PROGRAMS") && err.contains("split, one"),
+            "{err}"
         );
         let bad = CudaTuning::from_lookup(env(&[
             ("CRUCIBLE_CUDA_WINDOW_BITS", "18"),
@@ -265,12 +385,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
+        let reduction = |value| choice(MSM_REDUCE, value, MSM_REDUCES);
         for (value, want) in [("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)] {
             assert_eq!(reduction(Some(value)).unwrap(), Some(want));
         }
         let err = reduction(Some("pairs")).unwrap_err().to_string();
         assert!(
-            err.contains("CRUCIBLE_CUDA_MSM_REDUCE") && err.contains("tree or levels"),
+            err.contains("CRUCIBLE_CUDA_MSM_REDUCE") && err.contains("tree, levels"),
             "{err}"
         );
     }

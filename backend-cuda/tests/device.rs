@@ -74,7 +74,11 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     };
     // Warm up: kernels compile and load once per process; that memory stays.
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
-    println!("NVRTC compile + load: {:?} ms", cuda.kernel_compile_ms());
+    println!(
+        "{}",
+        cuda.kernel_compile_report()
+            .unwrap_or_else(|| "kernels not compiled".into())
+    );
     let (baseline, total) = free_total(&cuda);
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     let (after_ok, _) = free_total(&cuda);
@@ -365,6 +369,99 @@ fn field_edge_values_match_arkworks() {
         );
     }
     lease.release().unwrap();
+}
+
+/// Window planes under the policy of `CRUCIBLE_CUDA_MSM_PLANES_BUILD` (msm/planes.rs).
+/// `paid` (the default): a resident bases buffer starts on plane 0; MSMs over it agree
+/// with arkworks before the planes are built, the one that builds them and those after
+/// (a sort kept across the switch included), and new bases void the planes again.
+/// `eager`: built at staging; `never`: no room for them; the MSMs agree either way.
+#[test]
+fn planes_are_built_when_the_policy_says_and_change_no_result() {
+    use ark_ec::VariableBaseMSM;
+    use crucible_core::{G1Affine, G1Projective, MsmSpan};
+    let Some(cuda) = backend() else { return };
+    let policy = std::env::var("CRUCIBLE_CUDA_MSM_PLANES_BUILD").unwrap_or_default();
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let n = 1usize << 12;
+    let backend: &dyn ProverBackend = &*cuda;
+    let draw = |rng: &mut StdRng| -> (Vec<G1Affine>, Vec<Fr>) {
+        let bases = (0..n).map(|_| G1Affine::rand(rng)).collect();
+        (bases, (0..n).map(|_| Fr::rand(rng)).collect())
+    };
+    let (bases_key, scalars_key) = (
+        PlanKey::new("test", "bases"),
+        PlanKey::new("test", "scalars"),
+    );
+    let mut bases_plan = MemoryPlan::new("bases");
+    bases_plan.item(
+        bases_key,
+        cuda.buffer_bytes(ElementKind::G1, n, BufferUse::Resident)
+            .unwrap(),
+    );
+    let mut work_plan = MemoryPlan::new("work");
+    work_plan.item(
+        scalars_key,
+        cuda.buffer_bytes(ElementKind::Scalar, n, BufferUse::Plain)
+            .unwrap(),
+    );
+    work_plan.merge(&cuda.scratch_plan(&ScratchNeed {
+        msm_g1: n,
+        ..ScratchNeed::default()
+    }));
+    let mut bases_lease = backend.allocate(bases_plan).unwrap();
+    let mut work = backend.allocate(work_plan).unwrap();
+    let bases = backend
+        .alloc_g1(&mut bases_lease, bases_key, n, BufferUse::Resident)
+        .unwrap();
+    let scalars = backend.alloc_scalars(&mut work, scalars_key, n).unwrap();
+    let span = MsmSpan {
+        bases,
+        base_offset: 0,
+        scalars,
+        scalar_offset: 0,
+        len: n,
+    };
+    for round in 0..2 {
+        let (points, values) = draw(&mut rng);
+        let expected = G1Projective::msm(&points, &values).unwrap();
+        cuda.stage_g1(&mut bases_lease, bases, &points).unwrap();
+        cuda.stage_scalars(&mut work, scalars, &values).unwrap();
+        let staged = cuda.planes_built(&bases_lease, bases.id()).unwrap();
+        let at_staging = match policy.trim() {
+            "eager" => Some(true),
+            "never" => None,
+            _ => Some(false),
+        };
+        assert_eq!(
+            staged, at_staging,
+            "round {round}: staged bases of {n} points under {policy:?} (seed {seed})"
+        );
+        if at_staging != Some(false) {
+            for msm in 1..=3 {
+                let got = cuda.msm_g1(&mut work, &bases_lease, span).unwrap();
+                assert_eq!(got, expected, "round {round}, MSM {msm} (seed {seed})");
+            }
+            continue;
+        }
+        let mut built_after = None;
+        for msm in 1..=5000 {
+            let got = cuda.msm_g1(&mut work, &bases_lease, span).unwrap();
+            assert_eq!(got, expected, "round {round}, MSM {msm} (seed {seed})");
+            let built = cuda.planes_built(&bases_lease, bases.id()).unwrap() == Some(true);
+            match built_after {
+                None if built => built_after = Some(msm),
+                Some(at) if msm >= at + 3 => break,
+                _ => {}
+            }
+        }
+        let at = built_after.expect("the planes pay for themselves within 5000 MSMs");
+        println!("round {round}: planes built before MSM {at} of {n} points");
+        assert!(at > 1, "a single MSM never pays for the planes");
+    }
+    work.release().unwrap();
+    bases_lease.release().unwrap();
 }
 
 /// Scalars cross both ways intact when they span several staging chunks (the default

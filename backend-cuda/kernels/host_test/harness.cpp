@@ -16,6 +16,11 @@
 //   bit_reverse_scale LOG_N LO_BITS a[n] lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)] -> a
 //   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
 //                         sequence for KIND (forward inverse coset coset_inv), tables included
+//   ntt_tile LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
+//                         -> a after one ntt_tile launch (c by value; lo, hi its power tables)
+//   transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
+//                         after the shared-memory path for KIND with those M tile
+//                         launches (SWAP: the reversal pass first)
 //   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
@@ -62,46 +67,51 @@ static void launch(u32 threads_x, u32 grid_y, K kernel) {
             }
 }
 
-// A launch of `grid_x` x `grid_y` blocks of `block` threads for a kernel with
-// __syncthreads: each block's threads run at once, as real threads meeting at one
-// barrier (field.cuh's __syncthreads), blocks one after another.
+// The barrier of one emulated block: every thread of it waits until all have arrived.
 struct BlockBarrier {
     std::mutex m;
     std::condition_variable cv;
-    u32 count = 0, waiting = 0, generation = 0;
+    u32 threads = 0, arrived = 0, generation = 0;
     void wait() {
         std::unique_lock<std::mutex> lock(m);
         const u32 gen = generation;
-        if (++waiting == count) {
-            waiting = 0;
+        if (++arrived == threads) {
+            arrived = 0;
             generation++;
             cv.notify_all();
         } else {
-            cv.wait(lock, [&] { return gen != generation; });
+            cv.wait(lock, [&] { return generation != gen; });
         }
     }
 };
 static BlockBarrier block_barrier;
-static void block_sync() { block_barrier.wait(); }
 
+// A launch of `blocks` x `grid_y` blocks of `threads` threads for a kernel with
+// __syncthreads: the blocks one after the other, the threads of a block concurrently
+// (one host thread each), so that a missing barrier shows up as a wrong result (or,
+// under -fsanitize=thread, a race) rather than passing by the sequential order.
 template <class K>
-static void launch_blocks(u32 grid_x, u32 grid_y, u32 block, K kernel) {
-    gridDim = {grid_x, grid_y, 1};
-    blockDim = {block, 1, 1};
-    block_barrier.count = block;
-    cru_block_barrier = block_sync;
+static void launch_blocks_2d(u32 blocks, u32 grid_y, u32 threads, K kernel) {
+    block_barrier.threads = threads;
+    cru_block_barrier = [] { block_barrier.wait(); };
     for (u32 y = 0; y < grid_y; y++)
-        for (u32 x = 0; x < grid_x; x++) {
-            std::vector<std::thread> threads;
-            for (u32 t = 0; t < block; t++)
-                threads.emplace_back([&, x, y, t] {
+        for (u32 x = 0; x < blocks; x++) {
+            std::vector<std::thread> pool;
+            for (u32 t = 0; t < threads; t++)
+                pool.emplace_back([&, x, y, t] {
+                    gridDim = {blocks, grid_y, 1};
+                    blockDim = {threads, 1, 1};
                     blockIdx = {x, y, 0};
                     threadIdx = {t, 0, 0};
                     kernel();
                 });
-            for (auto& th : threads) th.join();
+            for (auto& th : pool) th.join();
         }
-    cru_block_barrier = nullptr;
+}
+
+template <class K>
+static void launch_blocks(u32 blocks, u32 threads, K kernel) {
+    launch_blocks_2d(blocks, 1, threads, kernel);
 }
 
 static std::istringstream in;
@@ -311,6 +321,80 @@ static void transform_cmd() {
     for (auto& x : a) wr(x);
 }
 
+// One ntt_tile launch as the header gives its shape: 2^(LOG_N - K - G) blocks of
+// max(1, 2^(K + G - 2)) threads, twice that paired.
+struct TileLaunch { u32 s, k, g, cshift, layout; };
+static void ntt_tile_launch(Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
+                            const TileLaunch& l, u32 flags, u32 lo_bits) {
+    const u32 tile_bits = l.k + l.g;
+    const bool paired = flags & CRU_NTT_PAIRED;
+    if (tile_bits + paired > CRU_NTT_TILE_MAX_BITS || tile_bits > log_n ||
+        (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
+        fprintf(stderr, "bad tile shape\n");
+        exit(2);
+    }
+    const u32 threads = (tile_bits >= 2 ? 1u << (tile_bits - 2) : 1) << paired;
+    launch_blocks(1u << (log_n - tile_bits), threads,
+                  [&] { ntt_tile(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits); });
+}
+
+// ntt_tile LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
+static void ntt_tile_cmd() {
+    const u32 log_n = rd_u32(), s = rd_u32(), k = rd_u32(), g = rd_u32(), cshift = rd_u32();
+    const u32 flags = rd_u32(), lo_bits = rd_u32();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
+    const FrArg c = arg_of(rdf<Fr>());
+    const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
+    ntt_tile_launch(a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift, 0}, flags, lo_bits);
+    for (auto& x : a) wr(x);
+}
+
+// transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
+// shared-memory path of backend-cuda/src/ntt.rs for KIND (forward inverse coset
+// coset_inv) with the tile launches given (their stages in order from 0; LAYOUT their
+// CRU_NTT_LOAD_REVERSED, _STORE_REVERSED, _PAIRED flags), tables built as the host
+// builds them: with SWAP 1 the reversal pass (scaled for coset) first, with SWAP 0 the
+// first launch reads reversed (and scales, for coset); the last launch scales for the
+// inverses.
+static void transform_tiles_cmd() {
+    std::string kind;
+    in >> kind;
+    const u32 log_n = rd_u32(), swap = rd_u32(), m = rd_u32();
+    std::vector<TileLaunch> tiles;
+    for (u32 i = 0, s = 0; i < m; i++) {
+        const u32 k = rd_u32(), g = rd_u32(), cshift = rd_u32(), layout = rd_u32();
+        tiles.push_back({s, k, g, cshift, layout});
+        s += k;
+    }
+    const Fr omega = rdf<Fr>(), g = rdf<Fr>(), size_inv = rdf<Fr>();
+    const u32 n = 1u << log_n;
+    std::vector<Fr> a = rd_frs(n);
+    if (n > 1) {
+        const u32 tw_lo = split_lo(log_n - 1), tw_hi = log_n - 1 - tw_lo;
+        const std::vector<Fr> lo = powers_of(omega, Fr::one(), tw_lo), hi = powers_of(pow2k(omega, tw_lo), Fr::one(), tw_hi);
+        std::vector<Fr> tw(n / 2);
+        launch(n / 2, 1, [&] { fr_power_table(tw.data(), lo.data(), hi.data(), n / 2, tw_lo); });
+        const u32 c_lo = split_lo(log_n), c_hi = log_n - c_lo;
+        const std::vector<Fr> glo = powers_of(g, kind == "coset_inv" ? size_inv : Fr::one(), c_lo),
+                              ghi = powers_of(pow2k(g, c_lo), Fr::one(), c_hi);
+        if (kind != "forward" && kind != "inverse" && kind != "coset" && kind != "coset_inv") {
+            fprintf(stderr, "bad transform %s\n", kind.c_str());
+            exit(2);
+        }
+        if (swap && kind == "coset") launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
+        else if (swap) launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
+        const u32 inv = kind == "inverse" || kind == "coset_inv" ? CRU_NTT_INVERSE : 0;
+        const u32 first_scale = !swap && kind == "coset" ? CRU_NTT_SCALE_LOADS_BY_POWERS : 0;
+        const u32 last_scale = kind == "inverse" ? CRU_NTT_SCALE_BY_C : kind == "coset_inv" ? CRU_NTT_SCALE_BY_POWERS : 0;
+        const FrArg c = arg_of(size_inv);
+        for (u32 i = 0; i < m; i++)
+            ntt_tile_launch(a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
+                            inv | tiles[i].layout | (i == 0 ? first_scale : 0) | (i + 1 == m ? last_scale : 0), c_lo);
+    }
+    for (auto& x : a) wr(x);
+}
+
 static void power_table_cmd() {
     const u32 n = rd_u32(), lo_bits = rd_u32();
     const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
@@ -403,14 +487,14 @@ static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k, K6t tiles_k, K7t 
             if (words > size[pass % 2]) size[pass % 2] = words;
         }
         std::vector<Xyzz<F>> reduce_a(size[0]), reduce_b(size[1]);
-        launch_blocks(S / first, wp, first, [&] {
+        launch_blocks_2d(S / first, wp, first, [&] {
             tiles_k(buckets.data(), carries.data(), bucket_start.data(), reduce_a.data(), c, seg_bits, chunk);
         });
         Xyzz<F>*from = reduce_a.data(), *to = reduce_b.data();
         items = 1 + ceil_log2(first);
         for (records = S / first; records > 1;) {
             const u32 T = records < tile ? records : tile;
-            launch_blocks(records / T, (items + 1) * wp, T, [&] { records_k(from, to, items); });
+            launch_blocks_2d(records / T, (items + 1) * wp, T, [&] { records_k(from, to, items); });
             items += ceil_log2(T);
             records /= T;
             std::swap(from, to);
@@ -462,6 +546,8 @@ int main() {
         if (kind == "power_table") { power_table_cmd(); printf("\n"); continue; }
         if (kind == "bit_reverse_scale") { bit_reverse_scale_cmd(); printf("\n"); continue; }
         if (kind == "transform") { transform_cmd(); printf("\n"); continue; }
+        if (kind == "ntt_tile") { ntt_tile_cmd(); printf("\n"); continue; }
+        if (kind == "transform_tiles") { transform_tiles_cmd(); printf("\n"); continue; }
         if (kind == "scan") { scan_cmd(); printf("\n"); continue; }
         in >> op;
         if (kind == "fr") field_cmd<FrCfg>(op);

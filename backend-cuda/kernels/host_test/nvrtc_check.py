@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compile the kernels exactly as the host will: NVRTC on the concatenation
-field.cuh + fq2.cuh + curve.cuh + <file>.cu (and once on all files in one program), timed, then (if ptxas is found) assemble the
-PTX for sm_90 and print register / spill usage per kernel.
+field.cuh + fq2.cuh + curve.cuh + <file>.cu, once per part the file names with
+`#if CRU_WITH(PART)` (-DCRU_SELECT=1 -DCRU_ONLY_<PART>=1, as backend-cuda/src/kernels.rs
+splits them; a file without parts once), and once on all files in one program, each
+timed (wall and CPU seconds), then (if ptxas is found) assemble the PTX for sm_90 and
+print register / spill usage per kernel.
 
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
@@ -12,7 +15,26 @@ import argparse, ctypes, glob, os, subprocess, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 KDIR = os.path.dirname(HERE)
 HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
-SOURCES = [["ntt.cu"], ["msm.cu"], ["planes.cu"], ["ntt.cu", "msm.cu", "planes.cu"]]
+FILES = ["ntt.cu", "msm.cu", "planes.cu"]
+
+
+def programs():
+    """(name, files, defines) of each program the host compiles, then the whole."""
+    out = []
+    for f in FILES:
+        parts = []
+        for line in open(os.path.join(KDIR, f)).read().splitlines():
+            line = line.strip()
+            if line.startswith("#if CRU_WITH("):
+                part = line[len("#if CRU_WITH("):].split(")")[0].strip()
+                if part and part not in parts:
+                    parts.append(part)
+        if not parts:
+            out.append((f, [f], []))
+        for part in parts:
+            out.append((f"{f}[{part}]", [f], ["-DCRU_SELECT=1", f"-DCRU_ONLY_{part}=1"]))
+    out.append(("+".join(FILES), FILES, []))
+    return out
 
 
 def find(pattern):
@@ -37,18 +59,18 @@ def main():
     ptxas = find("cuda_nvcc/bin/ptxas")
     header = "".join(open(os.path.join(KDIR, h)).read() for h in HEADERS)
     ok = True
-    for files in SOURCES:
-        src = "+".join(files)
+    for src, files, defines in programs():
         text = header + "".join(open(os.path.join(KDIR, f)).read() for f in files)
         prog = ctypes.c_void_p()
         assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), src.encode(), 0, None, None) == 0
         opts = [b"--gpu-architecture=" + args.arch.encode(), b"-std=c++17"]
+        opts += [d.encode() for d in defines]
         if args.portable:
             opts.append(b"-DCRUCIBLE_PORTABLE_ARITH")
         arr = (ctypes.c_char_p * len(opts))(*opts)
-        t0 = time.time()
+        t0, c0 = time.time(), time.process_time()
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)
-        t_nvrtc = time.time() - t0
+        t_nvrtc, c_nvrtc = time.time() - t0, time.process_time() - c0
         size = ctypes.c_size_t()
         nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
         log = ctypes.create_string_buffer(size.value)
@@ -67,7 +89,7 @@ def main():
         with open(path, "wb") as f:
             f.write(ptx.value)
         kernels = [l.split()[-1].rstrip("(") for l in ptx.value.decode().splitlines() if l.startswith(".visible .entry")]
-        print(f"{src}: NVRTC ok in {t_nvrtc:.1f} s, {len(kernels)} kernels -> {path}: {' '.join(kernels)}")
+        print(f"{src}: NVRTC ok in {t_nvrtc:.1f} s ({c_nvrtc:.1f} s CPU), {len(kernels)} kernels -> {path}: {' '.join(kernels)}")
         if ptxas:
             sm = "sm_" + args.arch.split("_")[1]
             t0 = time.time()

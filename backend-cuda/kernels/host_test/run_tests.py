@@ -7,7 +7,7 @@ the default again under AddressSanitizer + UBSan, which also checks the document
 MSM scratch sizes), feeds every build the same commands on fresh random inputs and
 compares each result with the reference. Prints the seed; rerun with --seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan[,tsan]]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from math import isqrt
@@ -395,6 +395,177 @@ def transform_cases(cs, rng, quick):
                     cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
+LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile's layout flags
+
+
+def split_even(total, most):
+    """ceil(total / most) parts as equal as possible, the longer first."""
+    m = -(-total // most)
+    return [total // m + (1 if i < total % m else 0) for i in range(m)]
+
+
+def batch_below(log_n, s, k, tile_bits):
+    """(g, cshift): the lowest bits below the stages that fill the tile, or, with none
+    below, those just above."""
+    room = tile_bits - k
+    if s >= room:
+        return room, 0
+    if s == 0:
+        return min(room, log_n - k), k
+    return s, 0
+
+
+def tile_plan(log_n, tile_bits, fused=True):
+    """backend-cuda/src/ntt.rs's tile plans: (swap, [(k, g, cshift, layout)]).
+    Unfused: the reversal pass, then ceil(log_n / tile_bits) launches in natural
+    layout. Fused: one launch reading reversed when it holds the domain; otherwise the
+    stages below a centered middle launch in reversed layout (batch bits at the top),
+    the middle (paired tiles, reversed in, natural out), those above it in natural
+    layout."""
+    if log_n == 0:
+        return 0, []
+    if not fused:
+        plan, s = [], 0
+        for k in split_even(log_n, tile_bits):
+            plan.append((k, *batch_below(log_n, s, k, tile_bits), 0))
+            s += k
+        return 1, plan
+    if log_n <= tile_bits:
+        return 0, [(log_n, 0, log_n, LOAD_REV)]
+    mid = tile_bits - 1 if (tile_bits - 1 - log_n) % 2 == 0 else tile_bits - 2
+    side = (log_n - mid) // 2
+    plan, s = [], 0
+    for k in split_even(side, tile_bits):
+        g = min(tile_bits - k, log_n - s - k)
+        plan.append((k, g, log_n - g, LOAD_REV | STORE_REV))
+        s += k
+    plan.append((mid, 0, s + mid, LOAD_REV | PAIRED))
+    s += mid
+    for k in split_even(side, tile_bits):
+        plan.append((k, *batch_below(log_n, s, k, tile_bits), 0))
+        s += k
+    return 0, plan
+
+
+def dit_stages(a, w, stages):
+    """The radix-2 DIT stages `stages` on bit-reversed data a (a copy), twiddle base w."""
+    n = len(a)
+    k = n.bit_length() - 1
+    out = list(a)
+    wp = [1] * max(1, n // 2)
+    for i in range(1, n // 2):
+        wp[i] = wp[i - 1] * w % R
+    for stage in stages:
+        hh = 1 << stage
+        for i in range(n):
+            if i & hh:
+                continue
+            wv = wp[(i % hh) << (k - 1 - stage)]
+            u, v = out[i], out[i + hh] * wv % R
+            out[i], out[i + hh] = (u + v) % R, (u - v) % R
+    return out
+
+
+def fft_ref(a, w):
+    """sum_j a_j w^(i j) by the recursive even/odd split (n log n, natural order)."""
+    n = len(a)
+    if n == 1:
+        return list(a)
+    w2 = w * w % R
+    even, odd = fft_ref(a[0::2], w2), fft_ref(a[1::2], w2)
+    out = [0] * n
+    x = 1
+    for i in range(n // 2):
+        t = odd[i] * x % R
+        out[i], out[i + n // 2] = (even[i] + t) % R, (even[i] - t) % R
+        x = x * w % R
+    return out
+
+
+def tile_cases(cs, rng, quick):
+    """One ntt_tile launch on any data, for shapes of every kind: the batch below the
+    stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
+    natural or reversed layouts (reversed in only where one block holds the domain,
+    or paired on a centered launch), with each scaling, forward and inverse."""
+    enc = lambda v: h(mont(v, "fr"))
+    shapes = set()
+    for log_n in (1, 2, 3, 5, 7) + (() if quick else (8, 11)):
+        for s in range(log_n):
+            for k in range(1, log_n - s + 1):
+                options = [(g, c) for g in range(0, 11 - k) for c in range(0, log_n)
+                           if (c + g <= s or (c >= s + k and c + g <= log_n)) and (g > 0 or c in (0, s + k))]
+                for g, c in rng.sample(options, min(len(options), 1 if quick else 2)):
+                    layouts = [0, LOAD_REV | STORE_REV] + ([LOAD_REV] if k + g == log_n else [])
+                    shapes.add((log_n, s, k, g, c, rng.choice(layouts)))
+                if 2 * s + k == log_n and k <= 9:
+                    shapes.add((log_n, s, k, 0, s + k, LOAD_REV | PAIRED))
+    shapes = sorted(shapes)
+    paired = [x for x in shapes if x[5] & PAIRED]
+    shapes = sorted(set(rng.sample(shapes, min(len(shapes), 40 if quick else 160)) + paired))
+    for log_n, s, k, g, c, layout in shapes:
+        n = 1 << log_n
+        w = root_of_unity(log_n)
+        tw = [pow(w, i, R) for i in range(max(1, n // 2))]
+        inv = rng.randrange(2)
+        scale = rng.choice([0, 2, 4, SCALE_LOADS])
+        lo_bits = rng.randrange(log_n + 1)
+        gp = rng.randrange(1, R)
+        cval = rng.randrange(R)
+        lo, hi = split_tables(gp, n, lo_bits, rng.choice([1, cval]))
+        pw = lambda p: lo[p % len(lo)] * hi[p >> lo_bits] % R
+        a = [rng.randrange(R) for _ in range(n)]
+        at_in = lambda i: bitrev(i, log_n) if layout & LOAD_REV else i
+        at_out = lambda i: bitrev(i, log_n) if layout & STORE_REV else i
+        x = [a[at_in(i)] * (pw(at_in(i)) if scale == SCALE_LOADS else 1) % R for i in range(n)]
+        x = dit_stages(x, pow(w, -1, R) if inv else w, range(s, s + k))
+        exp = [0] * n
+        for i, v in enumerate(x):
+            p = at_out(i)
+            exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
+        flags = inv | scale | layout
+        cmd = f"ntt_tile {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
+        cs.add(f"ntt_tile 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
+def transform_tiles_cases(cs, rng, quick):
+    """The shared-memory path's four sequences (ntt.rs's tile plan, at several tile
+    sizes, and random other splits) against arkworks' definitions, as transform_cases."""
+    enc = lambda v: h(mont(v, "fr"))
+    for k in range(0, 9 if quick else 13):
+        n = 1 << k
+        w = root_of_unity(k)
+        n_inv = pow(n, -1, R)
+        g = rng.choice([7, rng.randrange(2, R)])
+        g_inv = pow(g, -1, R)
+        a = [rng.randrange(R) for _ in range(n)]
+        fwd = fft_ref(a, w)
+        inv = [x * n_inv % R for x in fft_ref(a, pow(w, -1, R))]
+        coset = fft_ref([x * pow(g, i, R) % R for i, x in enumerate(a)], w)
+        exps = {
+            "forward": (g, fwd),
+            "inverse": (g, inv),
+            "coset": (g, coset),
+            "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv)]),
+        }
+        plans = set()
+        for tb in (10, 4) if quick else (10, 8, 5, 4):
+            for fused in (True, False):
+                swap, plan = tile_plan(k, tb, fused)
+                plans.add((swap, tuple(plan)))
+        if k > 0:  # after the reversal pass, stages cut anywhere (pieces of at most 10), no batch bits
+            while True:
+                cuts = sorted(rng.sample(range(1, k), rng.randrange(min(k - 1, 3) + 1))) if k > 1 else []
+                ks = [b - a_ for a_, b in zip([0] + cuts, cuts + [k])]
+                if max(ks) <= 10:
+                    break
+            plans.add((1, tuple((kk, 0, sum(ks[:i]) + kk, 0) for i, kk in enumerate(ks))))
+        for kind, (offset, exp) in exps.items():
+            for swap, plan in sorted(plans):
+                spec = f"{swap} {len(plan)} " + " ".join(f"{kk} {gg} {cc} {ll}" for kk, gg, cc, ll in plan)
+                cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                cs.add(f"transform_tiles {kind} 2^{k} swap={swap} plan={plan}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
 def table_cases(cs, rng, quick):
     enc = lambda v: h(mont(v, "fr"))
     for count in (1, 2, 3, 7, 64, 100):
@@ -647,6 +818,9 @@ BUILDS = {
     # also a batch of planes.cu that is no power of two, and more threads per case
     "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
+    # ThreadSanitizer over the blocks that run as host threads (ntt_tile): a missing
+    # __syncthreads is a reported race (exit 66) even when the schedule hid it
+    "tsan": ["-O1", "-g", "-fsanitize=thread"],
 }
 
 
@@ -670,6 +844,8 @@ def main():
     ntt_pass_cases(cs, rng, args.quick)
     bit_reverse_scale_cases(cs, rng, args.quick)
     transform_cases(cs, rng, args.quick)
+    tile_cases(cs, rng, args.quick)
+    transform_tiles_cases(cs, rng, args.quick)
     table_cases(cs, rng, args.quick)
     scan_cases(cs, rng, args.quick)
     pw_cases(cs, rng, args.quick)

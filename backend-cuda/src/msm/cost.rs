@@ -64,6 +64,50 @@ pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
     model_cost(n, c, wp, quarter_weight)
 }
 
+/// Predicted nanoseconds a unit of [`cost`] (a quarter addition) takes on the H200,
+/// fitted to what window planes saved (issue 17's table, median of 7): G1 2^20 ran
+/// 11.30 ms on plain bases and 10.07 over planes, a model difference of 12.6 M units
+/// (0.098 ns a unit); G1 2^24 129.1 against 120.1 ms, 78.6 M units (0.115 ns); so 0.105
+/// for G1. G2 2^20 34.4 against 29.7 ms, 14.7 M units: 0.32 ns, 3.0 times G1 (the
+/// ratio of the groups' per-term rates in the backend's cost model, 22.8 / 7.49).
+fn ns_per_unit(group: Group) -> f64 {
+    match group {
+        Group::G1 => 0.105,
+        Group::G2 => 0.32,
+    }
+}
+
+/// Predicted nanoseconds an MSM of `n` terms over `group` saves with window bits and
+/// bucket windows `over` (over planes) instead of `plain` (negative: it loses).
+pub fn saving_ns(group: Group, n: usize, plain: (u32, usize), over: (u32, usize)) -> f64 {
+    let units = |(c, wp): (u32, usize)| cost(group, n, c, wp) as f64;
+    (units(plain) - units(over)) * ns_per_unit(group)
+}
+
+/// Predicted nanoseconds to build one plane of one G1 point `shift` doublings above
+/// the plane below: [`BUILD_POINT_NS`] + [`BUILD_DOUBLING_NS`] · shift, fitted to two
+/// figures of the H200: 164 ms for 2^20 points, 12 planes of 20 doublings (ncu;
+/// 13.0 ns a point and plane), and the MSM G1 2^24 "+transfers" bench row, 1707 ms
+/// with planes against 188 without, 9 ms of it the MSM's own difference: 1528 ms for
+/// 2^24 points, 4 planes of 60 doublings (22.8 ns). G2 costs [`G2_BUILD_FACTOR`] times
+/// as much (a G2 doubling and inversion are Fq2 arithmetic, about 3 Fq products for one).
+const BUILD_POINT_NS: f64 = 8.16;
+/// See [`BUILD_POINT_NS`].
+const BUILD_DOUBLING_NS: f64 = 0.2435;
+/// See [`BUILD_POINT_NS`]: the ratio of the groups' MSM rates (22.8 / 7.49 ns a term).
+const G2_BUILD_FACTOR: f64 = 3.04;
+
+/// Predicted nanoseconds to build planes 1 .. `count` of `len` points of `group`,
+/// `shift` doublings apart (planes.cu).
+pub fn planes_build_ns(group: Group, len: usize, count: u32, shift: u32) -> f64 {
+    let per_point_plane = BUILD_POINT_NS + BUILD_DOUBLING_NS * f64::from(shift);
+    let factor = match group {
+        Group::G1 => 1.0,
+        Group::G2 => G2_BUILD_FACTOR,
+    };
+    per_point_plane * factor * len as f64 * f64::from(count.saturating_sub(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +126,40 @@ mod tests {
         assert_eq!(window_bits(1 << 20), 16);
         assert_eq!(window_bits(1 << 24), 20);
         assert_eq!(window_bits(1 << 26), 20);
+    }
+
+    #[test]
+    fn the_planes_terms_reproduce_the_figures_they_were_fitted_to() {
+        let ms = |ns: f64| ns / 1e6;
+        let close = |got: f64, want: f64, tol: f64| {
+            assert!((got - want).abs() <= tol, "{got} against {want}")
+        };
+        close(ms(planes_build_ns(Group::G1, 1 << 20, 13, 20)), 164.0, 1.0);
+        close(ms(planes_build_ns(Group::G1, 1 << 24, 5, 60)), 1528.0, 5.0);
+        assert_eq!(planes_build_ns(Group::G1, 1 << 20, 1, 20), 0.0);
+        close(
+            planes_build_ns(Group::G2, 1000, 3, 19) / planes_build_ns(Group::G1, 1000, 3, 19),
+            G2_BUILD_FACTOR,
+            1e-9,
+        );
+        // Savings: plain c = 16 (16 windows) against planes c = 20, one bucket window
+        // (G1 2^20, measured 1.23 ms), and c = 20 with 3 (G1 2^24, measured 9.0 ms).
+        close(
+            ms(saving_ns(Group::G1, 1 << 20, (16, 16), (20, 1))),
+            1.23,
+            0.12,
+        );
+        close(
+            ms(saving_ns(Group::G1, 1 << 24, (20, 13), (20, 3))),
+            9.0,
+            0.9,
+        );
+        close(
+            ms(saving_ns(Group::G2, 1 << 20, (16, 16), (19, 1))),
+            4.7,
+            0.2,
+        );
+        assert!(saving_ns(Group::G1, 1 << 20, (20, 1), (16, 16)) < 0.0);
     }
 
     #[test]

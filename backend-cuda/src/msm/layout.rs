@@ -314,12 +314,16 @@ mod tests {
         msm_planes: None,
         msm_reduce: None,
         ntt_pass_stages: None,
+        ntt_path: None,
+        ntt_tile_bits: None,
         staging_mib: None,
         staging_cached: false,
         pageable_reads: false,
         read_huge_pages: false,
         portable_arith: false,
         nvrtc_options: Vec::new(),
+        nvrtc_programs: None,
+        msm_planes_build: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
@@ -376,7 +380,7 @@ mod tests {
                 ms.extend((1..=window_bits(n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(m), &tuning);
-                    let case = format!("n={n} m={m} {}", reduce.name());
+                    let case = format!("n={n} m={m} {reduce:?}");
                     assert_planned(&plan, &layout, m, group, &case);
                 }
             }

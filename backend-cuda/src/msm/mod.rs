@@ -3,9 +3,10 @@
 //! then reduced per window to a few plain sums (segmented running sums, then trees in
 //! shared memory), all in XYZZ coordinates (the kernel contract is the header of
 //! kernels/msm.cu). Over bases with window planes (`planes.rs`) all W windows' digits
-//! share the buckets of wp windows. The host weighs and adds the sums (`weighted`:
-//! Horner, a serial chain of doublings, which one CPU core runs far faster than one
-//! GPU thread).
+//! share the buckets of wp windows; the planes are built when they pay for themselves
+//! (planes.rs's ledger; this file asks it before each MSM). The host weighs and adds
+//! the sums (`weighted`: Horner, a serial chain of doublings, which one CPU core runs
+//! far faster than one GPU thread).
 //!
 //! The layers, each importing only those below it: `weighted` (the host's sum),
 //! `cost` (the model that picks the window and the planes), `planes` (bases buffers
@@ -32,12 +33,12 @@ use crate::error::CudaError;
 use crate::field::{Group, FR_WORDS};
 use crate::launch::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
-use crate::tuning::CudaTuning;
+use crate::tuning::{CudaTuning, PlanesBuild};
 use layout::{Layout, Scratch, ITEMS, ZEROED};
 use reduce::Reduced;
 use sort_reuse::KEPT;
 
-pub use planes::{build as build_planes, BasesBuffer, Planes};
+pub use planes::{BasesBuffer, Planes};
 pub use sort_reuse::SortReuse;
 pub use weighted::WindowSums;
 
@@ -57,6 +58,84 @@ pub fn alloc_bases(
     planes: Option<Planes>,
 ) -> Result<BufferId> {
     planes::alloc(stream, lease, item, group, len, planes)
+}
+
+/// New points are about to be staged into bases buffer `id`: its planes are void from
+/// now (a staging that fails leaves no planes of other points in use). Returns whether
+/// the buffer has room for planes: then it is staged whole (they are built from every
+/// point).
+pub fn void_planes(bases: &Lease, id: BufferId) -> Result<bool> {
+    let buf = bases.get::<BasesBuffer>(id)?;
+    buf.ledger()?.staged();
+    Ok(buf.planes.is_some())
+}
+
+/// New points were staged into bases buffer `id` (`len` points of `group`): under
+/// `CRUCIBLE_CUDA_MSM_PLANES_BUILD=eager` its planes are built now, with the kernels
+/// `kernels` gives (only asked for then).
+pub fn bases_staged<'k>(
+    stream: &Arc<CudaStream>,
+    kernels: impl FnOnce() -> Result<&'k Kernels>,
+    tuning: &CudaTuning,
+    group: Group,
+    bases: &Lease,
+    id: BufferId,
+    len: usize,
+) -> Result<()> {
+    let buf = bases.get::<BasesBuffer>(id)?;
+    if buf.planes.is_some() && planes::policy(tuning) == PlanesBuild::Eager {
+        let mut ledger = buf.ledger()?;
+        planes::build(stream, kernels()?, group, buf, len)?;
+        ledger.set_built();
+    }
+    Ok(())
+}
+
+/// The planes an MSM of `n` terms over `buf` (`len` points) runs on, if any: built
+/// ones, or, under the `paid` policy (planes.rs), ones built now, before it, because
+/// its predicted saving brings the savings since the bases were staged to the planes'
+/// predicted build cost. None: it runs on plane 0, the points themselves.
+fn usable_planes(
+    cx: &MsmContext<'_>,
+    group: Group,
+    buf: &BasesBuffer,
+    len: usize,
+    n: usize,
+    work: &Lease,
+) -> Result<Option<Planes>> {
+    let Some(table) = buf.planes else {
+        return Ok(None);
+    };
+    let mut ledger = buf.ledger()?;
+    if ledger.built() {
+        return Ok(Some(table));
+    }
+    if planes::policy(cx.tuning) != PlanesBuild::Paid {
+        return Ok(None);
+    }
+    // Only an MSM that would run over the planes (their scratch planned, the model
+    // preferring them) counts towards them.
+    let over = layout::choose(group, n, Some(table), len, work, cx.tuning);
+    if over.stride == 0 {
+        return Ok(None);
+    }
+    let plain = layout::choose(group, n, None, len, work, cx.tuning);
+    let saving = cost::saving_ns(
+        group,
+        n,
+        (plain.c, plain.bucket_windows),
+        (over.c, over.bucket_windows),
+    );
+    let build = cost::planes_build_ns(group, len, table.count, table.shift());
+    if !ledger.pays(saving, build) {
+        return Ok(None);
+    }
+    if let Err(e) = planes::build(cx.stream, cx.kernels, group, buf, len) {
+        // Not built after all: the next MSM tries again from nothing saved.
+        ledger.staged();
+        return Err(e);
+    }
+    Ok(Some(table))
 }
 
 /// Copies of its points a bases buffer with `planes` holds.
@@ -108,7 +187,14 @@ pub fn msm<B>(
             exponents: Vec::new(),
         });
     }
-    let table = bases.get::<BasesBuffer>(bases_id)?.planes;
+    let table = usable_planes(
+        cx,
+        group,
+        bases.get::<BasesBuffer>(bases_id)?,
+        bases_len,
+        n,
+        work,
+    )?;
     let layout = layout::choose(group, n, table, bases_len, work, cx.tuning);
     if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
         return Err(CudaError::Size(format!(

@@ -1,6 +1,6 @@
 //! MSM bases buffers and their window planes. A G1 or G2 bases buffer of `len` points can be
-//! allocated with `count` planes: plane j holds 2^(c·per_plane·j)·P_i for every point
-//! (plane 0 the points themselves), built on the device when the bases are staged
+//! allocated with room for `count` planes: plane j holds 2^(c·per_plane·j)·P_i for every
+//! point (plane 0 the points themselves), built on the device from the staged points
 //! (kernels/planes.cu). An MSM over such a buffer puts the digits of all W windows into
 //! the buckets of `per_plane` windows (msm.cu's header): the bucket reduction runs
 //! over per_plane windows instead of W, and larger windows (fewer bucket additions)
@@ -10,17 +10,27 @@
 //! The planes cost memory: `count` times the bases. One buffer's planes take at most
 //! 1/[`BUDGET_SHARE`] of the device budget, and `CRUCIBLE_CUDA_MSM_PLANES` caps their
 //! number (1 turns them off), so a prover under a small memory limit keeps plain bases.
+//!
+//! They also cost time to build: 164 ms for 2^20 G1 points, against about 1.3 ms saved
+//! an MSM. So by default (`CRUCIBLE_CUDA_MSM_PLANES_BUILD=paid`) a buffer starts with
+//! plane 0 alone and rents before it buys, as in ski rental: each MSM over the staged
+//! bases runs on plane 0 and adds the cost model's predicted saving to the buffer's
+//! [`Ledger`]; the MSM that brings the savings to the predicted build cost builds the
+//! planes first and runs over them, as does every later MSM until the bases are staged
+//! again. A one-shot MSM never pays for planes, a long-running prover pays at most
+//! twice what building at once would have cost. `eager` builds them at staging,
+//! `never` gives the buffer no room for them.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use crucible_core::{BufferId, Lease, PlanKey, Result};
+use crucible_core::{BufferId, Error, Lease, PlanKey, Result};
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::field::Group;
 use crate::launch::{self, grid_with_block, Dev, Kernels};
 use crate::memory::{self, DeviceWords};
 use crate::msm::cost;
-use crate::tuning::CudaTuning;
+use crate::tuning::{CudaTuning, PlanesBuild};
 
 /// Points one thread of planes.cu carries through the doublings: they share one
 /// inversion back to affine. The launch shape depends on it, so it must be the
@@ -50,12 +60,67 @@ impl Planes {
     }
 }
 
-/// A bases buffer: the points (plane 0) and, when it has them, its window planes.
+/// A bases buffer: the points (plane 0) and, when it has room for them, its window
+/// planes.
 pub struct BasesBuffer {
     /// The device words, plane after plane (freed, stream-ordered, when dropped).
     pub words: CudaSlice<u32>,
-    /// The window planes that follow the points, if any.
+    /// The window planes that follow the points, if the buffer has room for them.
     pub planes: Option<Planes>,
+    /// Whether the planes are built, and what the MSMs would have saved with them.
+    ledger: Mutex<Ledger>,
+}
+
+impl BasesBuffer {
+    /// The buffer's planes ledger.
+    pub fn ledger(&self) -> Result<MutexGuard<'_, Ledger>> {
+        self.ledger
+            .lock()
+            .map_err(|_| Error::device("cuda", "a bases buffer's planes lock is poisoned"))
+    }
+}
+
+/// A bases buffer's planes since its points were last staged: built or not, and (not
+/// yet built) the savings the MSMs since would have had over them, in predicted ns.
+#[derive(Debug, Default, PartialEq)]
+pub struct Ledger {
+    built: bool,
+    saved_ns: f64,
+}
+
+impl Ledger {
+    /// New points were staged: the planes (of the old points) are void, and so are
+    /// the savings counted towards them.
+    pub fn staged(&mut self) {
+        *self = Ledger::default();
+    }
+
+    /// Whether the planes are built from the points staged now.
+    pub fn built(&self) -> bool {
+        self.built
+    }
+
+    /// One MSM that would save `saving_ns` over the planes, which cost `build_ns` to
+    /// build: whether to build them now, before it (the savings since staging,
+    /// this one's included, reach the cost). Once built, always true.
+    pub fn pays(&mut self, saving_ns: f64, build_ns: f64) -> bool {
+        if !self.built {
+            self.saved_ns += saving_ns.max(0.0);
+            self.built = self.saved_ns >= build_ns;
+        }
+        self.built
+    }
+
+    /// The planes were built (at staging, `eager`).
+    pub fn set_built(&mut self) {
+        self.built = true;
+    }
+}
+
+/// When planes are built under `tuning` (`CRUCIBLE_CUDA_MSM_PLANES_BUILD`; `paid`
+/// unless set).
+pub fn policy(tuning: &CudaTuning) -> PlanesBuild {
+    tuning.msm_planes_build.unwrap_or(PlanesBuild::Paid)
 }
 
 impl DeviceWords for BasesBuffer {
@@ -85,6 +150,7 @@ pub fn alloc(
         Ok(BasesBuffer {
             words: memory::zeroed(stream, count)?,
             planes,
+            ledger: Mutex::new(Ledger::default()),
         })
     })
 }
@@ -146,28 +212,29 @@ fn choose(
 }
 
 /// [`choose`] with the tuning overrides of `tuning` (`CRUCIBLE_CUDA_MSM_PLANES` and
-/// `CRUCIBLE_CUDA_WINDOW_BITS`).
+/// `CRUCIBLE_CUDA_WINDOW_BITS`); none under `CRUCIBLE_CUDA_MSM_PLANES_BUILD=never`.
 pub fn choose_tuned(
     len: usize,
     group: Group,
     capacity: u64,
     tuning: &CudaTuning,
 ) -> Option<Planes> {
+    if policy(tuning) == PlanesBuild::Never {
+        return None;
+    }
     choose(len, group, capacity, tuning.msm_planes, tuning.window_bits)
 }
 
-/// Fills planes 1.. of the staged bases buffer `id` (`len` points, plane 0 staged),
-/// one launch per plane, on the compute stream (ordered after the staging copy by the
-/// buffer's events). A buffer without planes needs nothing.
+/// Fills planes 1.. of bases buffer `buf` (`len` points, plane 0 staged), one launch
+/// per plane, on the compute stream (ordered after the staging copy by the buffer's
+/// events). A buffer without planes needs nothing. The caller marks its ledger.
 pub fn build(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     group: Group,
-    lease: &Lease,
-    id: BufferId,
+    buf: &BasesBuffer,
     len: usize,
 ) -> Result<()> {
-    let buf = lease.get::<BasesBuffer>(id)?;
     let Some(planes) = buf.planes else {
         return Ok(());
     };
@@ -223,6 +290,92 @@ mod tests {
         assert_eq!(choose(1 << 20, Group::G1, 1 << 30, None, None), None);
         assert_eq!(choose(1 << 20, Group::G1, H200, Some(1), None), None);
         assert_eq!(choose(0, Group::G1, H200, None, None), None);
+    }
+
+    #[test]
+    fn the_ledger_builds_once_the_savings_reach_the_build_cost() {
+        let mut ledger = Ledger::default();
+        assert!(!ledger.built());
+        // Savings of 3 against a cost of 10: the fourth MSM builds, before it runs.
+        assert!(!ledger.pays(3.0, 10.0));
+        assert!(!ledger.pays(3.0, 10.0));
+        // A losing MSM takes nothing back.
+        assert!(!ledger.pays(-5.0, 10.0));
+        assert!(!ledger.pays(3.0, 10.0));
+        assert!(ledger.pays(3.0, 10.0));
+        assert!(ledger.built());
+        // Built: every MSM runs over the planes, whatever it would save.
+        assert!(ledger.pays(0.0, 10.0));
+        // New points void the planes and what was saved towards them.
+        ledger.staged();
+        assert_eq!(ledger, Ledger::default());
+        assert!(!ledger.pays(9.0, 10.0));
+        ledger.set_built();
+        assert!(ledger.built());
+    }
+
+    #[test]
+    fn paid_planes_cost_at_most_twice_the_best_choice_made_in_hindsight() {
+        // G1 2^20 over 13 planes on the H200: the MSM's saving and the build cost of
+        // the cost model.
+        let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
+        let c0 = cost::window_bits(1 << 20);
+        let saving = cost::saving_ns(
+            Group::G1,
+            1 << 20,
+            (c0, cost::windows(c0)),
+            (p.c, p.per_plane as usize),
+        );
+        let build = cost::planes_build_ns(Group::G1, 1 << 20, p.count, p.shift());
+        assert!(saving > 0.0 && build > 0.0);
+        let mut built_at = None;
+        for msms in 1..=1000usize {
+            // What the ledger does over `msms` MSMs of one staging, against the best of
+            // never building and building at staging.
+            let mut ledger = Ledger::default();
+            let mut paid = 0.0;
+            for i in 0..msms {
+                if ledger.built() {
+                    continue;
+                }
+                if ledger.pays(saving, build) {
+                    paid += build;
+                    built_at.get_or_insert(i + 1);
+                } else {
+                    paid += saving;
+                }
+            }
+            let best = build.min(msms as f64 * saving);
+            assert!(
+                paid <= 2.0 * best + 1e-6,
+                "{msms} MSMs: {paid} against {best}"
+            );
+        }
+        // One MSM (bench's "+transfers") never builds; a prover builds after about
+        // 124 MSMs (164 ms / 1.32 ms).
+        let built_at = built_at.unwrap();
+        assert!((100..=150).contains(&built_at), "{built_at}");
+    }
+
+    #[test]
+    fn never_leaves_no_room_and_paid_is_the_default() {
+        assert_eq!(policy(&CudaTuning::default()), PlanesBuild::Paid);
+        let never = CudaTuning {
+            msm_planes_build: Some(PlanesBuild::Never),
+            ..CudaTuning::default()
+        };
+        assert_eq!(choose_tuned(1 << 20, Group::G1, H200, &never), None);
+        for build in [None, Some(PlanesBuild::Eager), Some(PlanesBuild::Paid)] {
+            let tuning = CudaTuning {
+                msm_planes_build: build,
+                ..CudaTuning::default()
+            };
+            assert_eq!(
+                choose_tuned(1 << 20, Group::G1, H200, &tuning),
+                choose(1 << 20, Group::G1, H200, None, None),
+                "{build:?}"
+            );
+        }
     }
 
     #[test]
