@@ -74,6 +74,8 @@ static inline void __syncthreads() { cru_block_barrier(); }
 static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
 static inline u32 atomicSub(u32* p, u32 v) { const u32 old = *p; *p = old - v; return old; }
 static inline u32 atomicMax(u32* p, u32 v) { const u32 old = *p; if (v > old) *p = v; return old; }
+// One thread at a time: every write is seen by the threads that run after it.
+static inline void __threadfence() {}
 #endif
 
 // ---------------------------------------------------------------------------

@@ -50,6 +50,10 @@
 // to 255 registers). Step 6-7 "tree" fixes its blocks.
 //   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp)
 //                                                                          THREADS = n
+//      or msm_digits_indexed(const Fr* scalars, const u32* index, u32* digits,
+//        u32* bucket_count, u32 n, u32 c, u32 wp): term i is scalar index[i] (index u32[n],
+//        each < the scalars' count; ones.cu's list of the rest), and step 4 is then
+//        msm_scatter_indexed with the same index, so that entries name point index[i].
 //   2. the exclusive prefix sum of bucket_count[0..M) into bucket_start[0..M], with
 //      u32_chunk_sums / u32_chunk_scan below: scan(in, out, m) = if m <= CH:
 //      u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32 holding 0);
@@ -58,6 +62,8 @@
 //   3. (none: step 2 leaves bucket_start[M] = T)
 //   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
 //        u32* sorted, u32 n, u32 c, u32 wp, u32 stride)                     grid (n, W)
+//      or msm_scatter_indexed(const u32* digits, const u32* index, const u32* bucket_start,
+//        u32* bucket_count, u32* sorted, u32 n, u32 c, u32 wp, u32 stride)  grid (n, W)
 //   5. msm_g1_accumulate(const G1Affine* bases, const u32* sorted, const u32* bucket_start,
 //        G1Xyzz* buckets, G1Xyzz* carries, u32* max_span, u32 m, u32 chunk)
 //                                                              THREADS = ceil(W n / chunk)
@@ -135,11 +141,14 @@ CRU_DEV u32 msm_bits(const u32* s, u32 bit, u32 c) {
 }
 
 // Window w's digits go to the buckets of window w % wp, and name the point of plane
-// w / wp (msm_scatter): with window planes (header), wp < W.
-extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp) {
+// w / wp (msm_scatter): with window planes (header), wp < W. Term i is scalar i, or,
+// INDEXED, scalar index[i] (msm_digits_indexed: the rest of a witness-aware MSM, ones.cu).
+template <bool INDEXED>
+CRU_DEV void msm_digits_of(const Fr* scalars, const u32* index, u32* digits, u32* bucket_count, u32 n, u32 c,
+                           u32 wp) {
     const u32 i = CRU_THREAD_X;
     if (i >= n) return;
-    const Fr s = from_mont(scalars[i]);
+    const Fr s = from_mont(scalars[INDEXED ? index[i] : i]);
     const u32 nw = msm_num_windows(c);
     const u32 half = 1u << (c - 1);
     u32 carry = 0;
@@ -157,6 +166,15 @@ extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucke
         digits[(u64)w * n + i] = code;
         if (code != 0) atomicAdd(&bucket_count[((u64)(w % wp) << (c - 1)) + (code & 0x7fffffffu) - 1], 1u);
     }
+}
+
+extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp) {
+    msm_digits_of<false>(scalars, nullptr, digits, bucket_count, n, c, wp);
+}
+
+extern "C" __global__ void msm_digits_indexed(const Fr* scalars, const u32* index, u32* digits, u32* bucket_count,
+                                              u32 n, u32 c, u32 wp) {
+    msm_digits_of<true>(scalars, index, digits, bucket_count, n, c, wp);
 }
 
 extern "C" __global__ void u32_chunk_sums(const u32* in, u32* sums, u32 m, u32 chunk) {
@@ -186,9 +204,11 @@ extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32
 }
 
 // Entries fill each bucket from its end: the order within a bucket depends on atomic
-// timing; the bucket's sum does not. An entry names point i of plane w / wp.
-extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
-                                       u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
+// timing; the bucket's sum does not. An entry names point i (INDEXED: index[i]) of
+// plane w / wp.
+template <bool INDEXED>
+CRU_DEV void msm_scatter_of(const u32* digits, const u32* index, const u32* bucket_start, u32* bucket_count,
+                            u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
     const u32 i = CRU_THREAD_X;
     const u32 w = blockIdx.y;
     if (i >= n || w >= msm_num_windows(c)) return;
@@ -196,7 +216,17 @@ extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_star
     if (code == 0) return;
     const u64 k = ((u64)(w % wp) << (c - 1)) + (code & 0x7fffffffu) - 1;
     const u32 pos = bucket_start[k] + atomicSub(&bucket_count[k], 1u) - 1;
-    sorted[pos] = ((w / wp) * stride + i) | (code & 0x80000000u);
+    sorted[pos] = ((w / wp) * stride + (INDEXED ? index[i] : i)) | (code & 0x80000000u);
+}
+
+extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
+                                       u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
+    msm_scatter_of<false>(digits, nullptr, bucket_start, bucket_count, sorted, n, c, wp, stride);
+}
+
+extern "C" __global__ void msm_scatter_indexed(const u32* digits, const u32* index, const u32* bucket_start,
+                                               u32* bucket_count, u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
+    msm_scatter_of<true>(digits, index, bucket_start, bucket_count, sorted, n, c, wp, stride);
 }
 
 // The bucket holding sorted entry `pos` < total: the largest k with bucket_start[k] <= pos.

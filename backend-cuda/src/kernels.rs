@@ -37,10 +37,11 @@ const HEADERS: [&str; 3] = [
 ];
 
 /// The kernel files: the name their programs take, and the source.
-const FILES: [(&str, &str); 3] = [
+const FILES: [(&str, &str); 4] = [
     ("ntt", include_str!("../kernels/ntt.cu")),
     ("msm", include_str!("../kernels/msm.cu")),
     ("planes", include_str!("../kernels/planes.cu")),
+    ("ones", include_str!("../kernels/ones.cu")),
 ];
 
 /// How a kernel file opens a part of its kernels (curve.cuh): `#if CRU_WITH(PART)`.
@@ -363,6 +364,8 @@ mod tests {
             "msm-g2-reduction",
             "planes-g1",
             "planes-g2",
+            "ones-g1",
+            "ones-g2",
         ] {
             assert!(names.contains(&expected), "{expected} not in {names:?}");
         }

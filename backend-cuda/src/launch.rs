@@ -371,6 +371,17 @@ launches! {
         c: u32,
         wp: u32,
     ) = [MsmDigits = "msm_digits"];
+    /// msm.cu step 1 over the terms `index` names (the rest of a witness-aware MSM);
+    /// threads = n.
+    fn msm_digits_indexed(
+        scalars: Dev<'_, elem::Fr>,
+        index: Dev<'_, elem::U32>,
+        digits: Dev<'_, elem::U32>,
+        bucket_count: Dev<'_, elem::U32>,
+        n: u32,
+        c: u32,
+        wp: u32,
+    ) = [MsmDigitsIndexed = "msm_digits_indexed"];
     /// msm.cu step 2, up: the sum of each `chunk` of `in`; threads = ceil(m / chunk).
     fn u32_chunk_sums(r#in: Dev<'_, elem::U32>, sums: Dev<'_, elem::U32>, m: u32, chunk: u32)
         = [U32ChunkSums = "u32_chunk_sums"];
@@ -395,6 +406,43 @@ launches! {
         wp: u32,
         stride: u32,
     ) = [MsmScatter = "msm_scatter"];
+    /// msm.cu step 4 over the terms `index` names; threads = n × W windows.
+    fn msm_scatter_indexed(
+        digits: Dev<'_, elem::U32>,
+        index: Dev<'_, elem::U32>,
+        bucket_start: Dev<'_, elem::U32>,
+        bucket_count: Dev<'_, elem::U32>,
+        sorted: Dev<'_, elem::U32>,
+        n: u32,
+        c: u32,
+        wp: u32,
+        stride: u32,
+    ) = [MsmScatterIndexed = "msm_scatter_indexed"];
+    /// ones.cu step 1: each chunk's ones and rest; threads = ceil(n / chunk).
+    fn msm_classify_count(
+        scalars: Dev<'_, elem::Fr>,
+        class_count: Dev<'_, elem::U32>,
+        n: u32,
+        chunk: u32,
+    ) = [MsmClassifyCount = "msm_classify_count"];
+    /// ones.cu step 3: the list [ones | rest] from the counts' prefix sum;
+    /// threads = ceil(n / chunk).
+    fn msm_classify_scatter(
+        scalars: Dev<'_, elem::Fr>,
+        class_start: Dev<'_, elem::U32>,
+        list: Dev<'_, elem::U32>,
+        n: u32,
+        chunk: u32,
+    ) = [MsmClassifyScatter = "msm_classify_scatter"];
+    /// ones.cu step 4: the sum of the ones' bases, into partials[0]; threads = leaves.
+    fn msm_ones_sum[group: Group](
+        bases: Dev<'_, elem::Affine>,
+        ones: Dev<'_, elem::U32>,
+        partials: Dev<'_, elem::Xyzz>,
+        tickets: Dev<'_, elem::U32>,
+        count: u32,
+        leaves: u32,
+    ) = [MsmG1OnesSum = "msm_g1_ones_sum", MsmG2OnesSum = "msm_g2_ones_sum"];
     /// msm.cu step 5: bucket sums by chunks of sorted entries, carries out;
     /// threads = ceil(entries / chunk).
     fn msm_accumulate[group: Group](
@@ -560,10 +608,11 @@ pub fn grid_2d(x: usize, windows: usize, block: u32) -> LaunchConfig {
 mod tests {
     use super::*;
 
-    const SOURCES: [&str; 3] = [
+    const SOURCES: [&str; 4] = [
         include_str!("../kernels/ntt.cu"),
         include_str!("../kernels/msm.cu"),
         include_str!("../kernels/planes.cu"),
+        include_str!("../kernels/ones.cu"),
     ];
 
     /// A kernel's parameters as its source declares them: (name, C type with `const`,

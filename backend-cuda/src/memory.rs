@@ -144,7 +144,22 @@ pub fn download(
     id: BufferId,
     count: usize,
 ) -> Result<Vec<u32>> {
+    download_at(stream, lease, id, 0, count)
+}
+
+/// Copies `count` words of a buffer from word `offset` on to the host (waits for the
+/// stream); fewer where the buffer ends first.
+pub fn download_at(
+    stream: &Arc<CudaStream>,
+    lease: &Lease,
+    id: BufferId,
+    offset: usize,
+    count: usize,
+) -> Result<Vec<u32>> {
     let buf = lease.get::<CudaBuffer>(id)?;
-    let view = buf.words.slice(..count.min(buf.words.len()));
+    let len = buf.words.len();
+    let view = buf
+        .words
+        .slice(offset.min(len)..offset.saturating_add(count).min(len));
     Ok(stream.clone_dtoh(&view).map_err(CudaError::from)?)
 }

@@ -34,6 +34,13 @@ const MSM_PLANES: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_PLANES",
     range: 1..=256,
 };
+/// The witness-aware MSM (msm/ones.rs): 1 (the default) sums the scalars equal to 1
+/// apart and runs Pippenger over the other nonzero ones; 0 runs every scalar through
+/// Pippenger, as before, for A/B measurements.
+const MSM_ONES: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_ONES",
+    range: 0..=1,
+};
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
 const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
@@ -144,6 +151,8 @@ pub struct CudaTuning {
     pub msm_planes: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_REDUCE`: the MSM reduction, `tree` or `levels`.
     pub msm_reduce: Option<MsmReduce>,
+    /// `CRUCIBLE_CUDA_MSM_ONES`: 0 turns the witness-aware MSM off.
+    pub msm_ones: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT`: which NTT kernels run.
@@ -169,6 +178,12 @@ pub struct CudaTuning {
 }
 
 impl CudaTuning {
+    /// Whether MSMs sum their 1-scalars apart (msm/ones.rs): unless
+    /// `CRUCIBLE_CUDA_MSM_ONES=0`.
+    pub fn msm_ones(&self) -> bool {
+        self.msm_ones != Some(0)
+    }
+
     /// The overrides in this process's environment.
     pub fn from_env() -> Result<CudaTuning> {
         CudaTuning::from_lookup(|name| std::env::var(name).ok())
@@ -183,6 +198,7 @@ impl CudaTuning {
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
             msm_reduce: choice(MSM_REDUCE, lookup(MSM_REDUCE).as_deref(), MSM_REDUCES)?,
+            msm_ones: number(&MSM_ONES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
             ntt_tile_bits: number(&NTT_TILE_BITS)?,
@@ -250,11 +266,12 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 7] = [
+    const NUMBERS: [&Var; 8] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
+        &MSM_ONES,
         &NTT_PASS_STAGES,
         &NTT_TILE_BITS,
         &STAGING_MIB,
@@ -329,6 +346,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
+            ("CRUCIBLE_CUDA_MSM_ONES", "0"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
             ("CRUCIBLE_CUDA_NTT_TILE_BITS", "8"),
@@ -350,6 +368,7 @@ mod tests {
                 msm_seg_bits: Some(3),
                 msm_planes: Some(1),
                 msm_reduce: Some(MsmReduce::Levels),
+                msm_ones: Some(0),
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),
                 ntt_tile_bits: Some(8),
@@ -363,6 +382,7 @@ mod tests {
                 msm_planes_build: Some(PlanesBuild::Never),
             }
         );
+        assert!(!tuning.msm_ones() && CudaTuning::default().msm_ones());
         for (word, policy) in [("eager", PlanesBuild::Eager), ("paid", PlanesBuild::Paid)] {
             let tuning =
                 CudaTuning::from_lookup(env_owned("CRUCIBLE_CUDA_MSM_PLANES_BUILD", word)).unwrap();

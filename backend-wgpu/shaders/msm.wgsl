@@ -95,21 +95,6 @@ fn store_level(i: u32, at: u32) {
     }
 }
 
-// The bucket b of window w with task_off[b] ≤ k < task_off[b + 1] (k < the total).
-fn bucket_of_task(task_base: u32, k: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.buckets;
-    while hi - lo > 1u {
-        let mid = (lo + hi) / 2u;
-        if task_off[task_base + mid] <= k {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 // One thread per (window, task): the sum of at most task_size points of one bucket.
 @compute @workgroup_size(64)
 fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

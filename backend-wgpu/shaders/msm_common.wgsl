@@ -1,5 +1,5 @@
 // Bindings and parameters shared by the MSM's scalar-sorting module (msm_sort.wgsl)
-// and its per-curve accumulation module (msm.wgsl).
+// and its accumulation modules (msm.wgsl, interpreted; msm_values.wgsl, straight-line).
 //
 // Bucket method over `windows` windows of `window_bits` bits (unsigned digits; digit 0
 // is skipped). Per window, points are counted per bucket, sorted by bucket (counting
@@ -52,4 +52,19 @@ struct MsmParams {
 
 fn thread_index(wid: vec3<u32>, lid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * 64u + lid.x;
+}
+
+// The bucket b of window w with task_off[b] ≤ k < task_off[b + 1] (k < the total).
+fn bucket_of_task(task_base: u32, k: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.buckets;
+    while hi - lo > 1u {
+        let mid = (lo + hi) / 2u;
+        if task_off[task_base + mid] <= k {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
 }

@@ -1,6 +1,7 @@
 // The register file of the Fq programs (field.rs) and the point helpers built on it.
-// The programs run through `run_program(start, len)`: interpreter.wgsl's loop, or
-// field.rs's straight-line functions (wgsl_straight) where the adapter is hardware.
+// The programs run through `run_program(start, len)`, interpreter.wgsl's loop (the
+// straight-line form, straight.rs, has no register file: its formulas are functions
+// on values).
 //
 // Why: Mesa and other Vulkan drivers inline every function, and llvmpipe's LLVM
 // compile time grows faster than linearly with function size. A G2 addition written

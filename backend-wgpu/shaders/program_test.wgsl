@@ -2,27 +2,8 @@
 // addition): per element, `a_fqs` Fq of a[i] go to regs[0..], `b_fqs` Fq of b[i] to
 // regs[b_reg..], the program runs, and `out_fqs` Fq from regs[out_reg..] go to out[i].
 // Mode 1 reads b as a stored affine point (Z = 1, or the identity for (0, 0)); mode 2
-// ignores b and sets Q = P, so the addition program doubles.
-
-struct ProgramTestParams {
-    count: u32,
-    start: u32,
-    len: u32,
-    ext: u32,
-    a_fqs: u32,
-    b_reg: u32,
-    b_fqs: u32,
-    out_reg: u32,
-    out_fqs: u32,
-    mode: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: ProgramTestParams;
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+// ignores b and sets Q = P, so the addition program doubles. Parameters and bindings:
+// program_test_params.wgsl.
 
 // Element i's operands into the registers.
 fn program_test_load(i: u32) {
@@ -67,7 +48,7 @@ fn program_test_store(i: u32) {
     }
 }
 
-// The interpreted form; field.rs generates `program_op_<name>` for the straight-line
+// The interpreted form; straight.rs generates `program_op_<name>` for the straight-line
 // form, one entry point per program.
 @compute @workgroup_size(64)
 fn program_op(@builtin(global_invocation_id) gid: vec3<u32>) {

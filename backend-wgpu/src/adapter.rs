@@ -9,7 +9,8 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::shaders::{Formulas, FORMULAS_ENV};
+use crate::fq_code::LimbBits;
+use crate::shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -20,8 +21,18 @@ pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
 pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
 /// Device memory kept out of a hardware adapter's budget for the driver's per-thread
-/// private memory (the curve interpreter's registers).
-pub const PRIVATE_MEMORY_RESERVE: u64 = 2 << 30;
+/// private memory, by the form of the formulas: the curve interpreter's register file
+/// (about 7 KiB a thread, x 132 SMs x 2048 threads on an H200: 1.9 GiB), or what the
+/// straight-line kernels may spill, their live values beyond the registers (a G2
+/// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
+/// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
+/// reserved as 1 GiB until a profile gives the driver's real figure).
+pub fn private_memory_reserve(formulas: Formulas) -> u64 {
+    match formulas {
+        Formulas::Interpreted => 2 << 30,
+        Formulas::Straight => 1 << 30,
+    }
+}
 
 /// Choices for opening wgpu adapters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,10 +47,14 @@ pub struct WgpuOptions {
     /// The form of the Fq2 and curve formulas; `None`: `CRUCIBLE_WGPU_FORMULAS`, else
     /// the adapter's default ([`Formulas::for_adapter`]: the interpreter for now).
     pub formulas: Option<Formulas>,
+    /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
+    /// [`LimbBits::DEFAULT`].
+    pub limb_bits: Option<LimbBits>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`] and [`FORMULAS_ENV`].
+    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`] and
+    /// [`LIMB_BITS_ENV`].
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -59,11 +74,22 @@ impl WgpuOptions {
             })?),
             _ => None,
         };
+        let limb_bits = match std::env::var(LIMB_BITS_ENV) {
+            Ok(s) if !s.trim().is_empty() => Some(LimbBits::parse(&s).ok_or_else(|| {
+                WgpuError::NoAdapter(format!(
+                    "{LIMB_BITS_ENV}=`{s}`: expected a limb width of {} to {} bits",
+                    LimbBits::RANGE.start(),
+                    LimbBits::RANGE.end()
+                ))
+            })?),
+            _ => None,
+        };
         Ok(WgpuOptions {
             adapter,
             memory_bytes,
             max_binding_bytes: None,
             formulas,
+            limb_bits,
         })
     }
 }
@@ -265,11 +291,13 @@ fn open(
     let formulas = wgpu_options
         .formulas
         .unwrap_or(Formulas::for_adapter(software));
+    let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
     let ctx = Context::new(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
         formulas,
+        limbs,
     );
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let backend_info = BackendInfo {
@@ -285,7 +313,10 @@ fn open(
             } else {
                 format!(" {}", info.driver_info)
             },
-            formulas.name()
+            match formulas {
+                Formulas::Straight => format!("straight, {}-bit Fq limbs", limbs.bits()),
+                Formulas::Interpreted => formulas.name().to_string(),
+            }
         ),
         memory_bytes: memory,
         // A software adapter (llvmpipe) is slower than the CPU backend: `auto` prefers
@@ -296,14 +327,13 @@ fn open(
             priority::PORTABLE_GPU
         },
     };
-    // The curve interpreter keeps its registers in private memory (about 7 KiB per
-    // thread), which a GPU driver reserves for every resident thread outside any
-    // buffer of ours: about 1.9 GiB on an H200 (132 SMs x 2048 threads). It comes off
-    // the budget so that a full budget cannot push the device out of memory.
+    // A GPU driver reserves private memory for every resident thread outside any
+    // buffer of ours: it comes off the budget so that a full budget cannot push the
+    // device out of memory.
     let usable = if software {
         memory
     } else {
-        memory.saturating_sub(PRIVATE_MEMORY_RESERVE)
+        memory.saturating_sub(private_memory_reserve(formulas))
     };
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
     Ok(Opened {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
+use crate::fq_code::LimbBits;
 use crate::params::PARAMS_BYTES;
 use crate::shaders::{Formulas, Module, WORKGROUP};
 
@@ -66,10 +67,25 @@ pub struct Context {
     pub limits: DeviceLimits,
     /// The form the shaders' formulas take, fixed at open.
     pub formulas: Formulas,
+    /// The straight-line form's Fq limb width, fixed at open.
+    pub limbs: LimbBits,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
     pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
+    compiles: Mutex<Vec<PipelineCompile>>,
+}
+
+/// How long one pipeline took to create: the shader module's translation (on its
+/// first pipeline) and the driver's compilation of the entry point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineCompile {
+    /// The module, as `Module`'s name (`MsmG1`).
+    pub module: String,
+    /// The entry point.
+    pub entry: &'static str,
+    /// Wall time of the creation.
+    pub time: std::time::Duration,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -80,12 +96,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// modules are compiled with `formulas`.
+    /// kernels run `formulas`, straight-line Fq code over `limbs`.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         limits: DeviceLimits,
         formulas: Formulas,
+        limbs: LimbBits,
     ) -> Self {
         let lost = Arc::new(Mutex::new(None));
         let lost_flag = Arc::clone(&lost);
@@ -103,10 +120,12 @@ impl Context {
             queue,
             limits,
             formulas,
+            limbs,
             lost,
             uncaptured,
             modules: Default::default(),
             pipelines: Mutex::new(HashMap::new()),
+            compiles: Mutex::new(Vec::new()),
         }
     }
 
@@ -172,7 +191,7 @@ impl Context {
                     self.device
                         .create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(&format!("crucible {module:?}")),
-                            source: wgpu::ShaderSource::Wgsl(module.source(self.formulas).into()),
+                            source: wgpu::ShaderSource::Wgsl(module.source(self.limbs).into()),
                         })
                 })
                 .map_err(|e| e.to_string())
@@ -193,6 +212,7 @@ impl Context {
         if let Some(p) = lock(&self.pipelines).get(&(module, entry)) {
             return Ok(p.clone());
         }
+        let started = std::time::Instant::now();
         let shader = self.module(module)?;
         let pipeline = self.scoped(&format!("creating pipeline {module:?}::{entry}"), || {
             self.device
@@ -206,7 +226,17 @@ impl Context {
                 })
         })?;
         lock(&self.pipelines).insert((module, entry), pipeline.clone());
+        lock(&self.compiles).push(PipelineCompile {
+            module: format!("{module:?}"),
+            entry,
+            time: started.elapsed(),
+        });
         Ok(pipeline)
+    }
+
+    /// Every pipeline created so far and how long it took, in order of creation.
+    pub fn compiles(&self) -> Vec<PipelineCompile> {
+        lock(&self.compiles).clone()
     }
 
     /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error).

@@ -32,13 +32,14 @@
 //!   minutes on llvmpipe; as a program it is one inlined copy each of `fq_mul`, `fq_add`
 //!   and `fq_sub`. The cost is a register file indexed at run time (local memory) and
 //!   a branch per Fq operation, about 90 times slower than CUDA on an H200;
-//! - **straight-line**: one WGSL function per program ([`wgsl_straight`]), each
-//!   instruction a call on `let` values, reading its inputs from and writing its
-//!   outputs to the same register file at constant indices, so that a hardware
-//!   compiler can keep the intermediate values in registers and schedule across
-//!   operations (its speed on a GPU is not measured yet). llvmpipe compiles it
-//!   slowly (a G1 addition test kernel took about 110 s), so software adapters keep
-//!   the interpreter.
+//! - **straight-line**, for hardware adapters (crate::straight): each program in
+//!   static single assignment as a WGSL function on values, `fn g1_add(p: G1P, q: G1P)
+//!   -> G1P` with `let` bindings, over the loop-free Fq code of crate::fq_code, so
+//!   that a GPU compiler keeps every intermediate in registers. (The seventh
+//!   session's straight-line functions still read and wrote this register file, and
+//!   measured no faster than the interpreter: 937.6 against 903 ms for a G1 MSM of
+//!   2^20 on an H200.) llvmpipe compiles it slowly, so software adapters keep the
+//!   interpreter.
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;
@@ -356,7 +357,7 @@ impl Program {
         unreachable!("every program is in Program::ALL")
     }
 
-    /// The program's name in generated WGSL (`straight_<name>`, `program_op_<name>`).
+    /// The program's name in generated WGSL (its straight-line function).
     pub fn name(self) -> &'static str {
         match self {
             Program::FqAdd => "fq_add",
@@ -370,9 +371,8 @@ impl Program {
         }
     }
 
-    /// The straight-line test entry point of the program (shaders/program_test.wgsl's
-    /// `program_op` with the program's straight-line function in place of the
-    /// interpreter).
+    /// The straight-line form's test entry point of the program (crate::straight's
+    /// test module).
     pub fn straight_entry(self) -> &'static str {
         match self {
             Program::FqAdd => "program_op_fq_add",
@@ -397,7 +397,7 @@ impl Program {
     }
 
     /// Registers holding the result when it ends (the rest up to `PROGRAM_REGS` are
-    /// scratch, which the straight-line form does not write back).
+    /// scratch).
     pub fn outputs(self) -> std::ops::Range<usize> {
         let e = self.ext();
         match self {
@@ -406,7 +406,7 @@ impl Program {
         }
     }
 
-    fn assemble(self) -> Asm {
+    pub(crate) fn assemble(self) -> Asm {
         let e = self.ext();
         match self {
             Program::FqAdd | Program::Fq2Add => field_program(e, Asm::add),
@@ -417,8 +417,9 @@ impl Program {
     }
 }
 
+/// An Fq operation of an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FqOp {
+pub(crate) enum FqOp {
     Mul = 0,
     Add = 1,
     Sub = 2,
@@ -434,7 +435,8 @@ impl FqOp {
         }
     }
 
-    fn wgsl(self) -> &'static str {
+    /// The WGSL function computing it.
+    pub(crate) fn wgsl(self) -> &'static str {
         match self {
             FqOp::Mul => "fq_mul",
             FqOp::Add => "fq_add",
@@ -444,135 +446,20 @@ impl FqOp {
 }
 
 /// Fields of an instruction: (op, d, a, b), as shaders/interpreter.wgsl decodes them.
-fn decode(ins: u32) -> (FqOp, usize, usize, usize) {
+pub(crate) fn decode(ins: u32) -> (FqOp, usize, usize, usize) {
     let field = |shift: u32| ((ins >> shift) & 0xff) as usize;
     (FqOp::of(ins), field(2), field(10), field(18))
 }
 
-/// A value of a straight-line program: an input register as it was on entry, or the
-/// result of one of its operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Value {
-    Input(usize),
-    Op(usize),
-}
-
-/// A program as straight-line code in static single assignment: every instruction of
-/// its interpreter form becomes one operation on values, in the same order, so both
-/// forms compute the same thing by construction.
-struct Straight {
-    program: Program,
-    /// Input registers read, in order of first read.
-    inputs: Vec<usize>,
-    /// `ops[k]`: value `Op(k)` = op(a, b).
-    ops: Vec<(FqOp, Value, Value)>,
-    /// (register, value) written back at the end: the program's outputs.
-    outputs: Vec<(usize, Value)>,
-}
-
-impl Straight {
-    /// Translates `program`'s instruction list. A read of a register that is neither
-    /// written before nor one of the program's inputs, or an output never written, is
-    /// a bug in the formula: it panics (the unit tests translate every program).
-    fn of(program: Program) -> Straight {
-        let code = program.assemble().code;
-        let mut current: Vec<Option<Value>> = Vec::new();
-        let mut inputs = Vec::new();
-        let mut ops = Vec::new();
-        let mut read = |current: &mut Vec<Option<Value>>, r: usize| -> Value {
-            if current.len() <= r {
-                current.resize(r + 1, None);
-            }
-            if let Some(v) = current[r] {
-                return v;
-            }
-            assert!(
-                program.inputs().contains(&r),
-                "{program:?} reads register {r} before writing it"
-            );
-            inputs.push(r);
-            current[r] = Some(Value::Input(r));
-            Value::Input(r)
-        };
-        for ins in code {
-            let (op, d, a, b) = decode(ins);
-            let (a, b) = (read(&mut current, a), read(&mut current, b));
-            ops.push((op, a, b));
-            if current.len() <= d {
-                current.resize(d + 1, None);
-            }
-            current[d] = Some(Value::Op(ops.len() - 1));
-        }
-        let outputs = program
-            .outputs()
-            .map(|r| match current.get(r).copied().flatten() {
-                Some(v @ Value::Op(_)) => (r, v),
-                _ => panic!("{program:?} never writes its output register {r}"),
-            })
-            .collect();
-        Straight {
-            program,
-            inputs,
-            ops,
-            outputs,
-        }
-    }
-
-    fn name(v: Value) -> String {
-        match v {
-            Value::Input(r) => format!("r{r}"),
-            Value::Op(k) => format!("v{k}"),
-        }
-    }
-
-    /// The WGSL function `straight_<name>()`.
-    fn wgsl(&self) -> String {
-        let p = self.program;
-        let mut s = format!(
-            "// {p:?} in straight line: regs[{}..{}] in, regs[{}..{}] out ({} Fq operations).
-             fn straight_{}() {{
-",
-            p.inputs().start,
-            p.inputs().end,
-            p.outputs().start,
-            p.outputs().end,
-            self.ops.len(),
-            p.name()
-        );
-        for r in &self.inputs {
-            s += &format!(
-                "    let r{r} = regs[{r}u];
-"
-            );
-        }
-        for (k, (op, a, b)) in self.ops.iter().enumerate() {
-            s += &format!(
-                "    let v{k} = {}({}, {});
-",
-                op.wgsl(),
-                Self::name(*a),
-                Self::name(*b)
-            );
-        }
-        for (r, v) in &self.outputs {
-            s += &format!(
-                "    regs[{r}u] = {};
-",
-                Self::name(*v)
-            );
-        }
-        s + "}
-"
-    }
-}
-
 /// Assembles Fq instructions; an element of Fq^ext is `ext` consecutive registers,
 /// scratch registers start at `temps`.
-struct Asm {
+pub(crate) struct Asm {
     ext: usize,
     temps: usize,
-    code: Vec<u32>,
-    regs: usize,
+    /// The instruction words.
+    pub(crate) code: Vec<u32>,
+    /// Registers used.
+    pub(crate) regs: usize,
 }
 
 impl Asm {
@@ -741,165 +628,9 @@ pub fn wgsl_programs() -> String {
     )
 }
 
-/// The straight-line form of `programs`: a function `straight_<name>()` each, and a
-/// `run_program(start, len)` with the interpreter's signature that calls the one
-/// starting at `start` (shaders written for the interpreter run unchanged). Only the
-/// listed programs are emitted, since every call site inlines all of them.
-pub fn wgsl_straight(programs: &[Program]) -> String {
-    let mut s = String::from(
-        "// Generated by field.rs: the programs as straight-line functions (the same\n\
-         // instructions as PROGRAM, as calls on values instead of data to interpret).\n",
-    );
-    for p in programs {
-        s.push('\n');
-        s += &Straight::of(*p).wgsl();
-    }
-    s += "\n// The program starting at PROGRAM[start] (`len` is the interpreter's).\n\
-          fn run_program(start: u32, len: u32) {\n    switch start {\n";
-    for p in programs {
-        s += &format!(
-            "        case {}u: {{ straight_{}(); }}\n",
-            p.range().start,
-            p.name()
-        );
-    }
-    s + "        default: {}\n    }\n}\n"
-}
-
-/// Test entry points `program_op_<name>` for `programs`, one each: shaders/
-/// program_test.wgsl's `program_op` calling the program's straight-line function, so
-/// that a pipeline compiles only the program it tests.
-pub fn wgsl_straight_test_entries(programs: &[Program]) -> String {
-    let mut s = String::from("// Generated by field.rs: straight-line test entry points.\n");
-    for p in programs {
-        s += &format!(
-            "\n@compute @workgroup_size(64)\n\
-             fn {}(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
-             \x20   if gid.x >= params.count {{\n        return;\n    }}\n\
-             \x20   program_test_load(gid.x);\n\
-             \x20   straight_{}();\n\
-             \x20   program_test_store(gid.x);\n}}\n",
-            p.straight_entry(),
-            p.name()
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ec::CurveGroup;
-    use ark_ff::UniformRand;
-    use ark_std::rand::{rngs::StdRng, SeedableRng};
-
-    /// Runs the interpreter form: the instruction words, decoded as the shader does.
-    fn interpret(program: Program, regs: &mut [Fq]) {
-        for ins in program.assemble().code {
-            let (op, d, a, b) = decode(ins);
-            regs[d] = apply(op, regs[a], regs[b]);
-        }
-    }
-
-    fn apply(op: FqOp, a: Fq, b: Fq) -> Fq {
-        match op {
-            FqOp::Mul => a * b,
-            FqOp::Add => a + b,
-            FqOp::Sub => a - b,
-        }
-    }
-
-    /// Runs the straight-line form: its values in order, then the write-back.
-    fn run_straight(program: Program, regs: &mut [Fq]) {
-        let s = Straight::of(program);
-        let mut values: Vec<Fq> = Vec::new();
-        let get = |values: &Vec<Fq>, v: Value| match v {
-            Value::Input(r) => regs[r],
-            Value::Op(k) => values[k],
-        };
-        for (op, a, b) in &s.ops {
-            let x = apply(*op, get(&values, *a), get(&values, *b));
-            values.push(x);
-        }
-        let out: Vec<(usize, Fq)> = s
-            .outputs
-            .iter()
-            .map(|(r, v)| (*r, get(&values, *v)))
-            .collect();
-        for (r, x) in out {
-            regs[r] = x;
-        }
-    }
-
-    fn seed() -> u64 {
-        crucible_core::run_seed::run_seed()
-    }
-
-    #[test]
-    fn straight_form_reads_only_inputs_and_computes_what_the_interpreter_does() {
-        let seed = seed();
-        let mut rng = StdRng::seed_from_u64(seed);
-        for p in Program::ALL {
-            // Translating checks every read is of an input or an earlier write.
-            let s = Straight::of(p);
-            assert_eq!(s.ops.len(), p.range().len as usize, "{p:?}");
-            let regs_used = p.assemble().regs;
-            for _ in 0..4 {
-                let start: Vec<Fq> = (0..regs_used).map(|_| Fq::rand(&mut rng)).collect();
-                let (mut a, mut b) = (start.clone(), start.clone());
-                interpret(p, &mut a);
-                run_straight(p, &mut b);
-                for r in p.outputs() {
-                    assert_eq!(a[r], b[r], "{p:?} register {r} (seed {seed})");
-                }
-            }
-            let text = s.wgsl();
-            assert_eq!(text.matches(" = fq_").count(), s.ops.len(), "{text}");
-            assert!(text.contains(&format!("fn straight_{}() {{", p.name())));
-        }
-    }
-
-    #[test]
-    fn straight_formulas_match_arkworks() {
-        let seed = seed();
-        let mut rng = StdRng::seed_from_u64(seed);
-        // Fq2 product: registers c0, c1 of a, then of b; the product at 4..6.
-        let (x, y) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
-        let mut regs = vec![Fq::ZERO; Program::Fq2Mul.assemble().regs];
-        regs[..4].copy_from_slice(&[x.c0, x.c1, y.c0, y.c1]);
-        run_straight(Program::Fq2Mul, &mut regs);
-        assert_eq!(Fq2::new(regs[4], regs[5]), x * y, "seed {seed}");
-        // G1 sum of homogeneous (x·z : y·z : z), random z.
-        let (p, q) = (
-            crucible_core::G1Projective::rand(&mut rng).into_affine(),
-            crucible_core::G1Projective::rand(&mut rng).into_affine(),
-        );
-        let mut regs = vec![Fq::ZERO; Program::G1Add.assemble().regs];
-        for (at, pt) in [(0, p), (3, q)] {
-            let z = Fq::rand(&mut rng);
-            regs[at..at + 3].copy_from_slice(&[pt.x * z, pt.y * z, z]);
-        }
-        run_straight(Program::G1Add, &mut regs);
-        let z_inv = regs[8].inverse().expect("P + Q is not the identity");
-        let sum = (p + q).into_affine();
-        assert_eq!(
-            (regs[6] * z_inv, regs[7] * z_inv),
-            (sum.x, sum.y),
-            "seed {seed}"
-        );
-    }
-
-    #[test]
-    fn straight_wgsl_excerpt() {
-        let s = wgsl_straight(&[Program::Fq2Mul]);
-        assert!(s.contains("fn straight_fq2_mul() {"), "{s}");
-        assert!(s.contains("    let v0 = fq_mul(r0, r2);\n"), "{s}");
-        assert!(s.contains(&format!(
-            "case {}u: {{ straight_fq2_mul(); }}",
-            Program::Fq2Mul.range().start
-        )));
-        assert!(s.contains("    regs[4u] = "), "{s}");
-    }
 
     #[test]
     fn fq_code_is_fr_code_renamed_whole_words_only() {

@@ -9,8 +9,9 @@
 //!
 //! The Fq2 and curve formulas run through an Fq interpreter shader, or, opted in with
 //! `CRUCIBLE_WGPU_FORMULAS=straight` (read when the adapter is opened) or
-//! [`WgpuOptions::formulas`], as straight-line WGSL functions generated from the same
-//! instruction lists ([`Formulas`]; llvmpipe compiles the straight-line MSM for
+//! [`WgpuOptions::formulas`], as straight-line WGSL functions on values generated from
+//! the same instruction lists, over loop-free Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit
+//! limbs ([`Formulas`], [`LimbBits`]; llvmpipe compiles the straight-line MSM for
 //! minutes, and hardware adapters switch to it once it is measured on one).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -20,11 +21,13 @@ mod batch;
 mod context;
 mod error;
 pub mod field;
+mod fq_code;
 mod memory;
 mod msm;
 mod ntt;
 mod params;
 mod shaders;
+mod straight;
 
 use std::sync::Arc;
 
@@ -37,9 +40,10 @@ use crucible_core::{
 };
 
 pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
-pub use context::DeviceLimits;
+pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
-pub use shaders::{Formulas, FORMULAS_ENV};
+pub use fq_code::LimbBits;
+pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;
 use context::{Context, QueueSync};
@@ -73,11 +77,22 @@ impl WgpuBackend {
         self.ctx.formulas
     }
 
-    /// The test entry point running `program`, in this instance's form.
-    fn program_entry(&self, program: Program) -> &'static str {
+    /// Every compute pipeline this instance has created, with its creation time
+    /// (shader compilation, which the first use of an operation pays once).
+    pub fn pipeline_compiles(&self) -> Vec<PipelineCompile> {
+        self.ctx.compiles()
+    }
+
+    /// The straight-line form's Fq limb width on this instance.
+    pub fn limb_bits(&self) -> LimbBits {
+        self.ctx.limbs
+    }
+
+    /// The test module and entry point running `program`, in this instance's form.
+    fn program_entry(&self, program: Program) -> (Module, &'static str) {
         match self.ctx.formulas {
-            Formulas::Interpreted => "program_op",
-            Formulas::Straight => program.straight_entry(),
+            Formulas::Interpreted => (Module::ProgramTest, "program_op"),
+            Formulas::Straight => (Module::FormulaTest, program.straight_entry()),
         }
     }
 
@@ -109,14 +124,20 @@ impl WgpuBackend {
         };
         let e = program.ext() as u32;
         let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
-        self.run_test(
-            Module::ProgramTest,
-            self.program_entry(program),
-            &params,
-            e as usize * field::FQ_WORDS,
-            a,
-            b,
-        )
+        let (module, entry) = self.program_entry(program);
+        let out_words = e as usize * field::FQ_WORDS;
+        if self.ctx.formulas == Formulas::Interpreted {
+            return self.run_test(module, entry, &params, out_words, a, b);
+        }
+        // The straight-line form computes in R' form: operands convert here, so that
+        // the kernel runs the operation alone.
+        let limbs = self.ctx.limbs;
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        fq_code::words_to_internal(limbs, &mut a)?;
+        fq_code::words_to_internal(limbs, &mut b)?;
+        let mut out = self.run_test(module, entry, &params, out_words, &a, &b)?;
+        fq_code::words_from_internal(limbs, &mut out)?;
+        Ok(out)
     }
 
     /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
@@ -138,9 +159,10 @@ impl WgpuBackend {
             CurveOp::Double => 0,
         };
         let params = TestParams::program(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
+        let (module, entry) = self.program_entry(program);
         self.run_test(
-            Module::ProgramTest,
-            self.program_entry(program),
+            module,
+            entry,
             &params,
             3 * e as usize * field::FQ_WORDS,
             a,

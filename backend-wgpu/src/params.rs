@@ -50,7 +50,7 @@ pub const PARAMS_BYTES: u64 = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shaders::{Formulas, Module};
+    use crate::shaders::Module;
 
     /// Bytes of a WGSL type made of `u32`s: `u32`, `vecN<u32>`, `array<T, N>`.
     fn wgsl_bytes(ty: &str) -> usize {
@@ -90,9 +90,15 @@ mod tests {
 
     #[test]
     fn rust_params_match_their_wgsl_structs() {
-        let ntt = wgsl_struct_bytes(&Module::Ntt.source(Formulas::Interpreted), "NttParams");
+        let ntt = wgsl_struct_bytes(
+            &Module::Ntt.source(crate::fq_code::LimbBits::DEFAULT),
+            "NttParams",
+        );
         assert_eq!(ntt, std::mem::size_of::<NttParams>());
-        let msm = wgsl_struct_bytes(&Module::MsmSort.source(Formulas::Interpreted), "MsmParams");
+        let msm = wgsl_struct_bytes(
+            &Module::MsmSort.source(crate::fq_code::LimbBits::DEFAULT),
+            "MsmParams",
+        );
         assert_eq!(msm, std::mem::size_of::<MsmParams>());
         assert_eq!(PARAMS_BYTES, ntt.max(msm) as u64);
     }

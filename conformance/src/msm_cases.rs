@@ -64,6 +64,12 @@ enum Scalars {
     Boolean,
     /// Nine in ten 0 or 1, the rest full width: a bit-decomposition circuit's witness.
     BitHeavy,
+    /// Every scalar 1: a backend that sums the ones apart has no other term.
+    AllOnes,
+    /// Every scalar 1 but one random one.
+    OneAmongOnes,
+    /// Random, with 1 at the first and the last term.
+    OnesAtEdges,
 }
 
 /// Base patterns of the edge cases.
@@ -78,6 +84,7 @@ enum Bases {
 
 fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
     let same = Fr::rand(rng);
+    let odd_one = rng.gen_range(0..n.max(1));
     (0..n)
         .map(|i| match kind {
             Scalars::Random => Fr::rand(rng),
@@ -101,6 +108,11 @@ fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
                     Fr::rand(rng)
                 }
             }
+            Scalars::AllOnes => Fr::ONE,
+            Scalars::OneAmongOnes if i == odd_one => Fr::rand(rng),
+            Scalars::OneAmongOnes => Fr::ONE,
+            Scalars::OnesAtEdges if i == 0 || i + 1 == n => Fr::ONE,
+            Scalars::OnesAtEdges => Fr::rand(rng),
         })
         .collect()
 }
@@ -193,10 +205,11 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
             check::<G>(backend, &b, &s, 0, 0, n)
         });
     }
-    // The largest size once more with boolean and bit-heavy scalars: a bucket that
-    // spans thousands of a GPU's work chunks.
+    // The largest size once more with boolean, bit-heavy and all-one scalars: a bucket
+    // that spans thousands of a GPU's work chunks, or a sum of ones apart over as many
+    // threads as the backend gives it.
     let largest = 1usize << max_log;
-    for sk in [Scalars::Boolean, Scalars::BitHeavy] {
+    for sk in [Scalars::Boolean, Scalars::BitHeavy, Scalars::AllOnes] {
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={largest}", G::NAME).to_lowercase(),
             |rng| {
@@ -214,6 +227,9 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
         Scalars::SmallAndSparse,
         Scalars::Boolean,
         Scalars::BitHeavy,
+        Scalars::AllOnes,
+        Scalars::OneAmongOnes,
+        Scalars::OnesAtEdges,
     ] {
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(),
@@ -242,6 +258,19 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
         let s = scalars(rng, n + 5, Scalars::Random);
         check::<G>(backend, &b, &s, 3, 5, n)
     });
+    // Ones at the span's first and last terms, and at the scalars just outside it (a
+    // sum of the ones must not reach past the span).
+    r.case(
+        &format!("msm-{}/ones-at-span-edges/n={n}", G::NAME),
+        |rng| {
+            let b = bases::<G>(rng, n + 3, Bases::Random);
+            let mut s = scalars(rng, n + 6, Scalars::BitHeavy);
+            for i in [4, 5, 4 + n, 5 + n] {
+                s[i] = Fr::ONE;
+            }
+            check::<G>(backend, &b, &s, 3, 5, n)
+        },
+    );
     r.case(
         &format!("msm-{}/span-out-of-range-is-an-error", G::NAME),
         |rng| out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random)),
@@ -311,12 +340,18 @@ fn msm_matches<G: MsmGroup>(
     }
 }
 
-/// Several MSMs in one work lease over one scalar buffer, as a proof runs them: the
-/// same span twice, in G1 then G2, another span, then after each kind of write to the
-/// scalars (staging, a pointwise product, an NTT). A backend that reuses work between
-/// MSMs over the same scalars (the CUDA backend keeps its sort) must notice every
-/// change; each result is compared with ark-ec.
-fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
+/// Several MSMs in one work lease over one scalar buffer of `kind`, as a proof runs
+/// them: the same span twice, in G1 then G2, another span, then after each kind of
+/// write to the scalars (staging, a pointwise product, an NTT). A backend that reuses
+/// work between MSMs over the same scalars (the CUDA backend keeps its sort and its
+/// classification of the ones) must notice every change; each result is compared with
+/// ark-ec.
+fn msm_sequence(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    log: u32,
+    kind: Scalars,
+) -> Result<(), CaseError> {
     use crucible_core::{Domain, NttKind};
     let n = 1usize << log;
     let domain = Domain::with_log_size(log)?;
@@ -340,7 +375,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     let mut work = backend.allocate(work_plan)?;
     let s = backend.alloc_scalars(&mut work, items::SCALARS, n)?;
     let f = backend.alloc_scalars(&mut work, items::FACTORS, n)?;
-    let mut values = scalars(rng, n, Scalars::Random);
+    let mut values = scalars(rng, n, kind);
     backend.stage_scalars(&mut work, s, &values)?;
     let factors = scalars(rng, n, Scalars::Random);
     backend.stage_scalars(&mut work, f, &factors)?;
@@ -358,7 +393,7 @@ fn msm_sequence(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resu
     step(&mut work, "G2 over the same scalars", true, 0, &values)?;
     step(&mut work, "G1 over a shorter span", false, 3, &values)?;
     step(&mut work, "G1 over the whole span again", false, 0, &values)?;
-    values = scalars(rng, n, Scalars::Random);
+    values = scalars(rng, n, kind);
     backend.stage_scalars(&mut work, s, &values)?;
     step(
         &mut work,
@@ -388,6 +423,10 @@ pub fn run(r: &mut Runner<'_>) {
     let backend = r.backend;
     r.case(
         &format!("msm/sequence-over-one-scalar-buffer/n=2^{log}"),
-        |rng| msm_sequence(backend, rng, log),
+        |rng| msm_sequence(backend, rng, log, Scalars::Random),
+    );
+    r.case(
+        &format!("msm/sequence-over-one-scalar-buffer/scalars-bitheavy/n=2^{log}"),
+        |rng| msm_sequence(backend, rng, log, Scalars::BitHeavy),
     );
 }

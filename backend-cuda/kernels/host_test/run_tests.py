@@ -7,7 +7,7 @@ the default again under AddressSanitizer + UBSan, which also checks the document
 MSM scratch sizes), feeds every build the same commands on fresh random inputs and
 compares each result with the reference. Prints the seed; rerun with --seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan[,tsan]]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan[,tsan]] [--only ones,msm,...]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from math import isqrt
@@ -769,6 +769,119 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
 
 
+def ones_scalar_mixes(rng, n):
+    """Witness-like scalar mixes for ones.cu: (name, scalars)."""
+    bit = lambda: rng.randrange(2)
+    single = [1] * n
+    single[rng.randrange(n)] = rng.randrange(2, R)
+    edges = [rng.randrange(R) for _ in range(n)]
+    edges[0] = edges[-1] = 1
+    return [
+        ("all ones", [1] * n),
+        ("all zeros", [0] * n),
+        ("only 0/1", [bit() for _ in range(n)]),
+        ("one non-trivial among ones", single),
+        ("ones at the span edges", edges),
+        ("bit-heavy", [bit() if rng.random() < 0.9 else rng.randrange(R) for _ in range(n)]),
+        ("near one", [rng.choice([0, 1, 2, R - 1, R - 2, 1 << 255 if (1 << 255) < R else 3]) for _ in range(n)]),
+        ("random", [rng.randrange(R) for _ in range(n)]),
+    ]
+
+
+def ones_cases(cs, rng, quick, pts):
+    """ones.cu: the classification (list [ones | rest] in index order, zeros dropped),
+    the ones' sum with its in-launch tree over any number of leaves, and the whole
+    witness-aware MSM (the ones' sum plus Pippenger over the rest's indices) against
+    the plain sum s_i P_i."""
+    enc_fr = lambda v: h(mont(v, "fr"))
+    for n, chunk in ((1, 64), (5, 1), (5, 2), (64, 64), (65, 64), (200, 3), (300, 64)):
+        for name, scalars in ones_scalar_mixes(rng, n):
+            ones = [i for i, s in enumerate(scalars) if s == 1]
+            rest = [i for i, s in enumerate(scalars) if s not in (0, 1)]
+            exp = [h(len(ones)), h(len(rest))] + [h(i) for i in ones + rest]
+            cs.add(f"classify {name} chunk={chunk}", f"classify {n} {chunk} " + " ".join(enc_fr(v) for v in scalars),
+                   expect_tokens(exp))
+    for g, (F, gen, _) in GROUPS.items():
+        ps = pts[g]
+        nb = 40
+        bases = [rng.choice(ps) for _ in range(nb)]
+        bases[3] = None  # an identity base
+        bases[5] = aff_neg(F, bases[4])  # P and -P
+        for count in (1, 2, 3, 7, 33) if quick else (1, 2, 3, 7, 33, 100):
+            idx = [rng.randrange(nb) for _ in range(count)]
+            if count >= 3:
+                idx[:3] = [4, 5, idx[2]]  # a pair summing to infinity
+            if count >= 7:
+                idx[6] = idx[5 if count > 33 else 2]  # a repeated point: a doubling in the tree
+            exp = None
+            for i in idx:
+                exp = aff_add(F, exp, bases[i])
+            for leaves, order in sorted({(1, 0), (2, 1), (3, 2), (5, 0), (8, 1), (64, 2), (count, 0), (count, 1), (count, 2)}):
+                if leaves > count:
+                    continue
+                cmd = f"ones {g} {count} {leaves} {order} {nb} " + " ".join(sum((enc_aff(F, b) for b in bases), [])) + " " + \
+                    " ".join(str(i) for i in idx)
+                cs.add(f"ones {g} count={count} leaves={leaves} order={order}", cmd, lambda t, exp=exp, F=F: dec_xyzz(F, t) == exp)
+        n = 9 if quick else 23
+        bases = [rng.choice(ps) for _ in range(n)]
+        params = [(5, 4, 2, None, 1), (8, 3, 3, 2, 64)] if quick else \
+            [(5, 4, 2, None, 1), (8, 3, 3, 2, 3), (4, 64, 3, None, 64), (8, 1, 1, 1, 5), (13, 5, 6, None, 2)]
+        for name, scalars in ones_scalar_mixes(rng, n):
+            for c, chunk, seg, wp, leaves in params:
+                add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
+
+
+def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves):
+    """Two msm_ones commands, "levels" and "tree" with the device's tile, each checked by
+    weighing and adding what it printed (the ones' sum, then the window sums or each
+    window's tree points) against the plain sum s_i P_i."""
+    W = -(-256 // c)
+    wp = wp or W
+    planes = -(-W // wp)
+    stride = len(bases) + (2 if planes > 1 else 0)
+    table, plane = [], list(bases)
+    for j in range(planes):
+        if j:
+            plane = [aff_double_times(F, b, c * wp) for b in plane]
+        table += plane + [bases[0]] * (stride - len(bases))
+    total = None
+    for b, s in zip(bases, scalars):
+        total = aff_add(F, total, aff_mul(F, s, b))
+    ones = sum(1 for s in scalars if s == 1)
+    rest = sum(1 for s in scalars if s not in (0, 1))
+    tail = f"{len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} {leaves} " + " ".join(
+        sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
+    per = 4 * F.width
+
+    def check(t, tree, F=F, c=c, seg=seg, ones=ones, rest=rest, total=total, per=per):
+        if len(t) < 3 + per or [int(x, 16) for x in t[:2]] != [ones, rest]:
+            return False
+        acc = dec_xyzz(F, t[2:2 + per])
+        if acc == "bad" or (ones == 0 and acc is not None):
+            return False
+        got_wp = int(t[2 + per], 16)
+        at = 3 + per
+        items = 1
+        if tree and got_wp:
+            items = int(t[at], 16)
+            at += 1
+        if (got_wp == 0) != (rest == 0) or items == 0 or len(t) != at + got_wp * items * per:
+            return False
+        for v in range(got_wp):
+            for q in range(items):
+                i = v * items + q
+                pt = dec_xyzz(F, t[at + i * per:at + (i + 1) * per])
+                if pt == "bad":
+                    return False
+                e = c * v + (seg + q - 1 if q else 0)  # the tree's [G, U_0, ..]: 2^(seg + k) U_k
+                acc = aff_add(F, acc, aff_mul(F, 1 << e, pt))
+        return acc == total
+    note = f" wp={wp}" if wp < W else ""
+    case = f"msm_ones {g} {name} c={c} chunk={chunk} seg={seg}{note} leaves={leaves}"
+    cs.add(f"{case} levels", f"msm_ones {g} levels {tail}", lambda t, check=check: check(t, False))
+    cs.add(f"{case} tree", f"msm_ones {g} tree {DEVICE_TILE[g]} {tail}", lambda t, check=check: check(t, True))
+
+
 SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed
 
 
@@ -829,6 +942,7 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--builds", default="chain,portable,asan")
+    ap.add_argument("--only", default=None, help="case groups, e.g. ones,msm (default: all)")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     print(f"seed {seed}")
@@ -837,20 +951,27 @@ def main():
     t0 = time.time()
     pts = {g: random_points(g, rng, 6 if args.quick else 16) for g in GROUPS}
     cs = Cases()
-    field_cases(cs, rng, args.quick)
-    fq2_cases(cs, rng, args.quick)
-    curve_cases(cs, rng, args.quick, pts)
-    ntt_cases(cs, rng, args.quick)
-    ntt_pass_cases(cs, rng, args.quick)
-    bit_reverse_scale_cases(cs, rng, args.quick)
-    transform_cases(cs, rng, args.quick)
-    tile_cases(cs, rng, args.quick)
-    transform_tiles_cases(cs, rng, args.quick)
-    table_cases(cs, rng, args.quick)
-    scan_cases(cs, rng, args.quick)
-    pw_cases(cs, rng, args.quick)
-    msm_cases(cs, rng, args.quick, pts)
-    planes_cases(cs, rng, args.quick, pts)
+    groups = [
+        ("field", lambda: field_cases(cs, rng, args.quick)),
+        ("fq2", lambda: fq2_cases(cs, rng, args.quick)),
+        ("curve", lambda: curve_cases(cs, rng, args.quick, pts)),
+        ("ntt", lambda: ntt_cases(cs, rng, args.quick)),
+        ("ntt_pass", lambda: ntt_pass_cases(cs, rng, args.quick)),
+        ("bit_reverse_scale", lambda: bit_reverse_scale_cases(cs, rng, args.quick)),
+        ("transform", lambda: transform_cases(cs, rng, args.quick)),
+        ("tile", lambda: tile_cases(cs, rng, args.quick)),
+        ("transform_tiles", lambda: transform_tiles_cases(cs, rng, args.quick)),
+        ("table", lambda: table_cases(cs, rng, args.quick)),
+        ("scan", lambda: scan_cases(cs, rng, args.quick)),
+        ("pw", lambda: pw_cases(cs, rng, args.quick)),
+        ("msm", lambda: msm_cases(cs, rng, args.quick, pts)),
+        ("ones", lambda: ones_cases(cs, rng, args.quick, pts)),
+        ("planes", lambda: planes_cases(cs, rng, args.quick, pts)),
+    ]
+    only = set(args.only.split(",")) if args.only else {name for name, _ in groups}
+    for name, generate in groups:
+        if name in only:
+            generate()
     print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
     stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
 

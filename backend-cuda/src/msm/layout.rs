@@ -24,7 +24,9 @@ const MSM_REDUCE_A: PlanKey = PlanKey::new("cuda", "msm_reduce_a");
 const MSM_REDUCE_B: PlanKey = PlanKey::new("cuda", "msm_reduce_b");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
-/// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]. On the
+/// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]; fewer
+/// than [`SHORT_CHUNK`] (down to [`MIN_CHUNK`]) where W·n / [`SHORT_CHUNK`] would leave
+/// fewer than [`FILL_THREADS`] threads. On the
 /// H200 over window planes, 64 against 128: G1 2^20 10.08 against 10.49 ms, G2 2^20
 /// 29.7 against 32.2, proof 2^20 83.5 against 88.0, but G1 2^24 124.7 against 120.0
 /// (fewer threads in the last wave, against half the carries); 256 was slower at 2^20.
@@ -33,6 +35,15 @@ const SHORT_CHUNK: u32 = 64;
 const LONG_CHUNK: u32 = 128;
 /// See [`SHORT_CHUNK`]: G1 2^20 has 13·2^20 entries, G1 2^24 13·2^24.
 pub const LONG_CHUNK_FROM: usize = 1 << 26;
+/// Threads the bucket sums of a small MSM get, through a chunk below [`SHORT_CHUNK`]:
+/// each thread's chunk is a chain of dependent additions (tens of microseconds each on
+/// the H200, msm.cu's reduction measured), so a few thousand threads of 64 entries
+/// (the rest of a witness-aware MSM at 99 % 0/1 scalars: 2^20 / 100 terms, 26 windows)
+/// take longer than twice as many of fewer. The MSMs of 2^20 terms and more keep their
+/// chunk (W·n >= 2^22 = [`SHORT_CHUNK`] · [`FILL_THREADS`]).
+const FILL_THREADS: usize = 1 << 16;
+/// The smallest chunk [`FILL_THREADS`] leads to.
+const MIN_CHUNK: u32 = 8;
 /// Entries per thread of the prefix sum (msm.cu step 2).
 pub const SCAN_CHUNK: usize = 64;
 /// log2 of the buckets per segment of the first reduction step (msm.cu step 6) of the
@@ -147,12 +158,13 @@ impl Layout {
 
     /// Sorted entries per thread of the bucket sums for `n` terms.
     pub fn chunk(&self, n: usize) -> u32 {
-        self.tuned_chunk
-            .unwrap_or(if self.windows * n < LONG_CHUNK_FROM {
-                SHORT_CHUNK
-            } else {
-                LONG_CHUNK
-            })
+        let entries = self.windows * n;
+        self.tuned_chunk.unwrap_or(if entries >= LONG_CHUNK_FROM {
+            LONG_CHUNK
+        } else {
+            (entries.div_ceil(FILL_THREADS) as u64)
+                .clamp(u64::from(MIN_CHUNK), u64::from(SHORT_CHUNK)) as u32
+        })
     }
 
     /// Buckets of all bucket windows.
@@ -233,7 +245,7 @@ pub fn choose(
 
 /// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
 /// partial sums (plus the total).
-fn scan_words(m: usize) -> usize {
+pub fn scan_words(m: usize) -> usize {
     let mut words = 1;
     let mut len = m;
     while len > SCAN_CHUNK {
@@ -291,14 +303,23 @@ pub fn scratch_plan(
     }
 }
 
-/// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, and the largest
-/// that still sums with the short chunk (more carries per entry).
+/// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, the largest
+/// that still sums with the short chunk (more carries per entry), and the carries of
+/// the smaller chunks below it (at most [`FILL_THREADS`], at most one per
+/// [`MIN_CHUNK`] entries).
 fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
         for (item, words) in layout.items(m, group) {
             plan.at_least(item, (words.max(1) * 4) as u64);
         }
+    }
+    if layout.tuned_chunk.is_none() {
+        let threads = FILL_THREADS.min((layout.windows * terms).div_ceil(MIN_CHUNK as usize));
+        plan.at_least(
+            MSM_CARRIES,
+            (threads.max(1) * group.xyzz_words() * 4) as u64,
+        );
     }
 }
 
@@ -313,6 +334,7 @@ mod tests {
         msm_seg_bits: None,
         msm_planes: None,
         msm_reduce: None,
+        msm_ones: None,
         ntt_pass_stages: None,
         ntt_path: None,
         ntt_tile_bits: None,
@@ -378,6 +400,16 @@ mod tests {
                 ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
                 // The largest size that still sums with the short chunk.
                 ms.extend((1..=window_bits(n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
+                // Around the sizes where the chunk shrinks below the short one.
+                for c in 1..=window_bits(n) {
+                    let w = windows(c);
+                    for e in [
+                        MIN_CHUNK as usize * FILL_THREADS,
+                        SHORT_CHUNK as usize * FILL_THREADS,
+                    ] {
+                        ms.extend([e / w - 1, e / w, e / w + 1]);
+                    }
+                }
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(m), &tuning);
                     let case = format!("n={n} m={m} {reduce:?}");
@@ -484,6 +516,30 @@ mod tests {
         assert_eq!(Layout::new(20, &with(None, Some(5))).seg_bits, 5);
         // Never more than the window's buckets.
         assert_eq!(Layout::new(2, &UNTUNED).seg_bits, 1);
+    }
+
+    #[test]
+    fn small_msms_sum_in_smaller_chunks_and_large_ones_keep_theirs() {
+        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n);
+        // G1 2^20 (16 windows plain, 13 over planes) and more: as before.
+        assert_eq!(chunk(16, 1 << 20), SHORT_CHUNK);
+        assert_eq!(chunk(20, 1 << 20), SHORT_CHUNK);
+        assert_eq!(chunk(20, 1 << 24), LONG_CHUNK);
+        // 1 % of 2^20 terms, c = 10 (26 windows): 2^16 threads or more instead of 4260.
+        let n = (1 << 20) / 100;
+        let c = chunk(10, n);
+        assert_eq!(c, MIN_CHUNK);
+        assert!((26 * n).div_ceil(c as usize) >= 26 * n / 8);
+        // Between: about FILL_THREADS threads.
+        let c = chunk(16, 1 << 17);
+        assert_eq!(c, 32);
+        assert_eq!((16usize << 17).div_ceil(c as usize), FILL_THREADS);
+        // A tuned chunk is the chunk.
+        let tuned = CudaTuning {
+            msm_chunk: Some(64),
+            ..UNTUNED
+        };
+        assert_eq!(Layout::new(10, &tuned).chunk(n), 64);
     }
 
     #[test]

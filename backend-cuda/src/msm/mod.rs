@@ -8,15 +8,20 @@
 //! the sums (`weighted`: Horner, a serial chain of doublings, which one CPU core runs
 //! far faster than one GPU thread).
 //!
+//! Witness-aware (`ones`, unless `CRUCIBLE_CUDA_MSM_ONES=0`): the scalars are first
+//! classified on the device; the ones are summed apart and Pippenger runs over the
+//! other nonzero scalars only, with a layout chosen for their number.
+//!
 //! The layers, each importing only those below it: `weighted` (the host's sum),
 //! `cost` (the model that picks the window and the planes), `planes` (bases buffers
-//! and their planes), `passes` (the tree reduction's launches), `layout` (an MSM's
-//! shape and scratch), `sort` (steps 1-4) and `reduce` (steps 5-7), with `sort_reuse`
-//! keeping a sort for the next MSM over the same scalars; this file runs them in
-//! order.
+//! and their planes), `passes` (the tree reduction's launches), `sort_reuse` (keeping
+//! a sort and a classification for the next MSM over the same scalars), `layout` (an
+//! MSM's shape and scratch), `sort` (steps 1-4), `reduce` (steps 5-7) and `ones` (the
+//! classification and the ones' sum); this file runs them in order.
 
 mod cost;
 mod layout;
+mod ones;
 mod passes;
 mod planes;
 mod reduce;
@@ -36,7 +41,7 @@ use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::tuning::{CudaTuning, PlanesBuild};
 use layout::{Layout, Scratch, ITEMS, ZEROED};
 use reduce::Reduced;
-use sort_reuse::KEPT;
+use sort_reuse::{Classes, KEPT};
 
 pub use planes::{BasesBuffer, Planes};
 pub use sort_reuse::SortReuse;
@@ -143,7 +148,8 @@ pub fn copies(planes: Option<Planes>) -> u32 {
     planes::copies(planes)
 }
 
-/// Scratch items for MSMs of up to `n` terms over `group` (layout.rs).
+/// Scratch items for MSMs of up to `n` terms over `group` (layout.rs, and ones.rs's
+/// for the witness-aware MSM).
 pub fn scratch_plan(
     group: Group,
     n: usize,
@@ -151,7 +157,10 @@ pub fn scratch_plan(
     tuning: &CudaTuning,
     plan: &mut MemoryPlan,
 ) {
-    layout::scratch_plan(group, n, capacity, tuning, plan)
+    layout::scratch_plan(group, n, capacity, tuning, plan);
+    if tuning.msm_ones() {
+        ones::scratch_plan(group, n, plan);
+    }
 }
 
 /// What an MSM runs on: the device's stream and kernels, and the backend's tuning.
@@ -164,9 +173,10 @@ pub struct MsmContext<'a> {
     pub tuning: &'a CudaTuning,
 }
 
-/// Σ scalars·bases on the device; returns its weighted sums (none for an empty MSM).
-/// The sort of the scalars (steps 1-4) is reused from the previous MSM when `reuse`
-/// holds one of the same scalars, and kept for the next.
+/// Σ scalars·bases on the device; returns its weighted sums (none for an empty MSM)
+/// and, witness-aware, the ones' sum. The sort of the scalars (steps 1-4) and their
+/// classification are reused from the previous MSM when `reuse` holds those of the
+/// same scalars, and kept for the next.
 #[allow(clippy::too_many_arguments)]
 pub fn msm<B>(
     cx: &MsmContext<'_>,
@@ -182,35 +192,109 @@ pub fn msm<B>(
     let n = span.len;
     if n == 0 {
         // The empty sum: no windows, no scratch, no launch.
-        return Ok(WindowSums {
-            words: Vec::new(),
-            exponents: Vec::new(),
+        return Ok(WindowSums::empty());
+    }
+    if n >= 1 << 31 {
+        return Err(too_large(n));
+    }
+    if !cx.tuning.msm_ones() {
+        return pippenger(
+            cx,
+            group,
+            work,
+            (bases, bases_id, bases_len),
+            span,
+            reuse,
+            None,
+        );
+    }
+    let key = reuse.class_key(span.scalars.id(), span.scalar_offset, n);
+    let classes = match reuse.take_classes(&key, work)? {
+        Some(classes) => classes,
+        None => ones::classify(
+            cx.stream,
+            cx.kernels,
+            work,
+            span.scalars.id(),
+            span.scalar_offset * FR_WORDS,
+            n,
+        )?,
+    };
+    let target = (bases, bases_id, bases_len);
+    let sums =
+        pippenger(cx, group, work, target, span, reuse, Some(&classes)).and_then(|mut sums| {
+            if classes.ones > 0 {
+                let points = bases.get::<BasesBuffer>(bases_id)?;
+                let points = points
+                    .words
+                    .slice(span.base_offset * group.affine_words()..);
+                sums.ones = ones::sum(cx.stream, cx.kernels, group, work, &points, &classes)?;
+            }
+            Ok(sums)
         });
+    match sums {
+        Ok(sums) => {
+            reuse.keep_classes(key, classes);
+            Ok(sums)
+        }
+        Err(e) => {
+            if let Some(list) = classes.list {
+                work.free(list)?;
+            }
+            Err(e)
+        }
+    }
+}
+
+fn too_large(n: usize) -> crucible_core::Error {
+    CudaError::Size(format!(
+        "an MSM of {n} terms exceeds the kernels' 32-bit indices"
+    ))
+    .into()
+}
+
+/// Pippenger over every term of `span`, or, with `classes`, over the rest they list
+/// (none when there is no rest), on the bases buffer `bases_id` of `bases_len` points.
+#[allow(clippy::too_many_arguments)]
+fn pippenger<B>(
+    cx: &MsmContext<'_>,
+    group: Group,
+    work: &mut Lease,
+    (bases, bases_id, bases_len): (&Lease, BufferId, usize),
+    span: &MsmSpan<B>,
+    reuse: &SortReuse,
+    classes: Option<&Classes>,
+) -> Result<WindowSums> {
+    let terms = classes.map_or(span.len, |c| c.rest);
+    if terms == 0 {
+        return Ok(WindowSums::empty());
     }
     let table = usable_planes(
         cx,
         group,
         bases.get::<BasesBuffer>(bases_id)?,
         bases_len,
-        n,
+        terms,
         work,
     )?;
-    let layout = layout::choose(group, n, table, bases_len, work, cx.tuning);
-    if n >= 1 << 31 || layout.windows * n > u32::MAX as usize {
-        return Err(CudaError::Size(format!(
-            "an MSM of {n} terms exceeds the kernels' 32-bit indices"
-        ))
-        .into());
+    let layout = layout::choose(group, terms, table, bases_len, work, cx.tuning);
+    if layout.windows * terms > u32::MAX as usize {
+        return Err(too_large(terms));
     }
     let key = reuse.key(
         span.scalars.id(),
         span.scalar_offset,
-        n,
-        [layout.c, layout.bucket_windows as u32, layout.stride],
+        span.len,
+        [
+            layout.c,
+            layout.bucket_windows as u32,
+            layout.stride,
+            u32::from(classes.is_some_and(|c| c.list.is_some())),
+        ],
     );
     let kept = reuse.take(&key, work)?;
     let mut ids = Vec::new();
-    for (item, words) in layout.items(n, group) {
+    for (item, words) in layout.items(terms, group) {
         let id = match (kept, KEPT.iter().position(|k| *k == item)) {
             (Some(kept), Some(i)) => Ok(kept[i]),
             _ if ZEROED.contains(&item) => alloc_words(cx.stream, work, item, words),
@@ -234,6 +318,7 @@ pub fn msm<B>(
             bases,
             bases_id,
             span,
+            classes,
             &layout,
             &Scratch::new(all),
             kept.is_some(),
@@ -260,11 +345,12 @@ pub fn msm<B>(
     Ok(WindowSums {
         words,
         exponents: reduced.exponents,
+        ones: Vec::new(),
     })
 }
 
-/// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`); returns where the
-/// weighted sums are.
+/// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`) over every term of
+/// `span`, or the rest `classes` list; returns where the weighted sums are.
 #[allow(clippy::too_many_arguments)]
 fn run<B>(
     cx: &MsmContext<'_>,
@@ -273,11 +359,13 @@ fn run<B>(
     bases: &Lease,
     bases_id: BufferId,
     span: &MsmSpan<B>,
+    classes: Option<&Classes>,
     layout: &Layout,
     scratch: &Scratch,
     sorted_already: bool,
 ) -> Result<Reduced> {
     let n = span.len;
+    let terms = classes.map_or(n, |c| c.rest);
     let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
     let scalars = scalars
         .words
@@ -289,9 +377,27 @@ fn run<B>(
         .words
         .slice(span.base_offset * group.affine_words()..);
     if !sorted_already {
-        sort::sort(cx.stream, cx.kernels, work, &scalars, layout, scratch, n)?;
+        match classes.and_then(|c| c.list.map(|list| (c, list))) {
+            None => sort::sort(
+                cx.stream, cx.kernels, work, &scalars, None, layout, scratch, n,
+            )?,
+            Some((c, list)) => {
+                let list = &work.get::<CudaBuffer>(list)?.words;
+                let rest = list.slice(c.ones..c.ones + c.rest);
+                sort::sort(
+                    cx.stream,
+                    cx.kernels,
+                    work,
+                    &scalars,
+                    Some(&rest),
+                    layout,
+                    scratch,
+                    terms,
+                )?
+            }
+        }
     }
     reduce::reduce(
-        cx.stream, cx.kernels, group, work, &points, layout, scratch, n,
+        cx.stream, cx.kernels, group, work, &points, layout, scratch, terms,
     )
 }

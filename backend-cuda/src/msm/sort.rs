@@ -1,6 +1,7 @@
 //! msm.cu steps 1-4: the scalars' signed digits and bucket counts, the counts' prefix
 //! sum (each bucket's first entry), and the scatter of every nonzero digit into its
-//! bucket's range of sorted entries. The sort depends on the scalars and the layout
+//! bucket's range of sorted entries; over every term, or over the terms an index list
+//! names (the rest of a witness-aware MSM, ones.rs). The sort depends on the scalars and the layout
 //! only, so a proof's MSMs over the same scalars share it (sort_reuse.rs).
 
 use std::sync::Arc;
@@ -12,12 +13,16 @@ use crate::launch::{self, grid_1d, grid_2d, Dev, Kernels};
 use crate::memory::CudaBuffer;
 use crate::msm::layout::{Layout, Scratch, SCAN_CHUNK};
 
-/// Sorts the entries of `n` scalars (the view `scalars`) into `scratch` for `layout`.
+/// Sorts the entries of `n` terms into `scratch` for `layout`: term i is scalar i of
+/// the view `scalars`, or scalar `index[i]` when an index is given (the rest of a
+/// witness-aware MSM, ones.rs), its entries naming point `index[i]`.
+#[allow(clippy::too_many_arguments)]
 pub fn sort(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     work: &Lease,
     scalars: &CudaView<'_, u32>,
+    index: Option<&CudaView<'_, u32>>,
     layout: &Layout,
     scratch: &Scratch,
     n: usize,
@@ -25,44 +30,81 @@ pub fn sort(
     let buf = |id: BufferId| -> Result<&CudaSlice<u32>> { Ok(&work.get::<CudaBuffer>(id)?.words) };
     let (n32, c) = (n as u32, layout.c);
     let (wp, stride) = (layout.bucket_windows as u32, layout.stride);
-    launch::msm_digits(
-        k,
-        stream,
-        grid_1d(n),
-        Dev::view(scalars),
-        Dev::new(buf(scratch.digits)?),
-        Dev::new(buf(scratch.bucket_count)?),
-        n32,
-        c,
-        wp,
-    )?;
+    let (digits, counts) = (buf(scratch.digits)?, buf(scratch.bucket_count)?);
+    match index {
+        None => launch::msm_digits(
+            k,
+            stream,
+            grid_1d(n),
+            Dev::view(scalars),
+            Dev::new(digits),
+            Dev::new(counts),
+            n32,
+            c,
+            wp,
+        )?,
+        Some(index) => launch::msm_digits_indexed(
+            k,
+            stream,
+            grid_1d(n),
+            Dev::view(scalars),
+            Dev::view(index),
+            Dev::new(digits),
+            Dev::new(counts),
+            n32,
+            c,
+            wp,
+        )?,
+    }
     prefix_sum(
         stream,
         k,
-        buf(scratch.bucket_count)?,
+        counts,
         buf(scratch.bucket_start)?,
         buf(scratch.scan)?,
         layout.all_buckets(),
     )?;
-    launch::msm_scatter(
-        k,
-        stream,
+    let (grid, starts, sorted) = (
         grid_2d(n, layout.windows, 256),
-        Dev::new(buf(scratch.digits)?),
-        Dev::new(buf(scratch.bucket_start)?),
-        Dev::new(buf(scratch.bucket_count)?),
-        Dev::new(buf(scratch.sorted)?),
-        n32,
-        c,
-        wp,
-        stride,
-    )?;
+        buf(scratch.bucket_start)?,
+        buf(scratch.sorted)?,
+    );
+    match index {
+        None => launch::msm_scatter(
+            k,
+            stream,
+            grid,
+            Dev::new(digits),
+            Dev::new(starts),
+            Dev::new(counts),
+            Dev::new(sorted),
+            n32,
+            c,
+            wp,
+            stride,
+        )?,
+        Some(index) => launch::msm_scatter_indexed(
+            k,
+            stream,
+            grid,
+            Dev::new(digits),
+            Dev::view(index),
+            Dev::new(starts),
+            Dev::new(counts),
+            Dev::new(sorted),
+            n32,
+            c,
+            wp,
+            stride,
+        )?,
+    }
     Ok(())
 }
 
 /// The prefix-sum launches of msm.cu step 2: `counts` (m) into `starts` (m + 1),
-/// through `scan`: its word 0 is a zero, then each level's partial sums (plus total).
-fn prefix_sum(
+/// through `scan` (layout.rs's `scan_words(m)`): its word 0 is a zero, then each
+/// level's partial sums (plus total). Also ones.rs's classification counts.
+pub fn prefix_sum(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     counts: &CudaSlice<u32>,

@@ -6,18 +6,31 @@
 
 use ark_ec::CurveGroup;
 
-/// The weighted points of an MSM, read back from the device.
+/// The weighted points of an MSM and the sum of its ones, read back from the device:
+/// the result is ones + sum 2^e · point over the points.
 pub struct WindowSums {
-    /// XYZZ words of each point.
+    /// XYZZ words of each point (none when no term went through Pippenger).
     pub words: Vec<u32>,
     /// Each point's weight as a power of two (in the order of `words`); `None` for a
     /// point read along but not added.
     pub exponents: Vec<Option<u32>>,
+    /// XYZZ words of the sum of the bases whose scalar is 1 (witness-aware MSMs; none
+    /// when those went through Pippenger too, or there were none).
+    pub ones: Vec<u32>,
 }
 
 impl WindowSums {
+    /// The sum of nothing.
+    pub fn empty() -> WindowSums {
+        WindowSums {
+            words: Vec::new(),
+            exponents: Vec::new(),
+            ones: Vec::new(),
+        }
+    }
+
     /// The MSM's result: each point's XYZZ words (`words_per` each) read by `point`,
-    /// weighted and summed on the host.
+    /// weighted and summed on the host, plus the ones' sum.
     pub fn combine<P: CurveGroup>(&self, words_per: usize, point: fn(&[u32]) -> P) -> P {
         let mut terms: Vec<(u32, P)> = self
             .words
@@ -25,7 +38,8 @@ impl WindowSums {
             .zip(&self.exponents)
             .filter_map(|(words, e)| e.map(|e| (e, point(words))))
             .collect();
-        weighted_sum(&mut terms)
+        let ones: P = self.ones.chunks_exact(words_per).map(point).sum();
+        weighted_sum(&mut terms) + ones
     }
 }
 
@@ -76,19 +90,27 @@ mod tests {
     }
 
     #[test]
-    fn combine_reads_each_point_and_skips_the_unweighted() {
+    fn combine_reads_each_point_skips_the_unweighted_and_adds_the_ones() {
         let g = G1Projective::generator();
         // Points encoded as one word: k, read as k·g.
         let sums = WindowSums {
             words: vec![3, 5, 7, 11],
             exponents: vec![Some(0), None, Some(4), Some(4)],
+            ones: vec![13],
         };
         let point = |w: &[u32]| G1Projective::generator() * Fr::from(u64::from(w[0]));
-        assert_eq!(sums.combine(1, point), g * Fr::from(3 + (7 + 11) * 16u64));
-        let empty = WindowSums {
-            words: Vec::new(),
-            exponents: Vec::new(),
+        assert_eq!(
+            sums.combine(1, point),
+            g * Fr::from(3 + (7 + 11) * 16u64 + 13)
+        );
+        let only_ones = WindowSums {
+            ones: vec![13],
+            ..WindowSums::empty()
         };
-        assert_eq!(empty.combine(1, point), G1Projective::default());
+        assert_eq!(only_ones.combine(1, point), g * Fr::from(13u64));
+        assert_eq!(
+            WindowSums::empty().combine(1, point),
+            G1Projective::default()
+        );
     }
 }

@@ -1,0 +1,209 @@
+// MSM, curve part, straight-line form (hardware adapters): msm.wgsl's kernels, with
+// the same bindings, parameters and results, on points held as values (Point, Affine,
+// Coord and point_add come from the generated head of the module, one module per
+// curve: straight.rs). No register file and no array indexed at run time: a point is
+// a struct of loop-free Fq values, so a kernel's points can stay in registers.
+//
+// Each kernel calls each addition from one place (the reduction's loop picks its
+// operands instead of calling point_add once per step): every call is inlined, and
+// a G2 addition is tens of thousands of instructions.
+//
+// Scratch (partials, levels) holds R'-form coordinates packed as they are (fq_code.rs:
+// projective points do not mind the scale); bases are arkworks' affine points, read
+// as they are with Z = FQ_ARK_R, which is the same point.
+
+const LEVEL_GROUP: u32 = 4u;
+const POINT_WORDS: u32 = 3u * COORD_WORDS;
+
+@group(0) @binding(7) var<storage, read> bases: array<u32>;
+// partials[w·max_tasks + k]: the sum of task k of window w (projective); after the
+// merge rounds, a bucket's first task holds the bucket's sum.
+@group(0) @binding(8) var<storage, read_write> partials: array<u32>;
+// Levels' (A, C) pairs: level_in[2(w·m_in + j)], level_out[2(w·m_out + g)].
+@group(0) @binding(9) var<storage, read_write> level_in: array<u32>;
+@group(0) @binding(10) var<storage, read_write> level_out: array<u32>;
+
+fn identity() -> Point {
+    return Point(coord_zero(), coord_one(), coord_zero());
+}
+
+// Base i as stored (affine; the identity is all zero).
+fn load_base(i: u32) -> Affine {
+    let o = i * 2u * COORD_WORDS;
+    return Affine(bases_coord(o), bases_coord(o + COORD_WORDS));
+}
+
+fn load_partial(i: u32) -> Point {
+    let o = i * POINT_WORDS;
+    return Point(partials_coord(o), partials_coord(o + COORD_WORDS), partials_coord(o + 2u * COORD_WORDS));
+}
+
+fn store_partial(i: u32, p: Point) {
+    let o = i * POINT_WORDS;
+    partials_set_coord(o, p.x);
+    partials_set_coord(o + COORD_WORDS, p.y);
+    partials_set_coord(o + 2u * COORD_WORDS, p.z);
+}
+
+fn load_level(i: u32) -> Point {
+    let o = i * POINT_WORDS;
+    return Point(level_in_coord(o), level_in_coord(o + COORD_WORDS), level_in_coord(o + 2u * COORD_WORDS));
+}
+
+fn store_level(i: u32, p: Point) {
+    let o = i * POINT_WORDS;
+    level_out_set_coord(o, p.x);
+    level_out_set_coord(o + COORD_WORDS, p.y);
+    level_out_set_coord(o + 2u * COORD_WORDS, p.z);
+}
+
+// One thread per (window, task): the sum of at most task_size points of one bucket.
+@compute @workgroup_size(64)
+fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let w = t / params.max_tasks;
+    let k = t % params.max_tasks;
+    let task_base = w * (params.buckets + 1u);
+    if k >= task_off[task_base + params.buckets] {
+        return;
+    }
+    let b = bucket_of_task(task_base, k);
+    let end = atomicLoad(&cursor[w * params.buckets + b]);
+    let start = end - atomicLoad(&counts[w * params.buckets + b]);
+    let first = start + (k - task_off[task_base + b]) * params.task_size;
+    let last = min(first + params.task_size, end);
+    var acc = identity();
+    for (var pos = first; pos < last; pos++) {
+        let q = load_base(params.base_offset + sorted[w * params.n + pos]);
+        if !(coord_is_zero(q.x) && coord_is_zero(q.y)) {
+            acc = point_add_affine(acc, q);
+        }
+    }
+    store_partial(w * params.max_tasks + k, acc);
+}
+
+// One thread per (window, task); round r: the task q (of its bucket) with q divisible
+// by 2^(r+1) adds task q + 2^r, if the bucket has it.
+@compute @workgroup_size(64)
+fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let w = t / params.max_tasks;
+    let k = t % params.max_tasks;
+    let task_base = w * (params.buckets + 1u);
+    if k >= task_off[task_base + params.buckets] {
+        return;
+    }
+    let b = bucket_of_task(task_base, k);
+    let q = k - task_off[task_base + b];
+    let tasks = task_off[task_base + b + 1u] - task_off[task_base + b];
+    let step = 1u << params.round;
+    if (q & (2u * step - 1u)) != 0u || q + step >= tasks {
+        return;
+    }
+    let i = w * params.max_tasks + k;
+    store_partial(i, point_add(load_partial(i), load_partial(i + step)));
+}
+
+// Element j of window w at this level: A (a bucket's sum at level 0).
+fn element_a(w: u32, j: u32) -> Point {
+    if params.level == 0u {
+        let task_base = w * (params.buckets + 1u);
+        let k = task_off[task_base + j];
+        if k == task_off[task_base + j + 1u] {
+            return identity();
+        }
+        return load_partial(w * params.max_tasks + k);
+    }
+    return load_level(2u * (w * params.m_in + j));
+}
+
+// Element j's C (the identity at level 0).
+fn element_c(w: u32, j: u32) -> Point {
+    if params.level == 0u {
+        return identity();
+    }
+    return load_level(2u * (w * params.m_in + j) + 1u);
+}
+
+// One thread per (window, group of LEVEL_GROUP elements): one level of the reduction
+// (msm.wgsl says what a level computes).
+@compute @workgroup_size(64)
+fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let w = t / params.m_out;
+    let g = t % params.m_out;
+    // Running sum S, U = Σ i·A, Σ C, and the current element's A and C.
+    var s = identity();
+    var u = identity();
+    var c = identity();
+    var a_i = identity();
+    var c_i = identity();
+    // Elements i from count − 1 down to 0, each: C += C_i (not at level 0, where C_i
+    // is the identity), S += A_i and, for i > 0, U += S; then A' = LEVEL_GROUP·S
+    // (S += S twice) and C' = C + U. One addition per pass of the loop.
+    let first = g * LEVEL_GROUP;
+    let count = min(LEVEL_GROUP, params.m_in - first);
+    var left = count;
+    var op = 0u;
+    var tail = 0u;
+    loop {
+        // Default: S += S. dst: 0 C, 1 S, 2 U.
+        var x = s;
+        var y = s;
+        var dst = 1u;
+        if left > 0u {
+            let i = left - 1u;
+            if op == 0u {
+                a_i = element_a(w, first + i);
+                c_i = element_c(w, first + i);
+                if params.level == 0u {
+                    op = 1u;
+                }
+            }
+            if op == 0u {
+                x = c;
+                y = c_i;
+                dst = 0u;
+            } else if op == 1u {
+                y = a_i;
+            } else {
+                x = u;
+                dst = 2u;
+            }
+            op += 1u;
+            if op == 3u || (op == 2u && i == 0u) {
+                op = 0u;
+                left -= 1u;
+            }
+        } else {
+            if tail == 3u {
+                break;
+            }
+            if tail == 2u {
+                x = c;
+                y = u;
+                dst = 0u;
+            }
+            tail += 1u;
+        }
+        let r = point_add(x, y);
+        if dst == 0u {
+            c = r;
+        } else if dst == 1u {
+            s = r;
+        } else {
+            u = r;
+        }
+    }
+    store_level(2u * t, s);
+    store_level(2u * t + 1u, c);
+}

@@ -1,0 +1,555 @@
+//! The straight-line form of the formulas, for hardware adapters: each of field.rs's
+//! programs in static single assignment, emitted as a WGSL function on values.
+//!
+//! `fn g1_add(p: G1P, q: G1P) -> G1P` is the G1 addition program with every
+//! instruction a `let` (`let v3 = fq_mul(p.x, q.x);`), its inputs read from the
+//! parameters' fields and its outputs returned in a struct: no register file, no
+//! array indexed at run time, so the point and every intermediate can live in
+//! registers. The Fq functions it calls come from crate::fq_code (loop-free).
+//!
+//! Mixed addition (`g1_add_affine(p: G1P, q: G1A)`) is the same program with Q's Z bound
+//! to a constant and folded: Z = 1 when the limbs' R' is arkworks' R (12- or 16-bit
+//! limbs: one product fewer), else R mod p (fq_code.rs says why stored affine points
+//! get that Z). The MSM's kernels (shaders/msm_values.wgsl) and the formula test entry
+//! points are built on these functions.
+
+use crate::field::{decode, FqOp, Program};
+use crate::fq_code::{FqCode, LimbBits};
+
+/// An Fq constant a program's register can be bound to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FqConst {
+    Zero,
+    One,
+    /// R mod p (`FQ_ARK_R`): the Z of a stored affine point in R' form.
+    ArkR,
+}
+
+/// A value of a straight-line program: an input register as it was on entry, the
+/// result of one of its operations, or a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Value {
+    Input(usize),
+    Op(usize),
+    Const(FqConst),
+}
+
+/// A program as straight-line code in static single assignment: every instruction of
+/// its interpreter form becomes one operation on values, in the same order (less the
+/// ones that constants fold away), so both forms compute the same thing.
+pub(crate) struct Straight {
+    pub(crate) program: Program,
+    /// `ops[k]`: value `Op(k)` = op(a, b).
+    pub(crate) ops: Vec<(FqOp, Value, Value)>,
+    /// (register, value) of the program's outputs.
+    pub(crate) outputs: Vec<(usize, Value)>,
+    /// Whether Q is affine (its Z bound to a constant).
+    mixed: bool,
+}
+
+/// x·0 = 0, x·1 = x, x ± 0 = x.
+fn fold(op: FqOp, a: Value, b: Value) -> Option<Value> {
+    use FqConst::*;
+    use Value::Const;
+    match (op, a, b) {
+        (FqOp::Mul, Const(Zero), _) | (FqOp::Mul, _, Const(Zero)) => Some(Const(Zero)),
+        (FqOp::Mul, Const(One), x) | (FqOp::Mul, x, Const(One)) => Some(x),
+        (FqOp::Add, Const(Zero), x) | (FqOp::Add, x, Const(Zero)) => Some(x),
+        (FqOp::Sub, x, Const(Zero)) => Some(x),
+        _ => None,
+    }
+}
+
+impl Straight {
+    /// Translates `program`'s instruction list. A read of a register that is neither
+    /// written before nor one of the program's inputs, or an output never written, is
+    /// a bug in the formula: it panics (the unit tests translate every program).
+    pub(crate) fn of(program: Program) -> Straight {
+        Self::bound(program, &[], false)
+    }
+
+    /// A point addition with Q affine: Q's Z is `z` (and 0 in Fq2's second part).
+    pub(crate) fn mixed(program: Program, z: FqConst) -> Straight {
+        let e = program.ext();
+        let mut consts = vec![(5 * e, z)];
+        if e == 2 {
+            consts.push((5 * e + 1, FqConst::Zero));
+        }
+        Self::bound(program, &consts, true)
+    }
+
+    fn bound(program: Program, consts: &[(usize, FqConst)], mixed: bool) -> Straight {
+        let asm = program.assemble();
+        let mut current: Vec<Option<Value>> = vec![None; asm.regs];
+        for (r, c) in consts {
+            current[*r] = Some(Value::Const(*c));
+        }
+        let mut ops = Vec::new();
+        let read = |current: &mut Vec<Option<Value>>, r: usize| -> Value {
+            if let Some(v) = current[r] {
+                return v;
+            }
+            assert!(
+                program.inputs().contains(&r),
+                "{program:?} reads register {r} before writing it"
+            );
+            current[r] = Some(Value::Input(r));
+            Value::Input(r)
+        };
+        for ins in asm.code {
+            let (op, d, a, b) = decode(ins);
+            let (a, b) = (read(&mut current, a), read(&mut current, b));
+            current[d] = Some(fold(op, a, b).unwrap_or_else(|| {
+                ops.push((op, a, b));
+                Value::Op(ops.len() - 1)
+            }));
+        }
+        let outputs = program
+            .outputs()
+            .map(|r| match current[r] {
+                Some(v @ Value::Op(_)) => (r, v),
+                _ => panic!("{program:?} never writes its output register {r}"),
+            })
+            .collect();
+        Straight {
+            program,
+            ops,
+            outputs,
+            mixed,
+        }
+    }
+
+    /// The WGSL function's name.
+    fn name(&self) -> String {
+        let affine = if self.mixed { "_affine" } else { "" };
+        format!("{}{affine}", self.program.name())
+    }
+
+    /// Register r's input as a parameter field: `a`, `b.c1`, `p.x`, `q.z.c0`.
+    fn input(&self, r: usize) -> String {
+        let e = self.program.ext();
+        let part = if e == 1 { "" } else { [".c0", ".c1"][r % e] };
+        let coordinate = r / e;
+        match self.program {
+            Program::G1Add | Program::G2Add => format!(
+                "{}.{}{part}",
+                ["p", "q"][coordinate / 3],
+                ["x", "y", "z"][coordinate % 3]
+            ),
+            _ => format!("{}{part}", ["a", "b"][coordinate]),
+        }
+    }
+
+    fn value(&self, v: Value) -> String {
+        match v {
+            Value::Input(r) => self.input(r),
+            Value::Op(k) => format!("v{k}"),
+            Value::Const(FqConst::Zero) => "FQ_ZERO".into(),
+            Value::Const(FqConst::One) => "FQ_ONE".into(),
+            Value::Const(FqConst::ArkR) => "FQ_ARK_R".into(),
+        }
+    }
+
+    /// The WGSL function on values.
+    pub(crate) fn wgsl(&self) -> String {
+        let p = self.program;
+        let (coord, point, affine) = match p.ext() {
+            1 => ("Fq", "G1P", "G1A"),
+            _ => ("Fq2", "G2P", "G2A"),
+        };
+        let signature = match p {
+            Program::G1Add | Program::G2Add => {
+                let q = if self.mixed { affine } else { point };
+                format!("p: {point}, q: {q}) -> {point}")
+            }
+            _ => format!("a: {coord}, b: {coord}) -> {coord}"),
+        };
+        let mut s = format!(
+            "// {p:?}{} in straight line ({} Fq operations; generated by straight.rs).\nfn {}({signature} {{\n",
+            if self.mixed { " with Q affine" } else { "" },
+            self.ops.len(),
+            self.name()
+        );
+        for (k, (op, a, b)) in self.ops.iter().enumerate() {
+            s += &format!(
+                "    let v{k} = {}({}, {});\n",
+                op.wgsl(),
+                self.value(*a),
+                self.value(*b)
+            );
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|(_, v)| self.value(*v)).collect();
+        let coords: Vec<String> = if p.ext() == 1 {
+            outs
+        } else {
+            outs.chunks(2)
+                .map(|c| format!("Fq2({}, {})", c[0], c[1]))
+                .collect()
+        };
+        let result = match p {
+            Program::G1Add | Program::G2Add => format!("{point}({})", coords.join(", ")),
+            _ => coords.join(", "),
+        };
+        s + &format!("    return {result};\n}}\n")
+    }
+}
+
+/// The value types, the Fq code over `limbs` and the functions of `programs` (the
+/// point additions also in their mixed form).
+pub(crate) fn wgsl_formulas(limbs: LimbBits, programs: &[Program]) -> String {
+    let fq = FqCode::new(limbs);
+    let mut s = fq.wgsl();
+    s += "\n// Value types of the straight-line formulas (straight.rs).\n\
+          struct Fq2 { c0: Fq, c1: Fq }\n\
+          struct G1P { x: Fq, y: Fq, z: Fq }\n\
+          struct G1A { x: Fq, y: Fq }\n\
+          struct G2P { x: Fq2, y: Fq2, z: Fq2 }\n\
+          struct G2A { x: Fq2, y: Fq2 }\n";
+    // Q's Z in R' form: 1 when R' = R, else R mod p.
+    let z = if fq.r_bits() == 384 {
+        FqConst::One
+    } else {
+        FqConst::ArkR
+    };
+    for &p in programs {
+        s.push('\n');
+        s += &Straight::of(p).wgsl();
+        if matches!(p, Program::G1Add | Program::G2Add) {
+            s.push('\n');
+            s += &Straight::mixed(p, z).wgsl();
+        }
+    }
+    s
+}
+
+/// WGSL reading Fq element words at `o` of storage array `buf` (`{buf}_fq(o)`) and,
+/// if `write`, writing them (`{buf}_set_fq(o, a)`); then the same per coordinate of
+/// `ext` Fq (`{buf}_coord`, `{buf}_set_coord`).
+pub(crate) fn wgsl_buffer_io(buf: &str, write: bool, ext: usize) -> String {
+    let words: Vec<String> = (0..12).map(|k| format!("{buf}[o + {k}u]")).collect();
+    let mut s = format!(
+        "fn {buf}_fq(o: u32) -> Fq {{\n    return fq_from_words(array<u32, 12>({}));\n}}\n",
+        words.join(", ")
+    );
+    let coord = if ext == 1 {
+        format!("fn {buf}_coord(o: u32) -> Fq {{\n    return {buf}_fq(o);\n}}\n")
+    } else {
+        format!("fn {buf}_coord(o: u32) -> Fq2 {{\n    return Fq2({buf}_fq(o), {buf}_fq(o + 12u));\n}}\n")
+    };
+    s += &coord;
+    if write {
+        let stores: String = (0..12)
+            .map(|k| format!("    {buf}[o + {k}u] = w[{k}];\n"))
+            .collect();
+        s += &format!(
+            "fn {buf}_set_fq(o: u32, a: Fq) {{\n    let w = fq_to_words(a);\n{stores}}}\n"
+        );
+        s += &if ext == 1 {
+            format!("fn {buf}_set_coord(o: u32, c: Fq) {{\n    {buf}_set_fq(o, c);\n}}\n")
+        } else {
+            format!(
+                "fn {buf}_set_coord(o: u32, c: Fq2) {{\n    {buf}_set_fq(o, c.c0);\n    {buf}_set_fq(o + 12u, c.c1);\n}}\n"
+            )
+        };
+    }
+    s
+}
+
+/// The curve-specific head of an MSM module over the point addition `add` (G1 or G2):
+/// the names shaders/msm_values.wgsl is written in, and its buffers' readers and
+/// writers.
+pub(crate) fn wgsl_msm_curve(add: Program) -> String {
+    let e = add.ext();
+    let (coord, point, affine, one, zero, is_zero) = if e == 1 {
+        ("Fq", "G1P", "G1A", "FQ_ONE", "FQ_ZERO", "fq_is_zero(c)")
+    } else {
+        (
+            "Fq2",
+            "G2P",
+            "G2A",
+            "Fq2(FQ_ONE, FQ_ZERO)",
+            "Fq2(FQ_ZERO, FQ_ZERO)",
+            "fq_is_zero(c.c0) && fq_is_zero(c.c1)",
+        )
+    };
+    let name = add.name();
+    let mut s = format!(
+        "// The curve of this MSM module: {point} (generated by straight.rs).\n\
+         alias Coord = {coord};\n\
+         alias Point = {point};\n\
+         alias Affine = {affine};\n\
+         const COORD_WORDS: u32 = {}u;\n\
+         fn coord_one() -> Coord {{\n    return {one};\n}}\n\
+         fn coord_zero() -> Coord {{\n    return {zero};\n}}\n\
+         fn coord_is_zero(c: Coord) -> bool {{\n    return {is_zero};\n}}\n\
+         fn point_add(p: Point, q: Point) -> Point {{\n    return {name}(p, q);\n}}\n\
+         fn point_add_affine(p: Point, q: Affine) -> Point {{\n    return {name}_affine(p, q);\n}}\n",
+        12 * e
+    );
+    for (buf, write) in [
+        ("bases", false),
+        ("partials", true),
+        ("level_in", false),
+        ("level_out", true),
+    ] {
+        s += &wgsl_buffer_io(buf, write, e);
+    }
+    s
+}
+
+/// Test entry points `program_op_<name>` of every program (shaders/program_test.wgsl's
+/// bindings and parameters), every element read and written as it is: field operands
+/// in R' form (the host converts them), points in either (fq_code.rs says why).
+pub(crate) fn wgsl_test_entries() -> String {
+    let mut s = String::from("// Straight-line test entry points (generated by straight.rs).\n");
+    s += &wgsl_buffer_io("a", false, 1);
+    s += &wgsl_buffer_io("b", false, 1);
+    s += &wgsl_buffer_io("out", true, 1);
+    let head = |name: &str| {
+        format!(
+            "\n@compute @workgroup_size(64)\nfn program_op_{name}(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    let i = gid.x;\n    if i >= params.count {{\n        return;\n    }}\n"
+        )
+    };
+    for p in [Program::FqAdd, Program::FqSub, Program::FqMul] {
+        s += &head(p.name());
+        s += &format!(
+            "    out_set_fq(12u * i, {}(a_fq(12u * i), b_fq(12u * i)));\n}}\n",
+            p.name()
+        );
+    }
+    for p in [Program::Fq2Add, Program::Fq2Sub, Program::Fq2Mul] {
+        s += &head(p.name());
+        s += &format!(
+            "    let o = 24u * i;\n    let r = {}(Fq2(a_fq(o), a_fq(o + 12u)), Fq2(b_fq(o), b_fq(o + 12u)));\n    out_set_fq(o, r.c0);\n    out_set_fq(o + 12u, r.c1);\n}}\n",
+            p.name()
+        );
+    }
+    // Modes as program_test.wgsl: 0 projective Q, 1 affine Q (stored identity: none
+    // added), 2 Q = P.
+    for (p, point, affine) in [
+        (Program::G1Add, "G1P", "G1A"),
+        (Program::G2Add, "G2P", "G2A"),
+    ] {
+        let e = p.ext();
+        let cw = 12 * e;
+        let get = |buf: &str, o: String| {
+            if e == 1 {
+                format!("{buf}_fq({o})")
+            } else {
+                format!("Fq2({buf}_fq({o}), {buf}_fq({o} + 12u))")
+            }
+        };
+        let set = |c: &str, at: usize| {
+            if e == 1 {
+                format!("    out_set_fq(o + {at}u, r.{c});\n")
+            } else {
+                format!(
+                    "    out_set_fq(o + {at}u, r.{c}.c0);\n    out_set_fq(o + {}u, r.{c}.c1);\n",
+                    at + 12
+                )
+            }
+        };
+        let is_zero = |c: &str| {
+            if e == 1 {
+                format!("fq_is_zero(q.{c})")
+            } else {
+                format!("fq_is_zero(q.{c}.c0) && fq_is_zero(q.{c}.c1)")
+            }
+        };
+        s += &head(p.name());
+        s += &format!(
+            "    let o = {}u * i;\n    let p = {point}({}, {}, {});\n    var r = p;\n",
+            3 * cw,
+            get("a", "o".into()),
+            get("a", format!("o + {cw}u")),
+            get("a", format!("o + {}u", 2 * cw)),
+        );
+        s += &format!(
+            "    if params.mode == 1u {{\n        let q = {affine}({}, {});\n        if !({} && {}) {{\n            r = {}_affine(p, q);\n        }}\n    }} else {{\n        var q = p;\n        if params.mode == 0u {{\n            q = {point}({}, {}, {});\n        }}\n        r = {}(p, q);\n    }}\n",
+            get("b", format!("{}u * i", 2 * cw)),
+            get("b", format!("{}u * i + {cw}u", 2 * cw)),
+            is_zero("x"),
+            is_zero("y"),
+            p.name(),
+            get("b", "o".into()),
+            get("b", format!("o + {cw}u")),
+            get("b", format!("o + {}u", 2 * cw)),
+            p.name(),
+        );
+        s += &set("x", 0);
+        s += &set("y", cw);
+        s += &set("z", 2 * cw);
+        s += "}\n";
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ec::CurveGroup;
+    use ark_ff::{AdditiveGroup, Field, UniformRand};
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::ark_bls12_381::Fq2;
+    use crucible_core::Fq;
+
+    fn apply(op: FqOp, a: Fq, b: Fq) -> Fq {
+        match op {
+            FqOp::Mul => a * b,
+            FqOp::Add => a + b,
+            FqOp::Sub => a - b,
+        }
+    }
+
+    /// Runs the interpreter form: the instruction words, decoded as the shader does.
+    fn interpret(program: Program, regs: &mut [Fq]) {
+        for ins in program.assemble().code {
+            let (op, d, a, b) = decode(ins);
+            regs[d] = apply(op, regs[a], regs[b]);
+        }
+    }
+
+    /// Runs the straight-line form on values (`ark_r`: FqConst::ArkR's value); returns
+    /// the outputs.
+    fn run(s: &Straight, regs: &[Fq], ark_r: Fq) -> Vec<Fq> {
+        let mut values: Vec<Fq> = Vec::new();
+        let get = |values: &Vec<Fq>, v: Value| match v {
+            Value::Input(r) => regs[r],
+            Value::Op(k) => values[k],
+            Value::Const(FqConst::Zero) => Fq::ZERO,
+            Value::Const(FqConst::One) => Fq::ONE,
+            Value::Const(FqConst::ArkR) => ark_r,
+        };
+        for (op, a, b) in &s.ops {
+            let x = apply(*op, get(&values, *a), get(&values, *b));
+            values.push(x);
+        }
+        s.outputs.iter().map(|(_, v)| get(&values, *v)).collect()
+    }
+
+    fn seed() -> u64 {
+        crucible_core::run_seed::run_seed()
+    }
+
+    #[test]
+    fn straight_form_reads_only_inputs_and_computes_what_the_interpreter_does() {
+        let seed = seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        for p in Program::ALL {
+            let s = Straight::of(p);
+            assert_eq!(s.ops.len(), p.range().len as usize, "{p:?}");
+            let regs_used = p.assemble().regs;
+            for _ in 0..4 {
+                let start: Vec<Fq> = (0..regs_used).map(|_| Fq::rand(&mut rng)).collect();
+                let mut a = start.clone();
+                interpret(p, &mut a);
+                let b = run(&s, &start, Fq::ZERO);
+                let want: Vec<Fq> = p.outputs().map(|r| a[r]).collect();
+                assert_eq!(want, b, "{p:?} (seed {seed})");
+            }
+            let text = s.wgsl();
+            assert_eq!(text.matches(" = fq_").count(), s.ops.len(), "{text}");
+            assert!(text.contains(&format!("fn {}(", p.name())), "{text}");
+            assert!(!text.contains("regs"), "{text}");
+        }
+    }
+
+    /// Sums of random points, Q projective with a random Z, or affine as the MSM
+    /// reads a stored base: (x·λ, y·λ) with Z = λ (λ = R/R' in value terms).
+    fn check_add<P: ark_ec::short_weierstrass::SWCurveConfig>(
+        program: Program,
+        rng: &mut StdRng,
+        seed: u64,
+        coords: impl Fn(P::BaseField) -> Vec<Fq>,
+        field: impl Fn(&[Fq]) -> P::BaseField,
+    ) where
+        P::BaseField: UniformRand,
+    {
+        let e = program.ext();
+        for lambda in [Fq::ONE, Fq::from(2u64).pow([6]).inverse().unwrap()] {
+            let z_const = if lambda == Fq::ONE {
+                FqConst::One
+            } else {
+                FqConst::ArkR
+            };
+            for mixed in [false, true] {
+                let s = if mixed {
+                    Straight::mixed(program, z_const)
+                } else {
+                    Straight::of(program)
+                };
+                let (p, q) = (
+                    ark_ec::short_weierstrass::Projective::<P>::rand(rng).into_affine(),
+                    ark_ec::short_weierstrass::Projective::<P>::rand(rng).into_affine(),
+                );
+                let (zp, zq) = (P::BaseField::rand(rng), P::BaseField::rand(rng));
+                let lam = field(&[lambda, Fq::ZERO][..e]);
+                let zq = if mixed { lam } else { zq };
+                let mut regs = vec![Fq::ZERO; program.assemble().regs];
+                for (at, pt, z) in [(0, p, zp), (3, q, zq)] {
+                    for (k, c) in [pt.x * z, pt.y * z, z].into_iter().enumerate() {
+                        regs[(at + k) * e..(at + k + 1) * e].copy_from_slice(&coords(c));
+                    }
+                }
+                let out = run(&s, &regs, lambda);
+                let (x, y, z) = (
+                    field(&out[..e]),
+                    field(&out[e..2 * e]),
+                    field(&out[2 * e..]),
+                );
+                let z_inv = z.inverse().expect("P + Q is not the identity");
+                let sum = (p + q).into_affine();
+                assert_eq!(
+                    (x * z_inv, y * z_inv),
+                    (sum.x, sum.y),
+                    "{program:?} mixed {mixed} λ {lambda} (seed {seed})"
+                );
+                if mixed && z_const == FqConst::One {
+                    assert!(s.ops.len() < Straight::of(program).ops.len(), "Z = 1 folds");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn straight_formulas_match_arkworks() {
+        let seed = seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (x, y) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
+        let out = run(
+            &Straight::of(Program::Fq2Mul),
+            &[x.c0, x.c1, y.c0, y.c1],
+            Fq::ZERO,
+        );
+        assert_eq!(Fq2::new(out[0], out[1]), x * y, "seed {seed}");
+        check_add::<crucible_core::ark_bls12_381::g1::Config>(
+            Program::G1Add,
+            &mut rng,
+            seed,
+            |c| vec![c],
+            |c| c[0],
+        );
+        check_add::<crucible_core::ark_bls12_381::g2::Config>(
+            Program::G2Add,
+            &mut rng,
+            seed,
+            |c| vec![c.c0, c.c1],
+            |c| Fq2::new(c[0], c[1]),
+        );
+    }
+
+    #[test]
+    fn straight_wgsl_excerpt() {
+        let s = Straight::of(Program::Fq2Mul).wgsl();
+        assert!(s.contains("fn fq2_mul(a: Fq2, b: Fq2) -> Fq2 {"), "{s}");
+        assert!(s.contains("    let v0 = fq_mul(a.c0, b.c0);\n"), "{s}");
+        assert!(s.contains("    return Fq2("), "{s}");
+        let g = Straight::mixed(Program::G1Add, FqConst::One).wgsl();
+        assert!(
+            g.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"),
+            "{g}"
+        );
+        assert!(!g.contains("q.z"), "{g}");
+        assert!(g.contains("return G1P("), "{g}");
+    }
+}
