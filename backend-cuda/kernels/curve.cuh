@@ -119,27 +119,44 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     return xyzz_add_affine_inline(p, q);
 }
 
-// add-2008-s: P + Q.
-template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+// The products of a formula: for INLINE the Fq2 products inlined too (Fq products
+// always are).
+template <bool INLINE, class F> CRU_DEV F fmul_of(const F& a, const F& b) {
+    if (INLINE) return fmul_inline(a, b);
+    return fmul(a, b);
+}
+template <bool INLINE, class F> CRU_DEV F fsqr_of(const F& a) {
+    if (INLINE) return fsqr_inline(a);
+    return fsqr(a);
+}
+
+// add-2008-s: P + Q, written where it is used. INLINE also inlines the Fq2 products
+// (as xyzz_add_affine_inline does): the reduction's A/B (msm.cu's CRU_REDUCE_INLINE).
+template <bool INLINE, class F> CRU_DEV Xyzz<F> xyzz_add_formula(const Xyzz<F>& p, const Xyzz<F>& q) {
     if (xyzz_is_identity(p)) return q;
     if (xyzz_is_identity(q)) return p;
-    const F u1 = fmul(p.x, q.zz);
-    const F s1 = fmul(p.y, q.zzz);
-    const F pp_ = fsub(fmul(q.x, p.zz), u1);    // P = U2 - U1
-    const F rr = fsub(fmul(q.y, p.zzz), s1);    // R = S2 - S1
+    const F u1 = fmul_of<INLINE>(p.x, q.zz);
+    const F s1 = fmul_of<INLINE>(p.y, q.zzz);
+    const F pp_ = fsub(fmul_of<INLINE>(q.x, p.zz), u1);    // P = U2 - U1
+    const F rr = fsub(fmul_of<INLINE>(q.y, p.zzz), s1);    // R = S2 - S1
     if (fis_zero(pp_)) {
         if (fis_zero(rr)) return xyzz_double(p);
         return xyzz_identity<F>();
     }
-    const F pp = fsqr(pp_);
-    const F ppp = fmul(pp_, pp);
-    const F qq = fmul(u1, pp);
+    const F pp = fsqr_of<INLINE>(pp_);
+    const F ppp = fmul_of<INLINE>(pp_, pp);
+    const F qq = fmul_of<INLINE>(u1, pp);
     Xyzz<F> r;
-    r.x = fsub(fsub(fsqr(rr), ppp), fdbl(qq));
-    r.y = fsub(fmul(rr, fsub(qq, r.x)), fmul(s1, ppp));
-    r.zz = fmul(fmul(p.zz, q.zz), pp);
-    r.zzz = fmul(fmul(p.zzz, q.zzz), ppp);
+    r.x = fsub(fsub(fsqr_of<INLINE>(rr), ppp), fdbl(qq));
+    r.y = fsub(fmul_of<INLINE>(rr, fsub(qq, r.x)), fmul_of<INLINE>(s1, ppp));
+    r.zz = fmul_of<INLINE>(fmul_of<INLINE>(p.zz, q.zz), pp);
+    r.zzz = fmul_of<INLINE>(fmul_of<INLINE>(p.zzz, q.zzz), ppp);
     return r;
+}
+
+// add-2008-s: P + Q, as a call (one copy per instantiation; the Fq2 products calls too).
+template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+    return xyzz_add_formula<false>(p, q);
 }
 
 #endif  // CRUCIBLE_CURVE_CUH

@@ -1,8 +1,9 @@
 // msm.cu — multi-scalar multiplication sum_i s_i * P_i over G1 and G2: Pippenger with
 // signed c-bit digits, (point, sign) entries sorted by bucket with a counting sort,
 // buckets summed in equal chunks of the sorted entries (balanced whatever the digit
-// distribution), buckets reduced per window by a segmented running sum then a pairwise
-// tree; the host combines the windows (Horner), which is a short serial chain.
+// distribution), then each bucket window reduced to a few points whose weighted sum the
+// host takes (a short serial chain, which one CPU core runs far faster than one GPU
+// thread).
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // Window planes (optional): when the bases come with planes of multiples, plane j
@@ -15,7 +16,9 @@
 //         point i of plane j at bases[j stride + i], j < ceil(W / wp);
 //         scalars Fr[n] (Montgomery, < r). 1 <= n < 2^31, W * n < 2^32, every entry
 //         (j stride + i) < 2^31.
-// Output: window_sums[v] (Xyzz), v < wp; the MSM is sum_v 2^(c v) window_sums[v].
+// Output: window v's sum sum_b (b + 1) B_b (B_b: bucket b's sum), v < wp; the MSM is
+//         sum_v 2^(c v) (window v's sum). Step 6-7 "tree" leaves each window's sum as
+//         terms for the host to weigh (see there); step 6-7 "levels" as one point.
 //
 // Parameters (host's choice):
 //   c         window bits, 1 <= c <= 24. W = ceil(256 / c) digit windows (W c >= 256
@@ -38,12 +41,13 @@
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
-//   tree_w, tree_v   Xyzz[wp S] each, and a second pair of wp S / 2 each (ping-pong)
+//   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
 // max(1, ceil(X / blockDim.x)), gridDim.y = Y; "THREADS = T": 1-D, T threads. Any
-// blockDim.x works (every kernel ignores out-of-range indices); 256 is suggested for
-// steps 1-4, 128 for the curve kernels (msm_g2_* use up to 255 registers).
+// blockDim.x works for steps 1-5b and "levels" (those kernels ignore out-of-range
+// indices); 256 is suggested for steps 1-4, 128 for the curve kernels (msm_g2_* use up
+// to 255 registers). Step 6-7 "tree" fixes its blocks.
 //   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp)
 //                                                                          THREADS = n
 //      or msm_digits_indexed(const Fr* scalars, const u32* index, u32* digits,
@@ -74,6 +78,34 @@
 //        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
 //        u32 level)                                            THREADS = ceil(W n / chunk)
 //        Afterwards each bucket's carries are summed into the first of them.
+//   6-7, one of:
+//   "tree" (bit sums; the default). Window v's sum, with b = s L + j:
+//          sum_b (b + 1) B_b = G + L sum_s s T_s = G + sum_{k < log2 S} 2^(seg_bits + k) U_k,
+//        G = sum_s A_s, A_s = sum_j (j + 1) B_{sL+j} (segment s's running sums),
+//        T_s = sum_j B_{sL+j}, U_k = sum of the T_s whose s has bit k set.
+//        G and every U_k are plain sums, each a tree of depth log2 S; the host applies the
+//        weights 2^(seg_bits + k) (a double-and-add chain of c - 1 doublings).
+//        Records: window v's record array of `items` plain items and one total, N
+//        records each: point (v (items + 1) + q) N + g is item q of record g; item 0 is
+//        a partial G, item 1 + k a partial U_k, item `items` a partial sum of the T_s
+//        (the total).
+//        Tiles: blockDim.x = TL = min(S, tile) with tile = CRU_REDUCE_SHARED_BYTES /
+//        (2 sizeof(Xyzz)) (G1 128, G2 64); blockDim.x a power of two in every step-7 launch.
+//   6. msm_g1_reduce_tiles(const G1Xyzz* buckets, const G1Xyzz* carries,
+//        const u32* bucket_start, G1Xyzz* out, u32 c, u32 seg_bits, u32 chunk)
+//                                                   grid (S, wp), blockDim.x = TL
+//        out = reduce_a: records of items = 1 + log2 TL, N = S / TL (record g: the
+//        segments [g TL, g TL + TL), bits of s below log2 TL).
+//   7. while N > 1: msm_g1_reduce_records(const G1Xyzz* in, G1Xyzz* out, u32 items)
+//        grid (N / T', (items + 1) wp), blockDim.x = T' = min(N, tile); in and out swap
+//        between reduce_a and reduce_b. Block (h, y = v (items + 1) + q) sums item q of
+//        records [h T', h T' + T'); for q = items (the totals) also the bit sums of the
+//        record index's bits, as new items. Then items += log2 T', N /= T'.
+//      Afterwards (N = 1) the last buffer written holds, for window v, item q at
+//      v (items + 1) + q: G at q = 0, U_k at q = 1 + k (items = 1 + log2 S).
+//      Sizes (points): reduce_a wp (2 + log2 TL) S / TL; reduce_b the largest step-7
+//      output written to it (each pass's output is smaller than its input).
+//   "levels" (a pairwise tree, one level per launch):
 //   6. msm_g1_reduce_segments(const G1Xyzz* buckets, const G1Xyzz* carries,
 //        const u32* bucket_start, G1Xyzz* tree_w, G1Xyzz* tree_v, u32 c, u32 seg_bits,
 //        u32 chunk)                                                         grid (S, wp)
@@ -87,6 +119,8 @@
 //        with_v = 0 on the last step.
 //      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
 //      bucket window, sum_b (b + 1) B_b = the window sum.
+//      tree_w, tree_v are reduce_a's halves (wp S each), the second pair reduce_b's
+//      (wp S / 2 each, at least one point).
 // G2: steps 5-7 (and 5b) named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
 // depend only on the scalars, c, wp and stride.
 #ifndef CRUCIBLE_CURVE_CUH
@@ -325,6 +359,110 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
     else if (with_v) out_v[out] = xyzz_double(xyzz_add(in_v[l], in_v[l + 1]));
 }
 
+// Shared memory of one "tree" block: 2 points a thread for tile threads, 48 KiB (the
+// most a kernel declares statically): tiles of 128 threads for G1, 64 for G2
+// (msm/reduce.rs reads this constant).
+#define CRU_REDUCE_SHARED_BYTES 49152
+
+// The "tree" kernels' additions: calls by default (one copy of the formula a kernel;
+// inlined, "levels"' segments took 2.0 ms at 2^20 on the H200 instead of 1.4). For the
+// A/B, -DCRU_REDUCE_INLINE=1 (CRUCIBLE_CUDA_NVRTC_OPTIONS) writes them inline, their
+// Fq2 products too.
+#ifndef CRU_REDUCE_INLINE
+#define CRU_REDUCE_INLINE 0
+#endif
+template <class F> CRU_DEV Xyzz<F> msm_reduce_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+#if CRU_REDUCE_INLINE
+    return xyzz_add_formula<true>(p, q);
+#else
+    return xyzz_add(p, q);
+#endif
+}
+
+template <class F> CRU_DEV u32 msm_reduce_tile() { return CRU_REDUCE_SHARED_BYTES / (2 * sizeof(Xyzz<F>)); }
+
+// log2 of blockDim.x (a power of two).
+CRU_DEV u32 msm_block_bits() {
+    u32 bits = 0;
+    while ((1u << bits) < blockDim.x) bits++;
+    return bits;
+}
+
+// The block's sums, in shared memory, for T = blockDim.x (a power of two): on entry
+// sh[t] = X_t and (if `plain`) sh[T + t] = Y_t; on exit sh[0] = sum_t X_t, sh[T] =
+// sum_t Y_t and (if `bits`) sh[2^k] = the sum of the X_t whose t has bit k set, k <
+// log2 T. Level j merges groups of h = 2^j threads in pairs: a group based at g keeps
+// its X sum at sh[g], its bit-k sums at sh[g + 2^k] (k < j) and its Y sum at sh[T + g].
+// Merging lo (based at g) with hi (at g + h) adds hi's X sum, Y sum and bit-k sums into
+// lo's; hi's X sum, at sh[g + h], is the merged group's bit-j sum as it is. The j + 2
+// additions of a merge go to j + 2 different threads of the merged group (task q by
+// thread g + q: 0 the X sum, 1 the Y sum, 2 + k bit k), so each level is one addition
+// deep, and the block's chain is log2 T additions. A level writes only lo slots and
+// reads only hi slots.
+template <class F>
+CRU_DEV void msm_block_sums(Xyzz<F>* sh, bool plain, bool bits) {
+    const u32 t = threadIdx.x, T = blockDim.x;
+    for (u32 j = 0; (1u << j) < T; j++) {
+        const u32 h = 1u << j;
+        const u32 g = t & ~(2 * h - 1), q = t - g;
+        u32 dst = 2 * T;  // none
+        if (q == 0) dst = g;
+        else if (q == 1) dst = plain ? T + g : dst;
+        else if (bits && q - 2 < j) dst = g + (1u << (q - 2));
+        if (dst < 2 * T) sh[dst] = msm_reduce_add(sh[dst], sh[dst + h]);
+        __syncthreads();
+    }
+}
+
+// Step 6 "tree": thread t of block (g, v) runs the running sums of segment s = g T + t
+// (from the top: after B_j has been added to `run` for j = L-1 .. 0, `acc` has seen B_j
+// j + 1 times), so A_s = acc and T_s = run; then the block sums them (msm_block_sums)
+// into record g: G's part sum_t A_s, the bit sums of t, the total sum_t T_s.
+template <class F>
+CRU_DEV void msm_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
+                              Xyzz<F>* out, u32 c, u32 seg_bits, u32 chunk) {
+    __shared__ Xyzz<F> sh[CRU_REDUCE_SHARED_BYTES / sizeof(Xyzz<F>)];
+    const u32 t = threadIdx.x, T = blockDim.x, v = blockIdx.y;
+    const u64 s = (u64)blockIdx.x * T + t;
+    const u64 first = ((u64)v << (c - 1)) + (s << seg_bits);
+    Xyzz<F> run = xyzz_identity<F>();
+    Xyzz<F> acc = xyzz_identity<F>();
+    for (u32 j = 1u << seg_bits; j-- > 0;) {
+        run = msm_reduce_add(run, msm_load_bucket(buckets, carries, bucket_start, first + j, chunk));
+        acc = msm_reduce_add(acc, run);
+    }
+    sh[t] = run;
+    sh[T + t] = acc;
+    __syncthreads();
+    msm_block_sums(sh, true, true);
+    const u32 tau = msm_block_bits(), items = 1 + tau, records = gridDim.x;
+    const u64 base = (u64)v * (items + 1) * records + blockIdx.x;
+    for (u32 q = t; q <= items; q += T)
+        out[base + (u64)q * records] = q == 0 ? sh[T] : q == items ? sh[0] : sh[1u << (q - 1)];
+}
+
+// Step 7 "tree": block (h, y) of T threads over records [h T, h T + T) of item q of
+// window v (y = v (items + 1) + q): the sum of the T points into record h of the output,
+// and for the totals (q = items) also the bit sums of the record index's low log2 T bits,
+// as items items .. items + log2 T - 1 of the output (whose total is item items + log2 T).
+template <class F>
+CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
+    __shared__ Xyzz<F> sh[CRU_REDUCE_SHARED_BYTES / sizeof(Xyzz<F>)];
+    const u32 t = threadIdx.x, T = blockDim.x, h = blockIdx.x, records = gridDim.x;
+    const u32 v = blockIdx.y / (items + 1), q = blockIdx.y % (items + 1);
+    const bool totals = q == items;
+    sh[t] = in[((u64)v * (items + 1) + q) * records * T + (u64)h * T + t];
+    __syncthreads();
+    msm_block_sums(sh, false, totals);
+    const u32 tau = msm_block_bits(), items_out = items + tau;
+    const u64 base = (u64)v * (items_out + 1) * records + h;
+    if (!totals) {
+        if (t == 0) out[base + (u64)q * records] = sh[0];
+        return;
+    }
+    for (u32 k = t; k <= tau; k += T) out[base + (u64)(items + k) * records] = k == tau ? sh[0] : sh[1u << k];
+}
+
 // The bucket sums' launch bounds, for tuning: at least CRU_G1_ACC_MIN_BLOCKS blocks of
 // 128 threads an SM for G1 (0: no bound, the default). On the H200, 4 (128 registers,
 // 16 warps an SM, a few spilled words) ran MSM G1 2^20 in 12.3 ms against 12.0 ms
@@ -364,6 +502,13 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
     extern "C" __global__ void msm_##G##_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v,           \
             Xyzz<F>* out_w, Xyzz<F>* out_v, u32 nodes, u32 with_v) {                                     \
         msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
+    }                                                                                                    \
+    extern "C" __global__ void msm_##G##_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries,     \
+            const u32* bucket_start, Xyzz<F>* out, u32 c, u32 seg_bits, u32 chunk) {                     \
+        msm_reduce_tiles<F>(buckets, carries, bucket_start, out, c, seg_bits, chunk);                    \
+    }                                                                                                    \
+    extern "C" __global__ void msm_##G##_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {     \
+        msm_reduce_records<F>(in, out, items);                                                           \
     }
 
 #if CRU_WITH(G1_SUMS)

@@ -463,7 +463,7 @@ launches! {
         chunk: u32,
         level: u32,
     ) = [MsmG1FoldCarries = "msm_g1_fold_carries", MsmG2FoldCarries = "msm_g2_fold_carries"];
-    /// msm.cu step 6: running sums over segments of 2^seg_bits buckets;
+    /// msm.cu step 6 "levels": running sums over segments of 2^seg_bits buckets;
     /// threads = segments × wp.
     fn msm_reduce_segments[group: Group](
         buckets: Dev<'_, elem::Xyzz>,
@@ -478,7 +478,7 @@ launches! {
         MsmG1ReduceSegments = "msm_g1_reduce_segments",
         MsmG2ReduceSegments = "msm_g2_reduce_segments",
     ];
-    /// msm.cu step 7: one level of the pairwise tree; threads = nodes × wp.
+    /// msm.cu step 7 "levels": one level of the pairwise tree; threads = nodes × wp.
     fn msm_reduce_pairs[group: Group](
         in_w: Dev<'_, elem::Xyzz>,
         in_v: Dev<'_, elem::Xyzz>,
@@ -487,6 +487,27 @@ launches! {
         nodes: u32,
         with_v: u32,
     ) = [MsmG1ReducePairs = "msm_g1_reduce_pairs", MsmG2ReducePairs = "msm_g2_reduce_pairs"];
+    /// msm.cu step 6 "tree": each segment's running sums, then its block's sums into
+    /// one record; grid (segments, wp), blocks of a power of two.
+    fn msm_reduce_tiles[group: Group](
+        buckets: Dev<'_, elem::Xyzz>,
+        carries: Dev<'_, elem::Xyzz>,
+        bucket_start: Dev<'_, elem::U32>,
+        out: Dev<'_, elem::Xyzz>,
+        c: u32,
+        seg_bits: u32,
+        chunk: u32,
+    ) = [MsmG1ReduceTiles = "msm_g1_reduce_tiles", MsmG2ReduceTiles = "msm_g2_reduce_tiles"];
+    /// msm.cu step 7 "tree": one block's records summed into one, with the bit sums
+    /// of the totals; grid (records out, (items + 1) wp).
+    fn msm_reduce_records[group: Group](
+        r#in: Dev<'_, elem::Xyzz>,
+        out: Dev<'_, elem::Xyzz>,
+        items: u32,
+    ) = [
+        MsmG1ReduceRecords = "msm_g1_reduce_records",
+        MsmG2ReduceRecords = "msm_g2_reduce_records",
+    ];
     /// planes.cu: plane `plane` of the bases table from the plane below it, `shift`
     /// doublings up; threads = ceil(n / PLANES_BATCH).
     fn planes[group: Group](

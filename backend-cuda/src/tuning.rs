@@ -46,6 +46,11 @@ const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
     range: 1..=4,
 };
+/// The MSM reduction (msm/reduce.rs): `tree` or `levels`.
+const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
+/// The names of the [`MsmReduce`]s.
+const MSM_REDUCES: &[(&str, MsmReduce)] =
+    &[("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)];
 /// Radix-2 stages per shared-memory NTT tile, log2 of its elements (ntt.rs; the
 /// kernel's tile holds up to 2^10).
 const NTT_TILE_BITS: Var = Var {
@@ -123,6 +128,16 @@ pub enum NttPath {
     Passes,
 }
 
+/// How the MSM reduces each window's buckets (kernels/msm.cu steps 6-7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmReduce {
+    /// Running sums over segments, then plain sums in blocks of shared memory, a whole
+    /// tree in each launch (a few launches in all); the host applies the weights.
+    Tree,
+    /// Running sums over segments, then a pairwise tree, one level per launch.
+    Levels,
+}
+
 /// Every tuning override of the CUDA backend, as read at open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CudaTuning {
@@ -134,6 +149,8 @@ pub struct CudaTuning {
     pub msm_seg_bits: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_PLANES`: the most window planes a bases buffer gets.
     pub msm_planes: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_REDUCE`: the MSM reduction, `tree` or `levels`.
+    pub msm_reduce: Option<MsmReduce>,
     /// `CRUCIBLE_CUDA_MSM_ONES`: 0 turns the witness-aware MSM off.
     pub msm_ones: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
@@ -180,6 +197,7 @@ impl CudaTuning {
             msm_chunk: number(&MSM_CHUNK)?,
             msm_seg_bits: number(&MSM_SEG_BITS)?,
             msm_planes: number(&MSM_PLANES)?,
+            msm_reduce: choice(MSM_REDUCE, lookup(MSM_REDUCE).as_deref(), MSM_REDUCES)?,
             msm_ones: number(&MSM_ONES)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
@@ -327,6 +345,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_CHUNK", "128"),
             ("CRUCIBLE_CUDA_MSM_SEG_BITS", "3"),
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
+            ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_MSM_ONES", "0"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
@@ -348,6 +367,7 @@ mod tests {
                 msm_chunk: Some(128),
                 msm_seg_bits: Some(3),
                 msm_planes: Some(1),
+                msm_reduce: Some(MsmReduce::Levels),
                 msm_ones: Some(0),
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),
@@ -385,5 +405,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("CRUCIBLE_CUDA_MSM_SEG_BITS"));
+        let reduction = |value| choice(MSM_REDUCE, value, MSM_REDUCES);
+        for (value, want) in [("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)] {
+            assert_eq!(reduction(Some(value)).unwrap(), Some(want));
+        }
+        let err = reduction(Some("pairs")).unwrap_err().to_string();
+        assert!(
+            err.contains("CRUCIBLE_CUDA_MSM_REDUCE") && err.contains("tree, levels"),
+            "{err}"
+        );
     }
 }

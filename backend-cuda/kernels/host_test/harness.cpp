@@ -26,14 +26,16 @@
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
-//   msm g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
-//                                                       -> window sums (Xyzz each), WP of them
+//   msm g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//                         REDUCE: levels -> WP, then the window sums (Xyzz each);
+//                         tree TILE -> WP, ITEMS, then each window's ITEMS points
+//                         (G, U_0 .. U_{ITEMS-2}: msm.cu's step 6-7 "tree")
 //   classify N CHUNK scalars[N]                         -> ones rest list[ones + rest] (ones.cu 1-3)
 //   ones g1|g2 COUNT LEAVES ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]] (Xyzz;
 //                         ones.cu 4), threads run in ORDER (launch_ordered)
-//   msm_ones g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+//   msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //                                                       -> ones rest, the ones' sum (Xyzz), WP
-//                         (0 without rest), window sums: the witness-aware sequence
+//                         (0 without rest), then as msm's REDUCE: the witness-aware sequence
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
@@ -91,26 +93,32 @@ struct BlockBarrier {
 };
 static BlockBarrier block_barrier;
 
-// A launch of `blocks` blocks of `threads` threads for a kernel with __syncthreads:
-// the blocks one after the other, the threads of a block concurrently (one host
-// thread each), so that a missing barrier shows up as a wrong result (or, under
-// -fsanitize=thread, a race) rather than passing by the sequential order.
+// A launch of `blocks` x `grid_y` blocks of `threads` threads for a kernel with
+// __syncthreads: the blocks one after the other, the threads of a block concurrently
+// (one host thread each), so that a missing barrier shows up as a wrong result (or,
+// under -fsanitize=thread, a race) rather than passing by the sequential order.
 template <class K>
-static void launch_blocks(u32 blocks, u32 threads, K kernel) {
+static void launch_blocks_2d(u32 blocks, u32 grid_y, u32 threads, K kernel) {
     block_barrier.threads = threads;
     cru_block_barrier = [] { block_barrier.wait(); };
-    for (u32 x = 0; x < blocks; x++) {
-        std::vector<std::thread> pool;
-        for (u32 t = 0; t < threads; t++)
-            pool.emplace_back([&, x, t] {
-                gridDim = {blocks, 1, 1};
-                blockDim = {threads, 1, 1};
-                blockIdx = {x, 0, 0};
-                threadIdx = {t, 0, 0};
-                kernel();
-            });
-        for (auto& th : pool) th.join();
-    }
+    for (u32 y = 0; y < grid_y; y++)
+        for (u32 x = 0; x < blocks; x++) {
+            std::vector<std::thread> pool;
+            for (u32 t = 0; t < threads; t++)
+                pool.emplace_back([&, x, y, t] {
+                    gridDim = {blocks, grid_y, 1};
+                    blockDim = {threads, 1, 1};
+                    blockIdx = {x, y, 0};
+                    threadIdx = {t, 0, 0};
+                    kernel();
+                });
+            for (auto& th : pool) th.join();
+        }
+}
+
+template <class K>
+static void launch_blocks(u32 blocks, u32 threads, K kernel) {
+    launch_blocks_2d(blocks, 1, threads, kernel);
 }
 
 static std::istringstream in;
@@ -437,18 +445,36 @@ static void pw_cmd(const std::string& op) {
     for (auto& x : a) wr(x);
 }
 
+// The MSM's kernels of one group: steps 5-7 of both reductions.
+template <class K5, class K5b, class K6, class K7, class K6t, class K7t>
+struct MsmKernels {
+    K5 acc_k;
+    K5b fold_k;
+    K6 seg_k;
+    K7 pair_k;
+    K6t tiles_k;
+    K7t records_k;
+};
+
+template <class K5, class K5b, class K6, class K7, class K6t, class K7t>
+static MsmKernels<K5, K5b, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k, K6t tiles_k,
+                                                         K7t records_k) {
+    return {acc_k, fold_k, seg_k, pair_k, tiles_k, records_k};
+}
+
 // The launch sequence of msm.cu's header over n terms, with its scratch sizes: term i
 // is scalars[i], or scalars[index[i]] through the _indexed kernels when index is
-// given. Returns the wp window sums.
-template <class F, class K5, class K5b, class K6, class K7>
+// given. tile 0: the "levels" reduction, returning the wp window sums; else the "tree"
+// one with blocks of up to tile threads (the device's is msm_reduce_tile<F>(); smaller
+// ones run more step-7 passes on small inputs), returning each window's *items points.
+template <class F, class Ks>
 static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const Fr* scalars, const u32* index, u32 n,
-                                    u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, K5 acc_k, K5b fold_k,
-                                    K6 seg_k, K7 pair_k) {
+                                    u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, u32 tile, u32* items_out,
+                                    const Ks& ks) {
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
-    std::vector<Xyzz<F>> buckets(M), carries(threads), tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)),
-        tree_v2(wp * S / 2 + (S == 1));
+    std::vector<Xyzz<F>> buckets(M), carries(threads);
     if (index)
         launch(n, 1, [&] { msm_digits_indexed(scalars, index, digits.data(), bucket_count.data(), n, c, wp); });
     else
@@ -466,31 +492,85 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
-    launch(threads, 1, [&] { acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
+    launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     for (u32 level = 0; (1u << level) < max_span; level++)
-        launch(threads, 1, [&] { fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
-    launch(S, wp, [&] { seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
+        launch(threads, 1, [&] { ks.fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
+    if (tile) {
+        // Step 6 writes reduce_a, step 7 alternates: each buffer as large as its largest output.
+        const u32 first = S < tile ? S : tile;
+        size_t size[2] = {0, 1};
+        u32 items = 1 + ceil_log2(first), records = S / first, pass = 0;
+        size[0] = (size_t)wp * (items + 1) * records;
+        while (records > 1) {
+            const u32 T = records < tile ? records : tile;
+            items += ceil_log2(T);
+            records /= T;
+            pass++;
+            const size_t words = (size_t)wp * (items + 1) * records;
+            if (words > size[pass % 2]) size[pass % 2] = words;
+        }
+        std::vector<Xyzz<F>> reduce_a(size[0]), reduce_b(size[1]);
+        launch_blocks_2d(S / first, wp, first, [&] {
+            ks.tiles_k(buckets.data(), carries.data(), bucket_start.data(), reduce_a.data(), c, seg_bits, chunk);
+        });
+        Xyzz<F>*from = reduce_a.data(), *to = reduce_b.data();
+        items = 1 + ceil_log2(first);
+        for (records = S / first; records > 1;) {
+            const u32 T = records < tile ? records : tile;
+            launch_blocks_2d(records / T, (items + 1) * wp, T, [&] { ks.records_k(from, to, items); });
+            items += ceil_log2(T);
+            records /= T;
+            std::swap(from, to);
+        }
+        *items_out = items;
+        std::vector<Xyzz<F>> out;
+        for (u32 v = 0; v < wp; v++)
+            for (u32 q = 0; q < items; q++) out.push_back(from[(size_t)v * (items + 1) + q]);
+        return out;
+    }
+    // "levels": tree_w, tree_v are reduce_a's halves, the second pair reduce_b's.
+    std::vector<Xyzz<F>> tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)), tree_v2(wp * S / 2 + (S == 1));
+    launch(S, wp, [&] { ks.seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
     Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
     for (u32 nodes = S; nodes > 1; nodes >>= 1) {
         const u32 with_v = nodes > 2;
-        launch(nodes, wp, [&] { pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
+        launch(nodes, wp, [&] { ks.pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
         std::swap(in_w, out_w);
         std::swap(in_v, out_v);
     }
     return std::vector<Xyzz<F>>(in_w, in_w + wp);
 }
 
-template <class F, class K5, class K5b, class K6, class K7>
-static void msm_cmd(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
+// REDUCE of the msm commands: "levels" -> 0, or "tree TILE" -> TILE, the largest block
+// of step 6-7 (the device's is msm_reduce_tile<F>(); smaller ones run more step-7
+// passes on small inputs).
+template <class F>
+static u32 rd_reduction() {
+    std::string reduce;
+    in >> reduce;
+    const bool tree = reduce == "tree";
+    if (!tree && reduce != "levels") { fprintf(stderr, "bad reduction %s\n", reduce.c_str()); exit(2); }
+    const u32 tile = tree ? rd_u32() : 0;
+    if (tree && (tile == 0 || (tile & (tile - 1)) != 0 || tile > msm_reduce_tile<F>())) {
+        fprintf(stderr, "bad tile %u\n", tile);
+        exit(2);
+    }
+    return tile;
+}
+
+template <class F, class Ks>
+static void msm_cmd(const Ks& ks) {
+    const u32 tile = rd_reduction<F>();
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
     std::vector<Fr> scalars(n);
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
-    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, acc_k, fold_k,
-                                 seg_k, pair_k);
+    u32 items = 0;
+    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, tile, &items, ks);
     printf(" %x", wp);
+    if (tile) printf(" %x", items);
     for (const auto& p : sums) wr_xyzz(p);
 }
 
@@ -560,12 +640,14 @@ static void ones_cmd(K kernel) {
     wr_xyzz(ones_sum<F>(kernel, bases, ones.data(), count, leaves, order));
 }
 
-// msm_ones g1|g2 N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+// msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //   -> the Rust host's witness-aware sequence: classify (chunk 64), the ones' sum (when
 //   any), Pippenger over the rest (when any; indexed): ones rest, the ones' sum (Xyzz,
-//   identity when none), WP, then the window sums (none when no rest).
-template <class F, class KO, class K5, class K5b, class K6, class K7>
-static void msm_ones_cmd(KO ones_k, K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
+//   identity when none), WP (0 without rest), then as msm's REDUCE prints (nothing
+//   when no rest).
+template <class F, class KO, class Ks>
+static void msm_ones_cmd(KO ones_k, const Ks& ks) {
+    const u32 tile = rd_reduction<F>();
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32(), leaves = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
@@ -578,10 +660,12 @@ static void msm_ones_cmd(KO ones_k, K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k) {
     printf(" %x %x", ones, rest);
     wr_xyzz(one_sum);
     printf(" %x", rest ? wp : 0);
-    if (rest)
-        for (const auto& p : msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride,
-                                        acc_k, fold_k, seg_k, pair_k))
-            wr_xyzz(p);
+    if (!rest) return;
+    u32 items = 0;
+    const auto sums =
+        msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride, tile, &items, ks);
+    if (tile) printf(" %x", items);
+    for (const auto& p : sums) wr_xyzz(p);
 }
 
 // planes.cu's launch sequence over a table whose unused entries hold a sentinel, so
@@ -600,6 +684,10 @@ static void planes_cmd(K kernel) {
 }
 
 int main() {
+    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs,
+                                    msm_g1_reduce_tiles, msm_g1_reduce_records);
+    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs,
+                                    msm_g2_reduce_tiles, msm_g2_reduce_records);
     std::string line;
     while (std::getline(std::cin, line)) {
         if (line.empty()) continue;
@@ -624,18 +712,12 @@ int main() {
         else if (kind == "g1") curve_cmd<Fq>(op);
         else if (kind == "g2") curve_cmd<Fq2>(op);
         else if (kind == "pw") pw_cmd(op);
-        else if (kind == "msm" && op == "g1")
-            msm_cmd<Fq>(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs);
-        else if (kind == "msm" && op == "g2")
-            msm_cmd<Fq2>(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs);
+        else if (kind == "msm" && op == "g1") msm_cmd<Fq>(g1_msm);
+        else if (kind == "msm" && op == "g2") msm_cmd<Fq2>(g2_msm);
         else if (kind == "ones" && op == "g1") ones_cmd<Fq>(msm_g1_ones_sum);
         else if (kind == "ones" && op == "g2") ones_cmd<Fq2>(msm_g2_ones_sum);
-        else if (kind == "msm_ones" && op == "g1")
-            msm_ones_cmd<Fq>(msm_g1_ones_sum, msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments,
-                             msm_g1_reduce_pairs);
-        else if (kind == "msm_ones" && op == "g2")
-            msm_ones_cmd<Fq2>(msm_g2_ones_sum, msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments,
-                              msm_g2_reduce_pairs);
+        else if (kind == "msm_ones" && op == "g1") msm_ones_cmd<Fq>(msm_g1_ones_sum, g1_msm);
+        else if (kind == "msm_ones" && op == "g2") msm_ones_cmd<Fq2>(msm_g2_ones_sum, g2_msm);
         else if (kind == "planes" && op == "g1") planes_cmd<Fq>(planes_g1);
         else if (kind == "planes" && op == "g2") planes_cmd<Fq2>(planes_g2);
         else { fprintf(stderr, "bad command %s %s\n", kind.c_str(), op.c_str()); return 2; }

@@ -633,6 +633,11 @@ def signed_digits(s, c):
     return out
 
 
+# msm.cu's step 6-7 "tree" block size on the device (msm_reduce_tile: 48 KiB of shared
+# memory over two XYZZ points a thread); the host tests also run smaller ones.
+DEVICE_TILE = {"g1": 128, "g2": 64}
+
+
 def msm_cases(cs, rng, quick, pts):
     for g, (F, gen, _) in GROUPS.items():
         ps = pts[g]
@@ -662,6 +667,10 @@ def msm_cases(cs, rng, quick, pts):
         params = [(1, 1, 0), (2, 3, 1), (3, 1, 0), (4, 2, 3), (5, 4, 2), (8, 64, 4), (13, 5, 6), (16, 7, 15)]
         if quick:
             params = [(2, 3, 1), (5, 4, 2), (8, 64, 4)]
+        # Every case runs "levels" and "tree" (add_msm_case); the tree's tile cycles
+        # through the device's and smaller ones (more step-7 passes).
+        tiles = [DEVICE_TILE[g], 2, 4]
+        k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
                 if len(bases) == 100 and c <= 2 and g == "g2":
@@ -669,49 +678,95 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W)
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3])
+                k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
-        plane_params = [(8, 64, 4, 1), (8, 5, 2, 3), (5, 4, 2, 2), (13, 5, 6, 1), (16, 7, 15, 2)]
+        plane_params = [(8, 64, 4, 1), (8, 5, 2, 3), (5, 4, 2, 2), (13, 5, 6, 1), (16, 7, 15, 2), (8, 3, 1, 1)]
         if quick:
-            plane_params = [(8, 5, 2, 3), (5, 4, 2, 2)]
+            plane_params = [(8, 5, 2, 3), (5, 4, 2, 2), (8, 3, 1, 1)]
         plane_configs = configs[:5] + configs[-3:] if not quick else configs[1:3] + configs[-3:-2]
         for name, bases, scalars in plane_configs:
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp)
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3])
+                k += 1
 
 
-def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp):
-    """One msm command: W digit windows over ceil(W / wp) planes, wp bucket windows."""
+def tree_terms(F, buckets, seg):
+    """msm.cu's step 6-7 "tree" of one window's buckets B_b: [G, U_0, .., U_{log2 S - 1}],
+    G = sum_s sum_j (j + 1) B_{sL+j}, U_k = sum of the segment sums T_s whose s has bit k set."""
+    L = 1 << seg
+    S = len(buckets) // L
+    G, T = None, []
+    for s in range(S):
+        run = acc = None
+        for j in reversed(range(L)):
+            run = aff_add(F, run, buckets[s * L + j])
+            acc = aff_add(F, acc, run)
+        G = aff_add(F, G, acc)
+        T.append(run)
+    U = []
+    for k in range(S.bit_length() - 1):
+        u = None
+        for s in range(S):
+            if s >> k & 1:
+                u = aff_add(F, u, T[s])
+        U.append(u)
+    return [G] + U
+
+
+def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
+    """Two msm commands, "levels" and "tree" with blocks of up to `tile` threads: W digit
+    windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
     stride = len(bases) + (3 if planes > 1 else 0)
     table, plane = [], list(bases)
     for j in range(planes):
-        if j:  # plane j = 2^(c wp) * plane j-1
+        if j:  # plane j = 2^(c wp j) * plane j-1
             plane = [aff_double_times(F, b, c * wp) for b in plane]
         table += plane + [bases[0]] * (stride - len(bases))
     digits = [signed_digits(s, c) for s in scalars]
+    buckets = [[None] * (1 << (c - 1)) for _ in range(wp)]
+    for w in range(W):
+        j = w // wp
+        for bb, d in zip(table[j * stride:j * stride + len(bases)], digits):
+            if d[w]:
+                b = buckets[w % wp]
+                b[abs(d[w]) - 1] = aff_add(F, b[abs(d[w]) - 1], bb if d[w] > 0 else aff_neg(F, bb))
     exp = []
     for v in range(wp):
         acc = None
-        for w in range(v, W, wp):
-            j = w // wp
-            for bb, d in zip(table[j * stride:j * stride + len(bases)], digits):
-                acc = aff_add(F, acc, aff_mul(F, abs(d[w]), bb if d[w] >= 0 else aff_neg(F, bb)))
+        for b, pt in enumerate(buckets[v]):
+            if pt is not None:
+                acc = aff_add(F, acc, aff_mul(F, b + 1, pt))
         exp.append(acc)
-    cmd = f"msm {g} {len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} " + " ".join(
+    terms = [tree_terms(F, buckets[v], seg) for v in range(wp)]
+    for v in range(wp):  # the reference's own identity: G + sum_k 2^(seg + k) U_k = the window sum
+        acc = terms[v][0]
+        for k, u in enumerate(terms[v][1:]):
+            acc = aff_add(F, acc, aff_mul(F, 1 << (seg + k), u))
+        assert acc == exp[v], f"tree reference for {name}"
+    items = len(terms[0])
+    per = 4 * F.width
+    tail = f"{len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} " + " ".join(
         sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
 
-    def check(t, exp=exp, F=F, wp=wp):
+    def check_levels(t, exp=exp, wp=wp):
         if not t or int(t[0], 16) != wp:
             return False
-        per = 4 * F.width
         return [dec_xyzz(F, t[1 + w * per:1 + (w + 1) * per]) for w in range(wp)] == exp
-    planes_note = f" wp={wp}" if wp < W else ""
-    cs.add(f"msm {g} {name} c={c} chunk={chunk} seg={seg}{planes_note}", cmd, check)
+
+    def check_tree(t, terms=terms, wp=wp, items=items):
+        if len(t) != 2 + wp * items * per or int(t[0], 16) != wp or int(t[1], 16) != items:
+            return False
+        got = [dec_xyzz(F, t[2 + i * per:2 + (i + 1) * per]) for i in range(wp * items)]
+        return got == [pt for window in terms for pt in window]
+    note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
+    cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
+    cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):
@@ -777,6 +832,9 @@ def ones_cases(cs, rng, quick, pts):
 
 
 def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves):
+    """Two msm_ones commands, "levels" and "tree" with the device's tile, each checked by
+    weighing and adding what it printed (the ones' sum, then the window sums or each
+    window's tree points) against the plain sum s_i P_i."""
     W = -(-256 // c)
     wp = wp or W
     planes = -(-W // wp)
@@ -791,27 +849,37 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
         total = aff_add(F, total, aff_mul(F, s, b))
     ones = sum(1 for s in scalars if s == 1)
     rest = sum(1 for s in scalars if s not in (0, 1))
-    cmd = f"msm_ones {g} {len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} {leaves} " + " ".join(
+    tail = f"{len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} {leaves} " + " ".join(
         sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
     per = 4 * F.width
 
-    def check(t, F=F, c=c, ones=ones, rest=rest, total=total, per=per):
+    def check(t, tree, F=F, c=c, seg=seg, ones=ones, rest=rest, total=total, per=per):
         if len(t) < 3 + per or [int(x, 16) for x in t[:2]] != [ones, rest]:
             return False
         acc = dec_xyzz(F, t[2:2 + per])
         if acc == "bad" or (ones == 0 and acc is not None):
             return False
         got_wp = int(t[2 + per], 16)
-        if (got_wp == 0) != (rest == 0) or len(t) != 3 + per + got_wp * per:
+        at = 3 + per
+        items = 1
+        if tree and got_wp:
+            items = int(t[at], 16)
+            at += 1
+        if (got_wp == 0) != (rest == 0) or items == 0 or len(t) != at + got_wp * items * per:
             return False
         for v in range(got_wp):
-            sv = dec_xyzz(F, t[3 + per + v * per:3 + per + (v + 1) * per])
-            if sv == "bad":
-                return False
-            acc = aff_add(F, acc, aff_mul(F, 1 << (c * v), sv))
+            for q in range(items):
+                i = v * items + q
+                pt = dec_xyzz(F, t[at + i * per:at + (i + 1) * per])
+                if pt == "bad":
+                    return False
+                e = c * v + (seg + q - 1 if q else 0)  # the tree's [G, U_0, ..]: 2^(seg + k) U_k
+                acc = aff_add(F, acc, aff_mul(F, 1 << e, pt))
         return acc == total
     note = f" wp={wp}" if wp < W else ""
-    cs.add(f"msm_ones {g} {name} c={c} chunk={chunk} seg={seg}{note} leaves={leaves}", cmd, check)
+    case = f"msm_ones {g} {name} c={c} chunk={chunk} seg={seg}{note} leaves={leaves}"
+    cs.add(f"{case} levels", f"msm_ones {g} levels {tail}", lambda t, check=check: check(t, False))
+    cs.add(f"{case} tree", f"msm_ones {g} tree {DEVICE_TILE[g]} {tail}", lambda t, check=check: check(t, True))
 
 
 SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed

@@ -7,9 +7,10 @@ use crucible_core::{BufferId, Lease, MemoryPlan, PlanKey};
 
 use crate::field::Group;
 use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
+use crate::msm::passes::{self, Passes};
 use crate::msm::planes::{self, Planes};
 use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
-use crate::tuning::CudaTuning;
+use crate::tuning::{CudaTuning, MsmReduce};
 
 // The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
 // next MSM may reuse are sort_reuse.rs's.
@@ -19,10 +20,8 @@ const MSM_SCAN: PlanKey = PlanKey::new("cuda", "msm_scan");
 const MSM_BUCKETS: PlanKey = PlanKey::new("cuda", "msm_buckets");
 const MSM_CARRIES: PlanKey = PlanKey::new("cuda", "msm_carries");
 const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
-const MSM_TREE_W: PlanKey = PlanKey::new("cuda", "msm_tree_w");
-const MSM_TREE_V: PlanKey = PlanKey::new("cuda", "msm_tree_v");
-const MSM_TREE_W2: PlanKey = PlanKey::new("cuda", "msm_tree_w2");
-const MSM_TREE_V2: PlanKey = PlanKey::new("cuda", "msm_tree_v2");
+const MSM_REDUCE_A: PlanKey = PlanKey::new("cuda", "msm_reduce_a");
+const MSM_REDUCE_B: PlanKey = PlanKey::new("cuda", "msm_reduce_b");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
 /// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]; fewer
@@ -47,9 +46,14 @@ const FILL_THREADS: usize = 1 << 16;
 const MIN_CHUNK: u32 = 8;
 /// Entries per thread of the prefix sum (msm.cu step 2).
 pub const SCAN_CHUNK: usize = 64;
-/// log2 of the buckets per segment of the first reduction step (msm.cu step 6),
-/// unless tuned (`CRUCIBLE_CUDA_MSM_SEG_BITS`).
+/// log2 of the buckets per segment of the first reduction step (msm.cu step 6) of the
+/// "levels" reduction, unless tuned (`CRUCIBLE_CUDA_MSM_SEG_BITS`).
 const SEG_BITS: u32 = 4;
+/// [`SEG_BITS`] for the "tree" reduction: its segments' running sums are its longest
+/// chain of additions, so it takes shorter ones. With 8 buckets a thread, G1 2^20 over
+/// window planes (2^19 buckets) has 2^16 segment threads, more than the ~45000 that
+/// keep the H200's SMs busy at ~8 warps each; 16 a thread left half of them idle.
+const TREE_SEG_BITS: u32 = 3;
 
 /// The shape of an MSM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +70,8 @@ pub struct Layout {
     pub buckets: usize,
     /// log2 buckets per segment of the reduction.
     pub seg_bits: u32,
+    /// How the buckets are reduced.
+    pub reduce: MsmReduce,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
 }
@@ -89,19 +95,18 @@ pub struct Scratch {
     pub carries: BufferId,
     /// The longest run of carries (one word, zeroed).
     pub carry_span: BufferId,
-    /// Reduction tree, level 0: running sums and their weighted sums.
-    pub tree_w: BufferId,
-    /// See `tree_w`.
-    pub tree_v: BufferId,
-    /// The tree's other level buffers, swapped with `tree_w`/`tree_v` level by level.
-    pub tree_w2: BufferId,
-    /// See `tree_w2`.
-    pub tree_v2: BufferId,
+    /// The reduction's first output (msm.cu steps 6-7).
+    pub reduce_a: BufferId,
+    /// The reduction's other output, swapped with `reduce_a` step by step.
+    pub reduce_b: BufferId,
 }
+
+/// The scratch items of one MSM.
+pub const ITEMS: usize = 10;
 
 impl Scratch {
     /// The buffers in [`Layout::items`]'s order.
-    pub fn new(ids: [BufferId; 12]) -> Scratch {
+    pub fn new(ids: [BufferId; ITEMS]) -> Scratch {
         Scratch {
             digits: ids[0],
             bucket_count: ids[1],
@@ -111,10 +116,8 @@ impl Scratch {
             buckets: ids[5],
             carries: ids[6],
             carry_span: ids[7],
-            tree_w: ids[8],
-            tree_v: ids[9],
-            tree_w2: ids[10],
-            tree_v2: ids[11],
+            reduce_a: ids[8],
+            reduce_b: ids[9],
         }
     }
 }
@@ -127,13 +130,19 @@ pub const ZEROED: [PlanKey; 3] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN];
 impl Layout {
     /// Plain bases with window bits `c`.
     pub fn new(c: u32, tuning: &CudaTuning) -> Layout {
+        let reduce = tuning.msm_reduce.unwrap_or(MsmReduce::Tree);
+        let seg_bits = tuning.msm_seg_bits.unwrap_or(match reduce {
+            MsmReduce::Tree => TREE_SEG_BITS,
+            MsmReduce::Levels => SEG_BITS,
+        });
         Layout {
             c,
             windows: windows(c),
             bucket_windows: windows(c),
             stride: 0,
             buckets: 1 << (c - 1),
-            seg_bits: tuning.msm_seg_bits.unwrap_or(SEG_BITS).min(c - 1),
+            seg_bits: seg_bits.min(c - 1),
+            reduce,
             tuned_chunk: tuning.msm_chunk,
         }
     }
@@ -168,10 +177,28 @@ impl Layout {
         self.buckets >> self.seg_bits
     }
 
-    /// (item, words) of every scratch buffer for `n` terms, in [`Scratch::new`]'s order.
-    pub fn items(&self, n: usize, xyzz: usize) -> [(PlanKey, usize); 12] {
-        let (w, m, s) = (self.bucket_windows, self.all_buckets(), self.segments());
+    /// The passes of the "tree" reduction over groups of `group`.
+    pub fn passes(&self, group: Group) -> Passes {
+        Passes::new(self.segments(), passes::tile(group))
+    }
+
+    /// Points of the reduction's two buffers over groups of `group`: for "levels",
+    /// tree_w and tree_v of every segment, then the second pair of the next level.
+    fn reduce_points(&self, group: Group) -> [usize; 2] {
+        let (w, s) = (self.bucket_windows, self.segments());
+        match self.reduce {
+            MsmReduce::Tree => self.passes(group).buffer_points(w),
+            MsmReduce::Levels => [2 * w * s, 2 * (w * (s / 2)).max(1)],
+        }
+    }
+
+    /// (item, words) of every scratch buffer for `n` terms of `group`, in
+    /// [`Scratch::new`]'s order.
+    pub fn items(&self, n: usize, group: Group) -> [(PlanKey, usize); ITEMS] {
+        let m = self.all_buckets();
         let entries = self.windows * n;
+        let xyzz = group.xyzz_words();
+        let [a, b] = self.reduce_points(group);
         [
             (MSM_DIGITS, entries),
             (MSM_BUCKET_COUNT, m),
@@ -181,10 +208,8 @@ impl Layout {
             (MSM_BUCKETS, m * xyzz),
             (MSM_CARRIES, entries.div_ceil(self.chunk(n) as usize) * xyzz),
             (MSM_CARRY_SPAN, 1),
-            (MSM_TREE_W, w * s * xyzz),
-            (MSM_TREE_V, w * s * xyzz),
-            (MSM_TREE_W2, w * (s / 2) * xyzz),
-            (MSM_TREE_V2, w * (s / 2) * xyzz),
+            (MSM_REDUCE_A, a * xyzz),
+            (MSM_REDUCE_B, b * xyzz),
         ]
     }
 }
@@ -208,7 +233,7 @@ pub fn choose(
     let modelled = |l: &Layout| cost::cost(group, n, l.c, l.bucket_windows);
     let plan = work.plan();
     let fits = over
-        .items(n, group.xyzz_words())
+        .items(n, group)
         .iter()
         .all(|(item, words)| plan.bytes_of(*item) >= (words.max(&1) * 4) as u64);
     if fits && modelled(&over) <= modelled(&plain) {
@@ -285,7 +310,7 @@ pub fn scratch_plan(
 fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
-        for (item, words) in layout.items(m, group.xyzz_words()) {
+        for (item, words) in layout.items(m, group) {
             plan.at_least(item, (words.max(1) * 4) as u64);
         }
     }
@@ -308,6 +333,7 @@ mod tests {
         msm_chunk: None,
         msm_seg_bits: None,
         msm_planes: None,
+        msm_reduce: None,
         msm_ones: None,
         ntt_pass_stages: None,
         ntt_path: None,
@@ -324,7 +350,7 @@ mod tests {
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
     fn assert_planned(plan: &MemoryPlan, layout: &Layout, m: usize, group: Group, case: &str) {
-        for (item, words) in layout.items(m, group.xyzz_words()) {
+        for (item, words) in layout.items(m, group) {
             let planned = plan
                 .items()
                 .iter()
@@ -359,9 +385,16 @@ mod tests {
             // Around the switch to the long chunk (W·n = 2^26): 16 windows.
             (1 << 22) + 5,
         ] {
-            for group in [Group::G1, Group::G2] {
+            for (group, reduce) in [Group::G1, Group::G2]
+                .into_iter()
+                .flat_map(|g| [(g, MsmReduce::Tree), (g, MsmReduce::Levels)])
+            {
+                let tuning = CudaTuning {
+                    msm_reduce: Some(reduce),
+                    ..UNTUNED
+                };
                 let mut plan = MemoryPlan::new("t");
-                scratch_plan(group, n, 0, &UNTUNED, &mut plan);
+                scratch_plan(group, n, 0, &tuning, &mut plan);
                 let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
                 // Every size just below a change of window.
                 ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
@@ -378,8 +411,9 @@ mod tests {
                     }
                 }
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
-                    let layout = Layout::new(window_bits(m), &UNTUNED);
-                    assert_planned(&plan, &layout, m, group, &format!("n={n} m={m}"));
+                    let layout = Layout::new(window_bits(m), &tuning);
+                    let case = format!("n={n} m={m} {reduce:?}");
+                    assert_planned(&plan, &layout, m, group, &case);
                 }
             }
         }
@@ -444,7 +478,7 @@ mod tests {
     #[test]
     fn scratch_fields_follow_the_items_order() {
         use crucible_core::{DeviceBudget, HostSync};
-        let items = Layout::new(4, &UNTUNED).items(10, 4);
+        let items = Layout::new(4, &UNTUNED).items(10, Group::G1);
         let mut plan = MemoryPlan::new("t");
         for (item, _) in items {
             plan.at_least(item, 1);
@@ -463,6 +497,25 @@ mod tests {
             );
         }
         lease.release().unwrap();
+    }
+
+    #[test]
+    fn each_reduction_has_its_segment_default_and_the_tuned_one_wins() {
+        let with = |reduce, seg_bits| CudaTuning {
+            msm_reduce: reduce,
+            msm_seg_bits: seg_bits,
+            ..UNTUNED
+        };
+        assert_eq!(Layout::new(20, &UNTUNED).reduce, MsmReduce::Tree);
+        assert_eq!(Layout::new(20, &UNTUNED).seg_bits, TREE_SEG_BITS);
+        let levels = Layout::new(20, &with(Some(MsmReduce::Levels), None));
+        assert_eq!(
+            (levels.reduce, levels.seg_bits),
+            (MsmReduce::Levels, SEG_BITS)
+        );
+        assert_eq!(Layout::new(20, &with(None, Some(5))).seg_bits, 5);
+        // Never more than the window's buckets.
+        assert_eq!(Layout::new(2, &UNTUNED).seg_bits, 1);
     }
 
     #[test]

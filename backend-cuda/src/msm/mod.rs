@@ -1,37 +1,37 @@
 //! MSM on the device: Pippenger with signed c-bit digits, (point, sign) entries
 //! counting-sorted by bucket, buckets summed in equal chunks of the sorted entries,
-//! then reduced per window by segmented running sums and a pairwise tree, all in XYZZ
-//! coordinates (the kernel contract is the header of kernels/msm.cu). Over bases with
-//! window planes (`planes.rs`) all W windows' digits share the buckets of wp windows;
-//! the planes are built when they pay for themselves (planes.rs's ledger; this file
-//! asks it before each MSM).
-//! The host combines the window sums (Horner: a serial chain of doublings, which one
-//! CPU core runs far faster than one GPU thread; none left with wp = 1).
+//! then reduced per window to a few plain sums (segmented running sums, then trees in
+//! shared memory), all in XYZZ coordinates (the kernel contract is the header of
+//! kernels/msm.cu). Over bases with window planes (`planes.rs`) all W windows' digits
+//! share the buckets of wp windows; the planes are built when they pay for themselves
+//! (planes.rs's ledger; this file asks it before each MSM). The host weighs and adds
+//! the sums (`weighted`: Horner, a serial chain of doublings, which one CPU core runs
+//! far faster than one GPU thread).
 //!
 //! Witness-aware (`ones`, unless `CRUCIBLE_CUDA_MSM_ONES=0`): the scalars are first
 //! classified on the device; the ones are summed apart and Pippenger runs over the
 //! other nonzero scalars only, with a layout chosen for their number.
 //!
-//! The layers, each importing only those below it: `cost` (the model that picks the
-//! window and the planes), `planes` (bases buffers and their planes), `sort_reuse`
-//! (keeping a sort and a classification for the next MSM over the same scalars),
-//! `layout` (an MSM's shape and scratch), `sort` (steps 1-4), `reduce` (steps 5-7) and
-//! `ones` (the classification and the ones' sum); this file runs them in order.
+//! The layers, each importing only those below it: `weighted` (the host's sum),
+//! `cost` (the model that picks the window and the planes), `planes` (bases buffers
+//! and their planes), `passes` (the tree reduction's launches), `sort_reuse` (keeping
+//! a sort and a classification for the next MSM over the same scalars), `layout` (an
+//! MSM's shape and scratch), `sort` (steps 1-4), `reduce` (steps 5-7) and `ones` (the
+//! classification and the ones' sum); this file runs them in order.
 
 mod cost;
 mod layout;
 mod ones;
+mod passes;
 mod planes;
 mod reduce;
 mod sort;
 mod sort_reuse;
+mod weighted;
 
 use std::sync::Arc;
 
-use ark_ec::CurveGroup;
-use crucible_core::{
-    check_span, combine_windows, BufferId, Lease, MemoryPlan, MsmSpan, PlanKey, Result,
-};
+use crucible_core::{check_span, BufferId, Lease, MemoryPlan, MsmSpan, PlanKey, Result};
 use cudarc::driver::CudaStream;
 
 use crate::error::CudaError;
@@ -39,11 +39,13 @@ use crate::field::{Group, FR_WORDS};
 use crate::launch::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
 use crate::tuning::{CudaTuning, PlanesBuild};
-use layout::{Layout, Scratch, ZEROED};
+use layout::{Layout, Scratch, ITEMS, ZEROED};
+use reduce::Reduced;
 use sort_reuse::{Classes, KEPT};
 
 pub use planes::{BasesBuffer, Planes};
 pub use sort_reuse::SortReuse;
+pub use weighted::WindowSums;
 
 /// The window planes a bases buffer of `len` points of `group` gets under a budget of
 /// `capacity` bytes (planes.rs), if any.
@@ -161,38 +163,6 @@ pub fn scratch_plan(
     }
 }
 
-/// The per-window sums of an MSM and the sum of its ones: the result is
-/// ones + sum_w 2^(c w) sums[w].
-pub struct WindowSums {
-    /// XYZZ words of each window's sum, window 0 first (none when no term went
-    /// through Pippenger).
-    pub words: Vec<u32>,
-    /// Window bits.
-    pub c: u32,
-    /// XYZZ words of the sum of the bases whose scalar is 1 (witness-aware MSMs; none
-    /// when those went through Pippenger too, or there were none).
-    pub ones: Vec<u32>,
-}
-
-impl WindowSums {
-    /// The sum of nothing.
-    fn empty() -> WindowSums {
-        WindowSums {
-            words: Vec::new(),
-            c: 1,
-            ones: Vec::new(),
-        }
-    }
-
-    /// The MSM's result: each window's XYZZ words (`words_per` each) read by `point`,
-    /// combined on the host, plus the ones' sum.
-    pub fn combine<P: CurveGroup>(&self, words_per: usize, point: fn(&[u32]) -> P) -> P {
-        let points: Vec<P> = self.words.chunks_exact(words_per).map(point).collect();
-        let ones: P = self.ones.chunks_exact(words_per).map(point).sum();
-        combine_windows(&points, self.c) + ones
-    }
-}
-
 /// What an MSM runs on: the device's stream and kernels, and the backend's tuning.
 pub struct MsmContext<'a> {
     /// The compute stream.
@@ -203,8 +173,8 @@ pub struct MsmContext<'a> {
     pub tuning: &'a CudaTuning,
 }
 
-/// Σ scalars·bases on the device; returns the window sums (none for an empty MSM) and,
-/// witness-aware, the ones' sum. The sort of the scalars (steps 1-4) and their
+/// Σ scalars·bases on the device; returns its weighted sums (none for an empty MSM)
+/// and, witness-aware, the ones' sum. The sort of the scalars (steps 1-4) and their
 /// classification are reused from the previous MSM when `reuse` holds those of the
 /// same scalars, and kept for the next.
 #[allow(clippy::too_many_arguments)]
@@ -324,7 +294,7 @@ fn pippenger<B>(
     );
     let kept = reuse.take(&key, work)?;
     let mut ids = Vec::new();
-    for (item, words) in layout.items(terms, group.xyzz_words()) {
+    for (item, words) in layout.items(terms, group) {
         let id = match (kept, KEPT.iter().position(|k| *k == item)) {
             (Some(kept), Some(i)) => Ok(kept[i]),
             _ if ZEROED.contains(&item) => alloc_words(cx.stream, work, item, words),
@@ -340,7 +310,7 @@ fn pippenger<B>(
             }
         }
     }
-    let result = match <[BufferId; 12]>::try_from(ids.as_slice()) {
+    let result = match <[BufferId; ITEMS]>::try_from(ids.as_slice()) {
         Ok(all) => run(
             cx,
             group,
@@ -353,15 +323,13 @@ fn pippenger<B>(
             &Scratch::new(all),
             kept.is_some(),
         ),
-        Err(_) => Err(CudaError::Size(format!("{} MSM scratch buffers, not 12", ids.len())).into()),
+        Err(_) => {
+            Err(CudaError::Size(format!("{} MSM scratch buffers, not {ITEMS}", ids.len())).into())
+        }
     };
-    let words = result.and_then(|sums| {
-        download(
-            cx.stream,
-            work,
-            sums,
-            layout.bucket_windows * group.xyzz_words(),
-        )
+    let words = result.and_then(|reduced| {
+        let words = reduced.exponents.len() * group.xyzz_words();
+        Ok((download(cx.stream, work, reduced.buffer, words)?, reduced))
     });
     // On success the sort stays for the next MSM over the same scalars.
     let keep = KEPT.map(|item| work.buffer_of(item));
@@ -370,19 +338,19 @@ fn pippenger<B>(
             work.free(id)?;
         }
     }
-    let words = words?;
+    let (words, reduced) = words?;
     if let [Some(start), Some(sorted)] = keep {
         reuse.keep(key, [start, sorted]);
     }
     Ok(WindowSums {
         words,
-        c: layout.c,
+        exponents: reduced.exponents,
         ones: Vec::new(),
     })
 }
 
 /// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`) over every term of
-/// `span`, or the rest `classes` list; returns the buffer holding the window sums.
+/// `span`, or the rest `classes` list; returns where the weighted sums are.
 #[allow(clippy::too_many_arguments)]
 fn run<B>(
     cx: &MsmContext<'_>,
@@ -395,7 +363,7 @@ fn run<B>(
     layout: &Layout,
     scratch: &Scratch,
     sorted_already: bool,
-) -> Result<BufferId> {
+) -> Result<Reduced> {
     let n = span.len;
     let terms = classes.map_or(n, |c| c.rest);
     let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
