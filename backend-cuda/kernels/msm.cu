@@ -41,6 +41,7 @@
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
+//   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -78,6 +79,11 @@
 //        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
 //        u32 level)                                            THREADS = ceil(W n / chunk)
 //        Afterwards each bucket's carries are summed into the first of them.
+//      or, in one launch whatever the spans (the default; the host then does not read
+//        *max_span back):
+//        msm_g1_fold_tree(G1Xyzz* carries, const u32* bucket_start, u32* tickets, u32 m,
+//        u32 chunk)                                             THREADS = ceil(W n / chunk)
+//        with the same result.
 //   6-7, one of:
 //   "tree" (bit sums; the default). Window v's sum, with b = s L + j:
 //          sum_b (b + 1) B_b = G + L sum_s s T_s = G + sum_{k < log2 S} 2^(seg_bits + k) U_k,
@@ -301,6 +307,25 @@ CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, 
     carries[t] = xyzz_add(carries[t], carries[t + d]);
 }
 
+// Step 5b "tree", all levels in one launch: bucket k's carries (chunks t0 + 1 .. t1)
+// summed by xyzz_climb (curve.cuh) into carries[t0 + 1], leaf r = carries[t0 + 1 + r].
+// The nodes of bucket k take tickets[t0 + 1 .. t1 - 1]: the ranges of different buckets
+// are disjoint. A bucket spanning thousands of chunks costs log2 of that many dependent
+// additions and no launch per level, and the host needs no read-back of the longest span.
+template <class F>
+CRU_DEV void msm_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, u32 m, u32 chunk) {
+    const u32 t = CRU_THREAD_X;
+    const u32 total = bucket_start[m];
+    if ((u64)t * chunk >= total) return;
+    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
+    const u32 t0 = bucket_start[k] / chunk;
+    if (t0 == t) return;  // chunk t starts its bucket: its first run is no carry
+    const u32 first = t0 + 1, leaves = (bucket_start[k + 1] - 1) / chunk - t0;
+    if (leaves == 1) return;
+    Xyzz<F> acc = carries[t];
+    if (xyzz_climb(carries + first, tickets + first, t - first, leaves, acc)) carries[first] = acc;
+}
+
 // Bucket k: its owner's partial sum plus its carries, which step 5b folded into the
 // first of them.
 template <class F>
@@ -494,6 +519,10 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
     extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
             u32 chunk, u32 level) {                                                                      \
         msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
+    }                                                                                                    \
+    extern "C" __global__ void msm_##G##_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, \
+            u32 m, u32 chunk) {                                                                          \
+        msm_fold_tree<F>(carries, bucket_start, tickets, m, chunk);                                      \
     }                                                                                                    \
     extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
             const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \

@@ -816,12 +816,16 @@ def ones_cases(cs, rng, quick, pts):
             exp = None
             for i in idx:
                 exp = aff_add(F, exp, bases[i])
-            for leaves, order in sorted({(1, 0), (2, 1), (3, 2), (5, 0), (8, 1), (64, 2), (count, 0), (count, 1), (count, 2)}):
+            # Groups of 2^group_bits leaves: one leaf each, groups that split the leaves
+            # unevenly (the last one short), one group for all.
+            for leaves, group_bits, order in sorted({(1, 0, 0), (2, 0, 1), (3, 1, 2), (5, 1, 0), (8, 2, 1), (64, 3, 2),
+                                                     (count, 30, 0), (count, 2, 1), (count, 5, 2), (count, 0, 0)}):
                 if leaves > count:
                     continue
-                cmd = f"ones {g} {count} {leaves} {order} {nb} " + " ".join(sum((enc_aff(F, b) for b in bases), [])) + " " + \
-                    " ".join(str(i) for i in idx)
-                cs.add(f"ones {g} count={count} leaves={leaves} order={order}", cmd, lambda t, exp=exp, F=F: dec_xyzz(F, t) == exp)
+                cmd = f"ones {g} {count} {leaves} {group_bits} {order} {nb} " + \
+                    " ".join(sum((enc_aff(F, b) for b in bases), [])) + " " + " ".join(str(i) for i in idx)
+                cs.add(f"ones {g} count={count} leaves={leaves} group_bits={group_bits} order={order}", cmd,
+                       lambda t, exp=exp, F=F: dec_xyzz(F, t) == exp)
         n = 9 if quick else 23
         bases = [rng.choice(ps) for _ in range(n)]
         params = [(5, 4, 2, None, 1), (8, 3, 3, 2, 64)] if quick else \

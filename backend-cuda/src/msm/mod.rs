@@ -38,7 +38,7 @@ use crate::error::CudaError;
 use crate::field::{Group, FR_WORDS};
 use crate::launch::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
-use crate::tuning::{CudaTuning, PlanesBuild};
+use crate::tuning::{CudaTuning, OnesSum, PlanesBuild};
 use layout::{Layout, Scratch, ITEMS, ZEROED};
 use reduce::Reduced;
 use sort_reuse::{Classes, KEPT};
@@ -228,7 +228,8 @@ pub fn msm<B>(
                 let points = points
                     .words
                     .slice(span.base_offset * group.affine_words()..);
-                sums.ones = ones::sum(cx.stream, cx.kernels, group, work, &points, &classes)?;
+                let how = cx.tuning.msm_ones_sum.unwrap_or(OnesSum::Groups);
+                sums.ones = ones::sum(cx.stream, cx.kernels, group, work, &points, &classes, how)?;
             }
             Ok(sums)
         });
