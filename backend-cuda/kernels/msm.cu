@@ -285,6 +285,17 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
+// Whether chunk t's first run is a carry (its bucket began in an earlier chunk); then
+// that bucket's chunks are *t0 < t <= *t1.
+CRU_DEV bool msm_carry_of(const u32* bucket_start, u32 m, u32 chunk, u32 t, u32* t0, u32* t1) {
+    const u32 total = bucket_start[m];
+    if ((u64)t * chunk >= total) return false;
+    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
+    *t0 = bucket_start[k] / chunk;
+    *t1 = (bucket_start[k + 1] - 1) / chunk;
+    return *t0 != t;  // chunk t starts its bucket: its first run is no carry
+}
+
 // One level of the carries' tree sum. Bucket k's carries sit at chunks t0 + 1 .. t1
 // (t0 = bucket_start[k] / chunk, t1 = (bucket_start[k + 1] - 1) / chunk). Level s adds
 // carries[t + 2^s] into carries[t] for the t with t - t0 - 1 a multiple of 2^(s+1) and
@@ -296,12 +307,8 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 template <class F>
 CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, u32 chunk, u32 level) {
     const u32 t = CRU_THREAD_X;
-    const u32 total = bucket_start[m];
-    if ((u64)t * chunk >= total) return;
-    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
-    const u32 t0 = bucket_start[k] / chunk;
-    if (t0 == t) return;  // chunk t starts its bucket: its first run is no carry
-    const u32 t1 = (bucket_start[k + 1] - 1) / chunk;
+    u32 t0, t1;
+    if (!msm_carry_of(bucket_start, m, chunk, t, &t0, &t1)) return;
     const u32 d = 1u << level;
     if (((t - t0 - 1) & (2 * d - 1)) != 0 || t + d > t1) return;
     carries[t] = xyzz_add(carries[t], carries[t + d]);
@@ -315,15 +322,11 @@ CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, 
 template <class F>
 CRU_DEV void msm_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, u32 m, u32 chunk) {
     const u32 t = CRU_THREAD_X;
-    const u32 total = bucket_start[m];
-    if ((u64)t * chunk >= total) return;
-    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
-    const u32 t0 = bucket_start[k] / chunk;
-    if (t0 == t) return;  // chunk t starts its bucket: its first run is no carry
-    const u32 first = t0 + 1, leaves = (bucket_start[k + 1] - 1) / chunk - t0;
-    if (leaves == 1) return;
+    u32 t0, t1;
+    if (!msm_carry_of(bucket_start, m, chunk, t, &t0, &t1) || t1 == t0 + 1) return;
+    const u32 first = t0 + 1;
     Xyzz<F> acc = carries[t];
-    if (xyzz_climb(carries + first, tickets + first, t - first, leaves, acc)) carries[first] = acc;
+    if (xyzz_climb(carries + first, tickets + first, t - first, t1 - t0, acc)) carries[first] = acc;
 }
 
 // Bucket k: its owner's partial sum plus its carries, which step 5b folded into the
