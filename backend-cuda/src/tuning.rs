@@ -55,10 +55,14 @@ const MSM_REDUCES: &[(&str, MsmReduce)] =
 const MSM_FOLD: &str = "CRUCIBLE_CUDA_MSM_FOLD";
 /// The names of the [`MsmFold`]s.
 const MSM_FOLDS: &[(&str, MsmFold)] = &[("tree", MsmFold::Tree), ("levels", MsmFold::Levels)];
-/// How the witness-aware MSM sums its ones (msm/ones.rs): `groups` or `tree`.
+/// How the witness-aware MSM sums its ones (msm/ones.rs): `overlap`, `groups` or `tree`.
 const MSM_ONES_SUM: &str = "CRUCIBLE_CUDA_MSM_ONES_SUM";
 /// The names of the [`OnesSum`]s.
-const MSM_ONES_SUMS: &[(&str, OnesSum)] = &[("groups", OnesSum::Groups), ("tree", OnesSum::Tree)];
+const MSM_ONES_SUMS: &[(&str, OnesSum)] = &[
+    ("overlap", OnesSum::Overlap),
+    ("groups", OnesSum::Groups),
+    ("tree", OnesSum::Tree),
+];
 /// Radix-2 stages per shared-memory NTT tile, log2 of its elements (ntt.rs; the
 /// kernel's tile holds up to 2^10).
 const NTT_TILE_BITS: Var = Var {
@@ -160,8 +164,10 @@ pub enum MsmFold {
 /// How the witness-aware MSM sums the bases of its ones (kernels/ones.cu step 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnesSum {
+    /// As [`OnesSum::Groups`], on a stream of its own beside the rest's Pippenger.
+    Overlap,
     /// As many leaves as the device holds at once, their trees stopped at groups whose
-    /// sums the host adds.
+    /// sums the host adds, on the compute stream after the rest's Pippenger.
     Groups,
     /// 2^16 leaves (G1; 2^15 for G2) and one tree up to a single sum, as before; kept
     /// for A/B measurements.
@@ -185,7 +191,7 @@ pub struct CudaTuning {
     pub msm_ones: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_FOLD`: the carries' fold, `tree` or `levels`.
     pub msm_fold: Option<MsmFold>,
-    /// `CRUCIBLE_CUDA_MSM_ONES_SUM`: the ones' sum, `groups` or `tree`.
+    /// `CRUCIBLE_CUDA_MSM_ONES_SUM`: the ones' sum, `overlap`, `groups` or `tree`.
     pub msm_ones_sum: Option<OnesSum>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
@@ -458,7 +464,7 @@ mod tests {
             (
                 MSM_ONES_SUM,
                 MSM_ONES_SUMS.iter().map(|c| c.0).collect(),
-                "groups, tree",
+                "overlap, groups, tree",
             ),
         ] {
             let err = CudaTuning::from_lookup(env_owned(var, "other"))

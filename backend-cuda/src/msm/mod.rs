@@ -221,18 +221,23 @@ pub fn msm<B>(
         )?,
     };
     let target = (bases, bases_id, bases_len);
-    let sums =
-        pippenger(cx, group, work, target, span, reuse, Some(&classes)).and_then(|mut sums| {
-            if classes.ones > 0 {
-                let points = bases.get::<BasesBuffer>(bases_id)?;
-                let points = points
-                    .words
-                    .slice(span.base_offset * group.affine_words()..);
-                let how = cx.tuning.msm_ones_sum.unwrap_or(OnesSum::Groups);
-                sums.ones = ones::sum(cx.stream, cx.kernels, group, work, &points, &classes, how)?;
-            }
-            Ok(sums)
-        });
+    let rest = |work: &mut Lease| pippenger(cx, group, work, target, span, reuse, Some(&classes));
+    let sums = if classes.ones > 0 {
+        let points = bases.get::<BasesBuffer>(bases_id)?;
+        let points = points
+            .words
+            .slice(span.base_offset * group.affine_words()..);
+        let how = cx.tuning.msm_ones_sum.unwrap_or(OnesSum::Overlap);
+        ones::sum(
+            cx.stream, cx.kernels, group, work, &points, &classes, how, rest,
+        )
+        .map(|(ones, mut sums)| {
+            sums.ones = ones;
+            sums
+        })
+    } else {
+        rest(work)
+    };
     match sums {
         Ok(sums) => {
             reuse.keep_classes(key, classes);

@@ -83,7 +83,7 @@ impl SumShape {
                 leaves,
                 group_bits: ceil_log2(leaves),
             },
-            OnesSum::Groups => {
+            OnesSum::Overlap | OnesSum::Groups => {
                 let leaves = leaves.min(resident.max(1));
                 SumShape {
                     leaves,
@@ -153,7 +153,7 @@ fn with_buffers<T>(
     stream: &Arc<CudaStream>,
     work: &mut Lease,
     items: &[(PlanKey, usize, bool)],
-    f: impl FnOnce(&Lease, &[BufferId]) -> Result<T>,
+    f: impl FnOnce(&mut Lease, &[BufferId]) -> Result<T>,
 ) -> Result<T> {
     let mut ids = Vec::with_capacity(items.len());
     let mut allocated = Ok(());
@@ -259,8 +259,14 @@ pub fn classify(
 
 /// The XYZZ words of the sums whose total is the sum of the bases of the
 /// `classes.ones` ones (ones.cu step 4, one sum per group), over `points` (the span's
-/// first point on; plane 0).
-pub fn sum(
+/// first point on; plane 0), and what `meanwhile` returns. Under [`OnesSum::Overlap`]
+/// the sum runs on a stream of its own, forked from `stream` and joined back before
+/// its read-back, while `meanwhile` launches its work (the rest's Pippenger) on
+/// `stream`: a witness-aware MSM's two parts are each a few chains of dependent
+/// additions on a mostly idle device at 99 % 0/1 scalars, so they overlap. Otherwise
+/// `meanwhile` runs first, and the sum after it, on `stream`.
+#[allow(clippy::too_many_arguments)]
+pub fn sum<T>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     group: Group,
@@ -268,37 +274,58 @@ pub fn sum(
     points: &CudaView<'_, u32>,
     classes: &Classes,
     how: OnesSum,
-) -> Result<Vec<u32>> {
+    meanwhile: impl FnOnce(&mut Lease) -> Result<T>,
+) -> Result<(Vec<u32>, T)> {
     let kernel = match group {
         Group::G1 => Kernel::MsmG1OnesSum,
         Group::G2 => Kernel::MsmG2OnesSum,
     };
     let resident = match how {
-        OnesSum::Groups => k.resident_threads(stream, kernel, ONES_BLOCK)?,
+        OnesSum::Overlap | OnesSum::Groups => k.resident_threads(stream, kernel, ONES_BLOCK)?,
         OnesSum::Tree => most_leaves(group),
     };
     let shape = SumShape::new(group, classes.ones, resident, how);
     let list = classes
         .list
         .ok_or_else(|| CudaError::Size(format!("{} ones and no list", classes.ones)))?;
-    with_buffers(stream, work, &sum_items(group, shape), |work, ids| {
+    let items = sum_items(group, shape);
+    let launch = |work: &Lease, ids: &[BufferId], on: &CudaStream| -> Result<()> {
+        let buf = |i: usize| -> Result<&CudaBuffer> { work.get::<CudaBuffer>(ids[i]) };
         let list = &work.get::<CudaBuffer>(list)?.words;
         let ones = list.slice(0..classes.ones);
         launch::msm_ones_sum(
             k,
-            stream,
+            on,
             grid_with_block(shape.leaves, ONES_BLOCK),
             group,
             Dev::view(points),
             Dev::view(&ones),
-            Dev::new(&work.get::<CudaBuffer>(ids[0])?.words),
-            Dev::new(&work.get::<CudaBuffer>(ids[1])?.words),
-            Dev::new(&work.get::<CudaBuffer>(ids[2])?.words),
+            Dev::new(&buf(0)?.words),
+            Dev::new(&buf(1)?.words),
+            Dev::new(&buf(2)?.words),
             classes.ones as u32,
             shape.leaves as u32,
             shape.group_bits,
         )?;
-        download(stream, work, ids[2], shape.groups() * group.xyzz_words())
+        Ok(())
+    };
+    let words = shape.groups() * group.xyzz_words();
+    if how != OnesSum::Overlap {
+        let during = meanwhile(work)?;
+        let sums = with_buffers(stream, work, &items, |work, ids| {
+            launch(work, ids, stream)?;
+            download(stream, work, ids[2], words)
+        })?;
+        return Ok((sums, during));
+    }
+    with_buffers(stream, work, &items, |work, ids| {
+        // Forked after the scratch's allocation (and its tickets' clearing) on `stream`.
+        let side = stream.fork().map_err(CudaError::from)?;
+        let during = launch(work, ids, &side).and_then(|()| meanwhile(work));
+        // Joined on every path, before the scratch is read or freed.
+        stream.join(&side).map_err(CudaError::from)?;
+        let during = during?;
+        Ok((download(stream, work, ids[2], words)?, during))
     })
 }
 
