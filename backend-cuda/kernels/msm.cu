@@ -56,10 +56,11 @@
 //        each < the scalars' count; ones.cu's list of the rest), and step 4 is then
 //        msm_scatter_indexed with the same index, so that entries name point index[i].
 //   2. the exclusive prefix sum of bucket_count[0..M) into bucket_start[0..M], with
-//      u32_chunk_sums / u32_chunk_scan below: scan(in, out, m) = if m <= CH:
-//      u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32 holding 0);
-//      else u32_chunk_sums(in, sums, m, CH), scan(sums, sums, ceil(m / CH)),
-//      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH) each.
+//      u32_chunk_sums / u32_block_scan / u32_chunk_scan below: scan(in, out, m) = if
+//      m <= CH: u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32
+//      holding 0); else u32_chunk_sums(in, sums, m, CH) with THREADS = ceil(m / CH),
+//      u32_block_scan(sums, ceil(m / CH)) in one block of CRU_SCAN_BLOCK threads,
+//      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH): three launches.
 //   3. (none: step 2 leaves bucket_start[M] = T)
 //   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
 //        u32* sorted, u32 n, u32 c, u32 wp, u32 stride)                     grid (n, W)
@@ -207,6 +208,38 @@ extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32
         run += v;
     }
     if (hi == m) out[m] = run;
+}
+
+// Threads of u32_block_scan's one block (at most; any power of two up to it works).
+#define CRU_SCAN_BLOCK 1024
+
+// In-place exclusive prefix sum of v[0 .. count) by one block (blockDim.x a power of
+// two <= CRU_SCAN_BLOCK; any count): thread t runs over v[t per, t per + per), per =
+// ceil(count / blockDim.x), once for its total, and once more, from its offset in the
+// block's scan of the totals (in shared memory), to write the prefix sums.
+extern "C" __global__ void u32_block_scan(u32* v, u32 count) {
+    __shared__ u32 sh[CRU_SCAN_BLOCK];
+    const u32 t = threadIdx.x, T = blockDim.x;
+    const u32 per = (count + T - 1) / T;
+    const u64 lo = (u64)t * per, end = lo + per;
+    const u64 hi = end < count ? end : count;
+    u32 run = 0;
+    for (u64 k = lo; k < hi; k++) run += v[k];
+    sh[t] = run;
+    __syncthreads();
+    // Hillis-Steele: after the step of distance d, sh[t] sums the totals (t - 2d, t].
+    for (u32 d = 1; d < T; d <<= 1) {
+        const u32 add = t >= d ? sh[t - d] : 0;
+        __syncthreads();
+        sh[t] += add;
+        __syncthreads();
+    }
+    u32 at = sh[t] - run;
+    for (u64 k = lo; k < hi; k++) {
+        const u32 x = v[k];
+        v[k] = at;
+        at += x;
+    }
 }
 
 // Entries fill each bucket from its end: the order within a bucket depends on atomic

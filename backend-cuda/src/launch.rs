@@ -385,6 +385,8 @@ launches! {
     /// msm.cu step 2, up: the sum of each `chunk` of `in`; threads = ceil(m / chunk).
     fn u32_chunk_sums(r#in: Dev<'_, elem::U32>, sums: Dev<'_, elem::U32>, m: u32, chunk: u32)
         = [U32ChunkSums = "u32_chunk_sums"];
+    /// msm.cu step 2, across: the chunks' sums scanned in place by one block.
+    fn u32_block_scan(v: Dev<'_, elem::U32>, count: u32) = [U32BlockScan = "u32_block_scan"];
     /// msm.cu step 2, down: each chunk's exclusive prefix sum from its offset;
     /// threads = ceil(m / chunk).
     fn u32_chunk_scan(

@@ -431,7 +431,9 @@ static void power_table_cmd() {
     for (auto& x : out) wr(x);
 }
 
-// msm.cu's step 2: the recursive chunked prefix sum. `in` has m entries, `out` m + 1.
+// msm.cu's step 2: the chunked prefix sum, its chunks' sums scanned by one block (of
+// up to 16 threads here: fewer than the device's 1024, so that each thread runs over
+// several sums). `in` has m entries, `out` m + 1.
 static void scan_u32(const u32* in, u32* out, u32 m, u32 chunk) {
     if (m <= chunk) {
         std::vector<u32> zero(1, 0);
@@ -439,9 +441,11 @@ static void scan_u32(const u32* in, u32* out, u32 m, u32 chunk) {
         return;
     }
     const u32 parts = (m + chunk - 1) / chunk;
-    std::vector<u32> sums(parts + 1);
+    std::vector<u32> sums(parts);
     launch(parts, 1, [&] { u32_chunk_sums(in, sums.data(), m, chunk); });
-    scan_u32(sums.data(), sums.data(), parts, chunk);
+    u32 threads = 1;
+    while (threads < 16 && threads < parts) threads *= 2;
+    launch_blocks(1, threads, [&] { u32_block_scan(sums.data(), parts); });
     launch(parts, 1, [&] { u32_chunk_scan(in, sums.data(), out, m, chunk); });
 }
 

@@ -585,7 +585,8 @@ def table_cases(cs, rng, quick):
 
 
 def scan_cases(cs, rng, quick):
-    for m, chunk in ((1, 4), (4, 4), (5, 4), (17, 4), (64, 4), (65, 4), (300, 8), (1000, 64)):
+    # Chunks' sums fewer than, as many as and more than the block's threads (16 here).
+    for m, chunk in ((1, 4), (4, 4), (5, 4), (17, 4), (64, 4), (65, 4), (300, 8), (1000, 64), (1000, 1), (63, 4)):
         for kind in ("random", "zeros", "sparse"):
             v = [rng.randrange(1000) if kind == "random" else (rng.randrange(3) if rng.random() < 0.1 else 0) if kind == "sparse" else 0
                  for _ in range(m)]

@@ -275,16 +275,14 @@ pub fn choose(
     }
 }
 
-/// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
-/// partial sums (plus the total).
+/// Words of the prefix sum's scratch for `m` counts: one zero word, then the chunks'
+/// sums (none for `m` <= [`SCAN_CHUNK`]: one thread scans them all).
 pub fn scan_words(m: usize) -> usize {
-    let mut words = 1;
-    let mut len = m;
-    while len > SCAN_CHUNK {
-        len = len.div_ceil(SCAN_CHUNK);
-        words += len + 1;
+    if m > SCAN_CHUNK {
+        1 + m.div_ceil(SCAN_CHUNK)
+    } else {
+        1
     }
-    words
 }
 
 /// The largest number of terms (at most `n`) for which [`window_bits`] picks at most
@@ -585,10 +583,10 @@ mod tests {
     }
 
     #[test]
-    fn scan_scratch_holds_every_level() {
+    fn scan_scratch_holds_the_zero_and_the_chunks_sums() {
         assert_eq!(scan_words(1), 1);
         assert_eq!(scan_words(SCAN_CHUNK), 1);
-        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 3);
-        assert_eq!(scan_words(1 << 19), 1 + (8192 + 1) + (128 + 1) + (2 + 1));
+        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 2);
+        assert_eq!(scan_words(1 << 19), 1 + 8192);
     }
 }
