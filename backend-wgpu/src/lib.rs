@@ -43,6 +43,7 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use ntt::{NttConfig, NttPath, MAX_TILE_BITS, NTT_PATH_ENV, TILE_BITS_ENV};
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;
