@@ -64,6 +64,16 @@ const TILE_SCALE_BY_POWERS: u32 = 4u;
 const TILE_LOAD_REVERSED: u32 = 8u;
 // The value read from position p times the power table's entry p.
 const TILE_SCALE_LOADS: u32 = 16u;
+// Products by fr.wgsl's loop (fr_mul), else its unrolled form (fr_code.rs).
+const TILE_LOOP_MUL: u32 = 32u;
+
+// The workgroup path's product: the same value either way.
+fn ntt_mul(a: Fr, b: Fr) -> Fr {
+    if (params.flags & TILE_LOOP_MUL) != 0u {
+        return fr_mul(a, b);
+    }
+    return fr_mul_unrolled(a, b);
+}
 
 @group(0) @binding(0) var<uniform> params: NttParams;
 @group(0) @binding(1) var<storage, read_write> lo: array<u32>;
@@ -181,7 +191,7 @@ fn st_tw(i: u32, a: Fr) {
 // The power table's entry i: c·g^i (see NttParams::pow_log_lo).
 fn power_at(i: u32) -> Fr {
     let lo_mask = (1u << params.pow_log_lo) - 1u;
-    return fr_mul(ld_pw(i & lo_mask), ld_pw((1u << params.pow_log_lo) + (i >> params.pow_log_lo)));
+    return ntt_mul(ld_pw(i & lo_mask), ld_pw((1u << params.pow_log_lo) + (i >> params.pow_log_lo)));
 }
 
 fn bitrev_of(i: u32) -> u32 {
@@ -286,13 +296,13 @@ fn bitrev_powers(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
         return;
     }
     if j == i {
-        st_lo(i, fr_mul(ld_lo(i), power_at(i)));
+        st_lo(i, ntt_mul(ld_lo(i), power_at(i)));
         return;
     }
     let a = ld_lo(i);
     let b = ld(j);
-    st_lo(i, fr_mul(b, power_at(j)));
-    st(j, fr_mul(a, power_at(i)));
+    st_lo(i, ntt_mul(b, power_at(j)));
+    st(j, ntt_mul(a, power_at(i)));
 }
 
 // x[i] *= c (TILE_SCALE_BY_C) · pw(i) (TILE_SCALE_BY_POWERS), over one chunk bound as
@@ -310,10 +320,10 @@ fn scale_powers(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 fn scaled_result(i: u32, a: Fr) -> Fr {
     var v = a;
     if (params.flags & TILE_SCALE_BY_C) != 0u {
-        v = fr_mul(v, param_c());
+        v = ntt_mul(v, param_c());
     }
     if (params.flags & TILE_SCALE_BY_POWERS) != 0u {
-        v = fr_mul(v, power_at(i));
+        v = ntt_mul(v, power_at(i));
     }
     return v;
 }
@@ -374,7 +384,7 @@ fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         }
         var v = ld_lo(p);
         if (flags & TILE_SCALE_LOADS) != 0u {
-            v = fr_mul(v, power_at(p));
+            v = ntt_mul(v, power_at(p));
         }
         tile_st(x, v);
     }
@@ -398,11 +408,11 @@ fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
                 tile_st(x1, fr_sub(u, v));
             } else if inverse {
                 // w'^−m = −w'^(half − m): the signs of the butterfly swap.
-                v = fr_mul(v, ld_tw(half - m));
+                v = ntt_mul(v, ld_tw(half - m));
                 tile_st(x0, fr_sub(u, v));
                 tile_st(x1, fr_add(u, v));
             } else {
-                v = fr_mul(v, ld_tw(m));
+                v = ntt_mul(v, ld_tw(m));
                 tile_st(x0, fr_add(u, v));
                 tile_st(x1, fr_sub(u, v));
             }

@@ -59,9 +59,12 @@ const TILE_STORAGE_BYTES: u32 = (1 << MAX_TILE_BITS) * (FR_WORDS as u32) * 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttPath {
     /// Up to [`MAX_TILE_BITS`] stages a dispatch on tiles in workgroup memory (the
-    /// default on every adapter).
+    /// default on hardware adapters).
     Workgroup,
-    /// One global dispatch per stage (the path of before, for A/B measurements).
+    /// One global dispatch per stage: the path of before, for A/B measurements, and
+    /// the default on software adapters, where llvmpipe takes about 0.3 s a dispatch
+    /// of the tile kernel whatever its size (2^6: 308 ms against 3.7 ms for the
+    /// passes; 2^14: 1.34 s against 0.62 s).
     Passes,
 }
 
@@ -82,67 +85,124 @@ impl NttPath {
             NttPath::Passes => "passes",
         }
     }
+
+    /// The default for an adapter: the passes on software adapters, else workgroup
+    /// tiles.
+    pub fn for_adapter(software: bool) -> NttPath {
+        if software {
+            NttPath::Passes
+        } else {
+            NttPath::Workgroup
+        }
+    }
 }
 
-/// The path and the tile size of the transforms.
+/// Environment variable choosing the workgroup path's Fr product: `unrolled`
+/// (fr_code.rs, the default) or `loop` (fr.wgsl's `fr_mul`), for A/B measurements.
+pub const NTT_MUL_ENV: &str = "CRUCIBLE_WGPU_NTT_MUL";
+
+/// The form of the workgroup path's Fr products (the passes keep fr.wgsl's loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttMul {
+    /// The loop written out, every limb a named value (fr_code.rs).
+    Unrolled,
+    /// fr.wgsl's CIOS loop over an accumulator array.
+    Loop,
+}
+
+impl NttMul {
+    /// Parses [`NTT_MUL_ENV`]'s value (`unrolled` or `loop`, any case).
+    pub fn parse(s: &str) -> Option<NttMul> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "unrolled" => Some(NttMul::Unrolled),
+            "loop" => Some(NttMul::Loop),
+            _ => None,
+        }
+    }
+
+    /// The name [`NttMul::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            NttMul::Unrolled => "unrolled",
+            NttMul::Loop => "loop",
+        }
+    }
+}
+
+/// The path, the tile size and the product of the transforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NttConfig {
-    /// Workgroup tiles or global passes.
-    pub path: NttPath,
+    /// Workgroup tiles or global passes; `None`: [`NttPath::for_adapter`].
+    pub path: Option<NttPath>,
     /// log2 of the largest tile (the workgroup path).
     pub tile_bits: u32,
+    /// The workgroup path's Fr product.
+    pub mul: NttMul,
 }
 
 impl Default for NttConfig {
     fn default() -> Self {
         NttConfig {
-            path: NttPath::Workgroup,
+            path: None,
             tile_bits: MAX_TILE_BITS,
+            mul: NttMul::Unrolled,
         }
     }
 }
 
+/// An [`NttConfig`] resolved on one adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chosen {
+    path: NttPath,
+    tile_bits: u32,
+    mul: NttMul,
+}
+
+/// `name`'s value parsed by `parse` (unset or empty: `None`), or an error naming what
+/// it expects.
+fn env_choice<T>(name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>> {
+    match std::env::var(name) {
+        Ok(s) if !s.trim().is_empty() => parse(&s)
+            .map(Some)
+            .ok_or_else(|| Error::InvalidInput(format!("{name}=`{s}`: expected {expected}"))),
+        _ => Ok(None),
+    }
+}
+
 impl NttConfig {
-    /// The configuration [`NTT_PATH_ENV`] and [`TILE_BITS_ENV`] ask for; a value that
-    /// does not parse is an error that says what is expected.
+    /// The configuration [`NTT_PATH_ENV`], [`TILE_BITS_ENV`] and [`NTT_MUL_ENV`] ask
+    /// for; a value that does not parse is an error that says what is expected.
     pub fn from_env() -> Result<NttConfig> {
-        let mut config = NttConfig::default();
-        if let Ok(s) = std::env::var(NTT_PATH_ENV) {
-            if !s.trim().is_empty() {
-                config.path = NttPath::parse(&s).ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "{NTT_PATH_ENV}=`{s}`: expected `workgroup` or `passes`"
-                    ))
-                })?;
-            }
-        }
-        if let Ok(s) = std::env::var(TILE_BITS_ENV) {
-            if !s.trim().is_empty() {
-                config.tile_bits = s
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|b| (1..=MAX_TILE_BITS).contains(b))
-                    .ok_or_else(|| {
-                        Error::InvalidInput(format!(
-                            "{TILE_BITS_ENV}=`{s}`: expected 1 to {MAX_TILE_BITS}"
-                        ))
-                    })?;
-            }
-        }
-        Ok(config)
+        let default = NttConfig::default();
+        let tile_bits = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|b| (1..=MAX_TILE_BITS).contains(b))
+        };
+        Ok(NttConfig {
+            path: env_choice(NTT_PATH_ENV, "`workgroup` or `passes`", NttPath::parse)?,
+            tile_bits: env_choice(TILE_BITS_ENV, &format!("1 to {MAX_TILE_BITS}"), tile_bits)?
+                .unwrap_or(default.tile_bits),
+            mul: env_choice(NTT_MUL_ENV, "`unrolled` or `loop`", NttMul::parse)?
+                .unwrap_or(default.mul),
+        })
     }
 
-    /// The path on `ctx`: the passes where the adapter offers less workgroup storage
-    /// than a tile takes (WebGPU guarantees 16 KiB; a downlevel adapter may not).
-    fn on(self, ctx: &Context) -> NttConfig {
+    /// The configuration on `ctx`: the path asked for or the adapter's default, and
+    /// the passes where the adapter offers less workgroup storage than a tile takes
+    /// (WebGPU guarantees 16 KiB; a downlevel adapter may not).
+    fn on(self, ctx: &Context) -> Chosen {
+        let software = ctx.device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+        let mut path = self.path.unwrap_or(NttPath::for_adapter(software));
         if ctx.device.limits().max_compute_workgroup_storage_size < TILE_STORAGE_BYTES {
-            return NttConfig {
-                path: NttPath::Passes,
-                ..self
-            };
+            path = NttPath::Passes;
         }
-        self
+        Chosen {
+            path,
+            tile_bits: self.tile_bits,
+            mul: self.mul,
+        }
     }
 }
 
@@ -420,6 +480,7 @@ const TILE_SCALE_BY_C: u32 = 2;
 const TILE_SCALE_BY_POWERS: u32 = 4;
 const TILE_LOAD_REVERSED: u32 = 8;
 const TILE_SCALE_LOADS: u32 = 16;
+const TILE_LOOP_MUL: u32 = 32;
 
 /// One tile_stages dispatch's tiles: stages s .. s+k−1 on the 2^(w1+w2) elements
 /// whose indices differ only in bits p1 .. p1+w1−1 and p2 .. p2+w2−1 (p1 + w1 <= p2),
@@ -713,13 +774,17 @@ fn workgroup_steps(domain: &Domain, kind: NttKind, chunk_len: usize, tile_bits: 
 /// tables of the workgroup path, and, when the domain is larger than one binding, a
 /// note saying how it is chunked.
 pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
+    // An unreadable setting fails the transform; the plan covers the default.
+    scratch_plan_for(ctx, domain, NttConfig::from_env().unwrap_or_default().on(ctx))
+}
+
+/// [`scratch_plan`] on `config`'s path.
+fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPlan {
     let mut plan = MemoryPlan::new("wgpu NTT scratch");
     let log_n = domain.log_size;
     let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
     if log_n > 0 {
         plan.item(TWIDDLES_ITEM, fr_bytes(twiddle_entries(log_n)));
-        // An unreadable setting fails the transform; the plan covers the default.
-        let config = NttConfig::from_env().unwrap_or_default().on(ctx);
         if config.path == NttPath::Workgroup {
             let t = table_log(log_n, chunk_len);
             if t > 0 {
@@ -855,10 +920,16 @@ fn ntt_with(
         return Ok(());
     }
     let tw_bytes = fr_bytes(twiddle_entries(domain.log_size));
-    if tw_bytes > ctx.limits.binding_bytes {
+    let coset_bytes = match config.path {
+        NttPath::Workgroup => fr_bytes(coset_entries(domain.log_size)),
+        NttPath::Passes => 0,
+    };
+    if tw_bytes.max(coset_bytes) > ctx.limits.binding_bytes {
         return Err(WgpuError::Unsupported(format!(
-            "NTT of 2^{}: its twiddle tables ({tw_bytes} B) exceed one binding ({} B)",
-            domain.log_size, ctx.limits.binding_bytes
+            "NTT of 2^{}: its power tables ({} B) exceed one binding ({} B)",
+            domain.log_size,
+            tw_bytes.max(coset_bytes),
+            ctx.limits.binding_bytes
         ))
         .into());
     }
@@ -895,6 +966,11 @@ fn ntt_with(
             }
             build.append(&mut steps);
             steps = build;
+            if config.mul == NttMul::Loop {
+                for step in &mut steps {
+                    step.params.flags |= TILE_LOOP_MUL;
+                }
+            }
         }
         let scratch = steps.iter().any(|s| {
             let (tw, pw) = s.kernel.tables();
@@ -921,7 +997,10 @@ fn ntt_with(
             &steps,
             &ids,
             params,
-            config.path,
+            match config.path {
+                NttPath::Workgroup => format!("workgroup, {} products", config.mul.name()),
+                NttPath::Passes => config.path.name().to_string(),
+            },
         )
     })();
     let result = finish(ctx, lease, result, &per_call);
@@ -945,7 +1024,7 @@ fn record(
     steps: &[Step],
     ids: &TableIds,
     params: BufferId,
-    path: NttPath,
+    path: String,
 ) -> Result<()> {
     let data = lease.get::<DeviceBuffer>(buf.id())?;
     let table = |id: Option<BufferId>| -> Result<Option<&wgpu::Buffer>> {
@@ -975,7 +1054,7 @@ fn record(
     let mut batch = Batch::new(
         ctx,
         Some(lease.get::<wgpu::Buffer>(params)?),
-        format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path.name()),
+        format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path),
     );
     for step in steps {
         let p = step.params;
@@ -1129,6 +1208,9 @@ mod tests {
         }
         assert_eq!(NttPath::parse(" Passes\n"), Some(NttPath::Passes));
         assert_eq!(NttPath::parse("tiles"), None);
+        for m in [NttMul::Unrolled, NttMul::Loop] {
+            assert_eq!(NttMul::parse(m.name()), Some(m));
+        }
     }
 
     fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
@@ -1174,10 +1256,12 @@ mod tests {
                 .buffer_bytes(ElementKind::Scalar, largest.size, BufferUse::Resident)
                 .unwrap(),
         );
-        plan.merge(&backend.scratch_plan(&ScratchNeed {
-            ntt: Some(largest),
-            ..ScratchNeed::default()
-        }));
+        plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
+        plan.merge(&scratch_plan_for(
+            &backend.ctx,
+            &largest,
+            config.on(&backend.ctx),
+        ));
         let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
         for log in (0..=max_log).rev() {
             let domain = Domain::with_log_size(log).unwrap();
@@ -1199,31 +1283,128 @@ mod tests {
         lease.release().unwrap();
     }
 
-    /// Both paths and several tile sizes, on one chunk and on buffers split into
-    /// chunks of 32 and of 8 elements (so stages run across chunks and as passes).
+    /// Both paths, both products and a small tile size (several tile dispatches, the
+    /// batch below the stages), on one chunk and on buffers split into chunks of 32
+    /// elements (stages across chunks, as passes). llvmpipe takes about 0.3 s a tile
+    /// dispatch: the sizes are what covers every plan shape.
     #[test]
     fn both_paths_match_arkworks_with_and_without_chunks() {
         let seed = crucible_conformance::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
         let at = format!("seed {seed} (CRUCIBLE_SEED={seed} repeats it)");
+        let workgroup = NttConfig {
+            path: Some(NttPath::Workgroup),
+            ..NttConfig::default()
+        };
+        let small_tiles = NttConfig {
+            tile_bits: 3,
+            mul: NttMul::Loop,
+            ..workgroup
+        };
+        let passes = NttConfig {
+            path: Some(NttPath::Passes),
+            ..NttConfig::default()
+        };
+        let cases = [
+            (None, workgroup, 10),
+            (None, small_tiles, 7),
+            (None, passes, 6),
+            (Some(1024), workgroup, 7),
+            (Some(1024), small_tiles, 6),
+        ];
+        let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
+        for (binding, config, max_log) in cases {
+            if !opened.iter().any(|(b, _)| *b == binding) {
+                let Some(backend) = open(binding) else {
+                    return;
+                };
+                opened.push((binding, backend));
+            }
+            let Some((_, backend)) = opened.iter().find(|(b, _)| *b == binding) else {
+                continue;
+            };
+            let at = format!("{at}, bindings of {binding:?} B");
+            check(backend, config, max_log, &mut rng, &at);
+        }
+    }
+
+    /// Times both paths (and both products) at `CRUCIBLE_NTT_TIMING_LOG` (default 14)
+    /// on the first adapter: median of 5 forward transforms each, printed. Run by
+    /// hand (`--ignored`): a measurement, not a check.
+    #[test]
+    #[ignore]
+    fn time_paths() {
+        let Some(backend) = open(None) else {
+            return;
+        };
+        let backend = &backend;
+        let log = std::env::var("CRUCIBLE_NTT_TIMING_LOG")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(14);
+        let tile_bits = std::env::var("CRUCIBLE_NTT_TIMING_TILE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(MAX_TILE_BITS);
+        let domain = Domain::with_log_size(log).unwrap();
+        println!(
+            "workgroup storage limit: {} B",
+            backend.ctx.device.limits().max_compute_workgroup_storage_size
+        );
+        let x_item = PlanKey::new("test", "x");
+        let mut plan = MemoryPlan::new("ntt timing");
+        plan.item(
+            x_item,
+            backend
+                .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+                .unwrap(),
+        );
+        plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
+        let workgroup = NttConfig {
+            path: Some(NttPath::Workgroup),
+            ..NttConfig::default()
+        };
+        plan.merge(&scratch_plan_for(
+            &backend.ctx,
+            &domain,
+            workgroup.on(&backend.ctx),
+        ));
+        let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+        let x = (backend as &dyn ProverBackend)
+            .alloc_scalars(&mut lease, x_item, domain.size)
+            .unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+        backend.stage_scalars(&mut lease, x, &values).unwrap();
         let configs = [
-            NttConfig::default(),
             NttConfig {
-                path: NttPath::Workgroup,
-                tile_bits: 3,
+                path: Some(NttPath::Passes),
+                ..NttConfig::default()
             },
             NttConfig {
-                path: NttPath::Passes,
-                tile_bits: MAX_TILE_BITS,
+                path: Some(NttPath::Workgroup),
+                mul: NttMul::Loop,
+                tile_bits,
+            },
+            NttConfig {
+                path: Some(NttPath::Workgroup),
+                mul: NttMul::Unrolled,
+                tile_bits,
             },
         ];
-        for (binding, max_log) in [(None, 11), (Some(1024), 8), (Some(256), 5)] {
-            let Some(backend) = open(binding) else {
-                return;
-            };
+        for round in 0..2 {
             for config in configs {
-                check(&backend, config, max_log, &mut rng, &at);
+                let mut times = Vec::new();
+                for _ in 0..5 {
+                    let t = std::time::Instant::now();
+                    ntt_with(&backend.ctx, &mut lease, x, &domain, NttKind::Forward, config)
+                        .unwrap();
+                    times.push(t.elapsed());
+                }
+                times.sort();
+                println!("round {round} 2^{log} {config:?}: median {:?}", times[2]);
             }
         }
+        lease.release().unwrap();
     }
 }

@@ -97,6 +97,8 @@ enum Part {
     MsmCurve(Program),
     /// The straight-line test entry points.
     FormulaTests,
+    /// Fr's product without loops, for the NTT (fr_code.rs).
+    FrMulUnrolled,
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
@@ -137,7 +139,7 @@ impl Module {
     fn parts(self) -> &'static [Part] {
         use Part::*;
         match self {
-            Module::Ntt => &[FieldConstants, Wgsl(FR), Wgsl(NTT)],
+            Module::Ntt => &[FieldConstants, Wgsl(FR), FrMulUnrolled, Wgsl(NTT)],
             Module::MsmSort => &[FieldConstants, Wgsl(FR), Wgsl(MSM_COMMON), Wgsl(MSM_SORT)],
             Module::MsmBuckets => &[
                 FieldConstants,
@@ -200,6 +202,7 @@ impl Module {
                 Part::Formulas(programs) => s.push_str(&wgsl_formulas(limbs, programs)),
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests => s.push_str(&wgsl_test_entries()),
+                Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
             }
         }
         s
