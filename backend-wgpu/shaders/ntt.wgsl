@@ -402,20 +402,14 @@ fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
             let u = tile_ld(x0);
             var v = tile_ld(x1);
             let m = (tile_index(b, x0) & low_mask(s)) << (params.table_log - 1u - s);
-            if m == 0u {
-                // w^0 = 1.
-                tile_st(x0, fr_add(u, v));
-                tile_st(x1, fr_sub(u, v));
-            } else if inverse {
-                // w'^−m = −w'^(half − m): the signs of the butterfly swap.
-                v = ntt_mul(v, ld_tw(half - m));
-                tile_st(x0, fr_sub(u, v));
-                tile_st(x1, fr_add(u, v));
-            } else {
-                v = ntt_mul(v, ld_tw(m));
-                tile_st(x0, fr_add(u, v));
-                tile_st(x1, fr_sub(u, v));
+            // w'^−m = −w'^(half − m): the inverse's butterflies swap their signs.
+            let mirrored = inverse && m != 0u;
+            if m != 0u {
+                // (w^0 = 1: no product.)
+                v = ntt_mul(v, ld_tw(select(m, half - m, mirrored)));
             }
+            tile_st(select(x0, x1, mirrored), fr_add(u, v));
+            tile_st(select(x1, x0, mirrored), fr_sub(u, v));
         }
         workgroupBarrier();
     }
