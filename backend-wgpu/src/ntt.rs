@@ -160,7 +160,11 @@ struct Chosen {
 
 /// `name`'s value parsed by `parse` (unset or empty: `None`), or an error naming what
 /// it expects.
-fn env_choice<T>(name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>> {
+fn env_choice<T>(
+    name: &str,
+    expected: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
     match std::env::var(name) {
         Ok(s) if !s.trim().is_empty() => parse(&s)
             .map(Some)
@@ -709,7 +713,8 @@ fn workgroup_steps(domain: &Domain, kind: NttKind, chunk_len: usize, tile_bits: 
         c: words(c),
         ..NttParams::default()
     };
-    let tile = |shape: TileShape, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
+    let tile =
+        |shape: TileShape, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
     let mut out = Vec::new();
     if chunks == 1 && log_n <= tile_bits {
         // One tile is the whole domain: it reads everything before writing, so it
@@ -775,7 +780,11 @@ fn workgroup_steps(domain: &Domain, kind: NttKind, chunk_len: usize, tile_bits: 
 /// note saying how it is chunked.
 pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
     // An unreadable setting fails the transform; the plan covers the default.
-    scratch_plan_for(ctx, domain, NttConfig::from_env().unwrap_or_default().on(ctx))
+    scratch_plan_for(
+        ctx,
+        domain,
+        NttConfig::from_env().unwrap_or_default().on(ctx),
+    )
 }
 
 /// [`scratch_plan`] on `config`'s path.
@@ -1163,7 +1172,11 @@ mod tests {
                     next += t.k;
                     assert!(t.k >= 1 && t.bits() <= tile_bits, "{t:?}");
                     assert!(t.p1 + t.w1 <= t.p2 && t.p2 + t.w2 <= log_t, "{t:?}");
-                    let stages = if t.p1 == t.s { (t.p1, t.w1) } else { (t.p2, t.w2) };
+                    let stages = if t.p1 == t.s {
+                        (t.p1, t.w1)
+                    } else {
+                        (t.p2, t.w2)
+                    };
                     assert_eq!(stages, (t.s, t.k), "{t:?}");
                     if log_t > 12 {
                         continue;
@@ -1347,7 +1360,11 @@ mod tests {
         let domain = Domain::with_log_size(log).unwrap();
         println!(
             "workgroup storage limit: {} B",
-            backend.ctx.device.limits().max_compute_workgroup_storage_size
+            backend
+                .ctx
+                .device
+                .limits()
+                .max_compute_workgroup_storage_size
         );
         let x_item = PlanKey::new("test", "x");
         let mut plan = MemoryPlan::new("ntt timing");
@@ -1395,8 +1412,15 @@ mod tests {
                 let mut times = Vec::new();
                 for _ in 0..5 {
                     let t = std::time::Instant::now();
-                    ntt_with(&backend.ctx, &mut lease, x, &domain, NttKind::Forward, config)
-                        .unwrap();
+                    ntt_with(
+                        &backend.ctx,
+                        &mut lease,
+                        x,
+                        &domain,
+                        NttKind::Forward,
+                        config,
+                    )
+                    .unwrap();
                     times.push(t.elapsed());
                 }
                 times.sort();
