@@ -64,16 +64,9 @@ const TILE_SCALE_BY_POWERS: u32 = 4u;
 const TILE_LOAD_REVERSED: u32 = 8u;
 // The value read from position p times the power table's entry p.
 const TILE_SCALE_LOADS: u32 = 16u;
-// Products by fr.wgsl's loop (fr_mul), else its unrolled form (fr_code.rs).
-const TILE_LOOP_MUL: u32 = 32u;
-
-// The workgroup path's product: the same value either way.
-fn ntt_mul(a: Fr, b: Fr) -> Fr {
-    if (params.flags & TILE_LOOP_MUL) != 0u {
-        return fr_mul(a, b);
-    }
-    return fr_mul_unrolled(a, b);
-}
+// The workgroup path's kernels multiply with `ntt_mul`: fr.wgsl's loop in module Ntt
+// (shaders/ntt_mul_loop.wgsl), its unrolled form in module NttUnrolled
+// (shaders/ntt_mul_unrolled.wgsl, fr_code.rs); the same values either way.
 
 @group(0) @binding(0) var<uniform> params: NttParams;
 @group(0) @binding(1) var<storage, read_write> lo: array<u32>;

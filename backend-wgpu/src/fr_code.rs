@@ -5,7 +5,8 @@
 //! array in (per-thread local) memory. `fr_mul_unrolled` is the same algorithm, the same
 //! operations in the same order (so the same results), with every limb a named `u32`
 //! and every index a constant: nothing for the compiler to unroll, everything can live
-//! in registers. The NTT's butterflies use it unless `CRUCIBLE_WGPU_NTT_MUL=loop`.
+//! in registers. The NTT's workgroup kernels use it on hardware adapters unless
+//! `CRUCIBLE_WGPU_NTT_MUL=loop` (module NttUnrolled).
 
 use std::fmt::Write;
 

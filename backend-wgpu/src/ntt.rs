@@ -59,12 +59,9 @@ const TILE_STORAGE_BYTES: u32 = (1 << MAX_TILE_BITS) * (FR_WORDS as u32) * 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttPath {
     /// Up to [`MAX_TILE_BITS`] stages a dispatch on tiles in workgroup memory (the
-    /// default on hardware adapters).
+    /// default on every adapter).
     Workgroup,
-    /// One global dispatch per stage: the path of before, for A/B measurements, and
-    /// the default on software adapters, where llvmpipe takes about 0.3 s a dispatch
-    /// of the tile kernel whatever its size (2^6: 308 ms against 3.7 ms for the
-    /// passes; 2^14: 1.34 s against 0.62 s).
+    /// One global dispatch per stage: the path of before, for A/B measurements.
     Passes,
 }
 
@@ -85,20 +82,11 @@ impl NttPath {
             NttPath::Passes => "passes",
         }
     }
-
-    /// The default for an adapter: the passes on software adapters, else workgroup
-    /// tiles.
-    pub fn for_adapter(software: bool) -> NttPath {
-        if software {
-            NttPath::Passes
-        } else {
-            NttPath::Workgroup
-        }
-    }
 }
 
 /// Environment variable choosing the workgroup path's Fr product: `unrolled`
-/// (fr_code.rs, the default) or `loop` (fr.wgsl's `fr_mul`), for A/B measurements.
+/// (fr_code.rs) or `loop` (fr.wgsl's `fr_mul`); unset or empty, by adapter
+/// ([`NttMul::for_adapter`]).
 pub const NTT_MUL_ENV: &str = "CRUCIBLE_WGPU_NTT_MUL";
 
 /// The form of the workgroup path's Fr products (the passes keep fr.wgsl's loop).
@@ -127,25 +115,36 @@ impl NttMul {
             NttMul::Loop => "loop",
         }
     }
+
+    /// The default for an adapter: the loop on software adapters (llvmpipe: 2^10 in
+    /// 10.2 ms against the unrolled form's 22.3, and shorter compiles; the unrolled
+    /// form wins from about 2^14, 359 ms against 604), the unrolled form elsewhere.
+    pub fn for_adapter(software: bool) -> NttMul {
+        if software {
+            NttMul::Loop
+        } else {
+            NttMul::Unrolled
+        }
+    }
 }
 
 /// The path, the tile size and the product of the transforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NttConfig {
-    /// Workgroup tiles or global passes; `None`: [`NttPath::for_adapter`].
-    pub path: Option<NttPath>,
+    /// Workgroup tiles or global passes.
+    pub path: NttPath,
     /// log2 of the largest tile (the workgroup path).
     pub tile_bits: u32,
-    /// The workgroup path's Fr product.
-    pub mul: NttMul,
+    /// The workgroup path's Fr product; `None`: [`NttMul::for_adapter`].
+    pub mul: Option<NttMul>,
 }
 
 impl Default for NttConfig {
     fn default() -> Self {
         NttConfig {
-            path: None,
+            path: NttPath::Workgroup,
             tile_bits: MAX_TILE_BITS,
-            mul: NttMul::Unrolled,
+            mul: None,
         }
     }
 }
@@ -185,27 +184,27 @@ impl NttConfig {
                 .filter(|b| (1..=MAX_TILE_BITS).contains(b))
         };
         Ok(NttConfig {
-            path: env_choice(NTT_PATH_ENV, "`workgroup` or `passes`", NttPath::parse)?,
+            path: env_choice(NTT_PATH_ENV, "`workgroup` or `passes`", NttPath::parse)?
+                .unwrap_or(default.path),
             tile_bits: env_choice(TILE_BITS_ENV, &format!("1 to {MAX_TILE_BITS}"), tile_bits)?
                 .unwrap_or(default.tile_bits),
-            mul: env_choice(NTT_MUL_ENV, "`unrolled` or `loop`", NttMul::parse)?
-                .unwrap_or(default.mul),
+            mul: env_choice(NTT_MUL_ENV, "`unrolled` or `loop`", NttMul::parse)?,
         })
     }
 
-    /// The configuration on `ctx`: the path asked for or the adapter's default, and
+    /// The configuration on `ctx`: the product asked for or the adapter's default, and
     /// the passes where the adapter offers less workgroup storage than a tile takes
     /// (WebGPU guarantees 16 KiB; a downlevel adapter may not).
     fn on(self, ctx: &Context) -> Chosen {
         let software = ctx.device.adapter_info().device_type == wgpu::DeviceType::Cpu;
-        let mut path = self.path.unwrap_or(NttPath::for_adapter(software));
+        let mut path = self.path;
         if ctx.device.limits().max_compute_workgroup_storage_size < TILE_STORAGE_BYTES {
             path = NttPath::Passes;
         }
         Chosen {
             path,
             tile_bits: self.tile_bits,
-            mul: self.mul,
+            mul: self.mul.unwrap_or(NttMul::for_adapter(software)),
         }
     }
 }
@@ -484,7 +483,6 @@ const TILE_SCALE_BY_C: u32 = 2;
 const TILE_SCALE_BY_POWERS: u32 = 4;
 const TILE_LOAD_REVERSED: u32 = 8;
 const TILE_SCALE_LOADS: u32 = 16;
-const TILE_LOOP_MUL: u32 = 32;
 
 /// One tile_stages dispatch's tiles: stages s .. s+k−1 on the 2^(w1+w2) elements
 /// whose indices differ only in bits p1 .. p1+w1−1 and p2 .. p2+w2−1 (p1 + w1 <= p2),
@@ -975,11 +973,6 @@ fn ntt_with(
             }
             build.append(&mut steps);
             steps = build;
-            if config.mul == NttMul::Loop {
-                for step in &mut steps {
-                    step.params.flags |= TILE_LOOP_MUL;
-                }
-            }
         }
         let scratch = steps.iter().any(|s| {
             let (tw, pw) = s.kernel.tables();
@@ -997,20 +990,7 @@ fn ntt_with(
             uniform_buffer(ctx, params_bytes)
         })?;
         per_call.push(params);
-        record(
-            ctx,
-            lease,
-            buf,
-            domain,
-            kind,
-            &steps,
-            &ids,
-            params,
-            match config.path {
-                NttPath::Workgroup => format!("workgroup, {} products", config.mul.name()),
-                NttPath::Passes => config.path.name().to_string(),
-            },
-        )
+        record(ctx, lease, buf, domain, kind, &steps, &ids, params, config)
     })();
     let result = finish(ctx, lease, result, &per_call);
     if result.is_err() {
@@ -1033,8 +1013,15 @@ fn record(
     steps: &[Step],
     ids: &TableIds,
     params: BufferId,
-    path: String,
+    config: Chosen,
 ) -> Result<()> {
+    let (module, path) = match (config.path, config.mul) {
+        (NttPath::Workgroup, NttMul::Unrolled) => {
+            (Module::NttUnrolled, "workgroup, unrolled products")
+        }
+        (NttPath::Workgroup, NttMul::Loop) => (Module::Ntt, "workgroup, loop products"),
+        (NttPath::Passes, _) => (Module::Ntt, "passes"),
+    };
     let data = lease.get::<DeviceBuffer>(buf.id())?;
     let table = |id: Option<BufferId>| -> Result<Option<&wgpu::Buffer>> {
         id.map(|id| lease.get::<NttTable>(id).map(|t| &t.buffer))
@@ -1084,7 +1071,7 @@ fn record(
         if pw {
             bindings.push((4, resolve(step.pw)?));
         }
-        let pipeline = ctx.pipeline(Module::Ntt, step.kernel.entry())?;
+        let pipeline = ctx.pipeline(module, step.kernel.entry())?;
         batch.dispatch(pipeline, &p, bindings, step.threads())?;
     }
     batch.submit()?;
@@ -1299,19 +1286,19 @@ mod tests {
     /// The workgroup path with both products, on one chunk and on buffers split into
     /// chunks of 32 elements (stages across chunks, as passes, and the scaling after
     /// them); the tile plans of every size are checked on the host above, and the
-    /// passes are what tests/wgpu/ntt.rs runs on software adapters. llvmpipe takes
-    /// about 0.3 s a tile dispatch: the sizes are the plan shapes, one each.
+    /// conformance suite runs the workgroup path with the adapter's product. The
+    /// sizes are the plan shapes, one each.
     #[test]
     fn workgroup_path_matches_arkworks_with_and_without_chunks() {
         let seed = crucible_conformance::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
         let at = format!("seed {seed} (CRUCIBLE_SEED={seed} repeats it)");
         let workgroup = NttConfig {
-            path: Some(NttPath::Workgroup),
+            path: NttPath::Workgroup,
             ..NttConfig::default()
         };
-        let loop_mul = NttConfig {
-            mul: NttMul::Loop,
+        let unrolled = NttConfig {
+            mul: Some(NttMul::Unrolled),
             ..workgroup
         };
         // 2^10: the reversal and two tile dispatches of five stages (the second's batch
@@ -1319,7 +1306,7 @@ mod tests {
         // tests/wgpu/ntt.rs's). 32-element chunks: 2^7 in four, two stages as passes
         // and the scaling after them.
         let cases: [(Option<u64>, NttConfig, &[u32]); 2] =
-            [(None, workgroup, &[10, 1]), (Some(1024), loop_mul, &[7])];
+            [(None, workgroup, &[10, 1]), (Some(1024), unrolled, &[7])];
         let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
         for (binding, config, logs) in cases {
             if !opened.iter().any(|(b, _)| *b == binding) {
@@ -1373,7 +1360,7 @@ mod tests {
         );
         plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
         let workgroup = NttConfig {
-            path: Some(NttPath::Workgroup),
+            path: NttPath::Workgroup,
             ..NttConfig::default()
         };
         plan.merge(&scratch_plan_for(
@@ -1390,17 +1377,17 @@ mod tests {
         backend.stage_scalars(&mut lease, x, &values).unwrap();
         let configs = [
             NttConfig {
-                path: Some(NttPath::Passes),
+                path: NttPath::Passes,
                 ..NttConfig::default()
             },
             NttConfig {
-                path: Some(NttPath::Workgroup),
-                mul: NttMul::Loop,
+                path: NttPath::Workgroup,
+                mul: Some(NttMul::Loop),
                 tile_bits,
             },
             NttConfig {
-                path: Some(NttPath::Workgroup),
-                mul: NttMul::Unrolled,
+                path: NttPath::Workgroup,
+                mul: Some(NttMul::Unrolled),
                 tile_bits,
             },
         ];
