@@ -57,12 +57,11 @@ template <class F> CRU_DEV Affine<F> aff_neg(const Affine<F>& a) {
 // How a formula takes its field products (fmul_of / fsqr_of below):
 //   CRU_PRODUCTS_CALL_FQ2  Fq products inlined, Fq2 products calls (fq2.cuh's fmul);
 //   CRU_PRODUCTS_INLINE    every product inlined, the Fq2 ones too (fmul_inline);
-//   CRU_PRODUCTS_CALLS     every product a call, the Fq ones too (fmul_call): for
-//                          formulas off the hot paths, a few per thread, where the
-//                          cost that matters is NVRTC's: a G1 addition with its 14 Fq
-//                          products inlined takes NVRTC about 10 CPU seconds, as calls
-//                          about 3 (once per kernel that calls it: ptxas compiles a
-//                          kernel's callees into each kernel).
+//   CRU_PRODUCTS_CALLS     (G1) every Fq product a call (field.cuh's fmul_call): for
+//                          formulas off the hot paths, a few a thread, where the cost
+//                          that matters is NVRTC's. ptxas compiles a kernel's callees
+//                          into each kernel, and a G1 addition with its 14 products
+//                          inlined took NVRTC about 10 CPU seconds; as calls about 3.
 #define CRU_PRODUCTS_CALL_FQ2 0
 #define CRU_PRODUCTS_INLINE 1
 #define CRU_PRODUCTS_CALLS 2
@@ -121,24 +120,27 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_affine(const Affine<F>& a) {
     return xyzz_double_affine_formula<CRU_PRODUCTS_CALL_FQ2>(a);
 }
 
-// The doublings of the additions' rare P = Q case (below), with every product a call:
-// inlined, their products were about 40 % of NVVM's time over the bucket sums' kernel
-// (`--fdevice-time-trace`), and the G1 addition took NVRTC about 10 CPU seconds in
-// each kernel that calls it. -DCRU_RARE_DOUBLE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS)
-// restores the doublings above, for the A/B.
+// The doublings of the additions' rare P = Q case (below). For G1 with every product
+// a call: inlined, their products were about 40 % of NVVM's time over the bucket
+// sums' kernel (`--fdevice-time-trace`), and made the G1 addition cost NVRTC about 3
+// more CPU seconds in each kernel that calls it; the sums' kernel body kept its
+// wide multiply-adds and spills (SASS, NVRTC 13.5: 11 instructions more). For G2 the
+// doublings' Fq2 products are calls already: making their Fq products calls too grew
+// the sums' kernel body by 500 instructions and 28 local-memory accesses, for about 1
+// CPU second of NVRTC, so G2 keeps them. -DCRU_RARE_DOUBLE_CALLS=0
+// (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1 the G2 way too, for the A/B.
 #ifndef CRU_RARE_DOUBLE_CALLS
 #define CRU_RARE_DOUBLE_CALLS 1
 #endif
+template <class F> struct RareProducts { static constexpr int HOW = CRU_PRODUCTS_CALL_FQ2; };
 #if CRU_RARE_DOUBLE_CALLS
-#define CRU_RARE_PRODUCTS CRU_PRODUCTS_CALLS
-#else
-#define CRU_RARE_PRODUCTS CRU_PRODUCTS_CALL_FQ2
+template <> struct RareProducts<Fq> { static constexpr int HOW = CRU_PRODUCTS_CALLS; };
 #endif
 template <class F> CRU_CALL Xyzz<F> xyzz_double_affine_rare(const Affine<F>& a) {
-    return xyzz_double_affine_formula<CRU_RARE_PRODUCTS>(a);
+    return xyzz_double_affine_formula<RareProducts<F>::HOW>(a);
 }
 template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
-    return xyzz_double_formula<CRU_RARE_PRODUCTS>(p);
+    return xyzz_double_formula<RareProducts<F>::HOW>(p);
 }
 
 // madd-2008-s: P + q for an affine q (which may be the (0, 0) infinity). Inlined

@@ -22,39 +22,26 @@ CRU_DEV Fq2 fsub(const Fq2& a, const Fq2& b) { return make_fq2(fsub(a.c0, b.c0),
 CRU_DEV Fq2 fneg(const Fq2& a) { return make_fq2(fneg(a.c0), fneg(a.c1)); }
 CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 
-// An Fq product of an Fq2 product: inlined, or (FQ_CALLS) a call.
-template <bool FQ_CALLS> CRU_DEV Fq fq2_part_mul(const Fq& a, const Fq& b) {
-    if constexpr (FQ_CALLS) return fmul_call(a, b);
-    else return fmul(a, b);
-}
-
 // Karatsuba: 3 Fq products.
 // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0+a1)(b0+b1) - a0 b0 - a1 b1) u
-template <bool FQ_CALLS> CRU_DEV Fq2 fq2_mul(const Fq2& a, const Fq2& b) {
-    const Fq v0 = fq2_part_mul<FQ_CALLS>(a.c0, b.c0);
-    const Fq v1 = fq2_part_mul<FQ_CALLS>(a.c1, b.c1);
-    const Fq s = fq2_part_mul<FQ_CALLS>(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
+CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
+    const Fq v0 = fmul(a.c0, b.c0);
+    const Fq v1 = fmul(a.c1, b.c1);
+    const Fq s = fmul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
     return make_fq2(fsub(v0, v1), fsub(fsub(s, v0), v1));
 }
 
 // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fq products.
-template <bool FQ_CALLS> CRU_DEV Fq2 fq2_sqr(const Fq2& a) {
-    const Fq m = fq2_part_mul<FQ_CALLS>(a.c0, a.c1);
-    return make_fq2(fq2_part_mul<FQ_CALLS>(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
+CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
+    const Fq m = fmul(a.c0, a.c1);
+    return make_fq2(fmul(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
 }
-
-CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) { return fq2_mul<false>(a, b); }
-CRU_DEV Fq2 fsqr_inline(const Fq2& a) { return fq2_sqr<false>(a); }
 
 // The Fq2 product and square everywhere but the hottest loop are calls (their Fq
 // products inlined inside): inlined into every curve formula, msm.cu took minutes
 // of NVRTC.
 CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
-
-// The same with the Fq products calls too (curve.cuh's CRU_PRODUCTS_CALLS).
-CRU_CALL Fq2 fmul_call(const Fq2& a, const Fq2& b) { return fq2_mul<true>(a, b); }
-CRU_CALL Fq2 fsqr_call(const Fq2& a) { return fq2_sqr<true>(a); }
 
 // 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion. The norm is 0 only
 // for a = 0 (-1 is not a square mod p), and then finv gives 0, so 0 maps to 0.

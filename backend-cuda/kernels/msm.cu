@@ -502,11 +502,12 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             u32 chunk, u32 level) {                                                                      \
         msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
     }
-#define CRU_MSM_LEVELS(G, F)                                                                             \
+#define CRU_MSM_SEGMENTS(G, F)                                                                           \
     extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
             const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \
         msm_reduce_segments<F>(buckets, carries, bucket_start, tree_w, tree_v, c, seg_bits, chunk);      \
-    }                                                                                                    \
+    }
+#define CRU_MSM_PAIRS(G, F)                                                                              \
     extern "C" __global__ void msm_##G##_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v,           \
             Xyzz<F>* out_w, Xyzz<F>* out_v, u32 nodes, u32 with_v) {                                     \
         msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
@@ -533,8 +534,11 @@ CRU_MSM_TILES(g1, Fq)
 #if CRU_WITH(G1_RECORDS)
 CRU_MSM_RECORDS(g1, Fq)
 #endif
-#if CRU_WITH(G1_LEVELS)
-CRU_MSM_LEVELS(g1, Fq)
+#if CRU_WITH(G1_SEGMENTS)
+CRU_MSM_SEGMENTS(g1, Fq)
+#endif
+#if CRU_WITH(G1_PAIRS)
+CRU_MSM_PAIRS(g1, Fq)
 #endif
 #if CRU_WITH(G2_SUMS)
 CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
@@ -548,6 +552,9 @@ CRU_MSM_TILES(g2, Fq2)
 #if CRU_WITH(G2_RECORDS)
 CRU_MSM_RECORDS(g2, Fq2)
 #endif
-#if CRU_WITH(G2_LEVELS)
-CRU_MSM_LEVELS(g2, Fq2)
+#if CRU_WITH(G2_SEGMENTS)
+CRU_MSM_SEGMENTS(g2, Fq2)
+#endif
+#if CRU_WITH(G2_PAIRS)
+CRU_MSM_PAIRS(g2, Fq2)
 #endif

@@ -116,19 +116,19 @@ template <class F> CRU_DEV Xyzz<F> ones_read(const Xyzz<F>* slot) {
 }
 
 // The tree's additions (below): at most log2(leaves) a thread, off the hot path (the
-// leaves' loop), so calls whose products are calls too (curve.cuh's
-// CRU_PRODUCTS_CALLS): NVRTC then takes about 4 CPU seconds less over a group's
-// program. -DCRU_ONES_TREE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS) restores xyzz_add,
-// for the A/B.
+// leaves' loop). For G1 calls whose products are calls too (curve.cuh's
+// CRU_PRODUCTS_CALLS): with its 14 Fq products inlined, the addition was about half
+// of NVRTC's time over the group's program. G2's addition has its Fq2 products as
+// calls already. -DCRU_ONES_TREE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1
+// xyzz_add too, for the A/B.
 #ifndef CRU_ONES_TREE_CALLS
 #define CRU_ONES_TREE_CALLS 1
 #endif
+template <class F> struct OnesTreeCalls { static constexpr bool YES = false; };
+template <> struct OnesTreeCalls<Fq> { static constexpr bool YES = CRU_ONES_TREE_CALLS; };
 template <class F> CRU_DEV Xyzz<F> ones_tree_add(const Xyzz<F>& p, const Xyzz<F>& q) {
-#if CRU_ONES_TREE_CALLS
-    return xyzz_add_cold(p, q);
-#else
-    return xyzz_add(p, q);
-#endif
+    if constexpr (OnesTreeCalls<F>::YES) return xyzz_add_cold(p, q);
+    else return xyzz_add(p, q);
 }
 
 // Leaf t's sum, then up the tree over the leaves without a launch per level (each
