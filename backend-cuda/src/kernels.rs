@@ -14,6 +14,13 @@
 //! program's CUBIN is cached on disk under its own key, a hash of everything that
 //! shapes it (its sources, its options, the NVRTC and driver versions), so that later
 //! processes skip the compiler and a change to one file recompiles only its programs.
+//!
+//! The parts are cut by kernel family (msm.cu: the sort, and per group the bucket
+//! sums, the carries, each reduction kernel; ntt.cu: tiles, passes, pointwise), since
+//! ptxas compiles a kernel's callees into each kernel that calls them: five reduction
+//! kernels in one program cost five copies of the addition in a row. The ignored test
+//! `nvrtc_compile_times` compiles the programs one at a time with libnvrtc alone (no
+//! driver, no device) and prints each one's CPU seconds.
 
 use std::fmt;
 use std::path::PathBuf;
