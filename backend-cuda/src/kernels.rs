@@ -463,7 +463,10 @@ mod tests {
         }
         let arch = match std::env::var("CRUCIBLE_NVRTC_TIME_ARCH") {
             Ok(sm) => {
-                let n: i32 = sm.trim().parse().expect("CRUCIBLE_NVRTC_TIME_ARCH: e.g. 90");
+                let n: i32 = sm
+                    .trim()
+                    .parse()
+                    .expect("CRUCIBLE_NVRTC_TIME_ARCH: e.g. 90");
                 (n / 10, n % 10)
             }
             Err(_) => (9, 0),
