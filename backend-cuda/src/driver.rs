@@ -31,8 +31,7 @@ pub fn missing_library() -> Option<&'static str> {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Some("libcuda not found (no NVIDIA driver on this machine)");
     }
-    // SAFETY: as above, for the NVRTC library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !nvrtc_present() {
         return Some("libnvrtc not found (install the CUDA runtime compiler, or add its folder to LD_LIBRARY_PATH)");
     }
     None
@@ -44,6 +43,7 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
+#[cfg(test)]
 /// CPU seconds this process has used (0 if the system cannot say): what a compile
 /// costs on a machine whose cores other processes share, where wall time misleads.
 pub fn process_cpu_seconds() -> f64 {
