@@ -102,6 +102,22 @@ extern "C" __global__ void msm_classify_scatter(const Fr* scalars, const u32* cl
     }
 }
 
+// The tree's additions (below): at most log2(leaves) a thread, off the hot path (the
+// leaves' loop). For G1 calls whose products are calls too (curve.cuh's
+// CRU_PRODUCTS_CALLS): with its 14 Fq products inlined, the addition was about half
+// of NVRTC's time over the group's program. G2's addition has its Fq2 products as
+// calls already. -DCRU_ONES_TREE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1
+// xyzz_add too, for the A/B.
+#ifndef CRU_ONES_TREE_CALLS
+#define CRU_ONES_TREE_CALLS 1
+#endif
+template <class F> struct OnesTreeCalls { static constexpr bool YES = false; };
+template <> struct OnesTreeCalls<Fq> { static constexpr bool YES = CRU_ONES_TREE_CALLS; };
+template <class F> CRU_DEV Xyzz<F> ones_tree_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+    if constexpr (OnesTreeCalls<F>::YES) return xyzz_add_cold(p, q);
+    else return xyzz_add(p, q);
+}
+
 // Leaf t's sum, then up a tree over the leaves of its group without a launch per level
 // (each level's launch cost tens of microseconds in msm.cu's reduction, one dependent
 // addition each): xyzz_climb (curve.cuh), over groups of 2^group_bits consecutive
@@ -119,7 +135,7 @@ CRU_DEV void msm_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* part
     for (u64 k = t; k < count; k += leaves) acc = xyzz_add_affine_inline(acc, bases[ones[k]]);
     const u32 g = t >> group_bits, first = g << group_bits;
     const u32 span = leaves - first < (1u << group_bits) ? leaves - first : 1u << group_bits;
-    if (xyzz_climb(partials + first, tickets + first, t - first, span, acc)) sums[g] = acc;
+    if (xyzz_climb(partials + first, tickets + first, t - first, span, acc, ones_tree_add<F>)) sums[g] = acc;
 }
 
 #define CRU_ONES_GROUP(G, F)                                                                                  \
