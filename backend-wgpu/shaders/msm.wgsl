@@ -116,7 +116,14 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let e = params.ext;
     regs_set_identity(0u, e);
     for (var pos = first; pos < last; pos++) {
-        if load_base_into_q(params.base_offset + sorted[w * params.n + pos]) {
+        let entry = sorted[w * params.n + pos];
+        if load_base_into_q(params.base_offset + (entry & ~SIGN_BIT)) {
+            // A negative digit adds −Q = (x, −y).
+            if (entry & SIGN_BIT) != 0u {
+                for (var r = 0u; r < e; r++) {
+                    regs[4u * e + r] = fq_sub(fq_zero(), regs[4u * e + r]);
+                }
+            }
             run_program(params.prog_start, params.prog_len);
             regs_copy(0u, 6u * e, 3u * e);
         }

@@ -77,8 +77,13 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let last = min(first + params.task_size, end);
     var acc = identity();
     for (var pos = first; pos < last; pos++) {
-        let q = load_base(params.base_offset + sorted[w * params.n + pos]);
+        let entry = sorted[w * params.n + pos];
+        var q = load_base(params.base_offset + (entry & ~SIGN_BIT));
         if !(coord_is_zero(q.x) && coord_is_zero(q.y)) {
+            // A negative digit adds −Q = (x, −y).
+            if (entry & SIGN_BIT) != 0u {
+                q.y = coord_neg(q.y);
+            }
             acc = point_add_affine(acc, q);
         }
     }
