@@ -115,6 +115,8 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let last = min(first + params.task_size, end);
     let e = params.ext;
     regs_set_identity(0u, e);
+    // The task's first point starts the sum (one addition fewer a task).
+    var empty = true;
     for (var pos = first; pos < last; pos++) {
         let entry = sorted[w * params.n + pos];
         if load_base_into_q(params.base_offset + (entry & ~SIGN_BIT)) {
@@ -124,8 +126,13 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
                     regs[4u * e + r] = fq_sub(fq_zero(), regs[4u * e + r]);
                 }
             }
-            run_program(params.prog_start, params.prog_len);
-            regs_copy(0u, 6u * e, 3u * e);
+            if empty {
+                regs_copy(0u, 3u * e, 3u * e);
+                empty = false;
+            } else {
+                run_program(params.prog_start, params.prog_len);
+                regs_copy(0u, 6u * e, 3u * e);
+            }
         }
     }
     store_partial(w * params.max_tasks + k, 0u);

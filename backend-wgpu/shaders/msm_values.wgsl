@@ -76,6 +76,9 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let first = start + (k - task_off[task_base + b]) * params.task_size;
     let last = min(first + params.task_size, end);
     var acc = identity();
+    // The task's first point starts the sum (one addition fewer a task), as the
+    // projective (x, y, Z) of a stored affine base (affine_z, straight.rs).
+    var empty = true;
     for (var pos = first; pos < last; pos++) {
         let entry = sorted[w * params.n + pos];
         var q = load_base(params.base_offset + (entry & ~SIGN_BIT));
@@ -84,7 +87,12 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             if (entry & SIGN_BIT) != 0u {
                 q.y = coord_neg(q.y);
             }
-            acc = point_add_affine(acc, q);
+            if empty {
+                acc = Point(q.x, q.y, affine_z());
+                empty = false;
+            } else {
+                acc = point_add_affine(acc, q);
+            }
         }
     }
     store_partial(w * params.max_tasks + k, acc);

@@ -16,7 +16,9 @@
 //!
 //! `CRUCIBLE_WGPU_PROFILE=1` times every MSM pass on the GPU (timestamp queries) and
 //! prints a per-phase table to stderr; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
-//! digit form (signed, the default, or the eighth session's unsigned one, for A/B).
+//! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
+//! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
+//! default, or `projective`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -48,7 +50,7 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
-pub use msm::MSM_DIGITS_ENV;
+pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV};
 pub use profile::PROFILE_ENV;
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 

@@ -21,6 +21,8 @@
 //! `CRUCIBLE_WGPU_MSM_DIGITS=unsigned` keeps the eighth session's path for A/B.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+use std::sync::OnceLock;
+
 use ark_ff::Zero;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{
@@ -85,18 +87,75 @@ impl Digits {
 
     /// The form [`MSM_DIGITS_ENV`] asks for (read once per process), signed if unset.
     fn from_env() -> Result<Digits> {
-        static CHOSEN: std::sync::OnceLock<std::result::Result<Digits, String>> =
-            std::sync::OnceLock::new();
-        CHOSEN
-            .get_or_init(|| match std::env::var(MSM_DIGITS_ENV) {
-                Ok(s) if !s.trim().is_empty() => Digits::parse(&s).ok_or_else(|| {
-                    format!("{MSM_DIGITS_ENV}=`{s}`: expected `signed` or `unsigned`")
-                }),
-                _ => Ok(Digits::Signed),
-            })
-            .clone()
-            .map_err(crucible_core::Error::InvalidInput)
+        static CHOSEN: OnceLock<std::result::Result<Digits, String>> = OnceLock::new();
+        let values = "`signed` or `unsigned`";
+        env_choice(
+            &CHOSEN,
+            MSM_DIGITS_ENV,
+            values,
+            Digits::parse,
+            Digits::Signed,
+        )
     }
+}
+
+/// Environment variable choosing how the straight-line G1 MSM sums its buckets: `xyzz`
+/// (the default: mixed additions in XYZZ coordinates, shaders/msm_xyzz.wgsl) or
+/// `projective` (the complete projective formula, as G2 and the interpreter do), for
+/// A/B comparisons.
+pub const MSM_BUCKETS_ENV: &str = "CRUCIBLE_WGPU_MSM_BUCKETS";
+
+/// The coordinates bucket tasks are summed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketSums {
+    /// XYZZ with mixed additions, where the curve's straight-line module has them.
+    Xyzz,
+    /// Homogeneous projective, the complete formula.
+    Projective,
+}
+
+impl BucketSums {
+    /// Parses [`MSM_BUCKETS_ENV`]'s value (`xyzz` or `projective`, any case).
+    pub fn parse(s: &str) -> Option<BucketSums> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "xyzz" => Some(BucketSums::Xyzz),
+            "projective" => Some(BucketSums::Projective),
+            _ => None,
+        }
+    }
+
+    /// The choice [`MSM_BUCKETS_ENV`] makes (read once per process), XYZZ if unset.
+    fn from_env() -> Result<BucketSums> {
+        static CHOSEN: OnceLock<std::result::Result<BucketSums, String>> = OnceLock::new();
+        let values = "`xyzz` or `projective`";
+        env_choice(
+            &CHOSEN,
+            MSM_BUCKETS_ENV,
+            values,
+            BucketSums::parse,
+            BucketSums::Xyzz,
+        )
+    }
+}
+
+/// The value of knob `name` parsed by `parse` once into `cell` (`default` if unset or
+/// empty); a value that is not one of `values` is an error naming the knob, on every
+/// call.
+fn env_choice<T: Copy + Send + Sync>(
+    cell: &'static OnceLock<std::result::Result<T, String>>,
+    name: &str,
+    values: &str,
+    parse: fn(&str) -> Option<T>,
+    default: T,
+) -> Result<T> {
+    cell.get_or_init(|| match std::env::var(name) {
+        Ok(s) if !s.trim().is_empty() => {
+            parse(&s).ok_or_else(|| format!("{name}=`{s}`: expected {values}"))
+        }
+        _ => Ok(default),
+    })
+    .clone()
+    .map_err(crucible_core::Error::InvalidInput)
 }
 
 /// Predicted point additions of a batch of `n` terms in signed windows of `c` bits: per
@@ -152,18 +211,24 @@ where
     const STRAIGHT: Module;
     /// Its bases' element kind.
     const KIND: ElementKind;
+    /// The straight-line module's entry summing bucket tasks in XYZZ coordinates, if
+    /// it has one (shaders/msm_xyzz.wgsl).
+    const XYZZ_ACCUMULATE: Option<&'static str>;
 }
 
 impl MsmCurve for g1::Config {
     const ADD: Program = Program::G1Add;
     const STRAIGHT: Module = Module::MsmG1;
     const KIND: ElementKind = ElementKind::G1;
+    const XYZZ_ACCUMULATE: Option<&'static str> = Some("accumulate_xyzz");
 }
 
 impl MsmCurve for g2::Config {
     const ADD: Program = Program::G2Add;
     const STRAIGHT: Module = Module::MsmG2;
     const KIND: ElementKind = ElementKind::G2;
+    // G2's straight-line module is already slow to compile (BENCHMARKS.md, session 8).
+    const XYZZ_ACCUMULATE: Option<&'static str> = None;
 }
 
 /// The shape of one batch of up to `n` terms.
@@ -437,7 +502,7 @@ where
             times.table(
                 &format!(
                     "{:?} MSM of {} terms ({:?} digits, c = {}, {} windows of {} buckets, \
-                     batches of {}; {} formulas)",
+                     batches of {}; {} formulas, buckets {})",
                     P::KIND,
                     span.len,
                     digits,
@@ -445,13 +510,28 @@ where
                     config.windows,
                     config.buckets,
                     config.n,
-                    ctx.formulas.name()
+                    ctx.formulas.name(),
+                    accumulate_entry::<P>(ctx)?
                 ),
                 started.elapsed()
             )
         );
     }
     Ok(total)
+}
+
+/// The entry point summing bucket tasks: XYZZ where [`MSM_BUCKETS_ENV`] allows and the
+/// curve's straight-line module has it, else the projective `accumulate`.
+fn accumulate_entry<P: MsmCurve>(ctx: &Context) -> Result<&'static str>
+where
+    P::BaseField: DeviceElement,
+{
+    Ok(
+        match (ctx.formulas, BucketSums::from_env()?, P::XYZZ_ACCUMULATE) {
+            (Formulas::Straight, BucketSums::Xyzz, Some(entry)) => entry,
+            _ => "accumulate",
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -630,7 +710,7 @@ where
     }
     batch.phase("accumulate");
     batch.dispatch(
-        buckets("accumulate")?,
+        buckets(accumulate_entry::<P>(ctx)?)?,
         &with_count(tasks),
         vec![
             (3, counts),
@@ -709,9 +789,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ec::{AffineRepr, CurveGroup};
     use ark_ff::{AdditiveGroup, Field, PrimeField, UniformRand};
-    use ark_std::rand::{rngs::StdRng, SeedableRng};
-    use crucible_core::Fr;
+    use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+    use crucible_core::{Fq, Fr, G1Affine, G1Projective};
 
     /// shaders/msm_sort.wgsl's signed_digits on the host, step for step: (magnitude,
     /// negative) of every window.
@@ -797,5 +878,125 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// shaders/msm_xyzz.wgsl's accumulate_xyzz on the host, step for step, over bases
+    /// stored as (x·λ, y·λ) and negated where `negative`: the task's projective sum.
+    fn xyzz_task(terms: &[(G1Affine, bool)], lambda: Fq) -> G1Projective {
+        struct Xyzz {
+            x: Fq,
+            y: Fq,
+            a: Fq,
+            b: Fq,
+        }
+        let mut acc: Option<Xyzz> = None;
+        for (q, negative) in terms {
+            if q.is_zero() {
+                continue;
+            }
+            let (qx, mut qy) = (q.x * lambda, q.y * lambda);
+            if *negative {
+                qy = -qy;
+            }
+            let Some(p) = acc.take() else {
+                let l2 = lambda * lambda;
+                acc = Some(Xyzz {
+                    x: qx * lambda,
+                    y: qy * l2,
+                    a: lambda,
+                    b: l2,
+                });
+                continue;
+            };
+            let dp = qx * p.a - p.x;
+            let r = qy * p.b - p.y;
+            if dp.is_zero() {
+                if r.is_zero() {
+                    let u = p.y + p.y;
+                    let v = u * u;
+                    let w = u * v;
+                    let s = p.x * v;
+                    let m = p.x * p.x * Fq::from(3u64);
+                    let x3 = m * m - (s + s);
+                    let y3 = m * (s - x3) - w * p.y;
+                    acc = Some(Xyzz {
+                        x: x3,
+                        y: y3,
+                        a: v * p.a,
+                        b: w * p.b,
+                    });
+                }
+                continue;
+            }
+            let pp = dp * dp;
+            let ppp = dp * pp;
+            let qq = p.x * pp;
+            let x3 = r * r - ppp - (qq + qq);
+            let y3 = r * (qq - x3) - p.y * ppp;
+            acc = Some(Xyzz {
+                x: x3,
+                y: y3,
+                a: p.a * pp,
+                b: p.b * ppp,
+            });
+        }
+        match acc {
+            None => G1Projective::zero(),
+            Some(p) => {
+                // (X·B : Y·A : A·B·λ) as homogeneous projective: x = X'/Z', y = Y'/Z'.
+                let z = p.a * p.b * lambda;
+                let zi = z.inverse().expect("a sum that is not the identity");
+                G1Affine::new(p.x * p.b * zi, p.y * p.a * zi).into()
+            }
+        }
+    }
+
+    #[test]
+    fn xyzz_task_sums_match_arkworks_with_repeats_opposites_and_identities() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        // λ = R/R' of 13-bit limbs (2^-6), of R' = R (1), and a random one.
+        let lambdas = [
+            Fq::from(64u64).inverse().unwrap(),
+            Fq::ONE,
+            Fq::rand(&mut rng),
+        ];
+        let point = |rng: &mut StdRng| G1Projective::rand(rng).into_affine();
+        for lambda in lambdas {
+            for case in 0..40 {
+                let p = point(&mut rng);
+                let mut terms: Vec<(G1Affine, bool)> = (0..16)
+                    .map(|_| (point(&mut rng), rng.gen_bool(0.5)))
+                    .collect();
+                match case % 5 {
+                    // P, P: a doubling.
+                    0 => terms[..2].copy_from_slice(&[(p, false), (p, false)]),
+                    // P, −P (by sign and by base): the identity, then more terms.
+                    1 => terms[3..5].copy_from_slice(&[(p, false), (p, true)]),
+                    2 => terms[..2].copy_from_slice(&[(p, false), (-p, false)]),
+                    // Identity bases anywhere.
+                    3 => {
+                        terms[0].0 = G1Affine::identity();
+                        terms[7].0 = G1Affine::identity();
+                    }
+                    _ => {}
+                }
+                // Repeats after other points: P + Q + (P + Q) needs a doubling too.
+                if case % 7 == 6 {
+                    terms.truncate(2);
+                    terms.push((p, false));
+                    terms.push((p, false));
+                }
+                let want: G1Projective = terms
+                    .iter()
+                    .map(|(q, negative)| if *negative { -*q } else { *q })
+                    .map(G1Projective::from)
+                    .sum();
+                let got = xyzz_task(&terms, lambda);
+                assert_eq!(got, want, "case {case}, λ {lambda} (seed {seed})");
+            }
+        }
+        let p = point(&mut rng);
+        assert!(xyzz_task(&[(p, false), (p, true)], lambdas[0]).is_zero());
     }
 }
