@@ -7,7 +7,9 @@
 // 10 products and 7 additions, against 12 products and 19 additions (with 3b·t as
 // additions) of the complete projective formula with a stored base's Z: about 0.7 of
 // the instructions. It is not complete: P = Q (a doubling) and P = −Q (the identity)
-// are branches, taken only when a bucket holds a repeated or opposite base.
+// are branches, taken only when a bucket holds a repeated or opposite base; the
+// doubling shares the addition's code (one more product), so that each product is
+// inlined once (a GPU compiler's time grows with the inlined code).
 //
 // Stored bases read as they are are (x·λ, y·λ) with λ = R/R' (fq_code.rs; FQ_ARK_R is
 // λ). The sum keeps (X, Y, A, B) with A = ZZ/λ and B = ZZZ/λ: then a base coordinate
@@ -26,19 +28,6 @@ struct G1Xyzz {
 fn xyzz_from_base(q: G1A) -> G1Xyzz {
     let l2 = fq_mul(FQ_ARK_R, FQ_ARK_R);
     return G1Xyzz(fq_mul(q.x, FQ_ARK_R), fq_mul(q.y, l2), FQ_ARK_R, l2);
-}
-
-// 2P ("dbl-2008-s-1", a = 0); P is not the identity and has no order two.
-fn xyzz_double(p: G1Xyzz) -> G1Xyzz {
-    let u = fq_add(p.y, p.y);
-    let v = fq_mul(u, u);
-    let w = fq_mul(u, v);
-    let s = fq_mul(p.x, v);
-    let xx = fq_mul(p.x, p.x);
-    let m = fq_add(fq_add(xx, xx), xx);
-    let x3 = fq_sub(fq_mul(m, m), fq_add(s, s));
-    let y3 = fq_sub(fq_mul(m, fq_sub(s, x3)), fq_mul(w, p.y));
-    return G1Xyzz(x3, y3, fq_mul(v, p.a), fq_mul(w, p.b));
 }
 
 // The projective point of a non-identity sum: (X·ZZZ : Y·ZZ : ZZ·ZZZ), all scaled by
@@ -82,20 +71,29 @@ fn accumulate_xyzz(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
             continue;
         }
         // U2 − X1 and S2 − Y1, with U2 = x2·ZZ1 = (x2·λ)·A and S2 = y2·ZZZ1 = (y2·λ)·B.
-        let p = fq_sub(fq_mul(q.x, acc.a), acc.x);
-        let r = fq_sub(fq_mul(q.y, acc.b), acc.y);
+        var p = fq_sub(fq_mul(q.x, acc.a), acc.x);
+        var r = fq_sub(fq_mul(q.y, acc.b), acc.y);
+        var minus_ppp = true;
         if fq_is_zero(p) {
-            if fq_is_zero(r) {
-                acc = xyzz_double(acc);
-            } else {
+            if !fq_is_zero(r) {
+                // Q = −sum: the identity.
                 empty = true;
+                continue;
             }
-            continue;
+            // Q = sum: a doubling ("dbl-2008-s-1", a = 0), which is the addition's
+            // tail with U = 2·Y1 for P, M = 3·X1² for R, and X3 without the −PPP.
+            let xx = fq_mul(acc.x, acc.x);
+            p = fq_add(acc.y, acc.y);
+            r = fq_add(fq_add(xx, xx), xx);
+            minus_ppp = false;
         }
         let pp = fq_mul(p, p);
         let ppp = fq_mul(p, pp);
         let qq = fq_mul(acc.x, pp);
-        let x3 = fq_sub(fq_sub(fq_mul(r, r), ppp), fq_add(qq, qq));
+        var x3 = fq_sub(fq_mul(r, r), fq_add(qq, qq));
+        if minus_ppp {
+            x3 = fq_sub(x3, ppp);
+        }
         let y3 = fq_sub(fq_mul(r, fq_sub(qq, x3)), fq_mul(acc.y, ppp));
         acc = G1Xyzz(x3, y3, fq_mul(acc.a, pp), fq_mul(acc.b, ppp));
     }

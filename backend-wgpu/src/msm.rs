@@ -19,6 +19,17 @@
 //! where the unsigned path takes c = 14 (19 windows of 16384, about 22 M), 13 % fewer;
 //! the per-window scan of the buckets runs on 64 threads instead of one.
 //! `CRUCIBLE_WGPU_MSM_DIGITS=unsigned` keeps the eighth session's path for A/B.
+//!
+//! # Bucket sums
+//!
+//! A task's first point starts its sum instead of being added to the identity (one
+//! addition fewer a task: 1.3 M of 19 M at 2^20). On G1 in the straight-line form, the
+//! tasks add in XYZZ coordinates (shaders/msm_xyzz.wgsl: 10 products and 7 additions
+//! a mixed addition against 12 and about 19 for the complete formula, about 0.7 of the
+//! instructions) and leave projective points for the merges and the reduction;
+//! `CRUCIBLE_WGPU_MSM_BUCKETS=projective` keeps the complete formula for A/B. Together,
+//! at 2^20 on G1: about 0.63 of the eighth session's Fq instructions.
+//! `CRUCIBLE_WGPU_PROFILE=1` prints where the GPU time goes, per phase.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
 use std::sync::OnceLock;
@@ -908,30 +919,25 @@ mod tests {
                 });
                 continue;
             };
-            let dp = qx * p.a - p.x;
-            let r = qy * p.b - p.y;
+            let mut dp = qx * p.a - p.x;
+            let mut r = qy * p.b - p.y;
+            let mut minus_ppp = true;
             if dp.is_zero() {
-                if r.is_zero() {
-                    let u = p.y + p.y;
-                    let v = u * u;
-                    let w = u * v;
-                    let s = p.x * v;
-                    let m = p.x * p.x * Fq::from(3u64);
-                    let x3 = m * m - (s + s);
-                    let y3 = m * (s - x3) - w * p.y;
-                    acc = Some(Xyzz {
-                        x: x3,
-                        y: y3,
-                        a: v * p.a,
-                        b: w * p.b,
-                    });
+                if !r.is_zero() {
+                    continue;
                 }
-                continue;
+                let xx = p.x * p.x;
+                dp = p.y + p.y;
+                r = xx + xx + xx;
+                minus_ppp = false;
             }
             let pp = dp * dp;
             let ppp = dp * pp;
             let qq = p.x * pp;
-            let x3 = r * r - ppp - (qq + qq);
+            let mut x3 = r * r - (qq + qq);
+            if minus_ppp {
+                x3 -= ppp;
+            }
             let y3 = r * (qq - x3) - p.y * ppp;
             acc = Some(Xyzz {
                 x: x3,
