@@ -147,6 +147,10 @@ fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         return;
     }
     let w = t / params.max_tasks;
+    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
+    if (1u << params.round) >= most_tasks(w) {
+        return;
+    }
     let k = t % params.max_tasks;
     let task_base = w * (params.buckets + 1u);
     if k >= task_off[task_base + params.buckets] {

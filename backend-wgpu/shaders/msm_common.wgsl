@@ -50,6 +50,8 @@ struct MsmParams {
 // cursor[w·buckets + b]: after the scatter, the end of bucket b in sorted[w].
 @group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
 // task_off[w·(buckets + 1) + b]: first task of bucket b; the last entry is the total.
+// After every window's entries, task_off[windows·(buckets + 1) + w]: the most tasks
+// one bucket of window w has (merge rounds past it have nothing to do).
 @group(0) @binding(5) var<storage, read_write> task_off: array<u32>;
 // sorted[w·n + k]: term indices of window w, ordered by bucket, SIGN_BIT set where the
 // term's digit is negative.
@@ -74,4 +76,9 @@ fn bucket_of_task(task_base: u32, k: u32) -> u32 {
         }
     }
     return lo;
+}
+
+// The most tasks one bucket of window w has (written by the scan).
+fn most_tasks(w: u32) -> u32 {
+    return task_off[params.windows * (params.buckets + 1u) + w];
 }

@@ -63,6 +63,7 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     var start = 0u;
     var tasks = 0u;
+    var most = 0u;
     let base = w * params.buckets;
     let task_base = w * (params.buckets + 1u);
     for (var b = 0u; b < params.buckets; b++) {
@@ -70,9 +71,12 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         atomicStore(&cursor[base + b], start);
         task_off[task_base + b] = tasks;
         start += c;
-        tasks += (c + params.task_size - 1u) / params.task_size;
+        let bucket_tasks = (c + params.task_size - 1u) / params.task_size;
+        tasks += bucket_tasks;
+        most = max(most, bucket_tasks);
     }
     task_off[task_base + params.buckets] = tasks;
+    task_off[params.windows * (params.buckets + 1u) + w] = most;
 }
 
 // One thread per (window, term): its place in the window's bucket order.
@@ -161,6 +165,7 @@ fn scatter_signed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
 
 var<workgroup> scan_points: array<u32, 64>;
 var<workgroup> scan_tasks: array<u32, 64>;
+var<workgroup> scan_most: array<u32, 64>;
 
 // One workgroup of 64 threads per window (count: windows): what `scan` computes, with
 // each thread over a 64th of the buckets (their points and tasks summed, the 64 sums
@@ -177,27 +182,34 @@ fn scan_parallel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     let base = w * params.buckets;
     var points = 0u;
     var tasks = 0u;
+    var most = 0u;
     if live {
         for (var b = lo; b < hi; b++) {
             let c = atomicLoad(&counts[base + b]);
             points += c;
-            tasks += (c + params.task_size - 1u) / params.task_size;
+            let bucket_tasks = (c + params.task_size - 1u) / params.task_size;
+            tasks += bucket_tasks;
+            most = max(most, bucket_tasks);
         }
     }
     scan_points[l] = points;
     scan_tasks[l] = tasks;
+    scan_most[l] = most;
     workgroupBarrier();
-    // Inclusive scan of the 64 sums (Hillis and Steele).
+    // Inclusive scan of the 64 sums (Hillis and Steele), and their maximum alike.
     for (var step = 1u; step < 64u; step *= 2u) {
         var p = 0u;
         var q = 0u;
+        var m = 0u;
         if l >= step {
             p = scan_points[l - step];
             q = scan_tasks[l - step];
+            m = scan_most[l - step];
         }
         workgroupBarrier();
         scan_points[l] += p;
         scan_tasks[l] += q;
+        scan_most[l] = max(scan_most[l], m);
         workgroupBarrier();
     }
     if live {
@@ -213,6 +225,7 @@ fn scan_parallel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
         }
         if l == 63u {
             task_off[task_base + params.buckets] = scan_tasks[63];
+            task_off[params.windows * (params.buckets + 1u) + w] = scan_most[63];
         }
     }
 }

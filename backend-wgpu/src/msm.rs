@@ -197,7 +197,7 @@ pub mod items {
     pub const COUNTS: PlanKey = PlanKey::new("wgpu", "msm_counts");
     /// Bucket ends in the sorted order.
     pub const CURSOR: PlanKey = PlanKey::new("wgpu", "msm_cursor");
-    /// First task of every bucket.
+    /// First task of every bucket, and the most tasks a bucket of each window has.
     pub const TASK_OFFSETS: PlanKey = PlanKey::new("wgpu", "msm_task_offsets");
     /// Term indices sorted by bucket, per window.
     pub const SORTED: PlanKey = PlanKey::new("wgpu", "msm_sorted");
@@ -316,7 +316,8 @@ impl Config {
         out.extend([
             (items::COUNTS, w * b * 4),
             (items::CURSOR, w * b * 4),
-            (items::TASK_OFFSETS, w * (b + 1) * 4),
+            // Each window's bucket tasks and total, then each window's most tasks.
+            (items::TASK_OFFSETS, (w * (b + 1) + w) * 4),
             (items::SORTED, w * self.n as u64 * 4),
             (items::PARTIALS, w * self.max_tasks as u64 * pair / 2),
             (items::LEVEL_A, w * level_a * pair),
