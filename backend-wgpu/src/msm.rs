@@ -15,7 +15,7 @@
 //! adds −B = (x, −y), which costs one subtraction), so a window can be one bit wider
 //! for the same reduction work, and the point additions, n per window, fall with the
 //! windows ⌈256 / c⌉. The window size minimises [`signed_cost`], the additions a batch
-//! makes: at 2^20 terms c = 16 (16 windows of 32769 buckets, about 19.1 M additions)
+//! at the top of its power-of-two range makes: at 2^20 terms c = 16 (16 windows of 32769 buckets, about 19.1 M additions)
 //! where the unsigned path takes c = 14 (19 windows of 16384, about 22 M), 13 % fewer;
 //! the per-window scan of the buckets runs on 64 threads instead of one.
 //! `CRUCIBLE_WGPU_MSM_DIGITS=unsigned` keeps the eighth session's path for A/B.
@@ -255,18 +255,21 @@ struct Config {
 }
 
 impl Config {
-    /// Unsigned: the window grows with the batch, about log2(n) − 3 bits, 2 to 14.
-    /// Signed: the window of least [`signed_cost`], 2 to 16 bits.
+    /// The window depends on the batch's range 2^k ≤ n < 2^(k+1) only, so that every
+    /// scratch item grows with n within a range (scratch_plan and max_batch plan for
+    /// each range's largest batch). Unsigned: about k − 3 bits, 2 to 14. Signed: the
+    /// window of least [`signed_cost`] at the range's top, 2 to 16 bits.
     fn new(n: usize, digits: Digits) -> Config {
+        let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
         let (window_bits, windows, buckets) = match digits {
             Digits::Unsigned => {
-                let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
                 let c = log.saturating_sub(3).clamp(2, MAX_WINDOW_BITS);
                 (c, SCALAR_BITS.div_ceil(c), 1usize << c)
             }
             Digits::Signed => {
+                let top = (1usize << (log + 1)) - 1;
                 let c = (2..=MAX_SIGNED_WINDOW_BITS)
-                    .min_by(|a, b| signed_cost(n, *a).total_cmp(&signed_cost(n, *b)))
+                    .min_by(|a, b| signed_cost(top, *a).total_cmp(&signed_cost(top, *b)))
                     .unwrap_or(MAX_SIGNED_WINDOW_BITS);
                 (c, SIGNED_BITS.div_ceil(c), (1usize << (c - 1)) + 1)
             }
@@ -851,6 +854,15 @@ mod tests {
                 let u = Config::new(n.max(1), Digits::Unsigned);
                 assert!(u.windows * u.window_bits >= SCALAR_BITS, "{u:?}");
                 assert_eq!(u.buckets, 1 << u.window_bits, "{u:?}");
+            }
+        }
+        // Every batch's scratch fits what scratch_plan reserves for its range's top.
+        for digits in [Digits::Signed, Digits::Unsigned] {
+            for n in 1..=4096usize {
+                let log = usize::BITS as usize - 1 - n.leading_zeros() as usize;
+                let (a, b) = (Config::new(n, digits), Config::new((2 << log) - 1, digits));
+                assert_eq!(a.window_bits, b.window_bits, "{digits:?} n {n}");
+                assert!(a.max_tasks <= b.max_tasks, "{digits:?} n {n}");
             }
         }
         let big = Config::new(1 << 20, Digits::Signed);
