@@ -28,6 +28,7 @@ mod context;
 mod error;
 pub mod field;
 mod fq_code;
+mod fr_code;
 mod memory;
 mod msm;
 mod ntt;
@@ -51,6 +52,9 @@ pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
 pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV};
+pub use ntt::{
+    NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
+};
 pub use profile::PROFILE_ENV;
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 

@@ -894,12 +894,7 @@ mod tests {
                     let term = Fr::from(*m as u64) * Fr::from(2u64).pow([(c * w) as u64]);
                     sum += if *negative { -term } else { term };
                 }
-                assert_eq!(
-                    sum,
-                    *s,
-                    "c {c}: {} (seed {seed})",
-                    s.into_bigint().to_string()
-                );
+                assert_eq!(sum, *s, "c {c}: {} (seed {seed})", s.into_bigint());
             }
         }
     }
