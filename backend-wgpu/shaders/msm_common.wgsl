@@ -1,9 +1,12 @@
 // Bindings and parameters shared by the MSM's scalar-sorting module (msm_sort.wgsl)
 // and its accumulation modules (msm.wgsl, interpreted; msm_values.wgsl, straight-line).
 //
-// Bucket method over `windows` windows of `window_bits` bits (unsigned digits; digit 0
-// is skipped). Per window, points are counted per bucket, sorted by bucket (counting
-// sort), and each bucket's points are summed by tasks of at most `task_size` points;
+// Bucket method over `windows` windows of `window_bits` bits, digits unsigned (bucket
+// b = digit b, 2^window_bits buckets) or signed (msm_sort.wgsl's signed_digits: digits
+// in [−2^(c−1), 2^(c−1)], bucket b = |digit|, 2^(c−1) + 1 buckets, a negative digit's
+// point negated as it is added); digit 0 is skipped. Per window, points are counted
+// per bucket, sorted by bucket (counting sort), and each bucket's points are summed by
+// tasks of at most `task_size` points;
 // the tasks of one bucket are then merged pairwise, one round per dispatch, so a
 // bucket that holds every point (all scalars equal) is still spread over many threads.
 // Tasks of window w are numbered from task_off[w][bucket].
@@ -17,7 +20,8 @@ struct MsmParams {
     n: u32,
     windows: u32,
     window_bits: u32,
-    // 2^window_bits (bucket 0 stays empty).
+    // Buckets per window, bucket 0 (which stays empty) included: 2^window_bits for
+    // unsigned digits, 2^(window_bits − 1) + 1 for signed ones.
     buckets: u32,
     task_size: u32,
     // Stride of `partials` per window: the most tasks a window can have.
@@ -46,9 +50,14 @@ struct MsmParams {
 // cursor[w·buckets + b]: after the scatter, the end of bucket b in sorted[w].
 @group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
 // task_off[w·(buckets + 1) + b]: first task of bucket b; the last entry is the total.
+// After every window's entries, task_off[windows·(buckets + 1) + w]: the most tasks
+// one bucket of window w has (merge rounds past it have nothing to do).
 @group(0) @binding(5) var<storage, read_write> task_off: array<u32>;
-// sorted[w·n + k]: term indices of window w, ordered by bucket.
+// sorted[w·n + k]: term indices of window w, ordered by bucket, SIGN_BIT set where the
+// term's digit is negative.
 @group(0) @binding(6) var<storage, read_write> sorted: array<u32>;
+
+const SIGN_BIT: u32 = 0x80000000u;
 
 fn thread_index(wid: vec3<u32>, lid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * 64u + lid.x;
@@ -67,4 +76,9 @@ fn bucket_of_task(task_base: u32, k: u32) -> u32 {
         }
     }
     return lo;
+}
+
+// The most tasks one bucket of window w has (written by the scan).
+fn most_tasks(w: u32) -> u32 {
+    return task_off[params.windows * (params.buckets + 1u) + w];
 }

@@ -274,7 +274,8 @@ fn open(
     let adapter_limits = adapter.limits();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crucible"),
-        required_features: wgpu::Features::empty(),
+        // Timestamp queries when CRUCIBLE_WGPU_PROFILE asks for them (profile.rs).
+        required_features: crate::profile::features(adapter.features()),
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
         experimental_features: wgpu::ExperimentalFeatures::disabled(),

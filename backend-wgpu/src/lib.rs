@@ -13,6 +13,12 @@
 //! the same instruction lists, over loop-free Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit
 //! limbs ([`Formulas`], [`LimbBits`]; llvmpipe compiles the straight-line MSM for
 //! minutes, and hardware adapters switch to it once it is measured on one).
+//!
+//! `CRUCIBLE_WGPU_PROFILE=1` times every MSM pass on the GPU (timestamp queries) and
+//! prints a per-phase table to stderr; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
+//! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
+//! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
+//! default, or `projective`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -27,6 +33,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod params;
+mod profile;
 mod shaders;
 mod straight;
 
@@ -44,9 +51,11 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV};
 pub use ntt::{
     NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
 };
+pub use profile::PROFILE_ENV;
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;

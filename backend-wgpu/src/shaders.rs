@@ -70,7 +70,8 @@ pub enum Module {
     MsmSort,
     /// MSM bucket accumulation and reduction, G1 and G2, through the interpreter.
     MsmBuckets,
-    /// The same kernels in straight-line form over G1 (shaders/msm_values.wgsl).
+    /// The same kernels in straight-line form over G1 (shaders/msm_values.wgsl), and
+    /// the bucket accumulation in XYZZ coordinates (shaders/msm_xyzz.wgsl).
     MsmG1,
     /// The same kernels in straight-line form over G2.
     MsmG2,
@@ -114,6 +115,7 @@ const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
 const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
 const MSM_VALUES: &str = include_str!("../shaders/msm_values.wgsl");
+const MSM_XYZZ: &str = include_str!("../shaders/msm_xyzz.wgsl");
 const FR_TEST: &str = include_str!("../shaders/fr_test.wgsl");
 const PROGRAM_TEST_PARAMS: &str = include_str!("../shaders/program_test_params.wgsl");
 const PROGRAM_TEST: &str = include_str!("../shaders/program_test.wgsl");
@@ -167,6 +169,7 @@ impl Module {
                 MsmCurve(Program::G1Add),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
+                Wgsl(MSM_XYZZ),
             ],
             Module::MsmG2 => &[
                 Formulas(&[Program::G2Add]),
@@ -282,9 +285,18 @@ mod tests {
                             assert!(names.contains(&p.straight_entry()), "{p:?}: {names:?}");
                         }
                     }
-                    Module::MsmG1 | Module::MsmG2 | Module::MsmBuckets => {
+                    Module::MsmG2 | Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }
+                    Module::MsmG1 => assert_eq!(
+                        names,
+                        [
+                            "accumulate",
+                            "merge_tasks",
+                            "reduce_level",
+                            "accumulate_xyzz"
+                        ]
+                    ),
                     _ => {}
                 }
             }

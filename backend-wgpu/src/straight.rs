@@ -260,8 +260,17 @@ pub(crate) fn wgsl_buffer_io(buf: &str, write: bool, ext: usize) -> String {
 /// writers.
 pub(crate) fn wgsl_msm_curve(add: Program) -> String {
     let e = add.ext();
-    let (coord, point, affine, one, zero, is_zero) = if e == 1 {
-        ("Fq", "G1P", "G1A", "FQ_ONE", "FQ_ZERO", "fq_is_zero(c)")
+    let (coord, point, affine, one, zero, is_zero, neg, ark_r) = if e == 1 {
+        (
+            "Fq",
+            "G1P",
+            "G1A",
+            "FQ_ONE",
+            "FQ_ZERO",
+            "fq_is_zero(c)",
+            "fq_sub(FQ_ZERO, c)",
+            "FQ_ARK_R",
+        )
     } else {
         (
             "Fq2",
@@ -270,6 +279,8 @@ pub(crate) fn wgsl_msm_curve(add: Program) -> String {
             "Fq2(FQ_ONE, FQ_ZERO)",
             "Fq2(FQ_ZERO, FQ_ZERO)",
             "fq_is_zero(c.c0) && fq_is_zero(c.c1)",
+            "Fq2(fq_sub(FQ_ZERO, c.c0), fq_sub(FQ_ZERO, c.c1))",
+            "Fq2(FQ_ARK_R, FQ_ZERO)",
         )
     };
     let name = add.name();
@@ -282,6 +293,8 @@ pub(crate) fn wgsl_msm_curve(add: Program) -> String {
          fn coord_one() -> Coord {{\n    return {one};\n}}\n\
          fn coord_zero() -> Coord {{\n    return {zero};\n}}\n\
          fn coord_is_zero(c: Coord) -> bool {{\n    return {is_zero};\n}}\n\
+         fn coord_neg(c: Coord) -> Coord {{\n    return {neg};\n}}\n\
+         fn affine_z() -> Coord {{\n    return {ark_r};\n}}\n\
          fn point_add(p: Point, q: Point) -> Point {{\n    return {name}(p, q);\n}}\n\
          fn point_add_affine(p: Point, q: Affine) -> Point {{\n    return {name}_affine(p, q);\n}}\n",
         12 * e
