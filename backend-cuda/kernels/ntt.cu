@@ -115,6 +115,16 @@
 struct FrArg { u32 words[8]; };
 struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
 
+// Every Fr product here: field.cuh's fmul in its wide-pair form (about half the SASS
+// instructions of the narrow one, the NTT's whole cost being its products), or, with
+// -DCRU_NTT_NARROW_MUL (through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B), the narrow.
+#ifdef CRU_NTT_NARROW_MUL
+#define CRU_NTT_WIDE_MUL false
+#else
+#define CRU_NTT_WIDE_MUL true
+#endif
+CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, CRU_NTT_WIDE_MUL>(a, b); }
+
 CRU_DEV Fr fr_of(const u32* words) {
     Fr r;
     CRU_UNROLL for (int k = 0; k < 8; k++) r.l[k] = words[k];
@@ -135,7 +145,7 @@ CRU_DEV u32 bit_reverse_bits(u32 x, u32 bits) {
 
 // g^i (times whatever pow_lo was premultiplied by) from the split tables.
 CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
-    return fmul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
+    return fr_mul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
 }
 
 extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
@@ -152,16 +162,17 @@ extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const 
     const u32 j = bit_reverse_bits(i, log_n);
     if (j < i) return;  // the pair is thread j's
     const Fr gi = power_at(pow_lo, pow_hi, i, lo_bits);
-    if (j == i) { a[i] = fmul(a[i], gi); return; }
+    if (j == i) { a[i] = fr_mul(a[i], gi); return; }
     const Fr t = a[i];
-    a[i] = fmul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
-    a[j] = fmul(t, gi);
+    a[i] = fr_mul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
+    a[j] = fr_mul(t, gi);
 }
 
-// w^k of the transform's direction, from the forward table (see the header).
+// w^k of the transform's direction, from the forward table (see the header). A power
+// of omega is never zero, so its negation is p - w with no zero test (fneg's).
 CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
     if (inverse == 0 || k == 0) return tw[k];
-    return fneg(tw[half - k]);
+    return fsub(Fr::modulus(), tw[half - k]);
 }
 
 // Stages s .. s+R-1 on the 2^R elements i0 + j 2^s, j < 2^R, where i0 has bits
@@ -183,7 +194,7 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse)
             const Fr w = twiddle(tw, (low + (m << s)) << shift, n >> 1, inverse);
             CRU_UNROLL for (u32 q = 0; q < (E >> (k + 1)); q++) {
                 const u32 j = m + (q << (k + 1));
-                const Fr v = fmul(x[j + (1u << k)], w);
+                const Fr v = fr_mul(x[j + (1u << k)], w);
                 x[j + (1u << k)] = fsub(x[j], v);
                 x[j] = fadd(x[j], v);
             }
@@ -277,7 +288,7 @@ CRU_DEV Fr stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
 
 // (u, v) <- (u + w v, u - w v); stage 0's twiddles are all 1 (uniform: no product).
 CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
-    const Fr t = unit ? v : fmul(v, w);
+    const Fr t = unit ? v : fr_mul(v, w);
     v = fsub(u, t);
     u = fadd(u, t);
 }
@@ -340,7 +351,7 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
             if (!first) { e[m] = tile_load(sm, xoff + xs[m]); continue; }
             const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
             e[m] = a[at];
-            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fmul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
         }
         // One round that reads and writes other places (a layout change): every read
         // of the block before any write.
@@ -367,7 +378,7 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
             const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
             // One product site for both scalings (each inlined product costs ptxas time).
             if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
-                e[m] = fmul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+                e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
             a[at] = e[m];
         }
         if (!last) __syncthreads();
@@ -380,7 +391,7 @@ extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 cou
     if (i >= count) return;
     Fr r = fr_of(first.words);
     for (u32 b = 0; b < 32 && (i >> b) != 0; b++)
-        if ((i >> b) & 1u) r = fmul(r, fr_of(pows.words + 8 * b));
+        if ((i >> b) & 1u) r = fr_mul(r, fr_of(pows.words + 8 * b));
     out[i] = r;
 }
 
@@ -391,20 +402,20 @@ extern "C" __global__ void fr_power_table(Fr* out, const Fr* lo, const Fr* hi, u
 
 extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
+    if (i < n) a[i] = fr_mul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
 }
 
 extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], fr_of(c.words));
+    if (i < n) a[i] = fr_mul(a[i], fr_of(c.words));
 }
 
 extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], b[i]);
+    if (i < n) a[i] = fr_mul(a[i], b[i]);
 }
 
 extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(fsub(a[i], b[i]), fr_of(c.words));
+    if (i < n) a[i] = fr_mul(fsub(a[i], b[i]), fr_of(c.words));
 }

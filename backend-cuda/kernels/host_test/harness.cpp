@@ -157,6 +157,7 @@ template <class C> static void field_cmd(const std::string& op) {
     if (op == "add") wr(fadd(a, rdf<F>()));
     else if (op == "sub") wr(fsub(a, rdf<F>()));
     else if (op == "mul") wr(fmul(a, rdf<F>()));
+    else if (op == "mul_wide") wr(fmul<C, true>(a, rdf<F>()));
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));

@@ -165,6 +165,8 @@ def field_cases(cs, rng, quick):
         pairs = [(a, b) for a in edges for b in edges] + [(rng.choice(vals), rng.choice(vals)) for _ in range(200 if quick else 2000)]
         ref = {
             "add": lambda a, b: (a + b) % m, "sub": lambda a, b: (a - b) % m, "mul": lambda a, b: a * b * Rinv % m,
+            # the same product with each limb pair as one wide multiply-add (field.cuh mad_pair)
+            "mul_wide": lambda a, b: a * b * Rinv % m,
         }
         for op, fn in ref.items():
             for a, b in pairs:
