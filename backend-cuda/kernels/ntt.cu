@@ -143,9 +143,25 @@ CRU_DEV u32 bit_reverse_bits(u32 x, u32 bits) {
 #endif
 }
 
+// Entry i of a table no launch writes (twiddles, powers), as two 16-byte loads through
+// the read-only cache: a plain read of an Fr from a __restrict__ table is eight 4-byte
+// loads.
+CRU_DEV Fr table_at(const Fr* table, u32 i) {
+#ifdef __CUDA_ARCH__
+    const uint4* p = reinterpret_cast<const uint4*>(table + i);
+    const uint4 x = __ldg(p), y = __ldg(p + 1);
+    Fr r;
+    r.l[0] = x.x; r.l[1] = x.y; r.l[2] = x.z; r.l[3] = x.w;
+    r.l[4] = y.x; r.l[5] = y.y; r.l[6] = y.z; r.l[7] = y.w;
+    return r;
+#else
+    return table[i];
+#endif
+}
+
 // g^i (times whatever pow_lo was premultiplied by) from the split tables.
 CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
-    return fr_mul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
+    return fr_mul(table_at(pow_lo, i & ((1u << lo_bits) - 1)), table_at(pow_hi, i >> lo_bits));
 }
 
 extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
@@ -170,9 +186,21 @@ extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const 
 
 // w^k of the transform's direction, from the forward table (see the header). A power
 // of omega is never zero, so its negation is p - w with no zero test (fneg's).
+// w^k is entry k of the table, or for the inverse (k > 0) the negation of entry n/2 - k.
+CRU_DEV u32 twiddle_slot(u32 k, u32 half, u32 inverse) { return inverse == 0 || k == 0 ? k : half - k; }
 CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
-    if (inverse == 0 || k == 0) return tw[k];
-    return fsub(Fr::modulus(), tw[half - k]);
+    const Fr w = table_at(tw, twiddle_slot(k, half, inverse));
+    return inverse == 0 || k == 0 ? w : fsub(Fr::modulus(), w);
+}
+
+// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host).
+CRU_DEV void prefetch_table(const Fr* table, u32 i) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(table + i));
+#else
+    (void)table;
+    (void)i;
+#endif
 }
 
 // Stages s .. s+R-1 on the 2^R elements i0 + j 2^s, j < 2^R, where i0 has bits
@@ -282,8 +310,12 @@ CRU_DEV u32 insert_zero(u32 u, u32 p) { return (u & low_mask(p)) | ((u >> p) << 
 
 // w^((i mod 2^st) << (log_n - 1 - st)): the twiddle of stage st's pair whose lower
 // element has A-index i.
+CRU_DEV u32 stage_power(u32 i, u32 st, u32 log_n) { return (i & low_mask(st)) << (log_n - 1 - st); }
 CRU_DEV Fr stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
-    return twiddle(tw, (i & low_mask(st)) << (log_n - 1 - st), (1u << log_n) >> 1, inverse);
+    return twiddle(tw, stage_power(i, st, log_n), (1u << log_n) >> 1, inverse);
+}
+CRU_DEV void prefetch_stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
+    prefetch_table(tw, twiddle_slot(stage_power(i, st, log_n), (1u << log_n) >> 1, inverse));
 }
 
 // (u, v) <- (u + w v, u - w v); stage 0's twiddles are all 1 (uniform: no product).
@@ -291,6 +323,52 @@ CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
     const Fr t = unit ? v : fr_mul(v, w);
     v = fsub(u, t);
     u = fadd(u, t);
+}
+
+// The four elements of a thread in the round whose first stage is at bit p of x, of r
+// stages: their tile positions xs, whether the thread has them (ok), their A-indices.
+// r = 2: the 4 elements differing in bits p, p + 1 (two stages' pairs). r = 1: two
+// pairs across bit p (0, 1) and (2, 3), for the threads' two halves of the pairs.
+struct RoundPlaces {
+    u32 xs[4], idx[4];
+    bool ok[4];
+};
+
+CRU_DEV RoundPlaces round_places(const TileShape& t, u32 b, u32 tid, u32 threads, u32 tile_bits, bool active, u32 p,
+                                 u32 r) {
+    RoundPlaces q;
+    if (r == 2) {
+        const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
+        CRU_UNROLL for (u32 m = 0; m < 4; m++) { q.xs[m] = x0 + (m << p); q.ok[m] = active; }
+    } else {
+        CRU_UNROLL for (u32 m = 0; m < 2; m++) {
+            const u32 u = tid + m * threads;
+            q.xs[2 * m] = insert_zero(u, p);
+            q.xs[2 * m + 1] = q.xs[2 * m] + (1u << p);
+            q.ok[2 * m] = q.ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
+        }
+    }
+    CRU_UNROLL for (u32 m = 0; m < 4; m++) q.idx[m] = tile_index(t, b, q.xs[m]);
+    return q;
+}
+
+// The twiddles of a round at stage st, in the order the round reads them. r = 2:
+// stage st's pair at idx[0] (the pair at idx[2] shares it), stage st + 1's at idx[0]
+// and idx[1]; r = 1: stage st's at idx[0] and idx[2]. Every slot is in the table,
+// whatever the A-index (a thread without elements may read and never use them).
+CRU_DEV Fr round_twiddle(const Fr* tw, const RoundPlaces& q, u32 r, u32 st, u32 log_n, u32 inverse, u32 which) {
+    if (which == 0) return stage_twiddle(tw, q.idx[0], st, log_n, inverse);
+    if (r == 1) return stage_twiddle(tw, q.idx[2], st, log_n, inverse);
+    return stage_twiddle(tw, q.idx[which - 1], st + 1, log_n, inverse);
+}
+CRU_DEV void prefetch_round_twiddles(const Fr* tw, const RoundPlaces& q, u32 r, u32 st, u32 log_n, u32 inverse) {
+    prefetch_stage_twiddle(tw, q.idx[0], st, log_n, inverse);
+    if (r == 1) {
+        prefetch_stage_twiddle(tw, q.idx[2], st, log_n, inverse);
+    } else {
+        prefetch_stage_twiddle(tw, q.idx[0], st + 1, log_n, inverse);
+        prefetch_stage_twiddle(tw, q.idx[1], st + 1, log_n, inverse);
+    }
 }
 
 // The block of the tile that a centered launch's block b pairs with (g = 0 and
@@ -325,31 +403,19 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
     }
     const u32 xoff = half << tile_bits;
     // Rounds of two stages in registers (one stage when one is left), through the
-    // tile between rounds; the first round reads a, the last writes it.
-    for (u32 j = 0; j < k;) {
-        const u32 r = k - j >= 2 ? 2 : 1;
+    // tile between rounds; the first round reads a, the last writes it. A round's
+    // places are had, and its twiddles prefetched into L1, before the barrier that
+    // precedes it: their latency overlaps the barrier's wait instead of the round's.
+    // (Loading them there instead holds 24 more registers across the round: spills.)
+    u32 j = 0, r = k >= 2 ? 2 : 1;
+    RoundPlaces at_r = round_places(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+    for (;;) {
         const bool first = j == 0, last = j + r == k;
-        const u32 p = t.vx + j;  // the bit of x of stage s + j
-        u32 xs[4];
-        bool ok[4];
-        if (r == 2) {
-            const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
-            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = active; }
-        } else {
-            CRU_UNROLL for (u32 m = 0; m < 2; m++) {
-                const u32 u = tid + m * threads;
-                xs[2 * m] = insert_zero(u, p);
-                xs[2 * m + 1] = xs[2 * m] + (1u << p);
-                ok[2 * m] = ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
-            }
-        }
-        u32 idx[4];
         Fr e[4];
         CRU_UNROLL for (u32 m = 0; m < 4; m++) {
-            idx[m] = tile_index(t, b, xs[m]);
-            if (!ok[m]) { e[m] = Fr::zero(); continue; }
-            if (!first) { e[m] = tile_load(sm, xoff + xs[m]); continue; }
-            const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+            if (!at_r.ok[m]) { e[m] = Fr::zero(); continue; }
+            if (!first) { e[m] = tile_load(sm, xoff + at_r.xs[m]); continue; }
+            const u32 at = load_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             e[m] = a[at];
             if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
         }
@@ -358,31 +424,32 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         if (first && last && load_rev != store_rev) __syncthreads();
         const u32 st = s + j;
         if (r == 2) {
-            const Fr w = stage_twiddle(tw, idx[0], st, log_n, inverse);
+            const Fr w = round_twiddle(tw, at_r, r, st, log_n, inverse, 0);
             butterfly(e[0], e[1], w, st == 0);
             butterfly(e[2], e[3], w, st == 0);
-            const Fr w0 = stage_twiddle(tw, idx[0], st + 1, log_n, inverse);
-            const Fr w1 = stage_twiddle(tw, idx[1], st + 1, log_n, inverse);
-            butterfly(e[0], e[2], w0, false);
-            butterfly(e[1], e[3], w1, false);
+            // Stage st + 1's pair at idx[0], whose bits st, st + 1 are clear: at st = 0
+            // its twiddle is w^0 = 1 for every thread.
+            butterfly(e[0], e[2], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
+            butterfly(e[1], e[3], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
         } else {
-            CRU_UNROLL for (u32 m = 0; m < 4; m += 2) {
-                if (!ok[m]) continue;
-                const Fr w = stage_twiddle(tw, idx[m], st, log_n, inverse);
-                butterfly(e[m], e[m + 1], w, st == 0);
-            }
+            CRU_UNROLL for (u32 m = 0; m < 4; m += 2)
+                if (at_r.ok[m]) butterfly(e[m], e[m + 1], round_twiddle(tw, at_r, r, st, log_n, inverse, m / 2), st == 0);
         }
         CRU_UNROLL for (u32 m = 0; m < 4; m++) {
-            if (!ok[m]) continue;
-            if (!last) { tile_store(sm, xoff + xs[m], e[m]); continue; }
-            const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+            if (!at_r.ok[m]) continue;
+            if (!last) { tile_store(sm, xoff + at_r.xs[m], e[m]); continue; }
+            const u32 at = store_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             // One product site for both scalings (each inlined product costs ptxas time).
             if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
                 e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
             a[at] = e[m];
         }
-        if (!last) __syncthreads();
+        if (last) break;
         j += r;
+        r = k - j >= 2 ? 2 : 1;
+        at_r = round_places(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+        prefetch_round_twiddles(tw, at_r, r, s + j, log_n, inverse);
+        __syncthreads();
     }
 }
 
