@@ -245,19 +245,25 @@ CRU_NTT_PASS(4)
 // (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
 // (a batch of independent groups, for coalescing), the other bits fixed by the block.
 
+// The two kernels: ntt_tile_e4 (tiles up to 2^10, four elements a thread, rounds of
+// two stages) and ntt_tile_e2 (tiles up to 2^9, two elements a thread, a round a stage).
 #define CRU_NTT_TILE_MAX_BITS 10
-#define CRU_NTT_TILE_THREADS (1u << (CRU_NTT_TILE_MAX_BITS - 2))
-// One word plane of a tile: element x at x + x/32, so that 32 lanes at unit stride or
-// at any power-of-two stride up to 32 fall in 32 distinct banks.
-#define CRU_NTT_PLANE ((1u << CRU_NTT_TILE_MAX_BITS) + (1u << CRU_NTT_TILE_MAX_BITS) / 32)
-// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread; at
-// least CRU_NTT_TILE_MIN_BLOCKS of them resident per SM. Three (24 warps): ptxas 12.9
-// then fits 80 registers, spilling 8 bytes; left to itself (-DCRU_NTT_TILE_MIN_BLOCKS=1
-// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B) it takes 86, which leaves two.
+#define CRU_NTT_TILE2_MAX_BITS 9
+// One word plane of a tile of up to 2^bits: element x at x + x/32, so that 32 lanes at
+// unit stride or at any power-of-two stride up to 32 fall in 32 distinct banks.
+#define CRU_NTT_PLANE(bits) ((1u << (bits)) + (1u << (bits)) / 32)
+// Blocks of 256 threads at most (a tile of 2^10 in fours, of 2^9 in twos), at least
+// CRU_NTT_TILE_MIN_BLOCKS (e4) / CRU_NTT_TILE2_MIN_BLOCKS (e2) of them resident per SM.
+// e4 at three (24 warps): ptxas fits 80 registers with no spill; at four (64
+// registers) it spills 160 bytes (-DCRU_NTT_TILE_MIN_BLOCKS=4 through
+// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B). e2 holds two elements, not four: at five
+// (40 warps) it fits 48 registers.
 #ifndef CRU_NTT_TILE_MIN_BLOCKS
 #define CRU_NTT_TILE_MIN_BLOCKS 3
 #endif
-#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS, CRU_NTT_TILE_MIN_BLOCKS)
+#ifndef CRU_NTT_TILE2_MIN_BLOCKS
+#define CRU_NTT_TILE2_MIN_BLOCKS 5
+#endif
 // ntt_tile's flags.
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
@@ -293,16 +299,16 @@ CRU_DEV u32 tile_index(const TileShape& t, u32 b, u32 x) {
     return fixed | ((x & low_mask(t.w1)) << t.p1) | ((x >> t.w1) << t.p2);
 }
 
-CRU_DEV Fr tile_load(const u32* sm, u32 x) {
+template <u32 PLANE> CRU_DEV Fr tile_load(const u32* sm, u32 x) {
     const u32 o = x + (x >> 5);
     Fr r;
-    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * CRU_NTT_PLANE + o];
+    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * PLANE + o];
     return r;
 }
 
-CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
+template <u32 PLANE> CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
     const u32 o = x + (x >> 5);
-    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * CRU_NTT_PLANE + o] = v.l[w];
+    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * PLANE + o] = v.l[w];
 }
 
 // x with a zero bit inserted at bit p (the lower element of a stage's pair).
@@ -325,30 +331,32 @@ CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
     u = fadd(u, t);
 }
 
-// The four elements of a thread in the round whose first stage is at bit p of x, of r
+// The E elements of a thread in the round whose first stage is at bit p of x, of r
 // stages: their tile positions xs, whether the thread has them (ok), their A-indices.
-// r = 2: the 4 elements differing in bits p, p + 1 (two stages' pairs). r = 1: two
-// pairs across bit p (0, 1) and (2, 3), for the threads' two halves of the pairs.
-struct RoundPlaces {
-    u32 xs[4], idx[4];
-    bool ok[4];
+// r = 2 (E = 4): the 4 elements differing in bits p, p + 1 (two stages' pairs).
+// r = 1: E / 2 pairs across bit p, (0, 1) and (2, 3), pair m of thread tid being
+// pair tid + m * threads of the tile.
+template <u32 E> struct RoundPlaces {
+    u32 xs[E], idx[E];
+    bool ok[E];
 };
 
-CRU_DEV RoundPlaces round_places(const TileShape& t, u32 b, u32 tid, u32 threads, u32 tile_bits, bool active, u32 p,
-                                 u32 r) {
-    RoundPlaces q;
-    if (r == 2) {
+template <u32 E>
+CRU_DEV RoundPlaces<E> round_places(const TileShape& t, u32 b, u32 tid, u32 threads, u32 tile_bits, bool active, u32 p,
+                                    u32 r) {
+    RoundPlaces<E> q;
+    if (E == 4 && r == 2) {
         const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
-        CRU_UNROLL for (u32 m = 0; m < 4; m++) { q.xs[m] = x0 + (m << p); q.ok[m] = active; }
+        CRU_UNROLL for (u32 m = 0; m < E; m++) { q.xs[m] = x0 + (m << p); q.ok[m] = active; }
     } else {
-        CRU_UNROLL for (u32 m = 0; m < 2; m++) {
+        CRU_UNROLL for (u32 m = 0; m < E / 2; m++) {
             const u32 u = tid + m * threads;
             q.xs[2 * m] = insert_zero(u, p);
             q.xs[2 * m + 1] = q.xs[2 * m] + (1u << p);
             q.ok[2 * m] = q.ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
         }
     }
-    CRU_UNROLL for (u32 m = 0; m < 4; m++) q.idx[m] = tile_index(t, b, q.xs[m]);
+    CRU_UNROLL for (u32 m = 0; m < E; m++) q.idx[m] = tile_index(t, b, q.xs[m]);
     return q;
 }
 
@@ -356,15 +364,17 @@ CRU_DEV RoundPlaces round_places(const TileShape& t, u32 b, u32 tid, u32 threads
 // stage st's pair at idx[0] (the pair at idx[2] shares it), stage st + 1's at idx[0]
 // and idx[1]; r = 1: stage st's at idx[0] and idx[2]. Every slot is in the table,
 // whatever the A-index (a thread without elements may read and never use them).
-CRU_DEV Fr round_twiddle(const Fr* tw, const RoundPlaces& q, u32 r, u32 st, u32 log_n, u32 inverse, u32 which) {
+template <u32 E>
+CRU_DEV Fr round_twiddle(const Fr* tw, const RoundPlaces<E>& q, u32 r, u32 st, u32 log_n, u32 inverse, u32 which) {
     if (which == 0) return stage_twiddle(tw, q.idx[0], st, log_n, inverse);
-    if (r == 1) return stage_twiddle(tw, q.idx[2], st, log_n, inverse);
+    if (r == 1) return stage_twiddle(tw, q.idx[E - 2], st, log_n, inverse);
     return stage_twiddle(tw, q.idx[which - 1], st + 1, log_n, inverse);
 }
-CRU_DEV void prefetch_round_twiddles(const Fr* tw, const RoundPlaces& q, u32 r, u32 st, u32 log_n, u32 inverse) {
+template <u32 E>
+CRU_DEV void prefetch_round_twiddles(const Fr* tw, const RoundPlaces<E>& q, u32 r, u32 st, u32 log_n, u32 inverse) {
     prefetch_stage_twiddle(tw, q.idx[0], st, log_n, inverse);
     if (r == 1) {
-        prefetch_stage_twiddle(tw, q.idx[2], st, log_n, inverse);
+        if (E == 4) prefetch_stage_twiddle(tw, q.idx[E - 2], st, log_n, inverse);
     } else {
         prefetch_stage_twiddle(tw, q.idx[0], st + 1, log_n, inverse);
         prefetch_stage_twiddle(tw, q.idx[1], st + 1, log_n, inverse);
@@ -378,10 +388,13 @@ CRU_DEV u32 partner_block(u32 b, u32 s) {
     return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
 }
 
-extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
-                                                        const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
-                                                        u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    __shared__ u32 sm[8 * CRU_NTT_PLANE];
+// The body of ntt_tile_e{E}: E elements a thread, tiles of up to 2^MAX_BITS.
+template <u32 E, u32 MAX_BITS>
+CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                             const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                             u32 flags, u32 lo_bits) {
+    constexpr u32 PLANE = CRU_NTT_PLANE(MAX_BITS);
+    __shared__ u32 sm[8 * PLANE];
     const TileShape t = tile_shape(s, k, g, cshift);
     const u32 tile_bits = k + g;
     const u32 inverse = flags & CRU_NTT_INVERSE;
@@ -407,14 +420,14 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
     // places are had, and its twiddles prefetched into L1, before the barrier that
     // precedes it: their latency overlaps the barrier's wait instead of the round's.
     // (Loading them there instead holds 24 more registers across the round: spills.)
-    u32 j = 0, r = k >= 2 ? 2 : 1;
-    RoundPlaces at_r = round_places(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+    u32 j = 0, r = E == 4 && k >= 2 ? 2 : 1;
+    RoundPlaces<E> at_r = round_places<E>(t, b, tid, threads, tile_bits, active, t.vx + j, r);
     for (;;) {
         const bool first = j == 0, last = j + r == k;
-        Fr e[4];
-        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+        Fr e[E];
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
             if (!at_r.ok[m]) { e[m] = Fr::zero(); continue; }
-            if (!first) { e[m] = tile_load(sm, xoff + at_r.xs[m]); continue; }
+            if (!first) { e[m] = tile_load<PLANE>(sm, xoff + at_r.xs[m]); continue; }
             const u32 at = load_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             e[m] = a[at];
             if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
@@ -423,21 +436,21 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         // of the block before any write.
         if (first && last && load_rev != store_rev) __syncthreads();
         const u32 st = s + j;
-        if (r == 2) {
+        if (E == 4 && r == 2) {
             const Fr w = round_twiddle(tw, at_r, r, st, log_n, inverse, 0);
             butterfly(e[0], e[1], w, st == 0);
             butterfly(e[2], e[3], w, st == 0);
             // Stage st + 1's pair at idx[0], whose bits st, st + 1 are clear: at st = 0
             // its twiddle is w^0 = 1 for every thread.
-            butterfly(e[0], e[2], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
-            butterfly(e[1], e[3], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
+            butterfly(e[0], e[2 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
+            butterfly(e[1], e[3 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
         } else {
-            CRU_UNROLL for (u32 m = 0; m < 4; m += 2)
+            CRU_UNROLL for (u32 m = 0; m < E; m += 2)
                 if (at_r.ok[m]) butterfly(e[m], e[m + 1], round_twiddle(tw, at_r, r, st, log_n, inverse, m / 2), st == 0);
         }
-        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
             if (!at_r.ok[m]) continue;
-            if (!last) { tile_store(sm, xoff + at_r.xs[m], e[m]); continue; }
+            if (!last) { tile_store<PLANE>(sm, xoff + at_r.xs[m], e[m]); continue; }
             const u32 at = store_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             // One product site for both scalings (each inlined product costs ptxas time).
             if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
@@ -446,11 +459,23 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         }
         if (last) break;
         j += r;
-        r = k - j >= 2 ? 2 : 1;
-        at_r = round_places(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+        r = E == 4 && k - j >= 2 ? 2 : 1;
+        at_r = round_places<E>(t, b, tid, threads, tile_bits, active, t.vx + j, r);
         prefetch_round_twiddles(tw, at_r, r, s + j, log_n, inverse);
         __syncthreads();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
+    ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+}
+
+extern "C" __global__ void __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
+    ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {

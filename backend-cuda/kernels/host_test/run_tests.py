@@ -525,8 +525,13 @@ def tile_cases(cs, rng, quick):
             p = at_out(i)
             exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
         flags = inv | scale | layout
-        cmd = f"ntt_tile {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
-        cs.add(f"ntt_tile 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+        data = " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
+        # Both kernels where the tile fits (ntt_tile_e2's tiles go to 2^9)
+        for elems, max_bits in ((4, 10), (2, 9)):
+            if k + g + (1 if layout & PAIRED else 0) <= max_bits:
+                cmd = f"ntt_tile {elems} {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + data
+                cs.add(f"ntt_tile_e{elems} 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd,
+                       lambda t, exp=exp: fr_list(t) == exp)
 
 
 def transform_tiles_cases(cs, rng, quick):
@@ -550,7 +555,7 @@ def transform_tiles_cases(cs, rng, quick):
             "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv)]),
         }
         plans = set()
-        for tb in (10, 4) if quick else (10, 8, 5, 4):
+        for tb in (10, 9, 4) if quick else (10, 9, 8, 5, 4):
             for fused in (True, False):
                 swap, plan = tile_plan(k, tb, fused)
                 plans.add((swap, tuple(plan)))
@@ -564,8 +569,13 @@ def transform_tiles_cases(cs, rng, quick):
         for kind, (offset, exp) in exps.items():
             for swap, plan in sorted(plans):
                 spec = f"{swap} {len(plan)} " + " ".join(f"{kk} {gg} {cc} {ll}" for kk, gg, cc, ll in plan)
-                cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
-                cs.add(f"transform_tiles {kind} 2^{k} swap={swap} plan={plan}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+                tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
+                for elems, max_bits in ((4, 10), (2, 9)):
+                    if tile > max_bits:
+                        continue
+                    cmd = f"transform_tiles {elems} {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                    cs.add(f"transform_tiles e{elems} {kind} 2^{k} swap={swap} plan={plan}", cmd,
+                           lambda t, exp=exp: fr_list(t) == exp)
 
 
 def table_cases(cs, rng, quick):
