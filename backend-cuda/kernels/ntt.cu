@@ -2,10 +2,10 @@
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
-// Launch shape of every kernel here but ntt_tile: 1-D, any blockDim.x (256 suggested),
+// Launch shape of every kernel here but ntt_tile_e*: 1-D, any blockDim.x (256 suggested),
 // gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
-// launch is a valid schedule (the host harness runs them one by one). ntt_tile's
+// launch is a valid schedule (the host harness runs them one by one). ntt_tile_e*'s
 // shape is its own (below); its blocks share memory and barriers (the harness runs
 // the threads of a block concurrently).
 //
@@ -42,7 +42,7 @@
 //   coset inverse  ntt_bit_reverse, passes(inverse = 1),
 //                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
 //                  ifft(a) then a_i *= g^-i, in one pointwise pass
-// The same with the stages in shared memory: ntt_tile launches for consecutive stage
+// The same with the stages in shared memory: ntt_tile_e* launches for consecutive stage
 // ranges covering 0 .. log_n - 1 instead of the passes, the final scaling (1/n by
 // value, or the powers of g^-1 with lo premultiplied by 1/n) fused into the last
 // launch's stores. Either after the same reversal (the host's `shared-swap`), all in
@@ -54,22 +54,24 @@
 // each block writes the very places it read: one block for the whole domain, or the
 // centered launch's pairs of mirror tiles, bitrev mapping each onto the other.)
 //
-// extern "C" __global__ void ntt_tile(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
-//                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+// extern "C" __global__ void ntt_tile_e4(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
+//                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+// extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
-//   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
+//   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
 //   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
 //   fills the other bits in order.
-//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four elements a
-//   thread; 256 at most), no dynamic shared memory (32 KiB static). Rounds of two stages
-//   (one when one is left) in registers, the tile in shared memory between them
-//   (word w of element x at w * 1056 + x + x/32: conflict-free); the first round reads
-//   a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads for e4 (four elements
+//   a thread), max(1, 2^(k+g-1)) for e2 (two); 256 at most; no dynamic shared memory
+//   (33 KiB static for e4, 17 for e2). e4: rounds of two stages (one when one is left)
+//   in registers; e2: a round a stage; the tile in shared memory between rounds (word w
+//   of element x at w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9:
+//   conflict-free); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
 //   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
 //   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
 //   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
-//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9)
+//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9, e2 8)
 //   of twice the threads, block b doing its tile and that of the block whose fixed
 //   bits are b's reversed (the mirror tile) if that block is not below it, every read
 //   before any write; bit 6 (64) each element read from position p times the power
@@ -241,7 +243,7 @@ CRU_NTT_PASS(3)
 CRU_NTT_PASS(4)
 
 // ------------------------------ shared-memory tiles ------------------------------
-// See the header (ntt_tile). A tile is 2^(k + g) elements of the bit-reversed data
+// See the header (ntt_tile_e*). A tile is 2^(k + g) elements of the bit-reversed data
 // (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
 // (a batch of independent groups, for coalescing), the other bits fixed by the block.
 
@@ -256,15 +258,18 @@ CRU_NTT_PASS(4)
 // CRU_NTT_TILE_MIN_BLOCKS (e4) / CRU_NTT_TILE2_MIN_BLOCKS (e2) of them resident per SM.
 // e4 at three (24 warps): ptxas fits 80 registers with no spill; at four (64
 // registers) it spills 160 bytes (-DCRU_NTT_TILE_MIN_BLOCKS=4 through
-// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B). e2 holds two elements, not four: at five
-// (40 warps) it fits 48 registers.
+// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B). e2 holds two elements, not four: at four
+// (32 warps) it fits 62 registers with no spill; at five (40 warps) 48, spilling 96
+// bytes (-DCRU_NTT_TILE2_MIN_BLOCKS=5, for an A/B).
 #ifndef CRU_NTT_TILE_MIN_BLOCKS
 #define CRU_NTT_TILE_MIN_BLOCKS 3
 #endif
 #ifndef CRU_NTT_TILE2_MIN_BLOCKS
-#define CRU_NTT_TILE2_MIN_BLOCKS 5
+#define CRU_NTT_TILE2_MIN_BLOCKS 4
 #endif
-// ntt_tile's flags.
+#define CRU_NTT_TILE_E4_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
+#define CRU_NTT_TILE_E2_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
+// ntt_tile_e*'s flags.
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
 #define CRU_NTT_SCALE_BY_POWERS 4u
@@ -466,13 +471,13 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
     }
 }
 
-extern "C" __global__ void __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
+extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
     ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 
-extern "C" __global__ void __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
+extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
     ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);

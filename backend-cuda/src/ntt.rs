@@ -297,7 +297,7 @@ pub fn config(tuning: &CudaTuning) -> NttConfig {
 /// The smallest tiles the plans use: a centered launch then has two stages or more.
 const MIN_TILE_BITS: u32 = 4;
 
-/// ntt_tile's flags (kernels/ntt.cu's CRU_NTT_*).
+/// ntt_tile_e*'s flags (kernels/ntt.cu's CRU_NTT_*).
 const TILE_INVERSE: u32 = 1;
 const TILE_SCALE_BY_C: u32 = 2;
 const TILE_SCALE_BY_POWERS: u32 = 4;
