@@ -762,8 +762,14 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} in ntt.cu"));
             line.split_whitespace().nth(2).unwrap().parse().unwrap()
         };
-        assert_eq!(TileElems::Four.max_tile_bits(), define("CRU_NTT_TILE_MAX_BITS"));
-        assert_eq!(TileElems::Two.max_tile_bits(), define("CRU_NTT_TILE2_MAX_BITS"));
+        assert_eq!(
+            TileElems::Four.max_tile_bits(),
+            define("CRU_NTT_TILE_MAX_BITS")
+        );
+        assert_eq!(
+            TileElems::Two.max_tile_bits(),
+            define("CRU_NTT_TILE2_MAX_BITS")
+        );
         // At most 256 threads a block, paired or not (a paired tile is at most half).
         for elems in [TileElems::Four, TileElems::Two] {
             let bits = elems.max_tile_bits();
