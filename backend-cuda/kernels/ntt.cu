@@ -195,9 +195,10 @@ CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
     return inverse == 0 || k == 0 ? w : fsub(Fr::modulus(), w);
 }
 
-// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host).
+// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host,
+// and with -DCRU_NTT_NO_PREFETCH through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
 CRU_DEV void prefetch_table(const Fr* table, u32 i) {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) && !defined(CRU_NTT_NO_PREFETCH)
     asm volatile("prefetch.global.L1 [%0];" ::"l"(table + i));
 #else
     (void)table;
