@@ -166,6 +166,7 @@ CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
     return fr_mul(table_at(pow_lo, i & ((1u << lo_bits) - 1)), table_at(pow_hi, i >> lo_bits));
 }
 
+#if CRU_WITH(POINTWISE)
 extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
     const u32 i = CRU_THREAD_X;
     if (i >= n) return;
@@ -185,6 +186,7 @@ extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const 
     a[i] = fr_mul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
     a[j] = fr_mul(t, gi);
 }
+#endif
 
 // w^k of the transform's direction, from the forward table (see the header). A power
 // of omega is never zero, so its negation is p - w with no zero test (fneg's).
@@ -238,10 +240,16 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse)
     extern "C" __global__ void ntt_pass_r##R(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) { \
         ntt_pass<R>(a, tw, n, log_n, s, inverse);                                               \
     }
+#if CRU_WITH(PASSES)
 CRU_NTT_PASS(1)
 CRU_NTT_PASS(2)
+#endif
+#if CRU_WITH(R3)
 CRU_NTT_PASS(3)
+#endif
+#if CRU_WITH(R4)
 CRU_NTT_PASS(4)
+#endif
 
 // ------------------------------ shared-memory tiles ------------------------------
 // See the header (ntt_tile_e*). A tile is 2^(k + g) elements of the bit-reversed data
@@ -472,18 +480,24 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
     }
 }
 
+// One NVRTC part each: the two compile concurrently.
+#if CRU_WITH(TILE)
 extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
     ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
+#endif
 
+#if CRU_WITH(TILE2)
 extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
     ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
+#endif
 
+#if CRU_WITH(POINTWISE)
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;
     if (i >= count) return;
@@ -517,3 +531,4 @@ extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
     if (i < n) a[i] = fr_mul(fsub(a[i], b[i]), fr_of(c.words));
 }
+#endif
