@@ -397,7 +397,7 @@ def transform_cases(cs, rng, quick):
                     cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
-LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile's layout flags
+LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile_e*'s layout flags
 
 
 def split_even(total, most):
@@ -485,7 +485,7 @@ def fft_ref(a, w):
 
 
 def tile_cases(cs, rng, quick):
-    """One ntt_tile launch on any data, for shapes of every kind: the batch below the
+    """One ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
     stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
     natural or reversed layouts (reversed in only where one block holds the domain,
     or paired on a centered launch), with each scaling, forward and inverse."""
@@ -943,7 +943,7 @@ BUILDS = {
     # also a batch of planes.cu that is no power of two, and more threads per case
     "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
-    # ThreadSanitizer over the blocks that run as host threads (ntt_tile): a missing
+    # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
     # __syncthreads is a reported race (exit 66) even when the schedule hid it
     "tsan": ["-O1", "-g", "-fsanitize=thread"],
 }
