@@ -22,6 +22,7 @@ mod context;
 mod error;
 pub mod field;
 mod fq_code;
+mod fr_code;
 mod memory;
 mod msm;
 mod ntt;
@@ -43,6 +44,9 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use ntt::{
+    NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
+};
 pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;

@@ -61,8 +61,11 @@ impl Formulas {
 /// A shader module: which WGSL files and generated pieces it is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
-    /// NTT stages and pointwise ops over Fr.
+    /// NTT stages and pointwise ops over Fr, the workgroup path's products by
+    /// fr.wgsl's loop.
     Ntt,
+    /// The same kernels, the workgroup path's products unrolled (fr_code.rs).
+    NttUnrolled,
     /// MSM scalar conversion and counting sort.
     MsmSort,
     /// MSM bucket accumulation and reduction, G1 and G2, through the interpreter.
@@ -97,12 +100,16 @@ enum Part {
     MsmCurve(Program),
     /// The straight-line test entry points.
     FormulaTests,
+    /// Fr's product without loops, for the NTT (fr_code.rs).
+    FrMulUnrolled,
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
 const PROGRAM: &str = include_str!("../shaders/program.wgsl");
 const INTERPRETER: &str = include_str!("../shaders/interpreter.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
+const NTT_MUL_LOOP: &str = include_str!("../shaders/ntt_mul_loop.wgsl");
+const NTT_MUL_UNROLLED: &str = include_str!("../shaders/ntt_mul_unrolled.wgsl");
 const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
 const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
@@ -122,8 +129,9 @@ const TESTED_FORMULAS: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 8] = [
+    pub const ALL: [Module; 9] = [
         Module::Ntt,
+        Module::NttUnrolled,
         Module::MsmSort,
         Module::MsmBuckets,
         Module::MsmG1,
@@ -137,7 +145,14 @@ impl Module {
     fn parts(self) -> &'static [Part] {
         use Part::*;
         match self {
-            Module::Ntt => &[FieldConstants, Wgsl(FR), Wgsl(NTT)],
+            Module::Ntt => &[FieldConstants, Wgsl(FR), Wgsl(NTT_MUL_LOOP), Wgsl(NTT)],
+            Module::NttUnrolled => &[
+                FieldConstants,
+                Wgsl(FR),
+                FrMulUnrolled,
+                Wgsl(NTT_MUL_UNROLLED),
+                Wgsl(NTT),
+            ],
             Module::MsmSort => &[FieldConstants, Wgsl(FR), Wgsl(MSM_COMMON), Wgsl(MSM_SORT)],
             Module::MsmBuckets => &[
                 FieldConstants,
@@ -200,6 +215,7 @@ impl Module {
                 Part::Formulas(programs) => s.push_str(&wgsl_formulas(limbs, programs)),
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests => s.push_str(&wgsl_test_entries()),
+                Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
             }
         }
         s
