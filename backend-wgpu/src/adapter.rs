@@ -10,7 +10,7 @@ use crucible_core::{BackendInfo, DeviceBudget};
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
 use crate::fq_code::LimbBits;
-use crate::shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
+use crate::shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -26,12 +26,15 @@ pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 /// straight-line kernels may spill, their live values beyond the registers (a G2
 /// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
 /// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
-/// reserved as 1 GiB until a profile gives the driver's real figure).
-pub fn private_memory_reserve(formulas: Formulas) -> u64 {
-    match formulas {
+/// reserved as 1 GiB until a profile gives the driver's real figure; the compact form
+/// keeps the same points and temporaries live). The MSMs of both curves run on the
+/// device, so the larger of the two curves' reserves.
+pub fn private_memory_reserve(formulas: PerCurve<Formulas>) -> u64 {
+    let reserve = |f: Formulas| match f {
         Formulas::Interpreted => 2 << 30,
-        Formulas::Straight => 1 << 30,
-    }
+        Formulas::Straight | Formulas::Compact => 1 << 30,
+    };
+    reserve(formulas.g1).max(reserve(formulas.g2))
 }
 
 /// Choices for opening wgpu adapters.
@@ -44,9 +47,10 @@ pub struct WgpuOptions {
     /// Largest storage binding (and buffer chunk) to use, below the adapter's own
     /// limit; tests use it to exercise chunking on small buffers.
     pub max_binding_bytes: Option<u64>,
-    /// The form of the Fq2 and curve formulas; `None`: `CRUCIBLE_WGPU_FORMULAS`, else
-    /// the adapter's default ([`Formulas::for_adapter`]: the interpreter for now).
-    pub formulas: Option<Formulas>,
+    /// The form of each curve's formulas; `None` for a curve: the adapter's default
+    /// ([`PerCurve::for_adapter`]). [`WgpuOptions::from_env`] reads
+    /// `CRUCIBLE_WGPU_FORMULAS`.
+    pub formulas: PerCurve<Option<Formulas>>,
     /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
     /// [`LimbBits::DEFAULT`].
     pub limb_bits: Option<LimbBits>,
@@ -67,12 +71,13 @@ impl WgpuOptions {
             _ => None,
         };
         let formulas = match std::env::var(FORMULAS_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(Formulas::parse(&s).ok_or_else(|| {
+            Ok(s) if !s.trim().is_empty() => PerCurve::parse(&s).ok_or_else(|| {
                 WgpuError::NoAdapter(format!(
-                    "{FORMULAS_ENV}=`{s}`: expected `straight` or `interpreted`"
+                    "{FORMULAS_ENV}=`{s}`: expected `straight`, `compact` or `interpreted`, \
+                     or per curve `g1=<form>,g2=<form>`"
                 ))
-            })?),
-            _ => None,
+            })?,
+            _ => PerCurve::default(),
         };
         let limb_bits = match std::env::var(LIMB_BITS_ENV) {
             Ok(s) if !s.trim().is_empty() => Some(LimbBits::parse(&s).ok_or_else(|| {
@@ -288,9 +293,7 @@ fn open(
     let software = info.device_type == wgpu::DeviceType::Cpu;
     // llvmpipe compiles the straight-line MSM for minutes: software adapters keep the
     // interpreter unless asked otherwise.
-    let formulas = wgpu_options
-        .formulas
-        .unwrap_or(Formulas::for_adapter(software));
+    let formulas = wgpu_options.formulas.or_default_for(software);
     let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
     let ctx = Context::new(
         device,
@@ -305,7 +308,7 @@ fn open(
         device_index: index,
         device_name: info.name.clone(),
         api: format!(
-            "{} ({}{}; memory from {memory_source}; {} formulas)",
+            "{} ({}{}; memory from {memory_source}; formulas {}{})",
             api_name(info.backend),
             info.driver,
             if info.driver_info.is_empty() {
@@ -313,9 +316,11 @@ fn open(
             } else {
                 format!(" {}", info.driver_info)
             },
-            match formulas {
-                Formulas::Straight => format!("straight, {}-bit Fq limbs", limbs.bits()),
-                Formulas::Interpreted => formulas.name().to_string(),
+            formulas.describe(),
+            if formulas.any_straight() {
+                format!(", {}-bit Fq limbs", limbs.bits())
+            } else {
+                String::new()
             }
         ),
         memory_bytes: memory,

@@ -9,7 +9,7 @@ use crucible_core::DeviceSync;
 use crate::error::WgpuError;
 use crate::fq_code::LimbBits;
 use crate::params::PARAMS_BYTES;
-use crate::shaders::{Formulas, Module, WORKGROUP};
+use crate::shaders::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
 
 /// The limits this backend works within, derived from the adapter's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,8 +65,8 @@ pub struct Context {
     pub queue: wgpu::Queue,
     /// Limits this backend respects.
     pub limits: DeviceLimits,
-    /// The form the shaders' formulas take, fixed at open.
-    pub formulas: Formulas,
+    /// The form each curve's formulas take, fixed at open.
+    pub formulas: PerCurve<Formulas>,
     /// The straight-line form's Fq limb width, fixed at open.
     pub limbs: LimbBits,
     lost: Arc<Mutex<Option<String>>>,
@@ -96,12 +96,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// kernels run `formulas`, straight-line Fq code over `limbs`.
+    /// kernels run `formulas`, straight-line Fq code over `limbs`-bit limbs.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         limits: DeviceLimits,
-        formulas: Formulas,
+        formulas: PerCurve<Formulas>,
         limbs: LimbBits,
     ) -> Self {
         let lost = Arc::new(Mutex::new(None));
@@ -184,6 +184,14 @@ impl Context {
         self.check_alive()
     }
 
+    /// What the generated shader sources depend on.
+    pub fn shader_config(&self) -> ShaderConfig {
+        ShaderConfig {
+            limbs: self.limbs,
+            formulas: self.formulas,
+        }
+    }
+
     fn module(&self, module: Module) -> Result<&wgpu::ShaderModule, WgpuError> {
         self.modules[module.index()]
             .get_or_init(|| {
@@ -191,7 +199,7 @@ impl Context {
                     self.device
                         .create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(&format!("crucible {module:?}")),
-                            source: wgpu::ShaderSource::Wgsl(module.source(self.limbs).into()),
+                            source: wgpu::ShaderSource::Wgsl(module.source(&self.shader_config()).into()),
                         })
                 })
                 .map_err(|e| e.to_string())

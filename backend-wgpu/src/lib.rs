@@ -7,12 +7,15 @@
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
 //! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
 //!
-//! The Fq2 and curve formulas run through an Fq interpreter shader, or, opted in with
-//! `CRUCIBLE_WGPU_FORMULAS=straight` (read when the adapter is opened) or
-//! [`WgpuOptions::formulas`], as straight-line WGSL functions on values generated from
-//! the same instruction lists, over loop-free Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit
-//! limbs ([`Formulas`], [`LimbBits`]; llvmpipe compiles the straight-line MSM for
-//! minutes, and hardware adapters switch to it once it is measured on one).
+//! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
+//! straight-line WGSL functions on values generated from field.rs's instruction lists
+//! over Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit limbs ([`LimbBits`]), loop-free
+//! (`straight`, G1's default on hardware adapters) or with the product a loop over its
+//! rows (`compact`, G2's: its unrolled kernels take a driver minutes to compile), or
+//! through an Fq interpreter shader over the same lists (`interpreted`, software
+//! adapters' default: llvmpipe compiles the others for minutes).
+//! `CRUCIBLE_WGPU_FORMULAS` (read when the adapter is opened) or
+//! [`WgpuOptions::formulas`] choose otherwise.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -43,7 +46,7 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
-pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
+pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;
 use context::{Context, QueueSync};
@@ -72,8 +75,8 @@ impl WgpuBackend {
         adapter::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
     }
 
-    /// The form the shaders' formulas take on this instance.
-    pub fn formulas(&self) -> Formulas {
+    /// The form each curve's formulas take on this instance.
+    pub fn formulas(&self) -> PerCurve<Formulas> {
         self.ctx.formulas
     }
 
@@ -90,10 +93,12 @@ impl WgpuBackend {
 
     /// The test module and entry point running `program`, in this instance's form.
     fn program_entry(&self, program: Program) -> (Module, &'static str) {
-        match self.ctx.formulas {
-            Formulas::Interpreted => (Module::ProgramTest, "program_op"),
-            Formulas::Straight => (Module::FormulaTest, program.straight_entry()),
-        }
+        let module = match (self.ctx.formulas.of(program), program.ext()) {
+            (Formulas::Interpreted, _) => return (Module::ProgramTest, "program_op"),
+            (_, 1) => Module::FormulaTestG1,
+            _ => Module::FormulaTestG2,
+        };
+        (module, program.straight_entry())
     }
 
     /// The limits this instance works within.
@@ -126,7 +131,7 @@ impl WgpuBackend {
         let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
         let (module, entry) = self.program_entry(program);
         let out_words = e as usize * field::FQ_WORDS;
-        if self.ctx.formulas == Formulas::Interpreted {
+        if self.ctx.formulas.of(program) == Formulas::Interpreted {
             return self.run_test(module, entry, &params, out_words, a, b);
         }
         // The straight-line form computes in R' form: operands convert here, so that

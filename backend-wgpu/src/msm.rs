@@ -21,7 +21,7 @@ use crate::field::{projective_words, read_projective, DeviceElement, Program, FR
 use crate::memory::{check_kind, read_words, DeviceBuffer};
 use crate::ntt::{finish, PARAMS_ITEM};
 use crate::params::MsmParams;
-use crate::shaders::{Formulas, Module};
+use crate::shaders::Module;
 
 /// Points one accumulation task adds at most. Small enough that a G2 task stays well
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
@@ -67,21 +67,17 @@ where
 {
     /// Its point-addition program.
     const ADD: Program;
-    /// Its straight-line MSM module.
-    const STRAIGHT: Module;
     /// Its bases' element kind.
     const KIND: ElementKind;
 }
 
 impl MsmCurve for g1::Config {
     const ADD: Program = Program::G1Add;
-    const STRAIGHT: Module = Module::MsmG1;
     const KIND: ElementKind = ElementKind::G1;
 }
 
 impl MsmCurve for g2::Config {
     const ADD: Program = Program::G2Add;
-    const STRAIGHT: Module = Module::MsmG2;
     const KIND: ElementKind = ElementKind::G2;
 }
 
@@ -393,10 +389,7 @@ where
     );
     batch.clear(counts);
     let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
-    let curve_module = match ctx.formulas {
-        Formulas::Interpreted => Module::MsmBuckets,
-        Formulas::Straight => P::STRAIGHT,
-    };
+    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
     let buckets = |entry| ctx.pipeline(curve_module, entry);
     batch.dispatch(
         sort("to_canonical")?,

@@ -90,13 +90,17 @@ mod tests {
 
     #[test]
     fn rust_params_match_their_wgsl_structs() {
+        let config = crate::shaders::ShaderConfig {
+            limbs: crate::fq_code::LimbBits::DEFAULT,
+            formulas: crate::shaders::PerCurve::for_adapter(false),
+        };
         let ntt = wgsl_struct_bytes(
-            &Module::Ntt.source(crate::fq_code::LimbBits::DEFAULT),
+            &Module::Ntt.source(&config),
             "NttParams",
         );
         assert_eq!(ntt, std::mem::size_of::<NttParams>());
         let msm = wgsl_struct_bytes(
-            &Module::MsmSort.source(crate::fq_code::LimbBits::DEFAULT),
+            &Module::MsmSort.source(&config),
             "MsmParams",
         );
         assert_eq!(msm, std::mem::size_of::<MsmParams>());
