@@ -1,6 +1,7 @@
 //! Finding and opening adapters: the user's selection and memory override, what an
 //! adapter reports (name, API, memory), software-adapter detection, and the budget.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crucible_core::priority;
@@ -10,7 +11,8 @@ use crucible_core::{BackendInfo, DeviceBudget};
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
 use crate::fq_code::LimbBits;
-use crate::shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
+use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
+use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -54,11 +56,15 @@ pub struct WgpuOptions {
     /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
     /// [`LimbBits::DEFAULT`].
     pub limb_bits: Option<LimbBits>,
+    /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
+    /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
+    /// else the user's cache folder.
+    pub pipeline_cache: Option<PathBuf>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`] and
-    /// [`LIMB_BITS_ENV`].
+    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`],
+    /// [`LIMB_BITS_ENV`] and [`CACHE_ENV`](crate::CACHE_ENV).
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -95,6 +101,7 @@ impl WgpuOptions {
             max_binding_bytes: None,
             formulas,
             limb_bits,
+            pipeline_cache: cache_dir_from_env(),
         })
     }
 }
@@ -277,9 +284,18 @@ fn open(
 ) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
+    let cache_place = CachePlace::for_adapter(
+        wgpu_options.pipeline_cache.as_deref(),
+        &info,
+        adapter.features(),
+    );
+    let required_features = match cache_place {
+        CachePlace::In(_) => wgpu::Features::PIPELINE_CACHE,
+        _ => wgpu::Features::empty(),
+    };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crucible"),
-        required_features: wgpu::Features::empty(),
+        required_features,
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
         experimental_features: wgpu::ExperimentalFeatures::disabled(),
@@ -295,12 +311,20 @@ fn open(
     // interpreter unless asked otherwise.
     let formulas = wgpu_options.formulas.or_default_for(software);
     let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
+    if cache_place == CachePlace::Unsupported {
+        tracing::info!(
+            "{}: no pipeline cache on this adapter (wgpu has one on Vulkan only): every \
+             process compiles its pipelines",
+            info.name
+        );
+    }
     let ctx = Context::new(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
-        formulas,
-        limbs,
+        ShaderConfig { limbs, formulas },
+        info.clone(),
+        cache_place.clone(),
     );
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let backend_info = BackendInfo {
@@ -308,7 +332,7 @@ fn open(
         device_index: index,
         device_name: info.name.clone(),
         api: format!(
-            "{} ({}{}; memory from {memory_source}; formulas {}{})",
+            "{} ({}{}; memory from {memory_source}; formulas {}{}; {cache_place})",
             api_name(info.backend),
             info.driver,
             if info.driver_info.is_empty() {

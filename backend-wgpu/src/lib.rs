@@ -29,6 +29,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod params;
+mod pipeline_cache;
 mod shaders;
 mod straight;
 
@@ -46,6 +47,7 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use pipeline_cache::{CacheUse, CACHE_ENV};
 pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;
@@ -81,9 +83,17 @@ impl WgpuBackend {
     }
 
     /// Every compute pipeline this instance has created, with its creation time
-    /// (shader compilation, which the first use of an operation pays once).
+    /// (shader compilation, which the first use of an operation pays once, less what
+    /// the pipeline cache saves) and what the cache did.
     pub fn pipeline_compiles(&self) -> Vec<PipelineCompile> {
         self.ctx.compiles()
+    }
+
+    /// One line on the pipelines created so far: how many, their total creation time,
+    /// how many came with saved cache data (each creation is also logged at `info`:
+    /// `RUST_LOG=crucible_backend_wgpu=info`).
+    pub fn pipeline_compile_report(&self) -> String {
+        context::compile_report(&self.ctx.compiles())
     }
 
     /// The straight-line form's Fq limb width on this instance.

@@ -225,6 +225,7 @@ pub(crate) fn wgsl_formulas(limbs: LimbBits, mul: MulForm, programs: &[Program])
 /// Fq operations one call of `program`'s straight-line function puts into a kernel
 /// once every Fq function is inlined (a loop's body counted once): what a driver's
 /// compiler has to schedule.
+#[cfg(test)]
 pub(crate) fn inlined_operations(program: Program, limbs: LimbBits, mul: MulForm) -> usize {
     let fq = FqCode::new(limbs);
     let mul_ops = match mul {
