@@ -7,24 +7,7 @@
 // come from two small tables (w^e = lo[e mod 2^h] · hi[e >> h]), so no table ever
 // needs more than one binding.
 
-struct NttParams {
-    // Threads in this dispatch.
-    count: u32,
-    // Global index of thread 0's element or butterfly.
-    base: u32,
-    log_n: u32,
-    // Butterfly stage s (half-size 2^s); in `scale`, 1 when h^i is applied.
-    stage: u32,
-    lo_chunk: u32,
-    hi_chunk: u32,
-    log_chunk: u32,
-    // h: the low twiddle table holds 2^h entries.
-    tw_log_lo: u32,
-    // Fr constants (packed words): the scale factor, the twiddle or power root.
-    c: array<vec4<u32>, 2>,
-    h: array<vec4<u32>, 2>,
-}
-
+// NttParams is generated from params.rs and placed before this file.
 @group(0) @binding(0) var<uniform> params: NttParams;
 @group(0) @binding(1) var<storage, read_write> lo: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hi: array<u32>;

@@ -29,11 +29,12 @@ pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 /// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
 /// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
 /// reserved as 1 GiB until a profile gives the driver's real figure; the compact form
-/// keeps the same points and temporaries live). The MSMs of both curves run on the
-/// device, so the larger of the two curves' reserves.
+/// keeps the same points and temporaries live), or the registers form's register file
+/// (a G2 addition's registers of 30 limbs, about 4 KiB a thread: as the interpreter's).
+/// The MSMs of both curves run on the device, so the larger of the two curves' reserves.
 pub fn private_memory_reserve(formulas: PerCurve<Formulas>) -> u64 {
     let reserve = |f: Formulas| match f {
-        Formulas::Interpreted => 2 << 30,
+        Formulas::Interpreted | Formulas::Registers => 2 << 30,
         Formulas::Straight | Formulas::Compact => 1 << 30,
     };
     reserve(formulas.g1).max(reserve(formulas.g2))
@@ -79,8 +80,8 @@ impl WgpuOptions {
         let formulas = match std::env::var(FORMULAS_ENV) {
             Ok(s) if !s.trim().is_empty() => PerCurve::parse(&s).ok_or_else(|| {
                 WgpuError::NoAdapter(format!(
-                    "{FORMULAS_ENV}=`{s}`: expected `straight`, `compact` or `interpreted`, \
-                     or per curve `g1=<form>,g2=<form>`"
+                    "{FORMULAS_ENV}=`{s}`: expected `straight`, `compact`, `registers` or \
+                     `interpreted`, or per curve `g1=<form>,g2=<form>`"
                 ))
             })?,
             _ => PerCurve::default(),

@@ -2,15 +2,15 @@
 
 use crate::field::{fq_wgsl, wgsl_constants, wgsl_programs, Program};
 use crate::fq_code::{LimbBits, MulForm};
-use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries};
+use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
 pub const WORKGROUP: u32 = 64;
 
 /// Environment variable choosing the form of the Fq2 and curve formulas: one form
-/// for both curves (`straight`, `compact` or `interpreted`, see [`Formulas`]), or per
-/// curve (`g1=straight,g2=compact`; a curve left out gets its default); unset or
-/// empty, by adapter type ([`PerCurve::for_adapter`]).
+/// for both curves (`straight`, `compact`, `registers` or `interpreted`, see
+/// [`Formulas`]), or per curve (`g1=straight,g2=registers`; a curve left out gets its
+/// default); unset or empty, by adapter type ([`PerCurve::for_adapter`]).
 pub const FORMULAS_ENV: &str = "CRUCIBLE_WGPU_FORMULAS";
 
 /// Environment variable choosing the straight-line form's Fq limb width in bits
@@ -28,9 +28,16 @@ pub enum Formulas {
     /// which NVIDIA's Vulkan driver did not finish compiling in 150 s.
     Straight,
     /// The same straight-line formulas over Fq code whose product is a loop over its
-    /// rows (`fq_mul` a tenth of the unrolled size, fq_code.rs's `mul_loop`): for the
-    /// curves whose unrolled kernels take a compiler too long (G2).
+    /// rows (`fq_mul` a tenth of the unrolled size, fq_code.rs's `mul_loop`): a
+    /// quarter of the straight G2 kernels' code, still one copy of the Fq code per
+    /// instruction (llvmpipe compiles a compact G2 addition for minutes).
     Compact,
+    /// The loop-free Fq code, each formula's instructions run by a loop over a private
+    /// register file (straight.rs's `wgsl_register_formulas`): a kernel holds one copy
+    /// of fq_mul, fq_add and fq_sub per formula call instead of one per instruction (a
+    /// twelfth of the straight G2 kernels' code), for a register-file load and store
+    /// per Fq operation.
+    Registers,
     /// One interpreter loop over the formulas as data: one inlined copy of each Fq
     /// operation, so it compiles in seconds everywhere, and runs far slower. The
     /// form of software adapters (llvmpipe compiles the others for minutes).
@@ -39,9 +46,15 @@ pub enum Formulas {
 
 impl Formulas {
     /// Every form.
-    pub const ALL: [Formulas; 3] = [Formulas::Straight, Formulas::Compact, Formulas::Interpreted];
+    pub const ALL: [Formulas; 4] = [
+        Formulas::Straight,
+        Formulas::Compact,
+        Formulas::Registers,
+        Formulas::Interpreted,
+    ];
 
-    /// Parses one form's name (`straight`, `compact` or `interpreted`, any case).
+    /// Parses one form's name (`straight`, `compact`, `registers` or `interpreted`, any
+    /// case).
     pub fn parse(s: &str) -> Option<Formulas> {
         Formulas::ALL
             .into_iter()
@@ -53,6 +66,7 @@ impl Formulas {
         match self {
             Formulas::Straight => "straight",
             Formulas::Compact => "compact",
+            Formulas::Registers => "registers",
             Formulas::Interpreted => "interpreted",
         }
     }
@@ -62,7 +76,15 @@ impl Formulas {
     pub fn mul_form(self) -> MulForm {
         match self {
             Formulas::Compact => MulForm::Loop,
-            Formulas::Straight | Formulas::Interpreted => MulForm::Unrolled,
+            Formulas::Straight | Formulas::Registers | Formulas::Interpreted => MulForm::Unrolled,
+        }
+    }
+
+    /// How the formula functions of the straight-line modules are written in this form.
+    fn formula_code(self) -> FormulaCode {
+        match self {
+            Formulas::Registers => FormulaCode::Registers,
+            _ => FormulaCode::Straight,
         }
     }
 }
@@ -98,17 +120,17 @@ impl<T: Copy> PerCurve<T> {
 impl PerCurve<Formulas> {
     /// The default for an adapter. Software adapters: the interpreter for both curves
     /// (llvmpipe compiles a straight-line MSM for minutes, and CI runs on it).
-    /// Hardware: G1 straight (measured 4.15x the interpreter on the H200); G2 compact,
-    /// whose kernels are a fifth of the straight ones' code and compile in about
-    /// the time of G1's straight ones on llvmpipe (the unrolled G2 did not compile on
-    /// NVIDIA's Vulkan driver within 150 s).
+    /// Hardware: G1 straight (measured 4.15x the interpreter on the H200); G2
+    /// registers, whose kernels hold a twelfth of the straight ones' code (the straight
+    /// G2 did not compile on NVIDIA's Vulkan driver within 150 s) and run the same
+    /// loop-free Fq code.
     pub fn for_adapter(software: bool) -> Self {
         if software {
             PerCurve::both(Formulas::Interpreted)
         } else {
             PerCurve {
                 g1: Formulas::Straight,
-                g2: Formulas::Compact,
+                g2: Formulas::Registers,
             }
         }
     }
@@ -163,6 +185,17 @@ pub struct ShaderConfig {
     pub formulas: PerCurve<Formulas>,
 }
 
+impl ShaderConfig {
+    /// A hardware adapter's defaults (for tests of the generated sources).
+    #[cfg(test)]
+    pub fn hardware_default() -> ShaderConfig {
+        ShaderConfig {
+            limbs: LimbBits::DEFAULT,
+            formulas: PerCurve::for_adapter(false),
+        }
+    }
+}
+
 /// A shader module: which WGSL files and generated pieces it is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
@@ -187,9 +220,32 @@ pub enum Module {
     FormulaTestG2,
 }
 
+/// A parameter block whose WGSL struct params.rs generates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ParamsBlock {
+    Ntt,
+    Msm,
+    FrTest,
+    ProgramTest,
+}
+
+impl ParamsBlock {
+    fn wgsl(self) -> String {
+        use crate::params::{FrTestParams, MsmParams, NttParams, ProgramTestParams, WgslStruct};
+        match self {
+            ParamsBlock::Ntt => NttParams::wgsl(),
+            ParamsBlock::Msm => MsmParams::wgsl(),
+            ParamsBlock::FrTest => FrTestParams::wgsl(),
+            ParamsBlock::ProgramTest => ProgramTestParams::wgsl(),
+        }
+    }
+}
+
 /// One piece of a module's source.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Part {
+    /// The struct of a parameter block (generated from params.rs).
+    Params(ParamsBlock),
     /// The 16-bit field constants (FR_P, FQ_P, ...) of fr.wgsl's code.
     FieldConstants,
     /// A shader file.
@@ -253,44 +309,56 @@ impl Module {
     fn parts(self) -> &'static [Part] {
         use Part::*;
         match self {
-            Module::Ntt => &[FieldConstants, Wgsl(FR), Wgsl(NTT)],
-            Module::MsmSort => &[FieldConstants, Wgsl(FR), Wgsl(MSM_COMMON), Wgsl(MSM_SORT)],
+            Module::Ntt => &[FieldConstants, Wgsl(FR), Params(ParamsBlock::Ntt), Wgsl(NTT)],
+            Module::MsmSort => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::Msm),
+                Wgsl(MSM_COMMON),
+                Wgsl(MSM_SORT),
+            ],
             Module::MsmBuckets => &[
                 FieldConstants,
                 Fq,
                 Wgsl(PROGRAM),
                 Interpreter,
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM),
             ],
             Module::MsmG1 => &[
                 Formulas(&[Program::G1Add]),
                 MsmCurve(Program::G1Add),
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
             Module::MsmG2 => &[
                 Formulas(&[Program::G2Add]),
                 MsmCurve(Program::G2Add),
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
-            Module::FrTest => &[FieldConstants, Wgsl(FR), Wgsl(FR_TEST)],
+            Module::FrTest => &[FieldConstants, Wgsl(FR), Params(ParamsBlock::FrTest), Wgsl(FR_TEST)],
             Module::ProgramTest => &[
                 FieldConstants,
                 Fq,
                 Wgsl(PROGRAM),
                 Interpreter,
+                Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 Wgsl(PROGRAM_TEST),
             ],
             Module::FormulaTestG1 => &[
                 Formulas(&[Program::G1Add]),
+                Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 FormulaTests(G1_TESTED),
             ],
             Module::FormulaTestG2 => &[
                 Formulas(G2_TESTED),
+                Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 FormulaTests(G2_TESTED),
             ],
@@ -310,6 +378,7 @@ impl Module {
                 s.push('\n');
             }
             match *part {
+                Part::Params(block) => s.push_str(&block.wgsl()),
                 Part::FieldConstants => s.push_str(&wgsl_constants()),
                 Part::Wgsl(text) => s.push_str(text),
                 Part::Fq => s.push_str(&fq_wgsl(FR)),
@@ -319,8 +388,13 @@ impl Module {
                     s.push_str(INTERPRETER);
                 }
                 Part::Formulas(programs) => {
-                    let mul = config.formulas.of(programs[0]).mul_form();
-                    s.push_str(&wgsl_formulas(config.limbs, mul, programs))
+                    let form = config.formulas.of(programs[0]);
+                    s.push_str(&wgsl_formulas(
+                        config.limbs,
+                        form.mul_form(),
+                        form.formula_code(),
+                        programs,
+                    ))
                 }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
@@ -384,7 +458,10 @@ mod tests {
                 .any(|p| matches!(p, Part::Formulas(_)));
             let configs: Vec<ShaderConfig> = if straight {
                 LimbBits::RANGE
-                    .flat_map(|b| [Formulas::Straight, Formulas::Compact].map(|f| config(b, f)))
+                    .flat_map(|b| {
+                        [Formulas::Straight, Formulas::Compact, Formulas::Registers]
+                            .map(|f| config(b, f))
+                    })
                     .collect()
             } else {
                 vec![config(LimbBits::DEFAULT.bits(), Formulas::Interpreted)]
@@ -447,30 +524,37 @@ mod tests {
         );
         let hardware = PerCurve::for_adapter(false);
         assert_eq!(hardware.g1, Formulas::Straight);
-        assert_eq!(hardware.g2, Formulas::Compact);
-        assert_eq!(hardware.describe(), "g1 straight, g2 compact");
+        assert_eq!(hardware.g2, Formulas::Registers);
+        assert_eq!(hardware.describe(), "g1 straight, g2 registers");
     }
 
-    /// The straight-line MSM modules carry their own curve's additions only, and no
-    /// register file or interpreter; the interpreted one no straight-line code. The
-    /// compact form's product is a loop, the straight one's not.
+    /// The straight-line MSM modules carry their own curve's additions only; the
+    /// straight and compact ones no register file, the registers one no formula
+    /// written out; the interpreted one no straight-line code. The compact form's
+    /// product is a loop, the others' not.
     #[test]
     fn msm_modules_emit_only_their_formulas() {
-        let hardware = ShaderConfig {
+        let at = |form| ShaderConfig {
             limbs: LimbBits::DEFAULT,
-            formulas: PerCurve::for_adapter(false),
+            formulas: PerCurve::both(form),
         };
-        let g1 = Module::MsmG1.source(&hardware);
-        assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
-        assert!(!g1.contains("fn g2_add("));
-        assert!(!g1.contains("for (var i = 0u; i < 30u; i++)"), "G1 straight: unrolled");
-        let g2 = Module::MsmG2.source(&hardware);
-        assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
-        assert!(!g2.contains("fn g1_add("));
-        assert!(g2.contains("for (var i = 0u; i < 30u; i++)"), "G2 compact: a loop");
-        for s in [&g1, &g2] {
-            assert!(!s.contains("regs") && !s.contains("var<private>"));
+        let looped = "for (var i = 0u; i < 30u; i++)";
+        for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+            let g1 = Module::MsmG1.source(&at(form));
+            assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
+            assert!(!g1.contains("fn g2_add("));
+            let g2 = Module::MsmG2.source(&at(form));
+            assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
+            assert!(!g2.contains("fn g1_add("));
+            for s in [&g1, &g2] {
+                assert_eq!(s.contains(looped), form == Formulas::Compact, "{form:?}");
+                assert!(!s.contains("var<private> regs:") && !s.contains("fn run_program"));
+                let registers = s.contains("var<private> fq_regs: array<Fq, ");
+                assert_eq!(registers, form == Formulas::Registers, "{form:?}");
+                assert_eq!(s.contains("let v0 = fq_"), form != Formulas::Registers);
+            }
         }
+        let hardware = ShaderConfig::hardware_default();
         let interpreted = Module::MsmBuckets.source(&hardware);
         assert!(!interpreted.contains("fn g1_add"));
         assert!(interpreted.contains("var<private> program:"));
@@ -482,20 +566,27 @@ mod tests {
 
     /// Fq operations one point addition puts into a kernel, every call inlined (the
     /// proxy for a driver's compile time; `cargo test ... kernel_sizes -- --nocapture`
-    /// prints them): G2's compact addition is smaller than G1's straight one, whose
+    /// prints them): G2's registers addition is a fraction of G1's straight one, whose
     /// MSM kernels NVIDIA's Vulkan driver compiles in about a second each.
     #[test]
-    fn kernel_sizes_compact_g2_below_straight_g1() {
+    fn kernel_sizes_registers_g2_below_straight_g1() {
         let size = |p, f: Formulas| {
-            let n = crate::straight::inlined_operations(p, LimbBits::DEFAULT, f.mul_form());
+            let n = crate::straight::inlined_operations(
+                p,
+                LimbBits::DEFAULT,
+                f.mul_form(),
+                f.formula_code(),
+            );
             println!("kernel sizes: {p:?} {}: {n} operations inlined", f.name());
             n
         };
         let g1 = size(Program::G1Add, Formulas::Straight);
         let g2 = size(Program::G2Add, Formulas::Straight);
         let g2_compact = size(Program::G2Add, Formulas::Compact);
+        let g2_registers = size(Program::G2Add, Formulas::Registers);
         size(Program::G1Add, Formulas::Compact);
         assert!(g2_compact < g1, "{g2_compact} vs {g1}");
         assert!(g2_compact * 3 < g2, "{g2_compact} vs {g2}");
+        assert!(g2_registers * 10 < g1, "{g2_registers} vs {g1}");
     }
 }

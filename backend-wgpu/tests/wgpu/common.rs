@@ -21,10 +21,10 @@ pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     shared(&SHARED, test, WgpuOptions::default())
 }
 
-/// The forms hardware adapters get by default: G1 straight, G2 compact.
+/// The forms hardware adapters get by default: G1 straight, G2 registers.
 pub const HARDWARE_FORMS: PerCurve<Formulas> = PerCurve {
     g1: Formulas::Straight,
-    g2: Formulas::Compact,
+    g2: Formulas::Registers,
 };
 
 /// The first adapter with the hardware adapters' forms forced ([`HARDWARE_FORMS`]),

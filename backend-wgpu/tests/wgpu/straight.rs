@@ -51,7 +51,7 @@ fn straight_fields_and_additions_match_arkworks() {
         ],
     );
     println!(
-        "compact Fq2 add, sub, mul: {:.1?} with compiling",
+        "registers Fq2 add, sub, mul: {:.1?} with compiling",
         started.elapsed()
     );
     let started = Instant::now();
@@ -59,7 +59,7 @@ fn straight_fields_and_additions_match_arkworks() {
     println!("straight G1 add: {:.1?} with compiling", started.elapsed());
     let started = Instant::now();
     crate::curve::check::<g2::Config>(&mut rng, |op, a, b| backend.g2_op(op, a, b));
-    println!("compact G2 add: {:.1?} with compiling", started.elapsed());
+    println!("registers G2 add: {:.1?} with compiling", started.elapsed());
     print_compiles(backend);
 }
 
@@ -104,10 +104,10 @@ fn straight_g1_msm_matches_arkworks() {
     print_compiles(backend);
 }
 
-/// The MSM's edge cases over G2 in the compact form hardware adapters run by default,
-/// as above. Ignored by default: llvmpipe runs them for minutes.
+/// The MSM's edge cases over G2 in the registers form hardware adapters run by
+/// default, as above. Ignored by default: llvmpipe runs them for minutes.
 #[test]
-#[ignore = "llvmpipe compiles and runs the compact G2 MSM for minutes"]
+#[ignore = "llvmpipe runs the G2 MSM in the registers form for minutes"]
 fn straight_g2_msm_matches_arkworks() {
     let _serial = common::serial();
     let Some(backend) = common::straight_backend("straight_g2_msm_matches_arkworks") else {
@@ -116,7 +116,7 @@ fn straight_g2_msm_matches_arkworks() {
     let (mut rng, _seed) = common::rng();
     let started = Instant::now();
     crate::msm::edge_cases::<g2::Config>(backend, &mut rng);
-    println!("compact MSM G2: {:.1?} with compiling", started.elapsed());
+    println!("registers MSM G2: {:.1?} with compiling", started.elapsed());
     print_compiles(backend);
 }
 
