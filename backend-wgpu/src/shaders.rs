@@ -255,8 +255,10 @@ enum Part {
     /// The interpreter and its programs.
     Interpreter,
     /// The generated Fq code (its product in the form of these programs' curve), the
-    /// value types and these programs' straight-line functions (straight.rs).
-    Formulas(&'static [Program]),
+    /// value types and these programs' straight-line functions (straight.rs); the
+    /// registers form's programs run the instructions these parameters name (start,
+    /// length).
+    Formulas(&'static [Program], [&'static str; 2]),
     /// The curve head of a straight-line MSM module, by its addition program.
     MsmCurve(Program),
     /// The straight-line test entry points of these programs.
@@ -274,6 +276,11 @@ const MSM_VALUES: &str = include_str!("../shaders/msm_values.wgsl");
 const FR_TEST: &str = include_str!("../shaders/fr_test.wgsl");
 const PROGRAM_TEST_PARAMS: &str = include_str!("../shaders/program_test_params.wgsl");
 const PROGRAM_TEST: &str = include_str!("../shaders/program_test.wgsl");
+
+/// Where the MSM kernels' parameters name the point addition's program.
+const MSM_PROGRAM: [&str; 2] = ["params.prog_start", "params.prog_len"];
+/// Where the test kernels' parameters name the tested program.
+const TEST_PROGRAM: [&str; 2] = ["params.start", "params.len"];
 
 /// The programs of G1's straight-line test entry points (the Fq ones need no function
 /// of their own).
@@ -327,14 +334,14 @@ impl Module {
                 Wgsl(MSM),
             ],
             Module::MsmG1 => &[
-                Formulas(&[Program::G1Add]),
+                Formulas(&[Program::G1Add], MSM_PROGRAM),
                 MsmCurve(Program::G1Add),
                 Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
             Module::MsmG2 => &[
-                Formulas(&[Program::G2Add]),
+                Formulas(&[Program::G2Add], MSM_PROGRAM),
                 MsmCurve(Program::G2Add),
                 Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
@@ -351,13 +358,13 @@ impl Module {
                 Wgsl(PROGRAM_TEST),
             ],
             Module::FormulaTestG1 => &[
-                Formulas(&[Program::G1Add]),
+                Formulas(&[Program::G1Add], TEST_PROGRAM),
                 Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 FormulaTests(G1_TESTED),
             ],
             Module::FormulaTestG2 => &[
-                Formulas(G2_TESTED),
+                Formulas(G2_TESTED, TEST_PROGRAM),
                 Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 FormulaTests(G2_TESTED),
@@ -387,13 +394,14 @@ impl Module {
                     s.push('\n');
                     s.push_str(INTERPRETER);
                 }
-                Part::Formulas(programs) => {
+                Part::Formulas(programs, range) => {
                     let form = config.formulas.of(programs[0]);
                     s.push_str(&wgsl_formulas(
                         config.limbs,
                         form.mul_form(),
                         form.formula_code(),
                         programs,
+                        range,
                     ))
                 }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
@@ -455,7 +463,7 @@ mod tests {
             let straight = module
                 .parts()
                 .iter()
-                .any(|p| matches!(p, Part::Formulas(_)));
+                .any(|p| matches!(p, Part::Formulas(..)));
             let configs: Vec<ShaderConfig> = if straight {
                 LimbBits::RANGE
                     .flat_map(|b| {
