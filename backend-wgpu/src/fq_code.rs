@@ -259,7 +259,10 @@ impl Code {
     /// only for inputs within those: what a loop's invariant check needs
     /// ([`FqCode::mul_loop`]).
     fn bounds_with(&self, input_hi: impl Fn(usize, usize) -> u64) -> Option<Vec<u64>> {
-        assert!(!self.assumed, "bounds of assumed values cannot be recomputed");
+        assert!(
+            !self.assumed,
+            "bounds of assumed values cannot be recomputed"
+        );
         let mut lo: Vec<u64> = Vec::with_capacity(self.ops.len());
         let mut hi: Vec<u64> = Vec::with_capacity(self.ops.len());
         for op in &self.ops {
@@ -717,9 +720,7 @@ impl FqCode {
     fn row_code(&self, columns: &[u64]) -> (Code, Vec<V>) {
         let mut code = Code::default();
         let a = self.inputs(&mut code, 0);
-        let mut t: Vec<V> = (0..=self.n)
-            .map(|j| code.input(1, j, columns[j]))
-            .collect();
+        let mut t: Vec<V> = (0..=self.n).map(|j| code.input(1, j, columns[j])).collect();
         let bi = code.input(2, 0, self.mask as u64);
         self.row(&mut code, &mut t, &a, bi);
         (code, t)
@@ -773,7 +774,10 @@ impl FqCode {
                 post_out,
             };
         }
-        panic!("{}-bit limbs: no bound on the columns holds for every row", self.bits)
+        panic!(
+            "{}-bit limbs: no bound on the columns holds for every row",
+            self.bits
+        )
     }
 
     /// `fq_add(a, b)`: a + b mod p.
@@ -1005,7 +1009,11 @@ mod tests {
                 for &y in &xs[20..] {
                     let (xl, yl) = (to_limbs(&int(x), bits, n), to_limbs(&int(y), bits, n));
                     let got = from_limbs(&looped.eval(&xl, &yl), bits);
-                    assert_eq!(got, x * y * r_inv, "{bits}-bit limbs, {x}·{y} (seed {seed})");
+                    assert_eq!(
+                        got,
+                        x * y * r_inv,
+                        "{bits}-bit limbs, {x}·{y} (seed {seed})"
+                    );
                 }
             }
             let unrolled = code.mul().code.operations();
@@ -1015,11 +1023,20 @@ mod tests {
             // operations (and the first row's, whose zero columns fold away there);
             // wider limbs carry where the worst row needs it, in every row.
             if bits <= 13 {
-                assert!(rolled <= unrolled + unrolled / 50, "{bits} bits: {rolled} vs {unrolled}");
+                assert!(
+                    rolled <= unrolled + unrolled / 50,
+                    "{bits} bits: {rolled} vs {unrolled}"
+                );
             }
             let text = looped.wgsl();
-            assert!(text.contains(&format!("for (var i = 0u; i < {n}u; i++) {{")), "{text}");
-            assert!(text.len() * 4 < code.mul().wgsl().len(), "{bits} bits: the loop is smaller");
+            assert!(
+                text.contains(&format!("for (var i = 0u; i < {n}u; i++) {{")),
+                "{text}"
+            );
+            assert!(
+                text.len() * 4 < code.mul().wgsl().len(),
+                "{bits} bits: the loop is smaller"
+            );
         }
     }
 

@@ -294,7 +294,10 @@ mod tests {
     fn generated_wgsl_excerpt() {
         let s = NttParams::wgsl();
         assert!(s.starts_with("// Parameters of one NTT-module dispatch (shaders/ntt.wgsl) (generated from params.rs).\nstruct NttParams {\n"), "{s}");
-        assert!(s.contains("    // Threads in this dispatch.\n    count: u32,\n"), "{s}");
+        assert!(
+            s.contains("    // Threads in this dispatch.\n    count: u32,\n"),
+            "{s}"
+        );
         assert!(s.contains("    c: array<vec4<u32>, 2>,\n"), "{s}");
         assert!(s.ends_with("}\n"));
     }

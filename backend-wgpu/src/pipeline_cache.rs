@@ -149,7 +149,9 @@ fn encode(data: &[u8]) -> Vec<u8> {
 
 /// The data of a cache file's bytes, or why they are not one.
 fn decode(file: &[u8]) -> Result<&[u8], &'static str> {
-    let rest = file.strip_prefix(MAGIC).ok_or("not a crucible cache file")?;
+    let rest = file
+        .strip_prefix(MAGIC)
+        .ok_or("not a crucible cache file")?;
     if rest.len() < 8 {
         return Err("truncated");
     }

@@ -142,7 +142,9 @@ impl PerCurve<Formulas> {
 
     /// Whether a curve runs a straight-line form (the Fq limb width matters).
     pub fn any_straight(&self) -> bool {
-        [self.g1, self.g2].iter().any(|f| *f != Formulas::Interpreted)
+        [self.g1, self.g2]
+            .iter()
+            .any(|f| *f != Formulas::Interpreted)
     }
 }
 
@@ -284,9 +286,19 @@ const TEST_PROGRAM: [&str; 2] = ["params.start", "params.len"];
 
 /// The programs of G1's straight-line test entry points (the Fq ones need no function
 /// of their own).
-const G1_TESTED: &[Program] = &[Program::FqAdd, Program::FqSub, Program::FqMul, Program::G1Add];
+const G1_TESTED: &[Program] = &[
+    Program::FqAdd,
+    Program::FqSub,
+    Program::FqMul,
+    Program::G1Add,
+];
 /// The programs of G2's, each also a straight-line function.
-const G2_TESTED: &[Program] = &[Program::Fq2Add, Program::Fq2Sub, Program::Fq2Mul, Program::G2Add];
+const G2_TESTED: &[Program] = &[
+    Program::Fq2Add,
+    Program::Fq2Sub,
+    Program::Fq2Mul,
+    Program::G2Add,
+];
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
@@ -316,7 +328,12 @@ impl Module {
     fn parts(self) -> &'static [Part] {
         use Part::*;
         match self {
-            Module::Ntt => &[FieldConstants, Wgsl(FR), Params(ParamsBlock::Ntt), Wgsl(NTT)],
+            Module::Ntt => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::Ntt),
+                Wgsl(NTT),
+            ],
             Module::MsmSort => &[
                 FieldConstants,
                 Wgsl(FR),
@@ -347,7 +364,12 @@ impl Module {
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
-            Module::FrTest => &[FieldConstants, Wgsl(FR), Params(ParamsBlock::FrTest), Wgsl(FR_TEST)],
+            Module::FrTest => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::FrTest),
+                Wgsl(FR_TEST),
+            ],
             Module::ProgramTest => &[
                 FieldConstants,
                 Fq,
@@ -505,7 +527,10 @@ mod tests {
             assert_eq!(Formulas::parse(f.name()), Some(f));
         }
         let parse = PerCurve::<Option<Formulas>>::parse;
-        assert_eq!(parse("compact"), Some(PerCurve::both(Some(Formulas::Compact))));
+        assert_eq!(
+            parse("compact"),
+            Some(PerCurve::both(Some(Formulas::Compact)))
+        );
         assert_eq!(
             parse("g1=straight, G2=Interpreted"),
             Some(PerCurve {
@@ -566,10 +591,19 @@ mod tests {
         let interpreted = Module::MsmBuckets.source(&hardware);
         assert!(!interpreted.contains("fn g1_add"));
         assert!(interpreted.contains("var<private> program:"));
-        assert_eq!(Module::msm_buckets(Program::G1Add, hardware.formulas), Module::MsmG1);
-        assert_eq!(Module::msm_buckets(Program::G2Add, hardware.formulas), Module::MsmG2);
+        assert_eq!(
+            Module::msm_buckets(Program::G1Add, hardware.formulas),
+            Module::MsmG1
+        );
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, hardware.formulas),
+            Module::MsmG2
+        );
         let software = PerCurve::for_adapter(true);
-        assert_eq!(Module::msm_buckets(Program::G2Add, software), Module::MsmBuckets);
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, software),
+            Module::MsmBuckets
+        );
     }
 
     /// Fq operations one point addition puts into a kernel, every call inlined (the

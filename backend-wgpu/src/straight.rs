@@ -12,6 +12,11 @@
 //! limbs: one product fewer), else R mod p (fq_code.rs says why stored affine points
 //! get that Z). The MSM's kernels (shaders/msm_values.wgsl) and the formula test entry
 //! points are built on these functions.
+//!
+//! The same functions can instead run their program's instructions over a private
+//! register file ([`wgsl_register_formulas`], the `registers` form): one copy of the
+//! Fq code per call instead of one per instruction, for curves whose straight kernels
+//! are too large for a driver's compiler (G2's).
 
 use crate::field::{decode, wgsl_programs, FqOp, Program};
 use crate::fq_code::{FqCode, LimbBits, MulForm};

@@ -48,7 +48,11 @@ fn fr_ops(backend: &WgpuBackend) -> CacheUse {
         started.elapsed(),
         backend.pipeline_compile_report()
     );
-    assert_eq!(compiles.len(), 1, "one module, one entry point: {compiles:?}");
+    assert_eq!(
+        compiles.len(),
+        1,
+        "one module, one entry point: {compiles:?}"
+    );
     compiles[0].cache.clone()
 }
 
@@ -68,7 +72,10 @@ fn pipeline_cache_is_saved_and_reused() {
         CacheUse::Cold(why) => assert!(why.contains("nothing saved"), "{why}"),
         other => panic!("a fresh folder cannot hold a cache: {other:?}"),
     }
-    assert!(api.contains(&format!("pipeline cache in {}", dir.display())), "{api}");
+    assert!(
+        api.contains(&format!("pipeline cache in {}", dir.display())),
+        "{api}"
+    );
     let saved: Vec<_> = std::fs::read_dir(&dir)
         .expect("the first device saved its cache")
         .map(|e| e.expect("listing the cache folder").path())
