@@ -21,25 +21,26 @@ pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     shared(&SHARED, test, WgpuOptions::default())
 }
 
-/// The forms hardware adapters get by default: G1 straight, G2 registers.
-pub const HARDWARE_FORMS: PerCurve<Formulas> = PerCurve {
+/// The straight-line forms these tests force: G1 straight (hardware adapters'
+/// default), G2 registers (its candidate).
+pub const STRAIGHT_FORMS: PerCurve<Formulas> = PerCurve {
     g1: Formulas::Straight,
     g2: Formulas::Registers,
 };
 
-/// The first adapter with the hardware adapters' forms forced ([`HARDWARE_FORMS`]),
-/// whatever its type (on llvmpipe too), opened once per test binary.
+/// The first adapter with [`STRAIGHT_FORMS`] forced, whatever its type (on llvmpipe
+/// too), opened once per test binary.
 pub fn straight_backend(test: &str) -> Option<&'static WgpuBackend> {
     static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
     let options = WgpuOptions {
         formulas: PerCurve {
-            g1: Some(HARDWARE_FORMS.g1),
-            g2: Some(HARDWARE_FORMS.g2),
+            g1: Some(STRAIGHT_FORMS.g1),
+            g2: Some(STRAIGHT_FORMS.g2),
         },
         ..WgpuOptions::default()
     };
     let backend = shared(&SHARED, test, options)?;
-    assert_eq!(backend.formulas(), HARDWARE_FORMS);
+    assert_eq!(backend.formulas(), STRAIGHT_FORMS);
     Some(backend)
 }
 

@@ -46,8 +46,7 @@ fn straight_fields_and_additions_match_arkworks() {
     print_compiles(backend);
 }
 
-/// Fq2 arithmetic and G2's addition in G2's registers form (hardware adapters'
-/// default), each run twice: the first run's time includes the compilers' (llvmpipe
+/// Fq2 arithmetic and G2's addition in G2's registers form, each run twice: the first run's time includes the compilers' (llvmpipe
 /// compiles a pipeline at its first dispatch, after `pipeline_compiles` timed its
 /// creation), the second is the kernels' alone.
 #[test]
@@ -125,8 +124,7 @@ fn straight_g1_msm_matches_arkworks() {
     print_compiles(backend);
 }
 
-/// The MSM's edge cases over G2 in the registers form hardware adapters run by
-/// default, as above. Ignored by default: llvmpipe runs them for minutes.
+/// The MSM's edge cases over G2 in the registers form, as above. Ignored by default: llvmpipe runs them for minutes.
 #[test]
 #[ignore = "llvmpipe runs the G2 MSM in the registers form for minutes"]
 fn straight_g2_msm_matches_arkworks() {
