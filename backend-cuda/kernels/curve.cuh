@@ -54,37 +54,93 @@ template <class F> CRU_DEV Affine<F> aff_neg(const Affine<F>& a) {
     Affine<F> r; r.x = a.x; r.y = fneg(a.y); return r;  // (0, 0) stays (0, 0)
 }
 
-// mdbl-2008-s-1: 2·(x, y) for an affine point that is not infinity. y = 0 gives
-// ZZ = 0, infinity (2-torsion).
-template <class F> CRU_CALL Xyzz<F> xyzz_double_affine(const Affine<F>& a) {
-    const F u = fdbl(a.y);
-    const F v = fsqr(u);
-    const F w = fmul(u, v);
-    const F s = fmul(a.x, v);
-    const F xx = fsqr(a.x);
+// How a formula takes its field products (fmul_of / fsqr_of below):
+//   CRU_PRODUCTS_CALL_FQ2  Fq products inlined, Fq2 products calls (fq2.cuh's fmul);
+//   CRU_PRODUCTS_INLINE    every product inlined, the Fq2 ones too (fmul_inline);
+//   CRU_PRODUCTS_CALLS     (G1) every Fq product a call (field.cuh's fmul_call): for
+//                          formulas off the hot paths, a few a thread, where the cost
+//                          that matters is NVRTC's. ptxas compiles a kernel's callees
+//                          into each kernel, and a G1 addition with its 14 products
+//                          inlined took NVRTC about 10 CPU seconds; as calls about 3.
+#define CRU_PRODUCTS_CALL_FQ2 0
+#define CRU_PRODUCTS_INLINE 1
+#define CRU_PRODUCTS_CALLS 2
+
+template <int HOW, class F> CRU_DEV F fmul_of(const F& a, const F& b) {
+    if constexpr (HOW == CRU_PRODUCTS_INLINE) return fmul_inline(a, b);
+    else if constexpr (HOW == CRU_PRODUCTS_CALLS) return fmul_call(a, b);
+    else return fmul(a, b);
+}
+template <int HOW, class F> CRU_DEV F fsqr_of(const F& a) {
+    if constexpr (HOW == CRU_PRODUCTS_INLINE) return fsqr_inline(a);
+    else if constexpr (HOW == CRU_PRODUCTS_CALLS) return fsqr_call(a);
+    else return fsqr(a);
+}
+
+// dbl-2008-s-1: 2P. Infinity in gives ZZ = 0 out.
+template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_double_formula(const Xyzz<F>& p) {
+    const F u = fdbl(p.y);
+    const F v = fsqr_of<HOW>(u);
+    const F w = fmul_of<HOW>(u, v);
+    const F s = fmul_of<HOW>(p.x, v);
+    const F xx = fsqr_of<HOW>(p.x);
     const F m = fadd(fdbl(xx), xx);
     Xyzz<F> r;
-    r.x = fsub(fsub(fsqr(m), s), s);
-    r.y = fsub(fmul(m, fsub(s, r.x)), fmul(w, a.y));
+    r.x = fsub(fsub(fsqr_of<HOW>(m), s), s);
+    r.y = fsub(fmul_of<HOW>(m, fsub(s, r.x)), fmul_of<HOW>(w, p.y));
+    r.zz = fmul_of<HOW>(v, p.zz);
+    r.zzz = fmul_of<HOW>(w, p.zzz);
+    return r;
+}
+
+// 2P as a call (one copy per instantiation and kernel).
+template <class F> CRU_CALL Xyzz<F> xyzz_double(const Xyzz<F>& p) {
+    return xyzz_double_formula<CRU_PRODUCTS_CALL_FQ2>(p);
+}
+
+// mdbl-2008-s-1: 2·(x, y) for an affine point that is not infinity. y = 0 gives
+// ZZ = 0, infinity (2-torsion).
+template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_double_affine_formula(const Affine<F>& a) {
+    const F u = fdbl(a.y);
+    const F v = fsqr_of<HOW>(u);
+    const F w = fmul_of<HOW>(u, v);
+    const F s = fmul_of<HOW>(a.x, v);
+    const F xx = fsqr_of<HOW>(a.x);
+    const F m = fadd(fdbl(xx), xx);
+    Xyzz<F> r;
+    r.x = fsub(fsub(fsqr_of<HOW>(m), s), s);
+    r.y = fsub(fmul_of<HOW>(m, fsub(s, r.x)), fmul_of<HOW>(w, a.y));
     r.zz = v;
     r.zzz = w;
     return r;
 }
 
-// dbl-2008-s-1: 2P. Infinity in gives ZZ = 0 out.
-template <class F> CRU_CALL Xyzz<F> xyzz_double(const Xyzz<F>& p) {
-    const F u = fdbl(p.y);
-    const F v = fsqr(u);
-    const F w = fmul(u, v);
-    const F s = fmul(p.x, v);
-    const F xx = fsqr(p.x);
-    const F m = fadd(fdbl(xx), xx);
-    Xyzz<F> r;
-    r.x = fsub(fsub(fsqr(m), s), s);
-    r.y = fsub(fmul(m, fsub(s, r.x)), fmul(w, p.y));
-    r.zz = fmul(v, p.zz);
-    r.zzz = fmul(w, p.zzz);
-    return r;
+// 2·(x, y) as a call (planes.cu's first doubling of each point).
+template <class F> CRU_CALL Xyzz<F> xyzz_double_affine(const Affine<F>& a) {
+    return xyzz_double_affine_formula<CRU_PRODUCTS_CALL_FQ2>(a);
+}
+
+// The doublings of the additions' rare P = Q case (below). For G1 with every product
+// a call: inlined, their products were about 40 % of NVVM's time over the bucket
+// sums' kernel (`--fdevice-time-trace`), and made the G1 addition cost NVRTC about 3
+// more CPU seconds in each kernel that calls it; the sums' kernel body kept its
+// wide multiply-adds and spills (SASS, NVRTC 13.5: 11 instructions more). For G2 the
+// doublings' Fq2 products are calls already: making their Fq products calls too grew
+// the sums' kernel body by 500 instructions and 28 local-memory accesses, for about 1
+// CPU second of NVRTC, so G2 keeps them. -DCRU_RARE_DOUBLE_CALLS=0
+// (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1 the G2 way too, for the A/B.
+#ifndef CRU_RARE_DOUBLE_CALLS
+#define CRU_RARE_DOUBLE_CALLS 1
+#endif
+template <class F> struct RareProducts { static constexpr int HOW = CRU_PRODUCTS_CALL_FQ2; };
+#if CRU_RARE_DOUBLE_CALLS
+template <> struct RareProducts<Fq> { static constexpr int HOW = CRU_PRODUCTS_CALLS; };
+#endif
+template <class F> CRU_CALL Xyzz<F> xyzz_double_affine_rare(const Affine<F>& a) {
+    return xyzz_double_affine_formula<RareProducts<F>::HOW>(a);
+}
+template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
+    return xyzz_double_formula<RareProducts<F>::HOW>(p);
 }
 
 // madd-2008-s: P + q for an affine q (which may be the (0, 0) infinity). Inlined
@@ -100,7 +156,7 @@ template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, cons
     const F pp_ = fsub(fmul_inline(q.x, p.zz), p.x);   // P
     const F rr = fsub(fmul_inline(q.y, p.zzz), p.y);   // R
     if (fis_zero(pp_)) {
-        if (fis_zero(rr)) return xyzz_double_affine(q);
+        if (fis_zero(rr)) return xyzz_double_affine_rare(q);
         return xyzz_identity<F>();
     }
     const F pp = fsqr_inline(pp_);
@@ -119,44 +175,38 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     return xyzz_add_affine_inline(p, q);
 }
 
-// The products of a formula: for INLINE the Fq2 products inlined too (Fq products
-// always are).
-template <bool INLINE, class F> CRU_DEV F fmul_of(const F& a, const F& b) {
-    if (INLINE) return fmul_inline(a, b);
-    return fmul(a, b);
-}
-template <bool INLINE, class F> CRU_DEV F fsqr_of(const F& a) {
-    if (INLINE) return fsqr_inline(a);
-    return fsqr(a);
-}
-
-// add-2008-s: P + Q, written where it is used. INLINE also inlines the Fq2 products
-// (as xyzz_add_affine_inline does): the reduction's A/B (msm.cu's CRU_REDUCE_INLINE).
-template <bool INLINE, class F> CRU_DEV Xyzz<F> xyzz_add_formula(const Xyzz<F>& p, const Xyzz<F>& q) {
+// add-2008-s: P + Q, written where it is used, its products taken as HOW says
+// (CRU_PRODUCTS_INLINE: the reduction's A/B, msm.cu's CRU_REDUCE_INLINE).
+template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_formula(const Xyzz<F>& p, const Xyzz<F>& q) {
     if (xyzz_is_identity(p)) return q;
     if (xyzz_is_identity(q)) return p;
-    const F u1 = fmul_of<INLINE>(p.x, q.zz);
-    const F s1 = fmul_of<INLINE>(p.y, q.zzz);
-    const F pp_ = fsub(fmul_of<INLINE>(q.x, p.zz), u1);    // P = U2 - U1
-    const F rr = fsub(fmul_of<INLINE>(q.y, p.zzz), s1);    // R = S2 - S1
+    const F u1 = fmul_of<HOW>(p.x, q.zz);
+    const F s1 = fmul_of<HOW>(p.y, q.zzz);
+    const F pp_ = fsub(fmul_of<HOW>(q.x, p.zz), u1);    // P = U2 - U1
+    const F rr = fsub(fmul_of<HOW>(q.y, p.zzz), s1);    // R = S2 - S1
     if (fis_zero(pp_)) {
-        if (fis_zero(rr)) return xyzz_double(p);
+        if (fis_zero(rr)) return xyzz_double_rare(p);
         return xyzz_identity<F>();
     }
-    const F pp = fsqr_of<INLINE>(pp_);
-    const F ppp = fmul_of<INLINE>(pp_, pp);
-    const F qq = fmul_of<INLINE>(u1, pp);
+    const F pp = fsqr_of<HOW>(pp_);
+    const F ppp = fmul_of<HOW>(pp_, pp);
+    const F qq = fmul_of<HOW>(u1, pp);
     Xyzz<F> r;
-    r.x = fsub(fsub(fsqr_of<INLINE>(rr), ppp), fdbl(qq));
-    r.y = fsub(fmul_of<INLINE>(rr, fsub(qq, r.x)), fmul_of<INLINE>(s1, ppp));
-    r.zz = fmul_of<INLINE>(fmul_of<INLINE>(p.zz, q.zz), pp);
-    r.zzz = fmul_of<INLINE>(fmul_of<INLINE>(p.zzz, q.zzz), ppp);
+    r.x = fsub(fsub(fsqr_of<HOW>(rr), ppp), fdbl(qq));
+    r.y = fsub(fmul_of<HOW>(rr, fsub(qq, r.x)), fmul_of<HOW>(s1, ppp));
+    r.zz = fmul_of<HOW>(fmul_of<HOW>(p.zz, q.zz), pp);
+    r.zzz = fmul_of<HOW>(fmul_of<HOW>(p.zzz, q.zzz), ppp);
     return r;
 }
 
 // add-2008-s: P + Q, as a call (one copy per instantiation; the Fq2 products calls too).
 template <class F> CRU_CALL Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
-    return xyzz_add_formula<false>(p, q);
+    return xyzz_add_formula<CRU_PRODUCTS_CALL_FQ2>(p, q);
+}
+
+// P + Q with every product a call (CRU_PRODUCTS_CALLS): off the hot paths.
+template <class F> CRU_CALL Xyzz<F> xyzz_add_cold(const Xyzz<F>& p, const Xyzz<F>& q) {
+    return xyzz_add_formula<CRU_PRODUCTS_CALLS>(p, q);
 }
 
 #endif  // CRUCIBLE_CURVE_CUH

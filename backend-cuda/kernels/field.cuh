@@ -464,9 +464,14 @@ template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
     return fis_zero(a) ? a : fsub(Fp<C>::modulus(), a);
 }
 template <class C> CRU_DEV Fp<C> fdbl(const Fp<C>& a) { return fadd(a, a); }
-// Fq2 (fq2.cuh) has a call and an inlined form of its product; Fr and Fq only the inlined.
+// Fq2 (fq2.cuh) has a call and an inlined form of its product; Fr and Fq only the inlined
+// (and the calls below).
 template <class C> CRU_DEV Fp<C> fmul_inline(const Fp<C>& a, const Fp<C>& b) { return fmul(a, b); }
 template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
+// The product and square as calls, for formulas off the hot paths (curve.cuh's
+// CRU_PRODUCTS_CALLS): one copy of each per kernel instead of one per use.
+template <class C> CRU_CALL Fp<C> fmul_call(const Fp<C>& a, const Fp<C>& b) { return fmul(a, b); }
+template <class C> CRU_CALL Fp<C> fsqr_call(const Fp<C>& a) { return fsqr(a); }
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 

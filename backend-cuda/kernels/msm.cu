@@ -168,6 +168,7 @@ CRU_DEV void msm_digits_of(const Fr* scalars, const u32* index, u32* digits, u32
     }
 }
 
+#if CRU_WITH(SORT)
 extern "C" __global__ void msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp) {
     msm_digits_of<false>(scalars, nullptr, digits, bucket_count, n, c, wp);
 }
@@ -176,7 +177,9 @@ extern "C" __global__ void msm_digits_indexed(const Fr* scalars, const u32* inde
                                               u32 n, u32 c, u32 wp) {
     msm_digits_of<true>(scalars, index, digits, bucket_count, n, c, wp);
 }
+#endif
 
+#if CRU_WITH(SORT)
 extern "C" __global__ void u32_chunk_sums(const u32* in, u32* sums, u32 m, u32 chunk) {
     const u32 t = CRU_THREAD_X;
     const u64 lo = (u64)t * chunk;
@@ -202,6 +205,7 @@ extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32
     }
     if (hi == m) out[m] = run;
 }
+#endif
 
 // Entries fill each bucket from its end: the order within a bucket depends on atomic
 // timing; the bucket's sum does not. An entry names point i (INDEXED: index[i]) of
@@ -219,6 +223,7 @@ CRU_DEV void msm_scatter_of(const u32* digits, const u32* index, const u32* buck
     sorted[pos] = ((w / wp) * stride + (INDEXED ? index[i] : i)) | (code & 0x80000000u);
 }
 
+#if CRU_WITH(SORT)
 extern "C" __global__ void msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
                                        u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
     msm_scatter_of<false>(digits, nullptr, bucket_start, bucket_count, sorted, n, c, wp, stride);
@@ -228,6 +233,7 @@ extern "C" __global__ void msm_scatter_indexed(const u32* digits, const u32* ind
                                                u32* bucket_count, u32* sorted, u32 n, u32 c, u32 wp, u32 stride) {
     msm_scatter_of<true>(digits, index, bucket_start, bucket_count, sorted, n, c, wp, stride);
 }
+#endif
 
 // The bucket holding sorted entry `pos` < total: the largest k with bucket_start[k] <= pos.
 CRU_DEV u32 msm_bucket_of(const u32* bucket_start, u32 m, u32 pos) {
@@ -373,7 +379,7 @@ CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>*
 #endif
 template <class F> CRU_DEV Xyzz<F> msm_reduce_add(const Xyzz<F>& p, const Xyzz<F>& q) {
 #if CRU_REDUCE_INLINE
-    return xyzz_add_formula<true>(p, q);
+    return xyzz_add_formula<CRU_PRODUCTS_INLINE>(p, q);
 #else
     return xyzz_add(p, q);
 #endif
@@ -479,34 +485,39 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 #endif
 #define CRU_G2_ACC_BOUNDS
 
-// extern "C" entry points: the templates above, instantiated per group; the bucket
-// sums and the reduction of each group are parts of their own (curve.cuh's CRU_WITH),
-// the largest programs of the NVRTC compile (CPU seconds with NVRTC 12.9 for sm_90:
-// G1 sums 8.9, G1 reduction 26.3, G2 sums 24.6, G2 reduction 9.1, the group-free
-// kernels 0.4). A curve kernel added here belongs under one of these parts or a new
-// one: outside every part it is compiled into each msm program, the slowest included.
+// extern "C" entry points: the templates above, instantiated per group. Each kernel
+// family of each group is a part of its own (curve.cuh's CRU_WITH), so that NVRTC
+// compiles them concurrently: ptxas compiles a kernel's callees (the addition, with
+// its inlined products) into each kernel that calls them, and the five reduction
+// kernels of a group in one program made it the slowest (28 CPU seconds, NVRTC 13.5,
+// sm_90). A curve kernel added here belongs under a part of its own or one of these:
+// outside every part it would be compiled into each msm program.
 #define CRU_MSM_SUMS(G, F, BOUNDS)                                                                              \
     extern "C" __global__ void BOUNDS msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
-#define CRU_MSM_REDUCTION(G, F)                                                                          \
+#define CRU_MSM_FOLD(G, F)                                                                               \
     extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
             u32 chunk, u32 level) {                                                                      \
         msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
-    }                                                                                                    \
+    }
+#define CRU_MSM_SEGMENTS(G, F)                                                                           \
     extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
             const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \
         msm_reduce_segments<F>(buckets, carries, bucket_start, tree_w, tree_v, c, seg_bits, chunk);      \
-    }                                                                                                    \
+    }
+#define CRU_MSM_PAIRS(G, F)                                                                              \
     extern "C" __global__ void msm_##G##_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v,           \
             Xyzz<F>* out_w, Xyzz<F>* out_v, u32 nodes, u32 with_v) {                                     \
         msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
-    }                                                                                                    \
+    }
+#define CRU_MSM_TILES(G, F)                                                                              \
     extern "C" __global__ void msm_##G##_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries,     \
             const u32* bucket_start, Xyzz<F>* out, u32 c, u32 seg_bits, u32 chunk) {                     \
         msm_reduce_tiles<F>(buckets, carries, bucket_start, out, c, seg_bits, chunk);                    \
-    }                                                                                                    \
+    }
+#define CRU_MSM_RECORDS(G, F)                                                                            \
     extern "C" __global__ void msm_##G##_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {     \
         msm_reduce_records<F>(in, out, items);                                                           \
     }
@@ -514,12 +525,36 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 #if CRU_WITH(G1_SUMS)
 CRU_MSM_SUMS(g1, Fq, CRU_G1_ACC_BOUNDS)
 #endif
-#if CRU_WITH(G1_REDUCTION)
-CRU_MSM_REDUCTION(g1, Fq)
+#if CRU_WITH(G1_FOLD)
+CRU_MSM_FOLD(g1, Fq)
+#endif
+#if CRU_WITH(G1_TILES)
+CRU_MSM_TILES(g1, Fq)
+#endif
+#if CRU_WITH(G1_RECORDS)
+CRU_MSM_RECORDS(g1, Fq)
+#endif
+#if CRU_WITH(G1_SEGMENTS)
+CRU_MSM_SEGMENTS(g1, Fq)
+#endif
+#if CRU_WITH(G1_PAIRS)
+CRU_MSM_PAIRS(g1, Fq)
 #endif
 #if CRU_WITH(G2_SUMS)
 CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
 #endif
-#if CRU_WITH(G2_REDUCTION)
-CRU_MSM_REDUCTION(g2, Fq2)
+#if CRU_WITH(G2_FOLD)
+CRU_MSM_FOLD(g2, Fq2)
+#endif
+#if CRU_WITH(G2_TILES)
+CRU_MSM_TILES(g2, Fq2)
+#endif
+#if CRU_WITH(G2_RECORDS)
+CRU_MSM_RECORDS(g2, Fq2)
+#endif
+#if CRU_WITH(G2_SEGMENTS)
+CRU_MSM_SEGMENTS(g2, Fq2)
+#endif
+#if CRU_WITH(G2_PAIRS)
+CRU_MSM_PAIRS(g2, Fq2)
 #endif

@@ -138,6 +138,7 @@ CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
     return fmul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
 }
 
+#if CRU_WITH(POINTWISE)
 extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
     const u32 i = CRU_THREAD_X;
     if (i >= n) return;
@@ -157,6 +158,7 @@ extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const 
     a[i] = fmul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
     a[j] = fmul(t, gi);
 }
+#endif
 
 // w^k of the transform's direction, from the forward table (see the header).
 CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
@@ -196,10 +198,16 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse)
     extern "C" __global__ void ntt_pass_r##R(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) { \
         ntt_pass<R>(a, tw, n, log_n, s, inverse);                                               \
     }
+#if CRU_WITH(PASSES)
 CRU_NTT_PASS(1)
 CRU_NTT_PASS(2)
+#endif
+#if CRU_WITH(R3)
 CRU_NTT_PASS(3)
+#endif
+#if CRU_WITH(R4)
 CRU_NTT_PASS(4)
+#endif
 
 // ------------------------------ shared-memory tiles ------------------------------
 // See the header (ntt_tile). A tile is 2^(k + g) elements of the bit-reversed data
@@ -289,6 +297,7 @@ CRU_DEV u32 partner_block(u32 b, u32 s) {
     return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
 }
 
+#if CRU_WITH(TILE)
 extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
                                                         const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
                                                         u32 g, u32 cshift, u32 flags, u32 lo_bits) {
@@ -374,7 +383,9 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
         j += r;
     }
 }
+#endif
 
+#if CRU_WITH(POINTWISE)
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;
     if (i >= count) return;
@@ -408,3 +419,4 @@ extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
     if (i < n) a[i] = fmul(fsub(a[i], b[i]), fr_of(c.words));
 }
+#endif

@@ -115,6 +115,22 @@ template <class F> CRU_DEV Xyzz<F> ones_read(const Xyzz<F>* slot) {
     return v;
 }
 
+// The tree's additions (below): at most log2(leaves) a thread, off the hot path (the
+// leaves' loop). For G1 calls whose products are calls too (curve.cuh's
+// CRU_PRODUCTS_CALLS): with its 14 Fq products inlined, the addition was about half
+// of NVRTC's time over the group's program. G2's addition has its Fq2 products as
+// calls already. -DCRU_ONES_TREE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1
+// xyzz_add too, for the A/B.
+#ifndef CRU_ONES_TREE_CALLS
+#define CRU_ONES_TREE_CALLS 1
+#endif
+template <class F> struct OnesTreeCalls { static constexpr bool YES = false; };
+template <> struct OnesTreeCalls<Fq> { static constexpr bool YES = CRU_ONES_TREE_CALLS; };
+template <class F> CRU_DEV Xyzz<F> ones_tree_add(const Xyzz<F>& p, const Xyzz<F>& q) {
+    if constexpr (OnesTreeCalls<F>::YES) return xyzz_add_cold(p, q);
+    else return xyzz_add(p, q);
+}
+
 // Leaf t's sum, then up the tree over the leaves without a launch per level (each
 // level's launch cost tens of microseconds in msm.cu's reduction, one dependent
 // addition each): a node of span 2h over leaves [a, a + 2h) waits for its two children;
@@ -142,7 +158,7 @@ CRU_DEV void msm_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* part
         if (atomicAdd(&tickets[node + half - 1], 1u) == 0) return;
         __threadfence();
         const Xyzz<F> other = ones_read(&partials[partner]);
-        acc = at == node ? xyzz_add(acc, other) : xyzz_add(other, acc);
+        acc = at == node ? ones_tree_add(acc, other) : ones_tree_add(other, acc);
         at = node;
     }
     partials[0] = acc;

@@ -1,5 +1,6 @@
-//! Every raw (unsafe) driver call of the CUDA backend, and the one operating-system
-//! call beside them (huge-page advice for read-back destinations), in one place: the
+//! Every raw (unsafe) driver call of the CUDA backend, and the operating-system calls
+//! beside them (huge-page advice for read-back destinations, the process's CPU
+//! time for compile measurements), in one place: the
 //! only module where `unsafe` is allowed (the crate denies it everywhere else).
 
 use std::sync::Arc;
@@ -30,11 +31,31 @@ pub fn missing_library() -> Option<&'static str> {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Some("libcuda not found (no NVIDIA driver on this machine)");
     }
-    // SAFETY: as above, for the NVRTC library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    if !nvrtc_present() {
         return Some("libnvrtc not found (install the CUDA runtime compiler, or add its folder to LD_LIBRARY_PATH)");
     }
     None
+}
+
+/// Whether libnvrtc loads: the compiler alone, which needs no driver or device.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the NVRTC library by its usual names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+#[cfg(test)]
+/// CPU seconds this process has used (0 if the system cannot say): what a compile
+/// costs on a machine whose cores other processes share, where wall time misleads.
+pub fn process_cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes one timespec through a valid pointer.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } != 0 {
+        return 0.0;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Returns the stream-ordered pool's unused memory to the device, so that other

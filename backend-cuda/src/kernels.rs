@@ -14,6 +14,13 @@
 //! program's CUBIN is cached on disk under its own key, a hash of everything that
 //! shapes it (its sources, its options, the NVRTC and driver versions), so that later
 //! processes skip the compiler and a change to one file recompiles only its programs.
+//!
+//! The parts are cut by kernel family (msm.cu: the sort, and per group the bucket
+//! sums, the carries, each reduction kernel; ntt.cu: tiles, passes, pointwise), since
+//! ptxas compiles a kernel's callees into each kernel that calls them: five reduction
+//! kernels in one program cost five copies of the addition in a row. The ignored test
+//! `nvrtc_compile_times` compiles the programs one at a time with libnvrtc alone (no
+//! driver, no device) and prints each one's CPU seconds.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -218,16 +225,9 @@ fn compile_program(
     Ok(cubin)
 }
 
-/// Compiles every kernel program for `sm_{major}{minor}` with the options `tuning`
-/// adds (or reads each program's CUBIN cached for the same sources, options and
-/// versions), concurrently, and loads the modules into `ctx`, in [`programs`]' order.
-/// `launch::Kernels` looks the functions up across them.
-pub fn compile(
-    ctx: &Arc<CudaContext>,
-    arch: (i32, i32),
-    tuning: &CudaTuning,
-) -> CudaResult<(Vec<Arc<CudaModule>>, CompileReport)> {
-    let start = Instant::now();
+/// The NVRTC options every program gets for `sm_{major}{minor}` under `tuning`,
+/// before its own (its part's selection).
+fn base_options(arch: (i32, i32), tuning: &CudaTuning) -> Vec<String> {
     let mut base = vec![
         format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
         "--std=c++17".into(),
@@ -239,41 +239,68 @@ pub fn compile(
     }
     // Extra options for tuning measurements; they are part of the cache key.
     base.extend(tuning.nvrtc_options.iter().cloned());
+    base
+}
+
+/// One program to build: its whole option list, and where its CUBIN is cached.
+struct Job {
+    program: Program,
+    options: Vec<String>,
+    path: Option<PathBuf>,
+}
+
+/// The programs `tuning` lays out, each with its options for `arch` and, under `dir`,
+/// its cache file, keyed by its source, its options and `versions` (NVRTC's and the
+/// driver's).
+fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
+    let base = base_options(arch, tuning);
+    programs(tuning.nvrtc_programs.unwrap_or_default())
+        .into_iter()
+        .map(|program| {
+            let mut options = base.clone();
+            options.extend(program.defines.iter().cloned());
+            let key = cache_key(&[
+                program.source().as_bytes(),
+                options.join(" ").as_bytes(),
+                versions.as_bytes(),
+            ]);
+            let path =
+                dir.map(|dir| dir.join(format!("kernels-{}-{key:016x}.cubin", program.name)));
+            Job {
+                program,
+                options,
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Compiles every kernel program for `sm_{major}{minor}` with the options `tuning`
+/// adds (or reads each program's CUBIN cached for the same sources, options and
+/// versions), concurrently, and loads the modules into `ctx`, in [`programs`]' order.
+/// `launch::Kernels` looks the functions up across them.
+pub fn compile(
+    ctx: &Arc<CudaContext>,
+    arch: (i32, i32),
+    tuning: &CudaTuning,
+) -> CudaResult<(Vec<Arc<CudaModule>>, CompileReport)> {
+    let start = Instant::now();
     let nvrtc_version = driver::nvrtc_version();
     let versions = format!("nvrtc {nvrtc_version} driver {}", driver::driver_version());
-    let dir = cache_dir();
-    let jobs: Vec<(Program, Vec<String>, Option<PathBuf>)> =
-        programs(tuning.nvrtc_programs.unwrap_or_default())
-            .into_iter()
-            .map(|program| {
-                let mut options = base.clone();
-                options.extend(program.defines.iter().cloned());
-                let key = cache_key(&[
-                    program.source().as_bytes(),
-                    options.join(" ").as_bytes(),
-                    versions.as_bytes(),
-                ]);
-                let path = dir
-                    .as_ref()
-                    .map(|dir| dir.join(format!("kernels-{}-{key:016x}.cubin", program.name)));
-                (program, options, path)
-            })
-            .collect();
+    let jobs = jobs(arch, tuning, &versions, cache_dir().as_ref());
     let built: Vec<CudaResult<Built>> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
-            .map(|(program, options, path)| {
-                scope.spawn(move || build(program, options, path.as_ref()))
-            })
+            .map(|job| scope.spawn(move || build(&job.program, &job.options, job.path.as_ref())))
             .collect();
         handles
             .into_iter()
             .zip(&jobs)
-            .map(|(handle, (program, _, _))| {
+            .map(|(handle, job)| {
                 handle.join().unwrap_or_else(|_| {
                     Err(CudaError::CompileLog(format!(
                         "the compile thread of program {} panicked",
-                        program.name
+                        job.program.name
                     )))
                 })
             })
@@ -281,14 +308,14 @@ pub fn compile(
     });
     let mut modules = Vec::with_capacity(jobs.len());
     let mut times = Vec::with_capacity(jobs.len());
-    for (built, (program, options, path)) in built.into_iter().zip(&jobs) {
+    for (built, job) in built.into_iter().zip(&jobs) {
         let mut built = built?;
         let module = match load(ctx, std::mem::take(&mut built.cubin)) {
             Ok(module) => module,
             // A cached CUBIN the driver refuses (a damaged file): compile it afresh.
             Err(_) if built.time.cached => {
                 let again = Instant::now();
-                let cubin = compile_program(program, options, path.as_ref())?;
+                let cubin = compile_program(&job.program, &job.options, job.path.as_ref())?;
                 built.time.ms = again.elapsed().as_secs_f64() * 1e3;
                 built.time.cached = false;
                 load(ctx, cubin)?
@@ -357,11 +384,24 @@ mod tests {
         let names: Vec<&str> = split.iter().map(|p| p.name.as_str()).collect();
         // The programs today (a new part of a file adds its own program).
         for expected in [
-            "ntt",
+            "ntt-pointwise",
+            "ntt-passes",
+            "ntt-r3",
+            "ntt-r4",
+            "ntt-tile",
+            "msm-sort",
             "msm-g1-sums",
-            "msm-g1-reduction",
+            "msm-g1-fold",
+            "msm-g1-tiles",
+            "msm-g1-records",
+            "msm-g1-segments",
+            "msm-g1-pairs",
             "msm-g2-sums",
-            "msm-g2-reduction",
+            "msm-g2-fold",
+            "msm-g2-tiles",
+            "msm-g2-records",
+            "msm-g2-segments",
+            "msm-g2-pairs",
             "planes-g1",
             "planes-g2",
             "ones-g1",
@@ -405,6 +445,85 @@ mod tests {
         assert!(parts("#if CRU_SELECT\n").is_empty());
         // curve.cuh, which every program starts with, defines the guard.
         assert!(HEADERS[2].contains("#define CRU_WITH(part) (!CRU_SELECT || CRU_ONLY_##part)"));
+    }
+
+    /// Compiles every program exactly as `compile` does (the same sources and options,
+    /// for sm_90 unless `CRUCIBLE_NVRTC_TIME_ARCH=89` or another), one at a time, and
+    /// prints each one's CPU and wall seconds: the NVRTC cold compile measured with
+    /// libnvrtc alone, no driver or device. `CRUCIBLE_NVRTC_TIME_ONLY=ntt-tile,ones-g2`
+    /// picks programs; the tuning variables (`CRUCIBLE_CUDA_NVRTC_OPTIONS`,
+    /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`, ...) apply as in the backend. Every kernel the
+    /// launch table names must be in some program's CUBIN.
+    #[test]
+    #[ignore = "minutes of NVRTC; run with --ignored --nocapture nvrtc_compile_times"]
+    fn nvrtc_compile_times() {
+        if !driver::nvrtc_present() {
+            println!("SKIPPED nvrtc_compile_times: libnvrtc not found (add its folder to LD_LIBRARY_PATH)");
+            return;
+        }
+        let arch = match std::env::var("CRUCIBLE_NVRTC_TIME_ARCH") {
+            Ok(sm) => {
+                let n: i32 = sm
+                    .trim()
+                    .parse()
+                    .expect("CRUCIBLE_NVRTC_TIME_ARCH: e.g. 90");
+                (n / 10, n % 10)
+            }
+            Err(_) => (9, 0),
+        };
+        let only: Option<Vec<String>> = std::env::var("CRUCIBLE_NVRTC_TIME_ONLY")
+            .ok()
+            .map(|list| list.split(',').map(|p| p.trim().to_string()).collect());
+        let tuning = CudaTuning::from_env().expect("tuning variables");
+        let jobs = jobs(arch, &tuning, "", None);
+        println!(
+            "NVRTC {}, sm_{}{}, {} programs, options {:?}",
+            driver::nvrtc_version(),
+            arch.0,
+            arch.1,
+            jobs.len(),
+            base_options(arch, &tuning)
+        );
+        let (mut cpu_total, mut slowest) = (0.0f64, (0.0f64, String::new()));
+        let mut cubins = Vec::new();
+        for job in &jobs {
+            let name = &job.program.name;
+            if only.as_ref().is_some_and(|only| !only.contains(name)) {
+                continue;
+            }
+            let (cpu, wall) = (driver::process_cpu_seconds(), Instant::now());
+            let cubin = compile_program(&job.program, &job.options, None)
+                .unwrap_or_else(|e| panic!("program {name}: {e}"));
+            let cpu = driver::process_cpu_seconds() - cpu;
+            println!(
+                "  {name:<20} {cpu:6.2} s CPU {:6.2} s wall {:5} KiB",
+                wall.elapsed().as_secs_f64(),
+                cubin.len() / 1024
+            );
+            cpu_total += cpu;
+            if cpu > slowest.0 {
+                slowest = (cpu, name.clone());
+            }
+            cubins.push(cubin);
+        }
+        println!(
+            "total {cpu_total:.2} s CPU; slowest {} {:.2} s",
+            slowest.1, slowest.0
+        );
+        if only.is_none() {
+            // A kernel under no part (a guard's typo) would be in no program.
+            let defines = |cubin: &[u8], name: &str| {
+                let symbol = [name.as_bytes(), b"\0"].concat();
+                cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
+            };
+            for kernel in crate::launch::Kernel::ALL {
+                assert!(
+                    cubins.iter().any(|c| defines(c, kernel.name())),
+                    "no program defines kernel {}",
+                    kernel.name()
+                );
+            }
+        }
     }
 
     #[test]

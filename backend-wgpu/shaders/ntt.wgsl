@@ -3,15 +3,52 @@
 // A buffer larger than one storage binding is split into chunks of 2^log_chunk
 // elements; a dispatch binds at most two of them (`lo` and `hi`, the same chunk bound
 // twice when only one is needed) and addresses elements by their global index.
-// Forward: bit-reversal permutation, then log n decimation-in-time stages. Twiddles
-// come from two small tables (w^e = lo[e mod 2^h] · hi[e >> h]), so no table ever
-// needs more than one binding.
+// Forward: bit-reversal permutation, then log n decimation-in-time stages (stage s
+// joins i and i + 2^s, i's bit s clear, with w^((i mod 2^s) << (log n − 1 − s))).
+//
+// Two ways to run the stages (ntt.rs chooses, `CRUCIBLE_WGPU_NTT`):
+// - passes: `bitrev`, then one `butterfly` dispatch per stage and chunk (pair), the
+//   twiddle w^e = lo[e mod 2^h] · hi[e >> h] from two small tables in `tw`, so no
+//   table ever needs more than one binding; the scalings as `scale` passes.
+// - workgroup: `bitrev` (or `bitrev_powers`, the coset forward's scaling fused in),
+//   then `tile_stages` dispatches, each doing up to 9 stages on tiles of up to 2^9
+//   elements held in workgroup memory (16 KiB, WebGPU's default limit): one global
+//   round trip per dispatch, three at 2^20 and 2^24. The twiddles come from one
+//   precomputed table `tw` of w'^m, m < 2^(table_log − 1), w' the 2^table_log-th root
+//   of the transform's direction (`twiddle_table` builds it once per domain; the
+//   inverse reads it mirrored: w'^−m = −w'^(half − m)). Stages at or above table_log
+//   (their pairs in two chunks) run as passes. The inverses' scaling rides on the last
+//   dispatch's stores. A tile that is the whole domain reads its input reversed (no
+//   `bitrev` pass).
 
 // NttParams is generated from params.rs and placed before this file.
+
+// tile_stages' flags (ntt.rs's TILE_*).
+// The inverse's twiddles (tw read mirrored).
+const TILE_INVERSE: u32 = 1u;
+// Each result times c.
+const TILE_SCALE_BY_C: u32 = 2u;
+// The result stored at position i times the power table's entry i.
+const TILE_SCALE_BY_POWERS: u32 = 4u;
+// Tile element of index i read from position bitrev(i) (one tile: the whole domain).
+const TILE_LOAD_REVERSED: u32 = 8u;
+// The value read from position p times the power table's entry p.
+const TILE_SCALE_LOADS: u32 = 16u;
+// The workgroup path's kernels multiply with `ntt_mul`: fr.wgsl's loop in module Ntt
+// (shaders/ntt_mul_loop.wgsl), its unrolled form in module NttUnrolled
+// (shaders/ntt_mul_unrolled.wgsl, fr_code.rs); the same values either way.
+
 @group(0) @binding(0) var<uniform> params: NttParams;
 @group(0) @binding(1) var<storage, read_write> lo: array<u32>;
 @group(0) @binding(2) var<storage, read_write> hi: array<u32>;
 @group(0) @binding(3) var<storage, read_write> tw: array<u32>;
+@group(0) @binding(4) var<storage, read_write> pw: array<u32>;
+
+// Most elements of a tile: 2^9 Fr of 8 words, 16 KiB, within WebGPU's default
+// maxComputeWorkgroupStorageSize. Word k of tile element x is at k·TILE_MAX + x: the
+// threads of a stage touch consecutive x, in distinct banks.
+const TILE_MAX: u32 = 512u;
+var<workgroup> tile: array<u32, 4096>;
 
 fn thread_index(wid: vec3<u32>, lid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * 64u + lid.x;
@@ -99,6 +136,31 @@ fn ld_tw(i: u32) -> Fr {
     return fr_unpack(w);
 }
 
+fn ld_pw(i: u32) -> Fr {
+    var w: array<u32, 8>;
+    for (var k = 0u; k < 8u; k++) {
+        w[k] = pw[i * 8u + k];
+    }
+    return fr_unpack(w);
+}
+
+fn st_tw(i: u32, a: Fr) {
+    var w = fr_pack(a);
+    for (var k = 0u; k < 8u; k++) {
+        tw[i * 8u + k] = w[k];
+    }
+}
+
+// The power table's entry i: c·g^i (see NttParams::pow_log_lo).
+fn power_at(i: u32) -> Fr {
+    let lo_mask = (1u << params.pow_log_lo) - 1u;
+    return ntt_mul(ld_pw(i & lo_mask), ld_pw((1u << params.pow_log_lo) + (i >> params.pow_log_lo)));
+}
+
+fn bitrev_of(i: u32) -> u32 {
+    return reverseBits(i) >> (32u - params.log_n);
+}
+
 // tw[i] = root^i for i < 2^h, then root^((i − 2^h)·2^h).
 @compute @workgroup_size(64)
 fn twiddles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -115,6 +177,38 @@ fn twiddles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
     for (var k = 0u; k < 8u; k++) {
         tw[t * 8u + k] = w[k];
     }
+}
+
+// pw[i] = c·root^i for i < 2^pow_log_lo, then root^((i − 2^pow_log_lo)·2^pow_log_lo).
+@compute @workgroup_size(64)
+fn powers(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let n_lo = 1u << params.pow_log_lo;
+    if t < n_lo {
+        st_pw(t, fr_mul(param_c(), fr_pow(param_h(), t)));
+    } else {
+        st_pw(t, fr_pow(param_h(), (t - n_lo) << params.pow_log_lo));
+    }
+}
+
+fn st_pw(i: u32, a: Fr) {
+    var w = fr_pack(a);
+    for (var k = 0u; k < 8u; k++) {
+        pw[i * 8u + k] = w[k];
+    }
+}
+
+// tw[m] = w'^m for m < count, from w'^m's two power tables in pw (c = 1).
+@compute @workgroup_size(64)
+fn twiddle_table(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    st_tw(t, power_at(t));
 }
 
 // x[i] *= c · h^i (h^i only when `stage` is 1), over one chunk bound as `lo`.
@@ -148,6 +242,144 @@ fn bitrev(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
     let b = ld(j);
     st_lo(i, b);
     st(j, a);
+}
+
+// x[i] ← x[bitrev(i)] · pw(bitrev(i)) for i in chunk `lo_chunk` and every i: the
+// coset forward's scaling fused into the reversal. Thread i swaps the pair (i, j) for
+// j = bitrev(i) > i in chunk `hi_chunk`, and scales x[i] alone for j == i.
+@compute @workgroup_size(64)
+fn bitrev_powers(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let i = params.base + t;
+    let j = bitrev_of(i);
+    if chunk_of(j) != params.hi_chunk || j < i {
+        return;
+    }
+    if j == i {
+        st_lo(i, ntt_mul(ld_lo(i), power_at(i)));
+        return;
+    }
+    let a = ld_lo(i);
+    let b = ld(j);
+    st_lo(i, ntt_mul(b, power_at(j)));
+    st(j, ntt_mul(a, power_at(i)));
+}
+
+// x[i] *= c (TILE_SCALE_BY_C) · pw(i) (TILE_SCALE_BY_POWERS), over one chunk bound as
+// `lo`: the inverses' scaling when their last stages ran as passes.
+@compute @workgroup_size(64)
+fn scale_powers(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let i = params.base + t;
+    st_lo(i, scaled_result(i, ld_lo(i)));
+}
+
+fn scaled_result(i: u32, a: Fr) -> Fr {
+    var v = a;
+    if (params.flags & TILE_SCALE_BY_C) != 0u {
+        v = ntt_mul(v, param_c());
+    }
+    if (params.flags & TILE_SCALE_BY_POWERS) != 0u {
+        v = ntt_mul(v, power_at(i));
+    }
+    return v;
+}
+
+fn low_mask(w: u32) -> u32 {
+    return select((1u << w) - 1u, 0xffffffffu, w >= 32u);
+}
+
+// The index of element x of tile b: x's low w1 bits are index bits p1 .., the rest
+// bits p2 ..; b's bits fill the other index bits in order.
+fn tile_index(b: u32, x: u32) -> u32 {
+    let p1 = params.p1;
+    let w1 = params.w1;
+    let p2 = params.p2;
+    let gap = p2 - p1 - w1;
+    let fixed = (b & low_mask(p1)) | (((b >> p1) & low_mask(gap)) << (p1 + w1)) | ((b >> (p1 + gap)) << (p2 + params.w2));
+    return fixed | ((x & low_mask(w1)) << p1) | ((x >> w1) << p2);
+}
+
+fn tile_ld(x: u32) -> Fr {
+    var w: array<u32, 8>;
+    for (var k = 0u; k < 8u; k++) {
+        w[k] = tile[k * TILE_MAX + x];
+    }
+    return fr_unpack(w);
+}
+
+fn tile_st(x: u32, a: Fr) {
+    var w = fr_pack(a);
+    for (var k = 0u; k < 8u; k++) {
+        tile[k * TILE_MAX + x] = w[k];
+    }
+}
+
+// x with a zero bit inserted at bit p.
+fn insert_zero(x: u32, p: u32) -> u32 {
+    return (x & low_mask(p)) | ((x >> p) << (p + 1u));
+}
+
+// Stages `stage` .. stage + k − 1 on `count` tiles from tile `base`, one workgroup a
+// tile, all inside chunk `lo_chunk`: the tile is read into workgroup memory, each
+// stage's butterflies are shared by the 64 threads with a barrier between stages, and
+// the results are written back (scaled as `flags` say) where they were read.
+@compute @workgroup_size(64)
+fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    // Uniform across the workgroup: the grid may round up by whole workgroups.
+    let local_tile = wid.y * nwg.x + wid.x;
+    if local_tile >= params.count {
+        return;
+    }
+    let b = params.base + local_tile;
+    let size = 1u << (params.w1 + params.w2);
+    let flags = params.flags;
+    for (var x = lid.x; x < size; x += 64u) {
+        var p = tile_index(b, x);
+        if (flags & TILE_LOAD_REVERSED) != 0u {
+            p = bitrev_of(p);
+        }
+        var v = ld_lo(p);
+        if (flags & TILE_SCALE_LOADS) != 0u {
+            v = ntt_mul(v, power_at(p));
+        }
+        tile_st(x, v);
+    }
+    workgroupBarrier();
+    // The tile bit of stage `stage`: the stages are range 1 unless the batch is below.
+    let vx = select(params.w1, 0u, params.p1 == params.stage);
+    let half = 1u << (params.table_log - 1u);
+    let inverse = (flags & TILE_INVERSE) != 0u;
+    for (var st = 0u; st < params.k; st++) {
+        let s = params.stage + st;
+        let bit = vx + st;
+        for (var q = lid.x; q < size / 2u; q += 64u) {
+            let x0 = insert_zero(q, bit);
+            let x1 = x0 | (1u << bit);
+            let u = tile_ld(x0);
+            var v = tile_ld(x1);
+            let m = (tile_index(b, x0) & low_mask(s)) << (params.table_log - 1u - s);
+            // w'^−m = −w'^(half − m): the inverse's butterflies swap their signs.
+            let mirrored = inverse && m != 0u;
+            if m != 0u {
+                // (w^0 = 1: no product.)
+                v = ntt_mul(v, ld_tw(select(m, half - m, mirrored)));
+            }
+            tile_st(select(x0, x1, mirrored), fr_add(u, v));
+            tile_st(select(x1, x0, mirrored), fr_sub(u, v));
+        }
+        workgroupBarrier();
+    }
+    for (var x = lid.x; x < size; x += 64u) {
+        let i = tile_index(b, x);
+        st_lo(i, scaled_result(i, tile_ld(x)));
+    }
 }
 
 // One decimation-in-time stage: butterfly p joins i0 and i0 + 2^s with w^(j·n/2^(s+1)).

@@ -27,6 +27,7 @@ mod context;
 mod error;
 pub mod field;
 mod fq_code;
+mod fr_code;
 mod memory;
 mod msm;
 mod ntt;
@@ -49,6 +50,9 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use ntt::{
+    NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
+};
 pub use pipeline_cache::{CacheUse, CACHE_ENV};
 pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 

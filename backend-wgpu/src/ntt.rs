@@ -1,8 +1,17 @@
 //! NTTs (natural order in and out, as arkworks' `Radix2EvaluationDomain`) and the
 //! pointwise ops, as dispatches of shaders/ntt.wgsl.
+//!
+//! Two paths, chosen by `CRUCIBLE_WGPU_NTT` (see [`NttPath`]): by default the stages
+//! run in workgroup memory, up to 9 a dispatch on tiles of up to 2^9 elements (three
+//! dispatches and the bit reversal at 2^20 and 2^24), with a twiddle table built once
+//! per domain and kept in the lease, the coset scalings fused into the reversal and
+//! into the last dispatch's stores; `passes` runs the kernels of before, one global
+//! dispatch per radix-2 stage with the twiddles recomputed from two small tables.
 
+use ark_ff::Field;
 use crucible_core::{
-    Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf,
+    BufferId, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result,
+    ScalarBuf,
 };
 
 use crate::batch::Batch;
@@ -11,13 +20,194 @@ use crate::error::{check_len, WgpuError};
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 use crate::memory::{check_kind, DeviceBuffer};
 use crate::params::NttParams;
-use crate::shaders::Module;
+use crate::shaders::{Module, WORKGROUP};
 
-/// Plan item of the twiddle tables.
+/// Plan item of the per-transform power tables (the passes' twiddles, the workgroup
+/// path's table seeds and its twiddles of stages across chunks).
 pub const TWIDDLES_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddles");
+
+/// Plan item of the workgroup path's twiddle table, kept in the lease.
+pub const TABLE_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddle_table");
+
+/// Plan items of the coset forward's powers of g and the coset inverse's powers of
+/// g^−1 (times 1/n), kept in the lease.
+pub const COSET_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_powers");
+/// See [`COSET_ITEM`].
+pub const COSET_INV_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_inv_powers");
 
 /// Plan item of the uniform buffer holding every dispatch's parameters.
 pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
+
+/// Environment variable choosing the NTT path: `workgroup` or `passes` (see
+/// [`NttPath`]); unset or empty, `workgroup`.
+pub const NTT_PATH_ENV: &str = "CRUCIBLE_WGPU_NTT";
+
+/// Environment variable giving the workgroup path's largest tile, log2 of its
+/// elements (1 to [`MAX_TILE_BITS`]); unset or empty, [`MAX_TILE_BITS`].
+pub const TILE_BITS_ENV: &str = "CRUCIBLE_WGPU_NTT_TILE_BITS";
+
+/// log2 of the most elements of a tile: 2^9 Fr of 32 bytes fill WebGPU's default
+/// 16 KiB of workgroup storage (`tile` in shaders/ntt.wgsl), so no adapter needs more
+/// than the default limit. Larger tiles would save a dispatch at 2^20 (two instead of
+/// three) and none at 2^24, where the butterflies' products, not the round trips, cost.
+pub const MAX_TILE_BITS: u32 = 9;
+
+/// Bytes of workgroup storage the tile kernel declares.
+const TILE_STORAGE_BYTES: u32 = (1 << MAX_TILE_BITS) * (FR_WORDS as u32) * 4;
+
+/// How the radix-2 stages of a transform run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttPath {
+    /// Up to [`MAX_TILE_BITS`] stages a dispatch on tiles in workgroup memory (the
+    /// default on every adapter).
+    Workgroup,
+    /// One global dispatch per stage: the path of before, for A/B measurements.
+    Passes,
+}
+
+impl NttPath {
+    /// Parses [`NTT_PATH_ENV`]'s value (`workgroup` or `passes`, any case).
+    pub fn parse(s: &str) -> Option<NttPath> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "workgroup" => Some(NttPath::Workgroup),
+            "passes" => Some(NttPath::Passes),
+            _ => None,
+        }
+    }
+
+    /// The name [`NttPath::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            NttPath::Workgroup => "workgroup",
+            NttPath::Passes => "passes",
+        }
+    }
+}
+
+/// Environment variable choosing the workgroup path's Fr product: `unrolled`
+/// (fr_code.rs) or `loop` (fr.wgsl's `fr_mul`); unset or empty, by adapter
+/// ([`NttMul::for_adapter`]).
+pub const NTT_MUL_ENV: &str = "CRUCIBLE_WGPU_NTT_MUL";
+
+/// The form of the workgroup path's Fr products (the passes keep fr.wgsl's loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttMul {
+    /// The loop written out, every limb a named value (fr_code.rs).
+    Unrolled,
+    /// fr.wgsl's CIOS loop over an accumulator array.
+    Loop,
+}
+
+impl NttMul {
+    /// Parses [`NTT_MUL_ENV`]'s value (`unrolled` or `loop`, any case).
+    pub fn parse(s: &str) -> Option<NttMul> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "unrolled" => Some(NttMul::Unrolled),
+            "loop" => Some(NttMul::Loop),
+            _ => None,
+        }
+    }
+
+    /// The name [`NttMul::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            NttMul::Unrolled => "unrolled",
+            NttMul::Loop => "loop",
+        }
+    }
+
+    /// The default for an adapter: the loop on software adapters (llvmpipe: 2^10 in
+    /// 10.2 ms against the unrolled form's 22.3, and shorter compiles; the unrolled
+    /// form wins from about 2^14, 359 ms against 604), the unrolled form elsewhere.
+    pub fn for_adapter(software: bool) -> NttMul {
+        if software {
+            NttMul::Loop
+        } else {
+            NttMul::Unrolled
+        }
+    }
+}
+
+/// The path, the tile size and the product of the transforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttConfig {
+    /// Workgroup tiles or global passes.
+    pub path: NttPath,
+    /// log2 of the largest tile (the workgroup path).
+    pub tile_bits: u32,
+    /// The workgroup path's Fr product; `None`: [`NttMul::for_adapter`].
+    pub mul: Option<NttMul>,
+}
+
+impl Default for NttConfig {
+    fn default() -> Self {
+        NttConfig {
+            path: NttPath::Workgroup,
+            tile_bits: MAX_TILE_BITS,
+            mul: None,
+        }
+    }
+}
+
+/// An [`NttConfig`] resolved on one adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chosen {
+    path: NttPath,
+    tile_bits: u32,
+    mul: NttMul,
+}
+
+/// `name`'s value parsed by `parse` (unset or empty: `None`), or an error naming what
+/// it expects.
+fn env_choice<T>(
+    name: &str,
+    expected: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match std::env::var(name) {
+        Ok(s) if !s.trim().is_empty() => parse(&s)
+            .map(Some)
+            .ok_or_else(|| Error::InvalidInput(format!("{name}=`{s}`: expected {expected}"))),
+        _ => Ok(None),
+    }
+}
+
+impl NttConfig {
+    /// The configuration [`NTT_PATH_ENV`], [`TILE_BITS_ENV`] and [`NTT_MUL_ENV`] ask
+    /// for; a value that does not parse is an error that says what is expected.
+    pub fn from_env() -> Result<NttConfig> {
+        let default = NttConfig::default();
+        let tile_bits = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|b| (1..=MAX_TILE_BITS).contains(b))
+        };
+        Ok(NttConfig {
+            path: env_choice(NTT_PATH_ENV, "`workgroup` or `passes`", NttPath::parse)?
+                .unwrap_or(default.path),
+            tile_bits: env_choice(TILE_BITS_ENV, &format!("1 to {MAX_TILE_BITS}"), tile_bits)?
+                .unwrap_or(default.tile_bits),
+            mul: env_choice(NTT_MUL_ENV, "`unrolled` or `loop`", NttMul::parse)?,
+        })
+    }
+
+    /// The configuration on `ctx`: the product asked for or the adapter's default, and
+    /// the passes where the adapter offers less workgroup storage than a tile takes
+    /// (WebGPU guarantees 16 KiB; a downlevel adapter may not).
+    fn on(self, ctx: &Context) -> Chosen {
+        let software = ctx.device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+        let mut path = self.path;
+        if ctx.device.limits().max_compute_workgroup_storage_size < TILE_STORAGE_BYTES {
+            path = NttPath::Passes;
+        }
+        Chosen {
+            path,
+            tile_bits: self.tile_bits,
+            mul: self.mul.unwrap_or(NttMul::for_adapter(software)),
+        }
+    }
+}
 
 fn words(x: Fr) -> [u32; FR_WORDS] {
     let mut w = [0u32; FR_WORDS];
@@ -31,6 +221,11 @@ enum Kernel {
     Scale,
     Bitrev,
     Butterfly,
+    Powers,
+    TwiddleTable,
+    BitrevPowers,
+    ScalePowers,
+    TileStages,
 }
 
 impl Kernel {
@@ -40,13 +235,70 @@ impl Kernel {
             Kernel::Scale => "scale",
             Kernel::Bitrev => "bitrev",
             Kernel::Butterfly => "butterfly",
+            Kernel::Powers => "powers",
+            Kernel::TwiddleTable => "twiddle_table",
+            Kernel::BitrevPowers => "bitrev_powers",
+            Kernel::ScalePowers => "scale_powers",
+            Kernel::TileStages => "tile_stages",
         }
     }
+
+    /// The table bindings the entry point reads: `tw` (3) and `pw` (4).
+    fn tables(self) -> (bool, bool) {
+        match self {
+            Kernel::Twiddles | Kernel::Butterfly => (true, false),
+            Kernel::Scale | Kernel::Bitrev => (false, false),
+            Kernel::Powers | Kernel::BitrevPowers | Kernel::ScalePowers => (false, true),
+            Kernel::TwiddleTable | Kernel::TileStages => (true, true),
+        }
+    }
+
+    /// Whether the entry point reads and writes the data (bindings 1 and 2).
+    fn data(self) -> bool {
+        !matches!(
+            self,
+            Kernel::Twiddles | Kernel::Powers | Kernel::TwiddleTable
+        )
+    }
+}
+
+/// A table buffer a dispatch binds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Table {
+    /// This transform's [`TWIDDLES_ITEM`].
+    Scratch,
+    /// The kept twiddle table ([`TABLE_ITEM`]).
+    Twiddles,
+    /// The kept coset powers of this transform's kind ([`COSET_ITEM`] or
+    /// [`COSET_INV_ITEM`]).
+    Coset,
 }
 
 struct Step {
     kernel: Kernel,
     params: NttParams,
+    tw: Table,
+    pw: Table,
+}
+
+impl Step {
+    /// A step whose entry point reads no table, or only the scratch tables.
+    fn plain(kernel: Kernel, params: NttParams) -> Step {
+        Step {
+            kernel,
+            params,
+            tw: Table::Scratch,
+            pw: Table::Scratch,
+        }
+    }
+
+    /// Threads of its dispatch: one workgroup a tile for the tile kernel.
+    fn threads(&self) -> u32 {
+        match self.kernel {
+            Kernel::TileStages => self.params.count * WORKGROUP,
+            _ => self.params.count,
+        }
+    }
 }
 
 /// log2 of the low twiddle table's length for a transform of 2^log_n points.
@@ -64,8 +316,31 @@ fn twiddle_entries(log_n: u32) -> usize {
     (1usize << h) + (1usize << (m - h))
 }
 
-/// Every dispatch of one NTT of `domain` over a buffer of `chunk_len`-element chunks.
-fn steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
+/// log2 of the low coset power table's length: g^i for i < 2^log_n is
+/// lo[i mod 2^h]·hi[i >> h].
+fn coset_log_lo(log_n: u32) -> u32 {
+    log_n.div_ceil(2)
+}
+
+/// Entries of both coset power tables of a domain of 2^log_n points.
+fn coset_entries(log_n: u32) -> usize {
+    let h = coset_log_lo(log_n);
+    (1usize << h) + (1usize << (log_n - h))
+}
+
+fn fr_bytes(entries: usize) -> u64 {
+    (entries * FR_WORDS * 4) as u64
+}
+
+/// log2 of the points whose transform's stages all lie inside one chunk: the
+/// workgroup path's tiles cover those stages, its twiddle table their roots.
+fn table_log(log_n: u32, chunk_len: usize) -> u32 {
+    log_n.min(chunk_len.trailing_zeros())
+}
+
+/// Every dispatch of one NTT of `domain` over a buffer of `chunk_len`-element chunks
+/// on the passes path.
+fn pass_steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
     let k = domain.log_size;
     if k == 0 {
         // One point: every transform is the identity (g^0 = 1, 1/n = 1).
@@ -82,88 +357,29 @@ fn steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
         tw_log_lo: tw_log_lo(k),
         ..NttParams::default()
     };
-    let mut out = Vec::new();
-    out.push(Step {
-        kernel: Kernel::Twiddles,
-        params: NttParams {
-            count: twiddle_entries(k) as u32,
-            h: words(if inverse {
-                domain.omega_inv
-            } else {
-                domain.omega
-            }),
-            ..base
-        },
-    });
+    let mut out = vec![twiddle_step(domain, inverse, base)];
     let scale = |out: &mut Vec<Step>, c: Fr, h: Option<Fr>| {
         for ch in 0..chunks {
-            out.push(Step {
-                kernel: Kernel::Scale,
-                params: NttParams {
+            out.push(Step::plain(
+                Kernel::Scale,
+                NttParams {
                     count: chunk as u32,
                     base: (ch * chunk) as u32,
                     stage: u32::from(h.is_some()),
                     lo_chunk: ch as u32,
                     hi_chunk: ch as u32,
                     c: words(c),
-                    h: words(h.unwrap_or(Fr::from(1u64))),
+                    h: words(h.unwrap_or(Fr::ONE)),
                     ..base
                 },
-            });
+            ));
         }
     };
     if kind == NttKind::CosetForward {
-        scale(&mut out, Fr::from(1u64), Some(domain.coset_gen));
+        scale(&mut out, Fr::ONE, Some(domain.coset_gen));
     }
-    for a in 0..chunks {
-        for b in a..chunks {
-            out.push(Step {
-                kernel: Kernel::Bitrev,
-                params: NttParams {
-                    count: chunk as u32,
-                    base: (a * chunk) as u32,
-                    lo_chunk: a as u32,
-                    hi_chunk: b as u32,
-                    ..base
-                },
-            });
-        }
-    }
-    for s in 0..k {
-        let half = 1usize << s;
-        if 2 * half <= chunk {
-            // Both ends of every butterfly lie in the same chunk.
-            for c in 0..chunks {
-                out.push(Step {
-                    kernel: Kernel::Butterfly,
-                    params: NttParams {
-                        count: (chunk / 2) as u32,
-                        base: (c * chunk / 2) as u32,
-                        stage: s,
-                        lo_chunk: c as u32,
-                        hi_chunk: c as u32,
-                        ..base
-                    },
-                });
-            }
-        } else {
-            // Chunk a's elements pair with chunk a + half/chunk's.
-            for a in (0..chunks).filter(|a| (a * chunk) & half == 0) {
-                let first = a * chunk;
-                out.push(Step {
-                    kernel: Kernel::Butterfly,
-                    params: NttParams {
-                        count: chunk as u32,
-                        base: (((first >> (s + 1)) << s) + (first & (half - 1))) as u32,
-                        stage: s,
-                        lo_chunk: a as u32,
-                        hi_chunk: (a + half / chunk) as u32,
-                        ..base
-                    },
-                });
-            }
-        }
-    }
+    reversal_steps(&mut out, Kernel::Bitrev, chunks, chunk, base);
+    butterfly_steps(&mut out, 0..k, chunks, chunk, base);
     match kind {
         NttKind::Inverse => scale(&mut out, domain.size_inv, None),
         NttKind::CosetInverse => scale(&mut out, domain.size_inv, Some(domain.coset_gen_inv)),
@@ -172,17 +388,419 @@ fn steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
     out
 }
 
-/// Scratch of the largest NTT of `domain`: the twiddle tables and, when the domain is
-/// larger than one binding, a note saying how it is chunked.
-pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
-    let mut plan = MemoryPlan::new("wgpu NTT scratch");
-    if domain.log_size > 0 {
-        plan.item(
-            TWIDDLES_ITEM,
-            (twiddle_entries(domain.log_size) * FR_WORDS * 4) as u64,
-        );
+/// The passes' twiddle tables of the transform's direction into the scratch tables.
+fn twiddle_step(domain: &Domain, inverse: bool, base: NttParams) -> Step {
+    Step::plain(
+        Kernel::Twiddles,
+        NttParams {
+            count: twiddle_entries(domain.log_size) as u32,
+            h: words(if inverse {
+                domain.omega_inv
+            } else {
+                domain.omega
+            }),
+            ..base
+        },
+    )
+}
+
+/// The bit reversal (`kernel`: `bitrev` or `bitrev_powers`), one dispatch per pair of
+/// chunks.
+fn reversal_steps(
+    out: &mut Vec<Step>,
+    kernel: Kernel,
+    chunks: usize,
+    chunk: usize,
+    base: NttParams,
+) {
+    for a in 0..chunks {
+        for b in a..chunks {
+            out.push(Step {
+                kernel,
+                params: NttParams {
+                    count: chunk as u32,
+                    base: (a * chunk) as u32,
+                    lo_chunk: a as u32,
+                    hi_chunk: b as u32,
+                    ..base
+                },
+                tw: Table::Scratch,
+                pw: Table::Coset,
+            });
+        }
     }
+}
+
+/// Global radix-2 stages `stages`, one dispatch per stage and chunk (pair), their
+/// twiddles from the scratch tables.
+fn butterfly_steps(
+    out: &mut Vec<Step>,
+    stages: std::ops::Range<u32>,
+    chunks: usize,
+    chunk: usize,
+    base: NttParams,
+) {
+    for s in stages {
+        let half = 1usize << s;
+        if 2 * half <= chunk {
+            // Both ends of every butterfly lie in the same chunk.
+            for c in 0..chunks {
+                out.push(Step::plain(
+                    Kernel::Butterfly,
+                    NttParams {
+                        count: (chunk / 2) as u32,
+                        base: (c * chunk / 2) as u32,
+                        stage: s,
+                        lo_chunk: c as u32,
+                        hi_chunk: c as u32,
+                        ..base
+                    },
+                ));
+            }
+        } else {
+            // Chunk a's elements pair with chunk a + half/chunk's.
+            for a in (0..chunks).filter(|a| (a * chunk) & half == 0) {
+                let first = a * chunk;
+                out.push(Step::plain(
+                    Kernel::Butterfly,
+                    NttParams {
+                        count: chunk as u32,
+                        base: (((first >> (s + 1)) << s) + (first & (half - 1))) as u32,
+                        stage: s,
+                        lo_chunk: a as u32,
+                        hi_chunk: (a + half / chunk) as u32,
+                        ..base
+                    },
+                ));
+            }
+        }
+    }
+}
+
+/// tile_stages' flags (shaders/ntt.wgsl's TILE_*).
+const TILE_INVERSE: u32 = 1;
+const TILE_SCALE_BY_C: u32 = 2;
+const TILE_SCALE_BY_POWERS: u32 = 4;
+const TILE_LOAD_REVERSED: u32 = 8;
+const TILE_SCALE_LOADS: u32 = 16;
+
+/// One tile_stages dispatch's tiles: stages s .. s+k−1 on the 2^(w1+w2) elements
+/// whose indices differ only in bits p1 .. p1+w1−1 and p2 .. p2+w2−1 (p1 + w1 <= p2),
+/// one range the stages', the other a batch of independent groups (empty when w2 is
+/// 0). Tile element x holds range 1 in its low w1 bits, so that x ascends with the
+/// index and neighbouring threads touch neighbouring elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TileShape {
+    s: u32,
+    k: u32,
+    p1: u32,
+    w1: u32,
+    p2: u32,
+    w2: u32,
+}
+
+impl TileShape {
+    fn bits(&self) -> u32 {
+        self.w1 + self.w2
+    }
+
+    /// The index of element x of tile b (shaders/ntt.wgsl's `tile_index`).
+    #[cfg(test)]
+    fn index(&self, b: u32, x: u32) -> u32 {
+        let mask = |w: u32| if w >= 32 { u32::MAX } else { (1u32 << w) - 1 };
+        let gap = self.p2 - self.p1 - self.w1;
+        let fixed = (b & mask(self.p1))
+            | (((b >> self.p1) & mask(gap)) << (self.p1 + self.w1))
+            | ((b >> (self.p1 + gap)) << (self.p2 + self.w2));
+        fixed | ((x & mask(self.w1)) << self.p1) | ((x >> self.w1) << self.p2)
+    }
+
+    /// The tile bit of stage s + j.
+    #[cfg(test)]
+    fn stage_bit(&self, j: u32) -> u32 {
+        if self.p1 == self.s {
+            j
+        } else {
+            self.w1 + j
+        }
+    }
+}
+
+/// `total` stages in ceil(total / most) parts as equal as possible, the longer first.
+fn split_even(total: u32, most: u32) -> impl Iterator<Item = u32> {
+    let parts = total.div_ceil(most);
+    (0..parts).map(move |i| total / parts + u32::from(i < total % parts))
+}
+
+/// The tiles of the stages 0 .. log_t−1 (all inside one chunk of 2^log_t or more), at
+/// most 2^tile_bits elements each: ceil(log_t / tile_bits) dispatches, the stages split
+/// evenly. Each tile is filled with a batch of groups: below the stages, the lowest
+/// bits (runs of neighbours in memory, for coalesced accesses); for the first
+/// dispatch, whose stages start at bit 0, the bits just above them (its tiles are then
+/// contiguous). Where fewer bits lie below than the tile has room for, it is smaller.
+fn tile_plan(log_t: u32, tile_bits: u32) -> Vec<TileShape> {
+    let mut shapes = Vec::new();
+    let mut s = 0;
+    for k in split_even(log_t, tile_bits) {
+        let room = tile_bits - k;
+        let shape = if s == 0 {
+            let g = room.min(log_t - k);
+            TileShape {
+                s,
+                k,
+                p1: 0,
+                w1: k,
+                p2: k,
+                w2: g,
+            }
+        } else {
+            let g = room.min(s);
+            TileShape {
+                s,
+                k,
+                p1: 0,
+                w1: g,
+                p2: s,
+                w2: k,
+            }
+        };
+        shapes.push(shape);
+        s += k;
+    }
+    shapes
+}
+
+/// Which kept tables a workgroup transform reads.
+struct KeptTables {
+    /// The twiddle table (stages inside chunks exist).
+    twiddles: bool,
+    /// The coset powers of the kind (coset transforms).
+    coset: bool,
+}
+
+fn kept_tables(domain: &Domain, kind: NttKind, chunk_len: usize) -> KeptTables {
+    KeptTables {
+        twiddles: table_log(domain.log_size, chunk_len) > 0,
+        coset: matches!(kind, NttKind::CosetForward | NttKind::CosetInverse),
+    }
+}
+
+/// The steps that build the twiddle table of `domain`'s transforms over
+/// `chunk_len`-element chunks: powers of w' = omega^(n / 2^t), t = table_log, into the
+/// scratch tables, then tw[m] = w'^m for m < 2^(t−1).
+fn twiddle_table_steps(domain: &Domain, chunk_len: usize) -> Vec<Step> {
+    let t = table_log(domain.log_size, chunk_len);
+    let root = domain.omega.pow([1u64 << (domain.log_size - t)]);
+    let params = NttParams {
+        pow_log_lo: tw_log_lo(t),
+        c: words(Fr::ONE),
+        h: words(root),
+        ..NttParams::default()
+    };
+    vec![
+        Step::plain(
+            Kernel::Powers,
+            NttParams {
+                count: twiddle_entries(t) as u32,
+                ..params
+            },
+        ),
+        Step {
+            kernel: Kernel::TwiddleTable,
+            params: NttParams {
+                count: 1 << (t - 1),
+                ..params
+            },
+            tw: Table::Twiddles,
+            pw: Table::Scratch,
+        },
+    ]
+}
+
+/// The root and the factor of the kind's kept coset powers: g for the coset forward,
+/// g^−1 times 1/n (premultiplied into the low table) for the coset inverse.
+fn coset_powers(domain: &Domain, kind: NttKind) -> (Fr, Fr) {
+    if kind == NttKind::CosetInverse {
+        (domain.coset_gen_inv, domain.size_inv)
+    } else {
+        (domain.coset_gen, Fr::ONE)
+    }
+}
+
+/// The step that builds the kind's coset powers.
+fn coset_table_step(domain: &Domain, kind: NttKind) -> Step {
+    let (root, first) = coset_powers(domain, kind);
+    Step {
+        kernel: Kernel::Powers,
+        params: NttParams {
+            count: coset_entries(domain.log_size) as u32,
+            pow_log_lo: coset_log_lo(domain.log_size),
+            c: words(first),
+            h: words(root),
+            ..NttParams::default()
+        },
+        tw: Table::Scratch,
+        pw: Table::Coset,
+    }
+}
+
+/// The tile_stages dispatch of `shape`'s tiles in chunk `c` of `chunk` elements.
+fn tile_step(
+    shape: TileShape,
+    chunk: usize,
+    c: usize,
+    flags: u32,
+    base: &NttParams,
+    pw: Table,
+) -> Step {
+    let tiles = chunk >> shape.bits();
+    Step {
+        kernel: Kernel::TileStages,
+        params: NttParams {
+            count: tiles as u32,
+            base: (c * tiles) as u32,
+            lo_chunk: c as u32,
+            hi_chunk: c as u32,
+            stage: shape.s,
+            k: shape.k,
+            p1: shape.p1,
+            w1: shape.w1,
+            p2: shape.p2,
+            w2: shape.w2,
+            flags,
+            ..*base
+        },
+        tw: Table::Twiddles,
+        pw,
+    }
+}
+
+/// Every dispatch of one NTT of `domain` over `chunk_len`-element chunks on the
+/// workgroup path, its tables built (the table-building steps come first).
+fn workgroup_steps(domain: &Domain, kind: NttKind, chunk_len: usize, tile_bits: u32) -> Vec<Step> {
+    let log_n = domain.log_size;
+    if log_n == 0 {
+        return Vec::new();
+    }
+    let n = domain.size;
+    let chunk = chunk_len.min(n);
+    let chunks = n / chunk;
+    let log_t = table_log(log_n, chunk_len);
+    let tables = kept_tables(domain, kind, chunk_len);
+    let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+    // A table every kernel reading `pw` can bind where it reads none.
+    let any_pw = if tables.coset {
+        Table::Coset
+    } else if tables.twiddles {
+        Table::Twiddles
+    } else {
+        Table::Scratch
+    };
+    let (scale_flags, c) = match kind {
+        NttKind::Inverse => (TILE_SCALE_BY_C, domain.size_inv),
+        NttKind::CosetInverse => (TILE_SCALE_BY_POWERS, Fr::ONE),
+        NttKind::Forward | NttKind::CosetForward => (0, Fr::ONE),
+    };
+    let base = NttParams {
+        log_n,
+        log_chunk: chunk.trailing_zeros(),
+        tw_log_lo: tw_log_lo(log_n),
+        table_log: log_t,
+        pow_log_lo: coset_log_lo(log_n),
+        flags: if inverse { TILE_INVERSE } else { 0 },
+        c: words(c),
+        ..NttParams::default()
+    };
+    let tile =
+        |shape: TileShape, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
+    let mut out = Vec::new();
+    if chunks == 1 && log_n <= tile_bits {
+        // One tile is the whole domain: it reads everything before writing, so it
+        // can read reversed, and scale what it reads.
+        let loads = if kind == NttKind::CosetForward {
+            TILE_LOAD_REVERSED | TILE_SCALE_LOADS
+        } else {
+            TILE_LOAD_REVERSED
+        };
+        let whole = TileShape {
+            s: 0,
+            k: log_n,
+            p1: 0,
+            w1: log_n,
+            p2: log_n,
+            w2: 0,
+        };
+        out.push(tile(whole, 0, base.flags | loads | scale_flags));
+        return out;
+    }
+    let reversal = if kind == NttKind::CosetForward {
+        Kernel::BitrevPowers
+    } else {
+        Kernel::Bitrev
+    };
+    reversal_steps(&mut out, reversal, chunks, chunk, base);
+    let shapes = tile_plan(log_t, tile_bits);
+    let across = log_t < log_n;
+    for (i, shape) in shapes.iter().enumerate() {
+        let last = i + 1 == shapes.len() && !across;
+        let flags = base.flags | if last { scale_flags } else { 0 };
+        for c in 0..chunks {
+            out.push(tile(*shape, c, flags));
+        }
+    }
+    if across {
+        // The stages whose pairs lie in two chunks, as passes.
+        out.push(twiddle_step(domain, inverse, base));
+        butterfly_steps(&mut out, log_t..log_n, chunks, chunk, base);
+        if scale_flags != 0 {
+            for c in 0..chunks {
+                out.push(Step {
+                    kernel: Kernel::ScalePowers,
+                    params: NttParams {
+                        count: chunk as u32,
+                        base: (c * chunk) as u32,
+                        lo_chunk: c as u32,
+                        hi_chunk: c as u32,
+                        flags: scale_flags,
+                        ..base
+                    },
+                    tw: Table::Scratch,
+                    pw: any_pw,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Scratch of the largest NTT of `domain`: the per-transform power tables, the kept
+/// tables of the workgroup path, and, when the domain is larger than one binding, a
+/// note saying how it is chunked.
+pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
+    // An unreadable setting fails the transform; the plan covers the default.
+    scratch_plan_for(
+        ctx,
+        domain,
+        NttConfig::from_env().unwrap_or_default().on(ctx),
+    )
+}
+
+/// [`scratch_plan`] on `config`'s path.
+fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPlan {
+    let mut plan = MemoryPlan::new("wgpu NTT scratch");
+    let log_n = domain.log_size;
     let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
+    if log_n > 0 {
+        plan.item(TWIDDLES_ITEM, fr_bytes(twiddle_entries(log_n)));
+        if config.path == NttPath::Workgroup {
+            let t = table_log(log_n, chunk_len);
+            if t > 0 {
+                plan.item(TABLE_ITEM, fr_bytes(1 << (t - 1)));
+            }
+            plan.item(COSET_ITEM, fr_bytes(coset_entries(log_n)))
+                .item(COSET_INV_ITEM, fr_bytes(coset_entries(log_n)));
+        }
+    }
     if domain.size > chunk_len {
         plan.note(format!(
             "wgpu: scalar buffers in {} chunks of 2^{} (binding limit {} B)",
@@ -208,7 +826,7 @@ pub fn finish(
     ctx: &Context,
     lease: &mut Lease,
     result: Result<()>,
-    ids: &[crucible_core::BufferId],
+    ids: &[BufferId],
 ) -> Result<()> {
     let waited = ctx.wait();
     let mut freed = Ok(());
@@ -220,13 +838,72 @@ pub fn finish(
     result.and(waited.map_err(Into::into)).and(freed)
 }
 
-/// In-place NTT of `buf` over `domain`.
+/// A table kept in the lease between transforms, and what it holds the powers of: a
+/// transform that needs another frees it and builds its own.
+struct NttTable {
+    buffer: wgpu::Buffer,
+    log: u32,
+    root: Fr,
+}
+
+/// The kept table of `item` for (log, root) and false if the lease holds it;
+/// otherwise a new table of `entries` Fr (another one of the item freed first) and
+/// true: the caller builds it.
+fn kept_table(
+    ctx: &Context,
+    lease: &mut Lease,
+    item: PlanKey,
+    (log, root): (u32, Fr),
+    entries: usize,
+) -> Result<(BufferId, bool)> {
+    if let Some(id) = lease.buffer_of(item) {
+        let table = lease.get::<NttTable>(id)?;
+        if table.log == log && table.root == root {
+            return Ok((id, false));
+        }
+        lease.free(id)?;
+    }
+    let bytes = fr_bytes(entries);
+    let id = lease.allocate(item, bytes, || {
+        Ok(NttTable {
+            buffer: ctx.create_buffer(item, bytes, wgpu::BufferUsages::STORAGE)?,
+            log,
+            root,
+        })
+    })?;
+    Ok((id, true))
+}
+
+/// The buffers one transform binds besides its data.
+#[derive(Default)]
+struct TableIds {
+    scratch: Option<BufferId>,
+    twiddles: Option<BufferId>,
+    coset: Option<BufferId>,
+    /// Kept tables this transform allocated: freed if it fails, so that no later
+    /// transform reads a table whose build did not run.
+    fresh: Vec<BufferId>,
+}
+
+/// In-place NTT of `buf` over `domain`, on the path [`NttConfig::from_env`] chooses.
 pub fn ntt(
     ctx: &Context,
     lease: &mut Lease,
     buf: ScalarBuf,
     domain: &Domain,
     kind: NttKind,
+) -> Result<()> {
+    ntt_with(ctx, lease, buf, domain, kind, NttConfig::from_env()?)
+}
+
+/// In-place NTT of `buf` over `domain` on `config`'s path.
+fn ntt_with(
+    ctx: &Context,
+    lease: &mut Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    kind: NttKind,
+    config: NttConfig,
 ) -> Result<()> {
     if domain.log_size >= 32 {
         return Err(WgpuError::Unsupported(format!(
@@ -241,54 +918,164 @@ pub fn ntt(
         check_len("NTT input", domain.size, data.len)?;
         data.chunk_len
     };
-    let steps = steps(domain, kind, chunk_len);
+    let config = config.on(ctx);
+    let mut steps = match config.path {
+        NttPath::Passes => pass_steps(domain, kind, chunk_len),
+        NttPath::Workgroup => workgroup_steps(domain, kind, chunk_len, config.tile_bits),
+    };
     if steps.is_empty() {
         return Ok(());
     }
-    let tw_bytes = (twiddle_entries(domain.log_size) * FR_WORDS * 4) as u64;
-    if tw_bytes > ctx.limits.binding_bytes {
+    let tw_bytes = fr_bytes(twiddle_entries(domain.log_size));
+    let coset_bytes = match config.path {
+        NttPath::Workgroup => fr_bytes(coset_entries(domain.log_size)),
+        NttPath::Passes => 0,
+    };
+    if tw_bytes.max(coset_bytes) > ctx.limits.binding_bytes {
         return Err(WgpuError::Unsupported(format!(
-            "NTT of 2^{}: its twiddle tables ({tw_bytes} B) exceed one binding ({} B)",
-            domain.log_size, ctx.limits.binding_bytes
+            "NTT of 2^{}: its power tables ({} B) exceed one binding ({} B)",
+            domain.log_size,
+            tw_bytes.max(coset_bytes),
+            ctx.limits.binding_bytes
         ))
         .into());
     }
-    let tw = lease.allocate(TWIDDLES_ITEM, tw_bytes, || {
-        Ok(ctx.create_buffer(TWIDDLES_ITEM, tw_bytes, wgpu::BufferUsages::STORAGE)?)
-    })?;
-    let params_bytes = ctx.limits.params_bytes();
-    let params = match lease.allocate(PARAMS_ITEM, params_bytes, || {
-        uniform_buffer(ctx, params_bytes)
-    }) {
-        Ok(id) => id,
-        Err(e) => return finish(ctx, lease, Err(e), &[tw]),
-    };
+    let mut ids = TableIds::default();
+    let mut per_call = Vec::new();
     let result = (|| -> Result<()> {
-        let data = lease.get::<DeviceBuffer>(buf.id())?;
-        let tw_buf = lease.get::<wgpu::Buffer>(tw)?;
-        let params_buf = lease.get::<wgpu::Buffer>(params)?;
-        let mut batch = Batch::new(
-            ctx,
-            Some(params_buf),
-            format!("{kind:?} NTT of 2^{}", domain.log_size),
-        );
-        for step in &steps {
-            let p = step.params;
-            let lo = &data.chunks[p.lo_chunk as usize];
-            let hi = &data.chunks[p.hi_chunk as usize];
-            let bindings = match step.kernel {
-                Kernel::Twiddles => vec![(3, tw_buf)],
-                Kernel::Scale => vec![(1, lo)],
-                Kernel::Bitrev => vec![(1, lo), (2, hi)],
-                Kernel::Butterfly => vec![(1, lo), (2, hi), (3, tw_buf)],
-            };
-            let pipeline = ctx.pipeline(Module::Ntt, step.kernel.entry())?;
-            batch.dispatch(pipeline, &p, bindings, p.count)?;
+        if config.path == NttPath::Workgroup {
+            let mut build = Vec::new();
+            let tables = kept_tables(domain, kind, chunk_len);
+            if tables.twiddles {
+                let t = table_log(domain.log_size, chunk_len);
+                let root = domain.omega.pow([1u64 << (domain.log_size - t)]);
+                let (id, fresh) = kept_table(ctx, lease, TABLE_ITEM, (t, root), 1 << (t - 1))?;
+                ids.twiddles = Some(id);
+                if fresh {
+                    ids.fresh.push(id);
+                    build.extend(twiddle_table_steps(domain, chunk_len));
+                }
+            }
+            if tables.coset {
+                let item = if kind == NttKind::CosetInverse {
+                    COSET_INV_ITEM
+                } else {
+                    COSET_ITEM
+                };
+                let key = (domain.log_size, coset_powers(domain, kind).0);
+                let (id, fresh) =
+                    kept_table(ctx, lease, item, key, coset_entries(domain.log_size))?;
+                ids.coset = Some(id);
+                if fresh {
+                    ids.fresh.push(id);
+                    build.push(coset_table_step(domain, kind));
+                }
+            }
+            build.append(&mut steps);
+            steps = build;
         }
-        batch.submit()?;
-        Ok(())
+        let scratch = steps.iter().any(|s| {
+            let (tw, pw) = s.kernel.tables();
+            (tw && s.tw == Table::Scratch) || (pw && s.pw == Table::Scratch)
+        });
+        if scratch {
+            let id = lease.allocate(TWIDDLES_ITEM, tw_bytes, || {
+                Ok(ctx.create_buffer(TWIDDLES_ITEM, tw_bytes, wgpu::BufferUsages::STORAGE)?)
+            })?;
+            per_call.push(id);
+            ids.scratch = Some(id);
+        }
+        let params_bytes = ctx.limits.params_bytes();
+        let params = lease.allocate(PARAMS_ITEM, params_bytes, || {
+            uniform_buffer(ctx, params_bytes)
+        })?;
+        per_call.push(params);
+        record(ctx, lease, buf, domain, kind, &steps, &ids, params, config)
     })();
-    finish(ctx, lease, result, &[tw, params])
+    let result = finish(ctx, lease, result, &per_call);
+    if result.is_err() {
+        for id in &ids.fresh {
+            // The transform's error is the one to report.
+            let _ = lease.free(*id);
+        }
+    }
+    result
+}
+
+/// Records and submits `steps`.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    ctx: &Context,
+    lease: &Lease,
+    buf: ScalarBuf,
+    domain: &Domain,
+    kind: NttKind,
+    steps: &[Step],
+    ids: &TableIds,
+    params: BufferId,
+    config: Chosen,
+) -> Result<()> {
+    let (module, path) = match (config.path, config.mul) {
+        (NttPath::Workgroup, NttMul::Unrolled) => {
+            (Module::NttUnrolled, "workgroup, unrolled products")
+        }
+        (NttPath::Workgroup, NttMul::Loop) => (Module::Ntt, "workgroup, loop products"),
+        (NttPath::Passes, _) => (Module::Ntt, "passes"),
+    };
+    let data = lease.get::<DeviceBuffer>(buf.id())?;
+    let table = |id: Option<BufferId>| -> Result<Option<&wgpu::Buffer>> {
+        id.map(|id| lease.get::<NttTable>(id).map(|t| &t.buffer))
+            .transpose()
+    };
+    let scratch = ids
+        .scratch
+        .map(|id| lease.get::<wgpu::Buffer>(id))
+        .transpose()?;
+    let twiddles = table(ids.twiddles)?;
+    let coset = table(ids.coset)?;
+    let resolve = |t: Table| -> Result<&wgpu::Buffer> {
+        let found = match t {
+            Table::Scratch => scratch,
+            Table::Twiddles => twiddles,
+            Table::Coset => coset,
+        };
+        found.ok_or_else(|| {
+            WgpuError::Validation {
+                during: format!("{kind:?} NTT of 2^{}", domain.log_size),
+                message: format!("a dispatch binds the {t:?} table, which is not allocated"),
+            }
+            .into()
+        })
+    };
+    let mut batch = Batch::new(
+        ctx,
+        Some(lease.get::<wgpu::Buffer>(params)?),
+        format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path),
+    );
+    for step in steps {
+        let p = step.params;
+        let mut bindings = Vec::new();
+        if step.kernel.data() {
+            bindings.push((1, &data.chunks[p.lo_chunk as usize]));
+            if !matches!(
+                step.kernel,
+                Kernel::Scale | Kernel::ScalePowers | Kernel::TileStages
+            ) {
+                bindings.push((2, &data.chunks[p.hi_chunk as usize]));
+            }
+        }
+        let (tw, pw) = step.kernel.tables();
+        if tw {
+            bindings.push((3, resolve(step.tw)?));
+        }
+        if pw {
+            bindings.push((4, resolve(step.pw)?));
+        }
+        let pipeline = ctx.pipeline(module, step.kernel.entry())?;
+        batch.dispatch(pipeline, &p, bindings, step.threads())?;
+    }
+    batch.submit()?;
+    Ok(())
 }
 
 /// `dst[i] *= rhs[i]`, or with `k`, `dst[i] = (dst[i] − rhs[i])·k`.
@@ -341,4 +1128,289 @@ pub fn pointwise(
         Ok(())
     })();
     finish(ctx, lease, result, &[params])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{WgpuBackend, WgpuOptions};
+    use ark_ff::{FftField, UniformRand};
+    use ark_poly::EvaluationDomain;
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::registry::ProbeOptions;
+    use crucible_core::{BufferUse, ProverBackend, ScratchNeed};
+
+    /// Every tile plan covers the stages 0 .. log_t−1 once each, in order, with tiles
+    /// of at most 2^tile_bits inside the low log_t bits; the tiles of a dispatch
+    /// partition the indices, and each stage's partner of an element is in its tile.
+    #[test]
+    fn tile_plans_cover_every_stage_and_index() {
+        for log_t in 1..=26 {
+            for tile_bits in 1..=MAX_TILE_BITS {
+                let shapes = tile_plan(log_t, tile_bits);
+                assert_eq!(
+                    shapes.len() as u32,
+                    log_t.div_ceil(tile_bits),
+                    "{log_t} {tile_bits}"
+                );
+                let mut next = 0;
+                for t in &shapes {
+                    assert_eq!(t.s, next, "{t:?}");
+                    next += t.k;
+                    assert!(t.k >= 1 && t.bits() <= tile_bits, "{t:?}");
+                    assert!(t.p1 + t.w1 <= t.p2 && t.p2 + t.w2 <= log_t, "{t:?}");
+                    let stages = if t.p1 == t.s {
+                        (t.p1, t.w1)
+                    } else {
+                        (t.p2, t.w2)
+                    };
+                    assert_eq!(stages, (t.s, t.k), "{t:?}");
+                    if log_t > 12 {
+                        continue;
+                    }
+                    let mut seen = vec![false; 1 << log_t];
+                    for b in 0..(1u32 << (log_t - t.bits())) {
+                        for x in 0..(1u32 << t.bits()) {
+                            let i = t.index(b, x);
+                            assert!(!seen[i as usize], "{t:?}: {i} twice");
+                            seen[i as usize] = true;
+                            for j in 0..t.k {
+                                let partner = t.index(b, x ^ (1 << t.stage_bit(j)));
+                                assert_eq!(partner, i ^ (1 << (t.s + j)), "{t:?}");
+                            }
+                        }
+                    }
+                    assert!(seen.iter().all(|s| *s), "{t:?}");
+                }
+                assert_eq!(next, log_t);
+            }
+        }
+    }
+
+    /// 2^20 and 2^24 on one chunk: the reversal and three tile dispatches; a whole
+    /// domain of one tile: one dispatch.
+    #[test]
+    fn dispatch_counts() {
+        let count = |log: u32, kind| {
+            let d = Domain::with_log_size(log).unwrap();
+            workgroup_steps(&d, kind, 1 << 26, MAX_TILE_BITS).len()
+        };
+        assert_eq!(count(20, NttKind::Forward), 4);
+        assert_eq!(count(24, NttKind::CosetInverse), 4);
+        assert_eq!(count(9, NttKind::CosetForward), 1);
+        assert_eq!(count(0, NttKind::Inverse), 0);
+    }
+
+    #[test]
+    fn paths_parse() {
+        for p in [NttPath::Workgroup, NttPath::Passes] {
+            assert_eq!(NttPath::parse(p.name()), Some(p));
+        }
+        assert_eq!(NttPath::parse(" Passes\n"), Some(NttPath::Passes));
+        assert_eq!(NttPath::parse("tiles"), None);
+        for m in [NttMul::Unrolled, NttMul::Loop] {
+            assert_eq!(NttMul::parse(m.name()), Some(m));
+        }
+    }
+
+    fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
+        let d = domain.to_ark();
+        let mut v = values.to_vec();
+        match kind {
+            NttKind::Forward => d.fft_in_place(&mut v),
+            NttKind::Inverse => d.ifft_in_place(&mut v),
+            NttKind::CosetForward => d.get_coset(Fr::GENERATOR).unwrap().fft_in_place(&mut v),
+            NttKind::CosetInverse => d.get_coset(Fr::GENERATOR).unwrap().ifft_in_place(&mut v),
+        }
+        v
+    }
+
+    fn open(max_binding_bytes: Option<u64>) -> Option<WgpuBackend> {
+        let options = WgpuOptions {
+            max_binding_bytes,
+            ..WgpuOptions::default()
+        };
+        match WgpuBackend::open(&ProbeOptions::default(), &options) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                assert!(
+                    !crucible_core::registry::is_required("wgpu"),
+                    "wgpu is required (CRUCIBLE_REQUIRE) but unavailable: {e}"
+                );
+                println!("skipped, wgpu unavailable: {e}");
+                None
+            }
+        }
+    }
+
+    /// Every kind at each of `logs` (largest first) on `config`'s path against
+    /// arkworks, all in one lease planned for the largest (so the kept tables are
+    /// reused across kinds and replaced across sizes), fresh random inputs.
+    fn check(backend: &WgpuBackend, config: NttConfig, logs: &[u32], rng: &mut StdRng, at: &str) {
+        let largest = Domain::with_log_size(logs[0]).unwrap();
+        let x_item = PlanKey::new("test", "x");
+        let mut plan = MemoryPlan::new("ntt path test");
+        plan.item(
+            x_item,
+            backend
+                .buffer_bytes(ElementKind::Scalar, largest.size, BufferUse::Resident)
+                .unwrap(),
+        );
+        plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
+        plan.merge(&scratch_plan_for(
+            &backend.ctx,
+            &largest,
+            config.on(&backend.ctx),
+        ));
+        let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+        for &log in logs {
+            let domain = Domain::with_log_size(log).unwrap();
+            let x = (backend as &dyn ProverBackend)
+                .alloc_scalars(&mut lease, x_item, domain.size)
+                .unwrap();
+            for kind in NttKind::ALL {
+                let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+                backend.stage_scalars(&mut lease, x, &values).unwrap();
+                ntt_with(&backend.ctx, &mut lease, x, &domain, kind, config).unwrap();
+                let got = backend.read_scalars(&lease, x).unwrap();
+                assert!(
+                    got == reference(&values, &domain, kind),
+                    "{at}, {config:?}: {kind:?} NTT of 2^{log} differs from arkworks"
+                );
+            }
+            lease.free(x.id()).unwrap();
+        }
+        lease.release().unwrap();
+    }
+
+    /// The workgroup path with both products, on one chunk and on buffers split into
+    /// chunks of 32 elements (stages across chunks, as passes, and the scaling after
+    /// them); the tile plans of every size are checked on the host above, and the
+    /// conformance suite runs the workgroup path with the adapter's product. The
+    /// sizes are the plan shapes, one each.
+    #[test]
+    fn workgroup_path_matches_arkworks_with_and_without_chunks() {
+        let seed = crucible_conformance::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let at = format!("seed {seed} (CRUCIBLE_SEED={seed} repeats it)");
+        let workgroup = NttConfig {
+            path: NttPath::Workgroup,
+            ..NttConfig::default()
+        };
+        let unrolled = NttConfig {
+            mul: Some(NttMul::Unrolled),
+            ..workgroup
+        };
+        // 2^10: the reversal and two tile dispatches of five stages (the second's batch
+        // below its stages); 2^1: one tile, read reversed (2^0 is nothing to do,
+        // tests/wgpu/ntt.rs's). 32-element chunks: 2^7 in four, two stages as passes
+        // and the scaling after them.
+        let cases: [(Option<u64>, NttConfig, &[u32]); 2] =
+            [(None, workgroup, &[10, 1]), (Some(1024), unrolled, &[7])];
+        let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
+        for (binding, config, logs) in cases {
+            if !opened.iter().any(|(b, _)| *b == binding) {
+                let Some(backend) = open(binding) else {
+                    return;
+                };
+                opened.push((binding, backend));
+            }
+            let Some((_, backend)) = opened.iter().find(|(b, _)| *b == binding) else {
+                continue;
+            };
+            let at = format!("{at}, bindings of {binding:?} B");
+            check(backend, config, logs, &mut rng, &at);
+        }
+    }
+
+    /// Times both paths (and both products) at `CRUCIBLE_NTT_TIMING_LOG` (default 14)
+    /// on the first adapter: median of 5 forward transforms each, printed. Run by
+    /// hand (`--ignored`): a measurement, not a check.
+    #[test]
+    #[ignore]
+    fn time_paths() {
+        let Some(backend) = open(None) else {
+            return;
+        };
+        let backend = &backend;
+        let log = std::env::var("CRUCIBLE_NTT_TIMING_LOG")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(14);
+        let tile_bits = std::env::var("CRUCIBLE_NTT_TIMING_TILE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(MAX_TILE_BITS);
+        let domain = Domain::with_log_size(log).unwrap();
+        println!(
+            "workgroup storage limit: {} B",
+            backend
+                .ctx
+                .device
+                .limits()
+                .max_compute_workgroup_storage_size
+        );
+        let x_item = PlanKey::new("test", "x");
+        let mut plan = MemoryPlan::new("ntt timing");
+        plan.item(
+            x_item,
+            backend
+                .buffer_bytes(ElementKind::Scalar, domain.size, BufferUse::Resident)
+                .unwrap(),
+        );
+        plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
+        let workgroup = NttConfig {
+            path: NttPath::Workgroup,
+            ..NttConfig::default()
+        };
+        plan.merge(&scratch_plan_for(
+            &backend.ctx,
+            &domain,
+            workgroup.on(&backend.ctx),
+        ));
+        let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+        let x = (backend as &dyn ProverBackend)
+            .alloc_scalars(&mut lease, x_item, domain.size)
+            .unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+        backend.stage_scalars(&mut lease, x, &values).unwrap();
+        let configs = [
+            NttConfig {
+                path: NttPath::Passes,
+                ..NttConfig::default()
+            },
+            NttConfig {
+                path: NttPath::Workgroup,
+                mul: Some(NttMul::Loop),
+                tile_bits,
+            },
+            NttConfig {
+                path: NttPath::Workgroup,
+                mul: Some(NttMul::Unrolled),
+                tile_bits,
+            },
+        ];
+        for round in 0..2 {
+            for config in configs {
+                let mut times = Vec::new();
+                for _ in 0..5 {
+                    let t = std::time::Instant::now();
+                    ntt_with(
+                        &backend.ctx,
+                        &mut lease,
+                        x,
+                        &domain,
+                        NttKind::Forward,
+                        config,
+                    )
+                    .unwrap();
+                    times.push(t.elapsed());
+                }
+                times.sort();
+                println!("round {round} 2^{log} {config:?}: median {:?}", times[2]);
+            }
+        }
+        lease.release().unwrap();
+    }
 }

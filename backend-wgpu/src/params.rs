@@ -31,8 +31,8 @@ pub trait WgslStruct: bytemuck::Pod {
     const NAME: &'static str;
     /// What the struct is for (its doc's first line).
     const ABOUT: &'static str;
-    /// (name, WGSL type, doc) of every field, in order.
-    fn fields() -> Vec<(&'static str, String, &'static str)>;
+    /// (name, WGSL type, doc lines) of every field, in order.
+    fn fields() -> Vec<(&'static str, String, &'static [&'static str])>;
 
     /// The WGSL struct, each field's doc as a comment above it.
     fn wgsl() -> String {
@@ -42,8 +42,8 @@ pub trait WgslStruct: bytemuck::Pod {
             Self::NAME
         );
         for (name, ty, doc) in Self::fields() {
-            if !doc.trim().is_empty() {
-                s += &format!("    // {}\n", doc.trim());
+            for line in doc {
+                s += &format!("    // {}\n", line.trim());
             }
             s += &format!("    {name}: {ty},\n");
         }
@@ -59,7 +59,7 @@ macro_rules! params_struct {
         $(#[doc = $more:literal])*
         $name:ident {
             $(
-                #[doc = $doc:literal]
+                $(#[doc = $doc:literal])+
                 $field:ident: $ty:ty,
             )*
         }
@@ -70,7 +70,7 @@ macro_rules! params_struct {
         #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
         pub struct $name {
             $(
-                #[doc = $doc]
+                $(#[doc = $doc])+
                 pub $field: $ty,
             )*
         }
@@ -78,8 +78,8 @@ macro_rules! params_struct {
         impl WgslStruct for $name {
             const NAME: &'static str = stringify!($name);
             const ABOUT: &'static str = $about;
-            fn fields() -> Vec<(&'static str, String, &'static str)> {
-                vec![$((stringify!($field), <$ty as WgslType>::wgsl(), $doc)),*]
+            fn fields() -> Vec<(&'static str, String, &'static [&'static str])> {
+                vec![$((stringify!($field), <$ty as WgslType>::wgsl(), &[$($doc),+])),*]
             }
         }
     };
@@ -104,6 +104,24 @@ params_struct! {
         log_chunk: u32,
         /// h: the low twiddle table holds 2^h entries.
         tw_log_lo: u32,
+        /// tile_stages: stages `stage` .. stage + k − 1 on tiles spanning two ranges of
+        /// index bits, (p1, w1) below (p2, w2): the stages' and a batch of independent
+        /// groups' (ntt.rs's `TileShape`).
+        k: u32,
+        /// tile_stages: the lower range's first index bit.
+        p1: u32,
+        /// tile_stages: the lower range's width in bits.
+        w1: u32,
+        /// tile_stages: the upper range's first index bit.
+        p2: u32,
+        /// tile_stages: the upper range's width in bits.
+        w2: u32,
+        /// TILE_* bits.
+        flags: u32,
+        /// tw holds w'^m for m < 2^(table_log − 1).
+        table_log: u32,
+        /// pw holds c·g^i for i < 2^pow_log_lo, then g^(i·2^pow_log_lo).
+        pow_log_lo: u32,
         /// Fr constant (packed words): the scale factor, the twiddle or power root.
         c: [u32; FR_WORDS],
         /// A second Fr constant (packed words).
@@ -268,7 +286,7 @@ mod tests {
                 assert_eq!(source.matches(&format!("struct {} {{", P::NAME)).count(), 1);
             }
         }
-        check::<NttParams>(&[Module::Ntt]);
+        check::<NttParams>(&[Module::Ntt, Module::NttUnrolled]);
         check::<MsmParams>(&[
             Module::MsmSort,
             Module::MsmBuckets,

@@ -204,8 +204,11 @@ impl ShaderConfig {
 /// A shader module: which WGSL files and generated pieces it is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
-    /// NTT stages and pointwise ops over Fr.
+    /// NTT stages and pointwise ops over Fr, the workgroup path's products by
+    /// fr.wgsl's loop.
     Ntt,
+    /// The same kernels, the workgroup path's products unrolled (fr_code.rs).
+    NttUnrolled,
     /// MSM scalar conversion and counting sort.
     MsmSort,
     /// MSM bucket accumulation and reduction, G1 and G2, through the interpreter.
@@ -268,12 +271,16 @@ enum Part {
     MsmCurve(Program),
     /// The straight-line test entry points of these programs.
     FormulaTests(&'static [Program]),
+    /// Fr's product without loops, for the NTT (fr_code.rs).
+    FrMulUnrolled,
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
 const PROGRAM: &str = include_str!("../shaders/program.wgsl");
 const INTERPRETER: &str = include_str!("../shaders/interpreter.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
+const NTT_MUL_LOOP: &str = include_str!("../shaders/ntt_mul_loop.wgsl");
+const NTT_MUL_UNROLLED: &str = include_str!("../shaders/ntt_mul_unrolled.wgsl");
 const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
 const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
@@ -305,8 +312,9 @@ const G2_TESTED: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 9] = [
+    pub const ALL: [Module; 10] = [
         Module::Ntt,
+        Module::NttUnrolled,
         Module::MsmSort,
         Module::MsmBuckets,
         Module::MsmG1,
@@ -335,6 +343,15 @@ impl Module {
                 FieldConstants,
                 Wgsl(FR),
                 Params(ParamsBlock::Ntt),
+                Wgsl(NTT_MUL_LOOP),
+                Wgsl(NTT),
+            ],
+            Module::NttUnrolled => &[
+                FieldConstants,
+                Wgsl(FR),
+                FrMulUnrolled,
+                Params(ParamsBlock::Ntt),
+                Wgsl(NTT_MUL_UNROLLED),
                 Wgsl(NTT),
             ],
             Module::MsmSort => &[
@@ -431,6 +448,7 @@ impl Module {
                 }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
+                Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
             }
         }
         s
@@ -604,6 +622,11 @@ mod tests {
         );
         assert_eq!(
             Module::msm_buckets(Program::G2Add, hardware.formulas),
+            Module::MsmBuckets,
+            "G2 interpreted on hardware until registers is measured"
+        );
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, PerCurve::both(Formulas::Registers)),
             Module::MsmG2
         );
         let software = PerCurve::for_adapter(true);
