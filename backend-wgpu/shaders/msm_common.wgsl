@@ -15,35 +15,7 @@
 // the load, this keeps each invocation under llvmpipe's limit of 65535 loop
 // iterations (past it, loops silently stop early), and under desktop GPUs' watchdogs.
 
-struct MsmParams {
-    // Terms in this batch.
-    n: u32,
-    windows: u32,
-    window_bits: u32,
-    // Buckets per window, bucket 0 (which stays empty) included: 2^window_bits for
-    // unsigned digits, 2^(window_bits − 1) + 1 for signed ones.
-    buckets: u32,
-    task_size: u32,
-    // Stride of `partials` per window: the most tasks a window can have.
-    max_tasks: u32,
-    // First scalar of the batch in the bound scalar chunk.
-    scalar_offset: u32,
-    // First base of the batch in the bound bases chunk.
-    base_offset: u32,
-    // Threads in this dispatch.
-    count: u32,
-    // Fq per coordinate (1: G1, 2: G2) and the point-addition program (program.wgsl).
-    ext: u32,
-    prog_start: u32,
-    prog_len: u32,
-    // merge_tasks: tasks 2^round apart are summed.
-    round: u32,
-    // reduce_level: level 0 reads the bucket sums; m_in elements per window become m_out.
-    level: u32,
-    m_in: u32,
-    m_out: u32,
-}
-
+// MsmParams is generated from params.rs and placed before this file.
 @group(0) @binding(0) var<uniform> params: MsmParams;
 // counts[w·buckets + b]: points of window w in bucket b.
 @group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;

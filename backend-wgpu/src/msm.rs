@@ -218,8 +218,6 @@ where
 {
     /// Its point-addition program.
     const ADD: Program;
-    /// Its straight-line MSM module.
-    const STRAIGHT: Module;
     /// Its bases' element kind.
     const KIND: ElementKind;
     /// The straight-line module's entry summing bucket tasks in XYZZ coordinates, if
@@ -229,14 +227,12 @@ where
 
 impl MsmCurve for g1::Config {
     const ADD: Program = Program::G1Add;
-    const STRAIGHT: Module = Module::MsmG1;
     const KIND: ElementKind = ElementKind::G1;
     const XYZZ_ACCUMULATE: Option<&'static str> = Some("accumulate_xyzz");
 }
 
 impl MsmCurve for g2::Config {
     const ADD: Program = Program::G2Add;
-    const STRAIGHT: Module = Module::MsmG2;
     const KIND: ElementKind = ElementKind::G2;
     // G2's straight-line module is already slow to compile (BENCHMARKS.md, session 8).
     const XYZZ_ACCUMULATE: Option<&'static str> = None;
@@ -525,7 +521,7 @@ where
                     config.windows,
                     config.buckets,
                     config.n,
-                    ctx.formulas.name(),
+                    ctx.formulas.of(P::ADD).name(),
                     accumulate_entry::<P>(ctx)?
                 ),
                 started.elapsed()
@@ -542,7 +538,11 @@ where
     P::BaseField: DeviceElement,
 {
     Ok(
-        match (ctx.formulas, BucketSums::from_env()?, P::XYZZ_ACCUMULATE) {
+        match (
+            ctx.formulas.of(P::ADD),
+            BucketSums::from_env()?,
+            P::XYZZ_ACCUMULATE,
+        ) {
             (Formulas::Straight, BucketSums::Xyzz, Some(entry)) => entry,
             _ => "accumulate",
         },
@@ -654,10 +654,7 @@ where
     }
     batch.clear(counts);
     let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
-    let curve_module = match ctx.formulas {
-        Formulas::Interpreted => Module::MsmBuckets,
-        Formulas::Straight => P::STRAIGHT,
-    };
+    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
     let buckets = |entry| ctx.pipeline(curve_module, entry);
     match config.digits {
         Digits::Unsigned => {
