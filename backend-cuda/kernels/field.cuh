@@ -97,6 +97,15 @@ CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u3
 CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;"  : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 CRU_DEV u32 madc_hi(u32 a, u32 b, u32 c)    { u32 r; asm volatile("madc.hi.u32 %0, %1, %2, %3;"    : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+// (hi:lo) = a*b + (hi:lo) (+CF), CF out: the wide product added as one 64-bit word.
+CRU_DEV void madw_cc(u32 a, u32 b, u32& lo, u32& hi) {
+    asm volatile("{\n.reg .u64 t, c;\nmov.b64 c, {%0, %1};\nmul.wide.u32 t, %2, %3;\nadd.cc.u64 c, c, t;\nmov.b64 {%0, %1}, c;\n}"
+                 : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
+}
+CRU_DEV void madwc_cc(u32 a, u32 b, u32& lo, u32& hi) {
+    asm volatile("{\n.reg .u64 t, c;\nmov.b64 c, {%0, %1};\nmul.wide.u32 t, %2, %3;\naddc.cc.u64 c, c, t;\nmov.b64 {%0, %1}, c;\n}"
+                 : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
+}
 #elif !defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
 // Host emulation of the chains: one carry flag per host thread (per emulated CUDA thread).
 static thread_local u32 cru_cf;
@@ -112,6 +121,14 @@ CRU_DEV u32 madc_lo_cc(u32 a, u32 b, u32 c) { return cru_set((u64)(u32)((u64)a *
 CRU_DEV u32 mad_hi_cc(u32 a, u32 b, u32 c)  { return cru_set((((u64)a * b) >> 32) + c); }
 CRU_DEV u32 madc_hi_cc(u32 a, u32 b, u32 c) { return cru_set((((u64)a * b) >> 32) + c + cru_cf); }
 CRU_DEV u32 madc_hi(u32 a, u32 b, u32 c)    { return (u32)((((u64)a * b) >> 32) + c + cru_cf); }
+CRU_DEV void cru_madw(u32 a, u32 b, u32& lo, u32& hi, u32 cin) {
+    const unsigned __int128 s = (unsigned __int128)((u64)a * b) + (((u64)hi << 32) | lo) + cin;
+    lo = (u32)s;
+    hi = (u32)(s >> 32);
+    cru_cf = (u32)(s >> 64);
+}
+CRU_DEV void madw_cc(u32 a, u32 b, u32& lo, u32& hi)  { cru_madw(a, b, lo, hi, 0); }
+CRU_DEV void madwc_cc(u32 a, u32 b, u32& lo, u32& hi) { cru_madw(a, b, lo, hi, cru_cf); }
 #endif
 
 // ---------------------------------------------------------------------------
@@ -219,18 +236,32 @@ template <int N> CRU_DEV void mont_next_row(u32 (&e)[N + 2], u32 (&o)[N + 2], u3
     CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = ne[k]; o[k] = no[k]; }
 }
 
+// (hi:lo) += a*b (+CF when C_IN), CF out. Narrow: mad.lo.cc then madc.hi.cc on the
+// same operands. WIDE: the 64-bit product added as one 64-bit word. Both are the same
+// sum; they differ in what ptxas makes of them: NVRTC 13's ptxas for sm_90 turns a wide
+// pair into one IMAD.WIDE.U32.X, but a narrow pair of two register operands inside
+// fmul into IMAD, IMAD.HI.U32 and two IADD3.X (a Fr product 472 SASS instructions
+// narrow, 232 wide; a Fq product 856 and 440).
+template <bool WIDE, bool C_IN> CRU_DEV void mad_pair(u32 a, u32 b, u32& lo, u32& hi) {
+    if (WIDE) {
+        if (C_IN) madwc_cc(a, b, lo, hi);
+        else madw_cc(a, b, lo, hi);
+    } else {
+        lo = C_IN ? madc_lo_cc(a, b, lo) : mad_lo_cc(a, b, lo);
+        hi = madc_hi_cc(a, b, hi);
+    }
+}
+
 // Montgomery product a*b*2^(-32N) mod p, CIOS with the running sum t split in two:
 // t = e + 2^32 o, where e takes the products of the even limbs of a (and of p) and
-// o those of the odd limbs. Each product then lands on an aligned pair of words, so
-// a mad.lo.cc / madc.hi.cc pair on the same operands becomes one wide
-// multiply-add with carry in and out (IMAD.WIDE.U32.X): about 400 SASS instructions
-// per Fq product instead of about 1080 for one chain of low halves and one of high
-// halves (each half an IMAD plus an IADD3.X for its carry). Dividing t by 2^32 after
+// o those of the odd limbs. Each product then lands on an aligned pair of words, a
+// multiply-add with carry in and out on the pair (mad_pair; WIDE picks its form).
+// Dividing t by 2^32 after
 // each row is a renaming: e becomes o, o becomes e >> 64, and e's word 1 is added to
 // frame word 0 at the start of the next row, its carry absorbed by o's first
 // product. Bounds: t < 2p on entry to each row, as in plain CIOS; e and o each stay
 // below 2^(32N + 2), so N + 1 words hold them and nothing carries out of word N.
-template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
     u32 e[N + 2], o[N + 2];
     CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = 0; o[k] = 0; }
@@ -239,34 +270,17 @@ template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
         const u32 bi = b.l[i];
         // frame word 0 gets the pending word; its carry goes to frame word 1 = o[0]
         e[0] = add_cc(e[0], pend);
-        o[0] = madc_lo_cc(a.l[1], bi, o[0]);
-        o[1] = madc_hi_cc(a.l[1], bi, o[1]);
-        CRU_UNROLL for (int j = 3; j < N; j += 2) {
-            o[j - 1] = madc_lo_cc(a.l[j], bi, o[j - 1]);
-            o[j] = madc_hi_cc(a.l[j], bi, o[j]);
-        }
+        CRU_UNROLL for (int j = 1; j < N; j += 2) mad_pair<WIDE, true>(a.l[j], bi, o[j - 1], o[j]);
         o[N] = addc(o[N], 0);
-        e[0] = mad_lo_cc(a.l[0], bi, e[0]);
-        e[1] = madc_hi_cc(a.l[0], bi, e[1]);
-        CRU_UNROLL for (int j = 2; j < N; j += 2) {
-            e[j] = madc_lo_cc(a.l[j], bi, e[j]);
-            e[j + 1] = madc_hi_cc(a.l[j], bi, e[j + 1]);
-        }
+        mad_pair<WIDE, false>(a.l[0], bi, e[0], e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) mad_pair<WIDE, true>(a.l[j], bi, e[j], e[j + 1]);
         e[N] = addc(e[N], 0);
         const u32 m = e[0] * C::INV;
-        e[0] = mad_lo_cc(m, C::p(0), e[0]);
-        e[1] = madc_hi_cc(m, C::p(0), e[1]);
-        CRU_UNROLL for (int j = 2; j < N; j += 2) {
-            e[j] = madc_lo_cc(m, C::p(j), e[j]);
-            e[j + 1] = madc_hi_cc(m, C::p(j), e[j + 1]);
-        }
+        mad_pair<WIDE, false>(m, C::p(0), e[0], e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) mad_pair<WIDE, true>(m, C::p(j), e[j], e[j + 1]);
         e[N] = addc(e[N], 0);
-        o[0] = mad_lo_cc(m, C::p(1), o[0]);
-        o[1] = madc_hi_cc(m, C::p(1), o[1]);
-        CRU_UNROLL for (int j = 3; j < N; j += 2) {
-            o[j - 1] = madc_lo_cc(m, C::p(j), o[j - 1]);
-            o[j] = madc_hi_cc(m, C::p(j), o[j]);
-        }
+        mad_pair<WIDE, false>(m, C::p(1), o[0], o[1]);
+        CRU_UNROLL for (int j = 3; j < N; j += 2) mad_pair<WIDE, true>(m, C::p(j), o[j - 1], o[j]);
         o[N] = addc(o[N], 0);
         mont_next_row<N>(e, o, pend);
     }
@@ -395,7 +409,8 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
     return d;
 }
 
-template <class C> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+// WIDE only shapes the carry-chain path's PTX (see there).
+template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
     u32 t[N + 2];
     CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;

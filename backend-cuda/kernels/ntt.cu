@@ -2,10 +2,10 @@
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
-// Launch shape of every kernel here but ntt_tile: 1-D, any blockDim.x (256 suggested),
+// Launch shape of every kernel here but ntt_tile_e*: 1-D, any blockDim.x (256 suggested),
 // gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
-// launch is a valid schedule (the host harness runs them one by one). ntt_tile's
+// launch is a valid schedule (the host harness runs them one by one). ntt_tile_e*'s
 // shape is its own (below); its blocks share memory and barriers (the harness runs
 // the threads of a block concurrently).
 //
@@ -42,7 +42,7 @@
 //   coset inverse  ntt_bit_reverse, passes(inverse = 1),
 //                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
 //                  ifft(a) then a_i *= g^-i, in one pointwise pass
-// The same with the stages in shared memory: ntt_tile launches for consecutive stage
+// The same with the stages in shared memory: ntt_tile_e* launches for consecutive stage
 // ranges covering 0 .. log_n - 1 instead of the passes, the final scaling (1/n by
 // value, or the powers of g^-1 with lo premultiplied by 1/n) fused into the last
 // launch's stores. Either after the same reversal (the host's `shared-swap`), all in
@@ -54,22 +54,24 @@
 // each block writes the very places it read: one block for the whole domain, or the
 // centered launch's pairs of mirror tiles, bitrev mapping each onto the other.)
 //
-// extern "C" __global__ void ntt_tile(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
-//                                     u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+// extern "C" __global__ void ntt_tile_e4(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
+//                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
+// extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
-//   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
+//   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
 //   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
 //   fills the other bits in order.
-//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four elements a
-//   thread; 256 at most), no dynamic shared memory (32 KiB static). Rounds of two stages
-//   (one when one is left) in registers, the tile in shared memory between them
-//   (word w of element x at w * 1056 + x + x/32: conflict-free); the first round reads
-//   a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads for e4 (four elements
+//   a thread), max(1, 2^(k+g-1)) for e2 (two); 256 at most; no dynamic shared memory
+//   (33 KiB static for e4, 17 for e2). e4: rounds of two stages (one when one is left)
+//   in registers; e2: a round a stage; the tile in shared memory between rounds (word w
+//   of element x at w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9:
+//   conflict-free); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
 //   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
 //   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
 //   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
-//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9)
+//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9, e2 8)
 //   of twice the threads, block b doing its tile and that of the block whose fixed
 //   bits are b's reversed (the mirror tile) if that block is not below it, every read
 //   before any write; bit 6 (64) each element read from position p times the power
@@ -115,6 +117,16 @@
 struct FrArg { u32 words[8]; };
 struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
 
+// Every Fr product here: field.cuh's fmul in its wide-pair form (about half the SASS
+// instructions of the narrow one, the NTT's whole cost being its products), or, with
+// -DCRU_NTT_NARROW_MUL (through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B), the narrow.
+#ifdef CRU_NTT_NARROW_MUL
+#define CRU_NTT_WIDE_MUL false
+#else
+#define CRU_NTT_WIDE_MUL true
+#endif
+CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, CRU_NTT_WIDE_MUL>(a, b); }
+
 CRU_DEV Fr fr_of(const u32* words) {
     Fr r;
     CRU_UNROLL for (int k = 0; k < 8; k++) r.l[k] = words[k];
@@ -133,9 +145,25 @@ CRU_DEV u32 bit_reverse_bits(u32 x, u32 bits) {
 #endif
 }
 
+// Entry i of a table no launch writes (twiddles, powers), as two 16-byte loads through
+// the read-only cache: a plain read of an Fr from a __restrict__ table is eight 4-byte
+// loads.
+CRU_DEV Fr table_at(const Fr* table, u32 i) {
+#ifdef __CUDA_ARCH__
+    const uint4* p = reinterpret_cast<const uint4*>(table + i);
+    const uint4 x = __ldg(p), y = __ldg(p + 1);
+    Fr r;
+    r.l[0] = x.x; r.l[1] = x.y; r.l[2] = x.z; r.l[3] = x.w;
+    r.l[4] = y.x; r.l[5] = y.y; r.l[6] = y.z; r.l[7] = y.w;
+    return r;
+#else
+    return table[i];
+#endif
+}
+
 // g^i (times whatever pow_lo was premultiplied by) from the split tables.
 CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
-    return fmul(pow_lo[i & ((1u << lo_bits) - 1)], pow_hi[i >> lo_bits]);
+    return fr_mul(table_at(pow_lo, i & ((1u << lo_bits) - 1)), table_at(pow_hi, i >> lo_bits));
 }
 
 #if CRU_WITH(POINTWISE)
@@ -153,17 +181,31 @@ extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const 
     const u32 j = bit_reverse_bits(i, log_n);
     if (j < i) return;  // the pair is thread j's
     const Fr gi = power_at(pow_lo, pow_hi, i, lo_bits);
-    if (j == i) { a[i] = fmul(a[i], gi); return; }
+    if (j == i) { a[i] = fr_mul(a[i], gi); return; }
     const Fr t = a[i];
-    a[i] = fmul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
-    a[j] = fmul(t, gi);
+    a[i] = fr_mul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
+    a[j] = fr_mul(t, gi);
 }
 #endif
 
-// w^k of the transform's direction, from the forward table (see the header).
+// w^k of the transform's direction, from the forward table (see the header). A power
+// of omega is never zero, so its negation is p - w with no zero test (fneg's).
+// w^k is entry k of the table, or for the inverse (k > 0) the negation of entry n/2 - k.
+CRU_DEV u32 twiddle_slot(u32 k, u32 half, u32 inverse) { return inverse == 0 || k == 0 ? k : half - k; }
 CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
-    if (inverse == 0 || k == 0) return tw[k];
-    return fneg(tw[half - k]);
+    const Fr w = table_at(tw, twiddle_slot(k, half, inverse));
+    return inverse == 0 || k == 0 ? w : fsub(Fr::modulus(), w);
+}
+
+// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host,
+// and with -DCRU_NTT_NO_PREFETCH through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
+CRU_DEV void prefetch_table(const Fr* table, u32 i) {
+#if defined(__CUDA_ARCH__) && !defined(CRU_NTT_NO_PREFETCH)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(table + i));
+#else
+    (void)table;
+    (void)i;
+#endif
 }
 
 // Stages s .. s+R-1 on the 2^R elements i0 + j 2^s, j < 2^R, where i0 has bits
@@ -185,7 +227,7 @@ CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse)
             const Fr w = twiddle(tw, (low + (m << s)) << shift, n >> 1, inverse);
             CRU_UNROLL for (u32 q = 0; q < (E >> (k + 1)); q++) {
                 const u32 j = m + (q << (k + 1));
-                const Fr v = fmul(x[j + (1u << k)], w);
+                const Fr v = fr_mul(x[j + (1u << k)], w);
                 x[j + (1u << k)] = fsub(x[j], v);
                 x[j] = fadd(x[j], v);
             }
@@ -210,24 +252,33 @@ CRU_NTT_PASS(4)
 #endif
 
 // ------------------------------ shared-memory tiles ------------------------------
-// See the header (ntt_tile). A tile is 2^(k + g) elements of the bit-reversed data
+// See the header (ntt_tile_e*). A tile is 2^(k + g) elements of the bit-reversed data
 // (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
 // (a batch of independent groups, for coalescing), the other bits fixed by the block.
 
+// The two kernels: ntt_tile_e4 (tiles up to 2^10, four elements a thread, rounds of
+// two stages) and ntt_tile_e2 (tiles up to 2^9, two elements a thread, a round a stage).
 #define CRU_NTT_TILE_MAX_BITS 10
-#define CRU_NTT_TILE_THREADS (1u << (CRU_NTT_TILE_MAX_BITS - 2))
-// One word plane of a tile: element x at x + x/32, so that 32 lanes at unit stride or
-// at any power-of-two stride up to 32 fall in 32 distinct banks.
-#define CRU_NTT_PLANE ((1u << CRU_NTT_TILE_MAX_BITS) + (1u << CRU_NTT_TILE_MAX_BITS) / 32)
-// A block of 256 threads: the most a tile of 2^10 takes, four elements a thread; at
-// least CRU_NTT_TILE_MIN_BLOCKS of them resident per SM. Three (24 warps): ptxas 12.9
-// then fits 80 registers, spilling 8 bytes; left to itself (-DCRU_NTT_TILE_MIN_BLOCKS=1
-// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B) it takes 86, which leaves two.
+#define CRU_NTT_TILE2_MAX_BITS 9
+// One word plane of a tile of up to 2^bits: element x at x + x/32, so that 32 lanes at
+// unit stride or at any power-of-two stride up to 32 fall in 32 distinct banks.
+#define CRU_NTT_PLANE(bits) ((1u << (bits)) + (1u << (bits)) / 32)
+// Blocks of 256 threads at most (a tile of 2^10 in fours, of 2^9 in twos), at least
+// CRU_NTT_TILE_MIN_BLOCKS (e4) / CRU_NTT_TILE2_MIN_BLOCKS (e2) of them resident per SM.
+// e4 at three (24 warps): ptxas fits 80 registers with no spill; at four (64
+// registers) it spills 160 bytes (-DCRU_NTT_TILE_MIN_BLOCKS=4 through
+// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B). e2 holds two elements, not four: at four
+// (32 warps) it fits 62 registers with no spill; at five (40 warps) 48, spilling 96
+// bytes (-DCRU_NTT_TILE2_MIN_BLOCKS=5, for an A/B).
 #ifndef CRU_NTT_TILE_MIN_BLOCKS
 #define CRU_NTT_TILE_MIN_BLOCKS 3
 #endif
-#define CRU_NTT_TILE_BOUNDS __launch_bounds__(CRU_NTT_TILE_THREADS, CRU_NTT_TILE_MIN_BLOCKS)
-// ntt_tile's flags.
+#ifndef CRU_NTT_TILE2_MIN_BLOCKS
+#define CRU_NTT_TILE2_MIN_BLOCKS 4
+#endif
+#define CRU_NTT_TILE_E4_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
+#define CRU_NTT_TILE_E2_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
+// ntt_tile_e*'s flags.
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
 #define CRU_NTT_SCALE_BY_POWERS 4u
@@ -262,16 +313,16 @@ CRU_DEV u32 tile_index(const TileShape& t, u32 b, u32 x) {
     return fixed | ((x & low_mask(t.w1)) << t.p1) | ((x >> t.w1) << t.p2);
 }
 
-CRU_DEV Fr tile_load(const u32* sm, u32 x) {
+template <u32 PLANE> CRU_DEV Fr tile_load(const u32* sm, u32 x) {
     const u32 o = x + (x >> 5);
     Fr r;
-    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * CRU_NTT_PLANE + o];
+    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * PLANE + o];
     return r;
 }
 
-CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
+template <u32 PLANE> CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
     const u32 o = x + (x >> 5);
-    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * CRU_NTT_PLANE + o] = v.l[w];
+    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * PLANE + o] = v.l[w];
 }
 
 // x with a zero bit inserted at bit p (the lower element of a stage's pair).
@@ -279,15 +330,69 @@ CRU_DEV u32 insert_zero(u32 u, u32 p) { return (u & low_mask(p)) | ((u >> p) << 
 
 // w^((i mod 2^st) << (log_n - 1 - st)): the twiddle of stage st's pair whose lower
 // element has A-index i.
+CRU_DEV u32 stage_power(u32 i, u32 st, u32 log_n) { return (i & low_mask(st)) << (log_n - 1 - st); }
 CRU_DEV Fr stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
-    return twiddle(tw, (i & low_mask(st)) << (log_n - 1 - st), (1u << log_n) >> 1, inverse);
+    return twiddle(tw, stage_power(i, st, log_n), (1u << log_n) >> 1, inverse);
+}
+CRU_DEV void prefetch_stage_twiddle(const Fr* tw, u32 i, u32 st, u32 log_n, u32 inverse) {
+    prefetch_table(tw, twiddle_slot(stage_power(i, st, log_n), (1u << log_n) >> 1, inverse));
 }
 
 // (u, v) <- (u + w v, u - w v); stage 0's twiddles are all 1 (uniform: no product).
 CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
-    const Fr t = unit ? v : fmul(v, w);
+    const Fr t = unit ? v : fr_mul(v, w);
     v = fsub(u, t);
     u = fadd(u, t);
+}
+
+// The E elements of a thread in the round whose first stage is at bit p of x, of r
+// stages: their tile positions xs, whether the thread has them (ok), their A-indices.
+// r = 2 (E = 4): the 4 elements differing in bits p, p + 1 (two stages' pairs).
+// r = 1: E / 2 pairs across bit p, (0, 1) and (2, 3), pair m of thread tid being
+// pair tid + m * threads of the tile.
+template <u32 E> struct RoundPlaces {
+    u32 xs[E], idx[E];
+    bool ok[E];
+};
+
+template <u32 E>
+CRU_DEV RoundPlaces<E> round_places(const TileShape& t, u32 b, u32 tid, u32 threads, u32 tile_bits, bool active, u32 p,
+                                    u32 r) {
+    RoundPlaces<E> q;
+    if (E == 4 && r == 2) {
+        const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
+        CRU_UNROLL for (u32 m = 0; m < E; m++) { q.xs[m] = x0 + (m << p); q.ok[m] = active; }
+    } else {
+        CRU_UNROLL for (u32 m = 0; m < E / 2; m++) {
+            const u32 u = tid + m * threads;
+            q.xs[2 * m] = insert_zero(u, p);
+            q.xs[2 * m + 1] = q.xs[2 * m] + (1u << p);
+            q.ok[2 * m] = q.ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
+        }
+    }
+    CRU_UNROLL for (u32 m = 0; m < E; m++) q.idx[m] = tile_index(t, b, q.xs[m]);
+    return q;
+}
+
+// The twiddles of a round at stage st, in the order the round reads them. r = 2:
+// stage st's pair at idx[0] (the pair at idx[2] shares it), stage st + 1's at idx[0]
+// and idx[1]; r = 1: stage st's at idx[0] and idx[2]. Every slot is in the table,
+// whatever the A-index (a thread without elements may read and never use them).
+template <u32 E>
+CRU_DEV Fr round_twiddle(const Fr* tw, const RoundPlaces<E>& q, u32 r, u32 st, u32 log_n, u32 inverse, u32 which) {
+    if (which == 0) return stage_twiddle(tw, q.idx[0], st, log_n, inverse);
+    if (r == 1) return stage_twiddle(tw, q.idx[E - 2], st, log_n, inverse);
+    return stage_twiddle(tw, q.idx[which - 1], st + 1, log_n, inverse);
+}
+template <u32 E>
+CRU_DEV void prefetch_round_twiddles(const Fr* tw, const RoundPlaces<E>& q, u32 r, u32 st, u32 log_n, u32 inverse) {
+    prefetch_stage_twiddle(tw, q.idx[0], st, log_n, inverse);
+    if (r == 1) {
+        if (E == 4) prefetch_stage_twiddle(tw, q.idx[E - 2], st, log_n, inverse);
+    } else {
+        prefetch_stage_twiddle(tw, q.idx[0], st + 1, log_n, inverse);
+        prefetch_stage_twiddle(tw, q.idx[1], st + 1, log_n, inverse);
+    }
 }
 
 // The block of the tile that a centered launch's block b pairs with (g = 0 and
@@ -297,11 +402,13 @@ CRU_DEV u32 partner_block(u32 b, u32 s) {
     return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
 }
 
-#if CRU_WITH(TILE)
-extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
-                                                        const Fr* __restrict__ pow_hi, FrArg c, u32 log_n, u32 s, u32 k,
-                                                        u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    __shared__ u32 sm[8 * CRU_NTT_PLANE];
+// The body of ntt_tile_e{E}: E elements a thread, tiles of up to 2^MAX_BITS.
+template <u32 E, u32 MAX_BITS>
+CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                             const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                             u32 flags, u32 lo_bits) {
+    constexpr u32 PLANE = CRU_NTT_PLANE(MAX_BITS);
+    __shared__ u32 sm[8 * PLANE];
     const TileShape t = tile_shape(s, k, g, cshift);
     const u32 tile_bits = k + g;
     const u32 inverse = flags & CRU_NTT_INVERSE;
@@ -323,65 +430,70 @@ extern "C" __global__ void CRU_NTT_TILE_BOUNDS ntt_tile(Fr* a, const Fr* __restr
     }
     const u32 xoff = half << tile_bits;
     // Rounds of two stages in registers (one stage when one is left), through the
-    // tile between rounds; the first round reads a, the last writes it.
-    for (u32 j = 0; j < k;) {
-        const u32 r = k - j >= 2 ? 2 : 1;
+    // tile between rounds; the first round reads a, the last writes it. A round's
+    // places are had, and its twiddles prefetched into L1, before the barrier that
+    // precedes it: their latency overlaps the barrier's wait instead of the round's.
+    // (Loading them there instead holds 24 more registers across the round: spills.)
+    u32 j = 0, r = E == 4 && k >= 2 ? 2 : 1;
+    RoundPlaces<E> at_r = round_places<E>(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+    for (;;) {
         const bool first = j == 0, last = j + r == k;
-        const u32 p = t.vx + j;  // the bit of x of stage s + j
-        u32 xs[4];
-        bool ok[4];
-        if (r == 2) {
-            const u32 x0 = insert_zero(insert_zero(tid, p), p + 1);
-            CRU_UNROLL for (u32 m = 0; m < 4; m++) { xs[m] = x0 + (m << p); ok[m] = active; }
-        } else {
-            CRU_UNROLL for (u32 m = 0; m < 2; m++) {
-                const u32 u = tid + m * threads;
-                xs[2 * m] = insert_zero(u, p);
-                xs[2 * m + 1] = xs[2 * m] + (1u << p);
-                ok[2 * m] = ok[2 * m + 1] = active && u < (1u << tile_bits) / 2;
-            }
-        }
-        u32 idx[4];
-        Fr e[4];
-        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
-            idx[m] = tile_index(t, b, xs[m]);
-            if (!ok[m]) { e[m] = Fr::zero(); continue; }
-            if (!first) { e[m] = tile_load(sm, xoff + xs[m]); continue; }
-            const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+        Fr e[E];
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
+            if (!at_r.ok[m]) { e[m] = Fr::zero(); continue; }
+            if (!first) { e[m] = tile_load<PLANE>(sm, xoff + at_r.xs[m]); continue; }
+            const u32 at = load_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             e[m] = a[at];
-            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fmul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
         }
         // One round that reads and writes other places (a layout change): every read
         // of the block before any write.
         if (first && last && load_rev != store_rev) __syncthreads();
         const u32 st = s + j;
-        if (r == 2) {
-            const Fr w = stage_twiddle(tw, idx[0], st, log_n, inverse);
+        if (E == 4 && r == 2) {
+            const Fr w = round_twiddle(tw, at_r, r, st, log_n, inverse, 0);
             butterfly(e[0], e[1], w, st == 0);
             butterfly(e[2], e[3], w, st == 0);
-            const Fr w0 = stage_twiddle(tw, idx[0], st + 1, log_n, inverse);
-            const Fr w1 = stage_twiddle(tw, idx[1], st + 1, log_n, inverse);
-            butterfly(e[0], e[2], w0, false);
-            butterfly(e[1], e[3], w1, false);
+            // Stage st + 1's pair at idx[0], whose bits st, st + 1 are clear: at st = 0
+            // its twiddle is w^0 = 1 for every thread.
+            butterfly(e[0], e[2 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
+            butterfly(e[1], e[3 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
         } else {
-            CRU_UNROLL for (u32 m = 0; m < 4; m += 2) {
-                if (!ok[m]) continue;
-                const Fr w = stage_twiddle(tw, idx[m], st, log_n, inverse);
-                butterfly(e[m], e[m + 1], w, st == 0);
-            }
+            CRU_UNROLL for (u32 m = 0; m < E; m += 2)
+                if (at_r.ok[m]) butterfly(e[m], e[m + 1], round_twiddle(tw, at_r, r, st, log_n, inverse, m / 2), st == 0);
         }
-        CRU_UNROLL for (u32 m = 0; m < 4; m++) {
-            if (!ok[m]) continue;
-            if (!last) { tile_store(sm, xoff + xs[m], e[m]); continue; }
-            const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
+            if (!at_r.ok[m]) continue;
+            if (!last) { tile_store<PLANE>(sm, xoff + at_r.xs[m], e[m]); continue; }
+            const u32 at = store_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             // One product site for both scalings (each inlined product costs ptxas time).
             if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
-                e[m] = fmul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+                e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
             a[at] = e[m];
         }
-        if (!last) __syncthreads();
+        if (last) break;
         j += r;
+        r = E == 4 && k - j >= 2 ? 2 : 1;
+        at_r = round_places<E>(t, b, tid, threads, tile_bits, active, t.vx + j, r);
+        prefetch_round_twiddles(tw, at_r, r, s + j, log_n, inverse);
+        __syncthreads();
     }
+}
+
+// One NVRTC part each: the two compile concurrently.
+#if CRU_WITH(TILE)
+extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
+    ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+}
+#endif
+
+#if CRU_WITH(TILE2)
+extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
+    ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 
@@ -391,7 +503,7 @@ extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 cou
     if (i >= count) return;
     Fr r = fr_of(first.words);
     for (u32 b = 0; b < 32 && (i >> b) != 0; b++)
-        if ((i >> b) & 1u) r = fmul(r, fr_of(pows.words + 8 * b));
+        if ((i >> b) & 1u) r = fr_mul(r, fr_of(pows.words + 8 * b));
     out[i] = r;
 }
 
@@ -402,21 +514,21 @@ extern "C" __global__ void fr_power_table(Fr* out, const Fr* lo, const Fr* hi, u
 
 extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
+    if (i < n) a[i] = fr_mul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
 }
 
 extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], fr_of(c.words));
+    if (i < n) a[i] = fr_mul(a[i], fr_of(c.words));
 }
 
 extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(a[i], b[i]);
+    if (i < n) a[i] = fr_mul(a[i], b[i]);
 }
 
 extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n) {
     const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fmul(fsub(a[i], b[i]), fr_of(c.words));
+    if (i < n) a[i] = fr_mul(fsub(a[i], b[i]), fr_of(c.words));
 }
 #endif

@@ -160,6 +160,35 @@ impl PassStages {
     }
 }
 
+/// Elements a thread of an NTT tile kernel holds: which `ntt_tile_e*` runs a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum TileElems {
+    /// `ntt_tile_e4`: four, rounds of two stages, tiles of up to 2^10.
+    Four,
+    /// `ntt_tile_e2`: two, a round a stage, tiles of up to 2^9.
+    Two,
+}
+
+impl TileElems {
+    /// log2 of the elements a thread holds.
+    pub fn log(self) -> u32 {
+        match self {
+            TileElems::Four => 2,
+            TileElems::Two => 1,
+        }
+    }
+
+    /// log2 of the largest tile its kernel takes (kernels/ntt.cu's
+    /// CRU_NTT_TILE_MAX_BITS and CRU_NTT_TILE2_MAX_BITS: its shared memory).
+    pub fn max_tile_bits(self) -> u32 {
+        match self {
+            TileElems::Four => 10,
+            TileElems::Two => 9,
+        }
+    }
+}
+
 /// Declares every launch function and the kernel table from one list: each function's
 /// parameters (named as the kernel's), the kernels it can launch, and, for a function
 /// that launches one of several instances of a template, how it picks one.
@@ -262,6 +291,18 @@ impl Selector for Group {
     }
 }
 
+impl Selector for TileElems {
+    #[cfg(test)]
+    const VALUES: &'static [TileElems] = &[TileElems::Four, TileElems::Two];
+    fn index(self) -> usize {
+        self as usize
+    }
+    #[cfg(test)]
+    fn tag(self) -> String {
+        format!("_e{}", 1 << self.log())
+    }
+}
+
 impl Selector for PassStages {
     #[cfg(test)]
     const VALUES: &'static [PassStages] = &[
@@ -319,8 +360,8 @@ launches! {
     ];
     /// `k` radix-2 stages from stage `s` on shared-memory tiles of 2^(k + g) elements
     /// (batch bits from `cshift`), scaled at the end as `flags` says;
-    /// grid [`grid_tile`].
-    fn ntt_tile(
+    /// grid [`grid_tile`] (with the same `elems`).
+    fn ntt_tile[elems: TileElems](
         a: Dev<'_, elem::Fr>,
         tw: Dev<'_, elem::Fr>,
         pow_lo: Dev<'_, elem::Fr>,
@@ -333,7 +374,7 @@ launches! {
         cshift: u32,
         flags: u32,
         lo_bits: u32,
-    ) = [NttTile = "ntt_tile"];
+    ) = [NttTileE4 = "ntt_tile_e4", NttTileE2 = "ntt_tile_e2"];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
     fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
         = [FrPowers = "fr_powers"];
@@ -614,14 +655,14 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
     }
 }
 
-/// The launch of `ntt_tile` over 2^log_n elements in tiles of 2^tile_bits: one block a
-/// tile, four elements a thread (one thread for a tile of two), twice the threads when
-/// `paired` (a block then does its tile and its partner's).
-pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool) -> LaunchConfig {
+/// The launch of `ntt_tile_e*` over 2^log_n elements in tiles of 2^tile_bits: one
+/// block a tile, `elems` elements a thread (one thread for a tile of fewer), twice the
+/// threads when `paired` (a block then does its tile and its partner's).
+pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool, elems: TileElems) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
         block_dim: (
-            (1 << tile_bits.saturating_sub(2)) << u32::from(paired),
+            (1 << tile_bits.saturating_sub(elems.log())) << u32::from(paired),
             1,
             1,
         ),
@@ -745,6 +786,32 @@ mod tests {
     }
 
     #[test]
+    fn tile_kernels_take_the_tiles_their_shared_memory_holds() {
+        let define = |name: &str| -> u32 {
+            let line = SOURCES[0]
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{name} in ntt.cu"));
+            line.split_whitespace().nth(2).unwrap().parse().unwrap()
+        };
+        assert_eq!(
+            TileElems::Four.max_tile_bits(),
+            define("CRU_NTT_TILE_MAX_BITS")
+        );
+        assert_eq!(
+            TileElems::Two.max_tile_bits(),
+            define("CRU_NTT_TILE2_MAX_BITS")
+        );
+        // At most 256 threads a block, paired or not (a paired tile is at most half).
+        for elems in [TileElems::Four, TileElems::Two] {
+            let bits = elems.max_tile_bits();
+            assert_eq!(grid_tile(20, bits, false, elems).block_dim.0, 256);
+            assert_eq!(grid_tile(20, bits - 1, true, elems).block_dim.0, 256);
+            assert_eq!(grid_tile(1, 1, false, elems).block_dim.0, 1);
+        }
+    }
+
+    #[test]
     fn the_table_indexes_in_order_and_selectors_pick_their_instance() {
         for (i, kernel) in Kernel::ALL.iter().enumerate() {
             assert_eq!(*kernel as usize, i);
@@ -766,6 +833,9 @@ mod tests {
                     );
                 }
             }
+        }
+        for elems in [TileElems::Four, TileElems::Two] {
+            assert_eq!(elems.tag(), format!("_e{}", 1 << elems.log()));
         }
         for stages in 1..=4 {
             let pass = PassStages::new(stages).unwrap();

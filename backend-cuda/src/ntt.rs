@@ -1,8 +1,10 @@
-//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile`, each
+//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile_e4`, each
 //! doing up to 10 stages on tiles of the data held in shared memory (one global round
 //! trip per launch: three at 2^20 and at 2^24), with the bit reversal fused into them
 //! (see [`tile_plan`]), the coset forward's scaling into the first launch's reads and
-//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-e2` runs the
+//! same plans with `ntt_tile_e2` (two elements a thread, tiles of up to 2^9: more warps
+//! an SM, more barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
 //! bit-reversal pass first and the tiles after it (two launches at 2^20),
 //! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
 //! few stages each held in registers, the scaling as its own pass (A/B measurements).
@@ -20,7 +22,7 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::error::CudaError;
 use crate::field::{FrArg, FrSeeds, FR_WORDS};
-use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, PassStages};
+use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, PassStages, TileElems};
 use crate::memory::{self, alloc_words, CudaBuffer};
 use crate::pointwise;
 use crate::tuning::{CudaTuning, NttPath};
@@ -262,30 +264,40 @@ pub struct NttConfig {
     pub path: NttPath,
     /// Radix-2 stages per global pass (the passes path).
     pub pass_stages: u32,
-    /// log2 elements per shared-memory tile (the shared path).
+    /// log2 elements per shared-memory tile (the shared paths).
     pub tile_bits: u32,
 }
 
-/// The configuration `tuning` asks for: by default the shared-memory tiles of
-/// [`DEFAULT_TILE_BITS`].
-pub fn config(tuning: &CudaTuning) -> NttConfig {
-    NttConfig {
-        path: tuning.ntt_path.unwrap_or(NttPath::Shared),
-        pass_stages: pass_stages(tuning),
-        tile_bits: tuning.ntt_tile_bits.unwrap_or(DEFAULT_TILE_BITS),
+/// The tile kernel of a shared-memory path.
+fn tile_elems(path: NttPath) -> TileElems {
+    match path {
+        NttPath::SharedE2 => TileElems::Two,
+        NttPath::Shared | NttPath::SharedSwap | NttPath::Passes => TileElems::Four,
     }
 }
 
-/// Elements per shared-memory tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says
-/// otherwise: the kernel's most (32 KiB of static shared memory, 256 threads). A
-/// launch costs one global round trip of the data, so fewer, fuller tiles are fewer
-/// round trips: 2^20 and 2^24 are three launches each.
-pub const DEFAULT_TILE_BITS: u32 = 10;
+/// The configuration `tuning` asks for: by default the shared-memory tiles of
+/// `ntt_tile_e4`, each as large as its kernel takes.
+///
+/// Elements per tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says otherwise: the
+/// kernel's most (2^10 for `ntt_tile_e4`, 2^9 for `ntt_tile_e2`: 33 or 17 KiB of static
+/// shared memory, 256 threads). A launch costs one global round trip of the data, so
+/// fewer, fuller tiles are fewer round trips: 2^20 and 2^24 are three launches each.
+pub fn config(tuning: &CudaTuning) -> NttConfig {
+    let path = tuning.ntt_path.unwrap_or(NttPath::Shared);
+    NttConfig {
+        path,
+        pass_stages: pass_stages(tuning),
+        tile_bits: tuning
+            .ntt_tile_bits
+            .unwrap_or(tile_elems(path).max_tile_bits()),
+    }
+}
 
 /// The smallest tiles the plans use: a centered launch then has two stages or more.
 const MIN_TILE_BITS: u32 = 4;
 
-/// ntt_tile's flags (kernels/ntt.cu's CRU_NTT_*).
+/// ntt_tile_e*'s flags (kernels/ntt.cu's CRU_NTT_*).
 const TILE_INVERSE: u32 = 1;
 const TILE_SCALE_BY_C: u32 = 2;
 const TILE_SCALE_BY_POWERS: u32 = 4;
@@ -294,7 +306,7 @@ const TILE_STORE_REVERSED: u32 = 16;
 const TILE_PAIRED: u32 = 32;
 const TILE_SCALE_LOADS_BY_POWERS: u32 = 64;
 
-/// One `ntt_tile` launch (kernels/ntt.cu): stages s .. s+k-1 on tiles that also span
+/// One `ntt_tile_e*` launch (kernels/ntt.cu): stages s .. s+k-1 on tiles that also span
 /// the g A-index bits from `cshift` (below the stages or above them), in the layout
 /// of `layout` (its LOAD_REVERSED, STORE_REVERSED and PAIRED flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -504,9 +516,9 @@ fn passes(
     }
 }
 
-/// The stages as the `ntt_tile` launches of `plan`, the coset forward's scaling by
-/// `first` fused into the first one's reads (fused plans; a swap plan's pass did it),
-/// the final scaling into the last one's writes.
+/// The stages as the `ntt_tile_e*` launches of `plan` (threads of `elems` elements),
+/// the coset forward's scaling by `first` fused into the first one's reads (fused
+/// plans; a swap plan's pass did it), the final scaling into the last one's writes.
 #[allow(clippy::too_many_arguments)]
 fn tiles(
     stream: &Arc<CudaStream>,
@@ -517,7 +529,7 @@ fn tiles(
     tw: BufferId,
     inverse: bool,
     (first, last): (Option<PowerTables>, FinalScale),
-    plan: &TilePlan,
+    (plan, elems): (&TilePlan, TileElems),
 ) -> Result<()> {
     let log = domain.log_size;
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
@@ -553,7 +565,8 @@ fn tiles(
         launch::ntt_tile(
             k,
             stream,
-            grid_tile(log, t.tile_bits(), t.layout & TILE_PAIRED != 0),
+            grid_tile(log, t.tile_bits(), t.layout & TILE_PAIRED != 0, elems),
+            elems,
             Dev::new(a),
             Dev::new(twiddles),
             Dev::new(lo),
@@ -600,10 +613,16 @@ pub fn ntt(
             CudaError::Size(format!("no NTT pass of {} stages", config.pass_stages)).into(),
         );
     }
-    if !(MIN_TILE_BITS..=DEFAULT_TILE_BITS).contains(&config.tile_bits) {
-        return Err(
-            CudaError::Size(format!("no NTT tile of 2^{} elements", config.tile_bits)).into(),
-        );
+    let elems = tile_elems(config.path);
+    if !(MIN_TILE_BITS..=elems.max_tile_bits()).contains(&config.tile_bits) {
+        return Err(CudaError::Size(format!(
+            "no NTT tile of 2^{} elements ({:?} takes 2^{} to 2^{})",
+            config.tile_bits,
+            config.path,
+            MIN_TILE_BITS,
+            elems.max_tile_bits()
+        ))
+        .into());
     }
     // Every transform of one point is the identity (g^0 = 1, 1/n = 1).
     if domain.size == 1 {
@@ -643,7 +662,9 @@ pub fn ntt(
     let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
     let plan = match config.path {
         NttPath::Passes => None,
-        NttPath::Shared => Some(tile_plan(domain.log_size, config.tile_bits, false)),
+        NttPath::Shared | NttPath::SharedE2 => {
+            Some(tile_plan(domain.log_size, config.tile_bits, false))
+        }
         NttPath::SharedSwap => Some(tile_plan(domain.log_size, config.tile_bits, true)),
     };
     if plan.as_ref().is_none_or(|p| p.swap) {
@@ -670,7 +691,7 @@ pub fn ntt(
             tw,
             inverse,
             (first, last),
-            &plan,
+            (&plan, elems),
         ),
     }
 }
@@ -685,7 +706,7 @@ mod tests {
 
     /// Whether `plan` runs every stage once, in order, in tiles the kernel takes, each
     /// launch's blocks keeping to their own elements, and ends in natural layout.
-    fn check_plan(log: u32, tile_bits: u32, plan: &TilePlan) {
+    fn check_plan(log: u32, tile_bits: u32, plan: &TilePlan, elems: TileElems) {
         let case = format!("2^{log} in tiles of 2^{tile_bits}: {plan:?}");
         let mut s = 0;
         // Where element i lies: bitrev(i) until the data is reversed.
@@ -712,7 +733,7 @@ mod tests {
             }
             assert!(!store_reversed || reversed, "{case}");
             reversed = store_reversed;
-            let grid = grid_tile(log, t.tile_bits(), paired);
+            let grid = grid_tile(log, t.tile_bits(), paired, elems);
             assert!(grid.block_dim.0 <= 256 && grid.grid_dim.0 >= 1, "{case}");
             s += t.k;
         }
@@ -722,15 +743,17 @@ mod tests {
 
     #[test]
     fn tile_plans_cover_every_stage_once_in_tiles_that_fit() {
-        for tile_bits in MIN_TILE_BITS..=DEFAULT_TILE_BITS {
-            for log in 1..=31u32 {
-                let swap = tile_plan(log, tile_bits, true);
-                check_plan(log, tile_bits, &swap);
-                assert!(swap.swap);
-                assert_eq!(swap.launches.len() as u32, log.div_ceil(tile_bits));
-                let fused = tile_plan(log, tile_bits, false);
-                check_plan(log, tile_bits, &fused);
-                assert!(!fused.swap);
+        for elems in [TileElems::Four, TileElems::Two] {
+            for tile_bits in MIN_TILE_BITS..=elems.max_tile_bits() {
+                for log in 1..=31u32 {
+                    let swap = tile_plan(log, tile_bits, true);
+                    check_plan(log, tile_bits, &swap, elems);
+                    assert!(swap.swap);
+                    assert_eq!(swap.launches.len() as u32, log.div_ceil(tile_bits));
+                    let fused = tile_plan(log, tile_bits, false);
+                    check_plan(log, tile_bits, &fused, elems);
+                    assert!(!fused.swap);
+                }
             }
         }
         let launch = |s, k, g, cshift, layout| TileLaunch {
@@ -772,6 +795,35 @@ mod tests {
             ]
         );
         assert_eq!(tile_plan(5, 10, false).launches, [launch(0, 5, 0, 5, rev)]);
+        // ntt_tile_e2's tiles of 2^9: three launches too.
+        assert_eq!(
+            tile_plan(20, 9, false).launches,
+            [
+                launch(0, 6, 3, 17, both),
+                launch(6, 8, 0, 14, pair),
+                launch(14, 6, 3, 0, 0)
+            ]
+        );
+        assert_eq!(
+            tile_plan(24, 9, false).launches,
+            [
+                launch(0, 8, 1, 23, both),
+                launch(8, 8, 0, 16, pair),
+                launch(16, 8, 1, 0, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn each_path_defaults_to_the_largest_tile_of_its_kernel() {
+        let with = |path| CudaTuning {
+            ntt_path: Some(path),
+            ..CudaTuning::default()
+        };
+        assert_eq!(config(&CudaTuning::default()).tile_bits, 10);
+        assert_eq!(config(&CudaTuning::default()).path, NttPath::Shared);
+        assert_eq!(config(&with(NttPath::SharedE2)).tile_bits, 9);
+        assert_eq!(config(&with(NttPath::SharedSwap)).tile_bits, 10);
     }
 
     #[test]

@@ -69,11 +69,12 @@ const NTT_TILE_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_TILE_BITS",
     range: 4..=10,
 };
-/// Which NTT kernels run: `shared`, `shared-swap` or `passes` (ntt.rs).
+/// Which NTT kernels run: `shared`, `shared-e2`, `shared-swap` or `passes` (ntt.rs).
 const NTT: &str = "CRUCIBLE_CUDA_NTT";
 /// The names of the [`NttPath`]s.
 const NTT_PATHS: &[(&str, NttPath)] = &[
     ("shared", NttPath::Shared),
+    ("shared-e2", NttPath::SharedE2),
     ("shared-swap", NttPath::SharedSwap),
     ("passes", NttPath::Passes),
 ];
@@ -128,10 +129,14 @@ pub enum NvrtcPrograms {
 /// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttPath {
-    /// `shared`: a few `ntt_tile` launches of up to 10 stages each, through shared
+    /// `shared`: a few `ntt_tile_e4` launches of up to 10 stages each, through shared
     /// memory, the bit reversal fused into them.
     Shared,
-    /// `shared-swap`: a bit-reversal pass, then `ntt_tile` launches on the reversed
+    /// `shared-e2`: the launches of `shared` with `ntt_tile_e2` (tiles of up to 2^9,
+    /// two elements a thread, one stage a round): fewer registers a thread, so more
+    /// warps an SM (32 against 24), for one barrier a stage instead of one per two.
+    SharedE2,
+    /// `shared-swap`: a bit-reversal pass, then `ntt_tile_e4` launches on the reversed
     /// data, one fewer at 2^20 (two, against three for `shared`), one more round trip
     /// at 2^24 (four against three).
     SharedSwap,
@@ -320,7 +325,7 @@ mod tests {
     ];
 
     #[test]
-    fn the_ntt_path_is_one_of_three_names() {
+    fn the_ntt_path_is_one_of_four_names() {
         let ntt_path = |value| choice(NTT, value, NTT_PATHS);
         assert_eq!(ntt_path(None).unwrap(), None);
         assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
@@ -328,6 +333,10 @@ mod tests {
         assert_eq!(
             ntt_path(Some("shared-swap")).unwrap(),
             Some(NttPath::SharedSwap)
+        );
+        assert_eq!(
+            ntt_path(Some("shared-e2")).unwrap(),
+            Some(NttPath::SharedE2)
         );
         for bad in ["", "Shared", "tiles"] {
             let err = ntt_path(Some(bad)).unwrap_err().to_string();

@@ -1,12 +1,6 @@
 // Test entry point for Fr: out[i] = op(a[i], b[i]) on packed words.
 
-struct FrTestParams {
-    count: u32,
-    op: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
+// FrTestParams is generated from params.rs and placed before this file.
 @group(0) @binding(0) var<uniform> params: FrTestParams;
 @group(0) @binding(1) var<storage, read> a: array<u32>;
 @group(0) @binding(2) var<storage, read> b: array<u32>;

@@ -115,10 +115,24 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let last = min(first + params.task_size, end);
     let e = params.ext;
     regs_set_identity(0u, e);
+    // The task's first point starts the sum (one addition fewer a task).
+    var empty = true;
     for (var pos = first; pos < last; pos++) {
-        if load_base_into_q(params.base_offset + sorted[w * params.n + pos]) {
-            run_program(params.prog_start, params.prog_len);
-            regs_copy(0u, 6u * e, 3u * e);
+        let entry = sorted[w * params.n + pos];
+        if load_base_into_q(params.base_offset + (entry & ~SIGN_BIT)) {
+            // A negative digit adds −Q = (x, −y).
+            if (entry & SIGN_BIT) != 0u {
+                for (var r = 0u; r < e; r++) {
+                    regs[4u * e + r] = fq_sub(fq_zero(), regs[4u * e + r]);
+                }
+            }
+            if empty {
+                regs_copy(0u, 3u * e, 3u * e);
+                empty = false;
+            } else {
+                run_program(params.prog_start, params.prog_len);
+                regs_copy(0u, 6u * e, 3u * e);
+            }
         }
     }
     store_partial(w * params.max_tasks + k, 0u);
@@ -133,6 +147,10 @@ fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         return;
     }
     let w = t / params.max_tasks;
+    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
+    if (1u << params.round) >= most_tasks(w) {
+        return;
+    }
     let k = t % params.max_tasks;
     let task_base = w * (params.buckets + 1u);
     if k >= task_off[task_base + params.buckets] {

@@ -1,9 +1,12 @@
 // Bindings and parameters shared by the MSM's scalar-sorting module (msm_sort.wgsl)
 // and its accumulation modules (msm.wgsl, interpreted; msm_values.wgsl, straight-line).
 //
-// Bucket method over `windows` windows of `window_bits` bits (unsigned digits; digit 0
-// is skipped). Per window, points are counted per bucket, sorted by bucket (counting
-// sort), and each bucket's points are summed by tasks of at most `task_size` points;
+// Bucket method over `windows` windows of `window_bits` bits, digits unsigned (bucket
+// b = digit b, 2^window_bits buckets) or signed (msm_sort.wgsl's signed_digits: digits
+// in [−2^(c−1), 2^(c−1)], bucket b = |digit|, 2^(c−1) + 1 buckets, a negative digit's
+// point negated as it is added); digit 0 is skipped. Per window, points are counted
+// per bucket, sorted by bucket (counting sort), and each bucket's points are summed by
+// tasks of at most `task_size` points;
 // the tasks of one bucket are then merged pairwise, one round per dispatch, so a
 // bucket that holds every point (all scalars equal) is still spread over many threads.
 // Tasks of window w are numbered from task_off[w][bucket].
@@ -12,43 +15,21 @@
 // the load, this keeps each invocation under llvmpipe's limit of 65535 loop
 // iterations (past it, loops silently stop early), and under desktop GPUs' watchdogs.
 
-struct MsmParams {
-    // Terms in this batch.
-    n: u32,
-    windows: u32,
-    window_bits: u32,
-    // 2^window_bits (bucket 0 stays empty).
-    buckets: u32,
-    task_size: u32,
-    // Stride of `partials` per window: the most tasks a window can have.
-    max_tasks: u32,
-    // First scalar of the batch in the bound scalar chunk.
-    scalar_offset: u32,
-    // First base of the batch in the bound bases chunk.
-    base_offset: u32,
-    // Threads in this dispatch.
-    count: u32,
-    // Fq per coordinate (1: G1, 2: G2) and the point-addition program (program.wgsl).
-    ext: u32,
-    prog_start: u32,
-    prog_len: u32,
-    // merge_tasks: tasks 2^round apart are summed.
-    round: u32,
-    // reduce_level: level 0 reads the bucket sums; m_in elements per window become m_out.
-    level: u32,
-    m_in: u32,
-    m_out: u32,
-}
-
+// MsmParams is generated from params.rs and placed before this file.
 @group(0) @binding(0) var<uniform> params: MsmParams;
 // counts[w·buckets + b]: points of window w in bucket b.
 @group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;
 // cursor[w·buckets + b]: after the scatter, the end of bucket b in sorted[w].
 @group(0) @binding(4) var<storage, read_write> cursor: array<atomic<u32>>;
 // task_off[w·(buckets + 1) + b]: first task of bucket b; the last entry is the total.
+// After every window's entries, task_off[windows·(buckets + 1) + w]: the most tasks
+// one bucket of window w has (merge rounds past it have nothing to do).
 @group(0) @binding(5) var<storage, read_write> task_off: array<u32>;
-// sorted[w·n + k]: term indices of window w, ordered by bucket.
+// sorted[w·n + k]: term indices of window w, ordered by bucket, SIGN_BIT set where the
+// term's digit is negative.
 @group(0) @binding(6) var<storage, read_write> sorted: array<u32>;
+
+const SIGN_BIT: u32 = 0x80000000u;
 
 fn thread_index(wid: vec3<u32>, lid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * 64u + lid.x;
@@ -67,4 +48,9 @@ fn bucket_of_task(task_base: u32, k: u32) -> u32 {
         }
     }
     return lo;
+}
+
+// The most tasks one bucket of window w has (written by the scan).
+fn most_tasks(w: u32) -> u32 {
+    return task_off[params.windows * (params.buckets + 1u) + w];
 }

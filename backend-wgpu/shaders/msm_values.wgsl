@@ -76,10 +76,23 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let first = start + (k - task_off[task_base + b]) * params.task_size;
     let last = min(first + params.task_size, end);
     var acc = identity();
+    // The task's first point starts the sum (one addition fewer a task), as the
+    // projective (x, y, Z) of a stored affine base (affine_z, straight.rs).
+    var empty = true;
     for (var pos = first; pos < last; pos++) {
-        let q = load_base(params.base_offset + sorted[w * params.n + pos]);
+        let entry = sorted[w * params.n + pos];
+        var q = load_base(params.base_offset + (entry & ~SIGN_BIT));
         if !(coord_is_zero(q.x) && coord_is_zero(q.y)) {
-            acc = point_add_affine(acc, q);
+            // A negative digit adds −Q = (x, −y).
+            if (entry & SIGN_BIT) != 0u {
+                q.y = coord_neg(q.y);
+            }
+            if empty {
+                acc = Point(q.x, q.y, affine_z());
+                empty = false;
+            } else {
+                acc = point_add_affine(acc, q);
+            }
         }
     }
     store_partial(w * params.max_tasks + k, acc);
@@ -94,6 +107,10 @@ fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         return;
     }
     let w = t / params.max_tasks;
+    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
+    if (1u << params.round) >= most_tasks(w) {
+        return;
+    }
     let k = t % params.max_tasks;
     let task_base = w * (params.buckets + 1u);
     if k >= task_off[task_base + params.buckets] {

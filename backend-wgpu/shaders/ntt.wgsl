@@ -21,37 +21,7 @@
 //   dispatch's stores. A tile that is the whole domain reads its input reversed (no
 //   `bitrev` pass).
 
-struct NttParams {
-    // Threads in this dispatch.
-    count: u32,
-    // Global index of thread 0's element or butterfly.
-    base: u32,
-    log_n: u32,
-    // Butterfly stage s (half-size 2^s); in `scale`, 1 when h^i is applied.
-    stage: u32,
-    lo_chunk: u32,
-    hi_chunk: u32,
-    log_chunk: u32,
-    // h: the low twiddle table holds 2^h entries.
-    tw_log_lo: u32,
-    // Fr constants (packed words): the scale factor, the twiddle or power root.
-    // tile_stages: stages `stage` .. stage + k − 1 on tiles spanning two ranges of
-    // index bits, (p1, w1) below (p2, w2): the stages' and a batch of independent
-    // groups' (ntt.rs's `TileShape`).
-    k: u32,
-    p1: u32,
-    w1: u32,
-    p2: u32,
-    w2: u32,
-    // TILE_* bits.
-    flags: u32,
-    // tw holds w'^m for m < 2^(table_log − 1).
-    table_log: u32,
-    // pw holds c·g^i for i < 2^pow_log_lo, then g^(i·2^pow_log_lo).
-    pow_log_lo: u32,
-    c: array<vec4<u32>, 2>,
-    h: array<vec4<u32>, 2>,
-}
+// NttParams is generated from params.rs and placed before this file.
 
 // tile_stages' flags (ntt.rs's TILE_*).
 // The inverse's twiddles (tw read mirrored).

@@ -1,6 +1,7 @@
 //! Finding and opening adapters: the user's selection and memory override, what an
 //! adapter reports (name, API, memory), software-adapter detection, and the budget.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crucible_core::priority;
@@ -10,7 +11,8 @@ use crucible_core::{BackendInfo, DeviceBudget};
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
 use crate::fq_code::LimbBits;
-use crate::shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
+use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
+use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -26,12 +28,16 @@ pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 /// straight-line kernels may spill, their live values beyond the registers (a G2
 /// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
 /// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
-/// reserved as 1 GiB until a profile gives the driver's real figure).
-pub fn private_memory_reserve(formulas: Formulas) -> u64 {
-    match formulas {
-        Formulas::Interpreted => 2 << 30,
-        Formulas::Straight => 1 << 30,
-    }
+/// reserved as 1 GiB until a profile gives the driver's real figure; the compact form
+/// keeps the same points and temporaries live), or the registers form's register file
+/// (a G2 addition's registers of 30 limbs, about 4 KiB a thread: as the interpreter's).
+/// The MSMs of both curves run on the device, so the larger of the two curves' reserves.
+pub fn private_memory_reserve(formulas: PerCurve<Formulas>) -> u64 {
+    let reserve = |f: Formulas| match f {
+        Formulas::Interpreted | Formulas::Registers => 2 << 30,
+        Formulas::Straight | Formulas::Compact => 1 << 30,
+    };
+    reserve(formulas.g1).max(reserve(formulas.g2))
 }
 
 /// Choices for opening wgpu adapters.
@@ -44,17 +50,22 @@ pub struct WgpuOptions {
     /// Largest storage binding (and buffer chunk) to use, below the adapter's own
     /// limit; tests use it to exercise chunking on small buffers.
     pub max_binding_bytes: Option<u64>,
-    /// The form of the Fq2 and curve formulas; `None`: `CRUCIBLE_WGPU_FORMULAS`, else
-    /// the adapter's default ([`Formulas::for_adapter`]: the interpreter for now).
-    pub formulas: Option<Formulas>,
+    /// The form of each curve's formulas; `None` for a curve: the adapter's default
+    /// ([`PerCurve::for_adapter`]). [`WgpuOptions::from_env`] reads
+    /// `CRUCIBLE_WGPU_FORMULAS`.
+    pub formulas: PerCurve<Option<Formulas>>,
     /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
     /// [`LimbBits::DEFAULT`].
     pub limb_bits: Option<LimbBits>,
+    /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
+    /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
+    /// else the user's cache folder.
+    pub pipeline_cache: Option<PathBuf>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`] and
-    /// [`LIMB_BITS_ENV`].
+    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`],
+    /// [`LIMB_BITS_ENV`] and [`CACHE_ENV`](crate::CACHE_ENV).
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -67,12 +78,13 @@ impl WgpuOptions {
             _ => None,
         };
         let formulas = match std::env::var(FORMULAS_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(Formulas::parse(&s).ok_or_else(|| {
+            Ok(s) if !s.trim().is_empty() => PerCurve::parse(&s).ok_or_else(|| {
                 WgpuError::NoAdapter(format!(
-                    "{FORMULAS_ENV}=`{s}`: expected `straight` or `interpreted`"
+                    "{FORMULAS_ENV}=`{s}`: expected `straight`, `compact`, `registers` or \
+                     `interpreted`, or per curve `g1=<form>,g2=<form>`"
                 ))
-            })?),
-            _ => None,
+            })?,
+            _ => PerCurve::default(),
         };
         let limb_bits = match std::env::var(LIMB_BITS_ENV) {
             Ok(s) if !s.trim().is_empty() => Some(LimbBits::parse(&s).ok_or_else(|| {
@@ -90,6 +102,7 @@ impl WgpuOptions {
             max_binding_bytes: None,
             formulas,
             limb_bits,
+            pipeline_cache: cache_dir_from_env(),
         })
     }
 }
@@ -272,9 +285,20 @@ fn open(
 ) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
+    let cache_place = CachePlace::for_adapter(
+        wgpu_options.pipeline_cache.as_deref(),
+        &info,
+        adapter.features(),
+    );
+    let required_features = match cache_place {
+        CachePlace::In(_) => wgpu::Features::PIPELINE_CACHE,
+        _ => wgpu::Features::empty(),
+    };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crucible"),
-        required_features: wgpu::Features::empty(),
+        // The pipeline cache where it is on, and timestamp queries when
+        // CRUCIBLE_WGPU_PROFILE asks for them (profile.rs).
+        required_features: required_features | crate::profile::features(adapter.features()),
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
         experimental_features: wgpu::ExperimentalFeatures::disabled(),
@@ -288,16 +312,22 @@ fn open(
     let software = info.device_type == wgpu::DeviceType::Cpu;
     // llvmpipe compiles the straight-line MSM for minutes: software adapters keep the
     // interpreter unless asked otherwise.
-    let formulas = wgpu_options
-        .formulas
-        .unwrap_or(Formulas::for_adapter(software));
+    let formulas = wgpu_options.formulas.or_default_for(software);
     let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
+    if cache_place == CachePlace::Unsupported {
+        tracing::info!(
+            "{}: no pipeline cache on this adapter (wgpu has one on Vulkan only): every \
+             process compiles its pipelines",
+            info.name
+        );
+    }
     let ctx = Context::new(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
-        formulas,
-        limbs,
+        ShaderConfig { limbs, formulas },
+        info.clone(),
+        cache_place.clone(),
     );
     let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
     let backend_info = BackendInfo {
@@ -305,7 +335,7 @@ fn open(
         device_index: index,
         device_name: info.name.clone(),
         api: format!(
-            "{} ({}{}; memory from {memory_source}; {} formulas)",
+            "{} ({}{}; memory from {memory_source}; formulas {}{}; {cache_place})",
             api_name(info.backend),
             info.driver,
             if info.driver_info.is_empty() {
@@ -313,9 +343,11 @@ fn open(
             } else {
                 format!(" {}", info.driver_info)
             },
-            match formulas {
-                Formulas::Straight => format!("straight, {}-bit Fq limbs", limbs.bits()),
-                Formulas::Interpreted => formulas.name().to_string(),
+            formulas.describe(),
+            if formulas.any_straight() {
+                format!(", {}-bit Fq limbs", limbs.bits())
+            } else {
+                String::new()
             }
         ),
         memory_bytes: memory,

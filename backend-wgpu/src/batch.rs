@@ -5,6 +5,7 @@ use std::num::NonZeroU64;
 
 use crate::context::Context;
 use crate::error::WgpuError;
+use crate::profile::{pass_durations, PassTimes, Timer, QUERIES};
 
 /// A binding of one dispatch: its number in the shader and the buffer bound to it.
 pub type Binding<'a> = (u32, &'a wgpu::Buffer);
@@ -17,6 +18,7 @@ enum Step<'a> {
         params_bytes: u64,
         bindings: Vec<Binding<'a>>,
         threads: u32,
+        phase: &'static str,
     },
     Copy {
         src: &'a wgpu::Buffer,
@@ -37,6 +39,9 @@ pub struct Batch<'a> {
     during: String,
     params: Vec<u8>,
     steps: Vec<Step<'a>>,
+    timer: Option<Timer<'a>>,
+    phase: &'static str,
+    times: PassTimes,
 }
 
 impl<'a> Batch<'a> {
@@ -52,7 +57,21 @@ impl<'a> Batch<'a> {
             during: during.into(),
             params: Vec::new(),
             steps: Vec::new(),
+            timer: None,
+            phase: "dispatch",
+            times: PassTimes::default(),
         }
+    }
+
+    /// Times every following dispatch's pass with `timer` (see crate::profile); the
+    /// times come back from [`Batch::submit_timed`].
+    pub fn time_with(&mut self, timer: Timer<'a>) {
+        self.timer = Some(timer);
+    }
+
+    /// Names the phase the following dispatches belong to in the timings.
+    pub fn phase(&mut self, phase: &'static str) {
+        self.phase = phase;
     }
 
     /// Zeroes `buffer` before the following steps.
@@ -94,7 +113,14 @@ impl<'a> Batch<'a> {
             });
         };
         let slot_bytes = self.ctx.limits.params_slot();
-        if self.params.len() as u64 + slot_bytes > params_buf.size() {
+        let dispatches = self
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Dispatch { .. }))
+            .count() as u32;
+        if self.params.len() as u64 + slot_bytes > params_buf.size()
+            || (self.timer.is_some() && 2 * (dispatches + 1) > QUERIES)
+        {
             self.flush()?;
         }
         let slot = self.params.len() as u64;
@@ -107,6 +133,7 @@ impl<'a> Batch<'a> {
             params_bytes: bytes.len() as u64,
             bindings,
             threads,
+            phase: self.phase,
         });
         Ok(())
     }
@@ -114,6 +141,13 @@ impl<'a> Batch<'a> {
     /// Submits everything recorded.
     pub fn submit(mut self) -> Result<(), WgpuError> {
         self.flush()
+    }
+
+    /// Submits everything recorded and returns the timed passes (none if the batch
+    /// has no timer). Each submission of a timed batch waits for the queue.
+    pub fn submit_timed(mut self) -> Result<PassTimes, WgpuError> {
+        self.flush()?;
+        Ok(std::mem::take(&mut self.times))
     }
 
     fn flush(&mut self) -> Result<(), WgpuError> {
@@ -124,6 +158,15 @@ impl<'a> Batch<'a> {
         let steps = std::mem::take(&mut self.steps);
         let params = std::mem::take(&mut self.params);
         let params_buf = self.params_buf;
+        let timer = self.timer.as_ref();
+        let phases: Vec<&'static str> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Dispatch { phase, .. } => Some(*phase),
+                _ => None,
+            })
+            .collect();
+        let timed = timer.map_or(0, |_| phases.len() as u32);
         ctx.scoped(&self.during, || {
             if let (Some(p), false) = (params_buf, params.is_empty()) {
                 ctx.queue.write_buffer(p, 0, &params);
@@ -133,6 +176,7 @@ impl<'a> Batch<'a> {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some(&self.during),
                 });
+            let mut pass_index = 0u32;
             for step in &steps {
                 match step {
                     Step::Clear(buffer) => encoder.clear_buffer(buffer, 0, None),
@@ -148,6 +192,7 @@ impl<'a> Batch<'a> {
                         params_bytes,
                         bindings,
                         threads,
+                        phase: _,
                     } => {
                         let Some(params) = params_buf else { continue };
                         let mut entries = vec![wgpu::BindGroupEntry {
@@ -170,9 +215,15 @@ impl<'a> Batch<'a> {
                             entries: &entries,
                         });
                         let (x, y) = ctx.grid(*threads);
+                        let timestamp_writes = timer.map(|t| wgpu::ComputePassTimestampWrites {
+                            query_set: &t.queries,
+                            beginning_of_pass_write_index: Some(2 * pass_index),
+                            end_of_pass_write_index: Some(2 * pass_index + 1),
+                        });
+                        pass_index += 1;
                         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                             label: None,
-                            timestamp_writes: None,
+                            timestamp_writes,
                         });
                         pass.set_pipeline(pipeline);
                         pass.set_bind_group(0, &bind_group, &[]);
@@ -180,7 +231,21 @@ impl<'a> Batch<'a> {
                     }
                 }
             }
+            if let (Some(t), true) = (timer, timed > 0) {
+                encoder.resolve_query_set(&t.queries, 0..2 * timed, t.resolve, 0);
+            }
             ctx.queue.submit([encoder.finish()]);
-        })
+        })?;
+        if let (Some(t), true) = (timer, timed > 0) {
+            let words =
+                crate::memory::read_words(ctx, t.resolve, 0, u64::from(timed) * 16, t.readback)?;
+            let ticks: Vec<u64> = words
+                .chunks_exact(2)
+                .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
+                .collect();
+            let durations = pass_durations(&ticks, t.period);
+            self.times.passes.extend(phases.into_iter().zip(durations));
+        }
+        Ok(())
     }
 }

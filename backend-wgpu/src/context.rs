@@ -9,7 +9,8 @@ use crucible_core::DeviceSync;
 use crate::error::WgpuError;
 use crate::fq_code::LimbBits;
 use crate::params::PARAMS_BYTES;
-use crate::shaders::{Formulas, Module, WORKGROUP};
+use crate::pipeline_cache::{cache_file, CachePlace, CacheUse, ModuleCache};
+use crate::shaders::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
 
 /// The limits this backend works within, derived from the adapter's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,15 +66,26 @@ pub struct Context {
     pub queue: wgpu::Queue,
     /// Limits this backend respects.
     pub limits: DeviceLimits,
-    /// The form the shaders' formulas take, fixed at open.
-    pub formulas: Formulas,
+    /// The form each curve's formulas take, fixed at open.
+    pub formulas: PerCurve<Formulas>,
     /// The straight-line form's Fq limb width, fixed at open.
     pub limbs: LimbBits,
+    /// The adapter, for the pipeline caches' keys.
+    pub adapter: wgpu::AdapterInfo,
+    /// Where pipeline caches are saved.
+    pub cache_place: CachePlace,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
-    modules: [OnceLock<Result<wgpu::ShaderModule, String>>; Module::ALL.len()],
+    modules: [OnceLock<Result<ShaderModule, String>>; Module::ALL.len()],
     pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
     compiles: Mutex<Vec<PipelineCompile>>,
+}
+
+/// A compiled shader module and the pipeline cache its pipelines are created with.
+struct ShaderModule {
+    shader: wgpu::ShaderModule,
+    cache: Option<ModuleCache>,
+    cache_use: CacheUse,
 }
 
 /// How long one pipeline took to create: the shader module's translation (on its
@@ -86,6 +98,32 @@ pub struct PipelineCompile {
     pub entry: &'static str,
     /// Wall time of the creation.
     pub time: std::time::Duration,
+    /// What the module's pipeline cache did.
+    pub cache: CacheUse,
+}
+
+/// One line on `compiles`: how many pipelines, their total time, how many had saved
+/// cache data, and the slowest.
+pub fn compile_report(compiles: &[PipelineCompile]) -> String {
+    let total: std::time::Duration = compiles.iter().map(|c| c.time).sum();
+    let loaded = compiles
+        .iter()
+        .filter(|c| matches!(c.cache, CacheUse::Loaded(_)))
+        .count();
+    let mut s = format!(
+        "wgpu pipelines: {} created in {:.2} s ({loaded} with saved cache data)",
+        compiles.len(),
+        total.as_secs_f64()
+    );
+    if let Some(slowest) = compiles.iter().max_by_key(|c| c.time) {
+        s += &format!(
+            "; slowest {}::{} {:.2} s",
+            slowest.module,
+            slowest.entry,
+            slowest.time.as_secs_f64()
+        );
+    }
+    s
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -96,13 +134,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// kernels run `formulas`, straight-line Fq code over `limbs`.
+    /// kernels run `formulas`, straight-line Fq code over `limbs`-bit limbs, their
+    /// pipelines cached as `cache_place` says, keyed by `adapter`.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         limits: DeviceLimits,
-        formulas: Formulas,
-        limbs: LimbBits,
+        shaders: ShaderConfig,
+        adapter: wgpu::AdapterInfo,
+        cache_place: CachePlace,
     ) -> Self {
         let lost = Arc::new(Mutex::new(None));
         let lost_flag = Arc::clone(&lost);
@@ -119,8 +159,10 @@ impl Context {
             device,
             queue,
             limits,
-            formulas,
-            limbs,
+            formulas: shaders.formulas,
+            limbs: shaders.limbs,
+            adapter,
+            cache_place,
             lost,
             uncaptured,
             modules: Default::default(),
@@ -184,26 +226,57 @@ impl Context {
         self.check_alive()
     }
 
-    fn module(&self, module: Module) -> Result<&wgpu::ShaderModule, WgpuError> {
+    /// What the generated shader sources depend on.
+    pub fn shader_config(&self) -> ShaderConfig {
+        ShaderConfig {
+            limbs: self.limbs,
+            formulas: self.formulas,
+        }
+    }
+
+    fn module(&self, module: Module) -> Result<&ShaderModule, WgpuError> {
+        let during = || format!("compiling shader module {module:?}");
         self.modules[module.index()]
             .get_or_init(|| {
-                self.scoped(&format!("compiling shader module {module:?}"), || {
-                    self.device
-                        .create_shader_module(wgpu::ShaderModuleDescriptor {
-                            label: Some(&format!("crucible {module:?}")),
-                            source: wgpu::ShaderSource::Wgsl(module.source(self.limbs).into()),
-                        })
+                let source = module.source(&self.shader_config());
+                let (cache, cache_use) = match &self.cache_place {
+                    CachePlace::In(dir) => {
+                        match cache_file(dir, &self.adapter, &format!("{module:?}"), &source) {
+                            Some(path) => {
+                                let label = format!("crucible {module:?}");
+                                let (cache, cache_use) =
+                                    ModuleCache::open(&self.device, path, &label);
+                                (Some(cache), cache_use)
+                            }
+                            None => (None, CacheUse::Unsupported),
+                        }
+                    }
+                    place => (None, place.without_cache()),
+                };
+                let shader = self
+                    .scoped(&during(), || {
+                        self.device
+                            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                                label: Some(&format!("crucible {module:?}")),
+                                source: wgpu::ShaderSource::Wgsl(source.into()),
+                            })
+                    })
+                    .map_err(|e| e.to_string())?;
+                Ok(ShaderModule {
+                    shader,
+                    cache,
+                    cache_use,
                 })
-                .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|e| WgpuError::Internal {
-                during: format!("compiling shader module {module:?}"),
+                during: during(),
                 message: e.clone(),
             })
     }
 
-    /// The compute pipeline of `entry` in `module`, compiled on first use.
+    /// The compute pipeline of `entry` in `module`, compiled on first use (through the
+    /// module's pipeline cache, saved after each new pipeline).
     pub fn pipeline(
         &self,
         module: Module,
@@ -219,17 +292,27 @@ impl Context {
                 .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(entry),
                     layout: None,
-                    module: shader,
+                    module: &shader.shader,
                     entry_point: Some(entry),
                     compilation_options: Default::default(),
-                    cache: None,
+                    cache: shader.cache.as_ref().map(|c| &c.cache),
                 })
         })?;
+        let time = started.elapsed();
+        if let Some(Err(why)) = shader.cache.as_ref().map(ModuleCache::save) {
+            tracing::warn!("{why}");
+        }
+        tracing::info!(
+            "created pipeline {module:?}::{entry} in {:.3} s ({})",
+            time.as_secs_f64(),
+            shader.cache_use
+        );
         lock(&self.pipelines).insert((module, entry), pipeline.clone());
         lock(&self.compiles).push(PipelineCompile {
             module: format!("{module:?}"),
             entry,
-            time: started.elapsed(),
+            time,
+            cache: shader.cache_use.clone(),
         });
         Ok(pipeline)
     }

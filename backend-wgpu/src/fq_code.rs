@@ -72,6 +72,16 @@ impl LimbBits {
     }
 }
 
+/// How the generated `fq_mul` is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulForm {
+    /// Every row of the product written out: no loop, the fastest code, and the most
+    /// (about 4000 operations for 13-bit limbs).
+    Unrolled,
+    /// A loop over the rows, one row's code written once ([`FqCode::mul_loop`]).
+    Loop,
+}
+
 /// One operation of straight-line `u32` code.
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -105,6 +115,8 @@ pub struct Code {
     ops: Vec<Op>,
     lo: Vec<u64>,
     hi: Vec<u64>,
+    /// Whether [`Code::assume`] narrowed a bound ([`Code::bounds_with`] cannot redo it).
+    assumed: bool,
 }
 
 const MAX: u64 = u32::MAX as u64;
@@ -237,6 +249,53 @@ impl Code {
     pub fn assume(&mut self, v: V, hi: u64) {
         self.hi[v] = self.hi[v].min(hi);
         self.lo[v] = self.lo[v].min(self.hi[v]);
+        self.assumed = true;
+    }
+
+    /// The upper bounds of every value when each input (parameter, limb) is at most
+    /// `input_hi` instead of the bound it was generated with, or `None` if some value
+    /// could then overflow or wrap. The code's folds (a mask dropped, a shift known to
+    /// be zero) were proven under the generation bounds, so the result means something
+    /// only for inputs within those: what a loop's invariant check needs
+    /// ([`FqCode::mul_loop`]).
+    fn bounds_with(&self, input_hi: impl Fn(usize, usize) -> u64) -> Option<Vec<u64>> {
+        assert!(
+            !self.assumed,
+            "bounds of assumed values cannot be recomputed"
+        );
+        let mut lo: Vec<u64> = Vec::with_capacity(self.ops.len());
+        let mut hi: Vec<u64> = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            let (l, h) = match *op {
+                Op::Input { param, limb } => (0, input_hi(param, limb)),
+                Op::Const(c) => (c as u64, c as u64),
+                Op::Add(a, b) => (lo[a] + lo[b], hi[a] + hi[b]),
+                Op::Sub(a, b) => {
+                    if lo[a] < hi[b] {
+                        return None;
+                    }
+                    (lo[a] - hi[b], hi[a] - lo[b])
+                }
+                Op::Mul(a, b) => (lo[a] * lo[b], hi[a] * hi[b]),
+                Op::MulLow(..) => (0, MAX),
+                Op::And(a, m) => (0, hi[a].min(m as u64)),
+                Op::Shr(a, s) => (lo[a] >> s, hi[a] >> s),
+                Op::Shl(a, s) => (0, (hi[a] << s).min(MAX)),
+                Op::Or(a, b) => {
+                    let bits = 64 - hi[a].max(hi[b]).leading_zeros();
+                    (0, (1u64 << bits) - 1)
+                }
+                Op::Select {
+                    then, otherwise, ..
+                } => (lo[then].min(lo[otherwise]), hi[then].max(hi[otherwise])),
+            };
+            if h > MAX {
+                return None;
+            }
+            lo.push(l);
+            hi.push(h);
+        }
+        Some(hi)
     }
 
     /// Runs the code on `params` (limbs per parameter) the way the shader does, and
@@ -280,20 +339,25 @@ impl Code {
         vals
     }
 
-    fn operand(&self, v: V, params: &[&str]) -> String {
+    /// Value v in WGSL: a parameter's limb (`a[3]`; a parameter whose name ends in `]`
+    /// is one expression, its single limb written as the name), a literal, or the
+    /// `let` named `{prefix}{v}`.
+    fn operand(&self, v: V, params: &[&str], prefix: &str) -> String {
         match self.ops[v] {
+            Op::Input { param, .. } if params[param].ends_with(']') => params[param].into(),
             Op::Input { param, limb } => format!("{}[{limb}]", params[param]),
             Op::Const(c) => format!("0x{c:x}u"),
-            _ => format!("v{v}"),
+            _ => format!("{prefix}{v}"),
         }
     }
 
     /// WGSL `let` statements for every computed value (inputs and literals are written
-    /// in place), parameters named `params`.
-    fn wgsl_body(&self, params: &[&str]) -> String {
+    /// in place), parameters named `params`, the `let`s `{prefix}{k}`, each line
+    /// starting with `indent`.
+    fn wgsl_body(&self, params: &[&str], prefix: &str, indent: &str) -> String {
         let mut s = String::new();
         for (k, op) in self.ops.iter().enumerate() {
-            let o = |v: V| self.operand(v, params);
+            let o = |v: V| self.operand(v, params, prefix);
             let expr = match *op {
                 Op::Input { .. } | Op::Const(_) => continue,
                 Op::Add(a, b) => format!("{} + {}", o(a), o(b)),
@@ -309,7 +373,7 @@ impl Code {
                     otherwise,
                 } => format!("select({}, {}, {} == 1u)", o(otherwise), o(then), o(cond)),
             };
-            s += &format!("    let v{k} = {expr};\n");
+            s += &format!("{indent}let {prefix}{k} = {expr};\n");
         }
         s
     }
@@ -349,7 +413,7 @@ impl Function {
         let outputs: Vec<String> = self
             .outputs
             .iter()
-            .map(|v| self.code.operand(*v, &names))
+            .map(|v| self.code.operand(*v, &names, "v"))
             .collect();
         format!(
             "// {} operations, no loop (generated by fq_code.rs).\nfn {}({}) -> {} {{\n{}    return {}({});\n}}\n",
@@ -357,7 +421,7 @@ impl Function {
             self.name,
             params.join(", "),
             self.returns,
-            self.code.wgsl_body(&names),
+            self.code.wgsl_body(&names, "v", "    "),
             self.returns,
             outputs.join(", ")
         )
@@ -368,6 +432,75 @@ impl Function {
     pub fn eval(&self, params: &[&[u32]]) -> Vec<u32> {
         let vals = self.code.eval(params);
         self.outputs.iter().map(|v| vals[*v]).collect()
+    }
+}
+
+/// `fq_mul` as a loop over its rows ([`FqCode::mul_loop`]).
+pub struct MulLoop {
+    rows: usize,
+    /// One row: parameters a, the columns, b_i.
+    row: Code,
+    /// The columns after the row.
+    row_out: Vec<V>,
+    /// Normalization and final subtraction of the columns (parameter 0).
+    post: Code,
+    /// The product's limbs.
+    post_out: Vec<V>,
+}
+
+impl MulLoop {
+    /// The function's WGSL text: `fn fq_mul(a: Fq, b: Fq) -> Fq`.
+    pub fn wgsl(&self) -> String {
+        let columns = self.rows + 1;
+        // b_i is bv[0], bv shifted down a limb each row: no array indexed by the
+        // loop's counter, which compilers unroll the loop to resolve (Mesa does).
+        let names = ["a", "t", "bv[0]"];
+        let outs: Vec<String> = self
+            .row_out
+            .iter()
+            .map(|v| self.row.operand(*v, &names, "r"))
+            .collect();
+        let shifted: Vec<String> = (1..self.rows)
+            .map(|k| format!("bv[{k}]"))
+            .chain(["0u".to_string()])
+            .collect();
+        let limbs: Vec<String> = self
+            .post_out
+            .iter()
+            .map(|v| self.post.operand(*v, &["t"], "v"))
+            .collect();
+        format!(
+            "// A loop of {rows} rows of {} operations, then {} (generated by fq_code.rs).\n\
+             fn fq_mul(a: Fq, b: Fq) -> Fq {{\n    var bv = b;\n    var t: array<u32, {columns}>;\n    \
+             for (var i = 0u; i < {rows}u; i++) {{\n{}        t = array<u32, {columns}>({});\n        bv = Fq({});\n    }}\n{}    return Fq({});\n}}\n",
+            self.row.operations(),
+            self.post.operations(),
+            self.row.wgsl_body(&names, "r", "        "),
+            outs.join(", "),
+            shifted.join(", "),
+            self.post.wgsl_body(&["t"], "v", "    "),
+            limbs.join(", "),
+            rows = self.rows,
+        )
+    }
+
+    /// Operations of the loop's body and of the code after it: what a compiler that
+    /// keeps the loop has to schedule.
+    #[cfg(test)]
+    pub fn operations(&self) -> usize {
+        self.row.operations() + self.post.operations()
+    }
+
+    /// Runs the loop on a and b's limbs, as the shader does.
+    #[cfg(test)]
+    pub fn eval(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
+        let mut t = vec![0u32; self.rows + 1];
+        for &bi in &b[..self.rows] {
+            let vals = self.row.eval(&[a, &t, &[bi]]);
+            t = self.row_out.iter().map(|v| vals[*v]).collect();
+        }
+        let vals = self.post.eval(&[&t]);
+        self.post_out.iter().map(|v| vals[*v]).collect()
     }
 }
 
@@ -550,30 +683,101 @@ impl FqCode {
     }
 
     fn mul_code(&self, code: &mut Code, a: &[V], b: &[V]) -> Vec<V> {
-        let p: Vec<V> = self.p_limbs().iter().map(|l| code.constant(*l)).collect();
-        let inv = code.constant(self.neg_inv());
         let zero = code.constant(0);
         // n columns and one above them for carries.
         let mut t = vec![zero; self.n + 1];
         for &bi in b {
-            for (j, &aj) in a.iter().enumerate() {
-                let x = code.mul(aj, bi);
-                self.accumulate(code, &mut t, j, x);
-            }
-            let m = code.mul_low(t[0], inv);
-            let m = code.and(m, self.mask);
-            for (j, &pj) in p.iter().enumerate() {
-                let x = code.mul(m, pj);
-                self.accumulate(code, &mut t, j, x);
-            }
-            // Column 0 is now ≡ 0 mod 2^b: shift down, its carry into the new column 0.
-            let high = code.shr(t[0], self.bits);
-            t.remove(0);
-            t.push(zero);
-            self.accumulate(code, &mut t, 0, high);
+            self.row(code, &mut t, a, bi);
         }
         let r = self.normalize(code, t);
         self.reduce_once(code, &r)
+    }
+
+    /// One row of the product: adds a·b_i and m·p (m making column 0 divisible by 2^b)
+    /// into the columns `t` and shifts them down one (the top column becomes 0).
+    fn row(&self, code: &mut Code, t: &mut Vec<V>, a: &[V], bi: V) {
+        for (j, &aj) in a.iter().enumerate() {
+            let x = code.mul(aj, bi);
+            self.accumulate(code, t, j, x);
+        }
+        let inv = code.constant(self.neg_inv());
+        let m = code.mul_low(t[0], inv);
+        let m = code.and(m, self.mask);
+        for (j, pj) in self.p_limbs().into_iter().enumerate() {
+            let pj = code.constant(pj);
+            let x = code.mul(m, pj);
+            self.accumulate(code, t, j, x);
+        }
+        // Column 0 is now ≡ 0 mod 2^b: shift down, its carry into the new column 0.
+        let high = code.shr(t[0], self.bits);
+        t.remove(0);
+        t.push(code.constant(0));
+        self.accumulate(code, t, 0, high);
+    }
+
+    /// One row as code of its own, for the columns at most `columns` on entry:
+    /// parameters `a` (param 0), the columns (param 1) and b_i (param 2, one limb).
+    fn row_code(&self, columns: &[u64]) -> (Code, Vec<V>) {
+        let mut code = Code::default();
+        let a = self.inputs(&mut code, 0);
+        let mut t: Vec<V> = (0..=self.n).map(|j| code.input(1, j, columns[j])).collect();
+        let bi = code.input(2, 0, self.mask as u64);
+        self.row(&mut code, &mut t, &a, bi);
+        (code, t)
+    }
+
+    /// `fq_mul` as a loop over the rows of the product: one row's code, run n times,
+    /// then the normalization and the final subtraction. A fraction of the unrolled
+    /// code (for compilers that take minutes on a kernel made of many unrolled
+    /// products, as NVIDIA's Vulkan driver did on G2's additions), the same
+    /// operations in the same order.
+    ///
+    /// The row's carries are placed for bounds `U` on the columns at a row's start, and
+    /// the code is valid for any columns within `U`; starting from zero columns, the
+    /// bounds after each of the n rows are recomputed through that code and must stay
+    /// within `U` before the last row. `U` grows to the largest start until that holds
+    /// (a few rounds); the last row's result bounds the normalization's input.
+    pub fn mul_loop(&self) -> MulLoop {
+        let mask = self.mask as u64;
+        let mut u = vec![0u64; self.n + 1];
+        for _ in 0..16 {
+            let (row, row_out) = self.row_code(&u);
+            let mut start = vec![0u64; self.n + 1];
+            let mut worst = start.clone();
+            // The starts of rows 0..n through this code, as far as it does not overflow.
+            let mut rows = 0;
+            for _ in 0..self.n {
+                for (w, s) in worst.iter_mut().zip(&start) {
+                    *w = (*w).max(*s);
+                }
+                let Some(hi) =
+                    row.bounds_with(|param, limb| if param == 1 { start[limb] } else { mask })
+                else {
+                    break;
+                };
+                start = row_out.iter().map(|v| hi[*v]).collect();
+                rows += 1;
+            }
+            if rows < self.n || worst.iter().zip(&u).any(|(w, u)| w > u) {
+                u = u.iter().zip(&worst).map(|(u, w)| (*u).max(*w)).collect();
+                continue;
+            }
+            let mut post = Code::default();
+            let t: Vec<V> = (0..=self.n).map(|j| post.input(0, j, start[j])).collect();
+            let r = self.normalize(&mut post, t);
+            let post_out = self.reduce_once(&mut post, &r);
+            return MulLoop {
+                rows: self.n,
+                row,
+                row_out,
+                post,
+                post_out,
+            };
+        }
+        panic!(
+            "{}-bit limbs: no bound on the columns holds for every row",
+            self.bits
+        )
     }
 
     /// `fq_add(a, b)`: a + b mod p.
@@ -691,8 +895,9 @@ impl FqCode {
         format!("// {why}\nconst {name} = Fq({});\n", limbs.join(", "))
     }
 
-    /// The whole generated Fq code: the type, its constants and functions.
-    pub fn wgsl(&self) -> String {
+    /// The whole generated Fq code: the type, its constants and functions, `fq_mul` in
+    /// the form `mul` says.
+    pub fn wgsl(&self, mul: MulForm) -> String {
         let mut s = format!(
             "// Fq over {} limbs of {} bits in Montgomery form with R' = 2^{} (fq_code.rs).\n\
              alias Fq = array<u32, {}>;\n",
@@ -708,13 +913,12 @@ impl FqCode {
             &pow2_mod_p(384),
             "R mod p (2^384): Z of a stored affine point, and the factor from R' form to arkworks'.",
         );
-        for f in [
-            self.mul(),
-            self.add(),
-            self.sub(),
-            self.unpack(),
-            self.pack(),
-        ] {
+        s.push('\n');
+        s += &match mul {
+            MulForm::Unrolled => self.mul().wgsl(),
+            MulForm::Loop => self.mul_loop().wgsl(),
+        };
+        for f in [self.add(), self.sub(), self.unpack(), self.pack()] {
             s.push('\n');
             s += &f.wgsl();
         }
@@ -787,6 +991,52 @@ mod tests {
                     assert_eq!(got(&sub), x - y, "sub, {at}");
                 }
             }
+        }
+    }
+
+    /// The loop over rows computes what the unrolled product does, with the same
+    /// operations per row, for every width and the edge operands.
+    #[test]
+    fn row_loop_multiplication_matches_arkworks_for_every_width() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let xs = operands(&mut rng);
+        for code in all_widths() {
+            let (bits, n) = (code.bits, code.n);
+            let r_inv = Fq::from(2u64).pow([code.r_bits()]).inverse().unwrap();
+            let looped = code.mul_loop();
+            for &x in &xs {
+                for &y in &xs[20..] {
+                    let (xl, yl) = (to_limbs(&int(x), bits, n), to_limbs(&int(y), bits, n));
+                    let got = from_limbs(&looped.eval(&xl, &yl), bits);
+                    assert_eq!(
+                        got,
+                        x * y * r_inv,
+                        "{bits}-bit limbs, {x}·{y} (seed {seed})"
+                    );
+                }
+            }
+            let unrolled = code.mul().code.operations();
+            let rolled = n * looped.row.operations() + looped.post.operations();
+            println!("{bits}-bit fq_mul: {unrolled} operations unrolled, {rolled} looped ({} a row, {} once)", looped.row.operations(), looped.post.operations());
+            // Limbs narrow enough that no row carries mid-row run the unrolled rows'
+            // operations (and the first row's, whose zero columns fold away there);
+            // wider limbs carry where the worst row needs it, in every row.
+            if bits <= 13 {
+                assert!(
+                    rolled <= unrolled + unrolled / 50,
+                    "{bits} bits: {rolled} vs {unrolled}"
+                );
+            }
+            let text = looped.wgsl();
+            assert!(
+                text.contains(&format!("for (var i = 0u; i < {n}u; i++) {{")),
+                "{text}"
+            );
+            assert!(
+                text.len() * 4 < code.mul().wgsl().len(),
+                "{bits} bits: the loop is smaller"
+            );
         }
     }
 
@@ -864,7 +1114,7 @@ mod tests {
 
     #[test]
     fn wgsl_is_loop_free_with_literal_constants() {
-        let s = FqCode::new(LimbBits::DEFAULT).wgsl();
+        let s = FqCode::new(LimbBits::DEFAULT).wgsl(MulForm::Unrolled);
         assert!(s.contains("alias Fq = array<u32, 30>;"), "{s}");
         assert!(s.contains("fn fq_mul(a: Fq, b: Fq) -> Fq {"));
         assert!(!s.contains("for (") && !s.contains("loop {") && !s.contains("while "));

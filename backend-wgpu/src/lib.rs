@@ -7,12 +7,23 @@
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
 //! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
 //!
-//! The Fq2 and curve formulas run through an Fq interpreter shader, or, opted in with
-//! `CRUCIBLE_WGPU_FORMULAS=straight` (read when the adapter is opened) or
-//! [`WgpuOptions::formulas`], as straight-line WGSL functions on values generated from
-//! the same instruction lists, over loop-free Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit
-//! limbs ([`Formulas`], [`LimbBits`]; llvmpipe compiles the straight-line MSM for
-//! minutes, and hardware adapters switch to it once it is measured on one).
+//! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
+//! straight-line WGSL functions on values generated from field.rs's instruction lists
+//! over Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit limbs ([`LimbBits`]), loop-free
+//! (`straight`, G1's default on hardware adapters), with the product a loop over its
+//! rows (`compact`), or run from the instruction lists by a loop over a register file
+//! (`registers`: a fraction of the code, for G2, whose straight kernels take a driver
+//! minutes to compile); or through an Fq interpreter shader over the same lists over
+//! 16-bit loop code (`interpreted`: software adapters' default, where llvmpipe compiles
+//! the others for minutes, and G2's on hardware until `registers` is measured there).
+//! `CRUCIBLE_WGPU_FORMULAS` (read when the adapter is opened) or
+//! [`WgpuOptions::formulas`] choose otherwise.
+//!
+//! `CRUCIBLE_WGPU_PROFILE=1` times every MSM pass on the GPU (timestamp queries) and
+//! prints a per-phase table to stderr; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
+//! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
+//! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
+//! default, or `projective`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -27,6 +38,8 @@ mod memory;
 mod msm;
 mod ntt;
 mod params;
+mod pipeline_cache;
+mod profile;
 mod shaders;
 mod straight;
 
@@ -44,15 +57,19 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
+pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV};
 pub use ntt::{
     NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
 };
-pub use shaders::{Formulas, FORMULAS_ENV, LIMB_BITS_ENV};
+pub use pipeline_cache::{CacheUse, CACHE_ENV};
+pub use profile::PROFILE_ENV;
+pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 
 use batch::Batch;
 use context::{Context, QueueSync};
 use field::Program;
 use memory::DeviceBuffer;
+use params::{FrTestParams, ProgramTestParams};
 use shaders::Module;
 
 /// The wgpu backend on one adapter.
@@ -76,15 +93,23 @@ impl WgpuBackend {
         adapter::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
     }
 
-    /// The form the shaders' formulas take on this instance.
-    pub fn formulas(&self) -> Formulas {
+    /// The form each curve's formulas take on this instance.
+    pub fn formulas(&self) -> PerCurve<Formulas> {
         self.ctx.formulas
     }
 
     /// Every compute pipeline this instance has created, with its creation time
-    /// (shader compilation, which the first use of an operation pays once).
+    /// (shader compilation, which the first use of an operation pays once, less what
+    /// the pipeline cache saves) and what the cache did.
     pub fn pipeline_compiles(&self) -> Vec<PipelineCompile> {
         self.ctx.compiles()
+    }
+
+    /// One line on the pipelines created so far: how many, their total creation time,
+    /// how many came with saved cache data (each creation is also logged at `info`:
+    /// `RUST_LOG=crucible_backend_wgpu=info`).
+    pub fn pipeline_compile_report(&self) -> String {
+        context::compile_report(&self.ctx.compiles())
     }
 
     /// The straight-line form's Fq limb width on this instance.
@@ -94,10 +119,12 @@ impl WgpuBackend {
 
     /// The test module and entry point running `program`, in this instance's form.
     fn program_entry(&self, program: Program) -> (Module, &'static str) {
-        match self.ctx.formulas {
-            Formulas::Interpreted => (Module::ProgramTest, "program_op"),
-            Formulas::Straight => (Module::FormulaTest, program.straight_entry()),
-        }
+        let module = match (self.ctx.formulas.of(program), program.ext()) {
+            (Formulas::Interpreted, _) => return (Module::ProgramTest, "program_op"),
+            (_, 1) => Module::FormulaTestG1,
+            _ => Module::FormulaTestG2,
+        };
+        (module, program.straight_entry())
     }
 
     /// The limits this instance works within.
@@ -113,7 +140,7 @@ impl WgpuBackend {
                 return self.run_test(
                     Module::FrTest,
                     "fr_op",
-                    &TestParams::fr(op),
+                    fr_test_params(op),
                     field::FR_WORDS,
                     a,
                     b,
@@ -127,11 +154,11 @@ impl WgpuBackend {
             FieldOp::Fq2Mul => Program::Fq2Mul,
         };
         let e = program.ext() as u32;
-        let params = TestParams::program(program, [e, e, e, 2 * e, e], 0);
+        let params = program_test_params(program, [e, e, e, 2 * e, e], 0);
         let (module, entry) = self.program_entry(program);
         let out_words = e as usize * field::FQ_WORDS;
-        if self.ctx.formulas == Formulas::Interpreted {
-            return self.run_test(module, entry, &params, out_words, a, b);
+        if self.ctx.formulas.of(program) == Formulas::Interpreted {
+            return self.run_test(module, entry, params, out_words, a, b);
         }
         // The straight-line form computes in R' form: operands convert here, so that
         // the kernel runs the operation alone.
@@ -139,7 +166,7 @@ impl WgpuBackend {
         let (mut a, mut b) = (a.to_vec(), b.to_vec());
         fq_code::words_to_internal(limbs, &mut a)?;
         fq_code::words_to_internal(limbs, &mut b)?;
-        let mut out = self.run_test(module, entry, &params, out_words, &a, &b)?;
+        let mut out = self.run_test(module, entry, params, out_words, &a, &b)?;
         fq_code::words_from_internal(limbs, &mut out)?;
         Ok(out)
     }
@@ -162,12 +189,12 @@ impl WgpuBackend {
             CurveOp::AddAffine => 2 * e,
             CurveOp::Double => 0,
         };
-        let params = TestParams::program(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
+        let params = program_test_params(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
         let (module, entry) = self.program_entry(program);
         self.run_test(
             module,
             entry,
-            &params,
+            params,
             3 * e as usize * field::FQ_WORDS,
             a,
             b,
@@ -212,58 +239,61 @@ pub enum CurveOp {
     Double = 2,
 }
 
-/// Parameters of the test kernels: word 0 is the element count (set when run), the
-/// rest `FrTestParams` (shaders/fr_test.wgsl) or `ProgramTestParams`
-/// (shaders/program_test.wgsl).
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct TestParams {
-    words: [u32; 12],
+/// The parameters of a test kernel, with the element count set when run.
+trait TestParams: bytemuck::Pod {
+    fn with_count(self, count: u32) -> Self;
 }
 
-impl TestParams {
-    fn fr(op: FieldOp) -> Self {
-        let code = match op {
-            FieldOp::FrAdd => 0,
-            FieldOp::FrSub => 1,
-            FieldOp::FrMul => 2,
-            _ => 3,
-        };
-        TestParams {
-            words: [0, code, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-        }
+impl TestParams for FrTestParams {
+    fn with_count(self, count: u32) -> Self {
+        FrTestParams { count, ..self }
     }
+}
 
-    /// `fqs`: a_fqs, b_reg, b_fqs, out_reg, out_fqs.
-    fn program(program: Program, fqs: [u32; 5], mode: u32) -> Self {
-        let range = program.range();
-        let [a_fqs, b_reg, b_fqs, out_reg, out_fqs] = fqs;
-        TestParams {
-            words: [
-                0,
-                range.start,
-                range.len,
-                program.ext() as u32,
-                a_fqs,
-                b_reg,
-                b_fqs,
-                out_reg,
-                out_fqs,
-                mode,
-                0,
-                0,
-            ],
-        }
+impl TestParams for ProgramTestParams {
+    fn with_count(self, count: u32) -> Self {
+        ProgramTestParams { count, ..self }
+    }
+}
+
+fn fr_test_params(op: FieldOp) -> FrTestParams {
+    let op = match op {
+        FieldOp::FrAdd => 0,
+        FieldOp::FrSub => 1,
+        FieldOp::FrMul => 2,
+        _ => 3,
+    };
+    FrTestParams {
+        op,
+        ..FrTestParams::default()
+    }
+}
+
+/// `fqs`: a_fqs, b_reg, b_fqs, out_reg, out_fqs.
+fn program_test_params(program: Program, fqs: [u32; 5], mode: u32) -> ProgramTestParams {
+    let range = program.range();
+    let [a_fqs, b_reg, b_fqs, out_reg, out_fqs] = fqs;
+    ProgramTestParams {
+        start: range.start,
+        len: range.len,
+        ext: program.ext() as u32,
+        a_fqs,
+        b_reg,
+        b_fqs,
+        out_reg,
+        out_fqs,
+        mode,
+        ..ProgramTestParams::default()
     }
 }
 
 impl WgpuBackend {
     /// Runs one test kernel over `a.len() / out_words` elements.
-    fn run_test(
+    fn run_test<P: TestParams>(
         &self,
         module: Module,
         entry: &'static str,
-        params: &TestParams,
+        params: P,
         out_words: usize,
         a: &[u32],
         b: &[u32],
@@ -273,8 +303,7 @@ impl WgpuBackend {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let mut params = *params;
-        params.words[0] = count as u32;
+        let params = params.with_count(count as u32);
         let out_bytes = (count * out_words * 4) as u64;
         // Storage bindings must not be empty: a unary op still binds a one-word `b`.
         let b_words: Vec<u32> = if b.is_empty() { vec![0] } else { b.to_vec() };

@@ -1,14 +1,39 @@
 //! MSM over G1 and G2 by the bucket method.
 //!
-//! On the device (shaders/msm_sort.wgsl, shaders/msm.wgsl): scalars out of Montgomery
-//! form, a counting sort of the terms by bucket in every window, bucket sums by tasks
-//! of at most [`TASK_SIZE`] points, the tasks of each bucket merged pairwise, and each
-//! window's Σ b·B_b by levels of groups of four buckets, so that no thread's work
-//! depends on the scalars. On the host: one point per window, combined by Horner's
-//! rule. Terms are processed in batches that fit every scratch buffer into one binding
-//! and never straddle a chunk of the bases or scalars.
+//! On the device (shaders/msm_sort.wgsl, shaders/msm.wgsl or msm_values.wgsl): scalars
+//! out of Montgomery form into signed digits (or unsigned ones, [`Digits`]), a counting
+//! sort of the terms by bucket in every window, bucket sums by tasks of at most
+//! [`TASK_SIZE`] points, the tasks of each bucket merged pairwise, and each window's
+//! Σ b·B_b by levels of groups of four buckets, so that no thread's work depends on
+//! the scalars. On the host: one point per window, combined by Horner's rule. Terms are
+//! processed in batches that fit every scratch buffer into one binding and never
+//! straddle a chunk of the bases or scalars.
+//!
+//! # Signed digits and the window size
+//!
+//! Digits in [−2^(c−1), 2^(c−1)] halve the buckets of a c-bit window (a negative digit
+//! adds −B = (x, −y), which costs one subtraction), so a window can be one bit wider
+//! for the same reduction work, and the point additions, n per window, fall with the
+//! windows ⌈256 / c⌉. The window size minimises [`signed_cost`], the additions a batch
+//! at the top of its power-of-two range makes: at 2^20 terms c = 16 (16 windows of 32769 buckets, about 19.1 M additions)
+//! where the unsigned path takes c = 14 (19 windows of 16384, about 22 M), 13 % fewer;
+//! the per-window scan of the buckets runs on 64 threads instead of one.
+//! `CRUCIBLE_WGPU_MSM_DIGITS=unsigned` keeps the eighth session's path for A/B.
+//!
+//! # Bucket sums
+//!
+//! A task's first point starts its sum instead of being added to the identity (one
+//! addition fewer a task: 1.3 M of 19 M at 2^20). On G1 in the straight-line form, the
+//! tasks add in XYZZ coordinates (shaders/msm_xyzz.wgsl: 10 products and 7 additions
+//! a mixed addition against 12 and about 19 for the complete formula, about 0.7 of the
+//! instructions) and leave projective points for the merges and the reduction;
+//! `CRUCIBLE_WGPU_MSM_BUCKETS=projective` keeps the complete formula for A/B. Together,
+//! at 2^20 on G1: about 0.63 of the eighth session's Fq instructions.
+//! `CRUCIBLE_WGPU_PROFILE=1` prints where the GPU time goes, per phase.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+use std::sync::OnceLock;
+
 use ark_ff::Zero;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{
@@ -21,7 +46,8 @@ use crate::field::{projective_words, read_projective, DeviceElement, Program, FR
 use crate::memory::{check_kind, read_words, DeviceBuffer};
 use crate::ntt::{finish, PARAMS_ITEM};
 use crate::params::MsmParams;
-use crate::shaders::{Formulas, Module};
+use crate::profile::{self, PassTimes, Timer};
+use crate::shaders::{Formulas, Module, WORKGROUP};
 
 /// Points one accumulation task adds at most. Small enough that a G2 task stays well
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
@@ -30,23 +56,148 @@ pub const TASK_SIZE: usize = 16;
 /// Elements each thread of a reduction level combines (LEVEL_GROUP in msm.wgsl).
 const LEVEL_GROUP: usize = 4;
 
-/// Largest window: the bucket scan walks 2^MAX_WINDOW_BITS buckets in one thread.
+/// Largest unsigned window: that path's bucket scan walks 2^MAX_WINDOW_BITS buckets in
+/// one thread.
 const MAX_WINDOW_BITS: usize = 14;
 
-/// Scalar bits covered by the windows (Fr's modulus has 255 bits).
+/// Largest signed window: 2^15 + 1 buckets a window, scanned by 64 threads; wider
+/// windows cost more in the reduction than they save (see [`signed_cost`]).
+const MAX_SIGNED_WINDOW_BITS: usize = 16;
+
+/// Scalar bits covered by unsigned windows (Fr's modulus has 255 bits).
 const SCALAR_BITS: usize = 255;
+
+/// Bits signed windows cover: one more than the scalar, so that the top window's
+/// digit (at most 2^(c−1) with its carry) never carries out.
+const SIGNED_BITS: usize = 256;
+
+/// Environment variable choosing the MSM's digits: `signed` (the default) or
+/// `unsigned` (the eighth session's path: unsigned digits, windows of about
+/// log2(n) − 3 bits, one thread scanning each window's buckets), for A/B comparisons.
+pub const MSM_DIGITS_ENV: &str = "CRUCIBLE_WGPU_MSM_DIGITS";
+
+/// The digit form of the MSM's windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Digits {
+    /// Digits in [−2^(c−1), 2^(c−1)]: 2^(c−1) + 1 buckets a window, the window size
+    /// from [`signed_cost`].
+    Signed,
+    /// Digits in [0, 2^c): 2^c buckets a window, c = log2(n) − 3 clamped to 2..14.
+    Unsigned,
+}
+
+impl Digits {
+    /// Parses [`MSM_DIGITS_ENV`]'s value (`signed` or `unsigned`, any case).
+    pub fn parse(s: &str) -> Option<Digits> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "signed" => Some(Digits::Signed),
+            "unsigned" => Some(Digits::Unsigned),
+            _ => None,
+        }
+    }
+
+    /// The form [`MSM_DIGITS_ENV`] asks for (read once per process), signed if unset.
+    fn from_env() -> Result<Digits> {
+        static CHOSEN: OnceLock<std::result::Result<Digits, String>> = OnceLock::new();
+        let values = "`signed` or `unsigned`";
+        env_choice(
+            &CHOSEN,
+            MSM_DIGITS_ENV,
+            values,
+            Digits::parse,
+            Digits::Signed,
+        )
+    }
+}
+
+/// Environment variable choosing how the straight-line G1 MSM sums its buckets: `xyzz`
+/// (the default: mixed additions in XYZZ coordinates, shaders/msm_xyzz.wgsl) or
+/// `projective` (the complete projective formula, as G2 and the interpreter do), for
+/// A/B comparisons.
+pub const MSM_BUCKETS_ENV: &str = "CRUCIBLE_WGPU_MSM_BUCKETS";
+
+/// The coordinates bucket tasks are summed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketSums {
+    /// XYZZ with mixed additions, where the curve's straight-line module has them.
+    Xyzz,
+    /// Homogeneous projective, the complete formula.
+    Projective,
+}
+
+impl BucketSums {
+    /// Parses [`MSM_BUCKETS_ENV`]'s value (`xyzz` or `projective`, any case).
+    pub fn parse(s: &str) -> Option<BucketSums> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "xyzz" => Some(BucketSums::Xyzz),
+            "projective" => Some(BucketSums::Projective),
+            _ => None,
+        }
+    }
+
+    /// The choice [`MSM_BUCKETS_ENV`] makes (read once per process), XYZZ if unset.
+    fn from_env() -> Result<BucketSums> {
+        static CHOSEN: OnceLock<std::result::Result<BucketSums, String>> = OnceLock::new();
+        let values = "`xyzz` or `projective`";
+        env_choice(
+            &CHOSEN,
+            MSM_BUCKETS_ENV,
+            values,
+            BucketSums::parse,
+            BucketSums::Xyzz,
+        )
+    }
+}
+
+/// The value of knob `name` parsed by `parse` once into `cell` (`default` if unset or
+/// empty); a value that is not one of `values` is an error naming the knob, on every
+/// call.
+fn env_choice<T: Copy + Send + Sync>(
+    cell: &'static OnceLock<std::result::Result<T, String>>,
+    name: &str,
+    values: &str,
+    parse: fn(&str) -> Option<T>,
+    default: T,
+) -> Result<T> {
+    cell.get_or_init(|| match std::env::var(name) {
+        Ok(s) if !s.trim().is_empty() => {
+            parse(&s).ok_or_else(|| format!("{name}=`{s}`: expected {values}"))
+        }
+        _ => Ok(default),
+    })
+    .clone()
+    .map_err(crucible_core::Error::InvalidInput)
+}
+
+/// Predicted point additions of a batch of `n` terms in signed windows of `c` bits: per
+/// window, n mixed additions into the buckets, the merges of tasks of the same bucket
+/// (about half a task of slack per occupied bucket) and about three additions per
+/// bucket in the reduction (level 0: S += A, U += S; the levels above a quarter as
+/// many, each three to four).
+pub fn signed_cost(n: usize, c: usize) -> f64 {
+    let windows = SIGNED_BITS.div_ceil(c) as f64;
+    let buckets = (1u64 << (c - 1)) as f64;
+    let n = n as f64;
+    let occupied = buckets * (1.0 - (-n / buckets).exp());
+    let t = TASK_SIZE as f64;
+    let tasks = n / t + occupied * (t - 1.0) / (2.0 * t);
+    let merges = (tasks - occupied).max(0.0);
+    windows * (n + merges + 3.0 * buckets)
+}
 
 /// Plan items of the MSM's scratch buffers.
 pub mod items {
     use crucible_core::PlanKey;
 
-    /// Canonical (non-Montgomery) scalars of a batch.
+    /// Canonical (non-Montgomery) scalars of a batch (unsigned digits).
     pub const SCALARS: PlanKey = PlanKey::new("wgpu", "msm_scalars");
+    /// Every term's signed digit in every window of a batch.
+    pub const DIGITS: PlanKey = PlanKey::new("wgpu", "msm_digits");
     /// Points per bucket.
     pub const COUNTS: PlanKey = PlanKey::new("wgpu", "msm_counts");
     /// Bucket ends in the sorted order.
     pub const CURSOR: PlanKey = PlanKey::new("wgpu", "msm_cursor");
-    /// First task of every bucket.
+    /// First task of every bucket, and the most tasks a bucket of each window has.
     pub const TASK_OFFSETS: PlanKey = PlanKey::new("wgpu", "msm_task_offsets");
     /// Term indices sorted by bucket, per window.
     pub const SORTED: PlanKey = PlanKey::new("wgpu", "msm_sorted");
@@ -67,44 +218,63 @@ where
 {
     /// Its point-addition program.
     const ADD: Program;
-    /// Its straight-line MSM module.
-    const STRAIGHT: Module;
     /// Its bases' element kind.
     const KIND: ElementKind;
+    /// The straight-line module's entry summing bucket tasks in XYZZ coordinates, if
+    /// it has one (shaders/msm_xyzz.wgsl).
+    const XYZZ_ACCUMULATE: Option<&'static str>;
 }
 
 impl MsmCurve for g1::Config {
     const ADD: Program = Program::G1Add;
-    const STRAIGHT: Module = Module::MsmG1;
     const KIND: ElementKind = ElementKind::G1;
+    const XYZZ_ACCUMULATE: Option<&'static str> = Some("accumulate_xyzz");
 }
 
 impl MsmCurve for g2::Config {
     const ADD: Program = Program::G2Add;
-    const STRAIGHT: Module = Module::MsmG2;
     const KIND: ElementKind = ElementKind::G2;
+    // G2's straight-line module is already slow to compile (BENCHMARKS.md, session 8).
+    const XYZZ_ACCUMULATE: Option<&'static str> = None;
 }
 
 /// The shape of one batch of up to `n` terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Config {
     n: usize,
+    digits: Digits,
     window_bits: usize,
     windows: usize,
+    /// Buckets a window, the empty bucket 0 included.
     buckets: usize,
     max_tasks: usize,
 }
 
 impl Config {
-    /// Window size grows with the batch: about log2(n) − 3 bits, 2 to 14.
-    fn new(n: usize) -> Config {
+    /// The window depends on the batch's range 2^k ≤ n < 2^(k+1) only, so that every
+    /// scratch item grows with n within a range (scratch_plan and max_batch plan for
+    /// each range's largest batch). Unsigned: about k − 3 bits, 2 to 14. Signed: the
+    /// window of least [`signed_cost`] at the range's top, 2 to 16 bits.
+    fn new(n: usize, digits: Digits) -> Config {
         let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
-        let window_bits = log.saturating_sub(3).clamp(2, MAX_WINDOW_BITS);
-        let buckets = 1usize << window_bits;
+        let (window_bits, windows, buckets) = match digits {
+            Digits::Unsigned => {
+                let c = log.saturating_sub(3).clamp(2, MAX_WINDOW_BITS);
+                (c, SCALAR_BITS.div_ceil(c), 1usize << c)
+            }
+            Digits::Signed => {
+                let top = (1usize << (log + 1)) - 1;
+                let c = (2..=MAX_SIGNED_WINDOW_BITS)
+                    .min_by(|a, b| signed_cost(top, *a).total_cmp(&signed_cost(top, *b)))
+                    .unwrap_or(MAX_SIGNED_WINDOW_BITS);
+                (c, SIGNED_BITS.div_ceil(c), (1usize << (c - 1)) + 1)
+            }
+        };
         Config {
             n,
+            digits,
             window_bits,
-            windows: SCALAR_BITS.div_ceil(window_bits),
+            windows,
             buckets,
             // Σ_b ceil(count_b / T) over at most min(n, buckets − 1) non-empty buckets.
             max_tasks: (n + (TASK_SIZE - 1) * n.min(buckets - 1)) / TASK_SIZE,
@@ -130,29 +300,35 @@ impl Config {
         out
     }
 
-    /// Bytes of every scratch item, by name.
-    fn items(&self, point_words: usize) -> [(crucible_core::PlanKey, u64); 9] {
+    /// Bytes of every scratch item, by name (the profile's too when it is on).
+    fn items(&self, ctx: &Context, point_words: usize) -> Vec<(crucible_core::PlanKey, u64)> {
         let w = self.windows as u64;
         let b = self.buckets as u64;
         let pair = 2 * 4 * point_words as u64;
         let levels = self.levels();
         let level_a = levels.first().copied().unwrap_or(1) as u64;
         let level_b = levels.get(1).copied().unwrap_or(1) as u64;
-        [
-            (items::SCALARS, self.n as u64 * 4 * FR_WORDS as u64),
+        let mut out = vec![match self.digits {
+            Digits::Unsigned => (items::SCALARS, self.n as u64 * 4 * FR_WORDS as u64),
+            Digits::Signed => (items::DIGITS, w * self.n as u64 * 4),
+        }];
+        out.extend([
             (items::COUNTS, w * b * 4),
             (items::CURSOR, w * b * 4),
-            (items::TASK_OFFSETS, w * (b + 1) * 4),
+            // Each window's bucket tasks and total, then each window's most tasks.
+            (items::TASK_OFFSETS, (w * (b + 1) + w) * 4),
             (items::SORTED, w * self.n as u64 * 4),
             (items::PARTIALS, w * self.max_tasks as u64 * pair / 2),
             (items::LEVEL_A, w * level_a * pair),
             (items::LEVEL_B, w * level_b * pair),
             (items::READBACK, w * pair),
-        ]
+        ]);
+        out.extend(profile::plan_items(ctx));
+        out
     }
 
     fn fits(&self, ctx: &Context, point_words: usize) -> bool {
-        self.items(point_words)
+        self.items(ctx, point_words)
             .iter()
             .all(|(_, bytes)| *bytes <= ctx.limits.binding_bytes)
     }
@@ -161,11 +337,11 @@ impl Config {
 /// Largest batch for `P`: the end of the last window-size range (n = 2^(k+1) − 1)
 /// whose scratch, and every smaller range's, fits one binding. None if not even one
 /// term fits.
-fn max_batch(ctx: &Context, point_words: usize) -> Option<usize> {
+fn max_batch(ctx: &Context, point_words: usize, digits: Digits) -> Option<usize> {
     let mut best = None;
     for k in 0..31 {
         let top = (1usize << (k + 1)) - 1;
-        if !Config::new(top).fits(ctx, point_words) {
+        if !Config::new(top, digits).fits(ctx, point_words) {
             break;
         }
         best = Some(top);
@@ -174,8 +350,8 @@ fn max_batch(ctx: &Context, point_words: usize) -> Option<usize> {
 }
 
 /// The batch size an MSM of `len` terms uses.
-fn batch_len(ctx: &Context, point_words: usize, len: usize) -> Result<usize> {
-    let most = max_batch(ctx, point_words).ok_or_else(|| {
+fn batch_len(ctx: &Context, point_words: usize, len: usize, digits: Digits) -> Result<usize> {
+    let most = max_batch(ctx, point_words, digits).ok_or_else(|| {
         crucible_core::Error::Unsupported(format!(
             "MSM scratch does not fit a binding of {} bytes",
             ctx.limits.binding_bytes
@@ -185,7 +361,8 @@ fn batch_len(ctx: &Context, point_words: usize, len: usize) -> Result<usize> {
 }
 
 /// Scratch for MSMs over `P` of up to `terms` terms: for every window size a batch of
-/// at most that many terms can get, its largest batch (items keep the maximum).
+/// at most that many terms can get, its largest batch (items keep the maximum). With
+/// an invalid [`MSM_DIGITS_ENV`] the plan is empty (the MSM itself says why).
 pub fn scratch_plan<P: MsmCurve>(ctx: &Context, terms: usize) -> MemoryPlan
 where
     P::BaseField: DeviceElement,
@@ -195,13 +372,16 @@ where
     if terms == 0 {
         return plan;
     }
-    let Ok(most) = batch_len(ctx, point_words, terms) else {
+    let Ok(digits) = Digits::from_env() else {
+        return plan;
+    };
+    let Ok(most) = batch_len(ctx, point_words, terms, digits) else {
         return plan;
     };
     let mut k = 0;
     while (1usize << k) <= most {
         let top = ((1usize << (k + 1)) - 1).min(most);
-        for (name, bytes) in Config::new(top).items(point_words) {
+        for (name, bytes) in Config::new(top, digits).items(ctx, point_words) {
             plan.at_least(name, bytes);
         }
         k += 1;
@@ -225,8 +405,9 @@ where
     plan
 }
 
+/// The MSM's scratch buffers in the lease, by plan item.
 struct Scratch {
-    ids: Vec<BufferId>,
+    ids: Vec<(crucible_core::PlanKey, BufferId)>,
 }
 
 impl Scratch {
@@ -240,32 +421,30 @@ impl Scratch {
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
+        let readback = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let result = (|| -> Result<()> {
-            for (name, bytes) in config.items(point_words) {
-                let usage = if name == items::READBACK {
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST
-                } else {
-                    storage
+            let params = (PARAMS_ITEM, ctx.limits.params_bytes());
+            for (name, bytes) in config.items(ctx, point_words).into_iter().chain([params]) {
+                let usage = match name {
+                    n if n == items::READBACK || n == profile::items::READBACK => readback,
+                    n if n == profile::items::RESOLVE => {
+                        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC
+                    }
+                    n if n == PARAMS_ITEM => {
+                        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+                    }
+                    _ => storage,
                 };
                 let id =
                     work.allocate(name, bytes, || Ok(ctx.create_buffer(name, bytes, usage)?))?;
-                scratch.ids.push(id);
+                scratch.ids.push((name, id));
             }
-            let params = ctx.limits.params_bytes();
-            let id = work.allocate(PARAMS_ITEM, params, || {
-                Ok(ctx.create_buffer(
-                    PARAMS_ITEM,
-                    params,
-                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                )?)
-            })?;
-            scratch.ids.push(id);
             Ok(())
         })();
         match result {
             Ok(()) => Ok(scratch),
             Err(e) => {
-                for id in &scratch.ids {
+                for (_, id) in &scratch.ids {
                     let _ = work.free(*id);
                 }
                 Err(e)
@@ -273,8 +452,29 @@ impl Scratch {
         }
     }
 
-    fn buffer<'l>(&self, work: &'l Lease, index: usize) -> Result<&'l wgpu::Buffer> {
-        work.get::<wgpu::Buffer>(self.ids[index])
+    fn buffer<'l>(&self, work: &'l Lease, key: crucible_core::PlanKey) -> Result<&'l wgpu::Buffer> {
+        let id = self
+            .ids
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, id)| *id)
+            .ok_or(crate::error::WgpuError::Corrupt {
+                what: "MSM scratch item",
+            })?;
+        work.get::<wgpu::Buffer>(id)
+    }
+
+    fn timer<'l>(&self, ctx: &Context, work: &'l Lease) -> Result<Option<Timer<'l>>> {
+        if !profile::enabled(ctx) {
+            return Ok(None);
+        }
+        let resolve = self.buffer(work, profile::items::RESOLVE)?;
+        let readback = self.buffer(work, profile::items::READBACK)?;
+        Ok(Some(Timer::new(ctx, resolve, readback)))
+    }
+
+    fn ids(&self) -> Vec<BufferId> {
+        self.ids.iter().map(|(_, id)| *id).collect()
     }
 }
 
@@ -294,17 +494,62 @@ where
     if span.len == 0 {
         return Ok(Projective::zero());
     }
+    let started = std::time::Instant::now();
+    let digits = Digits::from_env()?;
     let point_words = projective_words::<P>();
-    let batch = batch_len(ctx, point_words, span.len)?;
-    let config = Config::new(batch);
+    let batch = batch_len(ctx, point_words, span.len, digits)?;
+    let config = Config::new(batch, digits);
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
-    let result = run_batches::<P, B>(ctx, work, bases, bases_id, span, &config, &scratch);
+    let mut times = PassTimes::default();
+    let result = run_batches::<P, B>(
+        ctx, work, bases, bases_id, span, &config, &scratch, &mut times,
+    );
     let mut total = Projective::zero();
     let done = result.map(|sum| total = sum);
-    finish(ctx, work, done, &scratch.ids)?;
+    finish(ctx, work, done, &scratch.ids())?;
+    if profile::enabled(ctx) {
+        eprint!(
+            "{}",
+            times.table(
+                &format!(
+                    "{:?} MSM of {} terms ({:?} digits, c = {}, {} windows of {} buckets, \
+                     batches of {}; {} formulas, buckets {})",
+                    P::KIND,
+                    span.len,
+                    digits,
+                    config.window_bits,
+                    config.windows,
+                    config.buckets,
+                    config.n,
+                    ctx.formulas.of(P::ADD).name(),
+                    accumulate_entry::<P>(ctx)?
+                ),
+                started.elapsed()
+            )
+        );
+    }
     Ok(total)
 }
 
+/// The entry point summing bucket tasks: XYZZ where [`MSM_BUCKETS_ENV`] allows and the
+/// curve's straight-line module has it, else the projective `accumulate`.
+fn accumulate_entry<P: MsmCurve>(ctx: &Context) -> Result<&'static str>
+where
+    P::BaseField: DeviceElement,
+{
+    Ok(
+        match (
+            ctx.formulas.of(P::ADD),
+            BucketSums::from_env()?,
+            P::XYZZ_ACCUMULATE,
+        ) {
+            (Formulas::Straight, BucketSums::Xyzz, Some(entry)) => entry,
+            _ => "accumulate",
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_batches<P: MsmCurve, B: Copy>(
     ctx: &Context,
     work: &Lease,
@@ -313,6 +558,7 @@ fn run_batches<P: MsmCurve, B: Copy>(
     span: &MsmSpan<B>,
     config: &Config,
     scratch: &Scratch,
+    times: &mut PassTimes,
 ) -> Result<Projective<P>>
 where
     P::BaseField: DeviceElement,
@@ -331,7 +577,7 @@ where
             .min(base_buf.chunk_elems(bc) - bi)
             .min(scalar_buf.chunk_elems(sc) - si);
         let batch = Config { n, ..*config };
-        total += run_batch::<P>(
+        let (sum, batch_times) = run_batch::<P>(
             ctx,
             work,
             &base_buf.chunks[bc],
@@ -341,6 +587,8 @@ where
             &batch,
             scratch,
         )?;
+        total += sum;
+        times.extend(batch_times);
         done += n;
     }
     Ok(total)
@@ -356,14 +604,24 @@ fn run_batch<P: MsmCurve>(
     scalar_offset: usize,
     config: &Config,
     scratch: &Scratch,
-) -> Result<Projective<P>>
+) -> Result<(Projective<P>, PassTimes)>
 where
     P::BaseField: DeviceElement,
 {
-    let buf = |i| scratch.buffer(work, i);
-    let (canon, counts, cursor, task_off, sorted) = (buf(0)?, buf(1)?, buf(2)?, buf(3)?, buf(4)?);
-    let (partials, level_a, level_b, readback, params) =
-        (buf(5)?, buf(6)?, buf(7)?, buf(8)?, buf(9)?);
+    let buf = |key| scratch.buffer(work, key);
+    let (counts, cursor, task_off, sorted) = (
+        buf(items::COUNTS)?,
+        buf(items::CURSOR)?,
+        buf(items::TASK_OFFSETS)?,
+        buf(items::SORTED)?,
+    );
+    let (partials, level_a, level_b, readback, params) = (
+        buf(items::PARTIALS)?,
+        buf(items::LEVEL_A)?,
+        buf(items::LEVEL_B)?,
+        buf(items::READBACK)?,
+        buf(PARAMS_ITEM)?,
+    );
     let n = config.n;
     let program = P::ADD.range();
     let base = MsmParams {
@@ -391,39 +649,80 @@ where
         Some(params),
         format!("{:?} MSM batch of {n} terms", P::KIND),
     );
+    if let Some(timer) = scratch.timer(ctx, work)? {
+        batch.time_with(timer);
+    }
     batch.clear(counts);
     let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
-    let curve_module = match ctx.formulas {
-        Formulas::Interpreted => Module::MsmBuckets,
-        Formulas::Straight => P::STRAIGHT,
-    };
+    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
     let buckets = |entry| ctx.pipeline(curve_module, entry);
+    match config.digits {
+        Digits::Unsigned => {
+            let canon = buf(items::SCALARS)?;
+            batch.phase("digits");
+            batch.dispatch(
+                sort("to_canonical")?,
+                &with_count(n),
+                vec![(1, scalars), (2, canon)],
+                n as u32,
+            )?;
+            batch.phase("histogram");
+            batch.dispatch(
+                sort("histogram")?,
+                &with_count(terms_windows),
+                vec![(2, canon), (3, counts)],
+                terms_windows as u32,
+            )?;
+            batch.phase("scan");
+            batch.dispatch(
+                sort("scan")?,
+                &with_count(config.windows),
+                vec![(3, counts), (4, cursor), (5, task_off)],
+                config.windows as u32,
+            )?;
+            batch.phase("scatter");
+            batch.dispatch(
+                sort("scatter")?,
+                &with_count(terms_windows),
+                vec![(2, canon), (4, cursor), (6, sorted)],
+                terms_windows as u32,
+            )?;
+        }
+        Digits::Signed => {
+            let digits = buf(items::DIGITS)?;
+            batch.phase("digits");
+            batch.dispatch(
+                sort("signed_digits")?,
+                &with_count(n),
+                vec![(1, scalars), (11, digits)],
+                n as u32,
+            )?;
+            batch.phase("histogram");
+            batch.dispatch(
+                sort("histogram_signed")?,
+                &with_count(terms_windows),
+                vec![(11, digits), (3, counts)],
+                terms_windows as u32,
+            )?;
+            batch.phase("scan");
+            batch.dispatch(
+                sort("scan_parallel")?,
+                &with_count(config.windows),
+                vec![(3, counts), (4, cursor), (5, task_off)],
+                config.windows as u32 * WORKGROUP,
+            )?;
+            batch.phase("scatter");
+            batch.dispatch(
+                sort("scatter_signed")?,
+                &with_count(terms_windows),
+                vec![(11, digits), (4, cursor), (6, sorted)],
+                terms_windows as u32,
+            )?;
+        }
+    }
+    batch.phase("accumulate");
     batch.dispatch(
-        sort("to_canonical")?,
-        &with_count(n),
-        vec![(1, scalars), (2, canon)],
-        n as u32,
-    )?;
-    batch.dispatch(
-        sort("histogram")?,
-        &with_count(terms_windows),
-        vec![(2, canon), (3, counts)],
-        terms_windows as u32,
-    )?;
-    batch.dispatch(
-        sort("scan")?,
-        &with_count(config.windows),
-        vec![(3, counts), (4, cursor), (5, task_off)],
-        config.windows as u32,
-    )?;
-    batch.dispatch(
-        sort("scatter")?,
-        &with_count(terms_windows),
-        vec![(2, canon), (4, cursor), (6, sorted)],
-        terms_windows as u32,
-    )?;
-    batch.dispatch(
-        buckets("accumulate")?,
+        buckets(accumulate_entry::<P>(ctx)?)?,
         &with_count(tasks),
         vec![
             (3, counts),
@@ -435,6 +734,7 @@ where
         ],
         tasks as u32,
     )?;
+    batch.phase("merge");
     for round in 0..config.merge_rounds() {
         batch.dispatch(
             buckets("merge_tasks")?,
@@ -447,6 +747,7 @@ where
         )?;
     }
     // Level ℓ reads level_b (ℓ odd: level_a) and writes level_a (ℓ odd: level_b).
+    batch.phase("reduce");
     let mut m_in = config.buckets;
     let mut last = level_a;
     for (level, m_out) in config.levels().into_iter().enumerate() {
@@ -470,11 +771,11 @@ where
         m_in = m_out;
         last = output;
     }
-    batch.submit()?;
+    let times = batch.submit_timed()?;
     let point_words = projective_words::<P>();
     let bytes = (config.windows * 2 * point_words * 4) as u64;
     let words = read_words(ctx, last, 0, bytes, readback)?;
-    combine::<P>(config, &words)
+    Ok((combine::<P>(config, &words)?, times))
 }
 
 /// The batch's sum from each window's last-level pair (A, C), whose C is the window's
@@ -495,4 +796,218 @@ where
         })
         .collect::<std::result::Result<Vec<_>, crate::error::WgpuError>>()?;
     Ok(combine_windows(&sums, config.window_bits as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ec::{AffineRepr, CurveGroup};
+    use ark_ff::{AdditiveGroup, Field, PrimeField, UniformRand};
+    use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+    use crucible_core::{Fq, Fr, G1Affine, G1Projective};
+
+    /// shaders/msm_sort.wgsl's signed_digits on the host, step for step: (magnitude,
+    /// negative) of every window.
+    fn signed_digits(scalar: Fr, c: usize, windows: usize) -> Vec<(u32, bool)> {
+        let limbs = scalar.into_bigint().0;
+        let words: Vec<u32> = limbs
+            .iter()
+            .flat_map(|l| [*l as u32, (*l >> 32) as u32])
+            .collect();
+        let full = 1u32 << c;
+        let half = full >> 1;
+        let mut carry = 0;
+        (0..windows)
+            .map(|w| {
+                let bit = w * c;
+                let (q, s) = (bit / 32, bit % 32);
+                let mut v = words[q] >> s;
+                if s + c > 32 && q + 1 < 8 {
+                    v |= words[q + 1] << (32 - s);
+                }
+                v = (v & (full - 1)) + carry;
+                carry = 0;
+                if v > half {
+                    carry = 1;
+                    (full - v, true)
+                } else {
+                    (v, false)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn signed_windows_cover_every_scalar_bit_and_pick_the_cheapest_width() {
+        for log in 0..=26 {
+            for n in [(1usize << log) - 1, 1 << log, (1 << log) + 1] {
+                let c = Config::new(n.max(1), Digits::Signed);
+                assert!(
+                    (2..=MAX_SIGNED_WINDOW_BITS).contains(&c.window_bits),
+                    "{c:?}"
+                );
+                assert!(c.windows * c.window_bits >= SIGNED_BITS, "{c:?}");
+                assert_eq!(c.buckets, (1 << (c.window_bits - 1)) + 1, "{c:?}");
+                let u = Config::new(n.max(1), Digits::Unsigned);
+                assert!(u.windows * u.window_bits >= SCALAR_BITS, "{u:?}");
+                assert_eq!(u.buckets, 1 << u.window_bits, "{u:?}");
+            }
+        }
+        // Every batch's scratch fits what scratch_plan reserves for its range's top.
+        for digits in [Digits::Signed, Digits::Unsigned] {
+            for n in 1..=4096usize {
+                let log = usize::BITS as usize - 1 - n.leading_zeros() as usize;
+                let (a, b) = (Config::new(n, digits), Config::new((2 << log) - 1, digits));
+                assert_eq!(a.window_bits, b.window_bits, "{digits:?} n {n}");
+                assert!(a.max_tasks <= b.max_tasks, "{digits:?} n {n}");
+            }
+        }
+        let big = Config::new(1 << 20, Digits::Signed);
+        assert_eq!((big.window_bits, big.windows, big.buckets), (16, 16, 32769));
+        assert_eq!(Config::new(1 << 20, Digits::Unsigned).window_bits, 14);
+        assert_eq!(Config::new(1 << 16, Digits::Signed).window_bits, 13);
+        // The prediction the module doc states: 13 % fewer additions at 2^20.
+        let unsigned_adds = 19.0 * ((1u64 << 20) as f64 + 57_000.0 + 3.0 * 16384.0);
+        let ratio = signed_cost(1 << 20, 16) / unsigned_adds;
+        assert!((0.85..0.89).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
+    fn signed_digits_recompose_the_scalar_with_magnitudes_of_at_most_half_a_window() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut scalars: Vec<Fr> = (0..200).map(|_| Fr::rand(&mut rng)).collect();
+        scalars.extend([Fr::ZERO, Fr::ONE, -Fr::ONE, -Fr::from(2u64)]);
+        // Windows of all ones (each carries into the next) and the top bit.
+        scalars.push(Fr::from(2u64).pow([254]));
+        scalars.push(Fr::from_bigint(ark_ff::BigInt([u64::MAX, u64::MAX, u64::MAX, 0])).unwrap());
+        for c in 2..=MAX_SIGNED_WINDOW_BITS {
+            let windows = SIGNED_BITS.div_ceil(c);
+            for s in &scalars {
+                let digits = signed_digits(*s, c, windows);
+                let mut sum = Fr::ZERO;
+                for (w, (m, negative)) in digits.iter().enumerate() {
+                    assert!(*m <= 1 << (c - 1), "c {c}: digit {m} (seed {seed})");
+                    let term = Fr::from(*m as u64) * Fr::from(2u64).pow([(c * w) as u64]);
+                    sum += if *negative { -term } else { term };
+                }
+                assert_eq!(sum, *s, "c {c}: {} (seed {seed})", s.into_bigint());
+            }
+        }
+    }
+
+    /// shaders/msm_xyzz.wgsl's accumulate_xyzz on the host, step for step, over bases
+    /// stored as (x·λ, y·λ) and negated where `negative`: the task's projective sum.
+    fn xyzz_task(terms: &[(G1Affine, bool)], lambda: Fq) -> G1Projective {
+        struct Xyzz {
+            x: Fq,
+            y: Fq,
+            a: Fq,
+            b: Fq,
+        }
+        let mut acc: Option<Xyzz> = None;
+        for (q, negative) in terms {
+            if q.is_zero() {
+                continue;
+            }
+            let (qx, mut qy) = (q.x * lambda, q.y * lambda);
+            if *negative {
+                qy = -qy;
+            }
+            let Some(p) = acc.take() else {
+                let l2 = lambda * lambda;
+                acc = Some(Xyzz {
+                    x: qx * lambda,
+                    y: qy * l2,
+                    a: lambda,
+                    b: l2,
+                });
+                continue;
+            };
+            let mut dp = qx * p.a - p.x;
+            let mut r = qy * p.b - p.y;
+            let mut minus_ppp = true;
+            if dp.is_zero() {
+                if !r.is_zero() {
+                    continue;
+                }
+                let xx = p.x * p.x;
+                dp = p.y + p.y;
+                r = xx + xx + xx;
+                minus_ppp = false;
+            }
+            let pp = dp * dp;
+            let ppp = dp * pp;
+            let qq = p.x * pp;
+            let mut x3 = r * r - (qq + qq);
+            if minus_ppp {
+                x3 -= ppp;
+            }
+            let y3 = r * (qq - x3) - p.y * ppp;
+            acc = Some(Xyzz {
+                x: x3,
+                y: y3,
+                a: p.a * pp,
+                b: p.b * ppp,
+            });
+        }
+        match acc {
+            None => G1Projective::zero(),
+            Some(p) => {
+                // (X·B : Y·A : A·B·λ) as homogeneous projective: x = X'/Z', y = Y'/Z'.
+                let z = p.a * p.b * lambda;
+                let zi = z.inverse().expect("a sum that is not the identity");
+                G1Affine::new(p.x * p.b * zi, p.y * p.a * zi).into()
+            }
+        }
+    }
+
+    #[test]
+    fn xyzz_task_sums_match_arkworks_with_repeats_opposites_and_identities() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        // λ = R/R' of 13-bit limbs (2^-6), of R' = R (1), and a random one.
+        let lambdas = [
+            Fq::from(64u64).inverse().unwrap(),
+            Fq::ONE,
+            Fq::rand(&mut rng),
+        ];
+        let point = |rng: &mut StdRng| G1Projective::rand(rng).into_affine();
+        for lambda in lambdas {
+            for case in 0..40 {
+                let p = point(&mut rng);
+                let mut terms: Vec<(G1Affine, bool)> = (0..16)
+                    .map(|_| (point(&mut rng), rng.gen_bool(0.5)))
+                    .collect();
+                match case % 5 {
+                    // P, P: a doubling.
+                    0 => terms[..2].copy_from_slice(&[(p, false), (p, false)]),
+                    // P, −P (by sign and by base): the identity, then more terms.
+                    1 => terms[3..5].copy_from_slice(&[(p, false), (p, true)]),
+                    2 => terms[..2].copy_from_slice(&[(p, false), (-p, false)]),
+                    // Identity bases anywhere.
+                    3 => {
+                        terms[0].0 = G1Affine::identity();
+                        terms[7].0 = G1Affine::identity();
+                    }
+                    _ => {}
+                }
+                // Repeats after other points: P + Q + (P + Q) needs a doubling too.
+                if case % 7 == 6 {
+                    terms.truncate(2);
+                    terms.push((p, false));
+                    terms.push((p, false));
+                }
+                let want: G1Projective = terms
+                    .iter()
+                    .map(|(q, negative)| if *negative { -*q } else { *q })
+                    .map(G1Projective::from)
+                    .sum();
+                let got = xyzz_task(&terms, lambda);
+                assert_eq!(got, want, "case {case}, λ {lambda} (seed {seed})");
+            }
+        }
+        let p = point(&mut rng);
+        assert!(xyzz_task(&[(p, false), (p, true)], lambdas[0]).is_zero());
+    }
 }

@@ -1,59 +1,202 @@
 //! The shader modules and the assembly of their WGSL source from shaders/*.wgsl.
 
 use crate::field::{fq_wgsl, wgsl_constants, wgsl_programs, Program};
-use crate::fq_code::LimbBits;
-use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries};
+use crate::fq_code::{LimbBits, MulForm};
+use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
 pub const WORKGROUP: u32 = 64;
 
-/// Environment variable choosing the form of the Fq2 and curve formulas:
-/// `straight` or `interpreted` (see [`Formulas`]); unset or empty, by adapter type.
+/// Environment variable choosing the form of the Fq2 and curve formulas: one form
+/// for both curves (`straight`, `compact`, `registers` or `interpreted`, see
+/// [`Formulas`]), or per curve (`g1=straight,g2=registers`; a curve left out gets its
+/// default); unset or empty, by adapter type ([`PerCurve::for_adapter`]).
 pub const FORMULAS_ENV: &str = "CRUCIBLE_WGPU_FORMULAS";
 
 /// Environment variable choosing the straight-line form's Fq limb width in bits
 /// (12 to 16, see [`LimbBits`]); unset or empty, [`LimbBits::DEFAULT`].
 pub const LIMB_BITS_ENV: &str = "CRUCIBLE_WGPU_LIMB_BITS";
 
-/// How the shaders run the Fq2 and curve formulas (field.rs's programs); both forms
-/// come from the same instruction list.
+/// How the shaders run one curve's Fq2 and curve formulas (field.rs's programs); every
+/// form comes from the same instruction list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Formulas {
     /// Straight-line WGSL on values, one function per formula over loop-free Fq code
-    /// (straight.rs, fq_code.rs): points and intermediates can stay in registers, but
-    /// llvmpipe takes minutes to compile the MSM with them. Opt-in until measured on
-    /// hardware.
+    /// (straight.rs, fq_code.rs): points and intermediates can stay in registers. The
+    /// fastest form (MSM G1 2^20 on the H200 220 ms against 914 interpreted), and the
+    /// most code: a G2 addition is about 45 unrolled Fq products of 4000 operations,
+    /// which NVIDIA's Vulkan driver did not finish compiling in 150 s.
     Straight,
+    /// The same straight-line formulas over Fq code whose product is a loop over its
+    /// rows (`fq_mul` a tenth of the unrolled size, fq_code.rs's `mul_loop`): a
+    /// quarter of the straight G2 kernels' code, still one copy of the Fq code per
+    /// instruction (llvmpipe compiles a compact G2 addition for minutes).
+    Compact,
+    /// The loop-free Fq code, each formula's instructions run by a loop over a private
+    /// register file (straight.rs's `wgsl_register_formulas`): a kernel holds one copy
+    /// of fq_mul, fq_add and fq_sub per formula call instead of one per instruction (a
+    /// twelfth of the straight G2 kernels' code), for a register-file load and store
+    /// per Fq operation.
+    Registers,
     /// One interpreter loop over the formulas as data: one inlined copy of each Fq
     /// operation, so it compiles in seconds everywhere, and runs far slower. The
-    /// default.
+    /// form of software adapters (llvmpipe compiles the others for minutes).
     Interpreted,
 }
 
 impl Formulas {
-    /// The default for an adapter: the interpreter, on software and hardware alike
-    /// for now. The straight-line form on values has passed the formula tests on
-    /// llvmpipe (its full MSM takes llvmpipe too long to compile) and has not yet run
-    /// or been timed on a hardware adapter, so it is opt-in (`straight`) until an H200
-    /// run shows it correct and faster; then hardware adapters switch to it here.
-    pub fn for_adapter(_software: bool) -> Formulas {
-        Formulas::Interpreted
-    }
+    /// Every form.
+    pub const ALL: [Formulas; 4] = [
+        Formulas::Straight,
+        Formulas::Compact,
+        Formulas::Registers,
+        Formulas::Interpreted,
+    ];
 
-    /// Parses [`FORMULAS_ENV`]'s value (`straight` or `interpreted`, any case).
+    /// Parses one form's name (`straight`, `compact`, `registers` or `interpreted`, any
+    /// case).
     pub fn parse(s: &str) -> Option<Formulas> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "straight" => Some(Formulas::Straight),
-            "interpreted" => Some(Formulas::Interpreted),
-            _ => None,
-        }
+        Formulas::ALL
+            .into_iter()
+            .find(|f| f.name() == s.trim().to_ascii_lowercase())
     }
 
     /// The name [`Formulas::parse`] reads.
     pub fn name(self) -> &'static str {
         match self {
             Formulas::Straight => "straight",
+            Formulas::Compact => "compact",
+            Formulas::Registers => "registers",
             Formulas::Interpreted => "interpreted",
+        }
+    }
+
+    /// How the straight-line Fq code's product is written in this form (the
+    /// interpreted form's test modules are never run, and are written unrolled).
+    pub fn mul_form(self) -> MulForm {
+        match self {
+            Formulas::Compact => MulForm::Loop,
+            Formulas::Straight | Formulas::Registers | Formulas::Interpreted => MulForm::Unrolled,
+        }
+    }
+
+    /// How the formula functions of the straight-line modules are written in this form.
+    fn formula_code(self) -> FormulaCode {
+        match self {
+            Formulas::Registers => FormulaCode::Registers,
+            _ => FormulaCode::Straight,
+        }
+    }
+}
+
+/// One value per curve: G1's (over Fq) and G2's (over Fq2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PerCurve<T> {
+    /// G1's, which also runs the Fq programs.
+    pub g1: T,
+    /// G2's, which also runs the Fq2 programs.
+    pub g2: T,
+}
+
+impl<T: Copy> PerCurve<T> {
+    /// `value` for both curves.
+    pub fn both(value: T) -> Self {
+        PerCurve {
+            g1: value,
+            g2: value,
+        }
+    }
+
+    /// The value of the curve `program` belongs to (by its extension degree).
+    pub fn of(&self, program: Program) -> T {
+        if program.ext() == 1 {
+            self.g1
+        } else {
+            self.g2
+        }
+    }
+}
+
+impl PerCurve<Formulas> {
+    /// The default for an adapter. Software adapters: the interpreter for both curves
+    /// (llvmpipe compiles a straight-line MSM for minutes, and CI runs on it).
+    /// Hardware: G1 straight (on the H200 4.15x the interpreter, 30 of 30 MSM cases);
+    /// G2 interpreted, the one form known to compile in bounded time on NVIDIA's
+    /// Vulkan driver (its straight kernels did not finish in 150 s). `registers` is
+    /// G2's candidate (a twelfth of the straight kernels' code; on llvmpipe its G2
+    /// addition's pipeline is created in 2.2 s against G1's straight 4.9 s): it
+    /// becomes the default here once an H200 run shows every one of its pipelines
+    /// compiled in under 5 s (scripts/h200-session9-wgsl9.sh measures it).
+    pub fn for_adapter(software: bool) -> Self {
+        if software {
+            PerCurve::both(Formulas::Interpreted)
+        } else {
+            PerCurve {
+                g1: Formulas::Straight,
+                g2: Formulas::Interpreted,
+            }
+        }
+    }
+
+    /// How the backend's description names the forms: `g1 straight, g2 compact`.
+    pub fn describe(&self) -> String {
+        format!("g1 {}, g2 {}", self.g1.name(), self.g2.name())
+    }
+
+    /// Whether a curve runs a straight-line form (the Fq limb width matters).
+    pub fn any_straight(&self) -> bool {
+        [self.g1, self.g2]
+            .iter()
+            .any(|f| *f != Formulas::Interpreted)
+    }
+}
+
+impl PerCurve<Option<Formulas>> {
+    /// Parses [`FORMULAS_ENV`]'s value: a form for both curves, or `g1=<form>`,
+    /// `g2=<form>` separated by commas (a curve not named stays `None`).
+    pub fn parse(s: &str) -> Option<Self> {
+        if let Some(f) = Formulas::parse(s) {
+            return Some(PerCurve::both(Some(f)));
+        }
+        let mut out = PerCurve::both(None);
+        for part in s.split(',') {
+            let (curve, form) = part.split_once('=')?;
+            let form = Some(Formulas::parse(form)?);
+            match curve.trim().to_ascii_lowercase().as_str() {
+                "g1" => out.g1 = form,
+                "g2" => out.g2 = form,
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// The forms asked for, the adapter's defaults for a curve not asked about.
+    pub fn or_default_for(self, software: bool) -> PerCurve<Formulas> {
+        let default = PerCurve::for_adapter(software);
+        PerCurve {
+            g1: self.g1.unwrap_or(default.g1),
+            g2: self.g2.unwrap_or(default.g2),
+        }
+    }
+}
+
+/// What a module's generated source depends on besides its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShaderConfig {
+    /// The straight-line Fq code's limb width.
+    pub limbs: LimbBits,
+    /// Each curve's form.
+    pub formulas: PerCurve<Formulas>,
+}
+
+impl ShaderConfig {
+    /// A hardware adapter's defaults (for tests of the generated sources).
+    #[cfg(test)]
+    pub fn hardware_default() -> ShaderConfig {
+        ShaderConfig {
+            limbs: LimbBits::DEFAULT,
+            formulas: PerCurve::for_adapter(false),
         }
     }
 }
@@ -70,21 +213,48 @@ pub enum Module {
     MsmSort,
     /// MSM bucket accumulation and reduction, G1 and G2, through the interpreter.
     MsmBuckets,
-    /// The same kernels in straight-line form over G1 (shaders/msm_values.wgsl).
+    /// The same kernels in G1's non-interpreted form (shaders/msm_values.wgsl), and
+    /// the bucket accumulation in XYZZ coordinates (shaders/msm_xyzz.wgsl).
     MsmG1,
-    /// The same kernels in straight-line form over G2.
+    /// The same kernels in G2's straight-line form.
     MsmG2,
     /// Test entry point for Fr.
     FrTest,
     /// Test entry point for the interpreter's programs (Fq, Fq2, G1, G2).
     ProgramTest,
-    /// Test entry points of the straight-line formulas (`program_op_<name>`).
-    FormulaTest,
+    /// Test entry points (`program_op_<name>`) of the Fq operations and G1's addition
+    /// in G1's straight-line form.
+    FormulaTestG1,
+    /// Test entry points of the Fq2 operations and G2's addition in G2's form.
+    FormulaTestG2,
+}
+
+/// A parameter block whose WGSL struct params.rs generates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ParamsBlock {
+    Ntt,
+    Msm,
+    FrTest,
+    ProgramTest,
+}
+
+impl ParamsBlock {
+    fn wgsl(self) -> String {
+        use crate::params::{FrTestParams, MsmParams, NttParams, ProgramTestParams, WgslStruct};
+        match self {
+            ParamsBlock::Ntt => NttParams::wgsl(),
+            ParamsBlock::Msm => MsmParams::wgsl(),
+            ParamsBlock::FrTest => FrTestParams::wgsl(),
+            ParamsBlock::ProgramTest => ProgramTestParams::wgsl(),
+        }
+    }
 }
 
 /// One piece of a module's source.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Part {
+    /// The struct of a parameter block (generated from params.rs).
+    Params(ParamsBlock),
     /// The 16-bit field constants (FR_P, FQ_P, ...) of fr.wgsl's code.
     FieldConstants,
     /// A shader file.
@@ -93,13 +263,15 @@ enum Part {
     Fq,
     /// The interpreter and its programs.
     Interpreter,
-    /// The loop-free Fq code, the value types and these programs' straight-line
-    /// functions (straight.rs).
-    Formulas(&'static [Program]),
+    /// The generated Fq code (its product in the form of these programs' curve), the
+    /// value types and these programs' straight-line functions (straight.rs); the
+    /// registers form's programs run the instructions these parameters name (start,
+    /// length).
+    Formulas(&'static [Program], [&'static str; 2]),
     /// The curve head of a straight-line MSM module, by its addition program.
     MsmCurve(Program),
-    /// The straight-line test entry points.
-    FormulaTests,
+    /// The straight-line test entry points of these programs.
+    FormulaTests(&'static [Program]),
     /// Fr's product without loops, for the NTT (fr_code.rs).
     FrMulUnrolled,
 }
@@ -114,22 +286,35 @@ const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
 const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
 const MSM_VALUES: &str = include_str!("../shaders/msm_values.wgsl");
+const MSM_XYZZ: &str = include_str!("../shaders/msm_xyzz.wgsl");
 const FR_TEST: &str = include_str!("../shaders/fr_test.wgsl");
 const PROGRAM_TEST_PARAMS: &str = include_str!("../shaders/program_test_params.wgsl");
 const PROGRAM_TEST: &str = include_str!("../shaders/program_test.wgsl");
 
-/// The formulas the straight-line test entry points run.
-const TESTED_FORMULAS: &[Program] = &[
+/// Where the MSM kernels' parameters name the point addition's program.
+const MSM_PROGRAM: [&str; 2] = ["params.prog_start", "params.prog_len"];
+/// Where the test kernels' parameters name the tested program.
+const TEST_PROGRAM: [&str; 2] = ["params.start", "params.len"];
+
+/// The programs of G1's straight-line test entry points (the Fq ones need no function
+/// of their own).
+const G1_TESTED: &[Program] = &[
+    Program::FqAdd,
+    Program::FqSub,
+    Program::FqMul,
+    Program::G1Add,
+];
+/// The programs of G2's, each also a straight-line function.
+const G2_TESTED: &[Program] = &[
     Program::Fq2Add,
     Program::Fq2Sub,
     Program::Fq2Mul,
-    Program::G1Add,
     Program::G2Add,
 ];
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 9] = [
+    pub const ALL: [Module; 10] = [
         Module::Ntt,
         Module::NttUnrolled,
         Module::MsmSort,
@@ -138,55 +323,96 @@ impl Module {
         Module::MsmG2,
         Module::FrTest,
         Module::ProgramTest,
-        Module::FormulaTest,
+        Module::FormulaTestG1,
+        Module::FormulaTestG2,
     ];
+
+    /// The straight-line MSM module of the curve whose addition is `add`, or the
+    /// interpreter's, by the curve's form.
+    pub fn msm_buckets(add: Program, formulas: PerCurve<Formulas>) -> Module {
+        match (formulas.of(add), add.ext()) {
+            (Formulas::Interpreted, _) => Module::MsmBuckets,
+            (_, 1) => Module::MsmG1,
+            _ => Module::MsmG2,
+        }
+    }
 
     /// The module's pieces in order.
     fn parts(self) -> &'static [Part] {
         use Part::*;
         match self {
-            Module::Ntt => &[FieldConstants, Wgsl(FR), Wgsl(NTT_MUL_LOOP), Wgsl(NTT)],
+            Module::Ntt => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::Ntt),
+                Wgsl(NTT_MUL_LOOP),
+                Wgsl(NTT),
+            ],
             Module::NttUnrolled => &[
                 FieldConstants,
                 Wgsl(FR),
                 FrMulUnrolled,
+                Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_UNROLLED),
                 Wgsl(NTT),
             ],
-            Module::MsmSort => &[FieldConstants, Wgsl(FR), Wgsl(MSM_COMMON), Wgsl(MSM_SORT)],
+            Module::MsmSort => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::Msm),
+                Wgsl(MSM_COMMON),
+                Wgsl(MSM_SORT),
+            ],
             Module::MsmBuckets => &[
                 FieldConstants,
                 Fq,
                 Wgsl(PROGRAM),
                 Interpreter,
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM),
             ],
             Module::MsmG1 => &[
-                Formulas(&[Program::G1Add]),
+                Formulas(&[Program::G1Add], MSM_PROGRAM),
                 MsmCurve(Program::G1Add),
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
+                Wgsl(MSM_XYZZ),
             ],
             Module::MsmG2 => &[
-                Formulas(&[Program::G2Add]),
+                Formulas(&[Program::G2Add], MSM_PROGRAM),
                 MsmCurve(Program::G2Add),
+                Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
-            Module::FrTest => &[FieldConstants, Wgsl(FR), Wgsl(FR_TEST)],
+            Module::FrTest => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::FrTest),
+                Wgsl(FR_TEST),
+            ],
             Module::ProgramTest => &[
                 FieldConstants,
                 Fq,
                 Wgsl(PROGRAM),
                 Interpreter,
+                Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
                 Wgsl(PROGRAM_TEST),
             ],
-            Module::FormulaTest => &[
-                Formulas(TESTED_FORMULAS),
+            Module::FormulaTestG1 => &[
+                Formulas(&[Program::G1Add], TEST_PROGRAM),
+                Params(ParamsBlock::ProgramTest),
                 Wgsl(PROGRAM_TEST_PARAMS),
-                FormulaTests,
+                FormulaTests(G1_TESTED),
+            ],
+            Module::FormulaTestG2 => &[
+                Formulas(G2_TESTED, TEST_PROGRAM),
+                Params(ParamsBlock::ProgramTest),
+                Wgsl(PROGRAM_TEST_PARAMS),
+                FormulaTests(G2_TESTED),
             ],
         }
     }
@@ -196,14 +422,15 @@ impl Module {
         Module::ALL.iter().position(|m| *m == self).unwrap_or(0)
     }
 
-    /// The module's full WGSL source; straight-line Fq code over `limbs`-bit limbs.
-    pub fn source(self, limbs: LimbBits) -> String {
+    /// The module's full WGSL source under `config`.
+    pub fn source(self, config: &ShaderConfig) -> String {
         let mut s = String::new();
         for part in self.parts() {
             if !s.is_empty() {
                 s.push('\n');
             }
             match *part {
+                Part::Params(block) => s.push_str(&block.wgsl()),
                 Part::FieldConstants => s.push_str(&wgsl_constants()),
                 Part::Wgsl(text) => s.push_str(text),
                 Part::Fq => s.push_str(&fq_wgsl(FR)),
@@ -212,9 +439,18 @@ impl Module {
                     s.push('\n');
                     s.push_str(INTERPRETER);
                 }
-                Part::Formulas(programs) => s.push_str(&wgsl_formulas(limbs, programs)),
+                Part::Formulas(programs, range) => {
+                    let form = config.formulas.of(programs[0]);
+                    s.push_str(&wgsl_formulas(
+                        config.limbs,
+                        form.mul_form(),
+                        form.formula_code(),
+                        programs,
+                        range,
+                    ))
+                }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
-                Part::FormulaTests => s.push_str(&wgsl_test_entries()),
+                Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
                 Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
             }
         }
@@ -226,9 +462,9 @@ impl Module {
 mod tests {
     use super::*;
 
-    fn validate(module: Module, limbs: LimbBits) -> naga::Module {
-        let source = module.source(limbs);
-        let at = format!("{module:?} ({} bits)", limbs.bits());
+    fn validate(module: Module, config: &ShaderConfig) -> naga::Module {
+        let source = module.source(config);
+        let at = format!("{module:?} ({config:?})");
         let parsed = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| {
             panic!(
                 "{at}: {}",
@@ -257,34 +493,58 @@ mod tests {
             .collect()
     }
 
+    fn config(bits: u32, form: Formulas) -> ShaderConfig {
+        ShaderConfig {
+            limbs: LimbBits::new(bits).expect("in range"),
+            formulas: PerCurve::both(form),
+        }
+    }
+
     /// Every module is valid WGSL as wgpu's own front end and validator see it (what
     /// `create_shader_module` checks), without a device; the straight-line ones for
-    /// every limb width.
+    /// every limb width and form.
     #[test]
     fn every_module_parses_and_validates() {
         for module in Module::ALL {
             let straight = module
                 .parts()
                 .iter()
-                .any(|p| matches!(p, Part::Formulas(_)));
-            let widths: Vec<u32> = if straight {
-                LimbBits::RANGE.collect()
+                .any(|p| matches!(p, Part::Formulas(..)));
+            let configs: Vec<ShaderConfig> = if straight {
+                LimbBits::RANGE
+                    .flat_map(|b| {
+                        [Formulas::Straight, Formulas::Compact, Formulas::Registers]
+                            .map(|f| config(b, f))
+                    })
+                    .collect()
             } else {
-                vec![LimbBits::DEFAULT.bits()]
+                vec![config(LimbBits::DEFAULT.bits(), Formulas::Interpreted)]
             };
-            for bits in widths {
-                let parsed = validate(module, LimbBits::new(bits).expect("in range"));
+            for config in configs {
+                let parsed = validate(module, &config);
                 let names = entries(&parsed);
+                let tested = match module {
+                    Module::FormulaTestG1 => G1_TESTED,
+                    Module::FormulaTestG2 => G2_TESTED,
+                    _ => &[],
+                };
+                for p in tested {
+                    assert!(names.contains(&p.straight_entry()), "{p:?}: {names:?}");
+                }
                 match module {
                     Module::ProgramTest => assert_eq!(names, ["program_op"]),
-                    Module::FormulaTest => {
-                        for p in Program::ALL {
-                            assert!(names.contains(&p.straight_entry()), "{p:?}: {names:?}");
-                        }
-                    }
-                    Module::MsmG1 | Module::MsmG2 | Module::MsmBuckets => {
+                    Module::MsmG2 | Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }
+                    Module::MsmG1 => assert_eq!(
+                        names,
+                        [
+                            "accumulate",
+                            "merge_tasks",
+                            "reduce_level",
+                            "accumulate_xyzz"
+                        ]
+                    ),
                     _ => {}
                 }
             }
@@ -296,32 +556,121 @@ mod tests {
         assert_eq!(Formulas::parse(" Straight\n"), Some(Formulas::Straight));
         assert_eq!(Formulas::parse("interpreted"), Some(Formulas::Interpreted));
         assert_eq!(Formulas::parse("fast"), None);
-        for f in [Formulas::Straight, Formulas::Interpreted] {
+        for f in Formulas::ALL {
             assert_eq!(Formulas::parse(f.name()), Some(f));
         }
-        assert_eq!(Formulas::for_adapter(true), Formulas::Interpreted);
+        let parse = PerCurve::<Option<Formulas>>::parse;
         assert_eq!(
-            Formulas::for_adapter(false),
+            parse("compact"),
+            Some(PerCurve::both(Some(Formulas::Compact)))
+        );
+        assert_eq!(
+            parse("g1=straight, G2=Interpreted"),
+            Some(PerCurve {
+                g1: Some(Formulas::Straight),
+                g2: Some(Formulas::Interpreted)
+            })
+        );
+        let g1_only = parse("g1=straight").expect("one curve");
+        assert_eq!(g1_only.g2, None);
+        assert_eq!(
+            g1_only.or_default_for(true),
+            PerCurve {
+                g1: Formulas::Straight,
+                g2: Formulas::Interpreted
+            }
+        );
+        for bad in ["g3=straight", "g1=fast", "g1", "straight,g2=compact", ""] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert_eq!(
+            PerCurve::for_adapter(true),
+            PerCurve::both(Formulas::Interpreted),
+            "software adapters (CI's llvmpipe) keep the interpreter"
+        );
+        let hardware = PerCurve::for_adapter(false);
+        assert_eq!(hardware.g1, Formulas::Straight);
+        assert_eq!(
+            hardware.g2,
             Formulas::Interpreted,
-            "opt-in until measured"
+            "until measured on the H200"
+        );
+        assert_eq!(hardware.describe(), "g1 straight, g2 interpreted");
+    }
+
+    /// The straight-line MSM modules carry their own curve's additions only; the
+    /// straight and compact ones no register file, the registers one no formula
+    /// written out; the interpreted one no straight-line code. The compact form's
+    /// product is a loop, the others' not.
+    #[test]
+    fn msm_modules_emit_only_their_formulas() {
+        let at = |form| ShaderConfig {
+            limbs: LimbBits::DEFAULT,
+            formulas: PerCurve::both(form),
+        };
+        let looped = "for (var i = 0u; i < 30u; i++)";
+        for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+            let g1 = Module::MsmG1.source(&at(form));
+            assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
+            assert!(!g1.contains("fn g2_add("));
+            let g2 = Module::MsmG2.source(&at(form));
+            assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
+            assert!(!g2.contains("fn g1_add("));
+            for s in [&g1, &g2] {
+                assert_eq!(s.contains(looped), form == Formulas::Compact, "{form:?}");
+                assert!(!s.contains("var<private> regs:") && !s.contains("fn run_program"));
+                let registers = s.contains("var<private> fq_regs: array<Fq, ");
+                assert_eq!(registers, form == Formulas::Registers, "{form:?}");
+                assert_eq!(s.contains("let v0 = fq_"), form != Formulas::Registers);
+            }
+        }
+        let hardware = ShaderConfig::hardware_default();
+        let interpreted = Module::MsmBuckets.source(&hardware);
+        assert!(!interpreted.contains("fn g1_add"));
+        assert!(interpreted.contains("var<private> program:"));
+        assert_eq!(
+            Module::msm_buckets(Program::G1Add, hardware.formulas),
+            Module::MsmG1
+        );
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, hardware.formulas),
+            Module::MsmBuckets,
+            "G2 interpreted on hardware until registers is measured"
+        );
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, PerCurve::both(Formulas::Registers)),
+            Module::MsmG2
+        );
+        let software = PerCurve::for_adapter(true);
+        assert_eq!(
+            Module::msm_buckets(Program::G2Add, software),
+            Module::MsmBuckets
         );
     }
 
-    /// The straight-line MSM modules carry their own curve's additions only, and no
-    /// register file or interpreter; the interpreted one no straight-line code.
+    /// Fq operations one point addition puts into a kernel, every call inlined (the
+    /// proxy for a driver's compile time; `cargo test ... kernel_sizes -- --nocapture`
+    /// prints them): G2's registers addition is a fraction of G1's straight one, whose
+    /// MSM kernels NVIDIA's Vulkan driver compiles in about a second each.
     #[test]
-    fn msm_modules_emit_only_their_formulas() {
-        let g1 = Module::MsmG1.source(LimbBits::DEFAULT);
-        assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
-        assert!(!g1.contains("fn g2_add("));
-        let g2 = Module::MsmG2.source(LimbBits::DEFAULT);
-        assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
-        assert!(!g2.contains("fn g1_add("));
-        for s in [&g1, &g2] {
-            assert!(!s.contains("regs") && !s.contains("var<private>"));
-        }
-        let interpreted = Module::MsmBuckets.source(LimbBits::DEFAULT);
-        assert!(!interpreted.contains("fn g1_add"));
-        assert!(interpreted.contains("var<private> program:"));
+    fn kernel_sizes_registers_g2_below_straight_g1() {
+        let size = |p, f: Formulas| {
+            let n = crate::straight::inlined_operations(
+                p,
+                LimbBits::DEFAULT,
+                f.mul_form(),
+                f.formula_code(),
+            );
+            println!("kernel sizes: {p:?} {}: {n} operations inlined", f.name());
+            n
+        };
+        let g1 = size(Program::G1Add, Formulas::Straight);
+        let g2 = size(Program::G2Add, Formulas::Straight);
+        let g2_compact = size(Program::G2Add, Formulas::Compact);
+        let g2_registers = size(Program::G2Add, Formulas::Registers);
+        size(Program::G1Add, Formulas::Compact);
+        assert!(g2_compact < g1, "{g2_compact} vs {g1}");
+        assert!(g2_compact * 3 < g2, "{g2_compact} vs {g2}");
+        assert!(g2_registers * 10 < g1, "{g2_registers} vs {g1}");
     }
 }

@@ -16,11 +16,12 @@
 //   bit_reverse_scale LOG_N LO_BITS a[n] lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)] -> a
 //   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
 //                         sequence for KIND (forward inverse coset coset_inv), tables included
-//   ntt_tile LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
-//                         -> a after one ntt_tile launch (c by value; lo, hi its power tables)
-//   transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
-//                         after the shared-memory path for KIND with those M tile
-//                         launches (SWAP: the reversal pass first)
+//   ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
+//                         -> a after one ntt_tile_e{E} launch (E: 4 or 2; c by value;
+//                         lo, hi its power tables)
+//   transform_tiles E KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
+//                         after the shared-memory path for KIND with those M
+//                         ntt_tile_e{E} launches (SWAP: the reversal pass first)
 //   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
@@ -178,6 +179,7 @@ template <class C> static void field_cmd(const std::string& op) {
     if (op == "add") wr(fadd(a, rdf<F>()));
     else if (op == "sub") wr(fsub(a, rdf<F>()));
     else if (op == "mul") wr(fmul(a, rdf<F>()));
+    else if (op == "mul_wide") wr(fmul<C, true>(a, rdf<F>()));
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));
@@ -349,36 +351,41 @@ static void transform_cmd() {
     for (auto& x : a) wr(x);
 }
 
-// One ntt_tile launch as the header gives its shape: 2^(LOG_N - K - G) blocks of
-// max(1, 2^(K + G - 2)) threads, twice that paired.
+// One ntt_tile_e{elems} launch as the header gives its shape: 2^(LOG_N - K - G)
+// blocks of max(1, 2^(K + G) / elems) threads, twice that paired.
 struct TileLaunch { u32 s, k, g, cshift, layout; };
-static void ntt_tile_launch(Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
+static void ntt_tile_launch(u32 elems, Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
                             const TileLaunch& l, u32 flags, u32 lo_bits) {
     const u32 tile_bits = l.k + l.g;
     const bool paired = flags & CRU_NTT_PAIRED;
-    if (tile_bits + paired > CRU_NTT_TILE_MAX_BITS || tile_bits > log_n ||
+    const u32 max_bits = elems == 4 ? CRU_NTT_TILE_MAX_BITS : CRU_NTT_TILE2_MAX_BITS;
+    const u32 elems_log = elems == 4 ? 2 : 1;
+    if ((elems != 4 && elems != 2) || tile_bits + paired > max_bits || tile_bits > log_n ||
         (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
         fprintf(stderr, "bad tile shape\n");
         exit(2);
     }
-    const u32 threads = (tile_bits >= 2 ? 1u << (tile_bits - 2) : 1) << paired;
-    launch_blocks(1u << (log_n - tile_bits), threads,
-                  [&] { ntt_tile(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits); });
+    const u32 threads = (tile_bits >= elems_log ? 1u << (tile_bits - elems_log) : 1) << paired;
+    launch_blocks(1u << (log_n - tile_bits), threads, [&] {
+        if (elems == 4) ntt_tile_e4(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+        else ntt_tile_e2(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+    });
 }
 
-// ntt_tile LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
+// ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
 static void ntt_tile_cmd() {
+    const u32 elems = rd_u32();
     const u32 log_n = rd_u32(), s = rd_u32(), k = rd_u32(), g = rd_u32(), cshift = rd_u32();
     const u32 flags = rd_u32(), lo_bits = rd_u32();
     const u32 n = 1u << log_n;
     std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
     const FrArg c = arg_of(rdf<Fr>());
     const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
-    ntt_tile_launch(a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift, 0}, flags, lo_bits);
+    ntt_tile_launch(elems, a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift, 0}, flags, lo_bits);
     for (auto& x : a) wr(x);
 }
 
-// transform_tiles KIND LOG_N SWAP M (K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
+// transform_tiles E KIND LOG_N SWAP M (K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
 // shared-memory path of backend-cuda/src/ntt.rs for KIND (forward inverse coset
 // coset_inv) with the tile launches given (their stages in order from 0; LAYOUT their
 // CRU_NTT_LOAD_REVERSED, _STORE_REVERSED, _PAIRED flags), tables built as the host
@@ -386,6 +393,7 @@ static void ntt_tile_cmd() {
 // first launch reads reversed (and scales, for coset); the last launch scales for the
 // inverses.
 static void transform_tiles_cmd() {
+    const u32 elems = rd_u32();
     std::string kind;
     in >> kind;
     const u32 log_n = rd_u32(), swap = rd_u32(), m = rd_u32();
@@ -417,7 +425,7 @@ static void transform_tiles_cmd() {
         const u32 last_scale = kind == "inverse" ? CRU_NTT_SCALE_BY_C : kind == "coset_inv" ? CRU_NTT_SCALE_BY_POWERS : 0;
         const FrArg c = arg_of(size_inv);
         for (u32 i = 0; i < m; i++)
-            ntt_tile_launch(a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
+            ntt_tile_launch(elems, a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
                             inv | tiles[i].layout | (i == 0 ? first_scale : 0) | (i + 1 == m ? last_scale : 0), c_lo);
     }
     for (auto& x : a) wr(x);

@@ -165,6 +165,8 @@ def field_cases(cs, rng, quick):
         pairs = [(a, b) for a in edges for b in edges] + [(rng.choice(vals), rng.choice(vals)) for _ in range(200 if quick else 2000)]
         ref = {
             "add": lambda a, b: (a + b) % m, "sub": lambda a, b: (a - b) % m, "mul": lambda a, b: a * b * Rinv % m,
+            # the same product with each limb pair as one wide multiply-add (field.cuh mad_pair)
+            "mul_wide": lambda a, b: a * b * Rinv % m,
         }
         for op, fn in ref.items():
             for a, b in pairs:
@@ -395,7 +397,7 @@ def transform_cases(cs, rng, quick):
                     cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
-LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile's layout flags
+LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile_e*'s layout flags
 
 
 def split_even(total, most):
@@ -483,7 +485,7 @@ def fft_ref(a, w):
 
 
 def tile_cases(cs, rng, quick):
-    """One ntt_tile launch on any data, for shapes of every kind: the batch below the
+    """One ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
     stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
     natural or reversed layouts (reversed in only where one block holds the domain,
     or paired on a centered launch), with each scaling, forward and inverse."""
@@ -523,8 +525,13 @@ def tile_cases(cs, rng, quick):
             p = at_out(i)
             exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
         flags = inv | scale | layout
-        cmd = f"ntt_tile {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
-        cs.add(f"ntt_tile 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+        data = " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
+        # Both kernels where the tile fits (ntt_tile_e2's tiles go to 2^9)
+        for elems, max_bits in ((4, 10), (2, 9)):
+            if k + g + (1 if layout & PAIRED else 0) <= max_bits:
+                cmd = f"ntt_tile {elems} {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + data
+                cs.add(f"ntt_tile_e{elems} 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd,
+                       lambda t, exp=exp: fr_list(t) == exp)
 
 
 def transform_tiles_cases(cs, rng, quick):
@@ -548,7 +555,7 @@ def transform_tiles_cases(cs, rng, quick):
             "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv)]),
         }
         plans = set()
-        for tb in (10, 4) if quick else (10, 8, 5, 4):
+        for tb in (10, 9, 4) if quick else (10, 9, 8, 5, 4):
             for fused in (True, False):
                 swap, plan = tile_plan(k, tb, fused)
                 plans.add((swap, tuple(plan)))
@@ -562,8 +569,13 @@ def transform_tiles_cases(cs, rng, quick):
         for kind, (offset, exp) in exps.items():
             for swap, plan in sorted(plans):
                 spec = f"{swap} {len(plan)} " + " ".join(f"{kk} {gg} {cc} {ll}" for kk, gg, cc, ll in plan)
-                cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
-                cs.add(f"transform_tiles {kind} 2^{k} swap={swap} plan={plan}", cmd, lambda t, exp=exp: fr_list(t) == exp)
+                tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
+                for elems, max_bits in ((4, 10), (2, 9)):
+                    if tile > max_bits:
+                        continue
+                    cmd = f"transform_tiles {elems} {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                    cs.add(f"transform_tiles e{elems} {kind} 2^{k} swap={swap} plan={plan}", cmd,
+                           lambda t, exp=exp: fr_list(t) == exp)
 
 
 def table_cases(cs, rng, quick):
@@ -936,7 +948,7 @@ BUILDS = {
     # also a batch of planes.cu that is no power of two, and more threads per case
     "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
-    # ThreadSanitizer over the blocks that run as host threads (ntt_tile): a missing
+    # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
     # __syncthreads is a reported race (exit 66) even when the schedule hid it
     "tsan": ["-O1", "-g", "-fsanitize=thread"],
 }

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::SeedableRng;
-use crucible_backend_wgpu::{Formulas, WgpuBackend, WgpuOptions};
+use crucible_backend_wgpu::{Formulas, PerCurve, WgpuBackend, WgpuOptions};
 use crucible_core::registry::ProbeOptions;
 
 /// Whether `CRUCIBLE_REQUIRE` (comma-separated backend names) includes wgpu.
@@ -21,16 +21,26 @@ pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     shared(&SHARED, test, WgpuOptions::default())
 }
 
-/// The first adapter with the straight-line formulas forced, whatever its type (on
-/// llvmpipe, the form hardware adapters get by default), opened once per test binary.
+/// The straight-line forms these tests force: G1 straight (hardware adapters'
+/// default), G2 registers (its candidate).
+pub const STRAIGHT_FORMS: PerCurve<Formulas> = PerCurve {
+    g1: Formulas::Straight,
+    g2: Formulas::Registers,
+};
+
+/// The first adapter with [`STRAIGHT_FORMS`] forced, whatever its type (on llvmpipe
+/// too), opened once per test binary.
 pub fn straight_backend(test: &str) -> Option<&'static WgpuBackend> {
     static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
     let options = WgpuOptions {
-        formulas: Some(Formulas::Straight),
+        formulas: PerCurve {
+            g1: Some(STRAIGHT_FORMS.g1),
+            g2: Some(STRAIGHT_FORMS.g2),
+        },
         ..WgpuOptions::default()
     };
     let backend = shared(&SHARED, test, options)?;
-    assert_eq!(backend.formulas(), Formulas::Straight);
+    assert_eq!(backend.formulas(), STRAIGHT_FORMS);
     Some(backend)
 }
 

@@ -10,4 +10,5 @@ mod errors;
 mod field;
 mod msm;
 mod ntt;
+mod pipeline_cache;
 mod straight;
