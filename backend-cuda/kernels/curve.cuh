@@ -209,4 +209,50 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_cold(const Xyzz<F>& p, const Xyzz<F
     return xyzz_add_formula<CRU_PRODUCTS_CALLS>(p, q);
 }
 
+// A tree node's value, written by one thread and read by another, possibly on another
+// SM: through volatile words, so that the read comes from L2 and not from a stale line
+// of this SM's L1 (the store side is write-through; the fences order it).
+template <class F> CRU_DEV void xyzz_publish(Xyzz<F>* slot, const Xyzz<F>& v) {
+    volatile u32* dst = (volatile u32*)slot;
+    const u32* src = (const u32*)&v;
+    for (u32 k = 0; k < sizeof(Xyzz<F>) / 4; k++) dst[k] = src[k];
+}
+
+template <class F> CRU_DEV Xyzz<F> xyzz_read_published(const Xyzz<F>* slot) {
+    Xyzz<F> v;
+    const volatile u32* src = (const volatile u32*)slot;
+    u32* dst = (u32*)&v;
+    for (u32 k = 0; k < sizeof(Xyzz<F>) / 4; k++) dst[k] = src[k];
+    return v;
+}
+
+// Sums `leaves` values (1 <= leaves < 2^31) up a binary tree within one launch, no
+// launch per level: leaf `at`'s thread calls this with its value in `acc`. A node of
+// span 2h over leaves [a, a + 2h) waits for its two children; the thread that finishes
+// second (ticket a + h - 1, the node's in-order index, unique among the nodes) adds the
+// first one's value and climbs on, the first stops. A node whose right child would
+// start past the last leaf is its left child. The value of the node a thread stands on
+// is kept at slot[its leftmost leaf] (slot[0 .. leaves), any contents before);
+// tickets[0 .. leaves - 1) MUST BE ZEROED. Returns true in the one thread that reaches
+// the root, with acc = the leaves' sum in leaf order; false in the others. No thread
+// waits for another, so any order of the threads (the host harness's one at a time
+// included) is a valid schedule. `add(p, q)` is the addition (xyzz_add, or a colder
+// form off the hot paths). Users: ones.cu's ones' sum, msm.cu's step 5b "tree".
+template <class F, class Add>
+CRU_DEV bool xyzz_climb(Xyzz<F>* slot, u32* tickets, u32 at, u32 leaves, Xyzz<F>& acc, Add add) {
+    for (u32 half = 1; half < leaves; half <<= 1) {  // half <= 2^30: no overflow
+        const u32 node = at & ~(2 * half - 1);
+        const u32 partner = at == node ? node + half : node;
+        if (partner >= leaves) continue;
+        xyzz_publish(&slot[at], acc);
+        __threadfence();
+        if (atomicAdd(&tickets[node + half - 1], 1u) == 0) return false;
+        __threadfence();
+        const Xyzz<F> other = xyzz_read_published(&slot[partner]);
+        acc = at == node ? add(acc, other) : add(other, acc);
+        at = node;
+    }
+    return true;
+}
+
 #endif  // CRUCIBLE_CURVE_CUH

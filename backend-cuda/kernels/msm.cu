@@ -41,6 +41,7 @@
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
+//   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -55,10 +56,11 @@
 //        each < the scalars' count; ones.cu's list of the rest), and step 4 is then
 //        msm_scatter_indexed with the same index, so that entries name point index[i].
 //   2. the exclusive prefix sum of bucket_count[0..M) into bucket_start[0..M], with
-//      u32_chunk_sums / u32_chunk_scan below: scan(in, out, m) = if m <= CH:
-//      u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32 holding 0);
-//      else u32_chunk_sums(in, sums, m, CH), scan(sums, sums, ceil(m / CH)),
-//      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH) each.
+//      u32_chunk_sums / u32_block_scan / u32_chunk_scan below: scan(in, out, m) = if
+//      m <= CH: u32_chunk_scan(in, zero, out, m, CH) with THREADS = 1 (zero: a u32
+//      holding 0); else u32_chunk_sums(in, sums, m, CH) with THREADS = ceil(m / CH),
+//      u32_block_scan(sums, ceil(m / CH)) in one block of CRU_SCAN_BLOCK threads,
+//      u32_chunk_scan(in, sums, out, m, CH) with THREADS = ceil(m / CH): three launches.
 //   3. (none: step 2 leaves bucket_start[M] = T)
 //   4. msm_scatter(const u32* digits, const u32* bucket_start, u32* bucket_count,
 //        u32* sorted, u32 n, u32 c, u32 wp, u32 stride)                     grid (n, W)
@@ -78,6 +80,11 @@
 //        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
 //        u32 level)                                            THREADS = ceil(W n / chunk)
 //        Afterwards each bucket's carries are summed into the first of them.
+//      or, in one launch whatever the spans (the default; the host then does not read
+//        *max_span back):
+//        msm_g1_fold_tree(G1Xyzz* carries, const u32* bucket_start, u32* tickets, u32 m,
+//        u32 chunk)                                             THREADS = ceil(W n / chunk)
+//        with the same result.
 //   6-7, one of:
 //   "tree" (bit sums; the default). Window v's sum, with b = s L + j:
 //          sum_b (b + 1) B_b = G + L sum_s s T_s = G + sum_{k < log2 S} 2^(seg_bits + k) U_k,
@@ -207,6 +214,38 @@ extern "C" __global__ void u32_chunk_scan(const u32* in, const u32* offsets, u32
 }
 #endif
 
+// Threads of u32_block_scan's one block (at most; any power of two up to it works).
+#define CRU_SCAN_BLOCK 1024
+
+// In-place exclusive prefix sum of v[0 .. count) by one block (blockDim.x a power of
+// two <= CRU_SCAN_BLOCK; any count): thread t runs over v[t per, t per + per), per =
+// ceil(count / blockDim.x), once for its total, and once more, from its offset in the
+// block's scan of the totals (in shared memory), to write the prefix sums.
+extern "C" __global__ void u32_block_scan(u32* v, u32 count) {
+    __shared__ u32 sh[CRU_SCAN_BLOCK];
+    const u32 t = threadIdx.x, T = blockDim.x;
+    const u32 per = (count + T - 1) / T;
+    const u64 lo = (u64)t * per, end = lo + per;
+    const u64 hi = end < count ? end : count;
+    u32 run = 0;
+    for (u64 k = lo; k < hi; k++) run += v[k];
+    sh[t] = run;
+    __syncthreads();
+    // Hillis-Steele: after the step of distance d, sh[t] sums the totals (t - 2d, t].
+    for (u32 d = 1; d < T; d <<= 1) {
+        const u32 add = t >= d ? sh[t - d] : 0;
+        __syncthreads();
+        sh[t] += add;
+        __syncthreads();
+    }
+    u32 at = sh[t] - run;
+    for (u64 k = lo; k < hi; k++) {
+        const u32 x = v[k];
+        v[k] = at;
+        at += x;
+    }
+}
+
 // Entries fill each bucket from its end: the order within a bucket depends on atomic
 // timing; the bucket's sum does not. An entry names point i (INDEXED: index[i]) of
 // plane w / wp.
@@ -285,6 +324,17 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
+// Whether chunk t's first run is a carry (its bucket began in an earlier chunk); then
+// that bucket's chunks are *t0 < t <= *t1.
+CRU_DEV bool msm_carry_of(const u32* bucket_start, u32 m, u32 chunk, u32 t, u32* t0, u32* t1) {
+    const u32 total = bucket_start[m];
+    if ((u64)t * chunk >= total) return false;
+    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
+    *t0 = bucket_start[k] / chunk;
+    *t1 = (bucket_start[k + 1] - 1) / chunk;
+    return *t0 != t;  // chunk t starts its bucket: its first run is no carry
+}
+
 // One level of the carries' tree sum. Bucket k's carries sit at chunks t0 + 1 .. t1
 // (t0 = bucket_start[k] / chunk, t1 = (bucket_start[k + 1] - 1) / chunk). Level s adds
 // carries[t + 2^s] into carries[t] for the t with t - t0 - 1 a multiple of 2^(s+1) and
@@ -296,15 +346,26 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 template <class F>
 CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, u32 chunk, u32 level) {
     const u32 t = CRU_THREAD_X;
-    const u32 total = bucket_start[m];
-    if ((u64)t * chunk >= total) return;
-    const u32 k = msm_bucket_of(bucket_start, m, t * chunk);
-    const u32 t0 = bucket_start[k] / chunk;
-    if (t0 == t) return;  // chunk t starts its bucket: its first run is no carry
-    const u32 t1 = (bucket_start[k + 1] - 1) / chunk;
+    u32 t0, t1;
+    if (!msm_carry_of(bucket_start, m, chunk, t, &t0, &t1)) return;
     const u32 d = 1u << level;
     if (((t - t0 - 1) & (2 * d - 1)) != 0 || t + d > t1) return;
     carries[t] = xyzz_add(carries[t], carries[t + d]);
+}
+
+// Step 5b "tree", all levels in one launch: bucket k's carries (chunks t0 + 1 .. t1)
+// summed by xyzz_climb (curve.cuh) into carries[t0 + 1], leaf r = carries[t0 + 1 + r].
+// The nodes of bucket k take tickets[t0 + 1 .. t1 - 1]: the ranges of different buckets
+// are disjoint. A bucket spanning thousands of chunks costs log2 of that many dependent
+// additions and no launch per level, and the host needs no read-back of the longest span.
+template <class F>
+CRU_DEV void msm_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, u32 m, u32 chunk) {
+    const u32 t = CRU_THREAD_X;
+    u32 t0, t1;
+    if (!msm_carry_of(bucket_start, m, chunk, t, &t0, &t1) || t1 == t0 + 1) return;
+    const u32 first = t0 + 1;
+    Xyzz<F> acc = carries[t];
+    if (xyzz_climb(carries + first, tickets + first, t - first, t1 - t0, acc, xyzz_add<F>)) carries[first] = acc;
 }
 
 // Bucket k: its owner's partial sum plus its carries, which step 5b folded into the
@@ -501,6 +562,10 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
     extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
             u32 chunk, u32 level) {                                                                      \
         msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
+    }                                                                                                    \
+    extern "C" __global__ void msm_##G##_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, \
+            u32 m, u32 chunk) {                                                                          \
+        msm_fold_tree<F>(carries, bucket_start, tickets, m, chunk);                                      \
     }
 #define CRU_MSM_SEGMENTS(G, F)                                                                           \
     extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \

@@ -12,15 +12,18 @@
 //         bases G1Affine[] / G2Affine[] (plane 0 of the MSM's bases: the points).
 // Parameters (host's choice):
 //   chunk     scalars one thread classifies (e.g. 64); T = ceil(n / chunk).
-//   leaves    threads of the ones' sum, 1 <= leaves; count = the ones.
+//   leaves    threads of the ones' sum, 1 <= leaves < 2^31; count = the ones.
+//   group_bits  the ones' sum ends in one sum per group of 2^group_bits consecutive
+//             leaves, G = ceil(leaves / 2^group_bits) groups (0 <= group_bits <= 30).
 // Scratch:
 //   class_count  u32[2T]          written by step 1
 //   class_start  u32[2T + 1]      step 2: class_start[t] = the first list position of
 //                                 chunk t's ones, class_start[T + t] of its rest;
 //                                 class_start[T] = ones, class_start[2T] = ones + rest
 //   list         u32[n]           step 3 writes [0, ones + rest)
-//   partials     Xyzz[leaves]     step 4 (any contents before); partials[0] = the sum
+//   partials     Xyzz[leaves]     step 4's tree nodes (any contents before)
 //   tickets      u32[max(leaves - 1, 1)]  MUST BE ZEROED before step 4
+//   sums         Xyzz[G]          step 4's output
 //
 // Launch sequence (one stream, in this order; THREADS as in msm.cu's header):
 //   1. msm_classify_count(const Fr* scalars, u32* class_count, u32 n, u32 chunk)   THREADS = T
@@ -32,10 +35,11 @@
 //   3. msm_classify_scatter(const Fr* scalars, const u32* class_start, u32* list, u32 n,
 //        u32 chunk)                                                          THREADS = T
 //   4. msm_g1_ones_sum(const G1Affine* bases, const u32* ones, G1Xyzz* partials,
-//        u32* tickets, u32 count, u32 leaves)                           THREADS = leaves
+//        u32* tickets, G1Xyzz* sums, u32 count, u32 leaves, u32 group_bits)
+//                                                                       THREADS = leaves
 //      ones = list (its first count entries). Leaf t sums bases[ones[k]] for
-//      k = t, t + leaves, ...; the leaves' sums are added up a binary tree within the
-//      same launch (below); partials[0] ends as sum_{k < count} bases[ones[k]].
+//      k = t, t + leaves, ...; each group's leaves are added up a binary tree within
+//      the same launch (below) into sums[g]: sum_g sums[g] = sum_{k < count} bases[ones[k]].
 // G2: step 4 named msm_g2_ones_sum with G2Affine / G2Xyzz.
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"
@@ -98,23 +102,6 @@ extern "C" __global__ void msm_classify_scatter(const Fr* scalars, const u32* cl
     }
 }
 
-// A tree node's value, written by one thread and read by another, possibly on another
-// SM: through volatile words, so that the read comes from L2 and not from a stale line
-// of this SM's L1 (the store side is write-through; the fences order it).
-template <class F> CRU_DEV void ones_publish(Xyzz<F>* slot, const Xyzz<F>& v) {
-    volatile u32* dst = (volatile u32*)slot;
-    const u32* src = (const u32*)&v;
-    for (u32 k = 0; k < sizeof(Xyzz<F>) / 4; k++) dst[k] = src[k];
-}
-
-template <class F> CRU_DEV Xyzz<F> ones_read(const Xyzz<F>* slot) {
-    Xyzz<F> v;
-    const volatile u32* src = (const volatile u32*)slot;
-    u32* dst = (u32*)&v;
-    for (u32 k = 0; k < sizeof(Xyzz<F>) / 4; k++) dst[k] = src[k];
-    return v;
-}
-
 // The tree's additions (below): at most log2(leaves) a thread, off the hot path (the
 // leaves' loop). For G1 calls whose products are calls too (curve.cuh's
 // CRU_PRODUCTS_CALLS): with its 14 Fq products inlined, the addition was about half
@@ -131,43 +118,30 @@ template <class F> CRU_DEV Xyzz<F> ones_tree_add(const Xyzz<F>& p, const Xyzz<F>
     else return xyzz_add(p, q);
 }
 
-// Leaf t's sum, then up the tree over the leaves without a launch per level (each
-// level's launch cost tens of microseconds in msm.cu's reduction, one dependent
-// addition each): a node of span 2h over leaves [a, a + 2h) waits for its two children;
-// the thread that finishes second (ticket a + h - 1, the node's in-order index, unique
-// among the nodes) adds the first one's value and climbs on, the first stops. A node
-// whose right child would start past the last leaf is its left child. The value of the
-// node a thread stands on is kept at partials[its leftmost leaf]. No thread waits for
-// another, so any order of the threads, the host harness's one at a time included, is
-// a valid schedule.
+// Leaf t's sum, then up a tree over the leaves of its group without a launch per level
+// (each level's launch cost tens of microseconds in msm.cu's reduction, one dependent
+// addition each): xyzz_climb (curve.cuh), over groups of 2^group_bits consecutive
+// leaves, each group's sum to sums[its index]. Each level is one dependent addition
+// (about 30 µs on a nearly idle H200): the host adds the groups' sums instead of the
+// device running the top levels of one tree (a CPU core adds a point in about a
+// microsecond).
 template <class F>
-CRU_DEV void msm_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* partials, u32* tickets, u32 count,
-                          u32 leaves) {
+CRU_DEV void msm_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* partials, u32* tickets, Xyzz<F>* sums,
+                          u32 count, u32 leaves, u32 group_bits) {
     const u32 t = CRU_THREAD_X;
     if (t >= leaves) return;
     Xyzz<F> acc = xyzz_identity<F>();
     // Consecutive threads read consecutive entries (and, for dense ones, nearby points).
     for (u64 k = t; k < count; k += leaves) acc = xyzz_add_affine_inline(acc, bases[ones[k]]);
-    u32 at = t;
-    for (u64 half = 1; half < leaves; half <<= 1) {
-        const u32 node = at & ~(u32)(2 * half - 1);
-        const u32 partner = at == node ? node + (u32)half : node;
-        if (partner >= leaves) continue;
-        ones_publish(&partials[at], acc);
-        __threadfence();
-        if (atomicAdd(&tickets[node + half - 1], 1u) == 0) return;
-        __threadfence();
-        const Xyzz<F> other = ones_read(&partials[partner]);
-        acc = at == node ? ones_tree_add(acc, other) : ones_tree_add(other, acc);
-        at = node;
-    }
-    partials[0] = acc;
+    const u32 g = t >> group_bits, first = g << group_bits;
+    const u32 span = leaves - first < (1u << group_bits) ? leaves - first : 1u << group_bits;
+    if (xyzz_climb(partials + first, tickets + first, t - first, span, acc, ones_tree_add<F>)) sums[g] = acc;
 }
 
 #define CRU_ONES_GROUP(G, F)                                                                                  \
     extern "C" __global__ void msm_##G##_ones_sum(const Affine<F>* bases, const u32* ones, Xyzz<F>* partials, \
-            u32* tickets, u32 count, u32 leaves) {                                                           \
-        msm_ones_sum<F>(bases, ones, partials, tickets, count, leaves);                                      \
+            u32* tickets, Xyzz<F>* sums, u32 count, u32 leaves, u32 group_bits) {                            \
+        msm_ones_sum<F>(bases, ones, partials, tickets, sums, count, leaves, group_bits);                    \
     }
 
 // One part per group (curve.cuh's CRU_WITH): the host compiles them as programs of

@@ -426,6 +426,8 @@ launches! {
     /// msm.cu step 2, up: the sum of each `chunk` of `in`; threads = ceil(m / chunk).
     fn u32_chunk_sums(r#in: Dev<'_, elem::U32>, sums: Dev<'_, elem::U32>, m: u32, chunk: u32)
         = [U32ChunkSums = "u32_chunk_sums"];
+    /// msm.cu step 2, across: the chunks' sums scanned in place by one block.
+    fn u32_block_scan(v: Dev<'_, elem::U32>, count: u32) = [U32BlockScan = "u32_block_scan"];
     /// msm.cu step 2, down: each chunk's exclusive prefix sum from its offset;
     /// threads = ceil(m / chunk).
     fn u32_chunk_scan(
@@ -475,14 +477,17 @@ launches! {
         n: u32,
         chunk: u32,
     ) = [MsmClassifyScatter = "msm_classify_scatter"];
-    /// ones.cu step 4: the sum of the ones' bases, into partials[0]; threads = leaves.
+    /// ones.cu step 4: the sum of the ones' bases, one sum per group of
+    /// 2^group_bits leaves; threads = leaves.
     fn msm_ones_sum[group: Group](
         bases: Dev<'_, elem::Affine>,
         ones: Dev<'_, elem::U32>,
         partials: Dev<'_, elem::Xyzz>,
         tickets: Dev<'_, elem::U32>,
+        sums: Dev<'_, elem::Xyzz>,
         count: u32,
         leaves: u32,
+        group_bits: u32,
     ) = [MsmG1OnesSum = "msm_g1_ones_sum", MsmG2OnesSum = "msm_g2_ones_sum"];
     /// msm.cu step 5: bucket sums by chunks of sorted entries, carries out;
     /// threads = ceil(entries / chunk).
@@ -504,6 +509,15 @@ launches! {
         chunk: u32,
         level: u32,
     ) = [MsmG1FoldCarries = "msm_g1_fold_carries", MsmG2FoldCarries = "msm_g2_fold_carries"];
+    /// msm.cu step 5b "tree": every bucket's carries summed in one launch;
+    /// threads = ceil(entries / chunk).
+    fn msm_fold_tree[group: Group](
+        carries: Dev<'_, elem::Xyzz>,
+        bucket_start: Dev<'_, elem::U32>,
+        tickets: Dev<'_, elem::U32>,
+        m: u32,
+        chunk: u32,
+    ) = [MsmG1FoldTree = "msm_g1_fold_tree", MsmG2FoldTree = "msm_g2_fold_tree"];
     /// msm.cu step 6 "levels": running sums over segments of 2^seg_bits buckets;
     /// threads = segments × wp.
     fn msm_reduce_segments[group: Group](
@@ -603,6 +617,24 @@ impl Kernels {
 
     fn function(&self, kernel: Kernel) -> &CudaFunction {
         &self.functions[kernel as usize]
+    }
+
+    /// Threads of `kernel`, in blocks of `block`, that the device of `stream` runs at
+    /// once: its SMs times the blocks of that kernel one SM holds (the driver's
+    /// occupancy, from the kernel's registers and shared memory).
+    pub fn resident_threads(
+        &self,
+        stream: &CudaStream,
+        kernel: Kernel,
+        block: u32,
+    ) -> CudaResult<usize> {
+        let sms = stream.context().attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        let blocks = self
+            .function(kernel)
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
+        Ok(sms.max(1) as usize * blocks.max(1) as usize * block as usize)
     }
 }
 

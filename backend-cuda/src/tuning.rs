@@ -51,6 +51,18 @@ const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
 /// The names of the [`MsmReduce`]s.
 const MSM_REDUCES: &[(&str, MsmReduce)] =
     &[("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)];
+/// The MSM's fold of the carries (msm/reduce.rs): `tree` or `levels`.
+const MSM_FOLD: &str = "CRUCIBLE_CUDA_MSM_FOLD";
+/// The names of the [`MsmFold`]s.
+const MSM_FOLDS: &[(&str, MsmFold)] = &[("tree", MsmFold::Tree), ("levels", MsmFold::Levels)];
+/// How the witness-aware MSM sums its ones (msm/ones.rs): `overlap`, `groups` or `tree`.
+const MSM_ONES_SUM: &str = "CRUCIBLE_CUDA_MSM_ONES_SUM";
+/// The names of the [`OnesSum`]s.
+const MSM_ONES_SUMS: &[(&str, OnesSum)] = &[
+    ("overlap", OnesSum::Overlap),
+    ("groups", OnesSum::Groups),
+    ("tree", OnesSum::Tree),
+];
 /// Radix-2 stages per shared-memory NTT tile, log2 of its elements (ntt.rs; the
 /// kernel's tile holds up to 2^10).
 const NTT_TILE_BITS: Var = Var {
@@ -143,6 +155,30 @@ pub enum MsmReduce {
     Levels,
 }
 
+/// How the MSM sums the carries of buckets that span chunks (kernels/msm.cu step 5b).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmFold {
+    /// One launch, the whole tree of each bucket's carries in it (`msm_*_fold_tree`),
+    /// and no read-back of the longest span.
+    Tree,
+    /// A launch per tree level, as many as the longest span (read back after the bucket
+    /// sums) needs, as before; kept for A/B measurements.
+    Levels,
+}
+
+/// How the witness-aware MSM sums the bases of its ones (kernels/ones.cu step 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnesSum {
+    /// As [`OnesSum::Groups`], on a stream of its own beside the rest's Pippenger.
+    Overlap,
+    /// As many leaves as the device holds at once, their trees stopped at groups whose
+    /// sums the host adds, on the compute stream after the rest's Pippenger.
+    Groups,
+    /// 2^16 leaves (G1; 2^15 for G2) and one tree up to a single sum, as before; kept
+    /// for A/B measurements.
+    Tree,
+}
+
 /// Every tuning override of the CUDA backend, as read at open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CudaTuning {
@@ -158,6 +194,10 @@ pub struct CudaTuning {
     pub msm_reduce: Option<MsmReduce>,
     /// `CRUCIBLE_CUDA_MSM_ONES`: 0 turns the witness-aware MSM off.
     pub msm_ones: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_FOLD`: the carries' fold, `tree` or `levels`.
+    pub msm_fold: Option<MsmFold>,
+    /// `CRUCIBLE_CUDA_MSM_ONES_SUM`: the ones' sum, `overlap`, `groups` or `tree`.
+    pub msm_ones_sum: Option<OnesSum>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
     pub ntt_pass_stages: Option<u32>,
     /// `CRUCIBLE_CUDA_NTT`: which NTT kernels run.
@@ -204,6 +244,8 @@ impl CudaTuning {
             msm_planes: number(&MSM_PLANES)?,
             msm_reduce: choice(MSM_REDUCE, lookup(MSM_REDUCE).as_deref(), MSM_REDUCES)?,
             msm_ones: number(&MSM_ONES)?,
+            msm_fold: choice(MSM_FOLD, lookup(MSM_FOLD).as_deref(), MSM_FOLDS)?,
+            msm_ones_sum: choice(MSM_ONES_SUM, lookup(MSM_ONES_SUM).as_deref(), MSM_ONES_SUMS)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
             ntt_tile_bits: number(&NTT_TILE_BITS)?,
@@ -356,6 +398,8 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_PLANES", "1"),
             ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_MSM_ONES", "0"),
+            ("CRUCIBLE_CUDA_MSM_FOLD", "levels"),
+            ("CRUCIBLE_CUDA_MSM_ONES_SUM", " tree"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
             ("CRUCIBLE_CUDA_NTT_TILE_BITS", "8"),
@@ -378,6 +422,8 @@ mod tests {
                 msm_planes: Some(1),
                 msm_reduce: Some(MsmReduce::Levels),
                 msm_ones: Some(0),
+                msm_fold: Some(MsmFold::Levels),
+                msm_ones_sum: Some(OnesSum::Tree),
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),
                 ntt_tile_bits: Some(8),
@@ -417,6 +463,26 @@ mod tests {
         let reduction = |value| choice(MSM_REDUCE, value, MSM_REDUCES);
         for (value, want) in [("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)] {
             assert_eq!(reduction(Some(value)).unwrap(), Some(want));
+        }
+        for (var, choices, names) in [
+            (
+                MSM_FOLD,
+                MSM_FOLDS.iter().map(|c| c.0).collect::<Vec<_>>(),
+                "tree, levels",
+            ),
+            (
+                MSM_ONES_SUM,
+                MSM_ONES_SUMS.iter().map(|c| c.0).collect(),
+                "overlap, groups, tree",
+            ),
+        ] {
+            let err = CudaTuning::from_lookup(env_owned(var, "other"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(var) && err.contains(names),
+                "{err} {choices:?}"
+            );
         }
         let err = reduction(Some("pairs")).unwrap_err().to_string();
         assert!(

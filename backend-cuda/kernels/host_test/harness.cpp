@@ -30,10 +30,13 @@
 //   msm g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
 //                         REDUCE: levels -> WP, then the window sums (Xyzz each);
 //                         tree TILE -> WP, ITEMS, then each window's ITEMS points
+//                         (step 5b: "levels" folds the carries a level a launch, "tree"
+//                         in one launch, msm_*_fold_tree)
 //                         (G, U_0 .. U_{ITEMS-2}: msm.cu's step 6-7 "tree")
 //   classify N CHUNK scalars[N]                         -> ones rest list[ones + rest] (ones.cu 1-3)
-//   ones g1|g2 COUNT LEAVES ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]] (Xyzz;
-//                         ones.cu 4), threads run in ORDER (launch_ordered)
+//   ones g1|g2 COUNT LEAVES GROUP_BITS ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]]
+//                         (Xyzz; ones.cu 4, its groups' sums added), threads run in ORDER
+//                         (launch_ordered)
 //   msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //                                                       -> ones rest, the ones' sum (Xyzz), WP
 //                         (0 without rest), then as msm's REDUCE: the witness-aware sequence
@@ -73,6 +76,24 @@ static void launch(u32 threads_x, u32 grid_y, K kernel) {
                 threadIdx = {t, 0, 0};
                 kernel();
             }
+}
+
+// A 1-D launch whose threads run in the order `order` names: 0 ascending, 1 descending,
+// 2 the odd threads first (descending), then the even ones: the ones' sum must not
+// depend on which child of a tree node finishes first.
+template <class K>
+static void launch_ordered(u32 threads, u32 order, K kernel) {
+    const u32 gx = threads == 0 ? 1 : (threads + BLOCK - 1) / BLOCK, total = gx * BLOCK;
+    gridDim = {gx, 1, 1};
+    blockDim = {BLOCK, 1, 1};
+    for (u32 k = 0; k < total; k++) {
+        u32 t = k;
+        if (order == 1) t = total - 1 - k;
+        if (order == 2) t = k < total / 2 ? total - 1 - 2 * k : 2 * (k - total / 2);
+        blockIdx = {t / BLOCK, 0, 0};
+        threadIdx = {t % BLOCK, 0, 0};
+        kernel();
+    }
 }
 
 // The barrier of one emulated block: every thread of it waits until all have arrived.
@@ -418,7 +439,9 @@ static void power_table_cmd() {
     for (auto& x : out) wr(x);
 }
 
-// msm.cu's step 2: the recursive chunked prefix sum. `in` has m entries, `out` m + 1.
+// msm.cu's step 2: the chunked prefix sum, its chunks' sums scanned by one block (of
+// up to 16 threads here: fewer than the device's 1024, so that each thread runs over
+// several sums). `in` has m entries, `out` m + 1.
 static void scan_u32(const u32* in, u32* out, u32 m, u32 chunk) {
     if (m <= chunk) {
         std::vector<u32> zero(1, 0);
@@ -426,9 +449,11 @@ static void scan_u32(const u32* in, u32* out, u32 m, u32 chunk) {
         return;
     }
     const u32 parts = (m + chunk - 1) / chunk;
-    std::vector<u32> sums(parts + 1);
+    std::vector<u32> sums(parts);
     launch(parts, 1, [&] { u32_chunk_sums(in, sums.data(), m, chunk); });
-    scan_u32(sums.data(), sums.data(), parts, chunk);
+    u32 threads = 1;
+    while (threads < 16 && threads < parts) threads *= 2;
+    launch_blocks(1, threads, [&] { u32_block_scan(sums.data(), parts); });
     launch(parts, 1, [&] { u32_chunk_scan(in, sums.data(), out, m, chunk); });
 }
 
@@ -454,25 +479,27 @@ static void pw_cmd(const std::string& op) {
 }
 
 // The MSM's kernels of one group: steps 5-7 of both reductions.
-template <class K5, class K5b, class K6, class K7, class K6t, class K7t>
+template <class K5, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
 struct MsmKernels {
     K5 acc_k;
     K5b fold_k;
+    K5t fold_tree_k;
     K6 seg_k;
     K7 pair_k;
     K6t tiles_k;
     K7t records_k;
 };
 
-template <class K5, class K5b, class K6, class K7, class K6t, class K7t>
-static MsmKernels<K5, K5b, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5b fold_k, K6 seg_k, K7 pair_k, K6t tiles_k,
-                                                         K7t records_k) {
-    return {acc_k, fold_k, seg_k, pair_k, tiles_k, records_k};
+template <class K5, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
+static MsmKernels<K5, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5b fold_k, K5t fold_tree_k, K6 seg_k,
+                                                              K7 pair_k, K6t tiles_k, K7t records_k) {
+    return {acc_k, fold_k, fold_tree_k, seg_k, pair_k, tiles_k, records_k};
 }
 
 // The launch sequence of msm.cu's header over n terms, with its scratch sizes: term i
 // is scalars[i], or scalars[index[i]] through the _indexed kernels when index is
-// given. tile 0: the "levels" reduction, returning the wp window sums; else the "tree"
+// given. tile 0: the "levels" reduction (and the fold a level a launch), returning the
+// wp window sums; else the one-launch fold and the "tree" reduction
 // one with blocks of up to tile threads (the device's is msm_reduce_tile<F>(); smaller
 // ones run more step-7 passes on small inputs), returning each window's *items points.
 template <class F, class Ks>
@@ -501,8 +528,14 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
     launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
-    for (u32 level = 0; (1u << level) < max_span; level++)
-        launch(threads, 1, [&] { ks.fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
+    if (tile) {
+        // Step 5b "tree" (one launch), its threads out of order (launch_ordered's 2).
+        std::vector<u32> tickets(threads, 0);
+        launch_ordered(threads, 2, [&] { ks.fold_tree_k(carries.data(), bucket_start.data(), tickets.data(), M, chunk); });
+    } else {
+        for (u32 level = 0; (1u << level) < max_span; level++)
+            launch(threads, 1, [&] { ks.fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
+    }
     if (tile) {
         // Step 6 writes reduce_a, step 7 alternates: each buffer as large as its largest output.
         const u32 first = S < tile ? S : tile;
@@ -607,45 +640,35 @@ static void classify_cmd() {
     for (auto v : list) printf(" %x", v);
 }
 
-// A 1-D launch whose threads run in the order `order` names: 0 ascending, 1 descending,
-// 2 the odd threads first (descending), then the even ones: the ones' sum must not
-// depend on which child of a tree node finishes first.
-template <class K>
-static void launch_ordered(u32 threads, u32 order, K kernel) {
-    const u32 gx = threads == 0 ? 1 : (threads + BLOCK - 1) / BLOCK, total = gx * BLOCK;
-    gridDim = {gx, 1, 1};
-    blockDim = {BLOCK, 1, 1};
-    for (u32 k = 0; k < total; k++) {
-        u32 t = k;
-        if (order == 1) t = total - 1 - k;
-        if (order == 2) t = k < total / 2 ? total - 1 - 2 * k : 2 * (k - total / 2);
-        blockIdx = {t / BLOCK, 0, 0};
-        threadIdx = {t % BLOCK, 0, 0};
-        kernel();
-    }
-}
-
-// ones.cu step 4 over count indices into the bases; the tickets as documented (zeroed).
+// ones.cu step 4 over count indices into the bases in groups of 2^group_bits leaves;
+// the tickets as documented (zeroed), the groups' sums added here as the Rust host does.
 template <class F, class K>
 static Xyzz<F> ones_sum(K kernel, const std::vector<Affine<F>>& bases, const u32* ones, u32 count, u32 leaves,
-                        u32 order) {
+                        u32 group_bits, u32 order) {
     std::vector<Xyzz<F>> partials(leaves);
     memset((void*)partials.data(), 0xa5, partials.size() * sizeof(Xyzz<F>));  // garbage before: allowed
     std::vector<u32> tickets(leaves > 1 ? leaves - 1 : 1, 0);
-    launch_ordered(leaves, order, [&] { kernel(bases.data(), ones, partials.data(), tickets.data(), count, leaves); });
-    return partials[0];
+    const u32 groups = (u32)(((u64)leaves + (1u << group_bits) - 1) >> group_bits);
+    std::vector<Xyzz<F>> sums(groups);
+    memset((void*)sums.data(), 0xa5, sums.size() * sizeof(Xyzz<F>));  // each written once
+    launch_ordered(leaves, order, [&] {
+        kernel(bases.data(), ones, partials.data(), tickets.data(), sums.data(), count, leaves, group_bits);
+    });
+    Xyzz<F> total = xyzz_identity<F>();
+    for (const auto& p : sums) total = xyzz_add(total, p);
+    return total;
 }
 
-// ones g1|g2 COUNT LEAVES ORDER NB bases[NB] ones[COUNT] -> the sum of bases[ones[k]]
-// (Xyzz), the threads run in ORDER (launch_ordered)
+// ones g1|g2 COUNT LEAVES GROUP_BITS ORDER NB bases[NB] ones[COUNT] -> the sum of
+// bases[ones[k]] (Xyzz), the threads run in ORDER (launch_ordered)
 template <class F, class K>
 static void ones_cmd(K kernel) {
-    const u32 count = rd_u32(), leaves = rd_u32(), order = rd_u32(), nb = rd_u32();
+    const u32 count = rd_u32(), leaves = rd_u32(), group_bits = rd_u32(), order = rd_u32(), nb = rd_u32();
     std::vector<Affine<F>> bases(nb);
     for (auto& p : bases) p = rd_aff<F>();
     std::vector<u32> ones(count);
     for (auto& v : ones) v = rd_u32();
-    wr_xyzz(ones_sum<F>(kernel, bases, ones.data(), count, leaves, order));
+    wr_xyzz(ones_sum<F>(kernel, bases, ones.data(), count, leaves, group_bits, order));
 }
 
 // msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
@@ -663,7 +686,7 @@ static void msm_ones_cmd(KO ones_k, const Ks& ks) {
     const std::vector<Fr> scalars = rd_frs(n);
     u32 ones = 0, rest = 0;
     const std::vector<u32> list = classify(scalars, 64, &ones, &rest);
-    const Xyzz<F> one_sum = ones ? ones_sum<F>(ones_k, bases, list.data(), ones, leaves < ones ? leaves : ones, 2)
+    const Xyzz<F> one_sum = ones ? ones_sum<F>(ones_k, bases, list.data(), ones, leaves < ones ? leaves : ones, 1, 2)
                                  : xyzz_identity<F>();
     printf(" %x %x", ones, rest);
     wr_xyzz(one_sum);
@@ -692,9 +715,9 @@ static void planes_cmd(K kernel) {
 }
 
 int main() {
-    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_reduce_segments, msm_g1_reduce_pairs,
+    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
                                     msm_g1_reduce_tiles, msm_g1_reduce_records);
-    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_reduce_segments, msm_g2_reduce_pairs,
+    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
                                     msm_g2_reduce_tiles, msm_g2_reduce_records);
     std::string line;
     while (std::getline(std::cin, line)) {

@@ -597,7 +597,8 @@ def table_cases(cs, rng, quick):
 
 
 def scan_cases(cs, rng, quick):
-    for m, chunk in ((1, 4), (4, 4), (5, 4), (17, 4), (64, 4), (65, 4), (300, 8), (1000, 64)):
+    # Chunks' sums fewer than, as many as and more than the block's threads (16 here).
+    for m, chunk in ((1, 4), (4, 4), (5, 4), (17, 4), (64, 4), (65, 4), (300, 8), (1000, 64), (1000, 1), (63, 4)):
         for kind in ("random", "zeros", "sparse"):
             v = [rng.randrange(1000) if kind == "random" else (rng.randrange(3) if rng.random() < 0.1 else 0) if kind == "sparse" else 0
                  for _ in range(m)]
@@ -828,12 +829,16 @@ def ones_cases(cs, rng, quick, pts):
             exp = None
             for i in idx:
                 exp = aff_add(F, exp, bases[i])
-            for leaves, order in sorted({(1, 0), (2, 1), (3, 2), (5, 0), (8, 1), (64, 2), (count, 0), (count, 1), (count, 2)}):
+            # Groups of 2^group_bits leaves: one leaf each, groups that split the leaves
+            # unevenly (the last one short), one group for all.
+            for leaves, group_bits, order in sorted({(1, 0, 0), (2, 0, 1), (3, 1, 2), (5, 1, 0), (8, 2, 1), (64, 3, 2),
+                                                     (count, 30, 0), (count, 2, 1), (count, 5, 2), (count, 0, 0)}):
                 if leaves > count:
                     continue
-                cmd = f"ones {g} {count} {leaves} {order} {nb} " + " ".join(sum((enc_aff(F, b) for b in bases), [])) + " " + \
-                    " ".join(str(i) for i in idx)
-                cs.add(f"ones {g} count={count} leaves={leaves} order={order}", cmd, lambda t, exp=exp, F=F: dec_xyzz(F, t) == exp)
+                cmd = f"ones {g} {count} {leaves} {group_bits} {order} {nb} " + \
+                    " ".join(sum((enc_aff(F, b) for b in bases), [])) + " " + " ".join(str(i) for i in idx)
+                cs.add(f"ones {g} count={count} leaves={leaves} group_bits={group_bits} order={order}", cmd,
+                       lambda t, exp=exp, F=F: dec_xyzz(F, t) == exp)
         n = 9 if quick else 23
         bases = [rng.choice(ps) for _ in range(n)]
         params = [(5, 4, 2, None, 1), (8, 3, 3, 2, 64)] if quick else \

@@ -10,7 +10,7 @@ use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
 use crate::msm::passes::{self, Passes};
 use crate::msm::planes::{self, Planes};
 use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
-use crate::tuning::{CudaTuning, MsmReduce};
+use crate::tuning::{CudaTuning, MsmFold, MsmReduce};
 
 // The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
 // next MSM may reuse are sort_reuse.rs's.
@@ -20,6 +20,7 @@ const MSM_SCAN: PlanKey = PlanKey::new("cuda", "msm_scan");
 const MSM_BUCKETS: PlanKey = PlanKey::new("cuda", "msm_buckets");
 const MSM_CARRIES: PlanKey = PlanKey::new("cuda", "msm_carries");
 const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
+const MSM_FOLD_TICKETS: PlanKey = PlanKey::new("cuda", "msm_fold_tickets");
 const MSM_REDUCE_A: PlanKey = PlanKey::new("cuda", "msm_reduce_a");
 const MSM_REDUCE_B: PlanKey = PlanKey::new("cuda", "msm_reduce_b");
 
@@ -53,7 +54,28 @@ const SEG_BITS: u32 = 4;
 /// chain of additions, so it takes shorter ones. With 8 buckets a thread, G1 2^20 over
 /// window planes (2^19 buckets) has 2^16 segment threads, more than the ~45000 that
 /// keep the H200's SMs busy at ~8 warps each; 16 a thread left half of them idle.
+/// Fewer buckets get shorter segments, down to one bucket a thread, until there are
+/// [`FILL_SEGMENTS`] segment threads ([`tree_seg_bits`]).
 const TREE_SEG_BITS: u32 = 3;
+/// Segment threads below which the "tree" reduction shortens its segments: a small
+/// MSM's reduction is a chain of dependent additions (about 30 µs each on a nearly idle
+/// H200), 2^(seg_bits + 1) of them in a segment's running sums and one a level of the
+/// tree above (c - 1 - seg_bits levels). The rest of a witness-aware MSM at 99 % 0/1
+/// scalars (2^20 / 100 terms, c = 10, 26 windows of 512 buckets) had 1664 segment
+/// threads of 8 buckets: 16 + 6 additions deep, 0.63 ms (ncu); one bucket a thread is
+/// 9 levels deep. G1 and G2 2^20 over planes (2^19 and 2^18 buckets) keep 8.
+const FILL_SEGMENTS: usize = 1 << 15;
+
+/// log2 buckets per segment of the "tree" reduction over `buckets` buckets in all:
+/// [`TREE_SEG_BITS`], or fewer where that leaves fewer than [`FILL_SEGMENTS`] segments
+/// (never more than the `window_buckets` of one window).
+fn tree_seg_bits(buckets: usize, window_buckets: usize) -> u32 {
+    let most = TREE_SEG_BITS.min(window_buckets.trailing_zeros());
+    (0..=most)
+        .rev()
+        .find(|&s| buckets >> s >= FILL_SEGMENTS)
+        .unwrap_or(0)
+}
 
 /// The shape of an MSM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +94,8 @@ pub struct Layout {
     pub seg_bits: u32,
     /// How the buckets are reduced.
     pub reduce: MsmReduce,
+    /// How the carries are folded.
+    pub fold: MsmFold,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
 }
@@ -95,6 +119,8 @@ pub struct Scratch {
     pub carries: BufferId,
     /// The longest run of carries (one word, zeroed).
     pub carry_span: BufferId,
+    /// The one-launch fold's tickets, one a chunk (zeroed).
+    pub fold_tickets: BufferId,
     /// The reduction's first output (msm.cu steps 6-7).
     pub reduce_a: BufferId,
     /// The reduction's other output, swapped with `reduce_a` step by step.
@@ -102,7 +128,7 @@ pub struct Scratch {
 }
 
 /// The scratch items of one MSM.
-pub const ITEMS: usize = 10;
+pub const ITEMS: usize = 11;
 
 impl Scratch {
     /// The buffers in [`Layout::items`]'s order.
@@ -116,8 +142,9 @@ impl Scratch {
             buckets: ids[5],
             carries: ids[6],
             carry_span: ids[7],
-            reduce_a: ids[8],
-            reduce_b: ids[9],
+            fold_tickets: ids[8],
+            reduce_a: ids[9],
+            reduce_b: ids[10],
         }
     }
 }
@@ -125,34 +152,37 @@ impl Scratch {
 /// The scratch items the kernels need cleared (msm.cu's "MUST BE ZEROED", and the
 /// prefix sum's zero word at the start of its scratch); the kernels write every other
 /// word they read first.
-pub const ZEROED: [PlanKey; 3] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN];
+pub const ZEROED: [PlanKey; 4] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN, MSM_FOLD_TICKETS];
 
 impl Layout {
     /// Plain bases with window bits `c`.
     pub fn new(c: u32, tuning: &CudaTuning) -> Layout {
+        Layout::shaped(c, windows(c), 0, tuning)
+    }
+
+    /// Over bases with window `planes` of `stride` points each.
+    pub fn with_planes(planes: Planes, stride: usize, tuning: &CudaTuning) -> Layout {
+        Layout::shaped(planes.c, planes.per_plane as usize, stride as u32, tuning)
+    }
+
+    /// Window bits `c` with `bucket_windows` windows of buckets, `stride` points a plane.
+    fn shaped(c: u32, bucket_windows: usize, stride: u32, tuning: &CudaTuning) -> Layout {
         let reduce = tuning.msm_reduce.unwrap_or(MsmReduce::Tree);
+        let buckets = 1usize << (c - 1);
         let seg_bits = tuning.msm_seg_bits.unwrap_or(match reduce {
-            MsmReduce::Tree => TREE_SEG_BITS,
+            MsmReduce::Tree => tree_seg_bits(bucket_windows * buckets, buckets),
             MsmReduce::Levels => SEG_BITS,
         });
         Layout {
             c,
             windows: windows(c),
-            bucket_windows: windows(c),
-            stride: 0,
-            buckets: 1 << (c - 1),
+            bucket_windows,
+            stride,
+            buckets,
             seg_bits: seg_bits.min(c - 1),
             reduce,
+            fold: tuning.msm_fold.unwrap_or(MsmFold::Tree),
             tuned_chunk: tuning.msm_chunk,
-        }
-    }
-
-    /// Over bases with window `planes` of `stride` points each.
-    pub fn with_planes(planes: Planes, stride: usize, tuning: &CudaTuning) -> Layout {
-        Layout {
-            bucket_windows: planes.per_plane as usize,
-            stride: stride as u32,
-            ..Layout::new(planes.c, tuning)
         }
     }
 
@@ -199,6 +229,7 @@ impl Layout {
         let entries = self.windows * n;
         let xyzz = group.xyzz_words();
         let [a, b] = self.reduce_points(group);
+        let chunks = entries.div_ceil(self.chunk(n) as usize);
         [
             (MSM_DIGITS, entries),
             (MSM_BUCKET_COUNT, m),
@@ -206,8 +237,9 @@ impl Layout {
             (MSM_SCAN, scan_words(m)),
             (MSM_SORTED, entries),
             (MSM_BUCKETS, m * xyzz),
-            (MSM_CARRIES, entries.div_ceil(self.chunk(n) as usize) * xyzz),
+            (MSM_CARRIES, chunks * xyzz),
             (MSM_CARRY_SPAN, 1),
+            (MSM_FOLD_TICKETS, chunks),
             (MSM_REDUCE_A, a * xyzz),
             (MSM_REDUCE_B, b * xyzz),
         ]
@@ -243,16 +275,14 @@ pub fn choose(
     }
 }
 
-/// Words of the prefix sum's scratch for `m` counts: one zero word, then each level's
-/// partial sums (plus the total).
+/// Words of the prefix sum's scratch for `m` counts: one zero word, then the chunks'
+/// sums (none for `m` <= [`SCAN_CHUNK`]: one thread scans them all).
 pub fn scan_words(m: usize) -> usize {
-    let mut words = 1;
-    let mut len = m;
-    while len > SCAN_CHUNK {
-        len = len.div_ceil(SCAN_CHUNK);
-        words += len + 1;
+    if m > SCAN_CHUNK {
+        1 + m.div_ceil(SCAN_CHUNK)
+    } else {
+        1
     }
-    words
 }
 
 /// The largest number of terms (at most `n`) for which [`window_bits`] picks at most
@@ -320,6 +350,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
             MSM_CARRIES,
             (threads.max(1) * group.xyzz_words() * 4) as u64,
         );
+        plan.at_least(MSM_FOLD_TICKETS, (threads.max(1) * 4) as u64);
     }
 }
 
@@ -335,6 +366,8 @@ mod tests {
         msm_planes: None,
         msm_reduce: None,
         msm_ones: None,
+        msm_fold: None,
+        msm_ones_sum: None,
         ntt_pass_stages: None,
         ntt_path: None,
         ntt_tile_bits: None,
@@ -508,6 +541,12 @@ mod tests {
         };
         assert_eq!(Layout::new(20, &UNTUNED).reduce, MsmReduce::Tree);
         assert_eq!(Layout::new(20, &UNTUNED).seg_bits, TREE_SEG_BITS);
+        // Few buckets: shorter segments, so that the reduction has threads enough.
+        assert_eq!(Layout::new(10, &UNTUNED).seg_bits, 0);
+        assert_eq!(Layout::new(13, &UNTUNED).seg_bits, 1);
+        assert_eq!(Layout::new(14, &UNTUNED).seg_bits, 2);
+        assert_eq!(Layout::new(16, &UNTUNED).seg_bits, TREE_SEG_BITS);
+        assert_eq!(Layout::new(10, &with(None, Some(3))).seg_bits, 3);
         let levels = Layout::new(20, &with(Some(MsmReduce::Levels), None));
         assert_eq!(
             (levels.reduce, levels.seg_bits),
@@ -515,7 +554,8 @@ mod tests {
         );
         assert_eq!(Layout::new(20, &with(None, Some(5))).seg_bits, 5);
         // Never more than the window's buckets.
-        assert_eq!(Layout::new(2, &UNTUNED).seg_bits, 1);
+        assert_eq!(Layout::new(2, &with(None, Some(3))).seg_bits, 1);
+        assert_eq!(tree_seg_bits(1 << 30, 2), 1);
     }
 
     #[test]
@@ -543,10 +583,10 @@ mod tests {
     }
 
     #[test]
-    fn scan_scratch_holds_every_level() {
+    fn scan_scratch_holds_the_zero_and_the_chunks_sums() {
         assert_eq!(scan_words(1), 1);
         assert_eq!(scan_words(SCAN_CHUNK), 1);
-        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 3);
-        assert_eq!(scan_words(1 << 19), 1 + (8192 + 1) + (128 + 1) + (2 + 1));
+        assert_eq!(scan_words(SCAN_CHUNK + 1), 1 + 2);
+        assert_eq!(scan_words(1 << 19), 1 + 8192);
     }
 }

@@ -38,7 +38,7 @@ use crate::error::CudaError;
 use crate::field::{Group, FR_WORDS};
 use crate::launch::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
-use crate::tuning::{CudaTuning, PlanesBuild};
+use crate::tuning::{CudaTuning, OnesSum, PlanesBuild};
 use layout::{Layout, Scratch, ITEMS, ZEROED};
 use reduce::Reduced;
 use sort_reuse::{Classes, KEPT};
@@ -221,17 +221,23 @@ pub fn msm<B>(
         )?,
     };
     let target = (bases, bases_id, bases_len);
-    let sums =
-        pippenger(cx, group, work, target, span, reuse, Some(&classes)).and_then(|mut sums| {
-            if classes.ones > 0 {
-                let points = bases.get::<BasesBuffer>(bases_id)?;
-                let points = points
-                    .words
-                    .slice(span.base_offset * group.affine_words()..);
-                sums.ones = ones::sum(cx.stream, cx.kernels, group, work, &points, &classes)?;
-            }
-            Ok(sums)
-        });
+    let rest = |work: &mut Lease| pippenger(cx, group, work, target, span, reuse, Some(&classes));
+    let sums = if classes.ones > 0 {
+        let points = bases.get::<BasesBuffer>(bases_id)?;
+        let points = points
+            .words
+            .slice(span.base_offset * group.affine_words()..);
+        let how = cx.tuning.msm_ones_sum.unwrap_or(OnesSum::Overlap);
+        ones::sum(
+            cx.stream, cx.kernels, group, work, &points, &classes, how, rest,
+        )
+        .map(|(ones, mut sums)| {
+            sums.ones = ones;
+            sums
+        })
+    } else {
+        rest(work)
+    };
     match sums {
         Ok(sums) => {
             reuse.keep_classes(key, classes);

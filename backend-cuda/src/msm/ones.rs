@@ -16,11 +16,12 @@ use cudarc::driver::{CudaStream, CudaView};
 
 use crate::error::CudaError;
 use crate::field::Group;
-use crate::launch::{self, grid_1d, grid_with_block, Dev, Kernels};
+use crate::launch::{self, grid_1d, grid_with_block, Dev, Kernel, Kernels};
 use crate::memory::{alloc_words, alloc_words_uninit, download, download_at, CudaBuffer};
 use crate::msm::layout::scan_words;
 use crate::msm::sort::prefix_sum;
 use crate::msm::sort_reuse::{Classes, MSM_ONES_LIST};
+use crate::tuning::OnesSum;
 
 // The scratch of ones.cu's opening contract (the list is sort_reuse.rs's: it is kept).
 const MSM_CLASS_COUNT: PlanKey = PlanKey::new("cuda", "msm_class_count");
@@ -28,16 +29,19 @@ const MSM_CLASS_START: PlanKey = PlanKey::new("cuda", "msm_class_start");
 const MSM_CLASS_SCAN: PlanKey = PlanKey::new("cuda", "msm_class_scan");
 const MSM_ONES_PARTIALS: PlanKey = PlanKey::new("cuda", "msm_ones_partials");
 const MSM_ONES_TICKETS: PlanKey = PlanKey::new("cuda", "msm_ones_tickets");
+const MSM_ONES_SUMS: PlanKey = PlanKey::new("cuda", "msm_ones_sums");
 
 /// Scalars one thread classifies: 2^14 threads at 2^20 terms, each reading 2 KiB.
 const CLASS_CHUNK: usize = 64;
 /// Threads of the ones' sum kernel, like the bucket sums' (it uses as many registers).
 const ONES_BLOCK: u32 = 128;
 
-/// The most leaves of the ones' sum: about two waves of the H200's resident threads of
-/// the curve kernels (G2's take twice the registers), so that the ones' additions run
-/// at full occupancy and the tree above the leaves is as shallow as that allows
-/// (log2 of the leaves, one dependent addition a level).
+/// The most leaves of the ones' sum: under [`OnesSum::Tree`] its leaves, about 1.3
+/// waves of the H200's resident threads of the curve kernels (G2's take twice the
+/// registers). [`OnesSum::Groups`] takes one wave at most (the device's resident
+/// threads of the kernel): a second, partial wave cost as long as a full one, and each
+/// level of the tree above the leaves one dependent addition (about 30 µs on a nearly
+/// idle H200; 16 levels for 2^16 leaves).
 fn most_leaves(group: Group) -> usize {
     match group {
         Group::G1 => 1 << 16,
@@ -57,12 +61,74 @@ fn class_items(n: usize) -> [(PlanKey, usize, bool); 3] {
     ]
 }
 
-/// (item, words, zeroed) of the ones' sum's scratch for `leaves` leaves.
-fn sum_items(group: Group, leaves: usize) -> [(PlanKey, usize, bool); 2] {
+/// The most groups of [`OnesSum::Groups`], whose sums the host adds: about 1 µs each
+/// on a CPU core, against 30 µs a level of the device's tree that they save (2^5 groups:
+/// 5 levels fewer).
+const MOST_GROUPS: usize = 32;
+
+/// How the ones' sum runs: its leaves and log2 of the leaves of one group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SumShape {
+    leaves: usize,
+    group_bits: u32,
+}
+
+impl SumShape {
+    /// The shape for `ones` ones (at least one) with `resident` threads of the sum
+    /// kernel on the device at once.
+    fn new(group: Group, ones: usize, resident: usize, how: OnesSum) -> SumShape {
+        let leaves = ones.min(most_leaves(group));
+        match how {
+            OnesSum::Tree => SumShape {
+                leaves,
+                group_bits: ceil_log2(leaves),
+            },
+            OnesSum::Overlap | OnesSum::Groups => {
+                let leaves = leaves.min(resident.max(1));
+                SumShape {
+                    leaves,
+                    group_bits: ceil_log2(leaves.div_ceil(MOST_GROUPS)),
+                }
+            }
+        }
+    }
+
+    /// The groups, each one sum.
+    fn groups(&self) -> usize {
+        self.leaves.div_ceil(1 << self.group_bits)
+    }
+}
+
+/// log2 of the smallest power of two >= `x` (0 for 0 and 1).
+fn ceil_log2(x: usize) -> u32 {
+    x.next_power_of_two().trailing_zeros()
+}
+
+/// (item, words, zeroed) of the ones' sum's scratch for `shape`.
+fn sum_items(group: Group, shape: SumShape) -> [(PlanKey, usize, bool); 3] {
     [
-        (MSM_ONES_PARTIALS, leaves * group.xyzz_words(), false),
-        (MSM_ONES_TICKETS, leaves.saturating_sub(1).max(1), true),
+        (MSM_ONES_PARTIALS, shape.leaves * group.xyzz_words(), false),
+        (
+            MSM_ONES_TICKETS,
+            shape.leaves.saturating_sub(1).max(1),
+            true,
+        ),
+        (MSM_ONES_SUMS, shape.groups() * group.xyzz_words(), false),
     ]
+}
+
+/// The largest scratch of any sum of up to `n` ones: the most leaves, the most groups.
+fn sum_plan_items(group: Group, n: usize) -> [(PlanKey, usize, bool); 3] {
+    let leaves = n.min(most_leaves(group));
+    let mut items = sum_items(
+        group,
+        SumShape {
+            leaves,
+            group_bits: 0,
+        },
+    );
+    items[2].1 = leaves.min(MOST_GROUPS) * group.xyzz_words();
+    items
 }
 
 /// Scratch items of witness-aware MSMs of up to `n` terms over `group` (every size is
@@ -71,11 +137,10 @@ pub fn scratch_plan(group: Group, n: usize, plan: &mut MemoryPlan) {
     if n == 0 {
         return;
     }
-    let leaves = n.min(most_leaves(group));
     let list = (MSM_ONES_LIST, n, false);
     for (item, words, _) in class_items(n)
         .into_iter()
-        .chain(sum_items(group, leaves))
+        .chain(sum_plan_items(group, n))
         .chain([list])
     {
         plan.at_least(item, (words.max(1) * 4) as u64);
@@ -88,7 +153,7 @@ fn with_buffers<T>(
     stream: &Arc<CudaStream>,
     work: &mut Lease,
     items: &[(PlanKey, usize, bool)],
-    f: impl FnOnce(&Lease, &[BufferId]) -> Result<T>,
+    f: impl FnOnce(&mut Lease, &[BufferId]) -> Result<T>,
 ) -> Result<T> {
     let mut ids = Vec::with_capacity(items.len());
     let mut allocated = Ok(());
@@ -192,36 +257,75 @@ pub fn classify(
     classes
 }
 
-/// The XYZZ words of the sum of the bases of the `classes.ones` ones (ones.cu step 4),
-/// over `points` (the span's first point on; plane 0).
-pub fn sum(
+/// The XYZZ words of the sums whose total is the sum of the bases of the
+/// `classes.ones` ones (ones.cu step 4, one sum per group), over `points` (the span's
+/// first point on; plane 0), and what `meanwhile` returns. Under [`OnesSum::Overlap`]
+/// the sum runs on a stream of its own, forked from `stream` and joined back before
+/// its read-back, while `meanwhile` launches its work (the rest's Pippenger) on
+/// `stream`: a witness-aware MSM's two parts are each a few chains of dependent
+/// additions on a mostly idle device at 99 % 0/1 scalars, so they overlap. Otherwise
+/// `meanwhile` runs first, and the sum after it, on `stream`.
+#[allow(clippy::too_many_arguments)]
+pub fn sum<T>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     group: Group,
     work: &mut Lease,
     points: &CudaView<'_, u32>,
     classes: &Classes,
-) -> Result<Vec<u32>> {
-    let leaves = classes.ones.min(most_leaves(group));
+    how: OnesSum,
+    meanwhile: impl FnOnce(&mut Lease) -> Result<T>,
+) -> Result<(Vec<u32>, T)> {
+    let kernel = match group {
+        Group::G1 => Kernel::MsmG1OnesSum,
+        Group::G2 => Kernel::MsmG2OnesSum,
+    };
+    let resident = match how {
+        OnesSum::Overlap | OnesSum::Groups => k.resident_threads(stream, kernel, ONES_BLOCK)?,
+        OnesSum::Tree => most_leaves(group),
+    };
+    let shape = SumShape::new(group, classes.ones, resident, how);
     let list = classes
         .list
         .ok_or_else(|| CudaError::Size(format!("{} ones and no list", classes.ones)))?;
-    with_buffers(stream, work, &sum_items(group, leaves), |work, ids| {
+    let items = sum_items(group, shape);
+    let launch = |work: &Lease, ids: &[BufferId], on: &CudaStream| -> Result<()> {
+        let buf = |i: usize| -> Result<&CudaBuffer> { work.get::<CudaBuffer>(ids[i]) };
         let list = &work.get::<CudaBuffer>(list)?.words;
         let ones = list.slice(0..classes.ones);
         launch::msm_ones_sum(
             k,
-            stream,
-            grid_with_block(leaves, ONES_BLOCK),
+            on,
+            grid_with_block(shape.leaves, ONES_BLOCK),
             group,
             Dev::view(points),
             Dev::view(&ones),
-            Dev::new(&work.get::<CudaBuffer>(ids[0])?.words),
-            Dev::new(&work.get::<CudaBuffer>(ids[1])?.words),
+            Dev::new(&buf(0)?.words),
+            Dev::new(&buf(1)?.words),
+            Dev::new(&buf(2)?.words),
             classes.ones as u32,
-            leaves as u32,
+            shape.leaves as u32,
+            shape.group_bits,
         )?;
-        download(stream, work, ids[0], group.xyzz_words())
+        Ok(())
+    };
+    let words = shape.groups() * group.xyzz_words();
+    if how != OnesSum::Overlap {
+        let during = meanwhile(work)?;
+        let sums = with_buffers(stream, work, &items, |work, ids| {
+            launch(work, ids, stream)?;
+            download(stream, work, ids[2], words)
+        })?;
+        return Ok((sums, during));
+    }
+    with_buffers(stream, work, &items, |work, ids| {
+        // Forked after the scratch's allocation (and its tickets' clearing) on `stream`.
+        let side = stream.fork().map_err(CudaError::from)?;
+        let during = launch(work, ids, &side).and_then(|()| meanwhile(work));
+        // Joined on every path, before the scratch is read or freed.
+        stream.join(&side).map_err(CudaError::from)?;
+        let during = during?;
+        Ok((download(stream, work, ids[2], words)?, during))
     })
 }
 
@@ -239,20 +343,50 @@ mod tests {
                     if m == 0 {
                         continue;
                     }
-                    let leaves = m.min(most_leaves(group));
                     let list = (MSM_ONES_LIST, m, false);
-                    for (item, words, _) in class_items(m)
-                        .into_iter()
-                        .chain(sum_items(group, leaves))
-                        .chain([list])
-                    {
-                        assert!(
-                            (words.max(1) * 4) as u64 <= plan.bytes_of(item),
-                            "n={n} m={m} {item}: {words} words"
-                        );
+                    for (how, resident) in [
+                        (OnesSum::Tree, 0),
+                        (OnesSum::Groups, 1),
+                        (OnesSum::Groups, 50688),
+                        (OnesSum::Groups, 1 << 24),
+                    ] {
+                        let shape = SumShape::new(group, m, resident, how);
+                        for (item, words, _) in class_items(m)
+                            .into_iter()
+                            .chain(sum_items(group, shape))
+                            .chain([list])
+                        {
+                            assert!(
+                                (words.max(1) * 4) as u64 <= plan.bytes_of(item),
+                                "n={n} m={m} {how:?} {item}: {words} words"
+                            );
+                        }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_sum_takes_one_wave_and_leaves_few_groups_to_the_host() {
+        // G1 2^20 at 99 % bits: ~2^19 ones, 132 SMs x 3 blocks of 128 resident.
+        let shape = SumShape::new(Group::G1, 1 << 19, 50688, OnesSum::Groups);
+        assert_eq!(shape.leaves, 50688);
+        assert_eq!(shape.group_bits, 11);
+        assert_eq!(shape.groups(), 25);
+        // Fewer ones than resident threads: a leaf each.
+        let shape = SumShape::new(Group::G1, 1000, 50688, OnesSum::Groups);
+        assert_eq!((shape.leaves, shape.groups()), (1000, 32));
+        let shape = SumShape::new(Group::G2, 1, 33792, OnesSum::Groups);
+        assert_eq!((shape.leaves, shape.group_bits, shape.groups()), (1, 0, 1));
+        // More resident threads than the plan's leaves: the plan's.
+        let shape = SumShape::new(Group::G2, 1 << 20, 1 << 20, OnesSum::Groups);
+        assert_eq!(shape.leaves, most_leaves(Group::G2));
+        assert!(shape.groups() <= MOST_GROUPS);
+        // The tree as before: one group of the most leaves.
+        let shape = SumShape::new(Group::G1, 1 << 19, 50688, OnesSum::Tree);
+        assert_eq!((shape.leaves, shape.groups()), (1 << 16, 1));
+        let shape = SumShape::new(Group::G1, 5, 50688, OnesSum::Tree);
+        assert_eq!((shape.leaves, shape.group_bits, shape.groups()), (5, 3, 1));
     }
 }

@@ -1,6 +1,7 @@
 //! msm.cu steps 5-7, the curve arithmetic: bucket sums over equal chunks of the sorted
 //! entries (with carries for buckets that span chunks, folded in a tree as deep as the
-//! longest span needs), then each bucket window's reduction.
+//! longest span needs, all in one launch unless `CRUCIBLE_CUDA_MSM_FOLD=levels`), then
+//! each bucket window's reduction.
 //!
 //! The reduction ("tree", the default) splits window v's weighted sum with the bits of
 //! the segment index: sum_b (b + 1) B_b = G + sum_k 2^(seg_bits + k) U_k, where G sums
@@ -23,7 +24,7 @@ use crate::field::Group;
 use crate::launch::{self, grid_2d, grid_with_block, Dev, Kernels};
 use crate::memory::{download, CudaBuffer};
 use crate::msm::layout::{Layout, Scratch};
-use crate::tuning::MsmReduce;
+use crate::tuning::{MsmFold, MsmReduce};
 
 // The curve kernels use up to 255 registers per thread: blocks of 128 always fit.
 const CURVE_BLOCK: u32 = 128;
@@ -68,26 +69,42 @@ pub fn reduce(
         m32,
         chunk,
     )?;
-    // Step 5b: as many tree levels as the longest run of carries needs (none for
-    // spread-out digits; about log2(n / CHUNK) when one bucket holds a whole window).
-    let max_span = download(stream, work, scratch.carry_span, 1)?
-        .first()
-        .copied()
-        .ok_or_else(|| CudaError::Size("the MSM's carry span is empty".into()))?;
-    let mut level = 0u32;
-    while (1u64 << level) < u64::from(max_span) {
-        launch::msm_fold_carries(
+    // Step 5b. "tree": one launch, whatever the longest run of carries. "levels": as many
+    // launches as that run needs (none for spread-out digits; about log2(n / CHUNK) when
+    // one bucket holds a whole window), read back first (a sync of the host).
+    match layout.fold {
+        MsmFold::Tree => launch::msm_fold_tree(
             k,
             stream,
             grid_with_block(sum_threads, CURVE_BLOCK),
             group,
             Dev::new(buf(work, scratch.carries)?),
             Dev::new(buf(work, scratch.bucket_start)?),
+            Dev::new(buf(work, scratch.fold_tickets)?),
             m32,
             chunk,
-            level,
-        )?;
-        level += 1;
+        )?,
+        MsmFold::Levels => {
+            let max_span = download(stream, work, scratch.carry_span, 1)?
+                .first()
+                .copied()
+                .ok_or_else(|| CudaError::Size("the MSM's carry span is empty".into()))?;
+            let mut level = 0u32;
+            while (1u64 << level) < u64::from(max_span) {
+                launch::msm_fold_carries(
+                    k,
+                    stream,
+                    grid_with_block(sum_threads, CURVE_BLOCK),
+                    group,
+                    Dev::new(buf(work, scratch.carries)?),
+                    Dev::new(buf(work, scratch.bucket_start)?),
+                    m32,
+                    chunk,
+                    level,
+                )?;
+                level += 1;
+            }
+        }
     }
     let steps = Steps {
         stream,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crucible_core::{BufferId, Lease, Result};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView};
 
-use crate::launch::{self, grid_1d, grid_2d, Dev, Kernels};
+use crate::launch::{self, grid_1d, grid_2d, grid_with_block, Dev, Kernels};
 use crate::memory::CudaBuffer;
 use crate::msm::layout::{Layout, Scratch, SCAN_CHUNK};
 
@@ -101,9 +101,13 @@ pub fn sort(
     Ok(())
 }
 
+/// Threads of msm.cu's `u32_block_scan` block (its `CRU_SCAN_BLOCK`, which a test
+/// compares).
+const SCAN_BLOCK: u32 = 1024;
+
 /// The prefix-sum launches of msm.cu step 2: `counts` (m) into `starts` (m + 1),
-/// through `scan` (layout.rs's `scan_words(m)`): its word 0 is a zero, then each
-/// level's partial sums (plus total). Also ones.rs's classification counts.
+/// through `scan` (layout.rs's `scan_words(m)`): its word 0 is a zero, then the
+/// chunks' sums. Also ones.rs's classification counts.
 pub fn prefix_sum(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -113,98 +117,62 @@ pub fn prefix_sum(
     m: usize,
 ) -> Result<()> {
     let chunk = SCAN_CHUNK as u32;
-    // levels[l] = (offset in `scan`, length) of the partial sums of level l + 1.
-    let mut levels = Vec::new();
-    let (mut offset, mut len) = (1usize, m);
-    while len > SCAN_CHUNK {
-        let parts = len.div_ceil(SCAN_CHUNK);
-        levels.push((offset, parts));
-        offset += parts + 1;
-        len = parts;
-    }
-    let zero = scan.slice(0..1);
-    // Partial sums, bottom up.
-    for (l, &(off, parts)) in levels.iter().enumerate() {
-        let out = scan.slice(off..off + parts + 1);
-        if l == 0 {
-            launch::u32_chunk_sums(
-                k,
-                stream,
-                grid_1d(parts),
-                Dev::new(counts),
-                Dev::view(&out),
-                m as u32,
-                chunk,
-            )?;
-        } else {
-            let (prev_off, prev_len) = levels[l - 1];
-            let input = scan.slice(prev_off..prev_off + prev_len + 1);
-            launch::u32_chunk_sums(
-                k,
-                stream,
-                grid_1d(parts),
-                Dev::view(&input),
-                Dev::view(&out),
-                prev_len as u32,
-                chunk,
-            )?;
-        }
-    }
-    // The top level in one thread, then each level's scan from the one above, top down.
-    match levels.last() {
-        None => launch::u32_chunk_scan(
+    if m <= SCAN_CHUNK {
+        // One thread, from the zero word.
+        return Ok(launch::u32_chunk_scan(
             k,
             stream,
             grid_1d(1),
             Dev::new(counts),
-            Dev::view(&zero),
+            Dev::view(&scan.slice(0..1)),
             Dev::new(starts),
             m as u32,
             chunk,
-        )?,
-        Some(&(off, parts)) => {
-            // In place: each thread reads in[k] before it writes out[k].
-            let top = scan.slice(off..off + parts + 1);
-            launch::u32_chunk_scan(
-                k,
-                stream,
-                grid_1d(1),
-                Dev::view(&top),
-                Dev::view(&zero),
-                Dev::view(&top),
-                parts as u32,
-                chunk,
-            )?;
-        }
+        )?);
     }
-    for l in (0..levels.len()).rev() {
-        let (off, parts) = levels[l];
-        let offsets = scan.slice(off..off + parts + 1);
-        if l == 0 {
-            launch::u32_chunk_scan(
-                k,
-                stream,
-                grid_1d(parts),
-                Dev::new(counts),
-                Dev::view(&offsets),
-                Dev::new(starts),
-                m as u32,
-                chunk,
-            )?;
-        } else {
-            let (prev_off, prev_len) = levels[l - 1];
-            let data = scan.slice(prev_off..prev_off + prev_len + 1);
-            launch::u32_chunk_scan(
-                k,
-                stream,
-                grid_1d(parts),
-                Dev::view(&data),
-                Dev::view(&offsets),
-                Dev::view(&data),
-                prev_len as u32,
-                chunk,
-            )?;
-        }
-    }
+    // The chunks' sums after the zero word, scanned in place by one block, then each
+    // chunk's scan from its offset: three launches whatever m (one level of partial
+    // sums a launch took 5 to 7 launches of a few microseconds each).
+    let parts = m.div_ceil(SCAN_CHUNK);
+    let sums = scan.slice(1..1 + parts);
+    launch::u32_chunk_sums(
+        k,
+        stream,
+        grid_1d(parts),
+        Dev::new(counts),
+        Dev::view(&sums),
+        m as u32,
+        chunk,
+    )?;
+    launch::u32_block_scan(
+        k,
+        stream,
+        grid_with_block(SCAN_BLOCK as usize, SCAN_BLOCK),
+        Dev::view(&sums),
+        parts as u32,
+    )?;
+    launch::u32_chunk_scan(
+        k,
+        stream,
+        grid_1d(parts),
+        Dev::new(counts),
+        Dev::view(&sums),
+        Dev::new(starts),
+        m as u32,
+        chunk,
+    )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scan_block_is_the_one_msm_cu_declares() {
+        let source = include_str!("../../kernels/msm.cu");
+        let define = format!("#define CRU_SCAN_BLOCK {SCAN_BLOCK}\n");
+        assert!(source.contains(&define), "msm.cu lacks {define:?}");
+        assert!(SCAN_BLOCK.is_power_of_two());
+    }
 }
