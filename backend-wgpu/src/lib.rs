@@ -12,10 +12,10 @@
 //! over Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit limbs ([`LimbBits`]), loop-free
 //! (`straight`, G1's default on hardware adapters), with the product a loop over its
 //! rows (`compact`), or run from the instruction lists by a loop over a register file
-//! (`registers`: a fraction of the code, for G2, whose straight kernels take a driver
-//! minutes to compile); or through an Fq interpreter shader over the same lists over
-//! 16-bit loop code (`interpreted`: software adapters' default, where llvmpipe compiles
-//! the others for minutes, and G2's on hardware until `registers` is measured there).
+//! (`registers`: a fraction of the code, G2's default on hardware adapters, whose
+//! straight G2 kernels take a driver minutes to compile); or through an Fq interpreter
+//! shader over the same lists over 16-bit loop code (`interpreted`: software adapters'
+//! default, where llvmpipe compiles the others for minutes).
 //! `CRUCIBLE_WGPU_FORMULAS` (read when the adapter is opened) or
 //! [`WgpuOptions::formulas`] choose otherwise.
 //!

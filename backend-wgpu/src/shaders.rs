@@ -119,21 +119,19 @@ impl<T: Copy> PerCurve<T> {
 
 impl PerCurve<Formulas> {
     /// The default for an adapter. Software adapters: the interpreter for both curves
-    /// (llvmpipe compiles a straight-line MSM for minutes, and CI runs on it).
-    /// Hardware: G1 straight (on the H200 4.15x the interpreter, 30 of 30 MSM cases);
-    /// G2 interpreted, the one form known to compile in bounded time on NVIDIA's
-    /// Vulkan driver (its straight kernels did not finish in 150 s). `registers` is
-    /// G2's candidate (a twelfth of the straight kernels' code; on llvmpipe its G2
-    /// addition's pipeline is created in 2.2 s against G1's straight 4.9 s): it
-    /// becomes the default here once an H200 run shows every one of its pipelines
-    /// compiled in under 5 s (scripts/h200-session9-wgsl9.sh measures it).
+    /// (llvmpipe compiles the other forms for minutes, and CI runs on it). Hardware:
+    /// G1 straight, G2 registers. Measured on the H200's Vulkan driver (BENCHMARKS.md,
+    /// ninth session): G1 straight MSM 2^20 in 105 ms against the interpreter's 914;
+    /// G2's straight kernels did not finish compiling in 150 s, while its registers
+    /// kernels compiled in 1.3, 1.2 and 5.4 s (cold, no driver cache) and ran the G2
+    /// MSM 2^20 in 565 ms against the interpreter's 2554 (30 of 30 G2 conformance cases).
     pub fn for_adapter(software: bool) -> Self {
         if software {
             PerCurve::both(Formulas::Interpreted)
         } else {
             PerCurve {
                 g1: Formulas::Straight,
-                g2: Formulas::Interpreted,
+                g2: Formulas::Registers,
             }
         }
     }
@@ -590,12 +588,8 @@ mod tests {
         );
         let hardware = PerCurve::for_adapter(false);
         assert_eq!(hardware.g1, Formulas::Straight);
-        assert_eq!(
-            hardware.g2,
-            Formulas::Interpreted,
-            "until measured on the H200"
-        );
-        assert_eq!(hardware.describe(), "g1 straight, g2 interpreted");
+        assert_eq!(hardware.g2, Formulas::Registers, "measured on the H200");
+        assert_eq!(hardware.describe(), "g1 straight, g2 registers");
     }
 
     /// The straight-line MSM modules carry their own curve's additions only; the
@@ -634,8 +628,8 @@ mod tests {
         );
         assert_eq!(
             Module::msm_buckets(Program::G2Add, hardware.formulas),
-            Module::MsmBuckets,
-            "G2 interpreted on hardware until registers is measured"
+            Module::MsmG2,
+            "G2 in the registers form on hardware"
         );
         assert_eq!(
             Module::msm_buckets(Program::G2Add, PerCurve::both(Formulas::Registers)),
