@@ -99,25 +99,16 @@ fn store_level(i: u32, at: u32) {
 @compute @workgroup_size(64)
 fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
+    let span = task_span(t);
+    if !span.live {
         return;
     }
-    let w = t / params.max_tasks;
-    let k = t % params.max_tasks;
-    let task_base = w * (params.buckets + 1u);
-    if k >= task_off[task_base + params.buckets] {
-        return;
-    }
-    let b = bucket_of_task(task_base, k);
-    let end = atomicLoad(&cursor[w * params.buckets + b]);
-    let start = end - atomicLoad(&counts[w * params.buckets + b]);
-    let first = start + (k - task_off[task_base + b]) * params.task_size;
-    let last = min(first + params.task_size, end);
+    let w = span.w;
     let e = params.ext;
     regs_set_identity(0u, e);
     // The task's first point starts the sum (one addition fewer a task).
     var empty = true;
-    for (var pos = first; pos < last; pos++) {
+    for (var pos = span.first; pos < span.last; pos++) {
         let entry = sorted[w * params.n + pos];
         if load_base_into_q(params.base_offset + (entry & ~SIGN_BIT)) {
             // A negative digit adds −Q = (x, −y).
@@ -135,7 +126,7 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             }
         }
     }
-    store_partial(w * params.max_tasks + k, 0u);
+    store_partial(t, 0u);
 }
 
 // One thread per (window, task); round r: the task q (of its bucket) with q divisible
@@ -167,7 +158,7 @@ fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     load_partial(0u, w * params.max_tasks + k);
     load_partial(n, w * params.max_tasks + k + step);
     run_program(params.prog_start, params.prog_len);
-    store_partial(w * params.max_tasks + k, 2u * n);
+    store_partial(t, 2u * n);
 }
 
 // Element j of window w at this level: A (a bucket's sum at level 0) and C (0 there).

@@ -54,3 +54,31 @@ fn bucket_of_task(task_base: u32, k: u32) -> u32 {
 fn most_tasks(w: u32) -> u32 {
     return task_off[params.windows * (params.buckets + 1u) + w];
 }
+
+// The entries of `sorted` that thread t sums in an accumulate kernel (one thread per
+// (window, task); its partial sum goes to partials[t]): window w's positions
+// [first, last). `live` is false for a thread past the dispatch or past its window's
+// tasks, which writes nothing.
+struct TaskSpan {
+    live: bool,
+    w: u32,
+    first: u32,
+    last: u32,
+}
+
+fn task_span(t: u32) -> TaskSpan {
+    if t >= params.count {
+        return TaskSpan(false, 0u, 0u, 0u);
+    }
+    let w = t / params.max_tasks;
+    let k = t % params.max_tasks;
+    let task_base = w * (params.buckets + 1u);
+    if k >= task_off[task_base + params.buckets] {
+        return TaskSpan(false, w, 0u, 0u);
+    }
+    let b = bucket_of_task(task_base, k);
+    let end = atomicLoad(&cursor[w * params.buckets + b]);
+    let start = end - atomicLoad(&counts[w * params.buckets + b]);
+    let first = start + (k - task_off[task_base + b]) * params.task_size;
+    return TaskSpan(true, w, first, min(first + params.task_size, end));
+}

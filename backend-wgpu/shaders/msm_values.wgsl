@@ -61,25 +61,16 @@ fn store_level(i: u32, p: Point) {
 @compute @workgroup_size(64)
 fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
+    let span = task_span(t);
+    if !span.live {
         return;
     }
-    let w = t / params.max_tasks;
-    let k = t % params.max_tasks;
-    let task_base = w * (params.buckets + 1u);
-    if k >= task_off[task_base + params.buckets] {
-        return;
-    }
-    let b = bucket_of_task(task_base, k);
-    let end = atomicLoad(&cursor[w * params.buckets + b]);
-    let start = end - atomicLoad(&counts[w * params.buckets + b]);
-    let first = start + (k - task_off[task_base + b]) * params.task_size;
-    let last = min(first + params.task_size, end);
+    let w = span.w;
     var acc = identity();
     // The task's first point starts the sum (one addition fewer a task), as the
     // projective (x, y, Z) of a stored affine base (affine_z, straight.rs).
     var empty = true;
-    for (var pos = first; pos < last; pos++) {
+    for (var pos = span.first; pos < span.last; pos++) {
         let entry = sorted[w * params.n + pos];
         var q = load_base(params.base_offset + (entry & ~SIGN_BIT));
         if !(coord_is_zero(q.x) && coord_is_zero(q.y)) {
@@ -95,7 +86,7 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             }
         }
     }
-    store_partial(w * params.max_tasks + k, acc);
+    store_partial(t, acc);
 }
 
 // One thread per (window, task); round r: the task q (of its bucket) with q divisible

@@ -40,23 +40,14 @@ fn xyzz_to_projective(p: G1Xyzz) -> G1P {
 @compute @workgroup_size(64)
 fn accumulate_xyzz(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
+    let span = task_span(t);
+    if !span.live {
         return;
     }
-    let w = t / params.max_tasks;
-    let k = t % params.max_tasks;
-    let task_base = w * (params.buckets + 1u);
-    if k >= task_off[task_base + params.buckets] {
-        return;
-    }
-    let b = bucket_of_task(task_base, k);
-    let end = atomicLoad(&cursor[w * params.buckets + b]);
-    let start = end - atomicLoad(&counts[w * params.buckets + b]);
-    let first = start + (k - task_off[task_base + b]) * params.task_size;
-    let last = min(first + params.task_size, end);
+    let w = span.w;
     var acc = G1Xyzz(FQ_ZERO, FQ_ZERO, FQ_ZERO, FQ_ZERO);
     var empty = true;
-    for (var pos = first; pos < last; pos++) {
+    for (var pos = span.first; pos < span.last; pos++) {
         let entry = sorted[w * params.n + pos];
         var q = load_base(params.base_offset + (entry & ~SIGN_BIT));
         if coord_is_zero(q.x) && coord_is_zero(q.y) {
@@ -101,5 +92,5 @@ fn accumulate_xyzz(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
     if !empty {
         sum = xyzz_to_projective(acc);
     }
-    store_partial(w * params.max_tasks + k, sum);
+    store_partial(t, sum);
 }
