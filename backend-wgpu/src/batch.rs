@@ -167,6 +167,8 @@ impl<'a> Batch<'a> {
             })
             .collect();
         let timed = timer.map_or(0, |_| phases.len() as u32);
+        // Two u64 timestamps (start, end) per timed pass.
+        let timed_bytes = u64::from(timed) * 16;
         ctx.scoped(&self.during, || {
             if let (Some(p), false) = (params_buf, params.is_empty()) {
                 ctx.queue.write_buffer(p, 0, &params);
@@ -233,12 +235,13 @@ impl<'a> Batch<'a> {
             }
             if let (Some(t), true) = (timer, timed > 0) {
                 encoder.resolve_query_set(&t.queries, 0..2 * timed, t.resolve, 0);
+                encoder.copy_buffer_to_buffer(t.resolve, 0, t.readback, 0, timed_bytes);
             }
             ctx.queue.submit([encoder.finish()]);
         })?;
         if let (Some(t), true) = (timer, timed > 0) {
-            let words =
-                crate::memory::read_words(ctx, t.resolve, 0, u64::from(timed) * 16, t.readback)?;
+            let mut words = Vec::new();
+            crate::readback::map_words(ctx, t.readback, timed_bytes, &mut words)?;
             let ticks: Vec<u64> = words
                 .chunks_exact(2)
                 .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))

@@ -40,6 +40,7 @@ mod ntt;
 mod params;
 mod pipeline_cache;
 mod profile;
+mod readback;
 mod shaders;
 mod straight;
 

@@ -1,9 +1,6 @@
 //! Device buffers allocated under a lease, split into chunks that each fit one shader
 //! binding, with staging (host to device) and readback.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
-
 use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 
 use crate::context::Context;
@@ -165,47 +162,10 @@ pub fn read_words(
         let mut batch = crate::batch::Batch::new(ctx, None, "reading back");
         batch.copy(src, offset + done, staging, n);
         batch.submit()?;
-        let (sender, mapped) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, 0..n, move |r| {
-            // The receiver only goes away on an error path; nothing to report then.
-            let _ = sender.send(r);
-        });
-        wait_for_map(ctx, &mapped)?;
-        {
-            let view = staging
-                .get_mapped_range(0..n)
-                .map_err(|e| WgpuError::Map(e.to_string()))?;
-            words.extend(
-                view.chunks_exact(4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
-        }
-        staging.unmap();
+        crate::readback::map_words(ctx, staging, n, &mut words)?;
         done += n;
     }
     Ok(words)
-}
-
-/// Waits until a `map_async` callback has reported through `mapped`. Another thread
-/// polling the same device may be the one that runs the callback, a moment after this
-/// thread's own poll returned, so poll and wait again until it has (at most a minute).
-fn wait_for_map(
-    ctx: &Context,
-    mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
-) -> Result<(), WgpuError> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        ctx.wait()?;
-        match mapped.recv_timeout(Duration::from_millis(5)) {
-            Ok(result) => return result.map_err(|e| WgpuError::Map(e.to_string())),
-            Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-            Err(e) => {
-                return Err(WgpuError::Map(format!(
-                    "no map callback after the device went idle ({e})"
-                )))
-            }
-        }
-    }
 }
 
 /// Reads every element of a scalar buffer back to the host.

@@ -1,0 +1,58 @@
+//! Reading a host-readable (`MAP_READ`) buffer back to the host: mapping it, waiting for
+//! the map callback, and copying its words out. Copying device data into such a buffer
+//! first is the caller's (memory's through a batch, the batch's own timestamp resolve).
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::context::Context;
+use crate::error::WgpuError;
+
+/// Maps the first `bytes` of the host-readable `staging` buffer, appends its words to
+/// `words` and unmaps it. Whatever was copied into `staging` must have been submitted.
+pub fn map_words(
+    ctx: &Context,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+    words: &mut Vec<u32>,
+) -> Result<(), WgpuError> {
+    let (sender, mapped) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
+        // The receiver only goes away on an error path; nothing to report then.
+        let _ = sender.send(r);
+    });
+    wait_for_map(ctx, &mapped)?;
+    {
+        let view = staging
+            .get_mapped_range(0..bytes)
+            .map_err(|e| WgpuError::Map(e.to_string()))?;
+        words.extend(
+            view.chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+    staging.unmap();
+    Ok(())
+}
+
+/// Waits until a `map_async` callback has reported through `mapped`. Another thread
+/// polling the same device may be the one that runs the callback, a moment after this
+/// thread's own poll returned, so poll and wait again until it has (at most a minute).
+fn wait_for_map(
+    ctx: &Context,
+    mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+) -> Result<(), WgpuError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        ctx.wait()?;
+        match mapped.recv_timeout(Duration::from_millis(5)) {
+            Ok(result) => return result.map_err(|e| WgpuError::Map(e.to_string())),
+            Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+            Err(e) => {
+                return Err(WgpuError::Map(format!(
+                    "no map callback after the device went idle ({e})"
+                )))
+            }
+        }
+    }
+}
