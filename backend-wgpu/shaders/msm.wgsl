@@ -1,14 +1,7 @@
 // MSM, curve part, for G1 and G2 alike (the point addition is a program.wgsl program,
 // coordinates `ext` Fq each): bucket sums by tasks, the tasks of each bucket merged,
-// then every window reduced to Σ_b b·B_b by levels of groups of LEVEL_GROUP.
-//
-// A level turns elements (A_j, C_j), whose value is Σ_j j·A_j + Σ_j C_j, into
-// (A'_g, C'_g) for groups g of LEVEL_GROUP consecutive j = g·L + i:
-// A'_g = L·Σ_i A_j and C'_g = Σ_i i·A_j + Σ_i C_j, with the same value. Level 0 starts
-// from A_b = bucket b's sum, C_b = 0; the last level leaves one element per window,
-// whose C is the window's sum.
-
-const LEVEL_GROUP: u32 = 4u;
+// then every window reduced to Σ_b b·B_b by levels of groups of LEVEL_GROUP (what a
+// level computes, and the merge's pairing, are in msm_common.wgsl).
 
 @group(0) @binding(7) var<storage, read> bases: array<u32>;
 // partials[w·max_tasks + k]: the sum of task k of window w (projective); after the
@@ -129,34 +122,16 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     store_partial(t, 0u);
 }
 
-// One thread per (window, task); round r: the task q (of its bucket) with q divisible
-// by 2^(r+1) adds task q + 2^r, if the bucket has it.
+// One thread per (window, task): one round of merging a bucket's tasks pairwise.
 @compute @workgroup_size(64)
 fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
-        return;
-    }
-    let w = t / params.max_tasks;
-    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
-    if (1u << params.round) >= most_tasks(w) {
-        return;
-    }
-    let k = t % params.max_tasks;
-    let task_base = w * (params.buckets + 1u);
-    if k >= task_off[task_base + params.buckets] {
-        return;
-    }
-    let b = bucket_of_task(task_base, k);
-    let q = k - task_off[task_base + b];
-    let tasks = task_off[task_base + b + 1u] - task_off[task_base + b];
-    let step = 1u << params.round;
-    if (q & (2u * step - 1u)) != 0u || q + step >= tasks {
+    if !merges_this_round(t) {
         return;
     }
     let n = 3u * params.ext;
-    load_partial(0u, w * params.max_tasks + k);
-    load_partial(n, w * params.max_tasks + k + step);
+    load_partial(0u, t);
+    load_partial(n, t + (1u << params.round));
     run_program(params.prog_start, params.prog_len);
     store_partial(t, 2u * n);
 }
@@ -188,7 +163,6 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let e = params.ext;
     let n = 3u * e;
     let w = t / params.m_out;
-    let g = t % params.m_out;
     // Registers past the programs' own: running sum S, U = Σ i·A, Σ C, and the
     // element's A and C.
     let s_at = PROGRAM_REGS;
@@ -199,43 +173,34 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     regs_set_identity(s_at, e);
     regs_set_identity(u_at, e);
     regs_set_identity(c_at, e);
-    // Elements i from count − 1 down to 0, each: C += C_i, S += A_i and, for i > 0,
-    // U += S (so U = Σ i·A_i); then A' = LEVEL_GROUP·S (S += S twice) and C' = C + U.
-    // One loop over the additions keeps a single inlined copy of the interpreter.
-    let first = g * LEVEL_GROUP;
-    let count = min(LEVEL_GROUP, params.m_in - first);
-    var left = count;
-    var op = 0u;
-    var tail = 0u;
+    var walk = reduce_walk(t % params.m_out);
     loop {
+        let step = reduce_next(&walk);
+        if step.op == STEP_DONE {
+            break;
+        }
+        if step.load {
+            load_element(w, step.j, a_at, cj_at);
+        }
+        // dst += src; S += S unless the step says otherwise.
         var dst = s_at;
         var src = s_at;
-        if left > 0u {
-            let i = left - 1u;
-            let j = first + i;
-            if op == 0u {
-                load_element(w, j, a_at, cj_at);
+        switch step.op {
+            case STEP_C_PLUS_CI: {
                 dst = c_at;
                 src = cj_at;
-            } else if op == 1u {
+            }
+            case STEP_S_PLUS_AI: {
                 src = a_at;
-            } else {
+            }
+            case STEP_U_PLUS_S: {
                 dst = u_at;
             }
-            op += 1u;
-            if op == 3u || (op == 2u && i == 0u) {
-                op = 0u;
-                left -= 1u;
-            }
-        } else {
-            if tail == 3u {
-                break;
-            }
-            if tail == 2u {
+            case STEP_C_PLUS_U: {
                 dst = c_at;
                 src = u_at;
             }
-            tail += 1u;
+            default: {}
         }
         add_regs(dst, src);
     }

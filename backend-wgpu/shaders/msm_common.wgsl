@@ -82,3 +82,96 @@ fn task_span(t: u32) -> TaskSpan {
     let first = start + (k - task_off[task_base + b]) * params.task_size;
     return TaskSpan(true, w, first, min(first + params.task_size, end));
 }
+
+// merge_tasks, round r (params.round): thread t = w·max_tasks + k is task k of window
+// w; the task q (of its bucket) with q divisible by 2^(r+1) adds task q + 2^r into
+// partials[t] if the bucket has it. Whether thread t adds anything this round.
+fn merges_this_round(t: u32) -> bool {
+    if t >= params.count {
+        return false;
+    }
+    let w = t / params.max_tasks;
+    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
+    if (1u << params.round) >= most_tasks(w) {
+        return false;
+    }
+    let k = t % params.max_tasks;
+    let task_base = w * (params.buckets + 1u);
+    if k >= task_off[task_base + params.buckets] {
+        return false;
+    }
+    let b = bucket_of_task(task_base, k);
+    let q = k - task_off[task_base + b];
+    let tasks = task_off[task_base + b + 1u] - task_off[task_base + b];
+    let step = 1u << params.round;
+    return (q & (2u * step - 1u)) == 0u && q + step < tasks;
+}
+
+// The reduction (reduce_level, one thread per (window, group of LEVEL_GROUP
+// elements)) turns a level's elements (A_j, C_j), whose value is Σ_j j·A_j + Σ_j C_j,
+// into (A'_g, C'_g) for groups g of LEVEL_GROUP consecutive j = g·L + i:
+// A'_g = L·Σ_i A_j and C'_g = Σ_i i·A_j + Σ_i C_j, with the same value. Level 0 starts
+// from A_b = bucket b's sum, C_b = 0; the last level leaves one element per window,
+// whose C is the window's sum.
+const LEVEL_GROUP: u32 = 4u;
+
+// A group's additions, one per step, over a running sum S, U = Σ i·A_i and C: elements
+// i from count − 1 down to 0, each C += C_i (not at level 0, where C_i is the
+// identity), S += A_i and, for i > 0, U += S; then A' = LEVEL_GROUP·S (S += S twice)
+// and C' = C + U. Each form's kernel makes one addition per step from one call site,
+// so the addition is inlined once.
+const STEP_C_PLUS_CI: u32 = 0u;
+const STEP_S_PLUS_AI: u32 = 1u;
+const STEP_U_PLUS_S: u32 = 2u;
+const STEP_S_PLUS_S: u32 = 3u;
+const STEP_C_PLUS_U: u32 = 4u;
+const STEP_DONE: u32 = 5u;
+
+// Where a group's walk through its steps stands.
+struct ReduceWalk {
+    first: u32,
+    left: u32,
+    op: u32,
+    tail: u32,
+}
+
+// One step: which addition, and element j's (A, C) to load before it if `load`.
+struct ReduceStep {
+    op: u32,
+    j: u32,
+    load: bool,
+}
+
+// The walk of group g of its window.
+fn reduce_walk(g: u32) -> ReduceWalk {
+    let first = g * LEVEL_GROUP;
+    return ReduceWalk(first, min(LEVEL_GROUP, params.m_in - first), 0u, 0u);
+}
+
+fn reduce_next(walk: ptr<function, ReduceWalk>) -> ReduceStep {
+    if (*walk).left > 0u {
+        let i = (*walk).left - 1u;
+        var op = (*walk).op;
+        let load = op == STEP_C_PLUS_CI;
+        if load && params.level == 0u {
+            op = STEP_S_PLUS_AI;
+        }
+        let step = ReduceStep(op, (*walk).first + i, load);
+        op += 1u;
+        if op == 3u || (op == 2u && i == 0u) {
+            op = 0u;
+            (*walk).left -= 1u;
+        }
+        (*walk).op = op;
+        return step;
+    }
+    let tail = (*walk).tail;
+    (*walk).tail = tail + 1u;
+    if tail == 3u {
+        return ReduceStep(STEP_DONE, 0u, false);
+    }
+    if tail == 2u {
+        return ReduceStep(STEP_C_PLUS_U, 0u, false);
+    }
+    return ReduceStep(STEP_S_PLUS_S, 0u, false);
+}

@@ -12,7 +12,6 @@
 // projective points do not mind the scale); bases are arkworks' affine points, read
 // as they are with Z = FQ_ARK_R, which is the same point.
 
-const LEVEL_GROUP: u32 = 4u;
 const POINT_WORDS: u32 = 3u * COORD_WORDS;
 
 @group(0) @binding(7) var<storage, read> bases: array<u32>;
@@ -89,33 +88,15 @@ fn accumulate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     store_partial(t, acc);
 }
 
-// One thread per (window, task); round r: the task q (of its bucket) with q divisible
-// by 2^(r+1) adds task q + 2^r, if the bucket has it.
+// One thread per (window, task): one round of merging a bucket's tasks pairwise
+// (msm_common.wgsl).
 @compute @workgroup_size(64)
 fn merge_tasks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
+    if !merges_this_round(t) {
         return;
     }
-    let w = t / params.max_tasks;
-    // Nothing to merge in this round: no bucket of the window has more than 2^round tasks.
-    if (1u << params.round) >= most_tasks(w) {
-        return;
-    }
-    let k = t % params.max_tasks;
-    let task_base = w * (params.buckets + 1u);
-    if k >= task_off[task_base + params.buckets] {
-        return;
-    }
-    let b = bucket_of_task(task_base, k);
-    let q = k - task_off[task_base + b];
-    let tasks = task_off[task_base + b + 1u] - task_off[task_base + b];
-    let step = 1u << params.round;
-    if (q & (2u * step - 1u)) != 0u || q + step >= tasks {
-        return;
-    }
-    let i = w * params.max_tasks + k;
-    store_partial(i, point_add(load_partial(i), load_partial(i + step)));
+    store_partial(t, point_add(load_partial(t), load_partial(t + (1u << params.round))));
 }
 
 // Element j of window w at this level: A (a bucket's sum at level 0).
@@ -140,7 +121,7 @@ fn element_c(w: u32, j: u32) -> Point {
 }
 
 // One thread per (window, group of LEVEL_GROUP elements): one level of the reduction
-// (msm.wgsl says what a level computes).
+// (msm_common.wgsl says what a level computes).
 @compute @workgroup_size(64)
 fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
@@ -148,68 +129,53 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         return;
     }
     let w = t / params.m_out;
-    let g = t % params.m_out;
     // Running sum S, U = Σ i·A, Σ C, and the current element's A and C.
     var s = identity();
     var u = identity();
     var c = identity();
     var a_i = identity();
     var c_i = identity();
-    // Elements i from count − 1 down to 0, each: C += C_i (not at level 0, where C_i
-    // is the identity), S += A_i and, for i > 0, U += S; then A' = LEVEL_GROUP·S
-    // (S += S twice) and C' = C + U. One addition per pass of the loop.
-    let first = g * LEVEL_GROUP;
-    let count = min(LEVEL_GROUP, params.m_in - first);
-    var left = count;
-    var op = 0u;
-    var tail = 0u;
+    var walk = reduce_walk(t % params.m_out);
     loop {
-        // Default: S += S. dst: 0 C, 1 S, 2 U.
+        let step = reduce_next(&walk);
+        if step.op == STEP_DONE {
+            break;
+        }
+        if step.load {
+            a_i = element_a(w, step.j);
+            c_i = element_c(w, step.j);
+        }
+        // x + y; S + S unless the step says otherwise.
         var x = s;
         var y = s;
-        var dst = 1u;
-        if left > 0u {
-            let i = left - 1u;
-            if op == 0u {
-                a_i = element_a(w, first + i);
-                c_i = element_c(w, first + i);
-                if params.level == 0u {
-                    op = 1u;
-                }
-            }
-            if op == 0u {
+        switch step.op {
+            case STEP_C_PLUS_CI: {
                 x = c;
                 y = c_i;
-                dst = 0u;
-            } else if op == 1u {
+            }
+            case STEP_S_PLUS_AI: {
                 y = a_i;
-            } else {
+            }
+            case STEP_U_PLUS_S: {
                 x = u;
-                dst = 2u;
             }
-            op += 1u;
-            if op == 3u || (op == 2u && i == 0u) {
-                op = 0u;
-                left -= 1u;
-            }
-        } else {
-            if tail == 3u {
-                break;
-            }
-            if tail == 2u {
+            case STEP_C_PLUS_U: {
                 x = c;
                 y = u;
-                dst = 0u;
             }
-            tail += 1u;
+            default: {}
         }
         let r = point_add(x, y);
-        if dst == 0u {
-            c = r;
-        } else if dst == 1u {
-            s = r;
-        } else {
-            u = r;
+        switch step.op {
+            case STEP_C_PLUS_CI, STEP_C_PLUS_U: {
+                c = r;
+            }
+            case STEP_U_PLUS_S: {
+                u = r;
+            }
+            default: {
+                s = r;
+            }
         }
     }
     store_level(2u * t, s);

@@ -53,7 +53,7 @@ use crate::shaders::{Formulas, Module, WORKGROUP};
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
 pub const TASK_SIZE: usize = 16;
 
-/// Elements each thread of a reduction level combines (LEVEL_GROUP in msm.wgsl).
+/// Elements each thread of a reduction level combines (LEVEL_GROUP in msm_common.wgsl).
 const LEVEL_GROUP: usize = 4;
 
 /// Largest unsigned window: that path's bucket scan walks 2^MAX_WINDOW_BITS buckets in
