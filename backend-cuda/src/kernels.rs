@@ -1,16 +1,14 @@
-//! The CUDA C kernels, embedded and compiled with NVRTC straight to machine code
-//! (CUBIN) for the device's own architecture at first use, then kept for the life of
-//! the backend (`launch::Kernels`).
+//! The CUDA C kernels as machine code (CUBIN) for the device's own architecture, had
+//! once per backend and kept for its life (`launch::Kernels`): each program's CUBIN
+//! from the binary when the build compiled it for this architecture with these options
+//! (`embedded.rs`), else from the disk cache, else compiled with NVRTC now.
 //!
 //! They compile as several NVRTC programs at once, one thread each (NVRTC is
-//! thread-safe across programs): every kernel file is a program of its own, and a file
-//! whose kernels are split into parts (curve.cuh's `#if CRU_WITH(PART)`: msm.cu's bucket
-//! sums and reduction per group, planes.cu's groups) is one program per part, so that a
-//! cold compile takes about as long as its slowest program instead of the sum of all
-//! (one program of every file took 29–32 s on a fresh H200 machine). The programs
-//! follow the files and the parts their sources name, not a list of kernels, so a
-//! kernel added to a file lands in that file's programs (outside every part: in each
-//! of them); `launch::Kernels` looks every function up across the modules. Each
+//! thread-safe across programs), in the layout of `programs.rs` (a program per kernel
+//! file, or per part of one: msm.cu's bucket sums and reduction per group, planes.cu's
+//! groups), so that a cold compile takes about as long as its slowest program instead
+//! of the sum of all (one program of every file took 29–32 s on a fresh H200 machine);
+//! `launch::Kernels` looks every function up across the modules. Each compiled
 //! program's CUBIN is cached on disk under its own key, a hash of everything that
 //! shapes it (its sources, its options, the NVRTC and driver versions), so that later
 //! processes skip the compiler and a change to one file recompiles only its programs.
@@ -32,93 +30,10 @@ use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use crate::driver;
+use crate::embedded;
 use crate::error::{CudaError, CudaResult};
-use crate::tuning::{CudaTuning, NvrtcPrograms};
-
-/// The headers every program starts with, in this order (their include guards make
-/// the `.cu` files' own `#include`s no-ops).
-const HEADERS: [&str; 3] = [
-    include_str!("../kernels/field.cuh"),
-    include_str!("../kernels/fq2.cuh"),
-    include_str!("../kernels/curve.cuh"),
-];
-
-/// The kernel files: the name their programs take, and the source.
-const FILES: [(&str, &str); 4] = [
-    ("ntt", include_str!("../kernels/ntt.cu")),
-    ("msm", include_str!("../kernels/msm.cu")),
-    ("planes", include_str!("../kernels/planes.cu")),
-    ("ones", include_str!("../kernels/ones.cu")),
-];
-
-/// How a kernel file opens a part of its kernels (curve.cuh): `#if CRU_WITH(PART)`.
-const PART_GUARD: &str = "#if CRU_WITH(";
-
-/// The parts a kernel file's source names, in the order it first names them.
-fn parts(source: &str) -> Vec<&str> {
-    let mut found: Vec<&str> = Vec::new();
-    for line in source.lines() {
-        let Some(rest) = line.trim_start().strip_prefix(PART_GUARD) else {
-            continue;
-        };
-        let part = rest.split(')').next().unwrap_or("").trim();
-        if !part.is_empty() && !found.contains(&part) {
-            found.push(part);
-        }
-    }
-    found
-}
-
-/// One NVRTC program: the headers, then kernel files, with its own options.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Program {
-    /// What reports call it: the file's name, with its part's (`msm-g2-sums`).
-    pub name: String,
-    /// The kernel files' sources, after the headers.
-    files: Vec<&'static str>,
-    /// Options of this program alone (a part's selection).
-    defines: Vec<String>,
-}
-
-impl Program {
-    /// The whole source NVRTC compiles.
-    fn source(&self) -> String {
-        HEADERS.iter().chain(&self.files).copied().collect()
-    }
-}
-
-/// The programs the kernels compile as: by file and part, or (`one`, the layout
-/// before the split, kept for A/B measurements) every file in a single program.
-pub fn programs(layout: NvrtcPrograms) -> Vec<Program> {
-    match layout {
-        NvrtcPrograms::One => vec![Program {
-            name: "all".into(),
-            files: FILES.iter().map(|(_, source)| *source).collect(),
-            defines: Vec::new(),
-        }],
-        NvrtcPrograms::Split => FILES
-            .iter()
-            .flat_map(|&(name, source)| {
-                let parts = parts(source);
-                if parts.is_empty() {
-                    return vec![Program {
-                        name: name.into(),
-                        files: vec![source],
-                        defines: Vec::new(),
-                    }];
-                }
-                parts
-                    .into_iter()
-                    .map(|part| Program {
-                        name: format!("{name}-{}", part.to_lowercase().replace('_', "-")),
-                        files: vec![source],
-                        defines: vec!["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")],
-                    })
-                    .collect()
-            })
-            .collect(),
-    }
-}
+use crate::programs::{programs, Program};
+use crate::tuning::CudaTuning;
 
 /// Where compiled kernels are cached: `CRUCIBLE_CUDA_CACHE`, else the user's cache
 /// folder; `CRUCIBLE_CUDA_CACHE=` (empty) turns the cache off.
@@ -137,6 +52,27 @@ fn cache_key(parts: &[&[u8]]) -> u64 {
     Fnv1a::default().write_parts(parts).finish()
 }
 
+/// Where one program's CUBIN came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled into the binary at build time (`embedded.rs`).
+    Embedded,
+    /// Read from the disk cache.
+    Cached,
+    /// Compiled by NVRTC now.
+    Compiled,
+}
+
+impl Origin {
+    fn word(self) -> &'static str {
+        match self {
+            Origin::Embedded => "embedded",
+            Origin::Cached => "cached",
+            Origin::Compiled => "compiled",
+        }
+    }
+}
+
 /// How one program's CUBIN was had.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProgramTime {
@@ -144,8 +80,8 @@ pub struct ProgramTime {
     pub name: String,
     /// Milliseconds NVRTC took, or the cache read.
     pub ms: f64,
-    /// Whether it came from the disk cache.
-    pub cached: bool,
+    /// Where the CUBIN came from.
+    pub origin: Origin,
 }
 
 /// How the kernels were compiled: each program, and the wall time of all of them
@@ -162,19 +98,20 @@ pub struct CompileReport {
 
 impl fmt::Display for CompileReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let compiled = self.programs.iter().filter(|p| !p.cached).count();
+        let count = |origin| self.programs.iter().filter(|p| p.origin == origin).count();
         write!(
             f,
-            "CUDA kernels: {} NVRTC programs ({compiled} compiled, {} cached) in {:.2} s wall (NVRTC {}.{}):",
+            "CUDA kernels: {} NVRTC programs ({} embedded, {} cached, {} compiled) in {:.2} s wall (NVRTC {}.{}):",
             self.programs.len(),
-            self.programs.len() - compiled,
+            count(Origin::Embedded),
+            count(Origin::Cached),
+            count(Origin::Compiled),
             self.wall_ms / 1e3,
             self.nvrtc_version / 1000,
             (self.nvrtc_version % 1000) / 10
         )?;
         for p in &self.programs {
-            let how = if p.cached { "cached" } else { "compiled" };
-            write!(f, " {} {:.2} s {how};", p.name, p.ms / 1e3)?;
+            write!(f, " {} {:.2} s {};", p.name, p.ms / 1e3, p.origin.word())?;
         }
         Ok(())
     }
@@ -186,79 +123,80 @@ struct Built {
     time: ProgramTime,
 }
 
-/// Reads `program`'s cached CUBIN at `path`, or compiles it with `options` and caches
-/// it there.
-fn build(program: &Program, options: &[String], path: Option<&PathBuf>) -> CudaResult<Built> {
+/// `job`'s CUBIN: the one built into the binary, else the one cached on disk, else
+/// compiled (and cached).
+fn build(job: &Job) -> CudaResult<Built> {
     let start = Instant::now();
-    let cached = path
+    let (cubin, origin) = if let Some(cubin) = job.embedded {
+        (cubin.to_vec(), Origin::Embedded)
+    } else if let Some(cubin) = job
+        .path
+        .as_ref()
         .and_then(|path| std::fs::read(path).ok())
-        .filter(|bytes| bytes.starts_with(b"\x7fELF"));
-    let (cubin, was_cached) = match cached {
-        Some(cubin) => (cubin, true),
-        None => (compile_program(program, options, path)?, false),
+        .filter(|bytes| bytes.starts_with(b"\x7fELF"))
+    {
+        (cubin, Origin::Cached)
+    } else {
+        (compile_program(job)?, Origin::Compiled)
     };
     Ok(Built {
         cubin,
         time: ProgramTime {
-            name: program.name.clone(),
+            name: job.program.name.clone(),
             ms: start.elapsed().as_secs_f64() * 1e3,
-            cached: was_cached,
+            origin,
         },
     })
 }
 
-/// Compiles `program` with `options` (and caches the CUBIN at `path`).
-fn compile_program(
-    program: &Program,
-    options: &[String],
-    path: Option<&PathBuf>,
-) -> CudaResult<Vec<u8>> {
+/// Compiles `job`'s program with its options (and caches the CUBIN at its path).
+fn compile_program(job: &Job) -> CudaResult<Vec<u8>> {
+    let program = &job.program;
     let cubin = driver::compile_cubin(
         &program.source(),
         &format!("crucible-{}.cu", program.name),
-        options,
+        &job.options,
     )
     .map_err(|e| CudaError::CompileLog(format!("program {}: {e}", program.name)))?;
-    if let Some(path) = path {
+    if let Some(path) = &job.path {
         store(path, &cubin);
     }
     Ok(cubin)
 }
 
-/// The NVRTC options every program gets for `sm_{major}{minor}` under `tuning`,
-/// before its own (its part's selection).
-fn base_options(arch: (i32, i32), tuning: &CudaTuning) -> Vec<String> {
-    let mut base = vec![
-        format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
-        "--std=c++17".into(),
-    ];
+/// The options `tuning` adds to every program, after the architecture's
+/// (programs.rs's `base_options`); part of every cache key, and any of them keeps the
+/// build's embedded CUBINs out.
+fn tuning_options(tuning: &CudaTuning) -> Vec<String> {
+    let mut extra = Vec::new();
     // Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
     // algorithmic one.
     if tuning.portable_arith {
-        base.push("-DCRUCIBLE_PORTABLE_ARITH".into());
+        extra.push("-DCRUCIBLE_PORTABLE_ARITH".into());
     }
-    // Extra options for tuning measurements; they are part of the cache key.
-    base.extend(tuning.nvrtc_options.iter().cloned());
-    base
+    // Extra options for tuning measurements.
+    extra.extend(tuning.nvrtc_options.iter().cloned());
+    extra
 }
 
-/// One program to build: its whole option list, and where its CUBIN is cached.
+/// One program to build: its whole option list, the build's CUBIN of it for the
+/// device (if any), and where its CUBIN is cached.
 struct Job {
     program: Program,
     options: Vec<String>,
+    embedded: Option<&'static [u8]>,
     path: Option<PathBuf>,
 }
 
-/// The programs `tuning` lays out, each with its options for `arch` and, under `dir`,
-/// its cache file, keyed by its source, its options and `versions` (NVRTC's and the
-/// driver's).
+/// The programs `tuning` lays out, each with its options for `arch`, its embedded
+/// CUBIN (unless `tuning.ignore_embedded`) and, under `dir`, its cache file, keyed by
+/// its source, its options and `versions` (NVRTC's and the driver's).
 fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
-    let base = base_options(arch, tuning);
+    let extra = tuning_options(tuning);
     programs(tuning.nvrtc_programs.unwrap_or_default())
         .into_iter()
         .map(|program| {
-            let mut options = base.clone();
-            options.extend(program.defines.iter().cloned());
+            let options = program.options(arch, &extra);
             let key = cache_key(&[
                 program.source().as_bytes(),
                 options.join(" ").as_bytes(),
@@ -266,9 +204,18 @@ fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&Path
             ]);
             let path =
                 dir.map(|dir| dir.join(format!("kernels-{}-{key:016x}.cubin", program.name)));
+            let embedded = (!tuning.ignore_embedded)
+                .then(|| {
+                    embedded::find(embedded::table(), &program.name, arch, |a| {
+                        program.options(a, &extra)
+                    })
+                })
+                .flatten()
+                .map(|e| e.cubin);
             Job {
                 program,
                 options,
+                embedded,
                 path,
             }
         })
@@ -276,9 +223,9 @@ fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&Path
 }
 
 /// Compiles every kernel program for `sm_{major}{minor}` with the options `tuning`
-/// adds (or reads each program's CUBIN cached for the same sources, options and
-/// versions), concurrently, and loads the modules into `ctx`, in [`programs`]' order.
-/// `launch::Kernels` looks the functions up across them.
+/// adds (or takes each program's CUBIN from the binary, or from the disk cache for the
+/// same sources, options and versions), concurrently, and loads the modules into
+/// `ctx`, in [`programs`]' order. `launch::Kernels` looks the functions up across them.
 pub fn compile(
     ctx: &Arc<CudaContext>,
     arch: (i32, i32),
@@ -291,7 +238,7 @@ pub fn compile(
     let built: Vec<CudaResult<Built>> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
-            .map(|job| scope.spawn(move || build(&job.program, &job.options, job.path.as_ref())))
+            .map(|job| scope.spawn(move || build(job)))
             .collect();
         handles
             .into_iter()
@@ -312,12 +259,13 @@ pub fn compile(
         let mut built = built?;
         let module = match load(ctx, std::mem::take(&mut built.cubin)) {
             Ok(module) => module,
-            // A cached CUBIN the driver refuses (a damaged file): compile it afresh.
-            Err(_) if built.time.cached => {
+            // A CUBIN the driver refuses (a damaged cache file, or one built into the
+            // binary by an NVRTC newer than this driver): compile it afresh.
+            Err(_) if built.time.origin != Origin::Compiled => {
                 let again = Instant::now();
-                let cubin = compile_program(&job.program, &job.options, job.path.as_ref())?;
+                let cubin = compile_program(job)?;
                 built.time.ms = again.elapsed().as_secs_f64() * 1e3;
-                built.time.cached = false;
+                built.time.origin = Origin::Compiled;
                 load(ctx, cubin)?
             }
             Err(e) => return Err(e),
@@ -378,75 +326,6 @@ mod tests {
         assert_eq!(cache_key(&[b"a"]), old);
     }
 
-    #[test]
-    fn every_file_is_compiled_once_per_part_it_names() {
-        let split = programs(NvrtcPrograms::Split);
-        let names: Vec<&str> = split.iter().map(|p| p.name.as_str()).collect();
-        // The programs today (a new part of a file adds its own program).
-        for expected in [
-            "ntt-pointwise",
-            "ntt-passes",
-            "ntt-r3",
-            "ntt-r4",
-            "ntt-tile",
-            "msm-sort",
-            "msm-g1-sums",
-            "msm-g1-fold",
-            "msm-g1-tiles",
-            "msm-g1-records",
-            "msm-g1-segments",
-            "msm-g1-pairs",
-            "msm-g2-sums",
-            "msm-g2-fold",
-            "msm-g2-tiles",
-            "msm-g2-records",
-            "msm-g2-segments",
-            "msm-g2-pairs",
-            "planes-g1",
-            "planes-g2",
-            "ones-g1",
-            "ones-g2",
-        ] {
-            assert!(names.contains(&expected), "{expected} not in {names:?}");
-        }
-        for (name, source) in FILES {
-            let of_file: Vec<&Program> = split.iter().filter(|p| p.files == [source]).collect();
-            let parts = parts(source);
-            if parts.is_empty() {
-                assert_eq!(of_file.len(), 1, "{name}");
-                assert!(of_file[0].defines.is_empty(), "{name}");
-            } else {
-                let defines: Vec<Vec<String>> = of_file.iter().map(|p| p.defines.clone()).collect();
-                let expected: Vec<Vec<String>> = parts
-                    .iter()
-                    .map(|part| vec!["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")])
-                    .collect();
-                assert_eq!(defines, expected, "{name}");
-            }
-            // Every program starts with the headers, which define CRU_WITH.
-            for p in of_file {
-                assert!(p.source().starts_with(HEADERS[0]), "{}", p.name);
-                assert!(p.source().ends_with(source), "{}", p.name);
-            }
-        }
-        let one = programs(NvrtcPrograms::One);
-        assert_eq!(one.len(), 1);
-        assert!(one[0].defines.is_empty());
-        assert_eq!(
-            one[0].source(),
-            HEADERS.concat() + &FILES.map(|(_, s)| s).concat()
-        );
-    }
-
-    #[test]
-    fn parts_are_read_from_the_guards() {
-        let source = "a\n#if CRU_WITH(G1_SUMS)\nx\n#endif\n  #if CRU_WITH( G2 )\n#if CRU_WITH(G1_SUMS)\n#if X\n";
-        assert_eq!(parts(source), ["G1_SUMS", "G2"]);
-        assert!(parts("#if CRU_SELECT\n").is_empty());
-        // curve.cuh, which every program starts with, defines the guard.
-        assert!(HEADERS[2].contains("#define CRU_WITH(part) (!CRU_SELECT || CRU_ONLY_##part)"));
-    }
-
     /// Compiles every program exactly as `compile` does (the same sources and options,
     /// for sm_90 unless `CRUCIBLE_NVRTC_TIME_ARCH=89` or another), one at a time, and
     /// prints each one's CPU and wall seconds: the NVRTC cold compile measured with
@@ -477,12 +356,12 @@ mod tests {
         let tuning = CudaTuning::from_env().expect("tuning variables");
         let jobs = jobs(arch, &tuning, "", None);
         println!(
-            "NVRTC {}, sm_{}{}, {} programs, options {:?}",
+            "NVRTC {}, sm_{}{}, {} programs, tuning options {:?}",
             driver::nvrtc_version(),
             arch.0,
             arch.1,
             jobs.len(),
-            base_options(arch, &tuning)
+            tuning_options(&tuning)
         );
         let (mut cpu_total, mut slowest) = (0.0f64, (0.0f64, String::new()));
         let mut cubins = Vec::new();
@@ -492,8 +371,7 @@ mod tests {
                 continue;
             }
             let (cpu, wall) = (driver::process_cpu_seconds(), Instant::now());
-            let cubin = compile_program(&job.program, &job.options, None)
-                .unwrap_or_else(|e| panic!("program {name}: {e}"));
+            let cubin = compile_program(job).unwrap_or_else(|e| panic!("program {name}: {e}"));
             let cpu = driver::process_cpu_seconds() - cpu;
             println!(
                 "  {name:<20} {cpu:6.2} s CPU {:6.2} s wall {:5} KiB",
@@ -533,12 +411,17 @@ mod tests {
                 ProgramTime {
                     name: "ntt".into(),
                     ms: 2100.0,
-                    cached: false,
+                    origin: Origin::Compiled,
                 },
                 ProgramTime {
                     name: "msm-g2".into(),
                     ms: 3.0,
-                    cached: true,
+                    origin: Origin::Cached,
+                },
+                ProgramTime {
+                    name: "ones-g1".into(),
+                    ms: 40.0,
+                    origin: Origin::Embedded,
                 },
             ],
             wall_ms: 2150.0,
@@ -546,8 +429,8 @@ mod tests {
         };
         assert_eq!(
             report.to_string(),
-            "CUDA kernels: 2 NVRTC programs (1 compiled, 1 cached) in 2.15 s wall (NVRTC 13.0): \
-             ntt 2.10 s compiled; msm-g2 0.00 s cached;"
+            "CUDA kernels: 3 NVRTC programs (1 embedded, 1 cached, 1 compiled) in 2.15 s wall \
+             (NVRTC 13.0): ntt 2.10 s compiled; msm-g2 0.00 s cached; ones-g1 0.04 s embedded;"
         );
     }
 }

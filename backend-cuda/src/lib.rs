@@ -15,9 +15,10 @@
 //! have saved what they cost to build) as far as the budget allows (`msm/planes.rs`).
 //!
 //! Layers, each module importing only those below it (a test lists the edges and
-//! fails on a cycle): `driver` (every unsafe call), `error`, `field` and `tuning` at
-//! the bottom; `kernels` (NVRTC and the disk cache) and `launch` (one typed function
-//! per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
+//! fails on a cycle): `driver` (every unsafe call), `error`, `field`, `programs` (the
+//! NVRTC programs' layout, shared with the build script), `embedded` (the CUBINs the
+//! build compiled) and `tuning` at the bottom; `kernels` (the CUBINs: embedded, cached
+//! on disk or compiled by NVRTC) and `launch` (one typed function per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
 //! pinned host buffers, both ways); then the operations, `pointwise`, `ntt` and
 //! `msm/`; this file registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
@@ -27,6 +28,7 @@ mod cost;
 mod device;
 #[allow(unsafe_code)]
 mod driver;
+mod embedded;
 mod error;
 mod field;
 mod kernels;
@@ -35,6 +37,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod pointwise;
+mod programs;
 mod staging;
 mod tuning;
 

@@ -8,6 +8,8 @@ use std::ops::RangeInclusive;
 
 use crucible_core::{Error, Result};
 
+pub use crate::programs::NvrtcPrograms;
+
 /// One numeric override: its variable and the values it accepts.
 struct Var {
     name: &'static str,
@@ -97,6 +99,8 @@ const READ_HUGE_PAGES: &str = "CRUCIBLE_CUDA_READ_HUGE_PAGES";
 const PORTABLE_ARITH: &str = "CRUCIBLE_CUDA_PORTABLE_ARITH";
 /// Extra NVRTC options, whitespace-separated (e.g. `-DCRU_G1_ACC_MIN_BLOCKS=0`).
 const NVRTC_OPTIONS: &str = "CRUCIBLE_CUDA_NVRTC_OPTIONS";
+/// Set: the kernels' CUBINs built into the binary are not used (embedded.rs).
+const IGNORE_EMBEDDED: &str = "CRUCIBLE_CUDA_IGNORE_EMBEDDED";
 /// How the kernels are split into NVRTC programs (kernels.rs): `split` or `one`.
 const NVRTC_PROGRAMS: &str = "CRUCIBLE_CUDA_NVRTC_PROGRAMS";
 
@@ -114,16 +118,6 @@ pub enum PlanesBuild {
     Paid,
     /// Never: no room for planes either (as `CRUCIBLE_CUDA_MSM_PLANES=1`).
     Never,
-}
-
-/// How the kernels are split into NVRTC programs (kernels.rs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NvrtcPrograms {
-    /// A program per kernel file, or per part of one, compiled concurrently.
-    #[default]
-    Split,
-    /// Every file in one program, as before the split (for A/B measurements).
-    One,
 }
 
 /// How the CUDA NTT runs its radix-2 stages (`CRUCIBLE_CUDA_NTT`).
@@ -218,6 +212,9 @@ pub struct CudaTuning {
     pub nvrtc_options: Vec<String>,
     /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`: `split` or `one`.
     pub nvrtc_programs: Option<NvrtcPrograms>,
+    /// `CRUCIBLE_CUDA_IGNORE_EMBEDDED` is set: the CUBINs built into the binary are
+    /// not used (the disk cache or NVRTC instead: a cold compile's measurement).
+    pub ignore_embedded: bool,
     /// `CRUCIBLE_CUDA_MSM_PLANES_BUILD`: `eager`, `paid` or `never`.
     pub msm_planes_build: Option<PlanesBuild>,
 }
@@ -254,6 +251,7 @@ impl CudaTuning {
             pageable_reads: lookup(PAGEABLE_READS).is_some(),
             read_huge_pages: lookup(READ_HUGE_PAGES).is_some(),
             portable_arith: lookup(PORTABLE_ARITH).is_some(),
+            ignore_embedded: lookup(IGNORE_EMBEDDED).is_some(),
             nvrtc_options: lookup(NVRTC_OPTIONS)
                 .map(|o| o.split_whitespace().map(String::from).collect())
                 .unwrap_or_default(),
@@ -411,6 +409,7 @@ mod tests {
             ("CRUCIBLE_CUDA_NVRTC_OPTIONS", " -DA=1  -DB "),
             ("CRUCIBLE_CUDA_NVRTC_PROGRAMS", "one"),
             ("CRUCIBLE_CUDA_MSM_PLANES_BUILD", " never "),
+            ("CRUCIBLE_CUDA_IGNORE_EMBEDDED", "1"),
         ]))
         .unwrap();
         assert_eq!(
@@ -434,6 +433,7 @@ mod tests {
                 portable_arith: true,
                 nvrtc_options: vec!["-DA=1".into(), "-DB".into()],
                 nvrtc_programs: Some(NvrtcPrograms::One),
+                ignore_embedded: true,
                 msm_planes_build: Some(PlanesBuild::Never),
             }
         );

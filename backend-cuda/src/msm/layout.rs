@@ -378,6 +378,7 @@ mod tests {
         portable_arith: false,
         nvrtc_options: Vec::new(),
         nvrtc_programs: None,
+        ignore_embedded: false,
         msm_planes_build: None,
     };
 
