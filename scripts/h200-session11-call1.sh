@@ -8,13 +8,7 @@
 set -uo pipefail
 part=${1:-ab}
 log=$OUT/call1$part.log
-run() { # run LIMIT_S LABEL COMMAND...
-  local limit=$1 label=$2; shift 2
-  echo "=== $label" >>"$log"
-  local t0; t0=$(date +%s%N)
-  timeout "$limit" "$@" >>"$log" 2>&1
-  echo "--- exit $?, $(( ($(date +%s%N) - t0) / 1000000 )) ms" >>"$log"
-}
+. "$(dirname "$0")/h200-lib.sh"
 export CRUCIBLE_CACHE_DIR=/tmp/keys CRUCIBLE_WGPU_CACHE=/tmp/wgpu-pipelines
 export __GL_SHADER_DISK_CACHE=0
 K="env RUST_LOG=warn,crucible_backend_cuda=info"

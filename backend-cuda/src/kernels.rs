@@ -94,6 +94,8 @@ pub struct CompileReport {
     pub wall_ms: f64,
     /// NVRTC's version (`major * 1000 + minor * 10`).
     pub nvrtc_version: i32,
+    /// What the build embedded (`embedded::built`).
+    pub embedded: &'static str,
 }
 
 impl fmt::Display for CompileReport {
@@ -113,7 +115,7 @@ impl fmt::Display for CompileReport {
         for p in &self.programs {
             write!(f, " {} {:.2} s {};", p.name, p.ms / 1e3, p.origin.word())?;
         }
-        Ok(())
+        write!(f, " built in: {}", self.embedded)
     }
 }
 
@@ -279,6 +281,7 @@ pub fn compile(
             programs: times,
             wall_ms: start.elapsed().as_secs_f64() * 1e3,
             nvrtc_version,
+            embedded: embedded::built(),
         },
     ))
 }
@@ -426,11 +429,13 @@ mod tests {
             ],
             wall_ms: 2150.0,
             nvrtc_version: 13000,
+            embedded: "NVRTC 13.0, 23 programs for sm_90",
         };
         assert_eq!(
             report.to_string(),
             "CUDA kernels: 3 NVRTC programs (1 embedded, 1 cached, 1 compiled) in 2.15 s wall \
-             (NVRTC 13.0): ntt 2.10 s compiled; msm-g2 0.00 s cached; ones-g1 0.04 s embedded;"
+             (NVRTC 13.0): ntt 2.10 s compiled; msm-g2 0.00 s cached; ones-g1 0.04 s embedded; \
+             built in: NVRTC 13.0, 23 programs for sm_90"
         );
     }
 }

@@ -45,8 +45,12 @@ pub type V = usize;
 pub struct LimbBits(u32);
 
 impl LimbBits {
-    /// The default: 13-bit limbs, whose Montgomery columns never carry mid-row.
-    pub const DEFAULT: LimbBits = LimbBits(13);
+    /// The default: 15-bit limbs (26 of them, a carry every few products). On the
+    /// H200's Vulkan driver MSM G1 2^20 (straight form) took 91.7 ms with 15 bits,
+    /// 96.1 with 13 (whose columns never carry mid-row, but which need 30 limbs: 15 %
+    /// more products) and 135.6 with 16 (a carry after every product): the products
+    /// cost more than the carries there (eleventh session, BENCHMARKS.md).
+    pub const DEFAULT: LimbBits = LimbBits(15);
     /// The widths the generator accepts: a limb product must fit a `u32` (b ≤ 16), and
     /// narrower limbs than 12 only add products.
     pub const RANGE: std::ops::RangeInclusive<u32> = 12..=16;
@@ -1115,7 +1119,7 @@ mod tests {
     #[test]
     fn wgsl_is_loop_free_with_literal_constants() {
         let s = FqCode::new(LimbBits::DEFAULT).wgsl(MulForm::Unrolled);
-        assert!(s.contains("alias Fq = array<u32, 30>;"), "{s}");
+        assert!(s.contains("alias Fq = array<u32, 26>;"), "{s}");
         assert!(s.contains("fn fq_mul(a: Fq, b: Fq) -> Fq {"));
         assert!(!s.contains("for (") && !s.contains("loop {") && !s.contains("while "));
         assert!(s.contains("let v"));
@@ -1126,7 +1130,7 @@ mod tests {
         assert_eq!(LimbBits::parse(" 15\n").map(LimbBits::bits), Some(15));
         assert_eq!(LimbBits::parse("17"), None);
         assert_eq!(LimbBits::parse("x"), None);
-        assert_eq!(LimbBits::DEFAULT.limbs(), 30);
+        assert_eq!(LimbBits::DEFAULT.limbs(), 26);
         assert_eq!(LimbBits::new(16).unwrap().limbs(), 24);
     }
 }

@@ -58,7 +58,7 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use fq_code::LimbBits;
-pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV};
+pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_WINDOW_BITS_ENV};
 pub use ntt::{
     NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
 };

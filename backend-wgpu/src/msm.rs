@@ -149,6 +149,30 @@ impl BucketSums {
     }
 }
 
+/// Environment variable fixing the MSM's window size in bits (signed digits 2 to
+/// [`MAX_SIGNED_WINDOW_BITS`], unsigned 2 to [`MAX_WINDOW_BITS`], clamped to those)
+/// instead of [`signed_cost`]'s choice, for the sweeps that fit the cost model.
+pub const MSM_WINDOW_BITS_ENV: &str = "CRUCIBLE_WGPU_MSM_WINDOW_BITS";
+
+/// The window [`MSM_WINDOW_BITS_ENV`] fixes, if set (read once per process); a value
+/// that is not a number from 2 to 16 is an error naming the knob.
+fn window_override() -> Result<Option<usize>> {
+    static CHOSEN: OnceLock<std::result::Result<Option<usize>, String>> = OnceLock::new();
+    env_choice(
+        &CHOSEN,
+        MSM_WINDOW_BITS_ENV,
+        "a window of 2 to 16 bits",
+        |s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|c| (2..=MAX_SIGNED_WINDOW_BITS).contains(c))
+                .map(Some)
+        },
+        None,
+    )
+}
+
 /// The value of knob `name` parsed by `parse` once into `cell` (`default` if unset or
 /// empty); a value that is not one of `values` is an error naming the knob, on every
 /// call.
@@ -169,12 +193,67 @@ fn env_choice<T: Copy + Send + Sync>(
     .map_err(crucible_core::Error::InvalidInput)
 }
 
-/// Predicted point additions of a batch of `n` terms in signed windows of `c` bits: per
-/// window, n mixed additions into the buckets, the merges of tasks of the same bucket
-/// (about half a task of slack per occupied bucket) and about three additions per
-/// bucket in the reduction (level 0: S += A, U += S; the levels above a quarter as
-/// many, each three to four).
-pub fn signed_cost(n: usize, c: usize) -> f64 {
+/// What one unit of each kind of an MSM's work costs, for choosing its window: a
+/// term's mixed addition into a window's bucket, a merge of two tasks of one bucket,
+/// and one bucket of a window's reduction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostWeights {
+    /// Per term and window (the bucket sums).
+    pub term: f64,
+    /// Per merge of two tasks.
+    pub merge: f64,
+    /// Per bucket and window (the reduction).
+    pub bucket: f64,
+}
+
+impl CostWeights {
+    /// Point additions: one a term, one a merge, about three a bucket (level 0: S += A,
+    /// U += S; the levels above a quarter as many, each three to four). The weights of
+    /// the interpreted form (software adapters), where every addition runs the same
+    /// program.
+    pub const ADDITIONS: CostWeights = CostWeights {
+        term: 1.0,
+        merge: 1.0,
+        bucket: 3.0,
+    };
+
+    /// GPU nanoseconds on the H200 through Vulkan, G1 straight-line (eleventh session,
+    /// BENCHMARKS.md: per-phase times of MSM G1 2^20 at c = 16 and 13, each phase's
+    /// slope): the bucket sums hardly grow with the windows (44.8 ms at 16 windows,
+    /// 45.9 at 20), while a merge (30 ns) or a reduced bucket (28 ns) costs about a
+    /// hundred times a term's share. The sweep's minimum was c = 15 (77.9 ms GPU) with
+    /// 16 and 14 within 2 %.
+    pub const G1_STRAIGHT: CostWeights = CostWeights {
+        term: 0.27,
+        merge: 30.3,
+        bucket: 28.3,
+    };
+
+    /// The same for G2 in the registers form (c = 15 and 13): a reduced bucket costs
+    /// 346 ns, a merge 105, the bucket sums did not grow with the windows (211 ms at
+    /// both); c = 13 took 421 ms of GPU time against 468 at c = 15 (c = 16, the
+    /// additions' choice: 555 ms wall).
+    pub const G2_REGISTERS: CostWeights = CostWeights {
+        term: 0.05,
+        merge: 105.0,
+        bucket: 346.0,
+    };
+
+    /// The weights for `program`'s additions in `form`: measured for the hardware
+    /// forms (the H200's; other adapters' shapes are alike), additions otherwise.
+    pub fn of(program: Program, form: Formulas) -> CostWeights {
+        match (form, program.ext()) {
+            (Formulas::Interpreted, _) => CostWeights::ADDITIONS,
+            (_, 1) => CostWeights::G1_STRAIGHT,
+            _ => CostWeights::G2_REGISTERS,
+        }
+    }
+}
+
+/// Predicted cost of a batch of `n` terms in signed windows of `c` bits under
+/// `weights`: per window, n terms into the buckets, the merges of tasks of the same
+/// bucket (about half a task of slack per occupied bucket) and the buckets' reduction.
+pub fn signed_cost(n: usize, c: usize, weights: CostWeights) -> f64 {
     let windows = SIGNED_BITS.div_ceil(c) as f64;
     let buckets = (1u64 << (c - 1)) as f64;
     let n = n as f64;
@@ -182,7 +261,28 @@ pub fn signed_cost(n: usize, c: usize) -> f64 {
     let t = TASK_SIZE as f64;
     let tasks = n / t + occupied * (t - 1.0) / (2.0 * t);
     let merges = (tasks - occupied).max(0.0);
-    windows * (n + merges + 3.0 * buckets)
+    windows * (weights.term * n + weights.bucket * buckets) + windows * weights.merge * merges
+}
+
+/// How an MSM's windows are chosen: its digits and its cost weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Choice {
+    digits: Digits,
+    weights: CostWeights,
+}
+
+impl Choice {
+    /// `P`'s choice on `ctx`: the digits [`MSM_DIGITS_ENV`] asks for, the weights of
+    /// its formulas' form.
+    fn of<P: MsmCurve>(ctx: &Context) -> Result<Choice>
+    where
+        P::BaseField: DeviceElement,
+    {
+        Ok(Choice {
+            digits: Digits::from_env()?,
+            weights: CostWeights::of(P::ADD, ctx.formulas.of(P::ADD)),
+        })
+    }
 }
 
 /// Plan items of the MSM's scratch buffers.
@@ -255,18 +355,28 @@ impl Config {
     /// scratch item grows with n within a range (scratch_plan and max_batch plan for
     /// each range's largest batch). Unsigned: about k − 3 bits, 2 to 14. Signed: the
     /// window of least [`signed_cost`] at the range's top, 2 to 16 bits.
-    fn new(n: usize, digits: Digits) -> Config {
+    fn new(n: usize, choice: Choice) -> Config {
+        let digits = choice.digits;
         let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
+        // msm() has checked the override; an unreadable one fails it before any plan.
+        let fixed = window_override().ok().flatten();
         let (window_bits, windows, buckets) = match digits {
             Digits::Unsigned => {
-                let c = log.saturating_sub(3).clamp(2, MAX_WINDOW_BITS);
+                let c = fixed
+                    .unwrap_or(log.saturating_sub(3))
+                    .clamp(2, MAX_WINDOW_BITS);
                 (c, SCALAR_BITS.div_ceil(c), 1usize << c)
             }
             Digits::Signed => {
                 let top = (1usize << (log + 1)) - 1;
-                let c = (2..=MAX_SIGNED_WINDOW_BITS)
-                    .min_by(|a, b| signed_cost(top, *a).total_cmp(&signed_cost(top, *b)))
-                    .unwrap_or(MAX_SIGNED_WINDOW_BITS);
+                let c = fixed.unwrap_or_else(|| {
+                    (2..=MAX_SIGNED_WINDOW_BITS)
+                        .min_by(|a, b| {
+                            let cost = |c| signed_cost(top, c, choice.weights);
+                            cost(*a).total_cmp(&cost(*b))
+                        })
+                        .unwrap_or(MAX_SIGNED_WINDOW_BITS)
+                });
                 (c, SIGNED_BITS.div_ceil(c), (1usize << (c - 1)) + 1)
             }
         };
@@ -337,11 +447,11 @@ impl Config {
 /// Largest batch for `P`: the end of the last window-size range (n = 2^(k+1) − 1)
 /// whose scratch, and every smaller range's, fits one binding. None if not even one
 /// term fits.
-fn max_batch(ctx: &Context, point_words: usize, digits: Digits) -> Option<usize> {
+fn max_batch(ctx: &Context, point_words: usize, choice: Choice) -> Option<usize> {
     let mut best = None;
     for k in 0..31 {
         let top = (1usize << (k + 1)) - 1;
-        if !Config::new(top, digits).fits(ctx, point_words) {
+        if !Config::new(top, choice).fits(ctx, point_words) {
             break;
         }
         best = Some(top);
@@ -350,8 +460,8 @@ fn max_batch(ctx: &Context, point_words: usize, digits: Digits) -> Option<usize>
 }
 
 /// The batch size an MSM of `len` terms uses.
-fn batch_len(ctx: &Context, point_words: usize, len: usize, digits: Digits) -> Result<usize> {
-    let most = max_batch(ctx, point_words, digits).ok_or_else(|| {
+fn batch_len(ctx: &Context, point_words: usize, len: usize, choice: Choice) -> Result<usize> {
+    let most = max_batch(ctx, point_words, choice).ok_or_else(|| {
         crucible_core::Error::Unsupported(format!(
             "MSM scratch does not fit a binding of {} bytes",
             ctx.limits.binding_bytes
@@ -372,16 +482,16 @@ where
     if terms == 0 {
         return plan;
     }
-    let Ok(digits) = Digits::from_env() else {
+    let Ok(choice) = Choice::of::<P>(ctx) else {
         return plan;
     };
-    let Ok(most) = batch_len(ctx, point_words, terms, digits) else {
+    let Ok(most) = batch_len(ctx, point_words, terms, choice) else {
         return plan;
     };
     let mut k = 0;
     while (1usize << k) <= most {
         let top = ((1usize << (k + 1)) - 1).min(most);
-        for (name, bytes) in Config::new(top, digits).items(ctx, point_words) {
+        for (name, bytes) in Config::new(top, choice).items(ctx, point_words) {
             plan.at_least(name, bytes);
         }
         k += 1;
@@ -495,10 +605,12 @@ where
         return Ok(Projective::zero());
     }
     let started = std::time::Instant::now();
-    let digits = Digits::from_env()?;
+    let choice = Choice::of::<P>(ctx)?;
+    let digits = choice.digits;
+    window_override()?;
     let point_words = projective_words::<P>();
-    let batch = batch_len(ctx, point_words, span.len, digits)?;
-    let config = Config::new(batch, digits);
+    let batch = batch_len(ctx, point_words, span.len, choice)?;
+    let config = Config::new(batch, choice);
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
     let mut times = PassTimes::default();
     let result = run_batches::<P, B>(
@@ -806,6 +918,43 @@ mod tests {
     use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
     use crucible_core::{Fq, Fr, G1Affine, G1Projective};
 
+    /// The windows of the additions' weights (the interpreted form's).
+    fn additions(digits: Digits) -> Choice {
+        Choice {
+            digits,
+            weights: CostWeights::ADDITIONS,
+        }
+    }
+
+    #[test]
+    fn the_measured_weights_choose_the_windows_the_h200_sweep_found_fastest() {
+        let c = |weights, n| {
+            Config::new(
+                n,
+                Choice {
+                    digits: Digits::Signed,
+                    weights,
+                },
+            )
+            .window_bits
+        };
+        // G1 2^20: 16, 15 and 14 within 2 % of each other, 13 5 % slower, 12 17 %.
+        assert!((14..=16).contains(&c(CostWeights::G1_STRAIGHT, 1 << 20)));
+        // G2 2^20: 13 the fastest of 13 to 16.
+        assert!((12..=13).contains(&c(CostWeights::G2_REGISTERS, 1 << 20)));
+        assert_eq!(c(CostWeights::ADDITIONS, 1 << 20), 16);
+        let form = |program| CostWeights::of(program, Formulas::Interpreted);
+        assert_eq!(form(Program::G2Add), CostWeights::ADDITIONS);
+        assert_eq!(
+            CostWeights::of(Program::G1Add, Formulas::Straight),
+            CostWeights::G1_STRAIGHT
+        );
+        assert_eq!(
+            CostWeights::of(Program::G2Add, Formulas::Registers),
+            CostWeights::G2_REGISTERS
+        );
+    }
+
     /// shaders/msm_sort.wgsl's signed_digits on the host, step for step: (magnitude,
     /// negative) of every window.
     fn signed_digits(scalar: Fr, c: usize, windows: usize) -> Vec<(u32, bool)> {
@@ -841,14 +990,14 @@ mod tests {
     fn signed_windows_cover_every_scalar_bit_and_pick_the_cheapest_width() {
         for log in 0..=26 {
             for n in [(1usize << log) - 1, 1 << log, (1 << log) + 1] {
-                let c = Config::new(n.max(1), Digits::Signed);
+                let c = Config::new(n.max(1), additions(Digits::Signed));
                 assert!(
                     (2..=MAX_SIGNED_WINDOW_BITS).contains(&c.window_bits),
                     "{c:?}"
                 );
                 assert!(c.windows * c.window_bits >= SIGNED_BITS, "{c:?}");
                 assert_eq!(c.buckets, (1 << (c.window_bits - 1)) + 1, "{c:?}");
-                let u = Config::new(n.max(1), Digits::Unsigned);
+                let u = Config::new(n.max(1), additions(Digits::Unsigned));
                 assert!(u.windows * u.window_bits >= SCALAR_BITS, "{u:?}");
                 assert_eq!(u.buckets, 1 << u.window_bits, "{u:?}");
             }
@@ -857,18 +1006,27 @@ mod tests {
         for digits in [Digits::Signed, Digits::Unsigned] {
             for n in 1..=4096usize {
                 let log = usize::BITS as usize - 1 - n.leading_zeros() as usize;
-                let (a, b) = (Config::new(n, digits), Config::new((2 << log) - 1, digits));
+                let (a, b) = (
+                    Config::new(n, additions(digits)),
+                    Config::new((2 << log) - 1, additions(digits)),
+                );
                 assert_eq!(a.window_bits, b.window_bits, "{digits:?} n {n}");
                 assert!(a.max_tasks <= b.max_tasks, "{digits:?} n {n}");
             }
         }
-        let big = Config::new(1 << 20, Digits::Signed);
+        let big = Config::new(1 << 20, additions(Digits::Signed));
         assert_eq!((big.window_bits, big.windows, big.buckets), (16, 16, 32769));
-        assert_eq!(Config::new(1 << 20, Digits::Unsigned).window_bits, 14);
-        assert_eq!(Config::new(1 << 16, Digits::Signed).window_bits, 13);
+        assert_eq!(
+            Config::new(1 << 20, additions(Digits::Unsigned)).window_bits,
+            14
+        );
+        assert_eq!(
+            Config::new(1 << 16, additions(Digits::Signed)).window_bits,
+            13
+        );
         // The prediction the module doc states: 13 % fewer additions at 2^20.
         let unsigned_adds = 19.0 * ((1u64 << 20) as f64 + 57_000.0 + 3.0 * 16384.0);
-        let ratio = signed_cost(1 << 20, 16) / unsigned_adds;
+        let ratio = signed_cost(1 << 20, 16, CostWeights::ADDITIONS) / unsigned_adds;
         assert!((0.85..0.89).contains(&ratio), "{ratio}");
     }
 

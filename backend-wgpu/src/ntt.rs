@@ -20,6 +20,7 @@ use crate::error::{check_len, WgpuError};
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
 use crate::memory::{check_kind, DeviceBuffer};
 use crate::params::NttParams;
+use crate::profile::{self, Timer};
 use crate::shaders::{Module, WORKGROUP};
 
 /// Plan item of the per-transform power tables (the passes' twiddles, the workgroup
@@ -241,6 +242,23 @@ impl Kernel {
             Kernel::ScalePowers => "scale_powers",
             Kernel::TileStages => "tile_stages",
         }
+    }
+
+    /// The phase a dispatch of this entry point counts under in the profile: its
+    /// name, and for `tile_stages` which of the transform's tile dispatches it is
+    /// (`tiles` counts them).
+    fn phase(self, tiles: &mut usize) -> &'static str {
+        const TILES: [&str; 4] = [
+            "tile_stages 1",
+            "tile_stages 2",
+            "tile_stages 3",
+            "tile_stages 4+",
+        ];
+        if self != Kernel::TileStages {
+            return self.entry();
+        }
+        *tiles += 1;
+        TILES[(*tiles - 1).min(TILES.len() - 1)]
     }
 
     /// The table bindings the entry point reads: `tw` (3) and `pw` (4).
@@ -801,6 +819,9 @@ fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPla
                 .item(COSET_INV_ITEM, fr_bytes(coset_entries(log_n)));
         }
     }
+    for (key, bytes) in profile::plan_items(ctx) {
+        plan.item(key, bytes);
+    }
     if domain.size > chunk_len {
         plan.note(format!(
             "wgpu: scalar buffers in {} chunks of 2^{} (binding limit {} B)",
@@ -990,7 +1011,18 @@ fn ntt_with(
             uniform_buffer(ctx, params_bytes)
         })?;
         per_call.push(params);
-        record(ctx, lease, buf, domain, kind, &steps, &ids, params, config)
+        let timer = profile::allocate(ctx, lease, &mut per_call)?;
+        record(
+            ctx,
+            lease,
+            buf,
+            domain,
+            kind,
+            &steps,
+            &ids,
+            (params, timer),
+            config,
+        )
     })();
     let result = finish(ctx, lease, result, &per_call);
     if result.is_err() {
@@ -1012,9 +1044,10 @@ fn record(
     kind: NttKind,
     steps: &[Step],
     ids: &TableIds,
-    params: BufferId,
+    (params, timer): (BufferId, Option<(BufferId, BufferId)>),
     config: Chosen,
 ) -> Result<()> {
+    let started = std::time::Instant::now();
     let (module, path) = match (config.path, config.mul) {
         (NttPath::Workgroup, NttMul::Unrolled) => {
             (Module::NttUnrolled, "workgroup, unrolled products")
@@ -1047,12 +1080,15 @@ fn record(
             .into()
         })
     };
-    let mut batch = Batch::new(
-        ctx,
-        Some(lease.get::<wgpu::Buffer>(params)?),
-        format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path),
-    );
+    let title = format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path);
+    let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), title.clone());
+    if let Some((resolve, readback)) = timer {
+        let (resolve, readback) = (lease.get(resolve)?, lease.get(readback)?);
+        batch.time_with(Timer::new(ctx, resolve, readback));
+    }
+    let mut tiles = 0;
     for step in steps {
+        batch.phase(step.kernel.phase(&mut tiles));
         let p = step.params;
         let mut bindings = Vec::new();
         if step.kernel.data() {
@@ -1074,7 +1110,12 @@ fn record(
         let pipeline = ctx.pipeline(module, step.kernel.entry())?;
         batch.dispatch(pipeline, &p, bindings, step.threads())?;
     }
-    batch.submit()?;
+    if timer.is_some() {
+        let times = batch.submit_timed()?;
+        eprint!("{}", times.table(&title, started.elapsed()));
+    } else {
+        batch.submit()?;
+    }
     Ok(())
 }
 

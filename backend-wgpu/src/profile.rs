@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use crucible_core::PlanKey;
+use crucible_core::{BufferId, Lease, PlanKey, Result};
 
 use crate::context::{Context, PARAMS_SLOTS};
 
@@ -94,6 +94,35 @@ pub fn plan_items(ctx: &Context) -> Vec<(PlanKey, u64)> {
     }
 }
 
+/// The profile's two buffers in `lease` (their plan items from [`plan_items`]), if
+/// batches on `ctx` are timed: (resolve, readback). On an error, whichever was
+/// allocated stays in the lease for the caller's cleanup of `ids`, where it is pushed.
+pub fn allocate(
+    ctx: &Context,
+    lease: &mut Lease,
+    ids: &mut Vec<BufferId>,
+) -> Result<Option<(BufferId, BufferId)>> {
+    if !enabled(ctx) {
+        return Ok(None);
+    }
+    let mut one = |key: PlanKey, usage: wgpu::BufferUsages| -> Result<BufferId> {
+        let id = lease.allocate(key, RESOLVE_BYTES, || {
+            Ok(ctx.create_buffer(key, RESOLVE_BYTES, usage)?)
+        })?;
+        ids.push(id);
+        Ok(id)
+    };
+    let resolve = one(
+        items::RESOLVE,
+        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+    )?;
+    let readback = one(
+        items::READBACK,
+        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+    )?;
+    Ok(Some((resolve, readback)))
+}
+
 /// What a timed batch writes its timestamps with: the query set and the two leased
 /// buffers of [`items`].
 pub struct Timer<'a> {
@@ -164,18 +193,18 @@ impl PassTimes {
         let total: f64 = phases.iter().map(|p| p.2).sum();
         let wall_ms = wall.as_secs_f64() * 1e3;
         let mut s = format!(
-            "wgpu profile: {title}\n  {:<12} {:>6} {:>11} {:>7}\n",
+            "wgpu profile: {title}\n  {:<14} {:>6} {:>11} {:>7}\n",
             "phase", "passes", "GPU ms", "share"
         );
         for (phase, passes, ns) in &phases {
             let share = if total > 0.0 { 100.0 * ns / total } else { 0.0 };
             s += &format!(
-                "  {phase:<12} {passes:>6} {:>11.3} {share:>6.1}%\n",
+                "  {phase:<14} {passes:>6} {:>11.3} {share:>6.1}%\n",
                 ns / 1e6
             );
         }
         s += &format!(
-            "  {:<12} {:>6} {:>11.3}   (wall {wall_ms:.3} ms with the profile's read-backs)\n",
+            "  {:<14} {:>6} {:>11.3}   (wall {wall_ms:.3} ms with the profile's read-backs)\n",
             "total",
             self.passes.len(),
             total / 1e6
@@ -208,10 +237,13 @@ mod tests {
         );
         let table = t.table("G1 MSM", std::time::Duration::from_millis(20));
         assert!(
-            table.contains("accumulate        1      10.000   71.4%"),
+            table.contains("accumulate          1      10.000   71.4%"),
             "{table}"
         );
-        assert!(table.contains("total             4      14.000"), "{table}");
+        assert!(
+            table.contains("total               4      14.000"),
+            "{table}"
+        );
         assert!(table.contains("wall 20.000 ms"), "{table}");
     }
 

@@ -602,7 +602,7 @@ mod tests {
             limbs: LimbBits::DEFAULT,
             formulas: PerCurve::both(form),
         };
-        let looped = "for (var i = 0u; i < 30u; i++)";
+        let looped = format!("for (var i = 0u; i < {}u; i++)", LimbBits::DEFAULT.limbs());
         for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
             let g1 = Module::MsmG1.source(&at(form));
             assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
@@ -611,7 +611,7 @@ mod tests {
             assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
             assert!(!g2.contains("fn g1_add("));
             for s in [&g1, &g2] {
-                assert_eq!(s.contains(looped), form == Formulas::Compact, "{form:?}");
+                assert_eq!(s.contains(&looped), form == Formulas::Compact, "{form:?}");
                 assert!(!s.contains("var<private> regs:") && !s.contains("fn run_program"));
                 let registers = s.contains("var<private> fq_regs: array<Fq, ");
                 assert_eq!(registers, form == Formulas::Registers, "{form:?}");
