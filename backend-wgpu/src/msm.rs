@@ -611,6 +611,13 @@ where
     let point_words = projective_words::<P>();
     let batch = batch_len(ctx, point_words, span.len, choice)?;
     let config = Config::new(batch, choice);
+    // The curve module's pipelines compile together on a cold start.
+    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
+    ctx.prepare(&[
+        (curve_module, accumulate_entry::<P>(ctx)?),
+        (curve_module, "merge_tasks"),
+        (curve_module, "reduce_level"),
+    ])?;
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
     let mut times = PassTimes::default();
     let result = run_batches::<P, B>(

@@ -1086,6 +1086,14 @@ fn record(
         let (resolve, readback) = (lease.get(resolve)?, lease.get(readback)?);
         batch.time_with(Timer::new(ctx, resolve, readback));
     }
+    // The transform's pipelines compile together on a cold start.
+    let mut entries: Vec<(Module, &'static str)> = Vec::new();
+    for step in steps {
+        if !entries.contains(&(module, step.kernel.entry())) {
+            entries.push((module, step.kernel.entry()));
+        }
+    }
+    ctx.prepare(&entries)?;
     let mut tiles = 0;
     for step in steps {
         batch.phase(step.kernel.phase(&mut tiles));
