@@ -150,8 +150,8 @@ impl BucketSums {
 }
 
 /// Environment variable fixing the MSM's window size in bits (signed digits 2 to
-/// [`MAX_SIGNED_WINDOW_BITS`], unsigned 2 to [`MAX_WINDOW_BITS`], clamped to those)
-/// instead of [`signed_cost`]'s choice, for the sweeps that fit the cost model.
+/// 16, unsigned 2 to 14, clamped to those) instead of the cost model's choice, for the
+/// sweeps that fit the cost model.
 pub const MSM_WINDOW_BITS_ENV: &str = "CRUCIBLE_WGPU_MSM_WINDOW_BITS";
 
 /// The window [`MSM_WINDOW_BITS_ENV`] fixes, if set (read once per process); a value
