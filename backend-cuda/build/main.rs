@@ -18,6 +18,7 @@ mod programs;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use programs::{programs, NvrtcPrograms, Program};
@@ -72,18 +73,14 @@ fn main() {
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(1)
         .clamp(1, jobs.len());
-    let next = Mutex::new(0usize);
+    // `threads` workers take the jobs in order; each result lands in its job's slot.
+    let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<Result<Built, String>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let i = {
-                    let mut next = next.lock().unwrap();
-                    let i = *next;
-                    *next += 1;
-                    i
-                };
+                let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((program, arch)) = jobs.get(i) else {
                     break;
                 };

@@ -62,34 +62,28 @@ mod tests {
         vec![format!("--gpu-architecture=sm_{}{}", arch.0, arch.1)]
     }
 
+    const fn entry(
+        program: &'static str,
+        arch: (i32, i32),
+        options: &'static [&'static str],
+        cubin: &'static [u8],
+    ) -> Embedded {
+        Embedded {
+            program,
+            arch,
+            options,
+            cubin,
+        }
+    }
+
     const SM80: &[&str] = &["--gpu-architecture=sm_80"];
     const SM86: &[&str] = &["--gpu-architecture=sm_86"];
     const SM90: &[&str] = &["--gpu-architecture=sm_90"];
     static TABLE: [Embedded; 4] = [
-        Embedded {
-            program: "msm-sort",
-            arch: (8, 0),
-            options: SM80,
-            cubin: b"80",
-        },
-        Embedded {
-            program: "msm-sort",
-            arch: (8, 6),
-            options: SM86,
-            cubin: b"86",
-        },
-        Embedded {
-            program: "msm-sort",
-            arch: (9, 0),
-            options: SM90,
-            cubin: b"90",
-        },
-        Embedded {
-            program: "ntt-tile",
-            arch: (9, 0),
-            options: SM90,
-            cubin: b"tile",
-        },
+        entry("msm-sort", (8, 0), SM80, b"80"),
+        entry("msm-sort", (8, 6), SM86, b"86"),
+        entry("msm-sort", (9, 0), SM90, b"90"),
+        entry("ntt-tile", (9, 0), SM90, b"tile"),
     ];
 
     #[test]

@@ -261,19 +261,21 @@ pub fn signed_cost(n: usize, c: usize, weights: CostWeights) -> f64 {
     let t = TASK_SIZE as f64;
     let tasks = n / t + occupied * (t - 1.0) / (2.0 * t);
     let merges = (tasks - occupied).max(0.0);
-    windows * (weights.term * n + weights.bucket * buckets) + windows * weights.merge * merges
+    windows * (weights.term * n + weights.merge * merges + weights.bucket * buckets)
 }
 
-/// How an MSM's windows are chosen: its digits and its cost weights.
+/// How an MSM's windows are chosen: its digits, its cost weights, and the window
+/// [`MSM_WINDOW_BITS_ENV`] fixes, if it does.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Choice {
     digits: Digits,
     weights: CostWeights,
+    window: Option<usize>,
 }
 
 impl Choice {
     /// `P`'s choice on `ctx`: the digits [`MSM_DIGITS_ENV`] asks for, the weights of
-    /// its formulas' form.
+    /// its formulas' form, the window [`MSM_WINDOW_BITS_ENV`] fixes.
     fn of<P: MsmCurve>(ctx: &Context) -> Result<Choice>
     where
         P::BaseField: DeviceElement,
@@ -281,6 +283,7 @@ impl Choice {
         Ok(Choice {
             digits: Digits::from_env()?,
             weights: CostWeights::of(P::ADD, ctx.formulas.of(P::ADD)),
+            window: window_override()?,
         })
     }
 }
@@ -356,10 +359,8 @@ impl Config {
     /// each range's largest batch). Unsigned: about k − 3 bits, 2 to 14. Signed: the
     /// window of least [`signed_cost`] at the range's top, 2 to 16 bits.
     fn new(n: usize, choice: Choice) -> Config {
-        let digits = choice.digits;
+        let (digits, fixed) = (choice.digits, choice.window);
         let log = usize::BITS as usize - 1 - n.max(1).leading_zeros() as usize;
-        // msm() has checked the override; an unreadable one fails it before any plan.
-        let fixed = window_override().ok().flatten();
         let (window_bits, windows, buckets) = match digits {
             Digits::Unsigned => {
                 let c = fixed
@@ -535,16 +536,13 @@ impl Scratch {
         let result = (|| -> Result<()> {
             let params = (PARAMS_ITEM, ctx.limits.params_bytes());
             for (name, bytes) in config.items(ctx, point_words).into_iter().chain([params]) {
-                let usage = match name {
-                    n if n == items::READBACK || n == profile::items::READBACK => readback,
-                    n if n == profile::items::RESOLVE => {
-                        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC
-                    }
+                let usage = profile::usage(name).unwrap_or(match name {
+                    n if n == items::READBACK => readback,
                     n if n == PARAMS_ITEM => {
                         wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
                     }
                     _ => storage,
-                };
+                });
                 let id =
                     work.allocate(name, bytes, || Ok(ctx.create_buffer(name, bytes, usage)?))?;
                 scratch.ids.push((name, id));
@@ -607,7 +605,6 @@ where
     let started = std::time::Instant::now();
     let choice = Choice::of::<P>(ctx)?;
     let digits = choice.digits;
-    window_override()?;
     let point_words = projective_words::<P>();
     let batch = batch_len(ctx, point_words, span.len, choice)?;
     let config = Config::new(batch, choice);
@@ -930,6 +927,7 @@ mod tests {
         Choice {
             digits,
             weights: CostWeights::ADDITIONS,
+            window: None,
         }
     }
 
@@ -941,6 +939,7 @@ mod tests {
                 Choice {
                     digits: Digits::Signed,
                     weights,
+                    window: None,
                 },
             )
             .window_bits

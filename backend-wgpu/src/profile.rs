@@ -94,6 +94,19 @@ pub fn plan_items(ctx: &Context) -> Vec<(PlanKey, u64)> {
     }
 }
 
+/// The usage of the profile's buffer `key` (one of [`items`]), None for another key.
+pub fn usage(key: PlanKey) -> Option<wgpu::BufferUsages> {
+    match key {
+        k if k == items::RESOLVE => {
+            Some(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC)
+        }
+        k if k == items::READBACK => {
+            Some(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)
+        }
+        _ => None,
+    }
+}
+
 /// The profile's two buffers in `lease` (their plan items from [`plan_items`]), if
 /// batches on `ctx` are timed: (resolve, readback). On an error, whichever was
 /// allocated stays in the lease for the caller's cleanup of `ids`, where it is pushed.
@@ -105,21 +118,16 @@ pub fn allocate(
     if !enabled(ctx) {
         return Ok(None);
     }
-    let mut one = |key: PlanKey, usage: wgpu::BufferUsages| -> Result<BufferId> {
+    let mut one = |key: PlanKey| -> Result<BufferId> {
+        let usage = usage(key).unwrap_or(wgpu::BufferUsages::empty());
         let id = lease.allocate(key, RESOLVE_BYTES, || {
             Ok(ctx.create_buffer(key, RESOLVE_BYTES, usage)?)
         })?;
         ids.push(id);
         Ok(id)
     };
-    let resolve = one(
-        items::RESOLVE,
-        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-    )?;
-    let readback = one(
-        items::READBACK,
-        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-    )?;
+    let resolve = one(items::RESOLVE)?;
+    let readback = one(items::READBACK)?;
     Ok(Some((resolve, readback)))
 }
 
