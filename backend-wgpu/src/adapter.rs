@@ -290,14 +290,34 @@ fn open(
         &info,
         adapter.features(),
     );
-    let required_features = match cache_place {
+    let cache_feature = match cache_place {
         CachePlace::In(_) => wgpu::Features::PIPELINE_CACHE,
         _ => wgpu::Features::empty(),
     };
+    // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
+    // product and the wide Fq limbs (fr_code.rs, fq_code.rs) need them.
+    let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+    let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
+    if limbs.needs_int64() && !int64 {
+        return Err(WgpuError::NoAdapter(format!(
+            "{}: {LIMB_BITS_ENV}={} needs 64-bit integers in shaders (SHADER_INT64), which \
+             this adapter does not offer; use {} to {} bits",
+            info.name,
+            limbs.bits(),
+            LimbBits::RANGE_U32.start(),
+            LimbBits::RANGE_U32.end()
+        )));
+    }
+    let required_features = if int64 {
+        cache_feature | wgpu::Features::SHADER_INT64
+    } else {
+        cache_feature
+    };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crucible"),
-        // The pipeline cache where it is on, and timestamp queries when
-        // CRUCIBLE_WGPU_PROFILE asks for them (profile.rs).
+        // The pipeline cache where it is on, 64-bit integers where the adapter has
+        // them, and timestamp queries when CRUCIBLE_WGPU_PROFILE asks for them
+        // (profile.rs).
         required_features: required_features | crate::profile::features(adapter.features()),
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
@@ -313,7 +333,6 @@ fn open(
     // llvmpipe compiles the straight-line MSM for minutes: software adapters keep the
     // interpreter unless asked otherwise.
     let formulas = wgpu_options.formulas.or_default_for(software);
-    let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
     if cache_place == CachePlace::Unsupported {
         tracing::info!(
             "{}: no pipeline cache on this adapter (wgpu has one on Vulkan only): every \
@@ -325,7 +344,11 @@ fn open(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
-        ShaderConfig { limbs, formulas },
+        ShaderConfig {
+            limbs,
+            formulas,
+            int64,
+        },
         info.clone(),
         cache_place.clone(),
     );

@@ -70,6 +70,9 @@ pub struct Context {
     pub formulas: PerCurve<Formulas>,
     /// The straight-line form's Fq limb width, fixed at open.
     pub limbs: LimbBits,
+    /// Whether the device was opened with 64-bit integers in shaders
+    /// (`SHADER_INT64`): the wide limbs and the NTT's wide product need them.
+    pub int64: bool,
     /// The adapter, for the pipeline caches' keys.
     pub adapter: wgpu::AdapterInfo,
     /// Where pipeline caches are saved.
@@ -161,6 +164,7 @@ impl Context {
             limits,
             formulas: shaders.formulas,
             limbs: shaders.limbs,
+            int64: shaders.int64,
             adapter,
             cache_place,
             lost,
@@ -231,6 +235,7 @@ impl Context {
         ShaderConfig {
             limbs: self.limbs,
             formulas: self.formulas,
+            int64: self.int64,
         }
     }
 

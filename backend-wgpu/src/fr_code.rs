@@ -7,8 +7,34 @@
 //! and every index a constant: nothing for the compiler to unroll, everything can live
 //! in registers. The NTT's workgroup kernels use it on hardware adapters unless
 //! `CRUCIBLE_WGPU_NTT_MUL=loop` (module NttUnrolled).
+//!
+//! Where the adapter has 64-bit integers in shaders (`SHADER_INT64`), [`wgsl_fr_wide`]
+//! replaces all of fr.wgsl's field code: fq_code.rs's generator over Fr with eight
+//! 32-bit limbs, each limb product one widening multiply-add into a `u64` column
+//! (64 products a row pair against the 16-bit form's 256), and R' = 2^256 = R, so the
+//! NTT's tables and data are the same words as arkworks' (module NttWide).
 
 use std::fmt::Write;
+
+use crate::fq_code::{Field, FqCode, LimbBits, MulForm};
+
+/// Limb width of the wide Fr code: a `u32` a limb, which makes R' = R and the packed
+/// form the limbs themselves.
+const WIDE_LIMB_BITS: u32 = 32;
+
+/// WGSL of Fr's whole arithmetic over 32-bit limbs in 64-bit integers: `Fr` (eight
+/// `u32`), `fr_add`, `fr_sub`, `fr_mul` (loop-free), `fr_unpack`, `fr_pack`,
+/// `fr_one`, `fr_zero`, `fr_is_zero`; what ntt.wgsl and fr_pow.wgsl call.
+pub fn wgsl_fr_wide() -> String {
+    let limbs = LimbBits::new(WIDE_LIMB_BITS).expect("32 bits is in range");
+    let code = FqCode::of(Field::Fr, limbs);
+    debug_assert_eq!(code.r_bits(), 256, "R' = R: no conversion anywhere");
+    let mut s = code.wgsl(MulForm::Unrolled);
+    s.push_str(
+        "\nfn fr_one() -> Fr {\n    return FR_ONE;\n}\n\nfn fr_zero() -> Fr {\n    return FR_ZERO;\n}\n",
+    );
+    s
+}
 
 /// Limbs of an Fr element (FR_LIMBS in the shaders).
 const LIMBS: usize = 16;

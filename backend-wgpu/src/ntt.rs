@@ -97,6 +97,9 @@ pub enum NttMul {
     Unrolled,
     /// fr.wgsl's CIOS loop over an accumulator array.
     Loop,
+    /// Eight 32-bit limbs, each product a widening multiply-add into a `u64` column
+    /// (fr_code.rs's wide code); only where the device has `SHADER_INT64`.
+    Wide,
 }
 
 impl NttMul {
@@ -105,6 +108,7 @@ impl NttMul {
         match s.trim().to_ascii_lowercase().as_str() {
             "unrolled" => Some(NttMul::Unrolled),
             "loop" => Some(NttMul::Loop),
+            "wide" => Some(NttMul::Wide),
             _ => None,
         }
     }
@@ -114,15 +118,19 @@ impl NttMul {
         match self {
             NttMul::Unrolled => "unrolled",
             NttMul::Loop => "loop",
+            NttMul::Wide => "wide",
         }
     }
 
     /// The default for an adapter: the loop on software adapters (llvmpipe: 2^10 in
     /// 10.2 ms against the unrolled form's 22.3, and shorter compiles; the unrolled
-    /// form wins from about 2^14, 359 ms against 604), the unrolled form elsewhere.
-    pub fn for_adapter(software: bool) -> NttMul {
+    /// form wins from about 2^14, 359 ms against 604); on hardware the wide form
+    /// where the device has 64-bit integers, else the unrolled one.
+    pub fn for_adapter(software: bool, int64: bool) -> NttMul {
         if software {
             NttMul::Loop
+        } else if int64 {
+            NttMul::Wide
         } else {
             NttMul::Unrolled
         }
@@ -158,6 +166,21 @@ struct Chosen {
     mul: NttMul,
 }
 
+impl Chosen {
+    /// An error if the device cannot run this choice: the wide product needs 64-bit
+    /// integers in shaders.
+    fn check(&self, ctx: &Context) -> Result<()> {
+        if self.path == NttPath::Workgroup && self.mul == NttMul::Wide && !ctx.int64 {
+            return Err(WgpuError::Unsupported(format!(
+                "{NTT_MUL_ENV}=wide needs 64-bit integers in shaders (SHADER_INT64), which \
+                 this adapter does not offer"
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
 /// `name`'s value parsed by `parse` (unset or empty: `None`), or an error naming what
 /// it expects.
 fn env_choice<T>(
@@ -189,13 +212,15 @@ impl NttConfig {
                 .unwrap_or(default.path),
             tile_bits: env_choice(TILE_BITS_ENV, &format!("1 to {MAX_TILE_BITS}"), tile_bits)?
                 .unwrap_or(default.tile_bits),
-            mul: env_choice(NTT_MUL_ENV, "`unrolled` or `loop`", NttMul::parse)?,
+            mul: env_choice(NTT_MUL_ENV, "`unrolled`, `loop` or `wide`", NttMul::parse)?,
         })
     }
 
     /// The configuration on `ctx`: the product asked for or the adapter's default, and
     /// the passes where the adapter offers less workgroup storage than a tile takes
-    /// (WebGPU guarantees 16 KiB; a downlevel adapter may not).
+    /// (WebGPU guarantees 16 KiB; a downlevel adapter may not). The wide product asked
+    /// for on a device without 64-bit integers stays chosen: [`Chosen::check`] says why
+    /// it cannot run.
     fn on(self, ctx: &Context) -> Chosen {
         let software = ctx.device.adapter_info().device_type == wgpu::DeviceType::Cpu;
         let mut path = self.path;
@@ -205,7 +230,7 @@ impl NttConfig {
         Chosen {
             path,
             tile_bits: self.tile_bits,
-            mul: self.mul.unwrap_or(NttMul::for_adapter(software)),
+            mul: self.mul.unwrap_or(NttMul::for_adapter(software, ctx.int64)),
         }
     }
 }
@@ -940,6 +965,7 @@ fn ntt_with(
         data.chunk_len
     };
     let config = config.on(ctx);
+    config.check(ctx)?;
     let mut steps = match config.path {
         NttPath::Passes => pass_steps(domain, kind, chunk_len),
         NttPath::Workgroup => workgroup_steps(domain, kind, chunk_len, config.tile_bits),
@@ -1053,6 +1079,7 @@ fn record(
             (Module::NttUnrolled, "workgroup, unrolled products")
         }
         (NttPath::Workgroup, NttMul::Loop) => (Module::Ntt, "workgroup, loop products"),
+        (NttPath::Workgroup, NttMul::Wide) => (Module::NttWide, "workgroup, wide products"),
         (NttPath::Passes, _) => (Module::Ntt, "passes"),
     };
     let data = lease.get::<DeviceBuffer>(buf.id())?;
@@ -1332,7 +1359,8 @@ mod tests {
         lease.release().unwrap();
     }
 
-    /// The workgroup path with both products, on one chunk and on buffers split into
+    /// The workgroup path with every product (the wide one where the adapter has
+    /// 64-bit integers), on one chunk and on buffers split into
     /// chunks of 32 elements (stages across chunks, as passes, and the scaling after
     /// them); the tile plans of every size are checked on the host above, and the
     /// conformance suite runs the workgroup path with the adapter's product. The
@@ -1354,8 +1382,16 @@ mod tests {
         // below its stages); 2^1: one tile, read reversed (2^0 is nothing to do,
         // tests/wgpu/ntt.rs's). 32-element chunks: 2^7 in four, two stages as passes
         // and the scaling after them.
-        let cases: [(Option<u64>, NttConfig, &[u32]); 2] =
-            [(None, workgroup, &[10, 1]), (Some(1024), unrolled, &[7])];
+        let wide = NttConfig {
+            mul: Some(NttMul::Wide),
+            ..workgroup
+        };
+        let cases: [(Option<u64>, NttConfig, &[u32]); 4] = [
+            (None, workgroup, &[10, 1]),
+            (Some(1024), unrolled, &[7]),
+            (None, wide, &[10, 1]),
+            (Some(1024), wide, &[7]),
+        ];
         let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
         for (binding, config, logs) in cases {
             if !opened.iter().any(|(b, _)| *b == binding) {
@@ -1367,6 +1403,11 @@ mod tests {
             let Some((_, backend)) = opened.iter().find(|(b, _)| *b == binding) else {
                 continue;
             };
+            if config.mul == Some(NttMul::Wide) && !backend.ctx.int64 {
+                // Not a pass: the adapter cannot run the wide product at all.
+                println!("wide product skipped: {} has no SHADER_INT64", backend.info().device_name);
+                continue;
+            }
             let at = format!("{at}, bindings of {binding:?} B");
             check(backend, config, logs, &mut rng, &at);
         }

@@ -287,7 +287,7 @@ mod tests {
                 assert_eq!(source.matches(&format!("struct {} {{", P::NAME)).count(), 1);
             }
         }
-        check::<NttParams>(&[Module::Ntt, Module::NttUnrolled]);
+        check::<NttParams>(&[Module::Ntt, Module::NttUnrolled, Module::NttWide]);
         check::<MsmParams>(&[
             Module::MsmSort,
             Module::MsmBuckets,

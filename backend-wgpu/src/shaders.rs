@@ -186,6 +186,8 @@ pub struct ShaderConfig {
     pub limbs: LimbBits,
     /// Each curve's form.
     pub formulas: PerCurve<Formulas>,
+    /// Whether the device has 64-bit integers in shaders (`SHADER_INT64`).
+    pub int64: bool,
 }
 
 impl ShaderConfig {
@@ -195,6 +197,7 @@ impl ShaderConfig {
         ShaderConfig {
             limbs: LimbBits::DEFAULT,
             formulas: PerCurve::for_adapter(false),
+            int64: false,
         }
     }
 }
@@ -207,6 +210,9 @@ pub enum Module {
     Ntt,
     /// The same kernels, the workgroup path's products unrolled (fr_code.rs).
     NttUnrolled,
+    /// The same kernels over Fr in eight 32-bit limbs with 64-bit products
+    /// (fr_code.rs's wide code: `SHADER_INT64`), every Fr operation loop-free.
+    NttWide,
     /// MSM scalar conversion and counting sort.
     MsmSort,
     /// MSM bucket accumulation and reduction, G1 and G2, through the interpreter.
@@ -272,6 +278,8 @@ enum Part {
     FormulaTests(&'static [Program]),
     /// Fr's product without loops, for the NTT (fr_code.rs).
     FrMulUnrolled,
+    /// Fr's whole arithmetic over 32-bit limbs in 64-bit integers (fr_code.rs).
+    FrWide,
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
@@ -280,6 +288,8 @@ const INTERPRETER: &str = include_str!("../shaders/interpreter.wgsl");
 const NTT: &str = include_str!("../shaders/ntt.wgsl");
 const NTT_MUL_LOOP: &str = include_str!("../shaders/ntt_mul_loop.wgsl");
 const NTT_MUL_UNROLLED: &str = include_str!("../shaders/ntt_mul_unrolled.wgsl");
+const NTT_MUL_WIDE: &str = include_str!("../shaders/ntt_mul_wide.wgsl");
+const FR_POW: &str = include_str!("../shaders/fr_pow.wgsl");
 const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
 const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
 const MSM: &str = include_str!("../shaders/msm.wgsl");
@@ -312,9 +322,10 @@ const G2_TESTED: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 10] = [
+    pub const ALL: [Module; 11] = [
         Module::Ntt,
         Module::NttUnrolled,
+        Module::NttWide,
         Module::MsmSort,
         Module::MsmBuckets,
         Module::MsmG1,
@@ -342,6 +353,7 @@ impl Module {
             Module::Ntt => &[
                 FieldConstants,
                 Wgsl(FR),
+                Wgsl(FR_POW),
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_LOOP),
                 Wgsl(NTT),
@@ -349,9 +361,17 @@ impl Module {
             Module::NttUnrolled => &[
                 FieldConstants,
                 Wgsl(FR),
+                Wgsl(FR_POW),
                 FrMulUnrolled,
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_UNROLLED),
+                Wgsl(NTT),
+            ],
+            Module::NttWide => &[
+                FrWide,
+                Wgsl(FR_POW),
+                Params(ParamsBlock::Ntt),
+                Wgsl(NTT_MUL_WIDE),
                 Wgsl(NTT),
             ],
             Module::MsmSort => &[
@@ -450,6 +470,7 @@ impl Module {
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
                 Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
+                Part::FrWide => s.push_str(&crate::fr_code::wgsl_fr_wide()),
             }
         }
         s
@@ -469,10 +490,13 @@ mod tests {
                 e.emit_to_string_with_path(&source, "module.wgsl")
             )
         });
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::empty(),
-        )
+        // u64 only where the module's code is wide (what the device was opened with).
+        let capabilities = if config.int64 {
+            naga::valid::Capabilities::SHADER_INT64
+        } else {
+            naga::valid::Capabilities::empty()
+        };
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
         .validate(&parsed)
         .unwrap_or_else(|e| {
             panic!(
@@ -492,9 +516,11 @@ mod tests {
     }
 
     fn config(bits: u32, form: Formulas) -> ShaderConfig {
+        let limbs = LimbBits::new(bits).expect("in range");
         ShaderConfig {
-            limbs: LimbBits::new(bits).expect("in range"),
+            limbs,
             formulas: PerCurve::both(form),
+            int64: limbs.needs_int64(),
         }
     }
 
@@ -515,6 +541,11 @@ mod tests {
                             .map(|f| config(b, f))
                     })
                     .collect()
+            } else if module == Module::NttWide {
+                vec![ShaderConfig {
+                    int64: true,
+                    ..config(LimbBits::DEFAULT.bits(), Formulas::Interpreted)
+                }]
             } else {
                 vec![config(LimbBits::DEFAULT.bits(), Formulas::Interpreted)]
             };
@@ -601,6 +632,7 @@ mod tests {
         let at = |form| ShaderConfig {
             limbs: LimbBits::DEFAULT,
             formulas: PerCurve::both(form),
+            int64: false,
         };
         let looped = format!("for (var i = 0u; i < {}u; i++)", LimbBits::DEFAULT.limbs());
         for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
