@@ -118,6 +118,13 @@ impl WgpuBackend {
         self.ctx.limbs
     }
 
+    /// Whether the device was opened with 64-bit integers in shaders (`SHADER_INT64`,
+    /// where the adapter offers them): the wide NTT product and Fq limbs of 17 to 32
+    /// bits need them.
+    pub fn has_int64(&self) -> bool {
+        self.ctx.int64
+    }
+
     /// The test module and entry point running `program`, in this instance's form.
     fn program_entry(&self, program: Program) -> (Module, &'static str) {
         let module = match (self.ctx.formulas.of(program), program.ext()) {

@@ -53,6 +53,20 @@ pub fn serial() -> MutexGuard<'static, ()> {
 
 type Shared = OnceLock<Result<WgpuBackend, String>>;
 
+/// A new backend in [`STRAIGHT_FORMS`] over Fq limbs of `bits` bits, or why it did
+/// not open (limbs wider than 16 bits need `SHADER_INT64`).
+pub fn open_with_limbs(bits: u32) -> Result<WgpuBackend, String> {
+    let options = WgpuOptions {
+        formulas: PerCurve {
+            g1: Some(STRAIGHT_FORMS.g1),
+            g2: Some(STRAIGHT_FORMS.g2),
+        },
+        limb_bits: Some(crucible_backend_wgpu::LimbBits::new(bits).expect("a limb width")),
+        ..WgpuOptions::default()
+    };
+    WgpuBackend::open(&ProbeOptions::default(), &options).map_err(|e| e.to_string())
+}
+
 /// Like [`backend`], with bindings of at most `max_binding_bytes` (one backend per
 /// limit), so that buffers split into chunks and MSMs into batches.
 pub fn small_binding_backend(test: &str, max_binding_bytes: u64) -> Option<&'static WgpuBackend> {

@@ -46,6 +46,44 @@ fn straight_fields_and_additions_match_arkworks() {
     print_compiles(backend);
 }
 
+/// The straight-line Fq code over wide limbs (u64 columns, `SHADER_INT64`) against
+/// arkworks, for each wide width: 32 bits (a carry after every product, R' = 2^384),
+/// 30 and 28 (deferred carries, R' = 2^390 and 2^392). Adapters without 64-bit
+/// integers cannot run it: the test says so and checks that opening fails clearly.
+#[test]
+fn straight_fq_over_wide_limbs_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(probe) = common::backend("straight_fq_over_wide_limbs_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    for bits in [32, 30, 28] {
+        let opened = common::open_with_limbs(bits);
+        if !probe.has_int64() {
+            let e = opened.err().expect("wide limbs without SHADER_INT64 must not open");
+            assert!(e.contains("SHADER_INT64"), "{e}");
+            println!("{bits}-bit limbs skipped: the adapter has no SHADER_INT64 ({e})");
+            continue;
+        }
+        let backend = opened.expect("an adapter with SHADER_INT64 opens wide limbs");
+        assert_eq!(backend.limb_bits().bits(), bits);
+        let started = Instant::now();
+        crate::field::check::<Fq>(
+            &backend,
+            &mut rng,
+            [
+                (FieldOp::FqAdd, |a, b| a + b),
+                (FieldOp::FqSub, |a, b| a - b),
+                (FieldOp::FqMul, |a, b| a * b),
+            ],
+        );
+        println!(
+            "straight Fq add, sub, mul ({bits}-bit limbs, u64): {:.1?} with compiling",
+            started.elapsed()
+        );
+    }
+}
+
 /// Fq2 arithmetic and G2's addition in G2's registers form, each run twice: the first run's time includes the compilers' (llvmpipe
 /// compiles a pipeline at its first dispatch, after `pipeline_compiles` timed its
 /// creation), the second is the kernels' alone.
