@@ -165,7 +165,9 @@ enum Op {
     Add(V, V),
     Sub(V, V),
     Mul(V, V),
-    /// The product's low word (no bound: used only before a mask).
+    /// The product's low 32 bits (no bound: used only before a mask of at most 32
+    /// bits); in `u64` code a 32-bit multiply of the operands' low halves, where a
+    /// 64-bit one would cost the GPU three.
     MulLow(V, V),
     And(V, u64),
     Shr(V, u32),
@@ -293,10 +295,9 @@ impl Code {
         self.push(Op::Mul(a, b), lo, hi)
     }
 
-    /// The low word of a · b.
+    /// The low 32 bits of a · b.
     pub fn mul_low(&mut self, a: V, b: V) -> V {
-        let max = self.word.max();
-        self.push(Op::MulLow(a, b), 0, max)
+        self.push(Op::MulLow(a, b), 0, MAX32)
     }
 
     /// a & mask.
@@ -388,7 +389,7 @@ impl Code {
                     (lo[a] - hi[b], hi[a] - lo[b])
                 }
                 Op::Mul(a, b) => (lo[a] * lo[b], hi[a] * hi[b]),
-                Op::MulLow(..) => (0, max),
+                Op::MulLow(..) => (0, MAX32),
                 Op::And(a, m) => (0, hi[a].min(m as u128)),
                 Op::Shr(a, s) => (lo[a] >> s, hi[a] >> s),
                 Op::Shl(a, s) => (0, (hi[a] << s).min(max)),
@@ -429,7 +430,7 @@ impl Code {
                 Op::Add(a, b) => checked(x(a).checked_add(x(b)), "add"),
                 Op::Sub(a, b) => x(a).checked_sub(x(b)).expect("sub wraps"),
                 Op::Mul(a, b) => checked(x(a).checked_mul(x(b)), "mul"),
-                Op::MulLow(a, b) => x(a).wrapping_mul(x(b)) & max,
+                Op::MulLow(a, b) => x(a).wrapping_mul(x(b)) & MAX32 as u64,
                 Op::And(a, m) => x(a) & m,
                 Op::Shr(a, s) => x(a) >> s,
                 Op::Shl(a, s) => (x(a) << s) & max,
@@ -473,6 +474,15 @@ impl Code {
         }
     }
 
+    /// The low 32 bits of `u64` value v, written `expr`, as a `u32` (a literal for a
+    /// constant: naga folds no `u64` to `u32` conversion of a literal).
+    fn low_u32(&self, v: V, expr: String) -> String {
+        match self.ops[v] {
+            Op::Const(c) => Word::U32.literal(c & MAX32 as u64),
+            _ => format!("u32({expr})"),
+        }
+    }
+
     /// Value v as a `u32` (a limb the code returns), proven to fit one.
     fn operand_u32(&self, v: V, params: &[&str], prefix: &str) -> String {
         assert!(self.hi[v] <= MAX32, "value {v} is returned as a u32");
@@ -496,7 +506,13 @@ impl Code {
                 Op::Input { .. } | Op::Const(_) => continue,
                 Op::Add(a, b) => format!("{} + {}", o(a), o(b)),
                 Op::Sub(a, b) => format!("{} - {}", o(a), o(b)),
-                Op::Mul(a, b) | Op::MulLow(a, b) => format!("{} * {}", o(a), o(b)),
+                Op::Mul(a, b) => format!("{} * {}", o(a), o(b)),
+                Op::MulLow(a, b) => match self.word {
+                    Word::U32 => format!("{} * {}", o(a), o(b)),
+                    Word::U64 => {
+                        format!("u64({} * {})", self.low_u32(a, o(a)), self.low_u32(b, o(b)))
+                    }
+                },
                 Op::And(a, m) => format!("{} & {}", o(a), lit(m)),
                 Op::Shr(a, sh) => format!("{} >> {sh}u", o(a)),
                 Op::Shl(a, sh) => format!("{} << {sh}u", o(a)),
