@@ -229,7 +229,15 @@ impl Code {
     pub fn input(&mut self, param: usize, limb: usize, hi: u64) -> V {
         assert!(hi as u128 <= MAX32, "a limb is a u32");
         let native = self.word == Word::U32;
-        self.push(Op::Input { param, limb, native }, 0, hi as u128)
+        self.push(
+            Op::Input {
+                param,
+                limb,
+                native,
+            },
+            0,
+            hi as u128,
+        )
     }
 
     /// Element `limb` of parameter `param` of the code's own word, at most `hi`.
@@ -1088,7 +1096,9 @@ impl FqCode {
     pub fn unpack(&self) -> Function {
         let words = self.field.packed_words();
         let mut code = Code::default();
-        let w: Vec<V> = (0..words).map(|k| code.input(0, k, u32::MAX as u64)).collect();
+        let w: Vec<V> = (0..words)
+            .map(|k| code.input(0, k, u32::MAX as u64))
+            .collect();
         let mut out = Vec::with_capacity(self.n);
         for l in 0..self.n {
             let bit = l * self.bits as usize;
@@ -1260,7 +1270,10 @@ mod tests {
         for &x in &xs {
             for &y in &xs[20..] {
                 let (xl, yl) = (to_limbs(&int(x), bits, n), to_limbs(&int(y), bits, n));
-                let at = format!("{:?}, {bits}-bit limbs, {x} and {y} (seed {seed})", code.field);
+                let at = format!(
+                    "{:?}, {bits}-bit limbs, {x} and {y} (seed {seed})",
+                    code.field
+                );
                 let got = |f: &Function| from_limbs::<F>(&f.eval(&[&xl, &yl]), bits);
                 assert_eq!(got(&mul), x * y * r_inv, "mul, {at}");
                 assert_eq!(got(&add), x + y, "add, {at}");
@@ -1344,7 +1357,11 @@ mod tests {
                 let to_internal = to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), bits, n);
                 let internal = mul.eval(&[&limbs, &to_internal]);
                 let r_prime = Fq::from(2u64).pow([code.r_bits()]);
-                assert_eq!(from_limbs::<Fq>(&internal, bits), x * r_prime, "{bits} bits");
+                assert_eq!(
+                    from_limbs::<Fq>(&internal, bits),
+                    x * r_prime,
+                    "{bits} bits"
+                );
                 let ark_r = to_limbs(&Field::Fq.pow2(384), bits, n);
                 assert_eq!(mul.eval(&[&internal, &ark_r]), limbs, "{bits} bits");
             }
@@ -1360,7 +1377,10 @@ mod tests {
         let code = FqCode::of(Field::Fr, LimbBits::new(32).unwrap());
         assert_eq!((code.n, code.r_bits()), (8, 256));
         let (unpack, pack, mul) = (code.unpack(), code.pack(), code.mul());
-        for (x, y) in operands::<Fr>(&mut rng).into_iter().zip(operands::<Fr>(&mut rng)) {
+        for (x, y) in operands::<Fr>(&mut rng)
+            .into_iter()
+            .zip(operands::<Fr>(&mut rng))
+        {
             let words = |v: Fr| {
                 let mut w = [0u32; 8];
                 crucible_core::limbs::limbs_to_words(&v.0 .0, &mut w);
@@ -1386,8 +1406,7 @@ mod tests {
             let x = Fq::rand(&mut rng);
             let mut words = [0u32; 12];
             x.write_words(&mut words);
-            let to_internal =
-                to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), code.bits, code.n);
+            let to_internal = to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), code.bits, code.n);
             let on_device = code
                 .mul()
                 .eval(&[&code.unpack().eval(&[&words]), &to_internal]);

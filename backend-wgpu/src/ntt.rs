@@ -1405,7 +1405,10 @@ mod tests {
             };
             if config.mul == Some(NttMul::Wide) && !backend.ctx.int64 {
                 // Not a pass: the adapter cannot run the wide product at all.
-                println!("wide product skipped: {} has no SHADER_INT64", backend.info().device_name);
+                println!(
+                    "wide product skipped: {} has no SHADER_INT64",
+                    backend.info().device_name
+                );
                 continue;
             }
             let at = format!("{at}, bindings of {binding:?} B");

@@ -497,13 +497,13 @@ mod tests {
             naga::valid::Capabilities::empty()
         };
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
-        .validate(&parsed)
-        .unwrap_or_else(|e| {
-            panic!(
-                "{at}: {}",
-                e.emit_to_string_with_path(&source, "module.wgsl")
-            )
-        });
+            .validate(&parsed)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{at}: {}",
+                    e.emit_to_string_with_path(&source, "module.wgsl")
+                )
+            });
         parsed
     }
 

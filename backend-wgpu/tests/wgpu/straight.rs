@@ -48,7 +48,8 @@ fn straight_fields_and_additions_match_arkworks() {
 
 /// The straight-line Fq code over wide limbs (u64 columns, `SHADER_INT64`) against
 /// arkworks, for each wide width: 32 bits (a carry after every product, R' = 2^384),
-/// 30 and 28 (deferred carries, R' = 2^390 and 2^392). Adapters without 64-bit
+/// 30 and 28 (deferred carries, R' = 2^390 and 2^392), and G1's additions over 32-bit
+/// limbs. Adapters without 64-bit
 /// integers cannot run it: the test says so and checks that opening fails clearly.
 #[test]
 fn straight_fq_over_wide_limbs_matches_arkworks() {
@@ -60,7 +61,9 @@ fn straight_fq_over_wide_limbs_matches_arkworks() {
     for bits in [32, 30, 28] {
         let opened = common::open_with_limbs(bits);
         if !probe.has_int64() {
-            let e = opened.err().expect("wide limbs without SHADER_INT64 must not open");
+            let e = opened
+                .err()
+                .expect("wide limbs without SHADER_INT64 must not open");
             assert!(e.contains("SHADER_INT64"), "{e}");
             println!("{bits}-bit limbs skipped: the adapter has no SHADER_INT64 ({e})");
             continue;
@@ -81,6 +84,16 @@ fn straight_fq_over_wide_limbs_matches_arkworks() {
             "straight Fq add, sub, mul ({bits}-bit limbs, u64): {:.1?} with compiling",
             started.elapsed()
         );
+        if bits == 32 {
+            // The curve formulas over the widest limbs, where R' = R: the MSM's form
+            // when these limbs are chosen.
+            let started = Instant::now();
+            crate::curve::check::<g1::Config>(&mut rng, |op, a, b| backend.g1_op(op, a, b));
+            println!(
+                "straight G1 add ({bits}-bit limbs): {:.1?} with compiling",
+                started.elapsed()
+            );
+        }
     }
 }
 
