@@ -24,18 +24,21 @@ unsafe impl DeviceRepr for FrArg {}
 // of ntt.cu's `struct FrSeeds { u32 words[8 * 32]; }`, which the kernels take by value.
 unsafe impl DeviceRepr for FrSeeds {}
 
-/// Why CUDA cannot be used here, if it cannot: libcuda and libnvrtc must both load.
+/// Why CUDA cannot be used here, if it cannot: libcuda must load. libnvrtc is needed
+/// only for a kernel program the binary holds no CUBIN of for the device (kernels.rs
+/// says so, naming the program, when it is missing then).
 pub fn missing_library() -> Option<&'static str> {
     // SAFETY: only tries to dlopen the driver library by its usual names; no symbol
     // of it is called.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Some("libcuda not found (no NVIDIA driver on this machine)");
     }
-    if !nvrtc_present() {
-        return Some("libnvrtc not found (install the CUDA runtime compiler, or add its folder to LD_LIBRARY_PATH)");
-    }
     None
 }
+
+/// What to do about a missing libnvrtc.
+pub const NVRTC_MISSING: &str =
+    "libnvrtc not found (install the CUDA runtime compiler, or add its folder to LD_LIBRARY_PATH)";
 
 /// Whether libnvrtc loads: the compiler alone, which needs no driver or device.
 pub fn nvrtc_present() -> bool {
@@ -105,11 +108,15 @@ pub fn driver_version() -> i32 {
     }
 }
 
-/// NVRTC's version as `major * 1000 + minor * 10` (0 if it cannot say).
+/// NVRTC's version as `major * 1000 + minor * 10` (0 if it cannot say, or libnvrtc
+/// is not found).
 pub fn nvrtc_version() -> i32 {
+    if !nvrtc_present() {
+        return 0;
+    }
     let (mut major, mut minor) = (0i32, 0i32);
-    // SAFETY: writes two ints through valid pointers; the library is loaded (callers
-    // probe `missing_library` first).
+    // SAFETY: writes two ints through valid pointers; the library loads (checked
+    // above).
     let status = unsafe { nvrtc::nvrtcVersion(&mut major, &mut minor) };
     if status == nvrtc::nvrtcResult::NVRTC_SUCCESS {
         major * 1000 + minor * 10

@@ -101,16 +101,23 @@ pub struct CompileReport {
 impl fmt::Display for CompileReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = |origin| self.programs.iter().filter(|p| p.origin == origin).count();
+        let nvrtc = if self.nvrtc_version == 0 {
+            "no libnvrtc".to_string()
+        } else {
+            format!(
+                "NVRTC {}.{}",
+                self.nvrtc_version / 1000,
+                (self.nvrtc_version % 1000) / 10
+            )
+        };
         write!(
             f,
-            "CUDA kernels: {} NVRTC programs ({} embedded, {} cached, {} compiled) in {:.2} s wall (NVRTC {}.{}):",
+            "CUDA kernels: {} NVRTC programs ({} embedded, {} cached, {} compiled) in {:.2} s wall ({nvrtc}):",
             self.programs.len(),
             count(Origin::Embedded),
             count(Origin::Cached),
             count(Origin::Compiled),
             self.wall_ms / 1e3,
-            self.nvrtc_version / 1000,
-            (self.nvrtc_version % 1000) / 10
         )?;
         for p in &self.programs {
             write!(f, " {} {:.2} s {};", p.name, p.ms / 1e3, p.origin.word())?;
@@ -151,9 +158,11 @@ fn build(job: &Job) -> CudaResult<Built> {
     })
 }
 
-/// Compiles `job`'s program with its options (and caches the CUBIN at its path).
+/// Compiles `job`'s program with its options (and caches the CUBIN at its path); an
+/// error naming the program when libnvrtc is not found.
 fn compile_program(job: &Job) -> CudaResult<Vec<u8>> {
     let program = &job.program;
+    require_nvrtc(driver::nvrtc_present(), &program.name)?;
     let cubin = driver::compile_cubin(
         &program.source(),
         &format!("crucible-{}.cu", program.name),
@@ -164,6 +173,19 @@ fn compile_program(job: &Job) -> CudaResult<Vec<u8>> {
         store(path, &cubin);
     }
     Ok(cubin)
+}
+
+/// An error unless libnvrtc is `present`: `program` has neither an embedded CUBIN
+/// for this device (with these options) nor a cached one, and only NVRTC can make it.
+fn require_nvrtc(present: bool, program: &str) -> CudaResult<()> {
+    if present {
+        return Ok(());
+    }
+    Err(CudaError::CompileLog(format!(
+        "program {program} must be compiled for this device (this binary holds no CUBIN of \
+         it for the device's architecture and options, and none is cached), but {}",
+        driver::NVRTC_MISSING
+    )))
 }
 
 /// The options `tuning` adds to every program, after the architecture's
@@ -437,5 +459,26 @@ mod tests {
              (NVRTC 13.0): ntt 2.10 s compiled; msm-g2 0.00 s cached; ones-g1 0.04 s embedded; \
              built in: NVRTC 13.0, 23 programs for sm_90"
         );
+        let without = CompileReport {
+            programs: vec![ProgramTime {
+                name: "ntt".into(),
+                ms: 10.0,
+                origin: Origin::Embedded,
+            }],
+            wall_ms: 10.0,
+            nvrtc_version: 0,
+            embedded: "NVRTC 13.0, 23 programs for sm_90",
+        };
+        assert!(without.to_string().contains("in 0.01 s wall (no libnvrtc):"));
+    }
+
+    /// Without libnvrtc a program the binary and the cache lack fails with an error
+    /// that names it and says what to install; with it, nothing is in the way.
+    #[test]
+    fn a_missing_nvrtc_fails_only_what_must_be_compiled() {
+        assert!(require_nvrtc(true, "ntt").is_ok());
+        let e = require_nvrtc(false, "msm-g2-sums").unwrap_err().to_string();
+        assert!(e.contains("program msm-g2-sums must be compiled"), "{e}");
+        assert!(e.contains("libnvrtc not found"), "{e}");
     }
 }
