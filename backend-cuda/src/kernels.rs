@@ -469,7 +469,9 @@ mod tests {
             nvrtc_version: 0,
             embedded: "NVRTC 13.0, 23 programs for sm_90",
         };
-        assert!(without.to_string().contains("in 0.01 s wall (no libnvrtc):"));
+        assert!(without
+            .to_string()
+            .contains("in 0.01 s wall (no libnvrtc):"));
     }
 
     /// Without libnvrtc a program the binary and the cache lack fails with an error

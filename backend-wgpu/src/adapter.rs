@@ -55,7 +55,8 @@ pub struct WgpuOptions {
     /// `CRUCIBLE_WGPU_FORMULAS`.
     pub formulas: PerCurve<Option<Formulas>>,
     /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
-    /// [`LimbBits::DEFAULT`].
+    /// [`LimbBits::default_for`] the adapter (wide limbs where it has 64-bit
+    /// integers).
     pub limb_bits: Option<LimbBits>,
     /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
     /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
@@ -297,7 +298,9 @@ fn open(
     // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
     // product and the wide Fq limbs (fr_code.rs, fq_code.rs) need them.
     let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
-    let limbs = wgpu_options.limb_bits.unwrap_or(LimbBits::DEFAULT);
+    let limbs = wgpu_options
+        .limb_bits
+        .unwrap_or(LimbBits::default_for(int64));
     if limbs.needs_int64() && !int64 {
         return Err(WgpuError::NoAdapter(format!(
             "{}: {LIMB_BITS_ENV}={} needs 64-bit integers in shaders (SHADER_INT64), which \
@@ -368,7 +371,11 @@ fn open(
             },
             formulas.describe(),
             if formulas.any_straight() {
-                format!(", {}-bit Fq limbs", limbs.bits())
+                format!(
+                    ", {}-bit Fq limbs in {}",
+                    limbs.bits(),
+                    if limbs.needs_int64() { "u64" } else { "u32" }
+                )
             } else {
                 String::new()
             }

@@ -60,8 +60,13 @@ impl LimbBits {
     /// (a carry after every product): the products cost more than the carries there
     /// (eleventh session, BENCHMARKS.md).
     pub const DEFAULT: LimbBits = LimbBits(15);
-    /// The default where the adapter has 64-bit integers ([`LimbBits::default_for`]).
-    pub const DEFAULT_INT64: LimbBits = LimbBits(30);
+    /// The default where the adapter has 64-bit integers ([`LimbBits::default_for`]):
+    /// 28-bit limbs (14 of them, u64 columns that sum a whole row's products without
+    /// a carry). On the H200's Vulkan driver MSM G1 2^20 (straight form) took 53.5 ms
+    /// with 28 bits, 59.2 with 32 (12 limbs, but a carry after every product), 75.2
+    /// with 30 and 95.5 with 15-bit u32 limbs; G2 (registers form) 147.7 ms with 32
+    /// against 363.2 with 15 (twelfth session, BENCHMARKS.md).
+    pub const DEFAULT_INT64: LimbBits = LimbBits(28);
     /// The widths the generator accepts: up to 16 bits a limb product fits a `u32`;
     /// wider limbs need `u64` columns (`SHADER_INT64`), up to 32 bits; narrower limbs
     /// than 12 only add products.

@@ -49,18 +49,20 @@ fn straight_fields_and_additions_match_arkworks() {
 /// The straight-line Fq code over wide limbs (u64 columns, `SHADER_INT64`) against
 /// arkworks, for each wide width: 32 bits (a carry after every product, R' = 2^384),
 /// 30 and 28 (deferred carries, R' = 2^390 and 2^392), and G1's additions over 32-bit
-/// limbs. Adapters without 64-bit
+/// limbs; then 15-bit limbs in `u32` arithmetic, the default of adapters without 64-bit
+/// integers (the other straight tests run the adapter's default). Adapters without 64-bit
 /// integers cannot run it: the test says so and checks that opening fails clearly.
 #[test]
-fn straight_fq_over_wide_limbs_matches_arkworks() {
+fn straight_fq_over_every_default_width_matches_arkworks() {
     let _serial = common::serial();
-    let Some(probe) = common::backend("straight_fq_over_wide_limbs_matches_arkworks") else {
+    let Some(probe) = common::backend("straight_fq_over_every_default_width_matches_arkworks")
+    else {
         return;
     };
     let (mut rng, _seed) = common::rng();
-    for bits in [32, 30, 28] {
+    for bits in [32, 30, 28, 15] {
         let opened = common::open_with_limbs(bits);
-        if !probe.has_int64() {
+        if bits > 16 && !probe.has_int64() {
             let e = opened
                 .err()
                 .expect("wide limbs without SHADER_INT64 must not open");
@@ -81,7 +83,7 @@ fn straight_fq_over_wide_limbs_matches_arkworks() {
             ],
         );
         println!(
-            "straight Fq add, sub, mul ({bits}-bit limbs, u64): {:.1?} with compiling",
+            "straight Fq add, sub, mul ({bits}-bit limbs): {:.1?} with compiling",
             started.elapsed()
         );
         if bits == 32 {
