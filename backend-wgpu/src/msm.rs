@@ -615,15 +615,27 @@ where
         (curve_module, "merge_tasks"),
         (curve_module, "reduce_level"),
     ])?;
+    let prepared = started.elapsed();
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
+    let allocated = started.elapsed();
     let mut times = PassTimes::default();
     let result = run_batches::<P, B>(
         ctx, work, bases, bases_id, span, &config, &scratch, &mut times,
     );
+    let ran = started.elapsed();
     let mut total = Projective::zero();
     let done = result.map(|sum| total = sum);
     finish(ctx, work, done, &scratch.ids())?;
     if profile::enabled(ctx) {
+        // Where the wall time beside the passes goes, on the host's clock.
+        eprintln!(
+            "wgpu MSM host phases: pipelines {:.3} ms, scratch allocation {:.3} ms, batches \
+             (record, submit, wait, read back, combine) {:.3} ms, release {:.3} ms",
+            prepared.as_secs_f64() * 1e3,
+            (allocated - prepared).as_secs_f64() * 1e3,
+            (ran - allocated).as_secs_f64() * 1e3,
+            (started.elapsed() - ran).as_secs_f64() * 1e3
+        );
         eprint!(
             "{}",
             times.table(
