@@ -497,6 +497,178 @@ extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
 }
 #endif
 
+// ------------------------------ radix-8 tiles (ntt_tile_e8) ------------------------------
+// The launches of ntt_tile_e4 (the same parameters, plans and flags; see the header),
+// eight elements a thread in rounds of three stages (two or one where fewer are left),
+// so that a launch of six stages is two rounds and one barrier, of eight three rounds
+// and two (e4: three and two, four and three), every stage of a round has four
+// independent products in flight, and the tile goes through shared memory once per
+// three stages instead of two. The ninth session's profile had e4 latency-bound at 24
+// warps an SM, and e2 (more warps, a barrier a stage) slower still: fewer barriers and
+// more independent work a warp is the other way out.
+// The tile lives in dynamic shared memory of exactly its size (word w of element x at
+// w * 2^(bits + paired) + swizzle(x)): a paired launch of tiles of 2^8 (the middle one
+// at 2^20) takes 16 KiB a block instead of the kernel's most.
+#define CRU_NTT_TILE8_MAX_BITS 10
+// Blocks of 128 threads at most (2^10 elements in eights, or two paired tiles of 2^9),
+// at least CRU_NTT_TILE8_MIN_BLOCKS of them resident an SM: at 4 ptxas may use 128
+// registers a thread (16 warps an SM); -DCRU_NTT_TILE8_MIN_BLOCKS=5 (102 registers,
+// 20 warps; 6: 85, 24 warps) through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B.
+#ifndef CRU_NTT_TILE8_MIN_BLOCKS
+#define CRU_NTT_TILE8_MIN_BLOCKS 4
+#endif
+#define CRU_NTT_TILE_E8_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE8_MAX_BITS - 3), CRU_NTT_TILE8_MIN_BLOCKS)
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CRU_NTT_DYNAMIC_SHARED(name) extern __shared__ u32 name[]
+#else
+// The host harness runs one block at a time: a static of the largest tile.
+#define CRU_NTT_DYNAMIC_SHARED(name) static u32 name[8u << CRU_NTT_TILE8_MAX_BITS]
+#endif
+
+// Where element x's words go in its plane: the low five bits (the bank) XORed with
+// 9 * (x >> 5), a permutation of each row of 32 words, so no padding. Of the lane
+// patterns of a round (eight elements of a thread at x0 + (q << p), lanes filling the
+// other bits in order) no bank is hit more than twice in one access for any p, against
+// four times at p = 2, 3 with e4's x + x/32 (checked by enumeration).
+CRU_DEV u32 swizzle8(u32 x) { return x ^ ((9u * (x >> 5)) & 31u); }
+
+// x with r zero bits inserted at bit p.
+CRU_DEV u32 insert_zeros(u32 u, u32 p, u32 r) { return (u & low_mask(p)) | ((u >> p) << (p + r)); }
+
+// One round of stages st .. st+r-1 (tile bits p .. p+r-1) on the thread's E = 2^R
+// elements, as 2^(R - r) groups of 2^r: element m is member q = m mod 2^r of group
+// m >> r, the group being number tid + (m >> r) * threads of the tile's 2^(bits - r),
+// at x = insert_zeros(group, p, r) + (q << p), A-index idx0[group] + (q << st).
+// Each stage's distinct twiddles are read once: stage st + kk's pair whose lower
+// member is q uses the power of idx0 + ((q mod 2^kk) << st) (idx0's bits st and up
+// within the round are clear).
+template <u32 R, u32 r>
+CRU_DEV void radix_stages(Fr (&e)[1u << R], const u32 (&idx0)[1u << (R - 1)], const Fr* __restrict__ tw, u32 st,
+                          u32 log_n, u32 inverse) {
+    constexpr u32 G = 1u << (R - r), M = 1u << r;
+    CRU_UNROLL for (u32 kk = 0; kk < r; kk++) {
+        CRU_UNROLL for (u32 grp = 0; grp < G; grp++) {
+            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++) {
+                // At stage 0 of the transform every twiddle of member 0 is w^0 = 1.
+                const bool unit = st == 0 && mq == 0;
+                const Fr w = unit ? Fr::zero() : stage_twiddle(tw, idx0[grp] | (mq << st), st + kk, log_n, inverse);
+                CRU_UNROLL for (u32 hi = 0; hi < (M >> (kk + 1)); hi++) {
+                    const u32 m = grp * M + mq + (hi << (kk + 1));
+                    butterfly(e[m], e[m + (1u << kk)], w, unit);
+                }
+            }
+        }
+    }
+}
+
+// The L1 prefetches of what radix_stages<R, r> will read.
+template <u32 R, u32 r>
+CRU_DEV void radix_prefetch(const u32 (&idx0)[1u << (R - 1)], const Fr* tw, u32 st, u32 log_n, u32 inverse) {
+    constexpr u32 G = 1u << (R - r);
+    CRU_UNROLL for (u32 kk = 0; kk < r; kk++)
+        CRU_UNROLL for (u32 grp = 0; grp < G; grp++)
+            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++)
+                prefetch_stage_twiddle(tw, idx0[grp] | (mq << st), st + kk, log_n, inverse);
+}
+
+// The body of ntt_tile_e{2^R}: as ntt_tile_rounds, with rounds of up to R stages.
+template <u32 R>
+CRU_DEV void ntt_tile_radix(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                            const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                            u32 flags, u32 lo_bits) {
+    constexpr u32 E = 1u << R, GROUPS = E / 2;
+    CRU_NTT_DYNAMIC_SHARED(sm);
+    const TileShape t = tile_shape(s, k, g, cshift);
+    const u32 tile_bits = k + g;
+    const u32 inverse = flags & CRU_NTT_INVERSE;
+    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    // Pairing as in ntt_tile_rounds.
+    const bool paired = flags & CRU_NTT_PAIRED;
+    const u32 threads = paired ? blockDim.x / 2 : blockDim.x;
+    const u32 half = paired && threadIdx.x >= threads ? 1 : 0;
+    const u32 tid = threadIdx.x - half * threads;
+    u32 b = blockIdx.x;
+    bool active = true;
+    if (paired) {
+        const u32 partner = partner_block(b, s);
+        if (partner < b) return;  // the whole block: no barrier is left waiting
+        if (half == 1) { active = partner != b; b = partner; }
+    }
+    const u32 plane = 1u << (tile_bits + (paired ? 1 : 0));
+    const u32 xoff = half << tile_bits;
+    u32 j = 0, r = k < R ? k : R;
+    // The round's groups: their first element's A-index, and whether the tile has them.
+    // Groups beyond the tile (tiles of fewer than threads * E elements) keep zeros and
+    // never touch memory; their twiddle slots are in the table all the same.
+    u32 idx0[GROUPS];
+    bool ok[GROUPS];
+    CRU_UNROLL for (u32 grp = 0; grp < GROUPS; grp++) {
+        const u32 u = tid + grp * threads;
+        ok[grp] = active && u < ((1u << tile_bits) >> r);
+        idx0[grp] = tile_index(t, b, insert_zeros(u, t.vx, r));
+    }
+    for (;;) {
+        const bool first = j == 0, last = j + r == k;
+        const u32 p = t.vx + j, st = s + j;
+        Fr e[E];
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
+            const u32 grp = m >> r, q = m & low_mask(r);
+            if (grp >= GROUPS || !ok[grp]) { e[m] = Fr::zero(); continue; }
+            if (!first) {
+                const u32 x = swizzle8(xoff + insert_zeros(tid + grp * threads, p, r) + (q << p));
+                CRU_UNROLL for (int w = 0; w < 8; w++) e[m].l[w] = sm[w * plane + x];
+                continue;
+            }
+            const u32 idx = idx0[grp] | (q << st);
+            const u32 at = load_rev ? bit_reverse_bits(idx, log_n) : idx;
+            e[m] = a[at];
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+        }
+        // One round that reads and writes other places (a layout change): every read
+        // of the block before any write.
+        if (first && last && load_rev != store_rev) __syncthreads();
+        if (r == R) radix_stages<R, R>(e, idx0, tw, st, log_n, inverse);
+        else if (r == 2) radix_stages<R, (R > 2 ? 2 : 1)>(e, idx0, tw, st, log_n, inverse);
+        else radix_stages<R, 1>(e, idx0, tw, st, log_n, inverse);
+        CRU_UNROLL for (u32 m = 0; m < E; m++) {
+            const u32 grp = m >> r, q = m & low_mask(r);
+            if (grp >= GROUPS || !ok[grp]) continue;
+            if (!last) {
+                const u32 x = swizzle8(xoff + insert_zeros(tid + grp * threads, p, r) + (q << p));
+                CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * plane + x] = e[m].l[w];
+                continue;
+            }
+            const u32 idx = idx0[grp] | (q << st);
+            const u32 at = store_rev ? bit_reverse_bits(idx, log_n) : idx;
+            // One product site for both scalings (each inlined product costs ptxas time).
+            if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
+                e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+            a[at] = e[m];
+        }
+        if (last) break;
+        j += r;
+        r = k - j < R ? k - j : R;
+        CRU_UNROLL for (u32 grp = 0; grp < GROUPS; grp++) {
+            const u32 u = tid + grp * threads;
+            ok[grp] = active && u < ((1u << tile_bits) >> r);
+            idx0[grp] = tile_index(t, b, insert_zeros(u, t.vx + j, r));
+        }
+        if (r == R) radix_prefetch<R, R>(idx0, tw, s + j, log_n, inverse);
+        else if (r == 2) radix_prefetch<R, (R > 2 ? 2 : 1)>(idx0, tw, s + j, log_n, inverse);
+        else radix_prefetch<R, 1>(idx0, tw, s + j, log_n, inverse);
+        __syncthreads();
+    }
+}
+
+#if CRU_WITH(TILE8)
+extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
+    ntt_tile_e8(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_radix<3>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+}
+#endif
+
 #if CRU_WITH(POINTWISE)
 extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count) {
     const u32 i = CRU_THREAD_X;
