@@ -57,17 +57,20 @@
 // extern "C" __global__ void ntt_tile_e4(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
 //                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
 // extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
+// extern "C" __global__ void ntt_tile_e8(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
 //   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
 //   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
 //   fills the other bits in order.
 //   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads for e4 (four elements
-//   a thread), max(1, 2^(k+g-1)) for e2 (two); 256 at most; no dynamic shared memory
-//   (33 KiB static for e4, 17 for e2). e4: rounds of two stages (one when one is left)
-//   in registers; e2: a round a stage; the tile in shared memory between rounds (word w
-//   of element x at w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9:
-//   conflict-free); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   a thread), max(1, 2^(k+g-1)) for e2 (two), max(1, 2^(k+g-3)) for e8 (eight); 256 at
+//   most (e8: 128); no dynamic shared memory for e4 and e2 (33 KiB static for e4, 17
+//   for e2), 32 * 2^(k+g) bytes of it for e8 (twice that paired). e4: rounds of two
+//   stages (one when one is left) in registers; e2: a round a stage; e8: rounds of three
+//   (then two or one); the tile in shared memory between rounds (word w of element x at
+//   w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9, for e4 and e2; at
+//   w * 2^(k+g+paired) + swizzle8(x) for e8); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
 //   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
 //   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
 //   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
@@ -536,23 +539,61 @@ CRU_DEV u32 swizzle8(u32 x) { return x ^ ((9u * (x >> 5)) & 31u); }
 // x with r zero bits inserted at bit p.
 CRU_DEV u32 insert_zeros(u32 u, u32 p, u32 r) { return (u & low_mask(p)) | ((u >> p) << (p + r)); }
 
-// One round of stages st .. st+r-1 (tile bits p .. p+r-1) on the thread's E = 2^R
-// elements, as 2^(R - r) groups of 2^r: element m is member q = m mod 2^r of group
-// m >> r, the group being number tid + (m >> r) * threads of the tile's 2^(bits - r),
-// at x = insert_zeros(group, p, r) + (q << p), A-index idx0[group] + (q << st).
-// Each stage's distinct twiddles are read once: stage st + kk's pair whose lower
-// member is q uses the power of idx0 + ((q mod 2^kk) << st) (idx0's bits st and up
-// within the round are clear).
+// What every round of a block's tile needs.
+struct TileCtx {
+    TileShape t;
+    u32 b, tid, threads, tile_bits, xoff, plane, log_n, inverse;
+    bool active;
+};
+
+// A round of stages st .. st+r-1 (tile bits p .. p+r-1, p = vx + st - s) on the
+// thread's E = 2^R elements, as 2^(R - r) groups of 2^r: element m is member
+// q = m mod 2^r of group m >> r, the group being number tid + (m >> r) * threads of the
+// tile's 2^(bits - r), at x = insert_zeros(group, p, r) + (q << p) and A-index
+// idx[m] = idx[group's first] + (q << st). Groups beyond the tile (tiles of fewer than
+// threads * E elements) are not ok: they keep zeros and never touch memory (their
+// twiddle slots are in the table all the same). Everything indexed by m or group is
+// unrolled per r, so that no array is indexed at run time (local memory).
+template <u32 R, u32 r> CRU_DEV void round_indices(const TileCtx& c, u32 p, u32 st, u32 (&idx)[1u << R], bool (&ok)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
+        const u32 u = c.tid + grp * c.threads;
+        const bool in = c.active && u < ((1u << c.tile_bits) >> r);
+        const u32 i0 = tile_index(c.t, c.b, insert_zeros(u, p, r));
+        CRU_UNROLL for (u32 q = 0; q < M; q++) { idx[grp * M + q] = i0 | (q << st); ok[grp * M + q] = in; }
+    }
+}
+
+// The round's elements from the tile (STORE false) or into it (true).
+template <u32 R, u32 r, bool STORE>
+CRU_DEV void round_shared(const TileCtx& c, u32* sm, u32 p, Fr (&e)[1u << R], const bool (&ok)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
+        const u32 x0 = c.xoff + insert_zeros(c.tid + grp * c.threads, p, r);
+        CRU_UNROLL for (u32 q = 0; q < M; q++) {
+            const u32 m = grp * M + q;
+            if (!ok[m]) { if (!STORE) e[m] = Fr::zero(); continue; }
+            const u32 o = swizzle8(x0 + (q << p));
+            CRU_UNROLL for (int w = 0; w < 8; w++) {
+                if (STORE) sm[w * c.plane + o] = e[m].l[w];
+                else e[m].l[w] = sm[w * c.plane + o];
+            }
+        }
+    }
+}
+
+// The round's stages on the elements in registers. Each stage's distinct twiddles are
+// read once: stage st + kk's pair whose lower member is q uses the power of
+// idx[group's first] + ((q mod 2^kk) << st).
 template <u32 R, u32 r>
-CRU_DEV void radix_stages(Fr (&e)[1u << R], const u32 (&idx0)[1u << (R - 1)], const Fr* __restrict__ tw, u32 st,
-                          u32 log_n, u32 inverse) {
-    constexpr u32 G = 1u << (R - r), M = 1u << r;
+CRU_DEV void round_stages(const TileCtx& c, const Fr* __restrict__ tw, u32 st, Fr (&e)[1u << R], const u32 (&idx)[1u << R]) {
+    constexpr u32 M = 1u << r;
     CRU_UNROLL for (u32 kk = 0; kk < r; kk++) {
-        CRU_UNROLL for (u32 grp = 0; grp < G; grp++) {
+        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
             CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++) {
                 // At stage 0 of the transform every twiddle of member 0 is w^0 = 1.
                 const bool unit = st == 0 && mq == 0;
-                const Fr w = unit ? Fr::zero() : stage_twiddle(tw, idx0[grp] | (mq << st), st + kk, log_n, inverse);
+                const Fr w = unit ? Fr::zero() : stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
                 CRU_UNROLL for (u32 hi = 0; hi < (M >> (kk + 1)); hi++) {
                     const u32 m = grp * M + mq + (hi << (kk + 1));
                     butterfly(e[m], e[m + (1u << kk)], w, unit);
@@ -562,101 +603,88 @@ CRU_DEV void radix_stages(Fr (&e)[1u << R], const u32 (&idx0)[1u << (R - 1)], co
     }
 }
 
-// The L1 prefetches of what radix_stages<R, r> will read.
-template <u32 R, u32 r>
-CRU_DEV void radix_prefetch(const u32 (&idx0)[1u << (R - 1)], const Fr* tw, u32 st, u32 log_n, u32 inverse) {
-    constexpr u32 G = 1u << (R - r);
+// The L1 prefetches of what round_stages<R, r> will read.
+template <u32 R, u32 r> CRU_DEV void round_prefetch(const TileCtx& c, const Fr* tw, u32 st, const u32 (&idx)[1u << R]) {
+    constexpr u32 M = 1u << r;
     CRU_UNROLL for (u32 kk = 0; kk < r; kk++)
-        CRU_UNROLL for (u32 grp = 0; grp < G; grp++)
+        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++)
             CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++)
-                prefetch_stage_twiddle(tw, idx0[grp] | (mq << st), st + kk, log_n, inverse);
+                prefetch_stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
 }
+
+// A round's step for its r (1 .. R): the instance of each template that has it.
+#define CRU_ROUND_R(R, r, call)                                   \
+    do {                                                          \
+        if ((r) == (R)) { constexpr u32 RR = (R); call; }         \
+        else if ((r) == 2) { constexpr u32 RR = (R) > 2 ? 2 : 1; call; } \
+        else { constexpr u32 RR = 1; call; }                      \
+    } while (0)
 
 // The body of ntt_tile_e{2^R}: as ntt_tile_rounds, with rounds of up to R stages.
 template <u32 R>
 CRU_DEV void ntt_tile_radix(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
-                            const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                            const Fr* __restrict__ pow_hi, const FrArg& fc, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
                             u32 flags, u32 lo_bits) {
-    constexpr u32 E = 1u << R, GROUPS = E / 2;
+    constexpr u32 E = 1u << R;
     CRU_NTT_DYNAMIC_SHARED(sm);
-    const TileShape t = tile_shape(s, k, g, cshift);
-    const u32 tile_bits = k + g;
-    const u32 inverse = flags & CRU_NTT_INVERSE;
+    TileCtx c;
+    c.t = tile_shape(s, k, g, cshift);
+    c.tile_bits = k + g;
+    c.log_n = log_n;
+    c.inverse = flags & CRU_NTT_INVERSE;
     const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
     // Pairing as in ntt_tile_rounds.
     const bool paired = flags & CRU_NTT_PAIRED;
-    const u32 threads = paired ? blockDim.x / 2 : blockDim.x;
-    const u32 half = paired && threadIdx.x >= threads ? 1 : 0;
-    const u32 tid = threadIdx.x - half * threads;
-    u32 b = blockIdx.x;
-    bool active = true;
+    c.threads = paired ? blockDim.x / 2 : blockDim.x;
+    const u32 half = paired && threadIdx.x >= c.threads ? 1 : 0;
+    c.tid = threadIdx.x - half * c.threads;
+    c.b = blockIdx.x;
+    c.active = true;
     if (paired) {
-        const u32 partner = partner_block(b, s);
-        if (partner < b) return;  // the whole block: no barrier is left waiting
-        if (half == 1) { active = partner != b; b = partner; }
+        const u32 partner = partner_block(c.b, s);
+        if (partner < c.b) return;  // the whole block: no barrier is left waiting
+        if (half == 1) { c.active = partner != c.b; c.b = partner; }
     }
-    const u32 plane = 1u << (tile_bits + (paired ? 1 : 0));
-    const u32 xoff = half << tile_bits;
+    c.plane = 1u << (c.tile_bits + (paired ? 1 : 0));
+    c.xoff = half << c.tile_bits;
     u32 j = 0, r = k < R ? k : R;
-    // The round's groups: their first element's A-index, and whether the tile has them.
-    // Groups beyond the tile (tiles of fewer than threads * E elements) keep zeros and
-    // never touch memory; their twiddle slots are in the table all the same.
-    u32 idx0[GROUPS];
-    bool ok[GROUPS];
-    CRU_UNROLL for (u32 grp = 0; grp < GROUPS; grp++) {
-        const u32 u = tid + grp * threads;
-        ok[grp] = active && u < ((1u << tile_bits) >> r);
-        idx0[grp] = tile_index(t, b, insert_zeros(u, t.vx, r));
-    }
+    u32 idx[E];
+    bool ok[E];
+    CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx, s, idx, ok)));
     for (;;) {
         const bool first = j == 0, last = j + r == k;
-        const u32 p = t.vx + j, st = s + j;
+        const u32 p = c.t.vx + j, st = s + j;
         Fr e[E];
-        CRU_UNROLL for (u32 m = 0; m < E; m++) {
-            const u32 grp = m >> r, q = m & low_mask(r);
-            if (grp >= GROUPS || !ok[grp]) { e[m] = Fr::zero(); continue; }
-            if (!first) {
-                const u32 x = swizzle8(xoff + insert_zeros(tid + grp * threads, p, r) + (q << p));
-                CRU_UNROLL for (int w = 0; w < 8; w++) e[m].l[w] = sm[w * plane + x];
-                continue;
+        if (first) {
+            CRU_UNROLL for (u32 m = 0; m < E; m++) {
+                if (!ok[m]) { e[m] = Fr::zero(); continue; }
+                const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+                e[m] = a[at];
+                if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
             }
-            const u32 idx = idx0[grp] | (q << st);
-            const u32 at = load_rev ? bit_reverse_bits(idx, log_n) : idx;
-            e[m] = a[at];
-            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+        } else {
+            CRU_ROUND_R(R, r, (round_shared<R, RR, false>(c, sm, p, e, ok)));
         }
         // One round that reads and writes other places (a layout change): every read
         // of the block before any write.
         if (first && last && load_rev != store_rev) __syncthreads();
-        if (r == R) radix_stages<R, R>(e, idx0, tw, st, log_n, inverse);
-        else if (r == 2) radix_stages<R, (R > 2 ? 2 : 1)>(e, idx0, tw, st, log_n, inverse);
-        else radix_stages<R, 1>(e, idx0, tw, st, log_n, inverse);
-        CRU_UNROLL for (u32 m = 0; m < E; m++) {
-            const u32 grp = m >> r, q = m & low_mask(r);
-            if (grp >= GROUPS || !ok[grp]) continue;
-            if (!last) {
-                const u32 x = swizzle8(xoff + insert_zeros(tid + grp * threads, p, r) + (q << p));
-                CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * plane + x] = e[m].l[w];
-                continue;
+        CRU_ROUND_R(R, r, (round_stages<R, RR>(c, tw, st, e, idx)));
+        if (last) {
+            CRU_UNROLL for (u32 m = 0; m < E; m++) {
+                if (!ok[m]) continue;
+                const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+                // One product site for both scalings (each inlined product costs ptxas time).
+                if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
+                    e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(fc.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+                a[at] = e[m];
             }
-            const u32 idx = idx0[grp] | (q << st);
-            const u32 at = store_rev ? bit_reverse_bits(idx, log_n) : idx;
-            // One product site for both scalings (each inlined product costs ptxas time).
-            if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
-                e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
-            a[at] = e[m];
+            break;
         }
-        if (last) break;
+        CRU_ROUND_R(R, r, (round_shared<R, RR, true>(c, sm, p, e, ok)));
         j += r;
         r = k - j < R ? k - j : R;
-        CRU_UNROLL for (u32 grp = 0; grp < GROUPS; grp++) {
-            const u32 u = tid + grp * threads;
-            ok[grp] = active && u < ((1u << tile_bits) >> r);
-            idx0[grp] = tile_index(t, b, insert_zeros(u, t.vx + j, r));
-        }
-        if (r == R) radix_prefetch<R, R>(idx0, tw, s + j, log_n, inverse);
-        else if (r == 2) radix_prefetch<R, (R > 2 ? 2 : 1)>(idx0, tw, s + j, log_n, inverse);
-        else radix_prefetch<R, 1>(idx0, tw, s + j, log_n, inverse);
+        CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx + j, s + j, idx, ok)));
+        CRU_ROUND_R(R, r, (round_prefetch<R, RR>(c, tw, s + j, idx)));
         __syncthreads();
     }
 }
