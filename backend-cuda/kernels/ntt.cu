@@ -504,19 +504,24 @@ extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
 // The launches of ntt_tile_e4 (the same parameters, plans and flags; see the header),
 // eight elements a thread in rounds of three stages (two or one where fewer are left),
 // so that a launch of six stages is two rounds and one barrier, of eight three rounds
-// and two (e4: three and two, four and three), every stage of a round has four
-// independent products in flight, and the tile goes through shared memory once per
-// three stages instead of two. The ninth session's profile had e4 latency-bound at 24
-// warps an SM, and e2 (more warps, a barrier a stage) slower still: fewer barriers and
-// more independent work a warp is the other way out.
+// and two (e4: three and two, four and three), each stage's twiddles are fewer loads
+// (7 a round of 12 products, against 3 of 4), and the tile goes through shared memory
+// once per three stages instead of two. The ninth session's profile had e4
+// latency-bound at 24 warps an SM, and e2 (more warps, a barrier a stage) slower
+// still: fewer barriers and more work between them is the other way out. (ptxas runs a
+// stage's four independent products one after another, each with its four carry
+// chains interleaved, so they are not more ILP than e4's; and a round of three stages
+// is about 54 KB of straight-line SASS against e4's 18: an ncu stall breakdown with
+// many "no instruction" stalls would say the instruction cache is the price.)
 // The tile lives in dynamic shared memory of exactly its size (word w of element x at
 // w * 2^(bits + paired) + swizzle(x)): a paired launch of tiles of 2^8 (the middle one
 // at 2^20) takes 16 KiB a block instead of the kernel's most.
 #define CRU_NTT_TILE8_MAX_BITS 10
 // Blocks of 128 threads at most (2^10 elements in eights, or two paired tiles of 2^9),
-// at least CRU_NTT_TILE8_MIN_BLOCKS of them resident an SM: at 4 ptxas may use 128
-// registers a thread (16 warps an SM); -DCRU_NTT_TILE8_MIN_BLOCKS=5 (102 registers,
-// 20 warps; 6: 85, 24 warps) through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B.
+// at least CRU_NTT_TILE8_MIN_BLOCKS of them resident an SM: at 4 ptxas (12.9, sm_90)
+// fits 128 registers a thread with no spill (16 warps an SM); at 5 (20 warps) 96,
+// spilling 424 bytes, at 6 (24 warps) 1772 (-DCRU_NTT_TILE8_MIN_BLOCKS=5 through
+// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
 #ifndef CRU_NTT_TILE8_MIN_BLOCKS
 #define CRU_NTT_TILE8_MIN_BLOCKS 4
 #endif
