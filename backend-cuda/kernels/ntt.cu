@@ -57,17 +57,20 @@
 // extern "C" __global__ void ntt_tile_e4(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
 //                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
 // extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
+// extern "C" __global__ void ntt_tile_e8(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
 //   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
 //   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
 //   fills the other bits in order.
 //   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads for e4 (four elements
-//   a thread), max(1, 2^(k+g-1)) for e2 (two); 256 at most; no dynamic shared memory
-//   (33 KiB static for e4, 17 for e2). e4: rounds of two stages (one when one is left)
-//   in registers; e2: a round a stage; the tile in shared memory between rounds (word w
-//   of element x at w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9:
-//   conflict-free); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
+//   a thread), max(1, 2^(k+g-1)) for e2 (two), max(1, 2^(k+g-3)) for e8 (eight); 256 at
+//   most (e8: 128); no dynamic shared memory for e4 and e2 (33 KiB static for e4, 17
+//   for e2), 32 * 2^(k+g) bytes of it for e8 (twice that paired). e4: rounds of two
+//   stages (one when one is left) in registers; e2: a round a stage; e8: rounds of three
+//   (then two or one); the tile in shared memory between rounds (word w of element x at
+//   w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9, for e4 and e2; at
+//   w * 2^(k+g+paired) + swizzle8(x) for e8); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
 //   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
 //   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
 //   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
@@ -494,6 +497,208 @@ extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
     ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+}
+#endif
+
+// ------------------------------ radix-8 tiles (ntt_tile_e8) ------------------------------
+// The launches of ntt_tile_e4 (the same parameters, plans and flags; see the header),
+// eight elements a thread in rounds of three stages (two or one where fewer are left),
+// so that a launch of six stages is two rounds and one barrier, of eight three rounds
+// and two (e4: three and two, four and three), each stage's twiddles are fewer loads
+// (7 a round of 12 products, against 3 of 4), and the tile goes through shared memory
+// once per three stages instead of two. The ninth session's profile had e4
+// latency-bound at 24 warps an SM, and e2 (more warps, a barrier a stage) slower
+// still: fewer barriers and more work between them is the other way out. (ptxas runs a
+// stage's four independent products one after another, each with its four carry
+// chains interleaved, so they are not more ILP than e4's; and a round of three stages
+// is about 54 KB of straight-line SASS against e4's 18: an ncu stall breakdown with
+// many "no instruction" stalls would say the instruction cache is the price.)
+// The tile lives in dynamic shared memory of exactly its size (word w of element x at
+// w * 2^(bits + paired) + swizzle(x)): a paired launch of tiles of 2^8 (the middle one
+// at 2^20) takes 16 KiB a block instead of the kernel's most.
+#define CRU_NTT_TILE8_MAX_BITS 10
+// Blocks of 128 threads at most (2^10 elements in eights, or two paired tiles of 2^9),
+// at least CRU_NTT_TILE8_MIN_BLOCKS of them resident an SM: at 4 ptxas (12.9, sm_90)
+// fits 128 registers a thread with no spill (16 warps an SM); at 5 (20 warps) 96,
+// spilling 424 bytes, at 6 (24 warps) 1772 (-DCRU_NTT_TILE8_MIN_BLOCKS=5 through
+// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
+#ifndef CRU_NTT_TILE8_MIN_BLOCKS
+#define CRU_NTT_TILE8_MIN_BLOCKS 4
+#endif
+#define CRU_NTT_TILE_E8_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE8_MAX_BITS - 3), CRU_NTT_TILE8_MIN_BLOCKS)
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CRU_NTT_DYNAMIC_SHARED(name) extern __shared__ u32 name[]
+#else
+// The host harness runs one block at a time: a static of the largest tile.
+#define CRU_NTT_DYNAMIC_SHARED(name) static u32 name[8u << CRU_NTT_TILE8_MAX_BITS]
+#endif
+
+// Where element x's words go in its plane: the low five bits (the bank) XORed with
+// 9 * (x >> 5), a permutation of each row of 32 words, so no padding. Of the lane
+// patterns of a round (eight elements of a thread at x0 + (q << p), lanes filling the
+// other bits in order) no bank is hit more than twice in one access for any p, against
+// four times at p = 2, 3 with e4's x + x/32 (checked by enumeration).
+CRU_DEV u32 swizzle8(u32 x) { return x ^ ((9u * (x >> 5)) & 31u); }
+
+// x with r zero bits inserted at bit p.
+CRU_DEV u32 insert_zeros(u32 u, u32 p, u32 r) { return (u & low_mask(p)) | ((u >> p) << (p + r)); }
+
+// What every round of a block's tile needs.
+struct TileCtx {
+    TileShape t;
+    u32 b, tid, threads, tile_bits, xoff, plane, log_n, inverse;
+    bool active;
+};
+
+// A round of stages st .. st+r-1 (tile bits p .. p+r-1, p = vx + st - s) on the
+// thread's E = 2^R elements, as 2^(R - r) groups of 2^r: element m is member
+// q = m mod 2^r of group m >> r, the group being number tid + (m >> r) * threads of the
+// tile's 2^(bits - r), at x = insert_zeros(group, p, r) + (q << p) and A-index
+// idx[m] = idx[group's first] + (q << st). Groups beyond the tile (tiles of fewer than
+// threads * E elements) are not ok: they keep zeros and never touch memory (their
+// twiddle slots are in the table all the same). Everything indexed by m or group is
+// unrolled per r, so that no array is indexed at run time (local memory).
+template <u32 R, u32 r> CRU_DEV void round_indices(const TileCtx& c, u32 p, u32 st, u32 (&idx)[1u << R], bool (&ok)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
+        const u32 u = c.tid + grp * c.threads;
+        const bool in = c.active && u < ((1u << c.tile_bits) >> r);
+        const u32 i0 = tile_index(c.t, c.b, insert_zeros(u, p, r));
+        CRU_UNROLL for (u32 q = 0; q < M; q++) { idx[grp * M + q] = i0 | (q << st); ok[grp * M + q] = in; }
+    }
+}
+
+// The round's elements from the tile (STORE false) or into it (true).
+template <u32 R, u32 r, bool STORE>
+CRU_DEV void round_shared(const TileCtx& c, u32* sm, u32 p, Fr (&e)[1u << R], const bool (&ok)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
+        const u32 x0 = c.xoff + insert_zeros(c.tid + grp * c.threads, p, r);
+        CRU_UNROLL for (u32 q = 0; q < M; q++) {
+            const u32 m = grp * M + q;
+            if (!ok[m]) { if (!STORE) e[m] = Fr::zero(); continue; }
+            const u32 o = swizzle8(x0 + (q << p));
+            CRU_UNROLL for (int w = 0; w < 8; w++) {
+                if (STORE) sm[w * c.plane + o] = e[m].l[w];
+                else e[m].l[w] = sm[w * c.plane + o];
+            }
+        }
+    }
+}
+
+// The round's stages on the elements in registers. Each stage's distinct twiddles are
+// read once: stage st + kk's pair whose lower member is q uses the power of
+// idx[group's first] + ((q mod 2^kk) << st).
+template <u32 R, u32 r>
+CRU_DEV void round_stages(const TileCtx& c, const Fr* __restrict__ tw, u32 st, Fr (&e)[1u << R], const u32 (&idx)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 kk = 0; kk < r; kk++) {
+        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
+            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++) {
+                // At stage 0 of the transform every twiddle of member 0 is w^0 = 1.
+                const bool unit = st == 0 && mq == 0;
+                const Fr w = unit ? Fr::zero() : stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
+                CRU_UNROLL for (u32 hi = 0; hi < (M >> (kk + 1)); hi++) {
+                    const u32 m = grp * M + mq + (hi << (kk + 1));
+                    butterfly(e[m], e[m + (1u << kk)], w, unit);
+                }
+            }
+        }
+    }
+}
+
+// The L1 prefetches of what round_stages<R, r> will read.
+template <u32 R, u32 r> CRU_DEV void round_prefetch(const TileCtx& c, const Fr* tw, u32 st, const u32 (&idx)[1u << R]) {
+    constexpr u32 M = 1u << r;
+    CRU_UNROLL for (u32 kk = 0; kk < r; kk++)
+        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++)
+            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++)
+                prefetch_stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
+}
+
+// A round's step for its r (1 .. R): the instance of each template that has it.
+#define CRU_ROUND_R(R, r, call)                                   \
+    do {                                                          \
+        if ((r) == (R)) { constexpr u32 RR = (R); call; }         \
+        else if ((r) == 2) { constexpr u32 RR = (R) > 2 ? 2 : 1; call; } \
+        else { constexpr u32 RR = 1; call; }                      \
+    } while (0)
+
+// The body of ntt_tile_e{2^R}: as ntt_tile_rounds, with rounds of up to R stages.
+template <u32 R>
+CRU_DEV void ntt_tile_radix(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                            const Fr* __restrict__ pow_hi, const FrArg& fc, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                            u32 flags, u32 lo_bits) {
+    constexpr u32 E = 1u << R;
+    CRU_NTT_DYNAMIC_SHARED(sm);
+    TileCtx c;
+    c.t = tile_shape(s, k, g, cshift);
+    c.tile_bits = k + g;
+    c.log_n = log_n;
+    c.inverse = flags & CRU_NTT_INVERSE;
+    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    // Pairing as in ntt_tile_rounds.
+    const bool paired = flags & CRU_NTT_PAIRED;
+    c.threads = paired ? blockDim.x / 2 : blockDim.x;
+    const u32 half = paired && threadIdx.x >= c.threads ? 1 : 0;
+    c.tid = threadIdx.x - half * c.threads;
+    c.b = blockIdx.x;
+    c.active = true;
+    if (paired) {
+        const u32 partner = partner_block(c.b, s);
+        if (partner < c.b) return;  // the whole block: no barrier is left waiting
+        if (half == 1) { c.active = partner != c.b; c.b = partner; }
+    }
+    c.plane = 1u << (c.tile_bits + (paired ? 1 : 0));
+    c.xoff = half << c.tile_bits;
+    u32 j = 0, r = k < R ? k : R;
+    u32 idx[E];
+    bool ok[E];
+    CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx, s, idx, ok)));
+    for (;;) {
+        const bool first = j == 0, last = j + r == k;
+        const u32 p = c.t.vx + j, st = s + j;
+        Fr e[E];
+        if (first) {
+            CRU_UNROLL for (u32 m = 0; m < E; m++) {
+                if (!ok[m]) { e[m] = Fr::zero(); continue; }
+                const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+                e[m] = a[at];
+                if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
+            }
+        } else {
+            CRU_ROUND_R(R, r, (round_shared<R, RR, false>(c, sm, p, e, ok)));
+        }
+        // One round that reads and writes other places (a layout change): every read
+        // of the block before any write.
+        if (first && last && load_rev != store_rev) __syncthreads();
+        CRU_ROUND_R(R, r, (round_stages<R, RR>(c, tw, st, e, idx)));
+        if (last) {
+            CRU_UNROLL for (u32 m = 0; m < E; m++) {
+                if (!ok[m]) continue;
+                const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
+                // One product site for both scalings (each inlined product costs ptxas time).
+                if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
+                    e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(fc.words) : power_at(pow_lo, pow_hi, at, lo_bits));
+                a[at] = e[m];
+            }
+            break;
+        }
+        CRU_ROUND_R(R, r, (round_shared<R, RR, true>(c, sm, p, e, ok)));
+        j += r;
+        r = k - j < R ? k - j : R;
+        CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx + j, s + j, idx, ok)));
+        CRU_ROUND_R(R, r, (round_prefetch<R, RR>(c, tw, s + j, idx)));
+        __syncthreads();
+    }
+}
+
+#if CRU_WITH(TILE8)
+extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
+    ntt_tile_e8(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_radix<3>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 

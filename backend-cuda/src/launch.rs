@@ -24,7 +24,7 @@ use cudarc::driver::{
 
 use crate::driver;
 use crate::error::{CudaError, CudaResult};
-use crate::field::{FrArg, FrSeeds, Group};
+use crate::field::{FrArg, FrSeeds, Group, FR_WORDS};
 use crate::kernels;
 use crate::tuning::CudaTuning;
 
@@ -168,6 +168,9 @@ pub enum TileElems {
     Four,
     /// `ntt_tile_e2`: two, a round a stage, tiles of up to 2^9.
     Two,
+    /// `ntt_tile_e8`: eight, rounds of three stages, tiles of up to 2^10 in dynamic
+    /// shared memory of the tile's size.
+    Eight,
 }
 
 impl TileElems {
@@ -176,15 +179,27 @@ impl TileElems {
         match self {
             TileElems::Four => 2,
             TileElems::Two => 1,
+            TileElems::Eight => 3,
         }
     }
 
     /// log2 of the largest tile its kernel takes (kernels/ntt.cu's
-    /// CRU_NTT_TILE_MAX_BITS and CRU_NTT_TILE2_MAX_BITS: its shared memory).
+    /// CRU_NTT_TILE_MAX_BITS, CRU_NTT_TILE2_MAX_BITS and CRU_NTT_TILE8_MAX_BITS: its
+    /// shared memory, or for e8 its threads).
     pub fn max_tile_bits(self) -> u32 {
         match self {
-            TileElems::Four => 10,
+            TileElems::Four | TileElems::Eight => 10,
             TileElems::Two => 9,
+        }
+    }
+
+    /// Bytes of dynamic shared memory a block takes for `tile_elements` elements (its
+    /// tiles, two when paired): e8's tile is sized to the launch, e4's and e2's are
+    /// static.
+    fn dynamic_shared_bytes(self, tile_elements: u32) -> u32 {
+        match self {
+            TileElems::Eight => tile_elements * (FR_WORDS as u32 * 4),
+            TileElems::Four | TileElems::Two => 0,
         }
     }
 }
@@ -293,7 +308,7 @@ impl Selector for Group {
 
 impl Selector for TileElems {
     #[cfg(test)]
-    const VALUES: &'static [TileElems] = &[TileElems::Four, TileElems::Two];
+    const VALUES: &'static [TileElems] = &[TileElems::Four, TileElems::Two, TileElems::Eight];
     fn index(self) -> usize {
         self as usize
     }
@@ -374,7 +389,11 @@ launches! {
         cshift: u32,
         flags: u32,
         lo_bits: u32,
-    ) = [NttTileE4 = "ntt_tile_e4", NttTileE2 = "ntt_tile_e2"];
+    ) = [
+        NttTileE4 = "ntt_tile_e4",
+        NttTileE2 = "ntt_tile_e2",
+        NttTileE8 = "ntt_tile_e8",
+    ];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
     fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
         = [FrPowers = "fr_powers"];
@@ -657,16 +676,14 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 
 /// The launch of `ntt_tile_e*` over 2^log_n elements in tiles of 2^tile_bits: one
 /// block a tile, `elems` elements a thread (one thread for a tile of fewer), twice the
-/// threads when `paired` (a block then does its tile and its partner's).
+/// threads when `paired` (a block then does its tile and its partner's), and for e8
+/// the shared memory of its tiles.
 pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool, elems: TileElems) -> LaunchConfig {
+    let paired = u32::from(paired);
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
-        block_dim: (
-            (1 << tile_bits.saturating_sub(elems.log())) << u32::from(paired),
-            1,
-            1,
-        ),
-        shared_mem_bytes: 0,
+        block_dim: ((1 << tile_bits.saturating_sub(elems.log())) << paired, 1, 1),
+        shared_mem_bytes: elems.dynamic_shared_bytes(1 << (tile_bits + paired)),
     }
 }
 
@@ -802,13 +819,38 @@ mod tests {
             TileElems::Two.max_tile_bits(),
             define("CRU_NTT_TILE2_MAX_BITS")
         );
-        // At most 256 threads a block, paired or not (a paired tile is at most half).
-        for elems in [TileElems::Four, TileElems::Two] {
+        assert_eq!(
+            TileElems::Eight.max_tile_bits(),
+            define("CRU_NTT_TILE8_MAX_BITS")
+        );
+        // At most 256 threads a block for e4 and e2, paired or not (a paired tile is at
+        // most half); 128 for e8 (its __launch_bounds__), with 32 bytes of dynamic
+        // shared memory an element (at most 32 KiB: no opt-in beyond 48 KiB needed).
+        for (elems, most) in [
+            (TileElems::Four, 256),
+            (TileElems::Two, 256),
+            (TileElems::Eight, 128),
+        ] {
             let bits = elems.max_tile_bits();
-            assert_eq!(grid_tile(20, bits, false, elems).block_dim.0, 256);
-            assert_eq!(grid_tile(20, bits - 1, true, elems).block_dim.0, 256);
+            let full = grid_tile(20, bits, false, elems);
+            let pair = grid_tile(20, bits - 1, true, elems);
+            assert_eq!(full.block_dim.0, most);
+            assert_eq!(pair.block_dim.0, most);
             assert_eq!(grid_tile(1, 1, false, elems).block_dim.0, 1);
+            assert_eq!(grid_tile(2, 1, true, elems).block_dim.0, 2);
+            let shared = elems.dynamic_shared_bytes(1 << bits);
+            assert_eq!(full.shared_mem_bytes, shared);
+            assert_eq!(pair.shared_mem_bytes, shared);
+            assert!(shared <= 32 << 10);
         }
+        assert_eq!(
+            grid_tile(20, 8, true, TileElems::Eight).shared_mem_bytes,
+            16 << 10
+        );
+        assert_eq!(
+            grid_tile(20, 10, false, TileElems::Four).shared_mem_bytes,
+            0
+        );
     }
 
     #[test]
@@ -834,7 +876,7 @@ mod tests {
                 }
             }
         }
-        for elems in [TileElems::Four, TileElems::Two] {
+        for elems in [TileElems::Four, TileElems::Two, TileElems::Eight] {
             assert_eq!(elems.tag(), format!("_e{}", 1 << elems.log()));
         }
         for stages in 1..=4 {

@@ -1,10 +1,12 @@
-//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile_e4`, each
+//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile_e8`, each
 //! doing up to 10 stages on tiles of the data held in shared memory (one global round
-//! trip per launch: three at 2^20 and at 2^24), with the bit reversal fused into them
+//! trip per launch: three at 2^20 and at 2^24), eight elements a thread in rounds of
+//! three stages, with the bit reversal fused into them
 //! (see [`tile_plan`]), the coset forward's scaling into the first launch's reads and
-//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-e2` runs the
-//! same plans with `ntt_tile_e2` (two elements a thread, tiles of up to 2^9: more warps
-//! an SM, more barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared` runs the same
+//! plans with `ntt_tile_e4` (four elements a thread, rounds of two stages: the default
+//! before e8), `shared-e2` with `ntt_tile_e2` (two elements a thread, tiles of up to
+//! 2^9: more warps an SM, more barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
 //! bit-reversal pass first and the tiles after it (two launches at 2^20),
 //! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
 //! few stages each held in registers, the scaling as its own pass (A/B measurements).
@@ -271,20 +273,22 @@ pub struct NttConfig {
 /// The tile kernel of a shared-memory path.
 fn tile_elems(path: NttPath) -> TileElems {
     match path {
+        NttPath::SharedE8 => TileElems::Eight,
         NttPath::SharedE2 => TileElems::Two,
         NttPath::Shared | NttPath::SharedSwap | NttPath::Passes => TileElems::Four,
     }
 }
 
 /// The configuration `tuning` asks for: by default the shared-memory tiles of
-/// `ntt_tile_e4`, each as large as its kernel takes.
+/// `ntt_tile_e8`, each as large as its kernel takes.
 ///
 /// Elements per tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says otherwise: the
-/// kernel's most (2^10 for `ntt_tile_e4`, 2^9 for `ntt_tile_e2`: 33 or 17 KiB of static
+/// kernel's most (2^10 for `ntt_tile_e8`, 32 KiB of dynamic shared memory and 128
+/// threads; 2^10 for `ntt_tile_e4`, 2^9 for `ntt_tile_e2`: 33 or 17 KiB of static
 /// shared memory, 256 threads). A launch costs one global round trip of the data, so
 /// fewer, fuller tiles are fewer round trips: 2^20 and 2^24 are three launches each.
 pub fn config(tuning: &CudaTuning) -> NttConfig {
-    let path = tuning.ntt_path.unwrap_or(NttPath::Shared);
+    let path = tuning.ntt_path.unwrap_or(NttPath::SharedE8);
     NttConfig {
         path,
         pass_stages: pass_stages(tuning),
@@ -662,7 +666,7 @@ pub fn ntt(
     let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
     let plan = match config.path {
         NttPath::Passes => None,
-        NttPath::Shared | NttPath::SharedE2 => {
+        NttPath::SharedE8 | NttPath::Shared | NttPath::SharedE2 => {
             Some(tile_plan(domain.log_size, config.tile_bits, false))
         }
         NttPath::SharedSwap => Some(tile_plan(domain.log_size, config.tile_bits, true)),
@@ -734,7 +738,8 @@ mod tests {
             assert!(!store_reversed || reversed, "{case}");
             reversed = store_reversed;
             let grid = grid_tile(log, t.tile_bits(), paired, elems);
-            assert!(grid.block_dim.0 <= 256 && grid.grid_dim.0 >= 1, "{case}");
+            let most = if elems == TileElems::Eight { 128 } else { 256 };
+            assert!(grid.block_dim.0 <= most && grid.grid_dim.0 >= 1, "{case}");
             s += t.k;
         }
         assert_eq!(s, log, "{case}");
@@ -743,7 +748,7 @@ mod tests {
 
     #[test]
     fn tile_plans_cover_every_stage_once_in_tiles_that_fit() {
-        for elems in [TileElems::Four, TileElems::Two] {
+        for elems in [TileElems::Eight, TileElems::Four, TileElems::Two] {
             for tile_bits in MIN_TILE_BITS..=elems.max_tile_bits() {
                 for log in 1..=31u32 {
                     let swap = tile_plan(log, tile_bits, true);
@@ -821,7 +826,8 @@ mod tests {
             ..CudaTuning::default()
         };
         assert_eq!(config(&CudaTuning::default()).tile_bits, 10);
-        assert_eq!(config(&CudaTuning::default()).path, NttPath::Shared);
+        assert_eq!(config(&CudaTuning::default()).path, NttPath::SharedE8);
+        assert_eq!(config(&with(NttPath::Shared)).tile_bits, 10);
         assert_eq!(config(&with(NttPath::SharedE2)).tile_bits, 9);
         assert_eq!(config(&with(NttPath::SharedSwap)).tile_bits, 10);
     }

@@ -139,6 +139,7 @@ mod tests {
             "ntt-r3",
             "ntt-r4",
             "ntt-tile",
+            "ntt-tile8",
             "msm-sort",
             "msm-g1-sums",
             "msm-g1-fold",

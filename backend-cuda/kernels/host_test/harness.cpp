@@ -17,7 +17,7 @@
 //   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
 //                         sequence for KIND (forward inverse coset coset_inv), tables included
 //   ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
-//                         -> a after one ntt_tile_e{E} launch (E: 4 or 2; c by value;
+//                         -> a after one ntt_tile_e{E} launch (E: 8, 4 or 2; c by value;
 //                         lo, hi its power tables)
 //   transform_tiles E KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
 //                         after the shared-memory path for KIND with those M
@@ -358,16 +358,17 @@ static void ntt_tile_launch(u32 elems, Fr* a, const Fr* tw, const Fr* lo, const 
                             const TileLaunch& l, u32 flags, u32 lo_bits) {
     const u32 tile_bits = l.k + l.g;
     const bool paired = flags & CRU_NTT_PAIRED;
-    const u32 max_bits = elems == 4 ? CRU_NTT_TILE_MAX_BITS : CRU_NTT_TILE2_MAX_BITS;
-    const u32 elems_log = elems == 4 ? 2 : 1;
-    if ((elems != 4 && elems != 2) || tile_bits + paired > max_bits || tile_bits > log_n ||
+    const u32 max_bits = elems == 8 ? CRU_NTT_TILE8_MAX_BITS : elems == 4 ? CRU_NTT_TILE_MAX_BITS : CRU_NTT_TILE2_MAX_BITS;
+    const u32 elems_log = elems == 8 ? 3 : elems == 4 ? 2 : 1;
+    if ((elems != 8 && elems != 4 && elems != 2) || tile_bits + paired > max_bits || tile_bits > log_n ||
         (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
         fprintf(stderr, "bad tile shape\n");
         exit(2);
     }
     const u32 threads = (tile_bits >= elems_log ? 1u << (tile_bits - elems_log) : 1) << paired;
     launch_blocks(1u << (log_n - tile_bits), threads, [&] {
-        if (elems == 4) ntt_tile_e4(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+        if (elems == 8) ntt_tile_e8(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+        else if (elems == 4) ntt_tile_e4(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
         else ntt_tile_e2(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
     });
 }

@@ -485,7 +485,7 @@ def fft_ref(a, w):
 
 
 def tile_cases(cs, rng, quick):
-    """One ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
+    """One ntt_tile_e8, one ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
     stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
     natural or reversed layouts (reversed in only where one block holds the domain,
     or paired on a centered launch), with each scaling, forward and inverse."""
@@ -526,8 +526,8 @@ def tile_cases(cs, rng, quick):
             exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
         flags = inv | scale | layout
         data = " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
-        # Both kernels where the tile fits (ntt_tile_e2's tiles go to 2^9)
-        for elems, max_bits in ((4, 10), (2, 9)):
+        # Every kernel where the tile fits (ntt_tile_e2's tiles go to 2^9)
+        for elems, max_bits in ((8, 10), (4, 10), (2, 9)):
             if k + g + (1 if layout & PAIRED else 0) <= max_bits:
                 cmd = f"ntt_tile {elems} {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + data
                 cs.add(f"ntt_tile_e{elems} 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd,
@@ -570,7 +570,7 @@ def transform_tiles_cases(cs, rng, quick):
             for swap, plan in sorted(plans):
                 spec = f"{swap} {len(plan)} " + " ".join(f"{kk} {gg} {cc} {ll}" for kk, gg, cc, ll in plan)
                 tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
-                for elems, max_bits in ((4, 10), (2, 9)):
+                for elems, max_bits in ((8, 10), (4, 10), (2, 9)):
                     if tile > max_bits:
                         continue
                     cmd = f"transform_tiles {elems} {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
