@@ -15,6 +15,7 @@ run 240 "sppark 0.1.16 peer (g1:20 g1:24 g2:20 ntt:20 ntt:24, median of 7)" bash
 C="crucible bench --backend cuda"
 run 60 "cuda: ntt 2^20,2^24 (e8, default)" $C --op ntt --sizes 2^20,2^24 --repeat 7
 run 60 "cuda: ntt 2^20,2^24 (e4: CRUCIBLE_CUDA_NTT=shared)" env CRUCIBLE_CUDA_NTT=shared $C --op ntt --sizes 2^20,2^24 --repeat 7
+run 60 "cuda: ntt 2^20,2^24 (e8 capped at 96 registers: MIN_BLOCKS=5)" env CRUCIBLE_CUDA_NVRTC_OPTIONS=-DCRU_NTT_TILE8_MIN_BLOCKS=5 $C --op ntt --sizes 2^20,2^24 --repeat 7
 run 90 "cuda: msm-g1 2^20,2^24" $C --op msm-g1 --sizes 2^20,2^24 --repeat 7
 run 60 "cuda: msm-g2 2^20" $C --op msm-g2 --sizes 2^20 --repeat 7
 B="crucible bench --backend cuda,wgpu"
