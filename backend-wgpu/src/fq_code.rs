@@ -1233,7 +1233,7 @@ mod tests {
 
     /// The element whose canonical integer the limbs spell (asserting it is reduced).
     fn from_limbs<F: PrimeField>(limbs: &[u32], bits: u32) -> F {
-        let mut x = vec![0u64; 8];
+        let mut x = [0u64; 8];
         for (l, v) in limbs.iter().enumerate() {
             for k in 0..bits as usize {
                 let bit = l * bits as usize + k;
