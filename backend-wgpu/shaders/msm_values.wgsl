@@ -8,7 +8,7 @@
 // operands instead of calling point_add once per step): every call is inlined, and
 // a G2 addition is tens of thousands of instructions.
 //
-// Scratch (partials, levels) holds R'-form coordinates packed as they are (fq_code.rs:
+// Scratch (partials, levels) holds R'-form coordinates packed as they are (field_code.rs:
 // projective points do not mind the scale); bases are arkworks' affine points, read
 // as they are with Z = FQ_ARK_R, which is the same point.
 

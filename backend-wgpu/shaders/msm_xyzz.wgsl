@@ -11,7 +11,7 @@
 // doubling shares the addition's code (one more product), so that each product is
 // inlined once (a GPU compiler's time grows with the inlined code).
 //
-// Stored bases read as they are are (x·λ, y·λ) with λ = R/R' (fq_code.rs; FQ_ARK_R is
+// Stored bases read as they are are (x·λ, y·λ) with λ = R/R' (field_code.rs; FQ_ARK_R is
 // λ). The sum keeps (X, Y, A, B) with A = ZZ/λ and B = ZZZ/λ: then a base coordinate
 // times A or B is x·ZZ or y·ZZZ in one product, and A, B follow the same updates as
 // ZZ, ZZZ. The identity is `empty`, not a coordinate value.

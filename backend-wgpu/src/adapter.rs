@@ -10,7 +10,7 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::fq_code::LimbBits;
+use crate::field_code::LimbBits;
 use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
 use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
 
@@ -296,7 +296,7 @@ fn open(
         _ => wgpu::Features::empty(),
     };
     // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
-    // product and the wide Fq limbs (fr_code.rs, fq_code.rs) need them.
+    // product and the wide Fq limbs (fr_code.rs, field_code.rs) need them.
     let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
     let limbs = wgpu_options
         .limb_bits

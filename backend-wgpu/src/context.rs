@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
-use crate::fq_code::LimbBits;
+use crate::field_code::LimbBits;
 use crate::params::PARAMS_BYTES;
 use crate::pipeline_cache::{cache_file, CachePlace, CacheUse, ModuleCache};
 use crate::shaders::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};

@@ -34,7 +34,7 @@
 //!   a branch per Fq operation, about 90 times slower than CUDA on an H200;
 //! - **straight-line**, for hardware adapters (crate::straight): each program in
 //!   static single assignment as a WGSL function on values, `fn g1_add(p: G1P, q: G1P)
-//!   -> G1P` with `let` bindings, over the loop-free Fq code of crate::fq_code, so
+//!   -> G1P` with `let` bindings, over the loop-free Fq code of crate::field_code, so
 //!   that a GPU compiler keeps every intermediate in registers. (The seventh
 //!   session's straight-line functions still read and wrote this register file, and
 //!   measured no faster than the interpreter: 937.6 against 903 ms for a G1 MSM of

@@ -9,14 +9,14 @@
 //! `CRUCIBLE_WGPU_NTT_MUL=loop` (module NttUnrolled).
 //!
 //! Where the adapter has 64-bit integers in shaders (`SHADER_INT64`), [`wgsl_fr_wide`]
-//! replaces all of fr.wgsl's field code: fq_code.rs's generator over Fr with eight
+//! replaces all of fr.wgsl's field code: field_code.rs's generator over Fr with eight
 //! 32-bit limbs, each limb product one widening multiply-add into a `u64` column
 //! (64 products a row pair against the 16-bit form's 256), and R' = 2^256 = R, so the
 //! NTT's tables and data are the same words as arkworks' (module NttWide).
 
 use std::fmt::Write;
 
-use crate::fq_code::{Field, FqCode, LimbBits, MulForm};
+use crate::field_code::{Field, FieldCode, LimbBits, MulForm};
 
 /// Limb width of the wide Fr code: a `u32` a limb, which makes R' = R and the packed
 /// form the limbs themselves.
@@ -27,7 +27,7 @@ const WIDE_LIMB_BITS: u32 = 32;
 /// `fr_one`, `fr_zero`, `fr_is_zero`; what ntt.wgsl and fr_pow.wgsl call.
 pub fn wgsl_fr_wide() -> String {
     let limbs = LimbBits::new(WIDE_LIMB_BITS).expect("32 bits is in range");
-    let code = FqCode::of(Field::Fr, limbs);
+    let code = FieldCode::of(Field::Fr, limbs);
     debug_assert_eq!(code.r_bits(), 256, "R' = R: no conversion anywhere");
     let mut s = code.wgsl(MulForm::Unrolled);
     s.push_str(

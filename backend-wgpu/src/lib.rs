@@ -32,7 +32,7 @@ mod batch;
 mod context;
 mod error;
 pub mod field;
-mod fq_code;
+mod field_code;
 mod fr_code;
 mod memory;
 mod msm;
@@ -57,7 +57,7 @@ use crucible_core::{
 pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
-pub use fq_code::LimbBits;
+pub use field_code::LimbBits;
 pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_WINDOW_BITS_ENV};
 pub use ntt::{
     NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
@@ -172,10 +172,10 @@ impl WgpuBackend {
         // the kernel runs the operation alone.
         let limbs = self.ctx.limbs;
         let (mut a, mut b) = (a.to_vec(), b.to_vec());
-        fq_code::words_to_internal(limbs, &mut a)?;
-        fq_code::words_to_internal(limbs, &mut b)?;
+        field_code::words_to_internal(limbs, &mut a)?;
+        field_code::words_to_internal(limbs, &mut b)?;
         let mut out = self.run_test(module, entry, params, out_words, &a, &b)?;
-        fq_code::words_from_internal(limbs, &mut out)?;
+        field_code::words_from_internal(limbs, &mut out)?;
         Ok(out)
     }
 

@@ -1,7 +1,7 @@
 //! The shader modules and the assembly of their WGSL source from shaders/*.wgsl.
 
 use crate::field::{fq_wgsl, wgsl_constants, wgsl_programs, Program};
-use crate::fq_code::{LimbBits, MulForm};
+use crate::field_code::{LimbBits, MulForm};
 use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
@@ -22,13 +22,13 @@ pub const LIMB_BITS_ENV: &str = "CRUCIBLE_WGPU_LIMB_BITS";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Formulas {
     /// Straight-line WGSL on values, one function per formula over loop-free Fq code
-    /// (straight.rs, fq_code.rs): points and intermediates can stay in registers. The
+    /// (straight.rs, field_code.rs): points and intermediates can stay in registers. The
     /// fastest form (MSM G1 2^20 on the H200 220 ms against 914 interpreted), and the
     /// most code: a G2 addition is about 45 unrolled Fq products of 4000 operations,
     /// which NVIDIA's Vulkan driver did not finish compiling in 150 s.
     Straight,
     /// The same straight-line formulas over Fq code whose product is a loop over its
-    /// rows (`fq_mul` a tenth of the unrolled size, fq_code.rs's `mul_loop`): a
+    /// rows (`fq_mul` a tenth of the unrolled size, field_code.rs's `mul_loop`): a
     /// quarter of the straight G2 kernels' code, still one copy of the Fq code per
     /// instruction (llvmpipe compiles a compact G2 addition for minutes).
     Compact,

@@ -2,7 +2,7 @@
 //! on whatever adapter there is: Fq, Fq2 arithmetic and G1 addition (projective, mixed
 //! with an affine point, doubling) against arkworks through the straight-line test
 //! entry points, over the default Fq limb width (the others are checked without a GPU
-//! in fq_code.rs's unit tests, on the same generated code). G2's addition and the MSMs
+//! in field_code.rs's unit tests, on the same generated code). G2's addition and the MSMs
 //! are in ignored tests: on llvmpipe a G2 addition kernel (about 70 inlined Fq
 //! products of 4000 operations each) compiles for many minutes; its formula is the same
 //! translation as G1's, checked against arkworks without a GPU in straight.rs.
