@@ -14,7 +14,8 @@ pub const WORKGROUP: u32 = 64;
 pub const FORMULAS_ENV: &str = "CRUCIBLE_WGPU_FORMULAS";
 
 /// Environment variable choosing the straight-line form's Fq limb width in bits
-/// (12 to 16, see [`LimbBits`]); unset or empty, [`LimbBits::DEFAULT`].
+/// (12 to 32, see [`LimbBits`]; above 16 the adapter needs 64-bit integers); unset or
+/// empty, [`LimbBits::default_for`] the adapter.
 pub const LIMB_BITS_ENV: &str = "CRUCIBLE_WGPU_LIMB_BITS";
 
 /// How the shaders run one curve's Fq2 and curve formulas (field.rs's programs); every
@@ -191,7 +192,8 @@ pub struct ShaderConfig {
 }
 
 impl ShaderConfig {
-    /// A hardware adapter's defaults (for tests of the generated sources).
+    /// A hardware adapter's defaults without 64-bit integers (for tests of the
+    /// generated sources: the validator runs without the capability).
     #[cfg(test)]
     pub fn hardware_default() -> ShaderConfig {
         ShaderConfig {
