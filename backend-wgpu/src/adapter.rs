@@ -54,9 +54,9 @@ pub struct WgpuOptions {
     /// ([`PerCurve::for_adapter`]). [`WgpuOptions::from_env`] reads
     /// `CRUCIBLE_WGPU_FORMULAS`.
     pub formulas: PerCurve<Option<Formulas>>,
-    /// The straight-line form's Fq limb width; `None`: `CRUCIBLE_WGPU_LIMB_BITS`, else
-    /// [`LimbBits::default_for`] the adapter (wide limbs where it has 64-bit
-    /// integers).
+    /// The straight-line form's Fq limb width for both curves; `None`:
+    /// `CRUCIBLE_WGPU_LIMB_BITS`, else each curve's default for the adapter
+    /// ([`PerCurve::default_for`]: wide limbs where it has 64-bit integers).
     pub limb_bits: Option<LimbBits>,
     /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
     /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
@@ -300,13 +300,13 @@ fn open(
     let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
     let limbs = wgpu_options
         .limb_bits
-        .unwrap_or(LimbBits::default_for(int64));
-    if limbs.needs_int64() && !int64 {
+        .map_or(PerCurve::default_for(int64), PerCurve::both);
+    if limbs.need_int64() && !int64 {
         return Err(WgpuError::NoAdapter(format!(
             "{}: {LIMB_BITS_ENV}={} needs 64-bit integers in shaders (SHADER_INT64), which \
              this adapter does not offer; use {} to {} bits",
             info.name,
-            limbs.bits(),
+            limbs.g1.bits(),
             LimbBits::RANGE_U32.start(),
             LimbBits::RANGE_U32.end()
         )));
@@ -371,11 +371,7 @@ fn open(
             },
             formulas.describe(),
             if formulas.any_straight() {
-                format!(
-                    ", {}-bit Fq limbs in {}",
-                    limbs.bits(),
-                    if limbs.needs_int64() { "u64" } else { "u32" }
-                )
+                format!(", {}", limbs.describe())
             } else {
                 String::new()
             }

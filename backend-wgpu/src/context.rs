@@ -68,8 +68,8 @@ pub struct Context {
     pub limits: DeviceLimits,
     /// The form each curve's formulas take, fixed at open.
     pub formulas: PerCurve<Formulas>,
-    /// The straight-line form's Fq limb width, fixed at open.
-    pub limbs: LimbBits,
+    /// The straight-line form's Fq limb width of each curve, fixed at open.
+    pub limbs: PerCurve<LimbBits>,
     /// Whether the device was opened with 64-bit integers in shaders
     /// (`SHADER_INT64`): the wide limbs and the NTT's wide product need them.
     pub int64: bool,

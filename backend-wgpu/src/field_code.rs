@@ -60,13 +60,17 @@ impl LimbBits {
     /// (a carry after every product): the products cost more than the carries there
     /// (eleventh session, BENCHMARKS.md).
     pub const DEFAULT: LimbBits = LimbBits(15);
-    /// The default where the adapter has 64-bit integers ([`LimbBits::default_for`]):
-    /// 28-bit limbs (14 of them, u64 columns that sum a whole row's products without
-    /// a carry). On the H200's Vulkan driver MSM G1 2^20 (straight form) took 53.5 ms
-    /// with 28 bits, 59.2 with 32 (12 limbs, but a carry after every product), 75.2
-    /// with 30 and 95.5 with 15-bit u32 limbs; G2 (registers form) 147.7 ms with 32
-    /// against 363.2 with 15 (twelfth session, BENCHMARKS.md).
-    pub const DEFAULT_INT64: LimbBits = LimbBits(28);
+    /// G1's default where the adapter has 64-bit integers: 28-bit limbs (14 of them,
+    /// u64 columns that sum a whole row's products without a carry). On the H200's
+    /// Vulkan driver MSM G1 2^20 (straight form) took 53.5 ms with 28 bits, 59.2 with
+    /// 32 (12 limbs, but a carry after every product), 75.2 with 30 and 95.5 with
+    /// 15-bit u32 limbs (twelfth session, BENCHMARKS.md).
+    pub const DEFAULT_INT64_G1: LimbBits = LimbBits(28);
+    /// G2's default where the adapter has 64-bit integers: 32-bit limbs. G2's
+    /// registers form (a register file of limbs, each product a loop over it) took
+    /// 147.7 ms for MSM G2 2^20 with 32 bits, 177.0 with 28 and 363.2 with 15: there
+    /// fewer limbs win over fewer carries.
+    pub const DEFAULT_INT64_G2: LimbBits = LimbBits(32);
     /// The widths the generator accepts: up to 16 bits a limb product fits a `u32`;
     /// wider limbs need `u64` columns (`SHADER_INT64`), up to 32 bits; narrower limbs
     /// than 12 only add products.
@@ -82,15 +86,6 @@ impl LimbBits {
     /// Parses a knob's value (`13`, ` 15 `).
     pub fn parse(s: &str) -> Option<LimbBits> {
         s.trim().parse().ok().and_then(LimbBits::new)
-    }
-
-    /// The default for an adapter with (or without) 64-bit integers in shaders.
-    pub fn default_for(int64: bool) -> LimbBits {
-        if int64 {
-            Self::DEFAULT_INT64
-        } else {
-            Self::DEFAULT
-        }
     }
 
     /// Bits per limb.

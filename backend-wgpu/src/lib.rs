@@ -113,8 +113,8 @@ impl WgpuBackend {
         context::compile_report(&self.ctx.compiles())
     }
 
-    /// The straight-line form's Fq limb width on this instance.
-    pub fn limb_bits(&self) -> LimbBits {
+    /// The straight-line form's Fq limb width of each curve on this instance.
+    pub fn limb_bits(&self) -> PerCurve<LimbBits> {
         self.ctx.limbs
     }
 
@@ -170,7 +170,7 @@ impl WgpuBackend {
         }
         // The straight-line form computes in R' form: operands convert here, so that
         // the kernel runs the operation alone.
-        let limbs = self.ctx.limbs;
+        let limbs = self.ctx.limbs.of(program);
         let (mut a, mut b) = (a.to_vec(), b.to_vec());
         field_code::words_to_internal(limbs, &mut a)?;
         field_code::words_to_internal(limbs, &mut b)?;

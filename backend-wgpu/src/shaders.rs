@@ -14,8 +14,9 @@ pub const WORKGROUP: u32 = 64;
 pub const FORMULAS_ENV: &str = "CRUCIBLE_WGPU_FORMULAS";
 
 /// Environment variable choosing the straight-line form's Fq limb width in bits
-/// (12 to 32, see [`LimbBits`]; above 16 the adapter needs 64-bit integers); unset or
-/// empty, [`LimbBits::default_for`] the adapter.
+/// for both curves (12 to 32, see [`LimbBits`]; above 16 the adapter needs 64-bit
+/// integers); unset or empty, each curve's default for the adapter
+/// ([`PerCurve::default_for`]).
 pub const LIMB_BITS_ENV: &str = "CRUCIBLE_WGPU_LIMB_BITS";
 
 /// How the shaders run one curve's Fq2 and curve formulas (field.rs's programs); every
@@ -118,6 +119,44 @@ impl<T: Copy> PerCurve<T> {
     }
 }
 
+impl PerCurve<LimbBits> {
+    /// The default for an adapter with (or without) 64-bit integers in shaders: each
+    /// curve's measured fastest wide width ([`LimbBits::DEFAULT_INT64_G1`],
+    /// [`LimbBits::DEFAULT_INT64_G2`]), else [`LimbBits::DEFAULT`] for both.
+    pub fn default_for(int64: bool) -> PerCurve<LimbBits> {
+        if int64 {
+            PerCurve {
+                g1: LimbBits::DEFAULT_INT64_G1,
+                g2: LimbBits::DEFAULT_INT64_G2,
+            }
+        } else {
+            PerCurve::both(LimbBits::DEFAULT)
+        }
+    }
+
+    /// How the backend's description names the widths: `28-bit (u64) for g1, 32-bit
+    /// (u64) for g2`, or one width for both.
+    pub fn describe(&self) -> String {
+        let one = |l: LimbBits| {
+            format!(
+                "{}-bit Fq limbs in {}",
+                l.bits(),
+                if l.needs_int64() { "u64" } else { "u32" }
+            )
+        };
+        if self.g1 == self.g2 {
+            one(self.g1)
+        } else {
+            format!("g1 {}, g2 {}", one(self.g1), one(self.g2))
+        }
+    }
+
+    /// Whether either curve's limbs need 64-bit integers.
+    pub fn need_int64(&self) -> bool {
+        self.g1.needs_int64() || self.g2.needs_int64()
+    }
+}
+
 impl PerCurve<Formulas> {
     /// The default for an adapter. Software adapters: the interpreter for both curves
     /// (llvmpipe compiles the other forms for minutes, and CI runs on it). Hardware:
@@ -183,8 +222,8 @@ impl PerCurve<Option<Formulas>> {
 /// What a module's generated source depends on besides its files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ShaderConfig {
-    /// The straight-line Fq code's limb width.
-    pub limbs: LimbBits,
+    /// The straight-line Fq code's limb width of each curve.
+    pub limbs: PerCurve<LimbBits>,
     /// Each curve's form.
     pub formulas: PerCurve<Formulas>,
     /// Whether the device has 64-bit integers in shaders (`SHADER_INT64`).
@@ -197,7 +236,7 @@ impl ShaderConfig {
     #[cfg(test)]
     pub fn hardware_default() -> ShaderConfig {
         ShaderConfig {
-            limbs: LimbBits::DEFAULT,
+            limbs: PerCurve::both(LimbBits::DEFAULT),
             formulas: PerCurve::for_adapter(false),
             int64: false,
         }
@@ -462,7 +501,7 @@ impl Module {
                 Part::Formulas(programs, range) => {
                     let form = config.formulas.of(programs[0]);
                     s.push_str(&wgsl_formulas(
-                        config.limbs,
+                        config.limbs.of(programs[0]),
                         form.mul_form(),
                         form.formula_code(),
                         programs,
@@ -520,7 +559,7 @@ mod tests {
     fn config(bits: u32, form: Formulas) -> ShaderConfig {
         let limbs = LimbBits::new(bits).expect("in range");
         ShaderConfig {
-            limbs,
+            limbs: PerCurve::both(limbs),
             formulas: PerCurve::both(form),
             int64: limbs.needs_int64(),
         }
@@ -632,7 +671,7 @@ mod tests {
     #[test]
     fn msm_modules_emit_only_their_formulas() {
         let at = |form| ShaderConfig {
-            limbs: LimbBits::DEFAULT,
+            limbs: PerCurve::both(LimbBits::DEFAULT),
             formulas: PerCurve::both(form),
             int64: false,
         };
