@@ -1,15 +1,19 @@
 //! crucible-backend-wgpu: NTT and MSM over BLS12-381 in WGSL compute shaders, on any
 //! Vulkan, Metal or DX12 adapter wgpu finds (on Linux without a GPU, Mesa's llvmpipe).
 //!
-//! Field elements are 16-bit limbs in `u32`s, in arkworks' own Montgomery form
-//! ([`field`] explains why); every device buffer, scratch included, is allocated
+//! Field elements are stored as arkworks' own Montgomery words ([`field`] explains
+//! why) and computed on in limbs: 16-bit limbs in `u32` by the interpreter and the
+//! loop code, and, where the adapter has 64-bit integers in shaders (`SHADER_INT64`),
+//! wide limbs in `u64` columns (field_code.rs, fr_code.rs: Fr's NTT product over
+//! eight 32-bit limbs, Fq over 28-bit limbs for G1 and 32-bit for G2); every device
+//! buffer, scratch included, is allocated
 //! through the proof's [`Lease`] and split into chunks that fit the adapter's binding
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
 //! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
 //!
 //! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
 //! straight-line WGSL functions on values generated from field.rs's instruction lists
-//! over Fq code of `CRUCIBLE_WGPU_LIMB_BITS`-bit limbs ([`LimbBits`]), loop-free
+//! over Fq code of each curve's limb width ([`LimbBits`], `CRUCIBLE_WGPU_LIMB_BITS`), loop-free
 //! (`straight`, G1's default on hardware adapters), with the product a loop over its
 //! rows (`compact`), or run from the instruction lists by a loop over a register file
 //! (`registers`: a fraction of the code, G2's default on hardware adapters, whose
@@ -19,8 +23,9 @@
 //! `CRUCIBLE_WGPU_FORMULAS` (read when the adapter is opened) or
 //! [`WgpuOptions::formulas`] choose otherwise.
 //!
-//! `CRUCIBLE_WGPU_PROFILE=1` times every MSM pass on the GPU (timestamp queries) and
-//! prints a per-phase table to stderr; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
+//! `CRUCIBLE_WGPU_PROFILE=1` times every MSM and NTT pass on the GPU (timestamp
+//! queries) and prints a per-phase table to stderr, with an MSM's host phases beside
+//! it; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
 //! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
 //! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
 //! default, or `projective`).
