@@ -1,12 +1,13 @@
-//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile_e8`, each
+//! NTTs. The transform's radix-2 stages run in a few launches of `ntt_tile_e4`, each
 //! doing up to 10 stages on tiles of the data held in shared memory (one global round
-//! trip per launch: three at 2^20 and at 2^24), eight elements a thread in rounds of
-//! three stages, with the bit reversal fused into them
+//! trip per launch: three at 2^20 and at 2^24), four elements a thread in rounds of
+//! two stages, with the bit reversal fused into them
 //! (see [`tile_plan`]), the coset forward's scaling into the first launch's reads and
-//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared` runs the same
-//! plans with `ntt_tile_e4` (four elements a thread, rounds of two stages: the default
-//! before e8), `shared-e2` with `ntt_tile_e2` (two elements a thread, tiles of up to
-//! 2^9: more warps an SM, more barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! the inverses' into the last one's writes. `CRUCIBLE_CUDA_NTT=shared-e8` runs the
+//! same plans with `ntt_tile_e8` (eight elements a thread, rounds of three stages:
+//! fewer barriers but fewer warps, slower on the H200), `shared-e2` with
+//! `ntt_tile_e2` (two elements a thread, tiles of up to 2^9: more warps an SM, more
+//! barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
 //! bit-reversal pass first and the tiles after it (two launches at 2^20),
 //! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
 //! few stages each held in registers, the scaling as its own pass (A/B measurements).
@@ -280,7 +281,7 @@ fn tile_elems(path: NttPath) -> TileElems {
 }
 
 /// The configuration `tuning` asks for: by default the shared-memory tiles of
-/// `ntt_tile_e8`, each as large as its kernel takes.
+/// `ntt_tile_e4`, each as large as its kernel takes.
 ///
 /// Elements per tile (log2) unless `CRUCIBLE_CUDA_NTT_TILE_BITS` says otherwise: the
 /// kernel's most (2^10 for `ntt_tile_e8`, 32 KiB of dynamic shared memory and 128

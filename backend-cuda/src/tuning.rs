@@ -131,7 +131,8 @@ pub enum NttPath {
     /// `shared-e8`: the launches of `shared` with `ntt_tile_e8` (eight elements a
     /// thread, rounds of three stages: a third fewer barriers and shared-memory round
     /// trips than e4, four independent products a stage, 16 warps an SM at 128
-    /// registers).
+    /// registers); 8 % slower than e4 at 2^20 and 24 % at 2^24 on the H200, kept for
+    /// A/B measurements.
     SharedE8,
     /// `shared-e2`: the launches of `shared` with `ntt_tile_e2` (tiles of up to 2^9,
     /// two elements a thread, one stage a round): fewer registers a thread, so more

@@ -767,7 +767,7 @@ pub struct FieldCode {
     field: Field,
     bits: u32,
     n: usize,
-    mask: u32,
+    mask: u64,
 }
 
 /// `x` (little-endian u64 limbs) as `n` limbs of `bits` bits.
@@ -825,7 +825,7 @@ impl FieldCode {
             field,
             bits,
             n: (field.ark_r_bits() as usize).div_ceil(bits as usize),
-            mask: ((1u64 << bits) - 1) as u32,
+            mask: (1u64 << bits) - 1,
         }
     }
 
@@ -850,12 +850,12 @@ impl FieldCode {
         for _ in 0..5 {
             x = x.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(x)));
         }
-        x.wrapping_neg() & self.mask
+        x.wrapping_neg() & self.mask as u32
     }
 
     fn inputs(&self, code: &mut Code, param: usize) -> Vec<V> {
         (0..self.n)
-            .map(|l| code.input(param, l, self.mask as u64))
+            .map(|l| code.input(param, l, self.mask))
             .collect()
     }
 
@@ -883,7 +883,7 @@ impl FieldCode {
     fn carry(&self, code: &mut Code, t: &mut [V], j: usize) {
         assert!(j + 1 < t.len(), "no column above the top one to carry into");
         let high = code.shr(t[j], self.bits);
-        t[j] = code.and(t[j], self.mask as u64);
+        t[j] = code.and(t[j], self.mask);
         self.accumulate(code, t, j + 1, high);
     }
 
@@ -915,7 +915,7 @@ impl FieldCode {
             let pj = code.constant(p[j] as u64);
             let x = code.sub(x, pj);
             let x = code.sub(x, borrow);
-            d.push(code.and(x, self.mask as u64));
+            d.push(code.and(x, self.mask));
             let no_borrow = code.shr(x, self.bits);
             let one = code.constant(1);
             borrow = code.sub(one, no_borrow);
@@ -960,7 +960,7 @@ impl FieldCode {
         }
         let inv = code.constant(self.neg_inv() as u64);
         let m = code.mul_low(t[0], inv);
-        let m = code.and(m, self.mask as u64);
+        let m = code.and(m, self.mask);
         for (j, pj) in self.p_limbs().into_iter().enumerate() {
             let pj = code.constant(pj as u64);
             let x = code.mul(m, pj);
@@ -982,7 +982,7 @@ impl FieldCode {
         let mut t: Vec<V> = (0..=self.n)
             .map(|j| code.input_native(1, j, columns[j]))
             .collect();
-        let bi = code.input(2, 0, self.mask as u64);
+        let bi = code.input(2, 0, self.mask);
         self.row(&mut code, &mut t, &a, bi);
         (code, t)
     }
@@ -1071,7 +1071,7 @@ impl FieldCode {
             let x = c.add(a[j], base);
             let x = c.sub(x, b[j]);
             let x = c.sub(x, borrow);
-            d.push(c.and(x, self.mask as u64));
+            d.push(c.and(x, self.mask));
             let no_borrow = c.shr(x, self.bits);
             borrow = c.sub(one, no_borrow);
         }
@@ -1084,7 +1084,7 @@ impl FieldCode {
             let pj = c.constant(p[j] as u64);
             let x = c.add(d[j], pj);
             let x = c.add(x, carry);
-            e.push(c.and(x, self.mask as u64));
+            e.push(c.and(x, self.mask));
             carry = c.shr(x, self.bits);
         }
         let r = (0..self.n).map(|j| c.select(borrow, e[j], d[j])).collect();
@@ -1112,7 +1112,7 @@ impl FieldCode {
                 let up = code.shl(w[k + 1], 32 - s);
                 v = code.or(v, up);
             }
-            out.push(code.and(v, self.mask as u64));
+            out.push(code.and(v, self.mask));
         }
         Function {
             name: self.field.packing_names()[0].into(),
@@ -1338,6 +1338,12 @@ mod tests {
         }
     }
 
+    /// R'²/R in `code`'s limbs: a product by it takes an element from arkworks' form
+    /// to R' form.
+    fn to_internal_factor(code: &FieldCode) -> Vec<u32> {
+        to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), code.bits, code.n)
+    }
+
     #[test]
     fn packing_keeps_the_bits_and_constants_convert_forms() {
         let seed = crucible_core::run_seed::run_seed();
@@ -1357,7 +1363,7 @@ mod tests {
                 );
                 assert_eq!(pack.eval(&[&limbs]), words, "{bits} bits (seed {seed})");
                 // x·R → x·R' by R'²/R, and back by R (FQ_ARK_R).
-                let to_internal = to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), bits, n);
+                let to_internal = to_internal_factor(&code);
                 let internal = mul.eval(&[&limbs, &to_internal]);
                 let r_prime = Fq::from(2u64).pow([code.r_bits()]);
                 assert_eq!(
@@ -1409,7 +1415,7 @@ mod tests {
             let x = Fq::rand(&mut rng);
             let mut words = [0u32; 12];
             x.write_words(&mut words);
-            let to_internal = to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), code.bits, code.n);
+            let to_internal = to_internal_factor(&code);
             let on_device = code
                 .mul()
                 .eval(&[&code.unpack().eval(&[&words]), &to_internal]);

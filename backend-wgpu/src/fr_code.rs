@@ -24,15 +24,13 @@ const WIDE_LIMB_BITS: u32 = 32;
 
 /// WGSL of Fr's whole arithmetic over 32-bit limbs in 64-bit integers: `Fr` (eight
 /// `u32`), `fr_add`, `fr_sub`, `fr_mul` (loop-free), `fr_unpack`, `fr_pack`,
-/// `fr_one`, `fr_zero`, `fr_is_zero`; what ntt.wgsl and fr_pow.wgsl call.
+/// `fr_one`, `fr_is_zero`; what ntt.wgsl and fr_pow.wgsl call.
 pub fn wgsl_fr_wide() -> String {
     let limbs = LimbBits::new(WIDE_LIMB_BITS).expect("32 bits is in range");
     let code = FieldCode::of(Field::Fr, limbs);
     debug_assert_eq!(code.r_bits(), 256, "R' = R: no conversion anywhere");
     let mut s = code.wgsl(MulForm::Unrolled);
-    s.push_str(
-        "\nfn fr_one() -> Fr {\n    return FR_ONE;\n}\n\nfn fr_zero() -> Fr {\n    return FR_ZERO;\n}\n",
-    );
+    s.push_str("\nfn fr_one() -> Fr {\n    return FR_ONE;\n}\n");
     s
 }
 

@@ -528,25 +528,12 @@ where
 /// at release.
 struct Scratch {
     ids: Vec<(crucible_core::PlanKey, BufferId)>,
-    /// The ids freed after the MSM even when it succeeds.
-    per_call: Vec<BufferId>,
 }
 
-/// Whether an item's buffer may stay in the lease between MSMs: the MSM's own items.
+/// Whether an item's buffer may stay in the lease between MSMs: the MSM's own items,
+/// not the parameters or the profile's buffers.
 fn kept_between_msms(key: crucible_core::PlanKey) -> bool {
-    [
-        items::SCALARS,
-        items::DIGITS,
-        items::COUNTS,
-        items::CURSOR,
-        items::TASK_OFFSETS,
-        items::SORTED,
-        items::PARTIALS,
-        items::LEVEL_A,
-        items::LEVEL_B,
-        items::READBACK,
-    ]
-    .contains(&key)
+    key != PARAMS_ITEM && profile::usage(key).is_none()
 }
 
 impl Scratch {
@@ -556,10 +543,7 @@ impl Scratch {
         config: &Config,
         point_words: usize,
     ) -> Result<Scratch> {
-        let mut scratch = Scratch {
-            ids: Vec::new(),
-            per_call: Vec::new(),
-        };
+        let mut scratch = Scratch { ids: Vec::new() };
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
@@ -567,8 +551,7 @@ impl Scratch {
         let result = (|| -> Result<()> {
             let params = (PARAMS_ITEM, ctx.limits.params_bytes());
             for (name, bytes) in config.items(ctx, point_words).into_iter().chain([params]) {
-                let kept = kept_between_msms(name);
-                if let (true, Some(id)) = (kept, work.buffer_of(name)) {
+                if let (true, Some(id)) = (kept_between_msms(name), work.buffer_of(name)) {
                     // The same size: the same usages, so the same buffer will do.
                     if work.get::<wgpu::Buffer>(id)?.size() == bytes {
                         scratch.ids.push((name, id));
@@ -586,9 +569,6 @@ impl Scratch {
                 let id =
                     work.allocate(name, bytes, || Ok(ctx.create_buffer(name, bytes, usage)?))?;
                 scratch.ids.push((name, id));
-                if !kept {
-                    scratch.per_call.push(id);
-                }
             }
             Ok(())
         })();
@@ -627,11 +607,11 @@ impl Scratch {
     /// The buffers to free once the MSM is done: every one if it failed (no later MSM
     /// should trust what a failed one left), else those not kept between MSMs.
     fn to_free(&self, failed: bool) -> Vec<BufferId> {
-        if failed {
-            self.ids.iter().map(|(_, id)| *id).collect()
-        } else {
-            self.per_call.clone()
-        }
+        self.ids
+            .iter()
+            .filter(|(key, _)| failed || !kept_between_msms(*key))
+            .map(|(_, id)| *id)
+            .collect()
     }
 }
 

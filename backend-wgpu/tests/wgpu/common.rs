@@ -32,14 +32,7 @@ pub const STRAIGHT_FORMS: PerCurve<Formulas> = PerCurve {
 /// too), opened once per test binary.
 pub fn straight_backend(test: &str) -> Option<&'static WgpuBackend> {
     static SHARED: OnceLock<Result<WgpuBackend, String>> = OnceLock::new();
-    let options = WgpuOptions {
-        formulas: PerCurve {
-            g1: Some(STRAIGHT_FORMS.g1),
-            g2: Some(STRAIGHT_FORMS.g2),
-        },
-        ..WgpuOptions::default()
-    };
-    let backend = shared(&SHARED, test, options)?;
+    let backend = shared(&SHARED, test, straight_options())?;
     assert_eq!(backend.formulas(), STRAIGHT_FORMS);
     Some(backend)
 }
@@ -57,14 +50,21 @@ type Shared = OnceLock<Result<WgpuBackend, String>>;
 /// not open (limbs wider than 16 bits need `SHADER_INT64`).
 pub fn open_with_limbs(bits: u32) -> Result<WgpuBackend, String> {
     let options = WgpuOptions {
+        limb_bits: Some(crucible_backend_wgpu::LimbBits::new(bits).expect("a limb width")),
+        ..straight_options()
+    };
+    WgpuBackend::open(&ProbeOptions::default(), &options).map_err(|e| e.to_string())
+}
+
+/// Options forcing [`STRAIGHT_FORMS`], the rest the defaults.
+fn straight_options() -> WgpuOptions {
+    WgpuOptions {
         formulas: PerCurve {
             g1: Some(STRAIGHT_FORMS.g1),
             g2: Some(STRAIGHT_FORMS.g2),
         },
-        limb_bits: Some(crucible_backend_wgpu::LimbBits::new(bits).expect("a limb width")),
         ..WgpuOptions::default()
-    };
-    WgpuBackend::open(&ProbeOptions::default(), &options).map_err(|e| e.to_string())
+    }
 }
 
 /// Like [`backend`], with bindings of at most `max_binding_bytes` (one backend per

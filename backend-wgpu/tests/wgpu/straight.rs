@@ -26,15 +26,7 @@ fn straight_fields_and_additions_match_arkworks() {
     // The first call of each entry point compiles its pipeline: the times say what the
     // straight-line form costs the adapter's compiler.
     let started = Instant::now();
-    crate::field::check::<Fq>(
-        backend,
-        &mut rng,
-        [
-            (FieldOp::FqAdd, |a, b| a + b),
-            (FieldOp::FqSub, |a, b| a - b),
-            (FieldOp::FqMul, |a, b| a * b),
-        ],
-    );
+    check_fq(backend, &mut rng);
     println!(
         "straight Fq add, sub, mul ({}-bit limbs): {:.1?} with compiling",
         backend.limb_bits().g1.bits(),
@@ -76,15 +68,7 @@ fn straight_fq_over_every_default_width_matches_arkworks() {
             PerCurve::both(LimbBits::new(bits).unwrap())
         );
         let started = Instant::now();
-        crate::field::check::<Fq>(
-            &backend,
-            &mut rng,
-            [
-                (FieldOp::FqAdd, |a, b| a + b),
-                (FieldOp::FqSub, |a, b| a - b),
-                (FieldOp::FqMul, |a, b| a * b),
-            ],
-        );
+        check_fq(&backend, &mut rng);
         println!(
             "straight Fq add, sub, mul ({bits}-bit limbs): {:.1?} with compiling",
             started.elapsed()
@@ -196,6 +180,19 @@ fn straight_g2_msm_matches_arkworks() {
 }
 
 /// Every pipeline the backend compiled so far, with its time.
+/// Fq's add, sub and mul on `backend` against arkworks.
+fn check_fq(backend: &crucible_backend_wgpu::WgpuBackend, rng: &mut ark_std::rand::rngs::StdRng) {
+    crate::field::check::<Fq>(
+        backend,
+        rng,
+        [
+            (FieldOp::FqAdd, |a, b| a + b),
+            (FieldOp::FqSub, |a, b| a - b),
+            (FieldOp::FqMul, |a, b| a * b),
+        ],
+    );
+}
+
 fn print_compiles(backend: &crucible_backend_wgpu::WgpuBackend) {
     for c in backend.pipeline_compiles() {
         println!("compiled {}::{} in {:.2?}", c.module, c.entry, c.time);
