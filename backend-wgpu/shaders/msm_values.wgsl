@@ -181,3 +181,60 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     store_level(2u * t, s);
     store_level(2u * t + 1u, c);
 }
+
+// reduce_level with the element's A and C read from memory by the step that adds
+// them instead of kept from the step that loaded them: three points live across the
+// addition instead of five (S, U, C; a 28-bit G1 point is 42 words), so the driver
+// allocates registers for fewer values, which is most of its compile time for this
+// kernel (CRUCIBLE_WGPU_MSM_REDUCE picks the form; msm.rs).
+@compute @workgroup_size(64)
+fn reduce_level_lean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(wid, lid, nwg);
+    if t >= params.count {
+        return;
+    }
+    let w = t / params.m_out;
+    var s = identity();
+    var u = identity();
+    var c = identity();
+    var walk = reduce_walk(t % params.m_out);
+    loop {
+        let step = reduce_next(&walk);
+        if step.op == STEP_DONE {
+            break;
+        }
+        var x = s;
+        var y = s;
+        switch step.op {
+            case STEP_C_PLUS_CI: {
+                x = c;
+                y = element_c(w, step.j);
+            }
+            case STEP_S_PLUS_AI: {
+                y = element_a(w, step.j);
+            }
+            case STEP_U_PLUS_S: {
+                x = u;
+            }
+            case STEP_C_PLUS_U: {
+                x = c;
+                y = u;
+            }
+            default: {}
+        }
+        let r = point_add(x, y);
+        switch step.op {
+            case STEP_C_PLUS_CI, STEP_C_PLUS_U: {
+                c = r;
+            }
+            case STEP_U_PLUS_S: {
+                u = r;
+            }
+            default: {
+                s = r;
+            }
+        }
+    }
+    store_level(2u * t, s);
+    store_level(2u * t + 1u, c);
+}

@@ -13,6 +13,7 @@ use crate::error::WgpuError;
 use crate::field_code::LimbBits;
 use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
 use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
+use crate::upload::{parse_upload_mib, Uploads, DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -62,11 +63,14 @@ pub struct WgpuOptions {
     /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
     /// else the user's cache folder.
     pub pipeline_cache: Option<PathBuf>,
+    /// MiB of each of the two upload buffers staging goes through (upload.rs); `None`:
+    /// [`DEFAULT_UPLOAD_MIB`]. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_UPLOAD_MIB`.
+    pub upload_mib: Option<u64>,
 }
 
 impl WgpuOptions {
     /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`],
-    /// [`LIMB_BITS_ENV`] and [`CACHE_ENV`](crate::CACHE_ENV).
+    /// [`LIMB_BITS_ENV`], [`CACHE_ENV`](crate::CACHE_ENV) and [`UPLOAD_MIB_ENV`].
     pub fn from_env() -> Result<Self, WgpuError> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
@@ -104,6 +108,10 @@ impl WgpuOptions {
             formulas,
             limb_bits,
             pipeline_cache: cache_dir_from_env(),
+            upload_mib: match std::env::var(UPLOAD_MIB_ENV) {
+                Ok(s) if !s.trim().is_empty() => Some(parse_upload_mib(&s)?),
+                _ => None,
+            },
         })
     }
 }
@@ -199,6 +207,8 @@ pub struct Opened {
     pub budget: Arc<DeviceBudget>,
     /// The device, its queue and its pipelines.
     pub ctx: Arc<Context>,
+    /// The upload buffers staging goes through (outside the budget).
+    pub uploads: Uploads,
 }
 
 /// Every selected adapter (Vulkan, Metal or DX12), opened or why not, or why there is
@@ -388,16 +398,20 @@ fn open(
     // A GPU driver reserves private memory for every resident thread outside any
     // buffer of ours: it comes off the budget so that a full budget cannot push the
     // device out of memory.
+    // The upload pair may sit in the device's host-visible heap, outside any lease.
+    let uploads = Uploads::new(wgpu_options.upload_mib.unwrap_or(DEFAULT_UPLOAD_MIB));
     let usable = if software {
         memory
     } else {
         memory.saturating_sub(private_memory_reserve(formulas))
-    };
+    }
+    .saturating_sub(uploads.bytes());
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
     Ok(Opened {
         info: backend_info,
         budget,
         ctx: Arc::new(ctx),
+        uploads,
     })
 }
 

@@ -2,7 +2,9 @@
 //! pipelines compiled once, buffer creation, and the queue sync a lease waits on.
 
 use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crucible_core::DeviceSync;
 
@@ -228,6 +230,35 @@ impl Context {
         self.check_alive()?;
         self.device.poll(wgpu::PollType::wait_indefinitely())?;
         self.check_alive()
+    }
+
+    /// Waits until a `map_async` callback has reported through `mapped`, polling until
+    /// submission `after` (every submission if `None`) has finished. Another thread
+    /// polling the same device may be the one that runs the callback, a moment after
+    /// this thread's own poll returned, so poll and wait again until it has (at most a
+    /// minute).
+    pub fn wait_for_map(
+        &self,
+        after: Option<wgpu::SubmissionIndex>,
+        mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+    ) -> Result<(), WgpuError> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            self.check_alive()?;
+            self.device.poll(wgpu::PollType::Wait {
+                submission_index: after.clone(),
+                timeout: None,
+            })?;
+            match mapped.recv_timeout(Duration::from_millis(5)) {
+                Ok(result) => return result.map_err(|e| WgpuError::Map(e.to_string())),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(e) => {
+                    return Err(WgpuError::Map(format!(
+                        "no map callback after the device went idle ({e})"
+                    )))
+                }
+            }
+        }
     }
 
     /// What the generated shader sources depend on.

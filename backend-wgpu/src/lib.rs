@@ -9,7 +9,10 @@
 //! buffer, scratch included, is allocated
 //! through the proof's [`Lease`] and split into chunks that fit the adapter's binding
 //! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
-//! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size.
+//! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size. Host data
+//! reaches the device through two kept upload buffers (`CRUCIBLE_WGPU_UPLOAD_MIB` each,
+//! 16 by default, left out of the budget), converted on every core; a proof's domain
+//! vectors are zeroed past their rows on the device.
 //!
 //! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
 //! straight-line WGSL functions on values generated from field.rs's instruction lists
@@ -28,7 +31,8 @@
 //! it; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
 //! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
 //! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
-//! default, or `projective`).
+//! default, or `projective`), `CRUCIBLE_WGPU_MSM_REDUCE` the values-form reduction
+//! (`lean`, the default, or `cached`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -48,6 +52,7 @@ mod profile;
 mod readback;
 mod shaders;
 mod straight;
+mod upload;
 
 use std::sync::Arc;
 
@@ -63,13 +68,14 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use field_code::LimbBits;
-pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_WINDOW_BITS_ENV};
+pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_REDUCE_ENV, MSM_WINDOW_BITS_ENV};
 pub use ntt::{
     NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
 };
 pub use pipeline_cache::{CacheUse, CACHE_ENV};
 pub use profile::PROFILE_ENV;
 pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
+pub use upload::{DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
 
 use batch::Batch;
 use context::{Context, QueueSync};
@@ -83,6 +89,7 @@ pub struct WgpuBackend {
     info: BackendInfo,
     budget: Arc<DeviceBudget>,
     ctx: Arc<Context>,
+    uploads: upload::Uploads,
 }
 
 impl WgpuBackend {
@@ -91,6 +98,7 @@ impl WgpuBackend {
             info: opened.info,
             budget: opened.budget,
             ctx: opened.ctx,
+            uploads: opened.uploads,
         }
     }
 
@@ -460,15 +468,24 @@ impl ProverBackend for WgpuBackend {
         error::check_len("staged scalars", dst.len(), src.len())?;
         Ok(memory::stage(
             &self.ctx,
+            &self.uploads,
             buffer(lease, dst.id())?,
             ElementKind::Scalar,
             src,
         )?)
     }
 
+    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        crucible_core::check_padded(src, dst)?;
+        let buf = buffer(lease, dst.id())?;
+        memory::stage(&self.ctx, &self.uploads, buf, ElementKind::Scalar, src)?;
+        Ok(memory::zero_from(&self.ctx, buf, src.len())?)
+    }
+
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
+            &self.uploads,
             buffer(lease, dst.id())?,
             ElementKind::G1,
             src,
@@ -478,6 +495,7 @@ impl ProverBackend for WgpuBackend {
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
+            &self.uploads,
             buffer(lease, dst.id())?,
             ElementKind::G2,
             src,
@@ -486,6 +504,23 @@ impl ProverBackend for WgpuBackend {
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
         Ok(memory::read(&self.ctx, buffer(lease, src.id())?)?)
+    }
+
+    fn warm_up(&self, domain: &Domain) -> Result<()> {
+        let started = std::time::Instant::now();
+        let mut wanted = ntt::pipelines(&self.ctx, domain)?;
+        wanted.extend(msm::pipelines::<g1::Config>(&self.ctx)?);
+        wanted.extend(msm::pipelines::<g2::Config>(&self.ctx)?);
+        // All at once, each on a thread of its own: the slowest one is the wait.
+        self.ctx.prepare(&wanted)?;
+        tracing::info!(
+            "{}: the {} pipelines of proofs over 2^{} ready in {:.2} s",
+            self.info.label(),
+            wanted.len(),
+            domain.log_size,
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
 
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {

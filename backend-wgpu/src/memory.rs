@@ -6,12 +6,10 @@ use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 use crate::context::Context;
 use crate::error::WgpuError;
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
+use crate::upload::Uploads;
 
 /// Most bytes a scalar buffer's readback staging buffer holds; longer reads go in pieces.
 pub const READBACK_BYTES: u64 = 4 << 20;
-
-/// Most bytes converted and written per `write_buffer` call while staging.
-const STAGE_PIECE_BYTES: usize = 16 << 20;
 
 /// A buffer of `len` elements: `chunks` of `chunk_len` elements each (the last may be
 /// shorter), every chunk small enough for one storage binding.
@@ -107,10 +105,11 @@ pub fn check_kind(buffer: &DeviceBuffer, kind: ElementKind) -> Result<(), WgpuEr
     }
 }
 
-/// Copies `src` into the front of `dst` (at most its length), converting to the
-/// device layout piecewise.
-pub fn stage<T: DeviceElement>(
+/// Copies `src` into the front of `dst` (at most its length), converted to the device
+/// layout, through the backend's upload buffers; the copies are queued.
+pub fn stage<T: DeviceElement + Sync>(
     ctx: &Context,
+    uploads: &Uploads,
     dst: &DeviceBuffer,
     kind: ElementKind,
     src: &[T],
@@ -123,26 +122,39 @@ pub fn stage<T: DeviceElement>(
             got: src.len(),
         });
     }
-    let piece = (STAGE_PIECE_BYTES / (4 * T::WORDS)).max(1);
     for (c, chunk) in dst.chunks.iter().enumerate() {
         let start = c * dst.chunk_len;
         if start >= src.len() {
             break;
         }
         let values = &src[start..src.len().min(start + dst.chunk_elems(c))];
-        for (p, part) in values.chunks(piece).enumerate() {
-            let mut words = vec![0u32; part.len() * T::WORDS];
-            for (v, out) in part.iter().zip(words.chunks_exact_mut(T::WORDS)) {
-                v.write_words(out);
-            }
-            let offset = (p * piece * T::WORDS * 4) as u64;
-            ctx.scoped("staging data", || {
-                ctx.queue
-                    .write_buffer(chunk, offset, bytemuck::cast_slice(&words));
-                // Submitting flushes the staging copy, so its memory can be reclaimed.
-                ctx.queue.submit([]);
-            })?;
+        uploads.write(ctx, chunk, 0, values)?;
+    }
+    Ok(())
+}
+
+/// Sets the elements of `dst` from `from` on to zero on the device (a proof's domain
+/// vectors are zero past their constraints' rows: the host copies only the rest).
+pub fn zero_from(ctx: &Context, dst: &DeviceBuffer, from: usize) -> Result<(), WgpuError> {
+    let each = element_bytes(dst.kind);
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("zeroing"),
+        });
+    let mut any = false;
+    for (c, chunk) in dst.chunks.iter().enumerate() {
+        let start = c * dst.chunk_len;
+        let end = start + dst.chunk_elems(c);
+        if end <= from {
+            continue;
         }
+        let skip = from.saturating_sub(start);
+        encoder.clear_buffer(chunk, skip as u64 * each, None);
+        any = true;
+    }
+    if any {
+        ctx.scoped("zeroing data", || ctx.queue.submit([encoder.finish()]))?;
     }
     Ok(())
 }

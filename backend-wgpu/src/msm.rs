@@ -87,6 +87,20 @@ pub enum Digits {
 }
 
 impl Digits {
+    /// The sort module's entry points of this form, in dispatch order: the digits, the
+    /// histogram, the scan, the scatter.
+    fn sort_entries(self) -> [&'static str; 4] {
+        match self {
+            Digits::Unsigned => ["to_canonical", "histogram", "scan", "scatter"],
+            Digits::Signed => [
+                "signed_digits",
+                "histogram_signed",
+                "scan_parallel",
+                "scatter_signed",
+            ],
+        }
+    }
+
     /// Parses [`MSM_DIGITS_ENV`]'s value (`signed` or `unsigned`, any case).
     pub fn parse(s: &str) -> Option<Digits> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -145,6 +159,44 @@ impl BucketSums {
             values,
             BucketSums::parse,
             BucketSums::Xyzz,
+        )
+    }
+}
+
+/// Environment variable choosing the values-form modules' reduction kernel: `lean`
+/// (the default: each element read by the step that adds it, three points live across
+/// the addition) or `cached` (the element kept in registers from the step that loads
+/// it, five points live), for A/B comparisons of compile and run time.
+pub const MSM_REDUCE_ENV: &str = "CRUCIBLE_WGPU_MSM_REDUCE";
+
+/// How the values-form reduction holds a group's elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceForm {
+    /// Read by each step that adds them (`reduce_level_lean`).
+    Lean,
+    /// Kept from the step that loads them (`reduce_level`).
+    Cached,
+}
+
+impl ReduceForm {
+    /// Parses [`MSM_REDUCE_ENV`]'s value (`lean` or `cached`, any case).
+    pub fn parse(s: &str) -> Option<ReduceForm> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "lean" => Some(ReduceForm::Lean),
+            "cached" => Some(ReduceForm::Cached),
+            _ => None,
+        }
+    }
+
+    /// The choice [`MSM_REDUCE_ENV`] makes (read once per process), lean if unset.
+    fn from_env() -> Result<ReduceForm> {
+        static CHOSEN: OnceLock<std::result::Result<ReduceForm, String>> = OnceLock::new();
+        env_choice(
+            &CHOSEN,
+            MSM_REDUCE_ENV,
+            "`lean` or `cached`",
+            ReduceForm::parse,
+            ReduceForm::Lean,
         )
     }
 }
@@ -638,12 +690,7 @@ where
     let batch = batch_len(ctx, point_words, span.len, choice)?;
     let config = Config::new(batch, choice);
     // The curve module's pipelines compile together on a cold start.
-    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
-    ctx.prepare(&[
-        (curve_module, accumulate_entry::<P>(ctx)?),
-        (curve_module, "merge_tasks"),
-        (curve_module, "reduce_level"),
-    ])?;
+    ctx.prepare(&curve_entries::<P>(ctx)?)?;
     let prepared = started.elapsed();
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
     let allocated = started.elapsed();
@@ -687,6 +734,46 @@ where
         );
     }
     Ok(total)
+}
+
+/// Every pipeline an MSM over `P` runs (the sort's and the curve module's), for a
+/// warm-up.
+pub fn pipelines<P: MsmCurve>(ctx: &Context) -> Result<Vec<(Module, &'static str)>>
+where
+    P::BaseField: DeviceElement,
+{
+    let mut entries: Vec<_> = Digits::from_env()?
+        .sort_entries()
+        .into_iter()
+        .map(|entry| (Module::MsmSort, entry))
+        .collect();
+    entries.extend(curve_entries::<P>(ctx)?);
+    Ok(entries)
+}
+
+/// The curve module's pipelines of an MSM over `P`: accumulation, merge, reduction.
+fn curve_entries<P: MsmCurve>(ctx: &Context) -> Result<[(Module, &'static str); 3]>
+where
+    P::BaseField: DeviceElement,
+{
+    let module = Module::msm_buckets(P::ADD, ctx.formulas);
+    Ok([
+        (module, accumulate_entry::<P>(ctx)?),
+        (module, "merge_tasks"),
+        (module, reduce_entry::<P>(ctx)?),
+    ])
+}
+
+/// The entry point of one reduction level: the interpreter's `reduce_level`, or the
+/// values-form one [`MSM_REDUCE_ENV`] picks.
+fn reduce_entry<P: MsmCurve>(ctx: &Context) -> Result<&'static str>
+where
+    P::BaseField: DeviceElement,
+{
+    Ok(match (ctx.formulas.of(P::ADD), ReduceForm::from_env()?) {
+        (Formulas::Interpreted, _) | (_, ReduceForm::Cached) => "reduce_level",
+        (_, ReduceForm::Lean) => "reduce_level_lean",
+    })
 }
 
 /// The entry point summing bucket tasks: XYZZ where [`MSM_BUCKETS_ENV`] allows and the
@@ -814,33 +901,34 @@ where
     let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
     let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
     let buckets = |entry| ctx.pipeline(curve_module, entry);
+    let [digits_entry, histogram, scan, scatter] = config.digits.sort_entries();
     match config.digits {
         Digits::Unsigned => {
             let canon = buf(items::SCALARS)?;
             batch.phase("digits");
             batch.dispatch(
-                sort("to_canonical")?,
+                sort(digits_entry)?,
                 &with_count(n),
                 vec![(1, scalars), (2, canon)],
                 n as u32,
             )?;
             batch.phase("histogram");
             batch.dispatch(
-                sort("histogram")?,
+                sort(histogram)?,
                 &with_count(terms_windows),
                 vec![(2, canon), (3, counts)],
                 terms_windows as u32,
             )?;
             batch.phase("scan");
             batch.dispatch(
-                sort("scan")?,
+                sort(scan)?,
                 &with_count(config.windows),
                 vec![(3, counts), (4, cursor), (5, task_off)],
                 config.windows as u32,
             )?;
             batch.phase("scatter");
             batch.dispatch(
-                sort("scatter")?,
+                sort(scatter)?,
                 &with_count(terms_windows),
                 vec![(2, canon), (4, cursor), (6, sorted)],
                 terms_windows as u32,
@@ -850,28 +938,28 @@ where
             let digits = buf(items::DIGITS)?;
             batch.phase("digits");
             batch.dispatch(
-                sort("signed_digits")?,
+                sort(digits_entry)?,
                 &with_count(n),
                 vec![(1, scalars), (11, digits)],
                 n as u32,
             )?;
             batch.phase("histogram");
             batch.dispatch(
-                sort("histogram_signed")?,
+                sort(histogram)?,
                 &with_count(terms_windows),
                 vec![(11, digits), (3, counts)],
                 terms_windows as u32,
             )?;
             batch.phase("scan");
             batch.dispatch(
-                sort("scan_parallel")?,
+                sort(scan)?,
                 &with_count(config.windows),
                 vec![(3, counts), (4, cursor), (5, task_off)],
                 config.windows as u32 * WORKGROUP,
             )?;
             batch.phase("scatter");
             batch.dispatch(
-                sort("scatter_signed")?,
+                sort(scatter)?,
                 &with_count(terms_windows),
                 vec![(11, digits), (4, cursor), (6, sorted)],
                 terms_windows as u32,
@@ -916,7 +1004,7 @@ where
         };
         let threads = config.windows * m_out;
         batch.dispatch(
-            buckets("reduce_level")?,
+            buckets(reduce_entry::<P>(ctx)?)?,
             &MsmParams {
                 level: level as u32,
                 m_in: m_in as u32,

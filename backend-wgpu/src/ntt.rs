@@ -167,6 +167,18 @@ struct Chosen {
 }
 
 impl Chosen {
+    /// The module this choice's kernels are in, and how reports name the path.
+    fn module(&self) -> (Module, &'static str) {
+        match (self.path, self.mul) {
+            (NttPath::Workgroup, NttMul::Unrolled) => {
+                (Module::NttUnrolled, "workgroup, unrolled products")
+            }
+            (NttPath::Workgroup, NttMul::Loop) => (Module::Ntt, "workgroup, loop products"),
+            (NttPath::Workgroup, NttMul::Wide) => (Module::NttWide, "workgroup, wide products"),
+            (NttPath::Passes, _) => (Module::Ntt, "passes"),
+        }
+    }
+
     /// An error if the device cannot run this choice: the wide product needs 64-bit
     /// integers in shaders.
     fn check(&self, ctx: &Context) -> Result<()> {
@@ -932,6 +944,43 @@ struct TableIds {
 }
 
 /// In-place NTT of `buf` over `domain`, on the path [`NttConfig::from_env`] chooses.
+/// Every pipeline the transforms of `domain` (each kind, tables built fresh) and the
+/// pointwise products over buffers of `domain`'s size run, for a warm-up.
+pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static str)>> {
+    let config = NttConfig::from_env()?.on(ctx);
+    config.check(ctx)?;
+    let (module, _) = config.module();
+    let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
+    let mut steps = Vec::new();
+    for kind in [
+        NttKind::Forward,
+        NttKind::Inverse,
+        NttKind::CosetForward,
+        NttKind::CosetInverse,
+    ] {
+        match config.path {
+            NttPath::Passes => steps.extend(pass_steps(domain, kind, chunk_len)),
+            NttPath::Workgroup => {
+                let tables = kept_tables(domain, kind, chunk_len);
+                if tables.twiddles {
+                    steps.extend(twiddle_table_steps(domain, chunk_len));
+                }
+                if tables.coset {
+                    steps.push(coset_table_step(domain, kind));
+                }
+                steps.extend(workgroup_steps(domain, kind, chunk_len, config.tile_bits));
+            }
+        }
+    }
+    let mut entries = vec![(Module::Ntt, "mul"), (Module::Ntt, "sub_mul")];
+    for step in steps {
+        if !entries.contains(&(module, step.kernel.entry())) {
+            entries.push((module, step.kernel.entry()));
+        }
+    }
+    Ok(entries)
+}
+
 pub fn ntt(
     ctx: &Context,
     lease: &mut Lease,
@@ -1074,14 +1123,7 @@ fn record(
     config: Chosen,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    let (module, path) = match (config.path, config.mul) {
-        (NttPath::Workgroup, NttMul::Unrolled) => {
-            (Module::NttUnrolled, "workgroup, unrolled products")
-        }
-        (NttPath::Workgroup, NttMul::Loop) => (Module::Ntt, "workgroup, loop products"),
-        (NttPath::Workgroup, NttMul::Wide) => (Module::NttWide, "workgroup, wide products"),
-        (NttPath::Passes, _) => (Module::Ntt, "passes"),
-    };
+    let (module, path) = config.module();
     let data = lease.get::<DeviceBuffer>(buf.id())?;
     let table = |id: Option<BufferId>| -> Result<Option<&wgpu::Buffer>> {
         id.map(|id| lease.get::<NttTable>(id).map(|t| &t.buffer))

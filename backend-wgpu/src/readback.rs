@@ -2,9 +2,6 @@
 //! the map callback, and copying its words out. Copying device data into such a buffer
 //! first is the caller's (memory's through a batch, the batch's own timestamp resolve).
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
-
 use crate::context::Context;
 use crate::error::WgpuError;
 
@@ -21,7 +18,7 @@ pub fn map_words(
         // The receiver only goes away on an error path; nothing to report then.
         let _ = sender.send(r);
     });
-    wait_for_map(ctx, &mapped)?;
+    ctx.wait_for_map(None, &mapped)?;
     {
         let view = staging
             .get_mapped_range(0..bytes)
@@ -33,26 +30,4 @@ pub fn map_words(
     }
     staging.unmap();
     Ok(())
-}
-
-/// Waits until a `map_async` callback has reported through `mapped`. Another thread
-/// polling the same device may be the one that runs the callback, a moment after this
-/// thread's own poll returned, so poll and wait again until it has (at most a minute).
-fn wait_for_map(
-    ctx: &Context,
-    mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
-) -> Result<(), WgpuError> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        ctx.wait()?;
-        match mapped.recv_timeout(Duration::from_millis(5)) {
-            Ok(result) => return result.map_err(|e| WgpuError::Map(e.to_string())),
-            Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-            Err(e) => {
-                return Err(WgpuError::Map(format!(
-                    "no map callback after the device went idle ({e})"
-                )))
-            }
-        }
-    }
 }

@@ -603,15 +603,25 @@ mod tests {
                 }
                 match module {
                     Module::ProgramTest => assert_eq!(names, ["program_op"]),
-                    Module::MsmG2 | Module::MsmBuckets => {
+                    Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }
+                    Module::MsmG2 => assert_eq!(
+                        names,
+                        [
+                            "accumulate",
+                            "merge_tasks",
+                            "reduce_level",
+                            "reduce_level_lean"
+                        ]
+                    ),
                     Module::MsmG1 => assert_eq!(
                         names,
                         [
                             "accumulate",
                             "merge_tasks",
                             "reduce_level",
+                            "reduce_level_lean",
                             "accumulate_xyzz"
                         ]
                     ),

@@ -297,6 +297,18 @@ pub trait ProverBackend: Send + Sync {
         plain_bytes(self.element_bytes(kind), len)
     }
 
+    /// Makes ready, ahead of a key's first proof, every kernel the proofs over `domain`
+    /// run (both curves' MSMs, the domain's NTTs and pointwise products), so that the
+    /// first proof does not pay for compiling them. [`StagedKey`] calls it once per
+    /// key on a thread of its own, beside the key's staging. The default does nothing
+    /// (a backend whose kernels are ready when it opens).
+    ///
+    /// [`StagedKey`]: crate::groth16::StagedKey
+    fn warm_up(&self, domain: &Domain) -> Result<()> {
+        let _ = domain;
+        Ok(())
+    }
+
     /// Free and total memory of the device as its driver reports them now, where the
     /// backend can ask (CUDA: `cuMemGetInfo`), for watching real usage beside the
     /// budget. `None` when the backend cannot say.

@@ -11,4 +11,6 @@ mod field;
 mod msm;
 mod ntt;
 mod pipeline_cache;
+mod staging;
 mod straight;
+mod warm_up;

@@ -137,6 +137,28 @@ fn points<P: SWCurveConfig>(rng: &mut impl Rng, n: usize) -> Vec<Affine<P>> {
     Projective::normalize_batch(&out)
 }
 
+/// One MSM of `n` random points and scalars, named `name`, against arkworks.
+pub(crate) fn random_case<P: Curve>(
+    backend: &dyn ProverBackend,
+    rng: &mut impl Rng,
+    name: &str,
+    n: usize,
+) {
+    let bases = points::<P>(rng, n);
+    let scalars: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    check::<P>(
+        backend,
+        Case {
+            name,
+            bases: &bases,
+            scalars: &scalars,
+            base_offset: 0,
+            scalar_offset: 0,
+            len: n,
+        },
+    );
+}
+
 pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl Rng) {
     let bases = points::<P>(rng, 20);
     let scalars: Vec<Fr> = (0..20).map(|_| Fr::rand(rng)).collect();

@@ -186,34 +186,21 @@ impl StagedKey {
         let choice = schedule_for(backend, &shape, options).phase(Phase::Allocate)?;
         let plan = choice.chosen.key.clone();
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
-        let resident = choice.chosen.schedule.resident;
-        let mut bases = ResidentBases::default();
-        for q in resident.iter() {
-            let key = q.key();
-            let g1 = |lease: &mut Lease, src: &[crate::G1Affine]| -> Result<G1Buf> {
-                let buf = backend
-                    .alloc_g1(lease, key, src.len(), BufferUse::Resident)
-                    .phase(Phase::Allocate)?;
-                backend.stage_g1(lease, buf, src).phase(Phase::Stage)?;
-                Ok(buf)
-            };
-            match q {
-                Query::A => bases.a_query = Some(g1(&mut lease, &pk.a_query)?),
-                Query::BG1 => bases.b_g1_query = Some(g1(&mut lease, &pk.b_g1_query)?),
-                Query::H => bases.h_query = Some(g1(&mut lease, &pk.h_query)?),
-                Query::L => bases.l_query = Some(g1(&mut lease, &pk.l_query)?),
-                Query::BG2 => {
-                    let buf = backend
-                        .alloc_g2(&mut lease, key, pk.b_g2_query.len(), BufferUse::Resident)
-                        .phase(Phase::Allocate)?;
-                    backend
-                        .stage_g2(&mut lease, buf, &pk.b_g2_query)
-                        .phase(Phase::Stage)?;
-                    bases.b_g2_query = Some(buf);
-                }
-            }
-        }
-        backend.synchronize().phase(Phase::Stage)?;
+        // The kernels compile (where a backend compiles them) while the bases copy.
+        let domain = shape.domain();
+        let (staged, warmed) = std::thread::scope(|scope| {
+            let warm_up = scope.spawn(|| backend.warm_up(&domain));
+            let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule);
+            let warmed = warm_up.join().unwrap_or_else(|panic| {
+                Err(crate::Error::device(
+                    "backend",
+                    format!("panicked warming up: {}", crate::panic_message(&*panic)),
+                ))
+            });
+            (staged, warmed)
+        });
+        let bases = staged?;
+        warmed.phase(Phase::Allocate)?;
         Ok(StagedKey {
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
             pk,
@@ -295,4 +282,41 @@ impl StagedKey {
         }
         Ok(())
     }
+}
+
+/// Copies `schedule`'s resident queries of `pk` into `lease` and waits for the copies.
+fn stage_resident(
+    backend: &dyn ProverBackend,
+    pk: &ProvingKey,
+    lease: &mut Lease,
+    schedule: Schedule,
+) -> Result<ResidentBases> {
+    let mut bases = ResidentBases::default();
+    for q in schedule.resident.iter() {
+        let key = q.key();
+        let g1 = |lease: &mut Lease, src: &[crate::G1Affine]| -> Result<G1Buf> {
+            let buf = backend
+                .alloc_g1(lease, key, src.len(), BufferUse::Resident)
+                .phase(Phase::Allocate)?;
+            backend.stage_g1(lease, buf, src).phase(Phase::Stage)?;
+            Ok(buf)
+        };
+        match q {
+            Query::A => bases.a_query = Some(g1(lease, &pk.a_query)?),
+            Query::BG1 => bases.b_g1_query = Some(g1(lease, &pk.b_g1_query)?),
+            Query::H => bases.h_query = Some(g1(lease, &pk.h_query)?),
+            Query::L => bases.l_query = Some(g1(lease, &pk.l_query)?),
+            Query::BG2 => {
+                let buf = backend
+                    .alloc_g2(lease, key, pk.b_g2_query.len(), BufferUse::Resident)
+                    .phase(Phase::Allocate)?;
+                backend
+                    .stage_g2(lease, buf, &pk.b_g2_query)
+                    .phase(Phase::Stage)?;
+                bases.b_g2_query = Some(buf);
+            }
+        }
+    }
+    backend.synchronize().phase(Phase::Stage)?;
+    Ok(bases)
 }

@@ -1,0 +1,51 @@
+//! The warm-up: staging a key creates every pipeline its proofs run (beside the
+//! key's copies), so that a proof afterwards creates none, and the proof is still
+//! byte-identical to ark-groth16.
+
+use std::sync::Arc;
+
+use ark_std::rand::rngs::StdRng;
+use ark_std::rand::{Rng, SeedableRng};
+use crucible_conformance::compare_with_arkworks;
+use crucible_core::ark_bls12_381::Bls12_381;
+use crucible_core::circuit::BenchCircuit;
+use crucible_core::groth16::StagedKey;
+
+use crate::common;
+
+#[test]
+fn staging_a_key_creates_every_pipeline_its_proofs_run() {
+    let _serial = common::serial();
+    let Some(backend) = common::backend("staging_a_key_creates_every_pipeline_its_proofs_run")
+    else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let seed: u64 = rng.gen();
+    let circuit = |seed| BenchCircuit {
+        constraints: 60,
+        inputs: 2,
+        seed,
+    };
+    let pk = ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+        circuit(seed),
+        &mut StdRng::seed_from_u64(seed),
+    )
+    .expect("setup");
+    let pk = Arc::new(pk);
+    let staged = StagedKey::stage(backend, Arc::clone(&pk)).expect("the key stages");
+    drop(staged);
+    let warmed = backend.pipeline_compiles();
+    assert!(!warmed.is_empty(), "staging a key created no pipeline");
+    compare_with_arkworks(backend, pk, circuit(seed.wrapping_add(1)), &mut rng)
+        .expect("the proof is byte-identical to ark-groth16");
+    let after = backend.pipeline_compiles();
+    let created: Vec<String> = after[warmed.len()..]
+        .iter()
+        .map(|c| format!("{}::{}", c.module, c.entry))
+        .collect();
+    assert!(
+        created.is_empty(),
+        "the proof created pipelines the warm-up missed: {created:?}"
+    );
+}
