@@ -184,9 +184,9 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 
 // reduce_level with the element's A and C read from memory by the step that adds
 // them instead of kept from the step that loaded them: three points live across the
-// addition instead of five (S, U, C; a 28-bit G1 point is 42 words), so the driver
-// allocates registers for fewer values, which is most of its compile time for this
-// kernel (CRUCIBLE_WGPU_MSM_REDUCE picks the form; msm.rs).
+// addition instead of five (S, U, C). The H200's driver compiles G2's registers form
+// of it faster (1.5 s against 1.7) and G1's straight form slower (6.1 s against 4.9),
+// at the same run time: msm.rs's ReduceForm picks per curve.
 @compute @workgroup_size(64)
 fn reduce_level_lean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);

@@ -31,8 +31,8 @@
 //! it; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
 //! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
 //! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
-//! default, or `projective`), `CRUCIBLE_WGPU_MSM_REDUCE` the values-form reduction
-//! (`lean`, the default, or `cached`).
+//! default, or `projective`), `CRUCIBLE_WGPU_MSM_REDUCE` the values-form reduction of
+//! both curves (`lean` or `cached`; by default G1 cached and G2 lean, as measured).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -511,15 +511,23 @@ impl ProverBackend for WgpuBackend {
         let mut wanted = ntt::pipelines(&self.ctx, domain)?;
         wanted.extend(msm::pipelines::<g1::Config>(&self.ctx)?);
         wanted.extend(msm::pipelines::<g2::Config>(&self.ctx)?);
+        // Both curves' MSMs share the sort's pipelines.
+        let mut seen = std::collections::HashSet::new();
+        wanted.retain(|key| seen.insert(*key));
+        let before = self.ctx.compiles().len();
         // All at once, each on a thread of its own: the slowest one is the wait.
         self.ctx.prepare(&wanted)?;
-        tracing::info!(
-            "{}: the {} pipelines of proofs over 2^{} ready in {:.2} s",
-            self.info.label(),
-            wanted.len(),
-            domain.log_size,
-            started.elapsed().as_secs_f64()
-        );
+        let created = self.ctx.compiles().len() - before;
+        if created > 0 {
+            tracing::info!(
+                "{}: warm-up for proofs over 2^{}: {created} of their {} pipelines created \
+                 in {:.2} s",
+                self.info.label(),
+                domain.log_size,
+                wanted.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
         Ok(())
     }
 

@@ -163,10 +163,10 @@ impl BucketSums {
     }
 }
 
-/// Environment variable choosing the values-form modules' reduction kernel: `lean`
-/// (the default: each element read by the step that adds it, three points live across
+/// Environment variable choosing the values-form modules' reduction kernel for both
+/// curves: `lean` (each element read by the step that adds it, three points live across
 /// the addition) or `cached` (the element kept in registers from the step that loads
-/// it, five points live), for A/B comparisons of compile and run time.
+/// it, five points live). Unset: each curve's default ([`ReduceForm::default_for`]).
 pub const MSM_REDUCE_ENV: &str = "CRUCIBLE_WGPU_MSM_REDUCE";
 
 /// How the values-form reduction holds a group's elements.
@@ -188,15 +188,30 @@ impl ReduceForm {
         }
     }
 
-    /// The choice [`MSM_REDUCE_ENV`] makes (read once per process), lean if unset.
-    fn from_env() -> Result<ReduceForm> {
-        static CHOSEN: OnceLock<std::result::Result<ReduceForm, String>> = OnceLock::new();
+    /// The form of the curve whose addition is `add` when [`MSM_REDUCE_ENV`] is unset,
+    /// as the H200 measured (BENCHMARKS.md, thirteenth session, call 1: cold compile
+    /// with every proof pipeline at once, then the MSM 2^20): G1 cached (4.86 s against
+    /// lean's 6.13 s; 31.48 ms against 31.00), G2 lean (1.46 s against 1.72 s; 119.65
+    /// ms against 119.90). Register allocation, not the value count, set G1's time.
+    pub fn default_for(add: Program) -> ReduceForm {
+        if add.ext() == 1 {
+            ReduceForm::Cached
+        } else {
+            ReduceForm::Lean
+        }
+    }
+
+    /// The choice [`MSM_REDUCE_ENV`] makes for both curves (read once per process);
+    /// `None` when unset.
+    fn from_env() -> Result<Option<ReduceForm>> {
+        static CHOSEN: OnceLock<std::result::Result<Option<ReduceForm>, String>> =
+            OnceLock::new();
         env_choice(
             &CHOSEN,
             MSM_REDUCE_ENV,
             "`lean` or `cached`",
-            ReduceForm::parse,
-            ReduceForm::Lean,
+            |s| ReduceForm::parse(s).map(Some),
+            None,
         )
     }
 }
@@ -770,7 +785,8 @@ fn reduce_entry<P: MsmCurve>(ctx: &Context) -> Result<&'static str>
 where
     P::BaseField: DeviceElement,
 {
-    Ok(match (ctx.formulas.of(P::ADD), ReduceForm::from_env()?) {
+    let form = ReduceForm::from_env()?.unwrap_or(ReduceForm::default_for(P::ADD));
+    Ok(match (ctx.formulas.of(P::ADD), form) {
         (Formulas::Interpreted, _) | (_, ReduceForm::Cached) => "reduce_level",
         (_, ReduceForm::Lean) => "reduce_level_lean",
     })
@@ -1051,6 +1067,15 @@ mod tests {
     use ark_ff::{AdditiveGroup, Field, PrimeField, UniformRand};
     use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
     use crucible_core::{Fq, Fr, G1Affine, G1Projective};
+
+    #[test]
+    fn reduce_forms_parse_and_default_per_curve() {
+        assert_eq!(ReduceForm::parse(" Lean\n"), Some(ReduceForm::Lean));
+        assert_eq!(ReduceForm::parse("cached"), Some(ReduceForm::Cached));
+        assert_eq!(ReduceForm::parse("fast"), None);
+        assert_eq!(ReduceForm::default_for(Program::G1Add), ReduceForm::Cached);
+        assert_eq!(ReduceForm::default_for(Program::G2Add), ReduceForm::Lean);
+    }
 
     /// The windows of the additions' weights (the interpreted form's).
     fn additions(digits: Digits) -> Choice {
