@@ -326,6 +326,69 @@ fn insert_zero(x: u32, p: u32) -> u32 {
     return (x & low_mask(p)) | ((x >> p) << (p + 1u));
 }
 
+// A tile's elements: (u, v) of one butterfly, or what it leaves at its two positions.
+struct TilePair {
+    a: Fr,
+    b: Fr,
+}
+
+// The butterfly of a pair whose first element's global index is g, at stage s: v
+// scaled by w^m (no product for m = 0), and what goes to the first and the second
+// position. w'^−m = −w'^(half − m): the inverse's butterflies swap their outputs.
+fn tile_butterfly(u: Fr, v_in: Fr, g: u32, s: u32, half: u32, inverse: bool) -> TilePair {
+    let m = (g & low_mask(s)) << (params.table_log - 1u - s);
+    let mirrored = inverse && m != 0u;
+    var v = v_in;
+    if m != 0u {
+        v = ntt_mul(v, ld_tw(select(m, half - m, mirrored)));
+    }
+    if mirrored {
+        return TilePair(fr_sub(u, v), fr_add(u, v));
+    }
+    return TilePair(fr_add(u, v), fr_sub(u, v));
+}
+
+// Reads tile b into workgroup memory (bit-reversed and scaled as `flags` say).
+fn tile_read(b: u32, size: u32, flags: u32, lid: u32) {
+    for (var x = lid; x < size; x += 64u) {
+        var p = tile_index(b, x);
+        if (flags & TILE_LOAD_REVERSED) != 0u {
+            p = bitrev_of(p);
+        }
+        var v = ld_lo(p);
+        if (flags & TILE_SCALE_LOADS) != 0u {
+            v = ntt_mul(v, power_at(p));
+        }
+        tile_st(x, v);
+    }
+}
+
+// Writes tile b back where it was read (scaled as `flags` say).
+fn tile_write(b: u32, size: u32, lid: u32) {
+    for (var x = lid; x < size; x += 64u) {
+        let i = tile_index(b, x);
+        st_lo(i, scaled_result(i, tile_ld(x)));
+    }
+}
+
+// The tile bit of the launch's first stage: its stages are range 1 unless the batch
+// is below.
+fn tile_first_bit() -> u32 {
+    return select(params.w1, 0u, params.p1 == params.stage);
+}
+
+// Stage `stage + st` of tile b, whose bit is `bit`, one butterfly at a time.
+fn tile_stage(b: u32, size: u32, st: u32, bit: u32, lid: u32, half: u32, inverse: bool) {
+    let s = params.stage + st;
+    for (var q = lid; q < size / 2u; q += 64u) {
+        let x0 = insert_zero(q, bit);
+        let x1 = x0 | (1u << bit);
+        let r = tile_butterfly(tile_ld(x0), tile_ld(x1), tile_index(b, x0), s, half, inverse);
+        tile_st(x0, r.a);
+        tile_st(x1, r.b);
+    }
+}
+
 // Stages `stage` .. stage + k − 1 on `count` tiles from tile `base`, one workgroup a
 // tile, all inside chunk `lo_chunk`: the tile is read into workgroup memory, each
 // stage's butterflies are shared by the 64 threads with a barrier between stages, and
@@ -339,47 +402,58 @@ fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     }
     let b = params.base + local_tile;
     let size = 1u << (params.w1 + params.w2);
-    let flags = params.flags;
-    for (var x = lid.x; x < size; x += 64u) {
-        var p = tile_index(b, x);
-        if (flags & TILE_LOAD_REVERSED) != 0u {
-            p = bitrev_of(p);
-        }
-        var v = ld_lo(p);
-        if (flags & TILE_SCALE_LOADS) != 0u {
-            v = ntt_mul(v, power_at(p));
-        }
-        tile_st(x, v);
-    }
+    tile_read(b, size, params.flags, lid.x);
     workgroupBarrier();
-    // The tile bit of stage `stage`: the stages are range 1 unless the batch is below.
-    let vx = select(params.w1, 0u, params.p1 == params.stage);
     let half = 1u << (params.table_log - 1u);
-    let inverse = (flags & TILE_INVERSE) != 0u;
+    let inverse = (params.flags & TILE_INVERSE) != 0u;
     for (var st = 0u; st < params.k; st++) {
+        tile_stage(b, size, st, tile_first_bit() + st, lid.x, half, inverse);
+        workgroupBarrier();
+    }
+    tile_write(b, size, lid.x);
+}
+
+// tile_stages two stages a round: each thread takes four elements (the two stages'
+// bits 00, 01, 10, 11), runs both stages' four butterflies in registers and writes
+// them back, so a pair of stages costs one workgroup-memory round trip and one barrier
+// instead of two (an odd last stage runs alone). CRUCIBLE_WGPU_NTT_RADIX picks it.
+@compute @workgroup_size(64)
+fn tile_stages4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let local_tile = wid.y * nwg.x + wid.x;
+    if local_tile >= params.count {
+        return;
+    }
+    let b = params.base + local_tile;
+    let size = 1u << (params.w1 + params.w2);
+    tile_read(b, size, params.flags, lid.x);
+    workgroupBarrier();
+    let half = 1u << (params.table_log - 1u);
+    let inverse = (params.flags & TILE_INVERSE) != 0u;
+    var st = 0u;
+    for (; st + 2u <= params.k; st += 2u) {
         let s = params.stage + st;
-        let bit = vx + st;
-        for (var q = lid.x; q < size / 2u; q += 64u) {
-            let x0 = insert_zero(q, bit);
-            let x1 = x0 | (1u << bit);
-            let u = tile_ld(x0);
-            var v = tile_ld(x1);
-            let m = (tile_index(b, x0) & low_mask(s)) << (params.table_log - 1u - s);
-            // w'^−m = −w'^(half − m): the inverse's butterflies swap their signs.
-            let mirrored = inverse && m != 0u;
-            if m != 0u {
-                // (w^0 = 1: no product.)
-                v = ntt_mul(v, ld_tw(select(m, half - m, mirrored)));
-            }
-            tile_st(select(x0, x1, mirrored), fr_add(u, v));
-            tile_st(select(x1, x0, mirrored), fr_sub(u, v));
+        let bit = tile_first_bit() + st;
+        for (var q = lid.x; q < size / 4u; q += 64u) {
+            let x00 = insert_zero(insert_zero(q, bit), bit + 1u);
+            let x01 = x00 | (1u << bit);
+            let x10 = x00 | (2u << bit);
+            let x11 = x00 | (3u << bit);
+            let lo = tile_butterfly(tile_ld(x00), tile_ld(x01), tile_index(b, x00), s, half, inverse);
+            let hi = tile_butterfly(tile_ld(x10), tile_ld(x11), tile_index(b, x10), s, half, inverse);
+            let e = tile_butterfly(lo.a, hi.a, tile_index(b, x00), s + 1u, half, inverse);
+            let f = tile_butterfly(lo.b, hi.b, tile_index(b, x01), s + 1u, half, inverse);
+            tile_st(x00, e.a);
+            tile_st(x10, e.b);
+            tile_st(x01, f.a);
+            tile_st(x11, f.b);
         }
         workgroupBarrier();
     }
-    for (var x = lid.x; x < size; x += 64u) {
-        let i = tile_index(b, x);
-        st_lo(i, scaled_result(i, tile_ld(x)));
+    if st < params.k {
+        tile_stage(b, size, st, tile_first_bit() + st, lid.x, half, inverse);
+        workgroupBarrier();
     }
+    tile_write(b, size, lid.x);
 }
 
 // One decimation-in-time stage: butterfly p joins i0 and i0 + 2^s with w^(j·n/2^(s+1)).

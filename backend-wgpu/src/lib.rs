@@ -70,7 +70,8 @@ pub use error::WgpuError;
 pub use field_code::LimbBits;
 pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_REDUCE_ENV, MSM_WINDOW_BITS_ENV};
 pub use ntt::{
-    NttConfig, NttMul, NttPath, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, TILE_BITS_ENV,
+    NttConfig, NttMul, NttPath, NttRadix, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, NTT_RADIX_ENV,
+    TILE_BITS_ENV,
 };
 pub use pipeline_cache::{CacheUse, CACHE_ENV};
 pub use profile::PROFILE_ENV;

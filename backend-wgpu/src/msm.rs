@@ -204,8 +204,7 @@ impl ReduceForm {
     /// The choice [`MSM_REDUCE_ENV`] makes for both curves (read once per process);
     /// `None` when unset.
     fn from_env() -> Result<Option<ReduceForm>> {
-        static CHOSEN: OnceLock<std::result::Result<Option<ReduceForm>, String>> =
-            OnceLock::new();
+        static CHOSEN: OnceLock<std::result::Result<Option<ReduceForm>, String>> = OnceLock::new();
         env_choice(
             &CHOSEN,
             MSM_REDUCE_ENV,

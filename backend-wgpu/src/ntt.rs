@@ -47,6 +47,11 @@ pub const NTT_PATH_ENV: &str = "CRUCIBLE_WGPU_NTT";
 /// elements (1 to [`MAX_TILE_BITS`]); unset or empty, [`MAX_TILE_BITS`].
 pub const TILE_BITS_ENV: &str = "CRUCIBLE_WGPU_NTT_TILE_BITS";
 
+/// Environment variable choosing how many stages the workgroup path's tile kernel
+/// runs between barriers: `4` (two stages, four elements a thread: `tile_stages4`) or
+/// `2` (one stage: `tile_stages`); unset or empty, [`NttRadix::DEFAULT`].
+pub const NTT_RADIX_ENV: &str = "CRUCIBLE_WGPU_NTT_RADIX";
+
 /// log2 of the most elements of a tile: 2^9 Fr of 32 bytes fill WebGPU's default
 /// 16 KiB of workgroup storage (`tile` in shaders/ntt.wgsl), so no adapter needs more
 /// than the default limit. Larger tiles would save a dispatch at 2^20 (two instead of
@@ -137,6 +142,38 @@ impl NttMul {
     }
 }
 
+/// How many of a tile's stages run between two barriers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttRadix {
+    /// One stage a round, two elements a butterfly (`tile_stages`).
+    Two,
+    /// Two stages a round, four elements a thread in registers (`tile_stages4`): half
+    /// the workgroup-memory round trips and barriers.
+    Four,
+}
+
+impl NttRadix {
+    /// The default on every adapter.
+    pub const DEFAULT: NttRadix = NttRadix::Four;
+
+    /// Parses [`NTT_RADIX_ENV`]'s value (`2` or `4`).
+    pub fn parse(s: &str) -> Option<NttRadix> {
+        match s.trim() {
+            "2" => Some(NttRadix::Two),
+            "4" => Some(NttRadix::Four),
+            _ => None,
+        }
+    }
+
+    /// The tile kernel's entry point.
+    fn tile_entry(self) -> &'static str {
+        match self {
+            NttRadix::Two => "tile_stages",
+            NttRadix::Four => "tile_stages4",
+        }
+    }
+}
+
 /// The path, the tile size and the product of the transforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NttConfig {
@@ -146,6 +183,8 @@ pub struct NttConfig {
     pub tile_bits: u32,
     /// The workgroup path's Fr product; `None`: [`NttMul::for_adapter`].
     pub mul: Option<NttMul>,
+    /// The stages a tile runs between barriers.
+    pub radix: NttRadix,
 }
 
 impl Default for NttConfig {
@@ -154,6 +193,7 @@ impl Default for NttConfig {
             path: NttPath::Workgroup,
             tile_bits: MAX_TILE_BITS,
             mul: None,
+            radix: NttRadix::DEFAULT,
         }
     }
 }
@@ -164,9 +204,18 @@ struct Chosen {
     path: NttPath,
     tile_bits: u32,
     mul: NttMul,
+    radix: NttRadix,
 }
 
 impl Chosen {
+    /// The entry point `kernel` runs as under this choice.
+    fn entry(&self, kernel: Kernel) -> &'static str {
+        match kernel {
+            Kernel::TileStages => self.radix.tile_entry(),
+            other => other.entry(),
+        }
+    }
+
     /// The module this choice's kernels are in, and how reports name the path.
     fn module(&self) -> (Module, &'static str) {
         match (self.path, self.mul) {
@@ -225,6 +274,8 @@ impl NttConfig {
             tile_bits: env_choice(TILE_BITS_ENV, &format!("1 to {MAX_TILE_BITS}"), tile_bits)?
                 .unwrap_or(default.tile_bits),
             mul: env_choice(NTT_MUL_ENV, "`unrolled`, `loop` or `wide`", NttMul::parse)?,
+            radix: env_choice(NTT_RADIX_ENV, "`2` or `4`", NttRadix::parse)?
+                .unwrap_or(default.radix),
         })
     }
 
@@ -243,6 +294,7 @@ impl NttConfig {
             path,
             tile_bits: self.tile_bits,
             mul: self.mul.unwrap_or(NttMul::for_adapter(software, ctx.int64)),
+            radix: self.radix,
         }
     }
 }
@@ -974,8 +1026,8 @@ pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static
     }
     let mut entries = vec![(Module::Ntt, "mul"), (Module::Ntt, "sub_mul")];
     for step in steps {
-        if !entries.contains(&(module, step.kernel.entry())) {
-            entries.push((module, step.kernel.entry()));
+        if !entries.contains(&(module, config.entry(step.kernel))) {
+            entries.push((module, config.entry(step.kernel)));
         }
     }
     Ok(entries)
@@ -1158,8 +1210,8 @@ fn record(
     // The transform's pipelines compile together on a cold start.
     let mut entries: Vec<(Module, &'static str)> = Vec::new();
     for step in steps {
-        if !entries.contains(&(module, step.kernel.entry())) {
-            entries.push((module, step.kernel.entry()));
+        if !entries.contains(&(module, config.entry(step.kernel))) {
+            entries.push((module, config.entry(step.kernel)));
         }
     }
     ctx.prepare(&entries)?;
@@ -1184,7 +1236,7 @@ fn record(
         if pw {
             bindings.push((4, resolve(step.pw)?));
         }
-        let pipeline = ctx.pipeline(module, step.kernel.entry())?;
+        let pipeline = ctx.pipeline(module, config.entry(step.kernel))?;
         batch.dispatch(pipeline, &p, bindings, step.threads())?;
     }
     if timer.is_some() {
@@ -1428,11 +1480,18 @@ mod tests {
             mul: Some(NttMul::Wide),
             ..workgroup
         };
-        let cases: [(Option<u64>, NttConfig, &[u32]); 4] = [
+        // Radix 4 (the default) above; radix 2, one stage a round, as well.
+        let radix2 = |config: NttConfig| NttConfig {
+            radix: NttRadix::Two,
+            ..config
+        };
+        let cases: [(Option<u64>, NttConfig, &[u32]); 6] = [
             (None, workgroup, &[10, 1]),
             (Some(1024), unrolled, &[7]),
             (None, wide, &[10, 1]),
             (Some(1024), wide, &[7]),
+            (None, radix2(workgroup), &[10]),
+            (None, radix2(wide), &[10, 1]),
         ];
         let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
         for (binding, config, logs) in cases {
@@ -1519,11 +1578,13 @@ mod tests {
                 path: NttPath::Workgroup,
                 mul: Some(NttMul::Loop),
                 tile_bits,
+                radix: NttRadix::DEFAULT,
             },
             NttConfig {
                 path: NttPath::Workgroup,
                 mul: Some(NttMul::Unrolled),
                 tile_bits,
+                radix: NttRadix::DEFAULT,
             },
         ];
         for round in 0..2 {
