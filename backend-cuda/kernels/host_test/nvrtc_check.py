@@ -8,7 +8,9 @@ print register / spill usage per kernel.
 
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
-  nvrtc_check.py [--portable] [--arch compute_90] [--out DIR]
+  nvrtc_check.py [--portable] [--arch compute_90] [--out DIR] [-D NAME[=V] ...] [--only PROGRAM ...]
+(-D: a define for every program, e.g. -D CRU_NTT_EAGER for an A/B; --only: the programs
+named as printed, e.g. --only 'ntt.cu[TILE]')
 Exit status 0 when every file compiles."""
 import argparse, ctypes, glob, os, subprocess, sys, time
 
@@ -50,6 +52,8 @@ def main():
     ap.add_argument("--portable", action="store_true", help="define CRUCIBLE_PORTABLE_ARITH")
     ap.add_argument("--arch", default="compute_90")
     ap.add_argument("--out", default=None, help="write <file>.ptx here")
+    ap.add_argument("-D", dest="defines", action="append", default=[], help="-DNAME[=V] for every program")
+    ap.add_argument("--only", action="append", default=[], help="only this program (as printed)")
     args = ap.parse_args()
     lib = find("cuda_nvrtc/lib/libnvrtc.so.*")
     if lib is None:
@@ -60,6 +64,8 @@ def main():
     header = "".join(open(os.path.join(KDIR, h)).read() for h in HEADERS)
     ok = True
     for src, files, defines in programs():
+        if args.only and src not in args.only:
+            continue
         text = header + "".join(open(os.path.join(KDIR, f)).read() for f in files)
         prog = ctypes.c_void_p()
         assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), src.encode(), 0, None, None) == 0
@@ -67,6 +73,7 @@ def main():
         opts += [d.encode() for d in defines]
         if args.portable:
             opts.append(b"-DCRUCIBLE_PORTABLE_ARITH")
+        opts += [b"-D" + d.encode() for d in args.defines]
         arr = (ctypes.c_char_p * len(opts))(*opts)
         t0, c0 = time.time(), time.process_time()
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)

@@ -171,6 +171,7 @@ def field_cases(cs, rng, quick):
         for op, fn in ref.items():
             for a, b in pairs:
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)} {h(b)}", expect_tokens([format(fn(a, b), "0%dx" % (bits // 4))]))
+        lazy_cases(cs, rng, quick, f, m, bits, Rinv, edges, vals)
         for a, b in pairs[: len(pairs) // 4]:
             cs.add(f"{f} eq", f"{f} eq {h(a)} {h(b)}", expect_tokens([str(int(a == b))]))
             cs.add(f"{f} eq", f"{f} eq {h(a)} {h(a)}", expect_tokens(["1"]))
@@ -186,6 +187,38 @@ def field_cases(cs, rng, quick):
                 exp = str(int(a == 0)) if op == "is_zero" else format(fn(a), "0%dx" % (bits // 4))
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)}", expect_tokens([exp]))
         sqr_cases(cs, rng, quick, f, m, bits, Rm, Rinv)
+
+
+def lazy_cases(cs, rng, quick, f, m, bits, Rinv, edges, vals):
+    """The lazy forms of ntt_tile_e4 (field.cuh fadd_lazy ..): operands are any
+    representatives below 2m (products: one operand canonical), results any below 2m of
+    the right class (reduce_lazy: the canonical one); the full products of a lazy and a
+    canonical operand canonical. Edges: sums across 2^bits (Fr: 4r > 2^256) and at 2m,
+    differences at 0 and -2m, products at the top of the bound."""
+    lazy_edges = sorted(x for x in {v + k * m for v in edges for k in (0, 1)} |
+                        {2 * m - 1, 2 * m - 2, m, m + 1, (1 << bits) - 2 * m, (1 << bits) - m, m - 1} if 0 <= x < 2 * m)
+    lazy_vals = lazy_edges + [rng.randrange(2 * m) for _ in range(20 if quick else 200)] + \
+        [2 * m - 1 - rng.randrange(1 << 64) for _ in range(10 if quick else 100)]
+    pairs = [(a, b) for a in lazy_edges for b in lazy_edges] + \
+        [(rng.choice(lazy_vals), rng.choice(lazy_vals)) for _ in range(200 if quick else 2000)]
+    below = lambda exp: lambda t: len(t) == 1 and int(t[0], 16) < 2 * m and int(t[0], 16) % m == exp
+    for a, b in pairs:
+        cs.add(f"{f} add_lazy", f"{f} add_lazy {h(a)} {h(b)}", below((a + b) % m))
+        cs.add(f"{f} sub_lazy", f"{f} sub_lazy {h(a)} {h(b)}", below((a - b) % m))
+    # Products of a lazy and a canonical operand, in either order: the lazy product
+    # below 2m, the full ones (narrow and wide) canonical.
+    canon = edges + vals + [m - 1 - rng.randrange(1 << 64) for _ in range(10)]
+    mul_pairs = [(a, b) for a in lazy_edges for b in edges] + \
+        [(rng.choice(lazy_vals), rng.choice(canon)) for _ in range(100 if quick else 1000)]
+    for a, b in mul_pairs:
+        for x, y in ((a, b), (b, a)):
+            exp = x * y * Rinv % m
+            cs.add(f"{f} mul_lazy", f"{f} mul_lazy {h(x)} {h(y)}", below(exp))
+            cs.add(f"{f} mul_lazy_narrow", f"{f} mul_lazy_narrow {h(x)} {h(y)}", below(exp))
+            for op in ("mul", "mul_wide"):
+                cs.add(f"{f} {op} of a lazy operand", f"{f} {op} {h(x)} {h(y)}", expect_tokens([format(exp, "0%dx" % (bits // 4))]))
+    for a in lazy_vals:
+        cs.add(f"{f} reduce_lazy", f"{f} reduce_lazy {h(a)}", expect_tokens([format(a % m, "0%dx" % (bits // 4))]))
 
 
 def sqrt_mod(x, m):
@@ -286,7 +319,9 @@ def root_of_unity(k):
 
 
 def fr_list(t):
-    return [unmont(int(x, 16), "fr") for x in t]
+    """The values of Fr outputs; a word pattern >= r (a non-canonical representative,
+    e.g. one left in [r, 2r) by a lazy kernel) as None, which no expected value equals."""
+    return [unmont(int(x, 16), "fr") if int(x, 16) < R else None for x in t]
 
 
 def bitrev(i, bits):
@@ -484,6 +519,15 @@ def fft_ref(a, w):
     return out
 
 
+def edge_mix(rng, n):
+    """n inputs, about half of them of Montgomery words at the ends of [0, r) (0, 1,
+    r - 1, ...), the rest random: ntt_tile_e4's lazy values then reach the ends of
+    [0, 2r), where its sums pass 2^256, and a value left in [r, 2r) at a launch's
+    output is likelier (fr_list rejects it)."""
+    raws = [0, 1, 2, R - 1, R - 2, R - 3, R - (1 << 32), R - (1 << 64), R >> 1, (R >> 1) + 1]
+    return [unmont(rng.choice(raws), "fr") if rng.random() < 0.5 else rng.randrange(R) for _ in range(n)]
+
+
 def tile_cases(cs, rng, quick):
     """One ntt_tile_e8, one ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
     stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
@@ -504,7 +548,7 @@ def tile_cases(cs, rng, quick):
     shapes = sorted(shapes)
     paired = [x for x in shapes if x[5] & PAIRED]
     shapes = sorted(set(rng.sample(shapes, min(len(shapes), 40 if quick else 160)) + paired))
-    for log_n, s, k, g, c, layout in shapes:
+    for case, (log_n, s, k, g, c, layout) in enumerate(shapes):
         n = 1 << log_n
         w = root_of_unity(log_n)
         tw = [pow(w, i, R) for i in range(max(1, n // 2))]
@@ -515,7 +559,7 @@ def tile_cases(cs, rng, quick):
         cval = rng.randrange(R)
         lo, hi = split_tables(gp, n, lo_bits, rng.choice([1, cval]))
         pw = lambda p: lo[p % len(lo)] * hi[p >> lo_bits] % R
-        a = [rng.randrange(R) for _ in range(n)]
+        a = edge_mix(rng, n) if case % 2 else [rng.randrange(R) for _ in range(n)]
         at_in = lambda i: bitrev(i, log_n) if layout & LOAD_REV else i
         at_out = lambda i: bitrev(i, log_n) if layout & STORE_REV else i
         x = [a[at_in(i)] * (pw(at_in(i)) if scale == SCALE_LOADS else 1) % R for i in range(n)]
@@ -544,7 +588,7 @@ def transform_tiles_cases(cs, rng, quick):
         n_inv = pow(n, -1, R)
         g = rng.choice([7, rng.randrange(2, R)])
         g_inv = pow(g, -1, R)
-        a = [rng.randrange(R) for _ in range(n)]
+        a = edge_mix(rng, n) if k % 2 else [rng.randrange(R) for _ in range(n)]
         fwd = fft_ref(a, w)
         inv = [x * n_inv % R for x in fft_ref(a, pow(w, -1, R))]
         coset = fft_ref([x * pow(g, i, R) % R for i, x in enumerate(a)], w)
@@ -627,7 +671,7 @@ def pw_cases(cs, rng, quick):
                 "sub_scale": [(x - y) * c % R for x, y in zip(a, b)],
             }
             for op, exp in exps.items():
-                cs.add(f"pw {op}", f"pw {op} {n} {lo_bits} {tail}", lambda t, exp=exp: [unmont(int(x, 16), "fr") for x in t] == exp)
+                cs.add(f"pw {op}", f"pw {op} {n} {lo_bits} {tail}", lambda t, exp=exp: fr_list(t) == exp)
 
 
 def signed_digits(s, c):
