@@ -191,9 +191,6 @@ template <class C> CRU_DEV bool feq(const Fp<C>& a, const Fp<C>& b) {
     return acc == 0;
 }
 
-// Word i of 2p (2p < 2^(32N)), for the lazy forms below.
-template <class C> CRU_DEV u32 p2_word(int i) { return (C::p(i) << 1) | (i > 0 ? C::p(i - 1) >> 31 : 0u); }
-
 #ifndef CRUCIBLE_PORTABLE_ARITH
 // ------------------------------ carry-chain path ------------------------------
 
@@ -227,41 +224,6 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
     CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = addc_cc(d.l[i], C::p(i) & borrow);
     return d;
 }
-
-// Lazy reduction (ntt.cu's ntt_tile_e4): values kept as representatives in [0, 2p),
-// which N words hold (both moduli leave a spare top bit), each product by fmul<..,
-// REDUCE = false> of one such and one canonical. a + b of two such is < 4p, which may pass
-// 2^(32N) (Fr: 4r > 2^256), so the sum keeps its carry and loses 2p where the sum with
-// the carry is >= 2p; a - b gains 2p where it borrowed. Both results are < 2p.
-template <class C> CRU_DEV Fp<C> fadd_lazy(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    u32 s[N];
-    Fp<C> r, d;
-    s[0] = add_cc(a.l[0], b.l[0]);
-    CRU_UNROLL for (int i = 1; i < N; i++) s[i] = addc_cc(a.l[i], b.l[i]);
-    const u32 carry = addc(0, 0);
-    d.l[0] = sub_cc(s[0], p2_word<C>(0));
-    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = subc_cc(s[i], p2_word<C>(i));
-    // carry - borrow: 0xffffffff iff the sum < 2p (no carry, s - 2p borrowed), else 0
-    // (a carry always borrows: the sum < 4p < 2^(32N) + 2p)
-    const u32 keep = subc(carry, 0);
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (s[i] & keep) | (d.l[i] & ~keep);
-    return r;
-}
-
-template <class C> CRU_DEV Fp<C> fsub_lazy(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> d;
-    d.l[0] = sub_cc(a.l[0], b.l[0]);
-    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = subc_cc(a.l[i], b.l[i]);
-    u32 borrow = subc(0, 0);  // a < b: add 2p back
-    d.l[0] = add_cc(d.l[0], p2_word<C>(0) & borrow);
-    CRU_UNROLL for (int i = 1; i < N; i++) d.l[i] = addc_cc(d.l[i], p2_word<C>(i) & borrow);
-    return d;
-}
-
-// A representative a < 2p as the canonical a mod p.
-template <class C> CRU_DEV Fp<C> freduce_lazy(const Fp<C>& a) { return reduce_once<C>(a.l); }
 
 // The end of a row of fmul / fsqr: t / 2^32 = o + e[1] + 2^32 (e >> 64), so the new
 // e is o, the new o is e >> 64, and e[1] is pending (added to frame word 0 next row).
@@ -299,13 +261,7 @@ template <bool WIDE, bool C_IN> CRU_DEV void mad_pair(u32 a, u32 b, u32& lo, u32
 // frame word 0 at the start of the next row, its carry absorbed by o's first
 // product. Bounds: t < 2p on entry to each row, as in plain CIOS; e and o each stay
 // below 2^(32N + 2), so N + 1 words hold them and nothing carries out of word N.
-// One operand may be a lazy value < 2p (fadd_lazy) if the other is < p: the result
-// (a b + M p) / 2^(32N), M < 2^(32N), is < p (1 + 2p / 2^(32N)) < 2p, 2p < 2^(32N)
-// (Fr: 2p / 2^256 < 0.91), so the final subtraction still reduces it, and REDUCE false
-// (the lazy product) skips it, its result < 2p. With a < 2p, t < a + p < 3p within
-// (row i adds a b_i + m p < (a + p) 2^32): o gains < 3p < 2^(32N + 1) a row, as fsqr's
-// o with its c_i < 2p in a's place, so the bounds above hold.
-template <class C, bool WIDE = false, bool REDUCE = true> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
     u32 e[N + 2], o[N + 2];
     CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = 0; o[k] = 0; }
@@ -331,16 +287,8 @@ template <class C, bool WIDE = false, bool REDUCE = true> CRU_DEV Fp<C> fmul(con
     // t = e + pend + 2^32 o < 2p, reduced below p.
     u32 t[N + 1];
     t[0] = add_cc(e[0], pend);
-    if constexpr (REDUCE) {
-        CRU_UNROLL for (int k = 1; k < N + 1; k++) t[k] = addc_cc(e[k], o[k - 1]);
-        return reduce_once<C>(t);
-    } else {  // t < 2p < 2^(32N): N words
-        Fp<C> r;
-        r.l[0] = t[0];
-        CRU_UNROLL for (int k = 1; k < N - 1; k++) r.l[k] = addc_cc(e[k], o[k - 1]);
-        r.l[N - 1] = addc(e[N - 1], o[N - 2]);
-        return r;
-    }
+    CRU_UNROLL for (int k = 1; k < N + 1; k++) t[k] = addc_cc(e[k], o[k - 1]);
+    return reduce_once<C>(t);
 }
 
 // Montgomery square a^2 * 2^(-32N) mod p with each cross product a_i a_j (i < j) taken
@@ -461,42 +409,8 @@ template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
     return d;
 }
 
-// The lazy forms, as the carry-chain path's (see there).
-template <class C> CRU_DEV Fp<C> fadd_lazy(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> s, t;
-    u64 c = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)a.l[i] + b.l[i]; s.l[i] = (u32)c; c >>= 32; }
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 d = (u64)s.l[i] - p2_word<C>(i) - br; t.l[i] = (u32)d; br = (d >> 32) & 1; }
-    const u32 keep = (u32)c - (u32)br;  // 0xffffffff iff the sum < 2p
-    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (s.l[i] & keep) | (t.l[i] & ~keep);
-    return t;
-}
-
-template <class C> CRU_DEV Fp<C> fsub_lazy(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> d;
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)a.l[i] - b.l[i] - br; d.l[i] = (u32)x; br = (x >> 32) & 1; }
-    const u32 mask = 0u - (u32)br;
-    u64 c = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)d.l[i] + (p2_word<C>(i) & mask); d.l[i] = (u32)c; c >>= 32; }
-    return d;
-}
-
-template <class C> CRU_DEV Fp<C> freduce_lazy(const Fp<C>& a) {
-    constexpr int N = C::N;
-    Fp<C> t;
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 d = (u64)a.l[i] - C::p(i) - br; t.l[i] = (u32)d; br = (d >> 32) & 1; }
-    const u32 borrow = 0u - (u32)br;
-    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (a.l[i] & borrow) | (t.l[i] & ~borrow);
-    return t;
-}
-
-// WIDE only shapes the carry-chain path's PTX (see there); REDUCE as there.
-template <class C, bool WIDE = false, bool REDUCE = true> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
+// WIDE only shapes the carry-chain path's PTX (see there).
+template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
     constexpr int N = C::N;
     u32 t[N + 2];
     CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -510,17 +424,12 @@ template <class C, bool WIDE = false, bool REDUCE = true> CRU_DEV Fp<C> fmul(con
         c += t[N]; t[N - 1] = (u32)c;
         t[N] = t[N + 1] + (u32)(c >> 32);
     }
-    Fp<C> r;
-    if constexpr (REDUCE) {
-        Fp<C> s;
-        u64 br = 0;
-        CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
-        br = (((u64)t[N] - br) >> 32) & 1;
-        const u32 borrow = 0u - (u32)br;
-        CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
-    } else {  // t < 2p < 2^(32N): t[N] = 0
-        CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = t[i];
-    }
+    Fp<C> r, s;
+    u64 br = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
+    br = (((u64)t[N] - br) >> 32) & 1;
+    const u32 borrow = 0u - (u32)br;
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
     return r;
 }
 // Squaring with the same product count as the carry-chain path's, arranged apart from

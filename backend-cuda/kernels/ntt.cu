@@ -129,9 +129,6 @@ struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
 #define CRU_NTT_WIDE_MUL true
 #endif
 CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, CRU_NTT_WIDE_MUL>(a, b); }
-// The lazy product (field.cuh's fmul, REDUCE false): x * w < 2p for x < 2p and a canonical
-// w, the final subtraction skipped.
-CRU_DEV Fr fr_mul_lazy(const Fr& x, const Fr& w) { return fmul<FrCfg, CRU_NTT_WIDE_MUL, false>(x, w); }
 
 CRU_DEV Fr fr_of(const u32* words) {
     Fr r;
@@ -283,19 +280,6 @@ CRU_NTT_PASS(4)
 #define CRU_NTT_TILE2_MIN_BLOCKS 4
 #endif
 #define CRU_NTT_TILE_E4_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
-// ntt_tile_e4 keeps its values in [0, 2p) between its first read and its last write
-// (lazy reduction: each twiddle product skips its final conditional subtraction, the
-// sum and difference work modulo 2p, and the last round reduces what it writes, so a
-// launch reads and writes canonical values as e2 and e8 do). ptxas 12.9, sm_90: a
-// product 17 SASS instructions fewer (of about 200), a butterfly 14 (of 252), a round
-// of two stages 61 (of about 1500), the last round's reductions 4 x 17 more; 80
-// registers, the same spills. -DCRU_NTT_EAGER (through CRUCIBLE_CUDA_NVRTC_OPTIONS, for
-// an A/B) restores the canonical products and sums.
-#ifdef CRU_NTT_EAGER
-#define CRU_NTT_TILE_E4_LAZY false
-#else
-#define CRU_NTT_TILE_E4_LAZY true
-#endif
 #define CRU_NTT_TILE_E2_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
 // ntt_tile_e*'s flags.
 #define CRU_NTT_INVERSE 1u
@@ -364,19 +348,6 @@ CRU_DEV void butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
     u = fadd(u, t);
 }
 
-// The same on representatives in [0, 2p) (ntt_tile_e4's lazy form): w (a twiddle) is
-// canonical, so v w < 2p for v < 2p (field.cuh's fmul), and the sum and difference of
-// two values below 2p come back below 2p (fadd_lazy, fsub_lazy).
-CRU_DEV void butterfly_lazy(Fr& u, Fr& v, const Fr& w, bool unit) {
-    const Fr t = unit ? v : fr_mul_lazy(v, w);
-    v = fsub_lazy(u, t);
-    u = fadd_lazy(u, t);
-}
-template <bool LAZY> CRU_DEV void tile_butterfly(Fr& u, Fr& v, const Fr& w, bool unit) {
-    if (LAZY) butterfly_lazy(u, v, w, unit);
-    else butterfly(u, v, w, unit);
-}
-
 // The E elements of a thread in the round whose first stage is at bit p of x, of r
 // stages: their tile positions xs, whether the thread has them (ok), their A-indices.
 // r = 2 (E = 4): the 4 elements differing in bits p, p + 1 (two stages' pairs).
@@ -434,9 +405,8 @@ CRU_DEV u32 partner_block(u32 b, u32 s) {
     return bit_reverse_bits(b >> s, s) | (bit_reverse_bits(b & low_mask(s), s) << s);
 }
 
-// The body of ntt_tile_e{E}: E elements a thread, tiles of up to 2^MAX_BITS; LAZY: the
-// values in registers and in the tile in [0, 2p) (butterfly_lazy), canonical in a.
-template <u32 E, u32 MAX_BITS, bool LAZY>
+// The body of ntt_tile_e{E}: E elements a thread, tiles of up to 2^MAX_BITS.
+template <u32 E, u32 MAX_BITS>
 CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
                              const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
                              u32 flags, u32 lo_bits) {
@@ -477,10 +447,7 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
             if (!first) { e[m] = tile_load<PLANE>(sm, xoff + at_r.xs[m]); continue; }
             const u32 at = load_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
             e[m] = a[at];
-            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) {
-                const Fr g = power_at(pow_lo, pow_hi, at, lo_bits);
-                e[m] = LAZY ? fr_mul_lazy(e[m], g) : fr_mul(e[m], g);
-            }
+            if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
         }
         // One round that reads and writes other places (a layout change): every read
         // of the block before any write.
@@ -488,27 +455,23 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
         const u32 st = s + j;
         if (E == 4 && r == 2) {
             const Fr w = round_twiddle(tw, at_r, r, st, log_n, inverse, 0);
-            tile_butterfly<LAZY>(e[0], e[1], w, st == 0);
-            tile_butterfly<LAZY>(e[2], e[3], w, st == 0);
+            butterfly(e[0], e[1], w, st == 0);
+            butterfly(e[2], e[3], w, st == 0);
             // Stage st + 1's pair at idx[0], whose bits st, st + 1 are clear: at st = 0
             // its twiddle is w^0 = 1 for every thread.
-            tile_butterfly<LAZY>(e[0], e[2 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
-            tile_butterfly<LAZY>(e[1], e[3 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
+            butterfly(e[0], e[2 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 1), st == 0);
+            butterfly(e[1], e[3 % E], round_twiddle(tw, at_r, r, st, log_n, inverse, 2), false);
         } else {
             CRU_UNROLL for (u32 m = 0; m < E; m += 2)
-                if (at_r.ok[m])
-                    tile_butterfly<LAZY>(e[m], e[m + 1], round_twiddle(tw, at_r, r, st, log_n, inverse, m / 2), st == 0);
+                if (at_r.ok[m]) butterfly(e[m], e[m + 1], round_twiddle(tw, at_r, r, st, log_n, inverse, m / 2), st == 0);
         }
         CRU_UNROLL for (u32 m = 0; m < E; m++) {
             if (!at_r.ok[m]) continue;
             if (!last) { tile_store<PLANE>(sm, xoff + at_r.xs[m], e[m]); continue; }
             const u32 at = store_rev ? bit_reverse_bits(at_r.idx[m], log_n) : at_r.idx[m];
-            // One product site for both scalings (each inlined product costs ptxas time),
-            // its result canonical for e < 2p too (fmul's bound); lazy, unscaled: reduced.
+            // One product site for both scalings (each inlined product costs ptxas time).
             if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
                 e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(c.words) : power_at(pow_lo, pow_hi, at, lo_bits));
-            else if (LAZY)
-                e[m] = freduce_lazy(e[m]);
             a[at] = e[m];
         }
         if (last) break;
@@ -525,7 +488,7 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
 extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
     ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS, CRU_NTT_TILE_E4_LAZY>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+    ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 
@@ -533,7 +496,7 @@ extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
 extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
     ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS, false>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+    ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 

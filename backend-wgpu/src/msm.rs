@@ -617,14 +617,27 @@ impl Scratch {
         let result = (|| -> Result<()> {
             let params = (PARAMS_ITEM, ctx.limits.params_bytes());
             for (name, bytes) in config.items(ctx, point_words).into_iter().chain([params]) {
-                if let (true, Some(id)) = (kept_between_msms(name), work.buffer_of(name)) {
-                    // The same size: the same usages, so the same buffer will do.
-                    if work.get::<wgpu::Buffer>(id)?.size() == bytes {
+                let kept = kept_between_msms(name);
+                if let (true, Some(id)) = (kept, work.buffer_of(name)) {
+                    // Large enough: the same usages, so the same buffer will do (the
+                    // kernels are told their sizes; none reads a binding's length).
+                    if work.get::<wgpu::Buffer>(id)?.size() >= bytes {
                         scratch.ids.push((name, id));
                         continue;
                     }
                     work.free(id)?;
                 }
+                // A kept buffer takes what its plan item reserves (a proof's plan holds
+                // the largest of its MSMs, both curves'), within one binding: then the
+                // proof's later MSMs of other sizes find it large enough, and it is
+                // created once a proof instead of once an MSM size (12-17 ms to create
+                // and 8-15 to free, a few hundred MiB, on the H200's driver).
+                let bytes = if kept {
+                    let planned = work.plan().bytes_of(name).min(ctx.limits.binding_bytes);
+                    bytes.max(planned)
+                } else {
+                    bytes
+                };
                 let usage = profile::usage(name).unwrap_or(match name {
                     n if n == items::READBACK => readback,
                     n if n == PARAMS_ITEM => {

@@ -6,10 +6,7 @@
 // run_tests.py, which holds the Python big-int references.
 //
 // Commands (results: space-separated hex):
-//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero,
-//                         and the lazy forms add_lazy sub_lazy (a, b < 2p), mul_lazy
-//                         (one operand < 2p, the other < p: wide, REDUCE false),
-//                         mul_lazy_narrow (the same, narrow), reduce_lazy (a < 2p)
+//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero
 //   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
@@ -183,11 +180,6 @@ template <class C> static void field_cmd(const std::string& op) {
     else if (op == "sub") wr(fsub(a, rdf<F>()));
     else if (op == "mul") wr(fmul(a, rdf<F>()));
     else if (op == "mul_wide") wr(fmul<C, true>(a, rdf<F>()));
-    else if (op == "add_lazy") wr(fadd_lazy(a, rdf<F>()));
-    else if (op == "sub_lazy") wr(fsub_lazy(a, rdf<F>()));
-    else if (op == "mul_lazy") wr(fmul<C, true, false>(a, rdf<F>()));
-    else if (op == "mul_lazy_narrow") wr(fmul<C, false, false>(a, rdf<F>()));
-    else if (op == "reduce_lazy") wr(freduce_lazy(a));
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));

@@ -9,7 +9,7 @@ print register / spill usage per kernel.
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
   nvrtc_check.py [--portable] [--arch compute_90] [--out DIR] [-D NAME[=V] ...] [--only PROGRAM ...]
-(-D: a define for every program, e.g. -D CRU_NTT_EAGER for an A/B; --only: the programs
+(-D: a define for every program, e.g. -D CRU_NTT_TILE8_MIN_BLOCKS=5 for an A/B; --only: the programs
 named as printed, e.g. --only 'ntt.cu[TILE]')
 Exit status 0 when every file compiles."""
 import argparse, ctypes, glob, os, subprocess, sys, time

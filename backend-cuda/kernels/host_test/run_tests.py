@@ -171,7 +171,6 @@ def field_cases(cs, rng, quick):
         for op, fn in ref.items():
             for a, b in pairs:
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)} {h(b)}", expect_tokens([format(fn(a, b), "0%dx" % (bits // 4))]))
-        lazy_cases(cs, rng, quick, f, m, bits, Rinv, edges, vals)
         for a, b in pairs[: len(pairs) // 4]:
             cs.add(f"{f} eq", f"{f} eq {h(a)} {h(b)}", expect_tokens([str(int(a == b))]))
             cs.add(f"{f} eq", f"{f} eq {h(a)} {h(a)}", expect_tokens(["1"]))
@@ -187,38 +186,6 @@ def field_cases(cs, rng, quick):
                 exp = str(int(a == 0)) if op == "is_zero" else format(fn(a), "0%dx" % (bits // 4))
                 cs.add(f"{f} {op}", f"{f} {op} {h(a)}", expect_tokens([exp]))
         sqr_cases(cs, rng, quick, f, m, bits, Rm, Rinv)
-
-
-def lazy_cases(cs, rng, quick, f, m, bits, Rinv, edges, vals):
-    """The lazy forms of ntt_tile_e4 (field.cuh fadd_lazy ..): operands are any
-    representatives below 2m (products: one operand canonical), results any below 2m of
-    the right class (reduce_lazy: the canonical one); the full products of a lazy and a
-    canonical operand canonical. Edges: sums across 2^bits (Fr: 4r > 2^256) and at 2m,
-    differences at 0 and -2m, products at the top of the bound."""
-    lazy_edges = sorted(x for x in {v + k * m for v in edges for k in (0, 1)} |
-                        {2 * m - 1, 2 * m - 2, m, m + 1, (1 << bits) - 2 * m, (1 << bits) - m, m - 1} if 0 <= x < 2 * m)
-    lazy_vals = lazy_edges + [rng.randrange(2 * m) for _ in range(20 if quick else 200)] + \
-        [2 * m - 1 - rng.randrange(1 << 64) for _ in range(10 if quick else 100)]
-    pairs = [(a, b) for a in lazy_edges for b in lazy_edges] + \
-        [(rng.choice(lazy_vals), rng.choice(lazy_vals)) for _ in range(200 if quick else 2000)]
-    below = lambda exp: lambda t: len(t) == 1 and int(t[0], 16) < 2 * m and int(t[0], 16) % m == exp
-    for a, b in pairs:
-        cs.add(f"{f} add_lazy", f"{f} add_lazy {h(a)} {h(b)}", below((a + b) % m))
-        cs.add(f"{f} sub_lazy", f"{f} sub_lazy {h(a)} {h(b)}", below((a - b) % m))
-    # Products of a lazy and a canonical operand, in either order: the lazy product
-    # below 2m, the full ones (narrow and wide) canonical.
-    canon = edges + vals + [m - 1 - rng.randrange(1 << 64) for _ in range(10)]
-    mul_pairs = [(a, b) for a in lazy_edges for b in edges] + \
-        [(rng.choice(lazy_vals), rng.choice(canon)) for _ in range(100 if quick else 1000)]
-    for a, b in mul_pairs:
-        for x, y in ((a, b), (b, a)):
-            exp = x * y * Rinv % m
-            cs.add(f"{f} mul_lazy", f"{f} mul_lazy {h(x)} {h(y)}", below(exp))
-            cs.add(f"{f} mul_lazy_narrow", f"{f} mul_lazy_narrow {h(x)} {h(y)}", below(exp))
-            for op in ("mul", "mul_wide"):
-                cs.add(f"{f} {op} of a lazy operand", f"{f} {op} {h(x)} {h(y)}", expect_tokens([format(exp, "0%dx" % (bits // 4))]))
-    for a in lazy_vals:
-        cs.add(f"{f} reduce_lazy", f"{f} reduce_lazy {h(a)}", expect_tokens([format(a % m, "0%dx" % (bits // 4))]))
 
 
 def sqrt_mod(x, m):
@@ -319,8 +286,8 @@ def root_of_unity(k):
 
 
 def fr_list(t):
-    """The values of Fr outputs; a word pattern >= r (a non-canonical representative,
-    e.g. one left in [r, 2r) by a lazy kernel) as None, which no expected value equals."""
+    """The values of Fr outputs; a word pattern >= r (a non-canonical representative a
+    kernel left unreduced) as None, which no expected value equals."""
     return [unmont(int(x, 16), "fr") if int(x, 16) < R else None for x in t]
 
 
@@ -521,9 +488,8 @@ def fft_ref(a, w):
 
 def edge_mix(rng, n):
     """n inputs, about half of them of Montgomery words at the ends of [0, r) (0, 1,
-    r - 1, ...), the rest random: ntt_tile_e4's lazy values then reach the ends of
-    [0, 2r), where its sums pass 2^256, and a value left in [r, 2r) at a launch's
-    output is likelier (fr_list rejects it)."""
+    r - 1, ...), the rest random: sums and differences at their bounds, where a
+    reduction left out shows as a word pattern of r or more (fr_list rejects it)."""
     raws = [0, 1, 2, R - 1, R - 2, R - 3, R - (1 << 32), R - (1 << 64), R >> 1, (R >> 1) + 1]
     return [unmont(rng.choice(raws), "fr") if rng.random() < 0.5 else rng.randrange(R) for _ in range(n)]
 
