@@ -166,7 +166,8 @@ impl BucketSums {
 /// Environment variable choosing the values-form modules' reduction kernel for both
 /// curves: `lean` (each element read by the step that adds it, three points live across
 /// the addition) or `cached` (the element kept in registers from the step that loads
-/// it, five points live). Unset: each curve's default ([`ReduceForm::default_for`]).
+/// it, five points live). Unset: each curve's default (G1 cached, G2 lean: msm.rs's
+/// `ReduceForm::default_for` says why).
 pub const MSM_REDUCE_ENV: &str = "CRUCIBLE_WGPU_MSM_REDUCE";
 
 /// How the values-form reduction holds a group's elements.
