@@ -358,19 +358,24 @@ impl Context {
     /// (the straight G1 MSM's three pipelines took 4.9, 7.0 and 9.3 s one after another
     /// on the H200) waits for the slowest instead of the sum. Error scopes are per
     /// thread in wgpu, so each compile's errors stay its own; the first error wins.
-    pub fn prepare(&self, wanted: &[(Module, &'static str)]) -> Result<(), WgpuError> {
+    /// A key named twice is created once; returns how many were created.
+    pub fn prepare(&self, wanted: &[(Module, &'static str)]) -> Result<usize, WgpuError> {
         let missing: Vec<(Module, &'static str)> = {
             let have = lock(&self.pipelines);
-            wanted
-                .iter()
-                .copied()
-                .filter(|key| !have.contains_key(key))
-                .collect()
+            let mut missing: Vec<_> = Vec::new();
+            for key in wanted {
+                if !have.contains_key(key) && !missing.contains(key) {
+                    missing.push(*key);
+                }
+            }
+            missing
         };
-        if missing.len() < 2 {
-            return missing
+        let created = missing.len();
+        if created < 2 {
+            missing
                 .into_iter()
-                .try_for_each(|(m, e)| self.pipeline(m, e).map(drop));
+                .try_for_each(|(m, e)| self.pipeline(m, e).map(drop))?;
+            return Ok(created);
         }
         std::thread::scope(|scope| {
             let compiles: Vec<_> = missing
@@ -384,7 +389,8 @@ impl Context {
                     ))
                 })
             })
-        })
+        })?;
+        Ok(created)
     }
 
     /// Every pipeline created so far and how long it took, in order of creation.

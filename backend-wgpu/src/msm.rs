@@ -585,10 +585,11 @@ where
 
 /// The MSM's scratch buffers in the lease, by plan item.
 ///
-/// The MSM's own items stay in the lease after a successful MSM, and the next MSM of
-/// the same shape on that lease takes them as they are: on the H200's Vulkan driver
-/// creating and dropping them cost about 21 ms of a 53 ms G1 MSM at 2^20 (twelfth
-/// session). The kernels assume nothing of their contents (the counts are cleared in
+/// The MSM's own items stay in the lease after a successful MSM, created at their
+/// plan items' sizes, and every later MSM on that lease they are large enough for
+/// takes them as they are: on the H200's Vulkan driver creating and dropping them cost
+/// about 21 ms of a 53 ms G1 MSM at 2^20 (twelfth session), and a proof's MSMs of three
+/// sizes recreated them twice (45 ms a proof, thirteenth session). The kernels assume nothing of their contents (the counts are cleared in
 /// every batch, the rest written before it is read), as the batches of one MSM
 /// already share them. The parameters and the profile's buffers, which other
 /// operations' plans share, are freed after every MSM; the lease frees the kept ones
@@ -928,8 +929,8 @@ where
     }
     batch.clear(counts);
     let sort = |entry| ctx.pipeline(Module::MsmSort, entry);
-    let curve_module = Module::msm_buckets(P::ADD, ctx.formulas);
-    let buckets = |entry| ctx.pipeline(curve_module, entry);
+    let [accumulate, merge, reduce] = curve_entries::<P>(ctx)?;
+    let buckets = |(module, entry)| ctx.pipeline(module, entry);
     let [digits_entry, histogram, scan, scatter] = config.digits.sort_entries();
     match config.digits {
         Digits::Unsigned => {
@@ -997,7 +998,7 @@ where
     }
     batch.phase("accumulate");
     batch.dispatch(
-        buckets(accumulate_entry::<P>(ctx)?)?,
+        buckets(accumulate)?,
         &with_count(tasks),
         vec![
             (3, counts),
@@ -1012,7 +1013,7 @@ where
     batch.phase("merge");
     for round in 0..config.merge_rounds() {
         batch.dispatch(
-            buckets("merge_tasks")?,
+            buckets(merge)?,
             &MsmParams {
                 round,
                 ..with_count(tasks)
@@ -1033,7 +1034,7 @@ where
         };
         let threads = config.windows * m_out;
         batch.dispatch(
-            buckets(reduce_entry::<P>(ctx)?)?,
+            buckets(reduce)?,
             &MsmParams {
                 level: level as u32,
                 m_in: m_in as u32,

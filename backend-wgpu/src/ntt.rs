@@ -216,6 +216,15 @@ impl Chosen {
         }
     }
 
+    /// The pipeline of each of `steps` (a kernel used twice named twice).
+    fn step_entries(&self, steps: &[Step]) -> Vec<(Module, &'static str)> {
+        let (module, _) = self.module();
+        steps
+            .iter()
+            .map(|step| (module, self.entry(step.kernel)))
+            .collect()
+    }
+
     /// The module this choice's kernels are in, and how reports name the path.
     fn module(&self) -> (Module, &'static str) {
         match (self.path, self.mul) {
@@ -995,13 +1004,11 @@ struct TableIds {
     fresh: Vec<BufferId>,
 }
 
-/// In-place NTT of `buf` over `domain`, on the path [`NttConfig::from_env`] chooses.
 /// Every pipeline the transforms of `domain` (each kind, tables built fresh) and the
 /// pointwise products over buffers of `domain`'s size run, for a warm-up.
 pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static str)>> {
     let config = NttConfig::from_env()?.on(ctx);
     config.check(ctx)?;
-    let (module, _) = config.module();
     let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
     let mut steps = Vec::new();
     for kind in [
@@ -1024,15 +1031,14 @@ pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static
             }
         }
     }
-    let mut entries = vec![(Module::Ntt, "mul"), (Module::Ntt, "sub_mul")];
-    for step in steps {
-        if !entries.contains(&(module, config.entry(step.kernel))) {
-            entries.push((module, config.entry(step.kernel)));
-        }
-    }
+    let mut entries: Vec<_> = [false, true]
+        .map(|scaled| (Module::Ntt, pointwise_entry(scaled)))
+        .into();
+    entries.extend(config.step_entries(&steps));
     Ok(entries)
 }
 
+/// In-place NTT of `buf` over `domain`, on the path [`NttConfig::from_env`] chooses.
 pub fn ntt(
     ctx: &Context,
     lease: &mut Lease,
@@ -1208,13 +1214,7 @@ fn record(
         batch.time_with(Timer::new(ctx, resolve, readback));
     }
     // The transform's pipelines compile together on a cold start.
-    let mut entries: Vec<(Module, &'static str)> = Vec::new();
-    for step in steps {
-        if !entries.contains(&(module, config.entry(step.kernel))) {
-            entries.push((module, config.entry(step.kernel)));
-        }
-    }
-    ctx.prepare(&entries)?;
+    ctx.prepare(&config.step_entries(steps))?;
     let mut tiles = 0;
     for step in steps {
         batch.phase(step.kernel.phase(&mut tiles));
@@ -1248,6 +1248,16 @@ fn record(
     Ok(())
 }
 
+/// The pointwise kernel (module `Ntt`): `sub_mul` when the difference is scaled, else
+/// `mul`.
+fn pointwise_entry(scaled: bool) -> &'static str {
+    if scaled {
+        "sub_mul"
+    } else {
+        "mul"
+    }
+}
+
 /// `dst[i] *= rhs[i]`, or with `k`, `dst[i] = (dst[i] − rhs[i])·k`.
 pub fn pointwise(
     ctx: &Context,
@@ -1274,7 +1284,7 @@ pub fn pointwise(
     let result = (|| -> Result<()> {
         let d = lease.get::<DeviceBuffer>(dst.id())?;
         let r = lease.get::<DeviceBuffer>(rhs.id())?;
-        let entry = if k.is_some() { "sub_mul" } else { "mul" };
+        let entry = pointwise_entry(k.is_some());
         let pipeline = ctx.pipeline(Module::Ntt, entry)?;
         let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), entry);
         for c in 0..chunks {
