@@ -133,7 +133,7 @@ impl ProverBackend for CpuBackend {
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        memory::copy_in(lease, dst.id(), src)
+        memory::copy_front(lease, dst.id(), src)
     }
 
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {

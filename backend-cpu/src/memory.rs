@@ -5,7 +5,7 @@ use crucible_core::{
     check_front, plain_bytes, BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, PlanKey, Result,
 };
 
-use crate::error::{check_len, CpuError};
+use crate::error::CpuError;
 use crate::field::element_bytes;
 
 /// A zero-filled vector, allocated without aborting on failure.
@@ -36,20 +36,8 @@ pub fn copy_front<T: Copy + Send + Sync + 'static>(
     src: &[T],
 ) -> Result<()> {
     let buf = lease.get_mut::<Vec<T>>(dst)?;
-    check_front("points", src.len(), buf.len())?;
+    check_front("staged values", src.len(), buf.len())?;
     buf[..src.len()].copy_from_slice(src);
-    Ok(())
-}
-
-/// Copies `src` into the buffer `dst` (same length).
-pub fn copy_in<T: Copy + Send + Sync + 'static>(
-    lease: &mut Lease,
-    dst: BufferId,
-    src: &[T],
-) -> Result<()> {
-    let buf = lease.get_mut::<Vec<T>>(dst)?;
-    check_len("staged data", buf.len(), src.len())?;
-    buf.copy_from_slice(src);
     Ok(())
 }
 

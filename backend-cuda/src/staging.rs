@@ -4,7 +4,8 @@
 //! driver's own bounce buffer, and a fresh pageable destination pays a page fault per
 //! 4 KiB on the copying thread (read-backs of 32 MiB ran at about 1.2 GB/s that way).
 //!
-//! A transfer is cut into chunks of one staging buffer each, double-buffered: on the
+//! A transfer is cut into chunks of at most one staging buffer each (a quarter of the
+//! transfer where that fits, see [`transfer_chunk_words`]), double-buffered: on the
 //! way in the host converts chunk k + 1 into one buffer (on every core, `field.rs`)
 //! while the device reads chunk k from the other; on the way out the device writes
 //! chunk k + 1 while the host converts chunk k into its destination. Host memory, so
@@ -24,15 +25,31 @@ use crate::memory::{CudaBuffer, DeviceWords};
 /// Staging buffers per direction: one filled by the host while the other is copied.
 const SLOTS: usize = 2;
 
-/// MiB per staging buffer when `CRUCIBLE_CUDA_STAGING_MIB` is unset: small enough that
-/// the first chunk's conversion, which nothing overlaps, is short (8 MiB: about
-/// 0.3 ms), large enough that the per-chunk cost (an event, a copy call, the host
-/// threads' start) stays a few percent of the chunk's copy.
-pub const DEFAULT_CHUNK_MIB: u32 = 8;
+/// MiB per staging buffer when `CRUCIBLE_CUDA_STAGING_MIB` is unset: the largest chunk
+/// a transfer is cut into. Each chunk costs about 0.2 ms of host time beyond its bytes
+/// (an event wait, a copy call, the host threads' start), so large transfers want
+/// large chunks: on the H200 a one-shot G1 MSM of 2^24 (2.1 GB staged) took 225.7 ms
+/// through 8 MiB chunks, 179.6 through 32 and 191.0 through 64 (fourteenth session).
+pub const DEFAULT_CHUNK_MIB: u32 = 32;
+
+/// A transfer is cut into at least this many chunks where the buffers allow, so that
+/// the first chunk's conversion and the last chunk's copy, which nothing overlaps, are
+/// a quarter of it at most: the NTT of 2^20 (32 MiB each way) ran host in, host out in
+/// 3.84 ms through 8 MiB chunks against 4.08 through one 32 MiB chunk.
+const MIN_PIECES: usize = 4;
+
+/// Words of the smallest chunk worth its per-chunk cost (1 MiB).
+const MIN_CHUNK_WORDS: usize = 1 << 18;
 
 /// Words of one staging buffer of `mib` MiB.
 pub fn chunk_words(mib: u32) -> usize {
     (mib as usize) << 18
+}
+
+/// Words per chunk of a transfer of `total` words through buffers of `buffer` words: a
+/// [`MIN_PIECES`]th of it, at least [`MIN_CHUNK_WORDS`], at most a buffer.
+fn transfer_chunk_words(total: usize, buffer: usize) -> usize {
+    (total / MIN_PIECES).clamp(MIN_CHUNK_WORDS.min(buffer), buffer)
 }
 
 /// How a staging pair's host memory is mapped.
@@ -197,8 +214,12 @@ pub fn upload_chunked<B: DeviceWords>(
     fill: impl Fn(Range<usize>, &mut [u32]),
 ) -> Result<()> {
     let words = lease.get_mut::<B>(id)?.words_mut();
-    check_fits(len, words_per, words.len())?;
-    let chunks = Chunks::new(len, words_per, staging.chunk_words())?;
+    let total = check_fits(len, words_per, words.len())?;
+    let chunks = Chunks::new(
+        len,
+        words_per,
+        transfer_chunk_words(total, staging.chunk_words()).max(words_per),
+    )?;
     for i in 0..chunks.count() {
         let range = chunks.range(i);
         let slot = i % SLOTS;
@@ -226,8 +247,12 @@ pub fn download_chunked(
     mut take: impl FnMut(Range<usize>, &[u32]),
 ) -> Result<()> {
     let words = &lease.get::<CudaBuffer>(id)?.words;
-    check_fits(len, words_per, words.len())?;
-    let chunks = Chunks::new(len, words_per, staging.chunk_words())?;
+    let total = check_fits(len, words_per, words.len())?;
+    let chunks = Chunks::new(
+        len,
+        words_per,
+        transfer_chunk_words(total, staging.chunk_words()).max(words_per),
+    )?;
     for step in read_steps(chunks.count()) {
         let (ReadStep::Copy(i) | ReadStep::Take(i)) = step;
         let range = chunks.range(i);
@@ -364,8 +389,29 @@ mod tests {
     }
 
     #[test]
+    fn transfers_are_cut_into_quarters_between_a_mib_and_a_buffer() {
+        let buffer = chunk_words(DEFAULT_CHUNK_MIB);
+        // The NTT of 2^20 (32 MiB): four chunks of 8 MiB.
+        assert_eq!(
+            transfer_chunk_words(chunk_words(32), buffer),
+            chunk_words(8)
+        );
+        // A 2^24 G1 bases buffer (1.5 GiB): whole buffers.
+        assert_eq!(transfer_chunk_words(chunk_words(1536), buffer), buffer);
+        // Small transfers: chunks of a MiB (one chunk when smaller than that).
+        assert_eq!(transfer_chunk_words(1000, buffer), MIN_CHUNK_WORDS);
+        assert_eq!(
+            transfer_chunk_words(chunk_words(2), buffer),
+            MIN_CHUNK_WORDS
+        );
+        // Buffers smaller than a MiB (tests) are filled whole.
+        assert_eq!(transfer_chunk_words(1 << 20, 64), 64);
+        assert_eq!(transfer_chunk_words(0, 64), 64);
+    }
+
+    #[test]
     fn chunk_sizes_are_mib_of_words() {
         assert_eq!(chunk_words(1) * 4, 1 << 20);
-        assert_eq!(chunk_words(DEFAULT_CHUNK_MIB) * 4, 8 << 20);
+        assert_eq!(chunk_words(DEFAULT_CHUNK_MIB) * 4, 32 << 20);
     }
 }

@@ -466,7 +466,6 @@ impl ProverBackend for WgpuBackend {
     }
 
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
-        error::check_len("staged scalars", dst.len(), src.len())?;
         Ok(memory::stage(
             &self.ctx,
             &self.uploads,

@@ -11,6 +11,7 @@ use crucible_core::groth16::{
     prove, schedule_for, KeyOptions, ProveOptions, ProvingKey, StagedKey,
 };
 use crucible_core::group::{MsmGroup, G1, G2};
+use crucible_core::streamed_msm::HostMsm;
 use crucible_core::{
     BufferUse, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, NttKind, ProverBackend,
     Result, ScalarBuf, ScratchNeed,
@@ -28,9 +29,9 @@ pub struct RunTimes {
     /// synthesis and evaluation on the host before it).
     pub resident: Duration,
     /// Staging the inputs, the operation, and reading the result back (for an MSM:
-    /// a one-shot MSM, its bases staged into a plain buffer, so nothing a backend
-    /// builds for resident bases is paid for or used; for `prove`: staging the key,
-    /// the proof, and releasing the key).
+    /// the one-shot [`HostMsm`] from host bases and scalars, its slots allocated
+    /// beforehand, so nothing a backend builds for resident bases is paid for or used;
+    /// for `prove`: staging the key, the proof, and releasing the key).
     pub with_transfers: Duration,
     /// Whether `resident` was read off the device's clock (events queued around the
     /// operation) rather than the host's.
@@ -168,8 +169,8 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
             }));
             vec![plan]
         }
-        Task::MsmG1 { len, .. } => msm_plans(backend, ElementKind::G1, *len)?,
-        Task::MsmG2 { len, .. } => msm_plans(backend, ElementKind::G2, *len)?,
+        Task::MsmG1 { len, .. } => msm_plans::<G1>(backend, *len)?,
+        Task::MsmG2 { len, .. } => msm_plans::<G2>(backend, *len)?,
         Task::Prove(task) => prove_plans(backend, task.constraints, task.inputs)?,
     })
 }
@@ -210,37 +211,23 @@ pub fn total_bytes(plans: &[MemoryPlan]) -> Result<u64> {
         .ok_or_else(|| Error::InvalidInput("the workload's plans overflow u64 bytes".into()))
 }
 
-fn msm_plans(
-    backend: &dyn ProverBackend,
-    kind: ElementKind,
-    len: usize,
-) -> Result<Vec<MemoryPlan>> {
+/// An MSM workload's plans: the resident bases, the scalars and scratch of the resident
+/// MSM, then the one-shot MSM's ([`HostMsm::plans`]).
+fn msm_plans<G: MsmGroup>(backend: &dyn ProverBackend, len: usize) -> Result<Vec<MemoryPlan>> {
     let mut bases = MemoryPlan::new(format!("msm bases ({len})"));
     bases.item(
         items::BASES,
-        backend.buffer_bytes(kind, len, BufferUse::Resident)?,
-    );
-    bases.item(
-        items::ONE_SHOT_BASES,
-        backend.buffer_bytes(kind, len, BufferUse::Plain)?,
+        backend.buffer_bytes(G::KIND, len, BufferUse::Resident)?,
     );
     let mut work = MemoryPlan::new(format!("msm of {len} terms"));
     work.item(
         items::SCALARS,
         backend.buffer_bytes(ElementKind::Scalar, len, BufferUse::Plain)?,
     );
-    let need = match kind {
-        ElementKind::G2 => ScratchNeed {
-            msm_g2: len,
-            ..ScratchNeed::default()
-        },
-        ElementKind::G1 | ElementKind::Scalar => ScratchNeed {
-            msm_g1: len,
-            ..ScratchNeed::default()
-        },
-    };
-    work.merge(&backend.scratch_plan(&need));
-    Ok(vec![bases, work])
+    work.merge(&backend.scratch_plan(&G::need(len)));
+    let mut plans = vec![bases, work];
+    plans.extend(HostMsm::<G>::plans(backend, len)?);
+    Ok(plans)
 }
 
 /// Plan items of the benchmarks' own buffers.
@@ -251,8 +238,6 @@ mod items {
     pub const DATA: PlanKey = PlanKey::new("bench", "data");
     /// MSM bases, resident (staged once, with whatever the backend builds at staging).
     pub const BASES: PlanKey = PlanKey::new("bench", "bases");
-    /// The same MSM's bases staged plain for each one-shot run (the "+transfers" time).
-    pub const ONE_SHOT_BASES: PlanKey = PlanKey::new("bench", "one-shot-bases");
     /// MSM scalars.
     pub const SCALARS: PlanKey = PlanKey::new("bench", "scalars");
 }
@@ -261,12 +246,12 @@ type Affine<G> = <G as MsmGroup>::Affine;
 
 struct MsmState<G: MsmGroup> {
     // Random per workload (an MSM's cost does not depend on its bases): staged once
-    // into `bases` (resident, as a proving key is), and again each run into
-    // `one_shot` (plain, as a caller with one MSM to do would).
+    // into `bases` (resident, as a proving key is), and summed again each run from the
+    // host by `one_shot` (as a caller with one MSM to do would).
     points: Vec<Affine<G>>,
     bases_lease: Lease,
     bases: G::Buf,
-    one_shot: G::Buf,
+    one_shot: HostMsm<G>,
     work: Lease,
     scalars: ScalarBuf,
     mix: ScalarMix,
@@ -280,8 +265,13 @@ impl<G: MsmGroup> MsmState<G> {
         mix: ScalarMix,
         rng: &mut StdRng,
     ) -> Result<Self> {
-        let [bases_plan, work_plan] = <[MemoryPlan; 2]>::try_from(plans)
-            .map_err(|_| Error::InvalidInput("an MSM workload has two plans".into()))?;
+        // The one-shot MSM's plans come after these two; it allocates them itself.
+        let mut plans = plans.into_iter();
+        let (Some(bases_plan), Some(work_plan)) = (plans.next(), plans.next()) else {
+            return Err(Error::InvalidInput(
+                "an MSM workload starts with two plans".into(),
+            ));
+        };
         let mut bases_lease = backend.allocate(bases_plan)?;
         let bases = G::alloc(
             backend,
@@ -290,17 +280,11 @@ impl<G: MsmGroup> MsmState<G> {
             len,
             BufferUse::Resident,
         )?;
-        let one_shot = G::alloc(
-            backend,
-            &mut bases_lease,
-            items::ONE_SHOT_BASES,
-            len,
-            BufferUse::Plain,
-        )?;
         let points = random_bases::<G::Projective>(len, rng);
         G::stage(backend, &mut bases_lease, bases, &points)?;
         let mut work = backend.allocate(work_plan)?;
         let scalars = backend.alloc_scalars(&mut work, items::SCALARS, len)?;
+        let one_shot = HostMsm::allocate(backend, len)?;
         Ok(MsmState {
             points,
             bases_lease,
@@ -314,8 +298,8 @@ impl<G: MsmGroup> MsmState<G> {
 
     fn run(&mut self, backend: &dyn ProverBackend, rng: &mut StdRng) -> Result<RunTimes> {
         let scalars = mixed_scalars(self.scalars.len(), self.mix, rng);
-        let span = |bases| MsmSpan {
-            bases,
+        let span = MsmSpan {
+            bases: self.bases,
             base_offset: 0,
             scalars: self.scalars,
             scalar_offset: 0,
@@ -328,19 +312,12 @@ impl<G: MsmGroup> MsmState<G> {
         backend.synchronize()?;
         let (work, lease) = (&mut self.work, &self.bases_lease);
         let (resident, device_clock) = time_resident(backend, || {
-            black_box(G::msm(backend, work, lease, span(self.bases))?);
+            black_box(G::msm(backend, work, lease, span)?);
             Ok(())
         })?;
         // One-shot: bases and scalars from the host, the MSM, its result back.
         let t0 = Instant::now();
-        G::stage(backend, &mut self.bases_lease, self.one_shot, &self.points)?;
-        backend.stage_scalars(&mut self.work, self.scalars, &scalars)?;
-        black_box(G::msm(
-            backend,
-            &mut self.work,
-            &self.bases_lease,
-            span(self.one_shot),
-        )?);
+        black_box(self.one_shot.msm(backend, &self.points, &scalars)?);
         let with_transfers = t0.elapsed();
         Ok(RunTimes {
             resident,
@@ -350,9 +327,11 @@ impl<G: MsmGroup> MsmState<G> {
     }
 
     fn release(self) -> Result<()> {
+        let one_shot = self.one_shot.release();
         let work = self.work.release();
         self.bases_lease.release()?;
-        work.map(drop)
+        work.map(drop)?;
+        one_shot
     }
 }
 

@@ -396,7 +396,7 @@ fn text_table(op: Op, rows: &[Row]) -> String {
         "vs cpu +transfers",
     ];
     format!(
-        "{}\n(ms: device-resident, launch to synchronize, \"(dev)\": timed by device events around the operation (prove: the proof's stage + NTT + MSM phases, key staged); +transfers: staging, compute and read-back (msm: a one-shot MSM, bases and scalars staged plain, as with nothing resident; prove: key staging, the whole proof, key release); vs cpu: cpu median / backend median)",
+        "{}\n(ms: device-resident, launch to synchronize, \"(dev)\": timed by device events around the operation (prove: the proof's stage + NTT + MSM phases, key staged); +transfers: staging, compute and read-back (msm: the one-shot MSM from host bases and scalars, pipelined from 2^22 terms, nothing resident; prove: key staging, the whole proof, key release); vs cpu: cpu median / backend median)",
         table(&headers, &cells, 1)
     )
 }

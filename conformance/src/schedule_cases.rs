@@ -1,6 +1,7 @@
-//! Schedules on every backend: streamed MSMs at chunk sizes around their length, and
-//! whole proofs under each kind of schedule (bases streamed or resident, domain
-//! vectors sequenced or resident), byte for byte against ark-groth16.
+//! Schedules on every backend: streamed MSMs at chunk sizes around their length, the
+//! one-shot MSM from the host pipelined through its slots, and whole proofs under each
+//! kind of schedule (bases streamed or resident, domain vectors sequenced or resident),
+//! byte for byte against ark-groth16.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crucible_core::circuit::BenchCircuit;
 use crucible_core::groth16::{DomainVectors, KeyOptions, Query, QuerySet, Schedule};
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::key_file::generate_key;
-use crucible_core::streamed_msm::streamed_msm;
+use crucible_core::streamed_msm::{streamed_msm, HostMsm};
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
 
 use crate::cross_check::compare_with_arkworks_under;
@@ -31,33 +32,42 @@ fn streamed_case<G: MsmGroup>(
     let points = random_bases::<G>(rng, n);
     // One scalar in front that the MSM must skip (a non-zero offset).
     let scalars: Vec<Fr> = (0..n + 1).map(|_| Fr::rand(rng)).collect();
-    let mut chunk_plan = MemoryPlan::new("conformance chunks");
     let chunk_bytes = backend.buffer_bytes(G::KIND, chunk, BufferUse::Plain)?;
-    chunk_plan
-        .item(items::CHUNK, chunk_bytes)
-        .item(items::CHUNK.at(1), chunk_bytes);
+    let chunk_plan = |j: u32| {
+        let mut plan = MemoryPlan::new(format!("conformance chunk {j}"));
+        plan.item(items::CHUNK.at(j), chunk_bytes);
+        plan
+    };
     let mut work_plan = MemoryPlan::new("conformance streamed MSM");
     work_plan.item(
         items::SCALARS,
         items::bytes(backend, ElementKind::Scalar, n + 1),
     );
     work_plan.merge(&backend.scratch_plan(&G::need(chunk.min(n))));
-    let mut chunks = backend.allocate(chunk_plan)?;
+    let mut chunks = [
+        backend.allocate(chunk_plan(0))?,
+        backend.allocate(chunk_plan(1))?,
+    ];
     let mut work = backend.allocate(work_plan)?;
+    let [c0, c1] = &mut chunks;
     let buffers = [
-        G::alloc(backend, &mut chunks, items::CHUNK, chunk, BufferUse::Plain)?,
-        G::alloc(
-            backend,
-            &mut chunks,
-            items::CHUNK.at(1),
-            chunk,
-            BufferUse::Plain,
-        )?,
+        G::alloc(backend, c0, items::CHUNK.at(0), chunk, BufferUse::Plain)?,
+        G::alloc(backend, c1, items::CHUNK.at(1), chunk, BufferUse::Plain)?,
     ];
     let s = backend.alloc_scalars(&mut work, items::SCALARS, n + 1)?;
     backend.stage_scalars(&mut work, s, &scalars)?;
-    let got = streamed_msm::<G>(backend, &mut work, &mut chunks, buffers, &points, s, 1)?;
-    chunks.release()?;
+    let got = streamed_msm::<G>(
+        backend,
+        &mut work,
+        chunks.each_mut(),
+        buffers,
+        &points,
+        s,
+        1,
+    )?;
+    for lease in chunks {
+        lease.release()?;
+    }
     work.release()?;
     let want = G::Projective::msm(&points, &scalars[1..])
         .map_err(|l| format!("reference MSM length mismatch {l}"))?;
@@ -68,6 +78,41 @@ fn streamed_case<G: MsmGroup>(
             "streamed MSM of {n} terms in chunks of {chunk} differs"
         ))
     }
+}
+
+/// One-shot MSMs from the host of each length in `lens`, through one [`HostMsm`] whose
+/// slots were made for the longest and that pipelines from `from` terms, each against
+/// ark-ec (the slots reused from one MSM to the next, shorter ones included).
+fn one_shot_case<G: MsmGroup>(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    lens: &[usize],
+    from: usize,
+) -> Result<(), CaseError> {
+    let max = lens.iter().copied().max().unwrap_or(0);
+    let mut host = HostMsm::<G>::allocate_pipelined_from(backend, max, from)?;
+    let mut result = Ok(());
+    for &n in lens {
+        let points = random_bases::<G>(rng, n);
+        let scalars: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+        let got = match host.msm(backend, &points, &scalars) {
+            Ok(got) => got,
+            Err(e) => {
+                result = Err(e.into());
+                break;
+            }
+        };
+        let want = G::Projective::msm(&points, &scalars)
+            .map_err(|l| format!("reference MSM length mismatch {l}"))?;
+        if got != want {
+            result = Err(fail!(
+                "one-shot MSM of {n} terms (slots for {max}, pipelined from {from}) differs"
+            ));
+            break;
+        }
+    }
+    host.release()?;
+    result
 }
 
 /// The schedules every backend proves under: one of each kind, with chunks that do
@@ -105,6 +150,19 @@ pub fn run(r: &mut Runner<'_>) {
                 streamed_case::<G2>(backend, rng, n, chunk)
             });
         }
+    }
+    // Pipelined in four chunks (from 8 terms) and in one, with the slots reused.
+    for (lens, from) in [
+        (&[40usize, 9, 8, 7, 1][..], 8usize),
+        (&[33, 5][..], 1 << 22),
+    ] {
+        let name = format!("one-shot-msm/{lens:?}/from={from}");
+        r.case(&format!("{name}/g1"), |rng| {
+            one_shot_case::<G1>(backend, rng, lens, from)
+        });
+        r.case(&format!("{name}/g2"), |rng| {
+            one_shot_case::<G2>(backend, rng, lens, from)
+        });
     }
     let k = r.config.proof_log_size.min(6);
     for inputs in [0usize, 1, 5] {

@@ -1,5 +1,6 @@
 //! Staging cases: `stage_scalars_padded` writes its values and zeroes the rest of the
-//! buffer, whatever the buffer held before; `read_scalars_into` reads the same values
+//! buffer, whatever the buffer held before; `stage_scalars` of fewer values writes the
+//! front and keeps the rest; `read_scalars_into` reads the same values
 //! as `read_scalars` over whatever the destination held, and refuses a destination of
 //! another length.
 
@@ -49,8 +50,15 @@ fn padded_case(
     {
         return Err(fail!("staging {} values into {len} was accepted", len + 1));
     }
+    // Fewer values than the buffer: the front is written, the rest kept.
+    let front: Vec<Fr> = (0..live).map(|_| Fr::rand(rng)).collect();
+    backend.stage_scalars(&mut lease, x, &front)?;
+    let kept = backend.read_scalars(&lease, x)?;
     lease.release()?;
-    first_difference(&got, &want)
+    let mut want_kept = front;
+    want_kept.extend_from_slice(&want[live..]);
+    first_difference(&got, &want)?;
+    first_difference(&kept, &want_kept)
 }
 
 /// Padded staging at a few lengths: empty, short, half, full.

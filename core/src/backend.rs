@@ -209,7 +209,8 @@ pub trait ProverBackend: Send + Sync {
         usage: BufferUse,
     ) -> Result<BufferId>;
 
-    /// Stage phase: copies `src` into `dst` (lengths must match). The copy may still
+    /// Stage phase: copies `src` into the first `src.len()` elements of `dst` (at most
+    /// its length; the rest keeps its values, as with bases). The copy may still
     /// be in flight when this returns (`src` is no longer needed by then): every later
     /// operation on `dst` sees the staged values, and a backend may overlap the copy
     /// with operations already queued on other buffers.
@@ -351,6 +352,28 @@ impl dyn ProverBackend + '_ {
         self.check_plan(&plan)?;
         let permit = self.budget().acquire(plan.total_bytes())?;
         Lease::new(plan, permit, self.device_sync())
+    }
+
+    /// Allocates several leases by one budget acquisition (so that the caller never
+    /// holds some of them while it waits for room for the rest), one per plan in order.
+    pub fn allocate_together(&self, plans: Vec<MemoryPlan>) -> Result<Vec<Lease>> {
+        let mut total = 0u64;
+        for plan in &plans {
+            self.check_plan(plan)?;
+            total = total.checked_add(plan.total_bytes()).ok_or_else(|| {
+                crate::Error::InvalidInput("plans allocated together overflow u64 bytes".into())
+            })?;
+        }
+        let mut permit = self.budget().acquire(total)?;
+        // Each lease owns its share of the permit; a failure drops the leases made so
+        // far, which hand their shares back.
+        plans
+            .into_iter()
+            .map(|plan| {
+                let share = permit.split_off(plan.total_bytes())?;
+                Lease::new(plan, share, self.device_sync())
+            })
+            .collect()
     }
 
     /// Allocates `len` scalars from plan item `key`.

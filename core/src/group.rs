@@ -22,7 +22,7 @@ pub trait MsmGroup {
     /// Affine points (bases).
     type Affine: AffineRepr<ScalarField = Fr> + Copy + Send + Sync;
     /// The device buffer handle of its bases.
-    type Buf: Copy;
+    type Buf: Copy + Send + Sync;
     /// `g1` or `g2`.
     const NAME: &'static str;
     /// Element kind of its bases.

@@ -68,33 +68,42 @@ struct Accumulators {
     b_g2: G2Projective,
 }
 
-/// A proof's two leases, paid for by one budget acquisition (so that a proof never
-/// holds part of its memory while it waits for the rest): `work` holds the domain
-/// vectors, the assignment and the scratch; `chunks` the streamed MSMs' chunk
-/// buffers (the bases lease of those MSMs).
+/// A proof's leases, paid for by one budget acquisition (so that a proof never holds
+/// part of its memory while it waits for the rest): `work` holds the domain vectors,
+/// the assignment and the scratch; `chunks[j]` the streamed MSMs' chunk buffers `j`
+/// (the bases of those MSMs, a lease a slot: streamed_msm.rs stages one while the MSM
+/// reads the other).
 struct ProofLeases {
     work: Lease,
-    chunks: Lease,
+    chunks: [Lease; 2],
 }
 
 fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<ProofLeases> {
     let mut work_plan = MemoryPlan::new(plan.label.clone());
-    let mut chunk_plan = MemoryPlan::new(format!("{} (chunk buffers)", plan.label));
+    let mut chunk_plans =
+        [0, 1].map(|j| MemoryPlan::new(format!("{} (chunk buffers {j})", plan.label)));
     for item in plan.items() {
         let target = if items::is_chunk(item.key) {
-            &mut chunk_plan
+            &mut chunk_plans[(item.key.index() % 2) as usize]
         } else {
             &mut work_plan
         };
         target.item(item.key, item.bytes);
     }
     backend.check_plan(&plan)?;
-    let mut permit = backend.budget().acquire(plan.total_bytes())?;
-    let chunk_permit = permit.split_off(chunk_plan.total_bytes())?;
-    Ok(ProofLeases {
-        work: Lease::new(work_plan, permit, backend.device_sync())?,
-        chunks: Lease::new(chunk_plan, chunk_permit, backend.device_sync())?,
-    })
+    let [c0, c1] = chunk_plans;
+    let mut leases = backend
+        .allocate_together(vec![work_plan, c0, c1])?
+        .into_iter();
+    match (leases.next(), leases.next(), leases.next()) {
+        (Some(work), Some(c0), Some(c1)) => Ok(ProofLeases {
+            work,
+            chunks: [c0, c1],
+        }),
+        _ => Err(crate::Error::InvalidInput(
+            "a proof allocates three leases".into(),
+        )),
+    }
 }
 
 /// Proves an already synthesized circuit (the engine synthesizes ahead of the device)
@@ -156,7 +165,9 @@ pub fn prove_synthesized(
     times.msm = t.elapsed();
 
     let t = Instant::now();
-    let chunk_usage = leases.chunks.release().phase(Phase::Release)?;
+    let [c0, c1] = leases.chunks;
+    let chunk_peak = c0.release().phase(Phase::Release)?.peak;
+    let chunk_peak = chunk_peak.saturating_add(c1.release().phase(Phase::Release)?.peak);
     let usage = leases.work.release().phase(Phase::Release)?;
     times.release = t.elapsed();
 
@@ -179,7 +190,7 @@ pub fn prove_synthesized(
             reduction: format!("{reduction:?}"),
             times,
             bytes_planned,
-            peak_bytes: usage.peak.saturating_add(chunk_usage.peak),
+            peak_bytes: usage.peak.saturating_add(chunk_peak),
             key_bytes,
             verified: options.verify,
             budget: backend.budget().stats(),
@@ -344,7 +355,7 @@ fn query_msm<G: MsmGroup>(
         (None, Some(buffers)) => streamed_msm::<G>(
             backend,
             &mut leases.work,
-            &mut leases.chunks,
+            leases.chunks.each_mut(),
             buffers,
             t.host_bases,
             t.scalars,
@@ -374,13 +385,13 @@ fn msms(
         0 => None,
         len => Some([
             backend.alloc_g1(
-                &mut leases.chunks,
+                &mut leases.chunks[0],
                 items::G1_CHUNK.at(0),
                 len,
                 BufferUse::Plain,
             )?,
             backend.alloc_g1(
-                &mut leases.chunks,
+                &mut leases.chunks[1],
                 items::G1_CHUNK.at(1),
                 len,
                 BufferUse::Plain,
@@ -391,13 +402,13 @@ fn msms(
         0 => None,
         len => Some([
             backend.alloc_g2(
-                &mut leases.chunks,
+                &mut leases.chunks[0],
                 items::G2_CHUNK.at(0),
                 len,
                 BufferUse::Plain,
             )?,
             backend.alloc_g2(
-                &mut leases.chunks,
+                &mut leases.chunks[1],
                 items::G2_CHUNK.at(1),
                 len,
                 BufferUse::Plain,
