@@ -10,7 +10,9 @@
 //
 // Scratch (partials, levels) holds R'-form coordinates packed as they are (field_code.rs:
 // projective points do not mind the scale); bases are arkworks' affine points, read
-// as they are with Z = FQ_ARK_R, which is the same point.
+// as they are with Z = FQ_ARK_R, which is the same point. R' and the packing depend on
+// the curve's limb width only, not on the form: a straight or compact curve's reduction
+// runs from its registers-form module over what its own module wrote (msm.rs).
 
 const POINT_WORDS: u32 = 3u * COORD_WORDS;
 
@@ -186,7 +188,7 @@ fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 // them instead of kept from the step that loaded them: three points live across the
 // addition instead of five (S, U, C). The H200's driver compiles G2's registers form
 // of it faster (1.5 s against 1.7) and G1's straight form slower (6.1 s against 4.9),
-// at the same run time: msm.rs's ReduceForm picks per curve.
+// at the same run time: msm.rs's ReduceForm picks per curve and form.
 @compute @workgroup_size(64)
 fn reduce_level_lean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);

@@ -11,6 +11,7 @@ use crucible_core::{BackendInfo, DeviceBudget};
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
 use crate::field_code::LimbBits;
+use crate::msm::ReduceFormulas;
 use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
 use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
 use crate::upload::{parse_upload_mib, Uploads, DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
@@ -32,13 +33,22 @@ pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 /// reserved as 1 GiB until a profile gives the driver's real figure; the compact form
 /// keeps the same points and temporaries live), or the registers form's register file
 /// (a G2 addition's registers of 30 limbs, about 4 KiB a thread: as the interpreter's).
-/// The MSMs of both curves run on the device, so the larger of the two curves' reserves.
-pub fn private_memory_reserve(formulas: PerCurve<Formulas>) -> u64 {
-    let reserve = |f: Formulas| match f {
-        Formulas::Interpreted | Formulas::Registers => 2 << 30,
-        Formulas::Straight | Formulas::Compact => 1 << 30,
+/// The MSMs of both curves run on the device, each curve's reduction in the form
+/// `reduce` gives it (a straight G1 reduces in the registers form by default), so the
+/// largest reserve of the four forms.
+pub fn private_memory_reserve(formulas: PerCurve<Formulas>, reduce: ReduceFormulas) -> u64 {
+    let reserve = |f: Formulas| -> u64 {
+        match f {
+            Formulas::Interpreted | Formulas::Registers => 2 << 30,
+            Formulas::Straight | Formulas::Compact => 1 << 30,
+        }
     };
-    reserve(formulas.g1).max(reserve(formulas.g2))
+    let reductions = reduce.forms(formulas);
+    [formulas.g1, formulas.g2, reductions.g1, reductions.g2]
+        .into_iter()
+        .map(reserve)
+        .max()
+        .unwrap_or(2 << 30)
 }
 
 /// Choices for opening wgpu adapters.
@@ -400,10 +410,13 @@ fn open(
     // device out of memory.
     // The upload pair may sit in the device's host-visible heap, outside any lease.
     let uploads = Uploads::new(wgpu_options.upload_mib.unwrap_or(DEFAULT_UPLOAD_MIB));
+    // An invalid CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS fails every MSM, saying why: the
+    // reserve takes the default's forms.
+    let reduce = ReduceFormulas::from_env().unwrap_or(ReduceFormulas::Registers);
     let usable = if software {
         memory
     } else {
-        memory.saturating_sub(private_memory_reserve(formulas))
+        memory.saturating_sub(private_memory_reserve(formulas, reduce))
     }
     .saturating_sub(uploads.bytes());
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
@@ -418,6 +431,27 @@ fn open(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reserve_counts_each_curves_reduction_form() {
+        const GIB: u64 = 1 << 30;
+        let straight = PerCurve::both(Formulas::Straight);
+        let compact = PerCurve::both(Formulas::Compact);
+        // Straight or compact curves alone spill; reducing in registers adds its file.
+        for forms in [straight, compact] {
+            assert_eq!(private_memory_reserve(forms, ReduceFormulas::Same), GIB);
+            assert_eq!(
+                private_memory_reserve(forms, ReduceFormulas::Registers),
+                2 * GIB
+            );
+        }
+        let hardware = PerCurve::for_adapter(false);
+        for reduce in [ReduceFormulas::Registers, ReduceFormulas::Same] {
+            assert_eq!(private_memory_reserve(hardware, reduce), 2 * GIB);
+            let interpreted = PerCurve::both(Formulas::Interpreted);
+            assert_eq!(private_memory_reserve(interpreted, reduce), 2 * GIB);
+        }
+    }
 
     #[test]
     fn wgpu_errors_become_errors_not_panics() {

@@ -32,7 +32,10 @@
 //! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
 //! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
 //! default, or `projective`), `CRUCIBLE_WGPU_MSM_REDUCE` the values-form reduction of
-//! both curves (`lean` or `cached`; by default G1 cached and G2 lean, as measured).
+//! both curves (`lean` or `cached`; by default G1 straight cached, the others lean, as
+//! measured) and `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS` its form (`registers`, the default:
+//! a straight or compact curve reduces in the registers form, which the H200 compiles
+//! and runs faster for G1, or `same`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -68,7 +71,9 @@ pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
 pub use context::{DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use field_code::LimbBits;
-pub use msm::{MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_REDUCE_ENV, MSM_WINDOW_BITS_ENV};
+pub use msm::{
+    MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_REDUCE_ENV, MSM_REDUCE_FORMULAS_ENV, MSM_WINDOW_BITS_ENV,
+};
 pub use ntt::{
     NttConfig, NttMul, NttPath, NttRadix, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, NTT_RADIX_ENV,
     TILE_BITS_ENV,

@@ -30,6 +30,15 @@
 //! `CRUCIBLE_WGPU_MSM_BUCKETS=projective` keeps the complete formula for A/B. Together,
 //! at 2^20 on G1: about 0.63 of the eighth session's Fq instructions.
 //! `CRUCIBLE_WGPU_PROFILE=1` prints where the GPU time goes, per phase.
+//!
+//! # The reduction's form
+//!
+//! A curve in the straight or compact form reduces its buckets in the registers form
+//! (the curve's registers-form module, shaders.rs's `MsmG1Registers`): both forms keep
+//! scratch in one layout, so the registers kernel reads the partials the curve's own
+//! accumulation and merges wrote. On the H200 G1's straight reduction was the slowest
+//! pipeline of a proof to compile (6.1 s against 0.5) and ran slower too (6.0 ms against
+//! 4.9); [`MSM_REDUCE_FORMULAS_ENV`] keeps the curve's own form for A/B.
 
 use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
 use std::sync::OnceLock;
@@ -47,7 +56,7 @@ use crate::memory::{check_kind, read_words, DeviceBuffer};
 use crate::ntt::{finish, PARAMS_ITEM};
 use crate::params::MsmParams;
 use crate::profile::{self, PassTimes, Timer};
-use crate::shaders::{Formulas, Module, WORKGROUP};
+use crate::shaders::{Formulas, Module, PerCurve, WORKGROUP};
 
 /// Points one accumulation task adds at most. Small enough that a G2 task stays well
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
@@ -166,9 +175,74 @@ impl BucketSums {
 /// Environment variable choosing the values-form modules' reduction kernel for both
 /// curves: `lean` (each element read by the step that adds it, three points live across
 /// the addition) or `cached` (the element kept in registers from the step that loads
-/// it, five points live). Unset: each curve's default (G1 cached, G2 lean: msm.rs's
-/// `ReduceForm::default_for` says why).
+/// it, five points live). Unset: by the curve and the reduction's form (G1 straight or
+/// compact cached, else lean: msm.rs's `ReduceForm::default_for` says why).
 pub const MSM_REDUCE_ENV: &str = "CRUCIBLE_WGPU_MSM_REDUCE";
+
+/// Environment variable choosing the form the MSM reduction of a curve in the straight
+/// or compact form runs in: `registers` (the default: the registers form's kernel from
+/// the curve's registers-form module, over the partials the curve's own form
+/// accumulated and merged) or `same` (the curve's own form), for A/B. A curve in the
+/// registers or interpreted form reduces in its own either way.
+pub const MSM_REDUCE_FORMULAS_ENV: &str = "CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS";
+
+/// The form of the formulas an MSM's reduction runs in, against its curve's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceFormulas {
+    /// The registers form where the curve's form is straight or compact. Measured on
+    /// the H200 (MSM G1 2^20, cold compiles; docs/h200-session14-call1.log): G1's
+    /// straight reduction compiled in 6.06 s and ran 6.03 ms, its registers one 0.69 s
+    /// (lean 0.47) and 4.89 ms, while the straight accumulation and merges ran 17.6 and
+    /// 4.2 ms against 23.7 and 15.2 in the registers form: the straight reduction bounded
+    /// the proof's cold compile, and lost at run time too.
+    Registers,
+    /// The curve's own form.
+    Same,
+}
+
+impl ReduceFormulas {
+    /// Parses [`MSM_REDUCE_FORMULAS_ENV`]'s value (`registers` or `same`, any case).
+    pub fn parse(s: &str) -> Option<ReduceFormulas> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "registers" => Some(ReduceFormulas::Registers),
+            "same" => Some(ReduceFormulas::Same),
+            _ => None,
+        }
+    }
+
+    /// The form a curve whose formulas are `curve` reduces in. The interpreter's
+    /// scratch holds 16-bit Montgomery form, which the values-form kernels do not read:
+    /// an interpreted curve reduces in the interpreter.
+    pub fn form_for(self, curve: Formulas) -> Formulas {
+        match (self, curve) {
+            (ReduceFormulas::Registers, Formulas::Straight | Formulas::Compact) => {
+                Formulas::Registers
+            }
+            _ => curve,
+        }
+    }
+
+    /// Each curve's reduction form when the curves' forms are `formulas`.
+    pub fn forms(self, formulas: PerCurve<Formulas>) -> PerCurve<Formulas> {
+        PerCurve {
+            g1: self.form_for(formulas.g1),
+            g2: self.form_for(formulas.g2),
+        }
+    }
+
+    /// The choice [`MSM_REDUCE_FORMULAS_ENV`] makes (read once per process), registers
+    /// if unset.
+    pub(crate) fn from_env() -> Result<ReduceFormulas> {
+        static CHOSEN: OnceLock<std::result::Result<ReduceFormulas, String>> = OnceLock::new();
+        env_choice(
+            &CHOSEN,
+            MSM_REDUCE_FORMULAS_ENV,
+            "`registers` or `same`",
+            ReduceFormulas::parse,
+            ReduceFormulas::Registers,
+        )
+    }
+}
 
 /// How the values-form reduction holds a group's elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,16 +263,18 @@ impl ReduceForm {
         }
     }
 
-    /// The form of the curve whose addition is `add` when [`MSM_REDUCE_ENV`] is unset,
-    /// as the H200 measured (BENCHMARKS.md, thirteenth session, call 1: cold compile
-    /// with every proof pipeline at once, then the MSM 2^20): G1 cached (4.86 s against
-    /// lean's 6.13 s; 31.48 ms against 31.00), G2 lean (1.46 s against 1.72 s; 119.65
-    /// ms against 119.90). Register allocation, not the value count, set G1's time.
-    pub fn default_for(add: Program) -> ReduceForm {
-        if add.ext() == 1 {
-            ReduceForm::Cached
-        } else {
-            ReduceForm::Lean
+    /// The kernel of the curve whose addition is `add` reducing in `form` when
+    /// [`MSM_REDUCE_ENV`] is unset, as the H200 measured (cold compile with every proof
+    /// pipeline at once, then the MSM 2^20): G1 straight cached (BENCHMARKS.md,
+    /// thirteenth session, call 1: 4.86 s against lean's 6.13 s; 31.48 ms against
+    /// 31.00; register allocation, not the value count, set its time; compact,
+    /// unmeasured, alike), G2 lean (1.46 s against 1.72 s; 119.65 ms against 119.90),
+    /// G1 registers lean (docs/h200-session14-call1.log: 0.47 s against 0.69 s; the
+    /// registers MSM 46.66 ms against 47.25).
+    pub fn default_for(add: Program, form: Formulas) -> ReduceForm {
+        match (add.ext(), form) {
+            (1, Formulas::Straight | Formulas::Compact) => ReduceForm::Cached,
+            _ => ReduceForm::Lean,
         }
     }
 
@@ -733,6 +809,7 @@ where
     let done = result.map(|sum| total = sum);
     finish(ctx, work, done, &scratch.to_free(failed))?;
     if profile::enabled(ctx) {
+        let [_, _, reduce] = curve_entries::<P>(ctx)?;
         // Where the wall time beside the passes goes, on the host's clock.
         eprintln!(
             "wgpu MSM host phases: pipelines {:.3} ms, scratch allocation {:.3} ms, batches \
@@ -747,7 +824,7 @@ where
             times.table(
                 &format!(
                     "{:?} MSM of {} terms ({:?} digits, c = {}, {} windows of {} buckets, \
-                     batches of {}; {} formulas, buckets {})",
+                     batches of {}; {} formulas, buckets {}, reduction {:?}::{})",
                     P::KIND,
                     span.len,
                     digits,
@@ -756,7 +833,9 @@ where
                     config.buckets,
                     config.n,
                     ctx.formulas.of(P::ADD).name(),
-                    accumulate_entry::<P>(ctx)?
+                    accumulate_entry::<P>(ctx)?,
+                    reduce.0,
+                    reduce.1
                 ),
                 started.elapsed()
             )
@@ -780,27 +859,38 @@ where
     Ok(entries)
 }
 
-/// The curve module's pipelines of an MSM over `P`: accumulation, merge, reduction.
+/// The curve modules' pipelines of an MSM over `P`: accumulation and merge from the
+/// curve's module, the reduction from the module of its reduction's form
+/// ([`MSM_REDUCE_FORMULAS_ENV`]). What the MSM prepares and runs, and the warm-up
+/// creates.
 fn curve_entries<P: MsmCurve>(ctx: &Context) -> Result<[(Module, &'static str); 3]>
 where
     P::BaseField: DeviceElement,
 {
     let module = Module::msm_buckets(P::ADD, ctx.formulas);
+    let curve = ctx.formulas.of(P::ADD);
+    let form = ReduceFormulas::from_env()?.form_for(curve);
+    // form_for departs from the curve's form only to the registers form.
+    let reduce = if form == curve {
+        module
+    } else {
+        Module::msm_registers(P::ADD)
+    };
     Ok([
         (module, accumulate_entry::<P>(ctx)?),
         (module, "merge_tasks"),
-        (module, reduce_entry::<P>(ctx)?),
+        (reduce, reduce_entry::<P>(form)?),
     ])
 }
 
-/// The entry point of one reduction level: the interpreter's `reduce_level`, or the
-/// values-form one [`MSM_REDUCE_ENV`] picks.
-fn reduce_entry<P: MsmCurve>(ctx: &Context) -> Result<&'static str>
+/// The entry point of one reduction level in `form`: the interpreter's `reduce_level`,
+/// or the values-form one [`MSM_REDUCE_ENV`] picks.
+fn reduce_entry<P: MsmCurve>(form: Formulas) -> Result<&'static str>
 where
     P::BaseField: DeviceElement,
 {
-    let form = ReduceForm::from_env()?.unwrap_or(ReduceForm::default_for(P::ADD));
-    Ok(match (ctx.formulas.of(P::ADD), form) {
+    let kernel = ReduceForm::from_env()?.unwrap_or(ReduceForm::default_for(P::ADD, form));
+    Ok(match (form, kernel) {
         (Formulas::Interpreted, _) | (_, ReduceForm::Cached) => "reduce_level",
         (_, ReduceForm::Lean) => "reduce_level_lean",
     })
@@ -1087,8 +1177,51 @@ mod tests {
         assert_eq!(ReduceForm::parse(" Lean\n"), Some(ReduceForm::Lean));
         assert_eq!(ReduceForm::parse("cached"), Some(ReduceForm::Cached));
         assert_eq!(ReduceForm::parse("fast"), None);
-        assert_eq!(ReduceForm::default_for(Program::G1Add), ReduceForm::Cached);
-        assert_eq!(ReduceForm::default_for(Program::G2Add), ReduceForm::Lean);
+        let default = ReduceForm::default_for;
+        for form in [Formulas::Straight, Formulas::Compact] {
+            assert_eq!(default(Program::G1Add, form), ReduceForm::Cached);
+        }
+        assert_eq!(
+            default(Program::G1Add, Formulas::Registers),
+            ReduceForm::Lean,
+            "G1's registers reduction compiles faster lean"
+        );
+        for form in Formulas::ALL {
+            assert_eq!(default(Program::G2Add, form), ReduceForm::Lean);
+        }
+    }
+
+    #[test]
+    fn reduce_formulas_parse_and_default_to_registers_for_straight_and_compact() {
+        assert_eq!(
+            ReduceFormulas::parse(" Registers\n"),
+            Some(ReduceFormulas::Registers)
+        );
+        assert_eq!(ReduceFormulas::parse("SAME"), Some(ReduceFormulas::Same));
+        for bad in ["", "straight", "interpreted", "g1=registers"] {
+            assert_eq!(ReduceFormulas::parse(bad), None, "{bad}");
+        }
+        let registers = ReduceFormulas::Registers;
+        for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+            assert_eq!(registers.form_for(form), Formulas::Registers, "{form:?}");
+        }
+        // The interpreter's scratch is not the values forms' layout.
+        assert_eq!(
+            registers.form_for(Formulas::Interpreted),
+            Formulas::Interpreted
+        );
+        for form in Formulas::ALL {
+            assert_eq!(ReduceFormulas::Same.form_for(form), form);
+        }
+        // Hardware adapters' defaults: G1 straight reduces in registers, G2 already is.
+        assert_eq!(
+            registers.forms(PerCurve::for_adapter(false)),
+            PerCurve::both(Formulas::Registers)
+        );
+        assert_eq!(
+            registers.forms(PerCurve::for_adapter(true)),
+            PerCurve::both(Formulas::Interpreted)
+        );
     }
 
     /// The windows of the additions' weights (the interpreted form's).

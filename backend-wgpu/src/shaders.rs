@@ -165,6 +165,8 @@ impl PerCurve<Formulas> {
     /// G2's straight kernels did not finish compiling in 150 s, while its registers
     /// kernels compiled in 1.3, 1.2 and 5.4 s (cold, no driver cache) and ran the G2
     /// MSM 2^20 in 565 ms against the interpreter's 2554 (30 of 30 G2 conformance cases).
+    /// G1's MSM reduces in the registers form all the same (msm.rs's `ReduceFormulas`,
+    /// `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS`): faster to compile and to run there.
     pub fn for_adapter(software: bool) -> Self {
         if software {
             PerCurve::both(Formulas::Interpreted)
@@ -263,6 +265,14 @@ pub enum Module {
     MsmG1,
     /// The same kernels in G2's straight-line form.
     MsmG2,
+    /// G1's kernels of [`Module::MsmG1`] (less the XYZZ accumulation) in the registers
+    /// form whatever G1's own form, over G1's limbs: a straight or compact G1 MSM
+    /// reduces from here (msm.rs's `ReduceFormulas`), reading the partials its own
+    /// module's accumulation and merges wrote (the same Fq limbs, R' and packing, the
+    /// same msm_values.wgsl layout).
+    MsmG1Registers,
+    /// The same for G2.
+    MsmG2Registers,
     /// Test entry point for Fr.
     FrTest,
     /// Test entry point for the interpreter's programs (Fq, Fq2, G1, G2).
@@ -313,6 +323,8 @@ enum Part {
     /// registers form's programs run the instructions these parameters name (start,
     /// length).
     Formulas(&'static [Program], [&'static str; 2]),
+    /// The same in the registers form, whatever the curve's form.
+    RegisterFormulas(&'static [Program], [&'static str; 2]),
     /// The curve head of a straight-line MSM module, by its addition program.
     MsmCurve(Program),
     /// The straight-line test entry points of these programs.
@@ -363,7 +375,7 @@ const G2_TESTED: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 11] = [
+    pub const ALL: [Module; 13] = [
         Module::Ntt,
         Module::NttUnrolled,
         Module::NttWide,
@@ -371,6 +383,8 @@ impl Module {
         Module::MsmBuckets,
         Module::MsmG1,
         Module::MsmG2,
+        Module::MsmG1Registers,
+        Module::MsmG2Registers,
         Module::FrTest,
         Module::ProgramTest,
         Module::FormulaTestG1,
@@ -384,6 +398,16 @@ impl Module {
             (Formulas::Interpreted, _) => Module::MsmBuckets,
             (_, 1) => Module::MsmG1,
             _ => Module::MsmG2,
+        }
+    }
+
+    /// The registers-form MSM module of the curve whose addition is `add`, whatever
+    /// its own form.
+    pub fn msm_registers(add: Program) -> Module {
+        if add.ext() == 1 {
+            Module::MsmG1Registers
+        } else {
+            Module::MsmG2Registers
         }
     }
 
@@ -446,6 +470,20 @@ impl Module {
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
             ],
+            Module::MsmG1Registers => &[
+                RegisterFormulas(&[Program::G1Add], MSM_PROGRAM),
+                MsmCurve(Program::G1Add),
+                Params(ParamsBlock::Msm),
+                Wgsl(MSM_COMMON),
+                Wgsl(MSM_VALUES),
+            ],
+            Module::MsmG2Registers => &[
+                RegisterFormulas(&[Program::G2Add], MSM_PROGRAM),
+                MsmCurve(Program::G2Add),
+                Params(ParamsBlock::Msm),
+                Wgsl(MSM_COMMON),
+                Wgsl(MSM_VALUES),
+            ],
             Module::FrTest => &[
                 FieldConstants,
                 Wgsl(FR),
@@ -500,13 +538,10 @@ impl Module {
                 }
                 Part::Formulas(programs, range) => {
                     let form = config.formulas.of(programs[0]);
-                    s.push_str(&wgsl_formulas(
-                        config.limbs.of(programs[0]),
-                        form.mul_form(),
-                        form.formula_code(),
-                        programs,
-                        range,
-                    ))
+                    s.push_str(&formulas(config, form, programs, range))
+                }
+                Part::RegisterFormulas(programs, range) => {
+                    s.push_str(&formulas(config, Formulas::Registers, programs, range))
                 }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
@@ -516,6 +551,22 @@ impl Module {
         }
         s
     }
+}
+
+/// The formulas' part of a module in `form` over the limbs of `programs`' curve.
+fn formulas(
+    config: &ShaderConfig,
+    form: Formulas,
+    programs: &'static [Program],
+    range: [&'static str; 2],
+) -> String {
+    wgsl_formulas(
+        config.limbs.of(programs[0]),
+        form.mul_form(),
+        form.formula_code(),
+        programs,
+        range,
+    )
 }
 
 #[cfg(test)]
@@ -574,7 +625,7 @@ mod tests {
             let straight = module
                 .parts()
                 .iter()
-                .any(|p| matches!(p, Part::Formulas(..)));
+                .any(|p| matches!(p, Part::Formulas(..) | Part::RegisterFormulas(..)));
             let configs: Vec<ShaderConfig> = if straight {
                 LimbBits::RANGE
                     .flat_map(|b| {
@@ -606,7 +657,7 @@ mod tests {
                     Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }
-                    Module::MsmG2 => assert_eq!(
+                    Module::MsmG2 | Module::MsmG1Registers | Module::MsmG2Registers => assert_eq!(
                         names,
                         [
                             "accumulate",
@@ -723,6 +774,75 @@ mod tests {
             Module::msm_buckets(Program::G2Add, software),
             Module::MsmBuckets
         );
+        assert_eq!(
+            Module::msm_registers(Program::G1Add),
+            Module::MsmG1Registers
+        );
+        assert_eq!(
+            Module::msm_registers(Program::G2Add),
+            Module::MsmG2Registers
+        );
+    }
+
+    /// The registers-form MSM modules reduce what a straight or compact curve module
+    /// accumulated and merged: for every limb width, the same Fq type, R', constants,
+    /// packing and additions (only the product's form may differ: the compact form
+    /// loops, to the same Montgomery product), and the same curve head and
+    /// msm_values.wgsl layout of partials and levels; their formulas run through the
+    /// register file.
+    #[test]
+    fn registers_modules_read_the_scratch_every_values_form_writes() {
+        const CURVE_HEAD: &str = "// The curve of this MSM module";
+        // Function `name`'s text, or a constant's line.
+        let item = |s: &str, name: &str| -> String {
+            let start = s
+                .find(&format!("fn {name}("))
+                .or_else(|| s.find(&format!("const {name} =")))
+                .unwrap_or_else(|| panic!("{name}"));
+            let end = if s[start..].starts_with("fn ") {
+                s[start..].find("\n}\n").map(|e| start + e + 3)
+            } else {
+                s[start..].find('\n').map(|e| start + e + 1)
+            };
+            s[start..end.unwrap_or(s.len())].to_owned()
+        };
+        let shared = [
+            "FQ_ZERO",
+            "FQ_ONE",
+            "FQ_ARK_R",
+            "fq_add",
+            "fq_sub",
+            "fq_from_words",
+            "fq_to_words",
+            "fq_is_zero",
+        ];
+        for bits in LimbBits::RANGE {
+            for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+                let config = config(bits, form);
+                for (own, registers) in [
+                    (Module::MsmG1, Module::MsmG1Registers),
+                    (Module::MsmG2, Module::MsmG2Registers),
+                ] {
+                    let (own, registers) = (own.source(&config), registers.source(&config));
+                    let at = format!("{bits}-bit limbs, {form:?}");
+                    // The field code's first line names its limbs and R'.
+                    assert_eq!(own.lines().next(), registers.lines().next(), "{at}");
+                    for name in shared {
+                        assert!(item(&own, name) == item(&registers, name), "{at}: {name}");
+                    }
+                    let mul_same = item(&own, "fq_mul") == item(&registers, "fq_mul");
+                    assert_eq!(mul_same, form != Formulas::Compact, "{at}: fq_mul");
+                    // MsmG1 adds msm_xyzz.wgsl after the shared kernels.
+                    let tail = |s: &str| s[s.find(CURVE_HEAD).expect("curve head")..].to_owned();
+                    assert!(tail(&own).starts_with(&tail(&registers)), "{at}: layout");
+                    assert!(
+                        registers.contains("var<private> fq_regs: array<Fq, "),
+                        "{at}"
+                    );
+                    assert!(!registers.contains("let v0 = fq_"), "{at}");
+                }
+            }
+        }
     }
 
     /// Fq operations one point addition puts into a kernel, every call inlined (the

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve};
+use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve, MSM_REDUCE_FORMULAS_ENV};
 use crucible_core::ark_bls12_381::{g1, g2, Fq2};
 use crucible_core::Fq;
 
@@ -145,10 +145,12 @@ fn software_adapters_default_to_the_interpreter() {
 }
 
 /// The MSM's edge cases over G1 with the straight-line formulas, which hardware
-/// adapters run by default (the XYZZ accumulation, the lean reduction); prints each
-/// pipeline's compile time. Once ignored for llvmpipe's minutes of compiling (631 s with
-/// 15-bit limbs in u32); over the wide limbs in u64 it takes about 13 s on the 2-core
-/// development machine.
+/// adapters run by default (the XYZZ accumulation and the merges straight, the
+/// reduction in the registers form from G1's second module, over the partials the
+/// straight kernels wrote: `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS`), and 1000 random terms
+/// (several reduction levels); prints each pipeline's compile time. Once ignored for
+/// llvmpipe's minutes of compiling (631 s with 15-bit limbs in u32); over the wide
+/// limbs in u64 it takes about 13 s on the 2-core development machine.
 #[test]
 fn straight_g1_msm_matches_arkworks() {
     let _serial = common::serial();
@@ -158,8 +160,26 @@ fn straight_g1_msm_matches_arkworks() {
     let (mut rng, _seed) = common::rng();
     let started = Instant::now();
     crate::msm::edge_cases::<g1::Config>(backend, &mut rng);
+    crate::msm::random_case::<g1::Config>(backend, &mut rng, "random", 1000);
     println!("straight MSM G1: {:.1?} with compiling", started.elapsed());
     print_compiles(backend);
+    // The reduction ran from the module of its form: G1's registers one unless the
+    // knob keeps G1's own.
+    let same =
+        std::env::var(MSM_REDUCE_FORMULAS_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("same"));
+    let (module, other) = if same {
+        ("MsmG1", "MsmG1Registers")
+    } else {
+        ("MsmG1Registers", "MsmG1")
+    };
+    let compiles = backend.pipeline_compiles();
+    let reductions: Vec<&str> = compiles
+        .iter()
+        .filter(|c| c.entry.starts_with("reduce_level"))
+        .map(|c| c.module.as_str())
+        .collect();
+    assert!(reductions.contains(&module), "{reductions:?}");
+    assert!(!reductions.contains(&other), "{reductions:?}");
 }
 
 /// The MSM's edge cases over G2 in the registers form, as above (about 14 s on

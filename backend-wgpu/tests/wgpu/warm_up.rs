@@ -20,6 +20,27 @@ fn staging_a_key_creates_every_pipeline_its_proofs_run() {
     else {
         return;
     };
+    check_warm_up(backend);
+}
+
+/// The same in hardware adapters' forms (G1 straight, its reduction from G1's
+/// registers-form module; G2 registers), on whatever adapter there is: the warm-up
+/// lists the reduction's module, not G1's own. The straight MSM tests of this binary
+/// share the backend and its compiled pipelines.
+#[test]
+fn staging_a_key_in_the_straight_forms_creates_every_pipeline_its_proofs_run() {
+    let _serial = common::serial();
+    let Some(backend) = common::straight_backend(
+        "staging_a_key_in_the_straight_forms_creates_every_pipeline_its_proofs_run",
+    ) else {
+        return;
+    };
+    check_warm_up(backend);
+}
+
+/// Stages a key on `backend` (its warm-up), then proves against ark-groth16 and
+/// checks that the proof created no pipeline.
+fn check_warm_up(backend: &crucible_backend_wgpu::WgpuBackend) {
     let (mut rng, _seed) = common::rng();
     let seed: u64 = rng.gen();
     let circuit = |seed| BenchCircuit {
