@@ -198,6 +198,19 @@ fn check_fits(len: usize, words_per: usize, capacity: usize) -> Result<usize> {
         })
 }
 
+/// The chunks of a copy of `len` elements of `words_per` words to or from a buffer of
+/// `capacity` words through `staging`; an error when they do not fit the buffer.
+fn transfer_chunks(
+    len: usize,
+    words_per: usize,
+    capacity: usize,
+    staging: &Staging,
+) -> Result<Chunks> {
+    let total = check_fits(len, words_per, capacity)?;
+    let most = transfer_chunk_words(total, staging.chunk_words()).max(words_per);
+    Chunks::new(len, words_per, most)
+}
+
 /// Copies `len` elements of `words_per` words each to the front of buffer `id`, chunk
 /// by chunk: `fill(elements, words)` writes the words of that range of elements. The
 /// copies go on `copy` (the backend's copy stream) and this returns once the last
@@ -214,12 +227,7 @@ pub fn upload_chunked<B: DeviceWords>(
     fill: impl Fn(Range<usize>, &mut [u32]),
 ) -> Result<()> {
     let words = lease.get_mut::<B>(id)?.words_mut();
-    let total = check_fits(len, words_per, words.len())?;
-    let chunks = Chunks::new(
-        len,
-        words_per,
-        transfer_chunk_words(total, staging.chunk_words()).max(words_per),
-    )?;
+    let chunks = transfer_chunks(len, words_per, words.len(), staging)?;
     for i in 0..chunks.count() {
         let range = chunks.range(i);
         let slot = i % SLOTS;
@@ -247,12 +255,7 @@ pub fn download_chunked(
     mut take: impl FnMut(Range<usize>, &[u32]),
 ) -> Result<()> {
     let words = &lease.get::<CudaBuffer>(id)?.words;
-    let total = check_fits(len, words_per, words.len())?;
-    let chunks = Chunks::new(
-        len,
-        words_per,
-        transfer_chunk_words(total, staging.chunk_words()).max(words_per),
-    )?;
+    let chunks = transfer_chunks(len, words_per, words.len(), staging)?;
     for step in read_steps(chunks.count()) {
         let (ReadStep::Copy(i) | ReadStep::Take(i)) = step;
         let range = chunks.range(i);
