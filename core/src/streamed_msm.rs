@@ -313,6 +313,93 @@ mod tests {
     use super::*;
     use crate::group::G1;
 
+    use std::sync::Mutex;
+
+    use ark_ec::PrimeGroup;
+
+    use crate::G1Projective;
+
+    /// Runs `pipelined` over `n` chunks where chunk k's "MSM" is (k + 1)·g, failing
+    /// the stage or the MSM of chunk `fail`; returns the result and the events.
+    fn run(
+        n: usize,
+        fail_stage: Option<usize>,
+        fail_msm: Option<usize>,
+    ) -> (Result<G1Projective>, Vec<String>) {
+        let chunks: Vec<Range<usize>> = (0..n).map(|k| k..k + 1).collect();
+        let events = Mutex::new(Vec::new());
+        let log = |e: String| events.lock().unwrap().push(e);
+        // Each slot remembers the chunk staged into it.
+        let (mut even, mut odd) = (None::<usize>, None::<usize>);
+        let result = pipelined::<G1, Option<usize>>(
+            &chunks,
+            [&mut even, &mut odd],
+            |k, slot| {
+                if fail_stage == Some(k) {
+                    return Err(Error::InvalidInput(format!("stage {k}")));
+                }
+                *slot = Some(k);
+                log(format!("staged {k}"));
+                Ok(())
+            },
+            |k, slot| {
+                // The slot holds this chunk: staged before, not overwritten since.
+                assert_eq!(*slot, Some(k), "chunk {k} reads its own slot");
+                log(format!("summed {k}"));
+                if fail_msm == Some(k) {
+                    return Err(Error::InvalidInput(format!("msm {k}")));
+                }
+                Ok(G1Projective::generator() * Fr::from(k as u64 + 1))
+            },
+        );
+        (result, events.into_inner().unwrap())
+    }
+
+    #[test]
+    fn pipelined_chunks_sum_in_their_own_slots_each_staged_before_its_msm() {
+        for n in 0..6 {
+            let (got, events) = run(n, None, None);
+            let want = G1Projective::generator() * Fr::from((n * (n + 1) / 2) as u64);
+            assert_eq!(got.unwrap(), want, "{n} chunks");
+            for k in 0..n {
+                let staged = events.iter().position(|e| *e == format!("staged {k}"));
+                let summed = events.iter().position(|e| *e == format!("summed {k}"));
+                assert!(staged < summed, "{n} chunks: {events:?}");
+                // Chunk k + 1 is staged only once chunk k - 1's MSM, which read the
+                // same slot, has returned.
+                if k >= 1 {
+                    let before = events
+                        .iter()
+                        .position(|e| *e == format!("summed {}", k - 1));
+                    let next = events
+                        .iter()
+                        .position(|e| *e == format!("staged {}", k + 1));
+                    if k + 1 < n {
+                        assert!(before < next, "{n} chunks: {events:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_stage_or_msm_stops_the_pipeline_with_its_error() {
+        let (got, events) = run(5, Some(2), None);
+        let err = got.unwrap_err().to_string();
+        assert!(err.contains("stage 2"), "{err}");
+        // Chunk 1's MSM ran beside the failed staging; nothing after it.
+        assert!(!events.iter().any(|e| e == "summed 2"), "{events:?}");
+        let (got, events) = run(5, None, Some(1));
+        let err = got.unwrap_err().to_string();
+        assert!(err.contains("msm 1"), "{err}");
+        assert!(
+            !events.iter().any(|e| e == "summed 2" || e == "staged 3"),
+            "{events:?}"
+        );
+        let (got, _) = run(3, Some(0), None);
+        assert!(got.unwrap_err().to_string().contains("stage 0"));
+    }
+
     #[test]
     fn chunks_cover_every_term_once_and_grow_after_the_threshold() {
         for len in [0, 1, 7, PIPELINE_FROM - 1] {
