@@ -9,6 +9,11 @@
 //! into the first dispatch's loads (or the reversal) and into the last dispatch's
 //! stores. `passes` runs the kernels of before, one global dispatch per radix-2 stage
 //! with the twiddles recomputed from two small tables.
+//!
+//! A transform (or pointwise product) is one submission, and returns with it queued:
+//! its tables, its power scratch and the parameter buffer stay in the lease for the
+//! next (only a failure frees them), so a repeated transform creates no buffer and
+//! waits for nothing.
 
 use ark_ff::Field;
 use crucible_core::{
@@ -16,7 +21,7 @@ use crucible_core::{
     ScalarBuf,
 };
 
-use crate::batch::Batch;
+use crate::batch::{Batch, ParamsBuffer};
 use crate::context::Context;
 use crate::error::{check_len, WgpuError};
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
@@ -37,9 +42,6 @@ pub const TABLE_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddle_table");
 pub const COSET_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_powers");
 /// See [`COSET_ITEM`].
 pub const COSET_INV_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_inv_powers");
-
-/// Plan item of the uniform buffer holding every dispatch's parameters.
-pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
 
 /// Environment variable choosing the NTT path: `workgroup` or `passes` (see
 /// [`NttPath`]); unset or empty, `workgroup`.
@@ -1024,14 +1026,6 @@ fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPla
     plan
 }
 
-fn uniform_buffer(ctx: &Context, bytes: u64) -> Result<wgpu::Buffer> {
-    Ok(ctx.create_buffer(
-        PARAMS_ITEM,
-        bytes,
-        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-    )?)
-}
-
 /// Waits for the queue, then frees `ids`: scratch memory is really free only once the
 /// dispatches that used it have finished. The first error wins.
 pub fn finish(
@@ -1059,8 +1053,9 @@ struct NttTable {
 }
 
 /// The kept table of `item` for (log, root) and false if the lease holds it;
-/// otherwise a new table of `entries` Fr (another one of the item freed first) and
-/// true: the caller builds it.
+/// otherwise a new table of `entries` Fr (another one of the item freed first, which
+/// queued transforms may still read: the creation waits for them) and true: the
+/// caller builds it.
 fn kept_table(
     ctx: &Context,
     lease: &mut Lease,
@@ -1086,15 +1081,40 @@ fn kept_table(
     Ok((id, true))
 }
 
-/// The buffers one transform binds besides its data.
+/// The lease's power-table scratch ([`TWIDDLES_ITEM`]) of at least `bytes`, kept
+/// between transforms like the tables (its contents are written by the transform that
+/// reads them): created at its plan item's size, the largest transform's, unless this
+/// one needs more.
+fn kept_scratch(ctx: &Context, lease: &mut Lease, bytes: u64) -> Result<BufferId> {
+    if let Some(id) = lease.buffer_of(TWIDDLES_ITEM) {
+        if lease.get::<wgpu::Buffer>(id)?.size() >= bytes {
+            return Ok(id);
+        }
+        lease.free(id)?;
+    }
+    let planned = lease.plan().bytes_of(TWIDDLES_ITEM);
+    let bytes = bytes.max(planned.min(ctx.limits.binding_bytes));
+    lease.allocate(TWIDDLES_ITEM, bytes, || {
+        Ok(ctx.create_buffer(TWIDDLES_ITEM, bytes, wgpu::BufferUsages::STORAGE)?)
+    })
+}
+
+/// The buffers one transform binds besides its data, all kept in the lease between
+/// transforms.
 #[derive(Default)]
-struct TableIds {
+struct KeptBuffers {
     scratch: Option<BufferId>,
     twiddles: Option<BufferId>,
     coset: Option<BufferId>,
-    /// Kept tables this transform allocated: freed if it fails, so that no later
-    /// transform reads a table whose build did not run.
-    fresh: Vec<BufferId>,
+    params: Option<BufferId>,
+}
+
+impl KeptBuffers {
+    fn all(&self) -> impl Iterator<Item = BufferId> + '_ {
+        [self.scratch, self.twiddles, self.coset, self.params]
+            .into_iter()
+            .flatten()
+    }
 }
 
 /// Every pipeline the transforms of `domain` (each kind, tables built fresh) and the
@@ -1187,8 +1207,8 @@ fn ntt_with(
         ))
         .into());
     }
-    let mut ids = TableIds::default();
-    let mut per_call = Vec::new();
+    let mut ids = KeptBuffers::default();
+    let mut profiled = Vec::new();
     let result = (|| -> Result<()> {
         if config.path == NttPath::Workgroup {
             let mut build = Vec::new();
@@ -1199,7 +1219,6 @@ fn ntt_with(
                 let (id, fresh) = kept_table(ctx, lease, TABLE_ITEM, (t, root), 1 << (t - 1))?;
                 ids.twiddles = Some(id);
                 if fresh {
-                    ids.fresh.push(id);
                     build.extend(twiddle_table_steps(domain, chunk_len));
                 }
             }
@@ -1214,7 +1233,6 @@ fn ntt_with(
                     kept_table(ctx, lease, item, key, coset_entries(domain.log_size))?;
                 ids.coset = Some(id);
                 if fresh {
-                    ids.fresh.push(id);
                     build.push(coset_table_step(domain, kind));
                 }
             }
@@ -1226,38 +1244,23 @@ fn ntt_with(
             (tw && s.tw == Table::Scratch) || (pw && s.pw == Table::Scratch)
         });
         if scratch {
-            let id = lease.allocate(TWIDDLES_ITEM, tw_bytes, || {
-                Ok(ctx.create_buffer(TWIDDLES_ITEM, tw_bytes, wgpu::BufferUsages::STORAGE)?)
-            })?;
-            per_call.push(id);
-            ids.scratch = Some(id);
+            ids.scratch = Some(kept_scratch(ctx, lease, tw_bytes)?);
         }
-        let params_bytes = ctx.limits.params_bytes();
-        let params = lease.allocate(PARAMS_ITEM, params_bytes, || {
-            uniform_buffer(ctx, params_bytes)
-        })?;
-        per_call.push(params);
-        let timer = profile::allocate(ctx, lease, &mut per_call)?;
-        record(
-            ctx,
-            lease,
-            buf,
-            domain,
-            kind,
-            &steps,
-            &ids,
-            (params, timer),
-            config,
-        )
+        ids.params = Some(ParamsBuffer::kept(ctx, lease)?);
+        let timer = profile::allocate(ctx, lease, &mut profiled)?;
+        record(ctx, lease, buf, domain, kind, &steps, &ids, timer, config)
     })();
-    let result = finish(ctx, lease, result, &per_call);
-    if result.is_err() {
-        for id in &ids.fresh {
-            // The transform's error is the one to report.
-            let _ = lease.free(*id);
+    match result {
+        // Nothing to free: the transform stays queued, its buffers kept for the next.
+        Ok(()) if profiled.is_empty() => Ok(()),
+        Ok(()) => finish(ctx, lease, Ok(()), &profiled),
+        // No later transform reads a table whose build did not run, or anything else
+        // a failed one left.
+        Err(e) => {
+            profiled.extend(ids.all());
+            finish(ctx, lease, Err(e), &profiled)
         }
     }
-    result
 }
 
 /// Records and submits `steps`.
@@ -1269,8 +1272,8 @@ fn record(
     domain: &Domain,
     kind: NttKind,
     steps: &[Step],
-    ids: &TableIds,
-    (params, timer): (BufferId, Option<(BufferId, BufferId)>),
+    ids: &KeptBuffers,
+    timer: Option<(BufferId, BufferId)>,
     config: Chosen,
 ) -> Result<()> {
     let started = std::time::Instant::now();
@@ -1301,7 +1304,11 @@ fn record(
         })
     };
     let title = format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path);
-    let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), title.clone());
+    let params = ids
+        .params
+        .map(|id| lease.get::<ParamsBuffer>(id))
+        .transpose()?;
+    let mut batch = Batch::new(ctx, params, title.clone());
     if let Some((resolve, readback)) = timer {
         let (resolve, readback) = (lease.get(resolve)?, lease.get(readback)?);
         batch.time_with(Timer::new(ctx, resolve, readback));
@@ -1370,16 +1377,13 @@ pub fn pointwise(
     if chunks == 0 {
         return Ok(());
     }
-    let params_bytes = ctx.limits.params_bytes();
-    let params = lease.allocate(PARAMS_ITEM, params_bytes, || {
-        uniform_buffer(ctx, params_bytes)
-    })?;
+    let params = ParamsBuffer::kept(ctx, lease)?;
     let result = (|| -> Result<()> {
         let d = lease.get::<DeviceBuffer>(dst.id())?;
         let r = lease.get::<DeviceBuffer>(rhs.id())?;
         let entry = pointwise_entry(k.is_some());
         let pipeline = ctx.pipeline(Module::Ntt, entry)?;
-        let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), entry);
+        let mut batch = Batch::new(ctx, Some(lease.get::<ParamsBuffer>(params)?), entry);
         for c in 0..chunks {
             let p = NttParams {
                 count: d.chunk_elems(c) as u32,
@@ -1400,7 +1404,11 @@ pub fn pointwise(
         batch.submit()?;
         Ok(())
     })();
-    finish(ctx, lease, result, &[params])
+    match result {
+        // The product stays queued; the parameters stay in the lease.
+        Ok(()) => Ok(()),
+        Err(e) => finish(ctx, lease, Err(e), &[params]),
+    }
 }
 
 #[cfg(test)]
