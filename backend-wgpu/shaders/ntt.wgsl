@@ -10,16 +10,23 @@
 // - passes: `bitrev`, then one `butterfly` dispatch per stage and chunk (pair), the
 //   twiddle w^e = lo[e mod 2^h] · hi[e >> h] from two small tables in `tw`, so no
 //   table ever needs more than one binding; the scalings as `scale` passes.
-// - workgroup: `bitrev` (or `bitrev_powers`, the coset forward's scaling fused in),
-//   then `tile_stages` dispatches, each doing up to 9 stages on tiles of up to 2^9
-//   elements held in workgroup memory (16 KiB, WebGPU's default limit): one global
-//   round trip per dispatch, three at 2^20 and 2^24. The twiddles come from one
-//   precomputed table `tw` of w'^m, m < 2^(table_log − 1), w' the 2^table_log-th root
-//   of the transform's direction (`twiddle_table` builds it once per domain; the
-//   inverse reads it mirrored: w'^−m = −w'^(half − m)). Stages at or above table_log
-//   (their pairs in two chunks) run as passes. The inverses' scaling rides on the last
-//   dispatch's stores. A tile that is the whole domain reads its input reversed (no
-//   `bitrev` pass).
+// - workgroup: `tile_stages` dispatches, each doing up to 9 stages on tiles of up to
+//   2^9 elements held in workgroup memory (16 KiB, WebGPU's default limit): one global
+//   round trip per dispatch, three at 2^20 and 2^24. With the reversal fused (on one
+//   chunk; ntt.rs's `fused_plan`), as the CUDA backend's tiles do: the first
+//   dispatches read and write element i at bitrev(i), one dispatch
+//   centered on the middle stages (2·stage + k = log n) reads at bitrev(i) and writes
+//   at i, each workgroup doing a tile and its mirror image (TILE_PAIRED: the tile
+//   whose fixed bits are reversed, which bitrev maps it onto), and the rest run on
+//   natural order: every workgroup writes exactly the places it read. Otherwise
+//   `bitrev` (or `bitrev_powers`, the coset forward's scaling fused in) runs first. The
+//   twiddles come from one precomputed table `tw` of w'^m, m < 2^(table_log − 1), w'
+//   the 2^table_log-th root of the transform's direction (`twiddle_table` builds it
+//   once per domain; the inverse reads it mirrored: w'^−m = −w'^(half − m)). Stages
+//   at or above table_log (their pairs in two chunks) run as passes. The inverses'
+//   scaling rides on the last dispatch's stores; the coset forward's on the first
+//   dispatch's loads when the reversal is fused. (A whole domain in one tile is read
+//   reversed and written in place, as one workgroup reads all of it first.)
 
 // NttParams is generated from params.rs and placed before this file.
 
@@ -30,10 +37,14 @@ const TILE_INVERSE: u32 = 1u;
 const TILE_SCALE_BY_C: u32 = 2u;
 // The result stored at position i times the power table's entry i.
 const TILE_SCALE_BY_POWERS: u32 = 4u;
-// Tile element of index i read from position bitrev(i) (one tile: the whole domain).
+// Tile element of index i read from position bitrev(i).
 const TILE_LOAD_REVERSED: u32 = 8u;
+// Tile element of index i written to position bitrev(i).
+const TILE_STORE_REVERSED: u32 = 16u;
+// A workgroup does tile b and its partner (see `workgroup_tiles`).
+const TILE_PAIRED: u32 = 32u;
 // The value read from position p times the power table's entry p.
-const TILE_SCALE_LOADS: u32 = 16u;
+const TILE_SCALE_LOADS: u32 = 64u;
 // The workgroup path's kernels multiply with `ntt_mul`: fr.wgsl's loop in module Ntt
 // (shaders/ntt_mul_loop.wgsl), its unrolled form in module NttUnrolled
 // (shaders/ntt_mul_unrolled.wgsl, fr_code.rs); the same values either way.
@@ -348,10 +359,41 @@ fn tile_butterfly(u: Fr, v_in: Fr, g: u32, s: u32, half: u32, inverse: bool) -> 
     return TilePair(fr_add(u, v), fr_sub(u, v));
 }
 
-// Reads tile b into workgroup memory (bit-reversed and scaled as `flags` say).
-fn tile_read(b: u32, size: u32, flags: u32, lid: u32) {
-    for (var x = lid; x < size; x += 64u) {
-        var p = tile_index(b, x);
+// The tiles of one workgroup: tile b, and in a paired launch its partner pb, whose
+// elements follow b's in workgroup memory (`size` elements in all).
+struct Tiles {
+    b: u32,
+    pb: u32,
+    size: u32,
+}
+
+// The tiles of the workgroup doing the launch's tile `local_tile`. A paired launch is
+// centered (2·stage + k = log n, no batch bits): bitrev maps tile b onto the tile whose
+// fixed bits (`stage` below the stages, `stage` above) are b's reversed, its partner;
+// the lower of two partners does both (the other nothing: pb < b), a tile that is its
+// own partner only itself.
+fn workgroup_tiles(local_tile: u32) -> Tiles {
+    let b = params.base + local_tile;
+    let size = 1u << (params.w1 + params.w2);
+    if (params.flags & TILE_PAIRED) == 0u {
+        return Tiles(b, b, size);
+    }
+    let s = params.stage;
+    let pb = (reverseBits(b >> s) >> (32u - s)) | ((reverseBits(b & low_mask(s)) >> (32u - s)) << s);
+    return Tiles(b, pb, select(2u * size, size, pb == b));
+}
+
+// The index of the workgroup's element x: in tile b, or past its elements in pb.
+fn element_index(t: Tiles, x: u32) -> u32 {
+    let bits = params.w1 + params.w2;
+    return tile_index(select(t.b, t.pb, (x >> bits) != 0u), x & low_mask(bits));
+}
+
+// Reads the workgroup's tiles into workgroup memory (bit-reversed and scaled as
+// `flags` say).
+fn tile_read(t: Tiles, flags: u32, lid: u32) {
+    for (var x = lid; x < t.size; x += 64u) {
+        var p = element_index(t, x);
         if (flags & TILE_LOAD_REVERSED) != 0u {
             p = bitrev_of(p);
         }
@@ -363,10 +405,13 @@ fn tile_read(b: u32, size: u32, flags: u32, lid: u32) {
     }
 }
 
-// Writes tile b back where it was read (scaled as `flags` say).
-fn tile_write(b: u32, size: u32, lid: u32) {
-    for (var x = lid; x < size; x += 64u) {
-        let i = tile_index(b, x);
+// Writes the workgroup's tiles back (bit-reversed and scaled as `flags` say).
+fn tile_write(t: Tiles, flags: u32, lid: u32) {
+    for (var x = lid; x < t.size; x += 64u) {
+        var i = element_index(t, x);
+        if (flags & TILE_STORE_REVERSED) != 0u {
+            i = bitrev_of(i);
+        }
         st_lo(i, scaled_result(i, tile_ld(x)));
     }
 }
@@ -377,22 +422,24 @@ fn tile_first_bit() -> u32 {
     return select(params.w1, 0u, params.p1 == params.stage);
 }
 
-// Stage `stage + st` of tile b, whose bit is `bit`, one butterfly at a time.
-fn tile_stage(b: u32, size: u32, st: u32, bit: u32, lid: u32, half: u32, inverse: bool) {
+// Stage `stage + st` of the workgroup's tiles, whose bit is `bit`, one butterfly at a
+// time.
+fn tile_stage(t: Tiles, st: u32, bit: u32, lid: u32, half: u32, inverse: bool) {
     let s = params.stage + st;
-    for (var q = lid; q < size / 2u; q += 64u) {
+    for (var q = lid; q < t.size / 2u; q += 64u) {
         let x0 = insert_zero(q, bit);
         let x1 = x0 | (1u << bit);
-        let r = tile_butterfly(tile_ld(x0), tile_ld(x1), tile_index(b, x0), s, half, inverse);
+        let r = tile_butterfly(tile_ld(x0), tile_ld(x1), element_index(t, x0), s, half, inverse);
         tile_st(x0, r.a);
         tile_st(x1, r.b);
     }
 }
 
 // Stages `stage` .. stage + k − 1 on `count` tiles from tile `base`, one workgroup a
-// tile, all inside chunk `lo_chunk`: the tile is read into workgroup memory, each
-// stage's butterflies are shared by the 64 threads with a barrier between stages, and
-// the results are written back (scaled as `flags` say) where they were read.
+// tile (or a pair), all inside chunk `lo_chunk`: the tile is read into workgroup
+// memory, each stage's butterflies are shared by the 64 threads with a barrier between
+// stages, and the results are written back (bit-reversed and scaled as `flags` say):
+// all reads before any write.
 @compute @workgroup_size(64)
 fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     // Uniform across the workgroup: the grid may round up by whole workgroups.
@@ -400,17 +447,19 @@ fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     if local_tile >= params.count {
         return;
     }
-    let b = params.base + local_tile;
-    let size = 1u << (params.w1 + params.w2);
-    tile_read(b, size, params.flags, lid.x);
+    let t = workgroup_tiles(local_tile);
+    if t.pb < t.b {
+        return;
+    }
+    tile_read(t, params.flags, lid.x);
     workgroupBarrier();
     let half = 1u << (params.table_log - 1u);
     let inverse = (params.flags & TILE_INVERSE) != 0u;
     for (var st = 0u; st < params.k; st++) {
-        tile_stage(b, size, st, tile_first_bit() + st, lid.x, half, inverse);
+        tile_stage(t, st, tile_first_bit() + st, lid.x, half, inverse);
         workgroupBarrier();
     }
-    tile_write(b, size, lid.x);
+    tile_write(t, params.flags, lid.x);
 }
 
 // tile_stages two stages a round: each thread takes four elements (the two stages'
@@ -423,9 +472,11 @@ fn tile_stages4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     if local_tile >= params.count {
         return;
     }
-    let b = params.base + local_tile;
-    let size = 1u << (params.w1 + params.w2);
-    tile_read(b, size, params.flags, lid.x);
+    let t = workgroup_tiles(local_tile);
+    if t.pb < t.b {
+        return;
+    }
+    tile_read(t, params.flags, lid.x);
     workgroupBarrier();
     let half = 1u << (params.table_log - 1u);
     let inverse = (params.flags & TILE_INVERSE) != 0u;
@@ -433,15 +484,16 @@ fn tile_stages4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     for (; st + 2u <= params.k; st += 2u) {
         let s = params.stage + st;
         let bit = tile_first_bit() + st;
-        for (var q = lid.x; q < size / 4u; q += 64u) {
+        for (var q = lid.x; q < t.size / 4u; q += 64u) {
             let x00 = insert_zero(insert_zero(q, bit), bit + 1u);
             let x01 = x00 | (1u << bit);
             let x10 = x00 | (2u << bit);
             let x11 = x00 | (3u << bit);
-            let lo = tile_butterfly(tile_ld(x00), tile_ld(x01), tile_index(b, x00), s, half, inverse);
-            let hi = tile_butterfly(tile_ld(x10), tile_ld(x11), tile_index(b, x10), s, half, inverse);
-            let e = tile_butterfly(lo.a, hi.a, tile_index(b, x00), s + 1u, half, inverse);
-            let f = tile_butterfly(lo.b, hi.b, tile_index(b, x01), s + 1u, half, inverse);
+            let g00 = element_index(t, x00);
+            let lo = tile_butterfly(tile_ld(x00), tile_ld(x01), g00, s, half, inverse);
+            let hi = tile_butterfly(tile_ld(x10), tile_ld(x11), element_index(t, x10), s, half, inverse);
+            let e = tile_butterfly(lo.a, hi.a, g00, s + 1u, half, inverse);
+            let f = tile_butterfly(lo.b, hi.b, element_index(t, x01), s + 1u, half, inverse);
             tile_st(x00, e.a);
             tile_st(x10, e.b);
             tile_st(x01, f.a);
@@ -450,10 +502,10 @@ fn tile_stages4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         workgroupBarrier();
     }
     if st < params.k {
-        tile_stage(b, size, st, tile_first_bit() + st, lid.x, half, inverse);
+        tile_stage(t, st, tile_first_bit() + st, lid.x, half, inverse);
         workgroupBarrier();
     }
-    tile_write(b, size, lid.x);
+    tile_write(t, params.flags, lid.x);
 }
 
 // One decimation-in-time stage: butterfly p joins i0 and i0 + 2^s with w^(j·n/2^(s+1)).

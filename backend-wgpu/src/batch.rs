@@ -2,10 +2,73 @@
 //! their parameters in slots of a leased uniform buffer, and their submission.
 
 use std::num::NonZeroU64;
+use std::sync::{Mutex, PoisonError};
+
+use crucible_core::{BufferId, Lease, PlanKey};
 
 use crate::context::Context;
 use crate::error::WgpuError;
 use crate::profile::{pass_durations, PassTimes, Timer, QUERIES};
+
+/// Plan item of the uniform buffer holding every dispatch's parameters.
+pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
+
+/// The uniform buffer of dispatch parameters, and the bytes last queued for its start.
+///
+/// One per lease, kept from the first operation that dispatches until the lease is
+/// released or an operation on it fails ([`ParamsBuffer::kept`]): creating and
+/// dropping it around every NTT cost a buffer creation, and a wait for the queue before
+/// the drop. A batch whose parameters are the bytes already queued writes nothing:
+/// `queue.write_buffer` creates a staging buffer for every call (upload.rs), and a
+/// repeated operation's parameters are the same.
+pub struct ParamsBuffer {
+    buffer: wgpu::Buffer,
+    written: Mutex<Vec<u8>>,
+}
+
+impl ParamsBuffer {
+    /// A new parameter buffer of `bytes`.
+    pub fn new(ctx: &Context, bytes: u64) -> Result<ParamsBuffer, WgpuError> {
+        Ok(ParamsBuffer {
+            buffer: ctx.create_buffer(
+                PARAMS_ITEM,
+                bytes,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            )?,
+            written: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The lease's parameter buffer: the one kept in it, else a new one of
+    /// `ctx.limits.params_bytes()` from [`PARAMS_ITEM`].
+    pub fn kept(ctx: &Context, lease: &mut Lease) -> crucible_core::Result<BufferId> {
+        if let Some(id) = lease.buffer_of(PARAMS_ITEM) {
+            return Ok(id);
+        }
+        let bytes = ctx.limits.params_bytes();
+        lease.allocate(PARAMS_ITEM, bytes, || Ok(ParamsBuffer::new(ctx, bytes)?))
+    }
+
+    /// Queues `bytes` for the buffer's start unless they are the bytes queued last
+    /// (which every later submission sees: writes and submissions are queue-ordered).
+    fn write(&self, ctx: &Context, bytes: &[u8]) {
+        let mut written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        if !written.starts_with(bytes) {
+            ctx.write_params(&self.buffer, bytes);
+            written.clear();
+            written.extend_from_slice(bytes);
+        }
+    }
+
+    /// Forgets the bytes queued last: after a failed submission, whether they reached
+    /// the buffer is unknown.
+    fn forget(&self) {
+        self.written
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
 
 /// A binding of one dispatch: its number in the shader and the buffer bound to it.
 pub type Binding<'a> = (u32, &'a wgpu::Buffer);
@@ -35,7 +98,7 @@ enum Step<'a> {
 /// their own parameters).
 pub struct Batch<'a> {
     ctx: &'a Context,
-    params_buf: Option<&'a wgpu::Buffer>,
+    params_buf: Option<&'a ParamsBuffer>,
     during: String,
     params: Vec<u8>,
     steps: Vec<Step<'a>>,
@@ -48,7 +111,7 @@ impl<'a> Batch<'a> {
     /// An empty batch on `ctx`, for the operation `during` names (in errors).
     pub fn new(
         ctx: &'a Context,
-        params_buf: Option<&'a wgpu::Buffer>,
+        params_buf: Option<&'a ParamsBuffer>,
         during: impl Into<String>,
     ) -> Self {
         Batch {
@@ -118,7 +181,7 @@ impl<'a> Batch<'a> {
             .iter()
             .filter(|s| matches!(s, Step::Dispatch { .. }))
             .count() as u32;
-        if self.params.len() as u64 + slot_bytes > params_buf.size()
+        if self.params.len() as u64 + slot_bytes > params_buf.buffer.size()
             || (self.timer.is_some() && 2 * (dispatches + 1) > QUERIES)
         {
             self.flush()?;
@@ -169,9 +232,9 @@ impl<'a> Batch<'a> {
         let timed = timer.map_or(0, |_| phases.len() as u32);
         // Two u64 timestamps (start, end) per timed pass.
         let timed_bytes = u64::from(timed) * 16;
-        ctx.scoped(&self.during, || {
+        let submitted = ctx.scoped(&self.during, || {
             if let (Some(p), false) = (params_buf, params.is_empty()) {
-                ctx.queue.write_buffer(p, 0, &params);
+                p.write(ctx, &params);
             }
             let mut encoder = ctx
                 .device
@@ -200,7 +263,7 @@ impl<'a> Batch<'a> {
                         let mut entries = vec![wgpu::BindGroupEntry {
                             binding: 0,
                             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                buffer: params,
+                                buffer: &params.buffer,
                                 offset: *slot,
                                 size: NonZeroU64::new(*params_bytes),
                             }),
@@ -237,8 +300,14 @@ impl<'a> Batch<'a> {
                 encoder.resolve_query_set(&t.queries, 0..2 * timed, t.resolve, 0);
                 encoder.copy_buffer_to_buffer(t.resolve, 0, t.readback, 0, timed_bytes);
             }
-            ctx.queue.submit([encoder.finish()]);
-        })?;
+            ctx.submit_batch(encoder.finish());
+        });
+        if let Err(e) = submitted {
+            if let Some(p) = params_buf {
+                p.forget();
+            }
+            return Err(e);
+        }
         if let (Some(t), true) = (timer, timed > 0) {
             let mut words = Vec::new();
             crate::readback::map_words(ctx, t.readback, timed_bytes, &mut words)?;

@@ -2,6 +2,7 @@
 //! pipelines compiled once, buffer creation, and the queue sync a lease waits on.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -84,6 +85,27 @@ pub struct Context {
     modules: [OnceLock<Result<ShaderModule, String>>; Module::ALL.len()],
     pipelines: Mutex<HashMap<(Module, &'static str), wgpu::ComputePipeline>>,
     compiles: Mutex<Vec<PipelineCompile>>,
+    buffers_created: AtomicU64,
+    submissions: AtomicU64,
+    param_writes: AtomicU64,
+    /// Batches submitted, and how many of them had been when a wait last returned
+    /// (all of those finished): see [`Context::create_buffer`].
+    batches_submitted: AtomicU64,
+    batches_waited: AtomicU64,
+}
+
+/// How many buffers, submissions and parameter uploads a backend instance has made:
+/// the host work a repeated operation should not do again
+/// ([`WgpuBackend::activity`](crate::WgpuBackend::activity)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Buffers created (every leased buffer).
+    pub buffers: u64,
+    /// Command submissions to the queue.
+    pub submissions: u64,
+    /// Dispatch parameters uploaded (`queue.write_buffer`, each through a staging
+    /// buffer wgpu creates for it; see batch.rs's `ParamsBuffer`).
+    pub param_writes: u64,
 }
 
 /// A compiled shader module and the pipeline cache its pipelines are created with.
@@ -174,7 +196,42 @@ impl Context {
             modules: Default::default(),
             pipelines: Mutex::new(HashMap::new()),
             compiles: Mutex::new(Vec::new()),
+            buffers_created: AtomicU64::new(0),
+            submissions: AtomicU64::new(0),
+            param_writes: AtomicU64::new(0),
+            batches_submitted: AtomicU64::new(0),
+            batches_waited: AtomicU64::new(0),
         }
+    }
+
+    /// What this context has done so far.
+    pub fn activity(&self) -> Activity {
+        Activity {
+            buffers: self.buffers_created.load(Ordering::Relaxed),
+            submissions: self.submissions.load(Ordering::Relaxed),
+            param_writes: self.param_writes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Submits `commands` to the queue (call inside [`Context::scoped`]).
+    pub fn submit(&self, commands: wgpu::CommandBuffer) -> wgpu::SubmissionIndex {
+        self.submissions.fetch_add(1, Ordering::Relaxed);
+        self.queue.submit([commands])
+    }
+
+    /// Submits a batch's `commands` (batch.rs): an operation may return with them
+    /// still queued.
+    pub fn submit_batch(&self, commands: wgpu::CommandBuffer) -> wgpu::SubmissionIndex {
+        let index = self.submit(commands);
+        self.batches_submitted.fetch_add(1, Ordering::AcqRel);
+        index
+    }
+
+    /// Queues `bytes` for the start of the uniform buffer `params` (call inside
+    /// [`Context::scoped`]).
+    pub fn write_params(&self, params: &wgpu::Buffer, bytes: &[u8]) {
+        self.param_writes.fetch_add(1, Ordering::Relaxed);
+        self.queue.write_buffer(params, 0, bytes);
     }
 
     /// Fails if the device was lost or reported an error outside any error scope.
@@ -228,7 +285,9 @@ impl Context {
     /// Blocks until every submitted command has finished.
     pub fn wait(&self) -> Result<(), WgpuError> {
         self.check_alive()?;
+        let through = self.batches_submitted.load(Ordering::Acquire);
         self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        self.batches_waited.fetch_max(through, Ordering::AcqRel);
         self.check_alive()
     }
 
@@ -398,7 +457,12 @@ impl Context {
         lock(&self.compiles).clone()
     }
 
-    /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error).
+    /// Creates a buffer of `bytes` (inside error scopes: out of memory is an error),
+    /// first waiting for the batches queued since the last wait, if any: NTTs and
+    /// pointwise products return with their dispatches queued, and wgpu destroys a
+    /// dropped buffer only at a poll after the submissions using it, so a buffer freed
+    /// from the lease just after one would otherwise still hold its memory beside the
+    /// new one, beyond what the lease accounts for.
     pub fn create_buffer(
         &self,
         label: impl std::fmt::Display,
@@ -412,6 +476,12 @@ impl Context {
                 "buffer `{label}` of {bytes} bytes exceeds the adapter's limit"
             )));
         }
+        if self.batches_submitted.load(Ordering::Acquire)
+            > self.batches_waited.load(Ordering::Acquire)
+        {
+            self.wait()?;
+        }
+        self.buffers_created.fetch_add(1, Ordering::Relaxed);
         self.scoped(&format!("allocating `{label}` ({bytes} bytes)"), || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),

@@ -68,7 +68,7 @@ use crucible_core::{
 };
 
 pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
-pub use context::{DeviceLimits, PipelineCompile};
+pub use context::{Activity, DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use field_code::LimbBits;
 pub use msm::{
@@ -83,7 +83,7 @@ pub use profile::PROFILE_ENV;
 pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
 pub use upload::{DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
 
-use batch::Batch;
+use batch::{Batch, ParamsBuffer, PARAMS_ITEM};
 use context::{Context, QueueSync};
 use field::Program;
 use memory::DeviceBuffer;
@@ -157,6 +157,13 @@ impl WgpuBackend {
     /// The limits this instance works within.
     pub fn limits(&self) -> DeviceLimits {
         self.ctx.limits
+    }
+
+    /// The buffers, submissions and parameter uploads this instance has made so far:
+    /// a repeated operation on a lease should make no buffer and at most one
+    /// submission.
+    pub fn activity(&self) -> Activity {
+        self.ctx.activity()
     }
 
     /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
@@ -347,24 +354,21 @@ impl WgpuBackend {
                 out_bytes,
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
-            (
-                ntt::PARAMS_ITEM,
-                ctx.limits.params_bytes(),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
         ];
         let mut plan = MemoryPlan::new("wgpu test op");
         for (item, bytes, _) in &buffers {
             plan.item(*item, *bytes);
         }
+        plan.item(PARAMS_ITEM, ctx.limits.params_bytes());
         let mut lease = (self as &dyn ProverBackend).allocate(plan)?;
         let mut ids = Vec::new();
         for (item, bytes, usage) in buffers {
             ids.push(lease.allocate(item, bytes, || Ok(ctx.create_buffer(item, bytes, usage)?))?);
         }
+        let params_id = ParamsBuffer::kept(ctx, &mut lease)?;
         let get = |i: usize| lease.get::<wgpu::Buffer>(ids[i]);
-        let (a_buf, b_buf, out, readback, params_buf) =
-            (get(0)?, get(1)?, get(2)?, get(3)?, get(4)?);
+        let (a_buf, b_buf, out, readback) = (get(0)?, get(1)?, get(2)?, get(3)?);
+        let params_buf = lease.get::<ParamsBuffer>(params_id)?;
         ctx.scoped("uploading test operands", || {
             ctx.queue.write_buffer(a_buf, 0, bytemuck::cast_slice(a));
             ctx.queue
@@ -450,7 +454,7 @@ impl ProverBackend for WgpuBackend {
     fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
         let mut plan = MemoryPlan::new(format!("wgpu scratch on {}", self.info.label()));
         // Every operation (pointwise ones too) leases its dispatch parameters.
-        plan.item(ntt::PARAMS_ITEM, self.ctx.limits.params_bytes());
+        plan.item(PARAMS_ITEM, self.ctx.limits.params_bytes());
         if let Some(domain) = need.ntt {
             plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
         }

@@ -154,7 +154,7 @@ pub fn zero_from(ctx: &Context, dst: &DeviceBuffer, from: usize) -> Result<(), W
         any = true;
     }
     if any {
-        ctx.scoped("zeroing data", || ctx.queue.submit([encoder.finish()]))?;
+        ctx.scoped("zeroing data", || ctx.submit(encoder.finish()))?;
     }
     Ok(())
 }

@@ -49,11 +49,11 @@ use crucible_core::{
     check_span, combine_windows, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result,
 };
 
-use crate::batch::Batch;
+use crate::batch::{Batch, ParamsBuffer, PARAMS_ITEM};
 use crate::context::Context;
 use crate::field::{projective_words, read_projective, DeviceElement, Program, FR_WORDS};
 use crate::memory::{check_kind, read_words, DeviceBuffer};
-use crate::ntt::{finish, PARAMS_ITEM};
+use crate::ntt::finish;
 use crate::params::MsmParams;
 use crate::profile::{self, PassTimes, Timer};
 use crate::shaders::{Formulas, Module, PerCurve, WORKGROUP};
@@ -667,17 +667,17 @@ where
 /// about 21 ms of a 53 ms G1 MSM at 2^20 (twelfth session), and a proof's MSMs of three
 /// sizes recreated them twice (45 ms a proof, thirteenth session). The kernels assume nothing of their contents (the counts are cleared in
 /// every batch, the rest written before it is read), as the batches of one MSM
-/// already share them. The parameters and the profile's buffers, which other
-/// operations' plans share, are freed after every MSM; the lease frees the kept ones
-/// at release.
+/// already share them. The parameters are the lease's kept [`ParamsBuffer`], shared
+/// with the other operations; the profile's buffers are freed after every MSM; the
+/// lease frees the kept ones at release.
 struct Scratch {
     ids: Vec<(crucible_core::PlanKey, BufferId)>,
 }
 
-/// Whether an item's buffer may stay in the lease between MSMs: the MSM's own items,
-/// not the parameters or the profile's buffers.
+/// Whether an item's buffer may stay in the lease between MSMs: the MSM's own items
+/// and the parameters, not the profile's buffers.
 fn kept_between_msms(key: crucible_core::PlanKey) -> bool {
-    key != PARAMS_ITEM && profile::usage(key).is_none()
+    profile::usage(key).is_none()
 }
 
 impl Scratch {
@@ -693,8 +693,10 @@ impl Scratch {
             | wgpu::BufferUsages::COPY_DST;
         let readback = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let result = (|| -> Result<()> {
-            let params = (PARAMS_ITEM, ctx.limits.params_bytes());
-            for (name, bytes) in config.items(ctx, point_words).into_iter().chain([params]) {
+            scratch
+                .ids
+                .push((PARAMS_ITEM, ParamsBuffer::kept(ctx, work)?));
+            for (name, bytes) in config.items(ctx, point_words) {
                 let kept = kept_between_msms(name);
                 if let (true, Some(id)) = (kept, work.buffer_of(name)) {
                     // Large enough: the same usages, so the same buffer will do (the
@@ -718,9 +720,6 @@ impl Scratch {
                 };
                 let usage = profile::usage(name).unwrap_or(match name {
                     n if n == items::READBACK => readback,
-                    n if n == PARAMS_ITEM => {
-                        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-                    }
                     _ => storage,
                 });
                 let id =
@@ -741,15 +740,18 @@ impl Scratch {
     }
 
     fn buffer<'l>(&self, work: &'l Lease, key: crucible_core::PlanKey) -> Result<&'l wgpu::Buffer> {
-        let id = self
+        work.get::<wgpu::Buffer>(self.id(key)?)
+    }
+
+    fn id(&self, key: crucible_core::PlanKey) -> Result<BufferId> {
+        Ok(self
             .ids
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, id)| *id)
             .ok_or(crate::error::WgpuError::Corrupt {
                 what: "MSM scratch item",
-            })?;
-        work.get::<wgpu::Buffer>(id)
+            })?)
     }
 
     fn timer<'l>(&self, ctx: &Context, work: &'l Lease) -> Result<Option<Timer<'l>>> {
@@ -985,7 +987,7 @@ where
         buf(items::LEVEL_A)?,
         buf(items::LEVEL_B)?,
         buf(items::READBACK)?,
-        buf(PARAMS_ITEM)?,
+        work.get::<ParamsBuffer>(scratch.id(PARAMS_ITEM)?)?,
     );
     let n = config.n;
     let program = P::ADD.range();

@@ -3,10 +3,17 @@
 //!
 //! Two paths, chosen by `CRUCIBLE_WGPU_NTT` (see [`NttPath`]): by default the stages
 //! run in workgroup memory, up to 9 a dispatch on tiles of up to 2^9 elements (three
-//! dispatches and the bit reversal at 2^20 and 2^24), with a twiddle table built once
-//! per domain and kept in the lease, the coset scalings fused into the reversal and
-//! into the last dispatch's stores; `passes` runs the kernels of before, one global
-//! dispatch per radix-2 stage with the twiddles recomputed from two small tables.
+//! dispatches at 2^20 and 2^24), with a twiddle table built once per domain and kept
+//! in the lease, the bit reversal fused into the tile dispatches on one chunk
+//! ([`fused_plan`]; a reversal pass first on several chunks), the coset scalings
+//! into the first dispatch's loads (or the reversal) and into the last dispatch's
+//! stores. `passes` runs the kernels of before, one global dispatch per radix-2 stage
+//! with the twiddles recomputed from two small tables.
+//!
+//! A transform (or pointwise product) is one submission, and returns with it queued:
+//! its tables, its power scratch and the parameter buffer stay in the lease for the
+//! next (only a failure frees them), so a repeated transform creates no buffer and
+//! waits for nothing.
 
 use ark_ff::Field;
 use crucible_core::{
@@ -14,7 +21,7 @@ use crucible_core::{
     ScalarBuf,
 };
 
-use crate::batch::Batch;
+use crate::batch::{Batch, ParamsBuffer};
 use crate::context::Context;
 use crate::error::{check_len, WgpuError};
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
@@ -35,9 +42,6 @@ pub const TABLE_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_twiddle_table");
 pub const COSET_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_powers");
 /// See [`COSET_ITEM`].
 pub const COSET_INV_ITEM: PlanKey = PlanKey::new("wgpu", "ntt_coset_inv_powers");
-
-/// Plan item of the uniform buffer holding every dispatch's parameters.
-pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
 
 /// Environment variable choosing the NTT path: `workgroup` or `passes` (see
 /// [`NttPath`]); unset or empty, `workgroup`.
@@ -598,13 +602,18 @@ const TILE_INVERSE: u32 = 1;
 const TILE_SCALE_BY_C: u32 = 2;
 const TILE_SCALE_BY_POWERS: u32 = 4;
 const TILE_LOAD_REVERSED: u32 = 8;
-const TILE_SCALE_LOADS: u32 = 16;
+const TILE_STORE_REVERSED: u32 = 16;
+const TILE_PAIRED: u32 = 32;
+const TILE_SCALE_LOADS: u32 = 64;
 
 /// One tile_stages dispatch's tiles: stages s .. s+k−1 on the 2^(w1+w2) elements
 /// whose indices differ only in bits p1 .. p1+w1−1 and p2 .. p2+w2−1 (p1 + w1 <= p2),
 /// one range the stages', the other a batch of independent groups (empty when w2 is
 /// 0). Tile element x holds range 1 in its low w1 bits, so that x ascends with the
-/// index and neighbouring threads touch neighbouring elements.
+/// index and neighbouring threads touch neighbouring elements. `layout`: where the
+/// elements lie before and after the dispatch, and whether each workgroup does a tile
+/// and its mirror (TILE_LOAD_REVERSED, TILE_STORE_REVERSED, TILE_PAIRED; see
+/// [`fused_plan`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TileShape {
     s: u32,
@@ -613,6 +622,7 @@ struct TileShape {
     w1: u32,
     p2: u32,
     w2: u32,
+    layout: u32,
 }
 
 impl TileShape {
@@ -639,6 +649,15 @@ impl TileShape {
         } else {
             self.w1 + j
         }
+    }
+
+    /// The partner of tile b in a paired dispatch (shaders/ntt.wgsl's
+    /// `workgroup_tiles`): its s fixed bits below the stages and s above, reversed.
+    #[cfg(test)]
+    fn partner(&self, b: u32) -> u32 {
+        let s = self.s;
+        let rev = |x: u32| x.reverse_bits() >> (32 - s);
+        rev(b >> s) | (rev(b & ((1 << s) - 1)) << s)
     }
 }
 
@@ -668,6 +687,7 @@ fn tile_plan(log_t: u32, tile_bits: u32) -> Vec<TileShape> {
                 w1: k,
                 p2: k,
                 w2: g,
+                layout: 0,
             }
         } else {
             let g = room.min(s);
@@ -678,12 +698,91 @@ fn tile_plan(log_t: u32, tile_bits: u32) -> Vec<TileShape> {
                 w1: g,
                 p2: s,
                 w2: k,
+                layout: 0,
             }
         };
         shapes.push(shape);
         s += k;
     }
     shapes
+}
+
+/// The tiles of a transform of 2^log_n points, all in one chunk, with the bit
+/// reversal fused into them (the CUDA backend's plan, backend-cuda/src/ntt.rs's
+/// `tile_plan`), or `None` where that takes more dispatches than the reversal and
+/// [`tile_plan`]'s (9-bit tiles: 2^27).
+///
+/// A dispatch may read elements from other places than it writes them to only where
+/// each workgroup writes the very places it read: one workgroup for the whole domain
+/// (read reversed), or a dispatch centered on the middle stages (2s + k = log_n, no
+/// batch), whose tiles bitrev maps onto each other in pairs: each workgroup then does
+/// a tile and its mirror (TILE_PAIRED, twice the workgroup memory: k <= tile_bits − 1,
+/// log_n − k even). So the stages below it run on the data where it lies, element i at
+/// bitrev(i) (their batch bits at the top of i, neighbours in memory there); the
+/// centered dispatch reads at bitrev(i) and writes at i; the stages above it run in
+/// natural order. Three dispatches from 2^10 to 2^26: the reversal pass's round trip
+/// saved at 2^20 and 2^24, and the coset forward's scaling on the first dispatch's
+/// loads.
+fn fused_plan(log_n: u32, tile_bits: u32) -> Option<Vec<TileShape>> {
+    if log_n <= tile_bits {
+        return Some(vec![TileShape {
+            s: 0,
+            k: log_n,
+            p1: 0,
+            w1: log_n,
+            p2: log_n,
+            w2: 0,
+            layout: TILE_LOAD_REVERSED,
+        }]);
+    }
+    let mid = if (tile_bits - 1 + log_n) % 2 == 0 {
+        tile_bits - 1
+    } else {
+        tile_bits.checked_sub(2)?
+    };
+    let side = (log_n - mid) / 2;
+    if mid == 0 || 2 * side.div_ceil(tile_bits) + 1 > log_n.div_ceil(tile_bits) + 1 {
+        return None;
+    }
+    let mut shapes = Vec::new();
+    let mut s = 0;
+    for k in split_even(side, tile_bits) {
+        let g = (tile_bits - k).min(log_n - s - k);
+        shapes.push(TileShape {
+            s,
+            k,
+            p1: s,
+            w1: k,
+            p2: log_n - g,
+            w2: g,
+            layout: TILE_LOAD_REVERSED | TILE_STORE_REVERSED,
+        });
+        s += k;
+    }
+    shapes.push(TileShape {
+        s,
+        k: mid,
+        p1: s,
+        w1: mid,
+        p2: s + mid,
+        w2: 0,
+        layout: TILE_LOAD_REVERSED | TILE_PAIRED,
+    });
+    s += mid;
+    for k in split_even(side, tile_bits) {
+        let g = (tile_bits - k).min(s);
+        shapes.push(TileShape {
+            s,
+            k,
+            p1: 0,
+            w1: g,
+            p2: s,
+            w2: k,
+            layout: 0,
+        });
+        s += k;
+    }
+    Some(shapes)
 }
 
 /// Which kept tables a workgroup transform reads.
@@ -783,7 +882,7 @@ fn tile_step(
             w1: shape.w1,
             p2: shape.p2,
             w2: shape.w2,
-            flags,
+            flags: flags | shape.layout,
             ..*base
         },
         tw: Table::Twiddles,
@@ -830,36 +929,32 @@ fn workgroup_steps(domain: &Domain, kind: NttKind, chunk_len: usize, tile_bits: 
     let tile =
         |shape: TileShape, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
     let mut out = Vec::new();
-    if chunks == 1 && log_n <= tile_bits {
-        // One tile is the whole domain: it reads everything before writing, so it
-        // can read reversed, and scale what it reads.
-        let loads = if kind == NttKind::CosetForward {
-            TILE_LOAD_REVERSED | TILE_SCALE_LOADS
-        } else {
-            TILE_LOAD_REVERSED
-        };
-        let whole = TileShape {
-            s: 0,
-            k: log_n,
-            p1: 0,
-            w1: log_n,
-            p2: log_n,
-            w2: 0,
-        };
-        out.push(tile(whole, 0, base.flags | loads | scale_flags));
-        return out;
-    }
-    let reversal = if kind == NttKind::CosetForward {
-        Kernel::BitrevPowers
+    let fused = if chunks == 1 {
+        fused_plan(log_n, tile_bits)
     } else {
-        Kernel::Bitrev
+        None
     };
-    reversal_steps(&mut out, reversal, chunks, chunk, base);
-    let shapes = tile_plan(log_t, tile_bits);
+    let (shapes, loads) = match fused {
+        // The first dispatch reads the input where it lies, so it scales what it reads.
+        Some(shapes) if kind == NttKind::CosetForward => (shapes, TILE_SCALE_LOADS),
+        Some(shapes) => (shapes, 0),
+        None => {
+            let reversal = if kind == NttKind::CosetForward {
+                Kernel::BitrevPowers
+            } else {
+                Kernel::Bitrev
+            };
+            reversal_steps(&mut out, reversal, chunks, chunk, base);
+            (tile_plan(log_t, tile_bits), 0)
+        }
+    };
     let across = log_t < log_n;
     for (i, shape) in shapes.iter().enumerate() {
         let last = i + 1 == shapes.len() && !across;
-        let flags = base.flags | if last { scale_flags } else { 0 };
+        let mut flags = base.flags | if last { scale_flags } else { 0 };
+        if i == 0 {
+            flags |= loads;
+        }
         for c in 0..chunks {
             out.push(tile(*shape, c, flags));
         }
@@ -931,14 +1026,6 @@ fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPla
     plan
 }
 
-fn uniform_buffer(ctx: &Context, bytes: u64) -> Result<wgpu::Buffer> {
-    Ok(ctx.create_buffer(
-        PARAMS_ITEM,
-        bytes,
-        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-    )?)
-}
-
 /// Waits for the queue, then frees `ids`: scratch memory is really free only once the
 /// dispatches that used it have finished. The first error wins.
 pub fn finish(
@@ -966,8 +1053,9 @@ struct NttTable {
 }
 
 /// The kept table of `item` for (log, root) and false if the lease holds it;
-/// otherwise a new table of `entries` Fr (another one of the item freed first) and
-/// true: the caller builds it.
+/// otherwise a new table of `entries` Fr (another one of the item freed first, which
+/// queued transforms may still read: the creation waits for them) and true: the
+/// caller builds it.
 fn kept_table(
     ctx: &Context,
     lease: &mut Lease,
@@ -993,15 +1081,40 @@ fn kept_table(
     Ok((id, true))
 }
 
-/// The buffers one transform binds besides its data.
+/// The lease's power-table scratch ([`TWIDDLES_ITEM`]) of at least `bytes`, kept
+/// between transforms like the tables (its contents are written by the transform that
+/// reads them): created at its plan item's size, the largest transform's, unless this
+/// one needs more.
+fn kept_scratch(ctx: &Context, lease: &mut Lease, bytes: u64) -> Result<BufferId> {
+    if let Some(id) = lease.buffer_of(TWIDDLES_ITEM) {
+        if lease.get::<wgpu::Buffer>(id)?.size() >= bytes {
+            return Ok(id);
+        }
+        lease.free(id)?;
+    }
+    let planned = lease.plan().bytes_of(TWIDDLES_ITEM);
+    let bytes = bytes.max(planned.min(ctx.limits.binding_bytes));
+    lease.allocate(TWIDDLES_ITEM, bytes, || {
+        Ok(ctx.create_buffer(TWIDDLES_ITEM, bytes, wgpu::BufferUsages::STORAGE)?)
+    })
+}
+
+/// The buffers one transform binds besides its data, all kept in the lease between
+/// transforms.
 #[derive(Default)]
-struct TableIds {
+struct KeptBuffers {
     scratch: Option<BufferId>,
     twiddles: Option<BufferId>,
     coset: Option<BufferId>,
-    /// Kept tables this transform allocated: freed if it fails, so that no later
-    /// transform reads a table whose build did not run.
-    fresh: Vec<BufferId>,
+    params: Option<BufferId>,
+}
+
+impl KeptBuffers {
+    fn all(&self) -> impl Iterator<Item = BufferId> + '_ {
+        [self.scratch, self.twiddles, self.coset, self.params]
+            .into_iter()
+            .flatten()
+    }
 }
 
 /// Every pipeline the transforms of `domain` (each kind, tables built fresh) and the
@@ -1094,8 +1207,8 @@ fn ntt_with(
         ))
         .into());
     }
-    let mut ids = TableIds::default();
-    let mut per_call = Vec::new();
+    let mut ids = KeptBuffers::default();
+    let mut profiled = Vec::new();
     let result = (|| -> Result<()> {
         if config.path == NttPath::Workgroup {
             let mut build = Vec::new();
@@ -1106,7 +1219,6 @@ fn ntt_with(
                 let (id, fresh) = kept_table(ctx, lease, TABLE_ITEM, (t, root), 1 << (t - 1))?;
                 ids.twiddles = Some(id);
                 if fresh {
-                    ids.fresh.push(id);
                     build.extend(twiddle_table_steps(domain, chunk_len));
                 }
             }
@@ -1121,7 +1233,6 @@ fn ntt_with(
                     kept_table(ctx, lease, item, key, coset_entries(domain.log_size))?;
                 ids.coset = Some(id);
                 if fresh {
-                    ids.fresh.push(id);
                     build.push(coset_table_step(domain, kind));
                 }
             }
@@ -1133,38 +1244,23 @@ fn ntt_with(
             (tw && s.tw == Table::Scratch) || (pw && s.pw == Table::Scratch)
         });
         if scratch {
-            let id = lease.allocate(TWIDDLES_ITEM, tw_bytes, || {
-                Ok(ctx.create_buffer(TWIDDLES_ITEM, tw_bytes, wgpu::BufferUsages::STORAGE)?)
-            })?;
-            per_call.push(id);
-            ids.scratch = Some(id);
+            ids.scratch = Some(kept_scratch(ctx, lease, tw_bytes)?);
         }
-        let params_bytes = ctx.limits.params_bytes();
-        let params = lease.allocate(PARAMS_ITEM, params_bytes, || {
-            uniform_buffer(ctx, params_bytes)
-        })?;
-        per_call.push(params);
-        let timer = profile::allocate(ctx, lease, &mut per_call)?;
-        record(
-            ctx,
-            lease,
-            buf,
-            domain,
-            kind,
-            &steps,
-            &ids,
-            (params, timer),
-            config,
-        )
+        ids.params = Some(ParamsBuffer::kept(ctx, lease)?);
+        let timer = profile::allocate(ctx, lease, &mut profiled)?;
+        record(ctx, lease, buf, domain, kind, &steps, &ids, timer, config)
     })();
-    let result = finish(ctx, lease, result, &per_call);
-    if result.is_err() {
-        for id in &ids.fresh {
-            // The transform's error is the one to report.
-            let _ = lease.free(*id);
+    match result {
+        // Nothing to free: the transform stays queued, its buffers kept for the next.
+        Ok(()) if profiled.is_empty() => Ok(()),
+        Ok(()) => finish(ctx, lease, Ok(()), &profiled),
+        // No later transform reads a table whose build did not run, or anything else
+        // a failed one left.
+        Err(e) => {
+            profiled.extend(ids.all());
+            finish(ctx, lease, Err(e), &profiled)
         }
     }
-    result
 }
 
 /// Records and submits `steps`.
@@ -1176,8 +1272,8 @@ fn record(
     domain: &Domain,
     kind: NttKind,
     steps: &[Step],
-    ids: &TableIds,
-    (params, timer): (BufferId, Option<(BufferId, BufferId)>),
+    ids: &KeptBuffers,
+    timer: Option<(BufferId, BufferId)>,
     config: Chosen,
 ) -> Result<()> {
     let started = std::time::Instant::now();
@@ -1208,7 +1304,11 @@ fn record(
         })
     };
     let title = format!("{kind:?} NTT of 2^{} ({})", domain.log_size, path);
-    let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), title.clone());
+    let params = ids
+        .params
+        .map(|id| lease.get::<ParamsBuffer>(id))
+        .transpose()?;
+    let mut batch = Batch::new(ctx, params, title.clone());
     if let Some((resolve, readback)) = timer {
         let (resolve, readback) = (lease.get(resolve)?, lease.get(readback)?);
         batch.time_with(Timer::new(ctx, resolve, readback));
@@ -1277,16 +1377,13 @@ pub fn pointwise(
     if chunks == 0 {
         return Ok(());
     }
-    let params_bytes = ctx.limits.params_bytes();
-    let params = lease.allocate(PARAMS_ITEM, params_bytes, || {
-        uniform_buffer(ctx, params_bytes)
-    })?;
+    let params = ParamsBuffer::kept(ctx, lease)?;
     let result = (|| -> Result<()> {
         let d = lease.get::<DeviceBuffer>(dst.id())?;
         let r = lease.get::<DeviceBuffer>(rhs.id())?;
         let entry = pointwise_entry(k.is_some());
         let pipeline = ctx.pipeline(Module::Ntt, entry)?;
-        let mut batch = Batch::new(ctx, Some(lease.get::<wgpu::Buffer>(params)?), entry);
+        let mut batch = Batch::new(ctx, Some(lease.get::<ParamsBuffer>(params)?), entry);
         for c in 0..chunks {
             let p = NttParams {
                 count: d.chunk_elems(c) as u32,
@@ -1307,7 +1404,11 @@ pub fn pointwise(
         batch.submit()?;
         Ok(())
     })();
-    finish(ctx, lease, result, &[params])
+    match result {
+        // The product stays queued; the parameters stay in the lease.
+        Ok(()) => Ok(()),
+        Err(e) => finish(ctx, lease, Err(e), &[params]),
+    }
 }
 
 #[cfg(test)]
@@ -1320,65 +1421,243 @@ mod tests {
     use crucible_core::registry::ProbeOptions;
     use crucible_core::{BufferUse, ProverBackend, ScratchNeed};
 
-    /// Every tile plan covers the stages 0 .. log_t−1 once each, in order, with tiles
-    /// of at most 2^tile_bits inside the low log_t bits; the tiles of a dispatch
-    /// partition the indices, and each stage's partner of an element is in its tile.
+    /// Bits of a log_n-bit index, reversed.
+    fn mirror(i: u32, log_n: u32) -> u32 {
+        i.reverse_bits() >> (32 - log_n)
+    }
+
+    /// The tiles of a dispatch's workgroups: each tile alone, or in a paired dispatch
+    /// each tile with its partner (once, by the lower of the two).
+    fn workgroups(t: &TileShape, log_t: u32) -> Vec<Vec<u32>> {
+        (0..(1u32 << (log_t - t.bits())))
+            .filter_map(|b| {
+                if t.layout & TILE_PAIRED == 0 {
+                    return Some(vec![b]);
+                }
+                let pb = t.partner(b);
+                match pb.cmp(&b) {
+                    std::cmp::Ordering::Less => None,
+                    std::cmp::Ordering::Equal => Some(vec![b]),
+                    std::cmp::Ordering::Greater => Some(vec![b, pb]),
+                }
+            })
+            .collect()
+    }
+
+    /// Where element i of a dispatch's tiles lies before (`flag` TILE_LOAD_REVERSED)
+    /// or after it (TILE_STORE_REVERSED).
+    fn place(t: &TileShape, i: u32, flag: u32, log_t: u32) -> u32 {
+        if t.layout & flag != 0 {
+            mirror(i, log_t)
+        } else {
+            i
+        }
+    }
+
+    /// Every tile plan, with a reversal pass before it or fused, covers the stages
+    /// 0 .. log_t−1 once each, in order, with tiles of at most 2^tile_bits (a pair of
+    /// them at most that) inside the low log_t bits; the tiles of a dispatch partition
+    /// the indices, each stage's partner of an element is in its tile, and each
+    /// workgroup writes exactly the places it read, so that none reads what another
+    /// writes. A fused plan's first dispatch reads reversed, each reads where the one
+    /// before wrote, and the last writes in natural order.
     #[test]
     fn tile_plans_cover_every_stage_and_index() {
         for log_t in 1..=26 {
             for tile_bits in 1..=MAX_TILE_BITS {
-                let shapes = tile_plan(log_t, tile_bits);
-                assert_eq!(
-                    shapes.len() as u32,
-                    log_t.div_ceil(tile_bits),
-                    "{log_t} {tile_bits}"
-                );
-                let mut next = 0;
-                for t in &shapes {
-                    assert_eq!(t.s, next, "{t:?}");
-                    next += t.k;
-                    assert!(t.k >= 1 && t.bits() <= tile_bits, "{t:?}");
-                    assert!(t.p1 + t.w1 <= t.p2 && t.p2 + t.w2 <= log_t, "{t:?}");
-                    let stages = if t.p1 == t.s {
-                        (t.p1, t.w1)
-                    } else {
-                        (t.p2, t.w2)
-                    };
-                    assert_eq!(stages, (t.s, t.k), "{t:?}");
-                    if log_t > 12 {
-                        continue;
-                    }
-                    let mut seen = vec![false; 1 << log_t];
-                    for b in 0..(1u32 << (log_t - t.bits())) {
-                        for x in 0..(1u32 << t.bits()) {
-                            let i = t.index(b, x);
-                            assert!(!seen[i as usize], "{t:?}: {i} twice");
-                            seen[i as usize] = true;
-                            for j in 0..t.k {
-                                let partner = t.index(b, x ^ (1 << t.stage_bit(j)));
-                                assert_eq!(partner, i ^ (1 << (t.s + j)), "{t:?}");
-                            }
-                        }
-                    }
-                    assert!(seen.iter().all(|s| *s), "{t:?}");
+                let plain = tile_plan(log_t, tile_bits);
+                assert_eq!(plain.len() as u32, log_t.div_ceil(tile_bits));
+                check_tile_plan(&plain, log_t, tile_bits, false);
+                if let Some(fused) = fused_plan(log_t, tile_bits) {
+                    assert!(fused.len() <= plain.len() + 1, "{fused:?}");
+                    check_tile_plan(&fused, log_t, tile_bits, true);
                 }
-                assert_eq!(next, log_t);
             }
         }
     }
 
-    /// 2^20 and 2^24 on one chunk: the reversal and three tile dispatches; a whole
+    fn check_tile_plan(shapes: &[TileShape], log_t: u32, tile_bits: u32, reversed: bool) {
+        let case = format!("2^{log_t} in tiles of 2^{tile_bits}: {shapes:?}");
+        let mut next = 0;
+        let mut reversed = reversed;
+        for t in shapes {
+            assert_eq!(t.s, next, "{case}");
+            next += t.k;
+            let paired = t.layout & TILE_PAIRED != 0;
+            assert!(
+                t.k >= 1 && t.bits() + u32::from(paired) <= tile_bits,
+                "{case}"
+            );
+            assert!(t.p1 + t.w1 <= t.p2 && t.p2 + t.w2 <= log_t, "{case}");
+            let stages = if t.p1 == t.s {
+                (t.p1, t.w1)
+            } else {
+                (t.p2, t.w2)
+            };
+            assert_eq!(stages, (t.s, t.k), "{case}");
+            assert_eq!(t.layout & TILE_LOAD_REVERSED != 0, reversed, "{case}");
+            reversed = t.layout & TILE_STORE_REVERSED != 0;
+            if paired {
+                assert!(t.w2 == 0 && 2 * t.s + t.k == log_t, "{case}");
+            }
+            if log_t > 12 {
+                continue;
+            }
+            let mut seen = vec![false; 1 << log_t];
+            for tiles in workgroups(t, log_t) {
+                let (mut read, mut written) = (Vec::new(), Vec::new());
+                for b in tiles {
+                    for x in 0..(1u32 << t.bits()) {
+                        let i = t.index(b, x);
+                        assert!(!seen[i as usize], "{case}: {i} twice");
+                        seen[i as usize] = true;
+                        for j in 0..t.k {
+                            let partner = t.index(b, x ^ (1 << t.stage_bit(j)));
+                            assert_eq!(partner, i ^ (1 << (t.s + j)), "{case}");
+                        }
+                        read.push(place(t, i, TILE_LOAD_REVERSED, log_t));
+                        written.push(place(t, i, TILE_STORE_REVERSED, log_t));
+                    }
+                }
+                read.sort_unstable();
+                written.sort_unstable();
+                assert_eq!(read, written, "{case}: {t:?}");
+            }
+            assert!(seen.iter().all(|s| *s), "{case}: {t:?}");
+        }
+        assert_eq!(next, log_t, "{case}");
+        assert!(!reversed, "{case}");
+    }
+
+    /// The fused plans run on the host, a workgroup at a time as the tile kernel runs
+    /// them (its tiles read from where the elements lie, the stages, written where
+    /// the layout says), give arkworks' forward transform of natural-order input.
+    #[test]
+    fn fused_plans_transform_natural_order() {
+        let seed = crucible_conformance::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut centered = 0;
+        for log_n in 1..=10 {
+            let domain = Domain::with_log_size(log_n).unwrap();
+            for tile_bits in 1..=MAX_TILE_BITS {
+                let Some(shapes) = fused_plan(log_n, tile_bits) else {
+                    continue;
+                };
+                centered += usize::from(shapes.len() > 1);
+                let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+                let mut data = values.clone();
+                for t in &shapes {
+                    for tiles in workgroups(t, log_n) {
+                        // Every read of the workgroup before any write.
+                        let size = 1u32 << t.bits();
+                        let at = |b: u32, x: u32, flag: u32| place(t, t.index(b, x), flag, log_n);
+                        let mut held: Vec<Vec<Fr>> = tiles
+                            .iter()
+                            .map(|&b| {
+                                (0..size)
+                                    .map(|x| data[at(b, x, TILE_LOAD_REVERSED) as usize])
+                                    .collect()
+                            })
+                            .collect();
+                        for (&b, tile) in tiles.iter().zip(&mut held) {
+                            for j in 0..t.k {
+                                let (s, bit) = (t.s + j, t.stage_bit(j));
+                                for x0 in (0..size).filter(|x| x & (1 << bit) == 0) {
+                                    let x1 = x0 | (1 << bit);
+                                    let m = (t.index(b, x0) & ((1 << s) - 1)) << (log_n - 1 - s);
+                                    let v = tile[x1 as usize] * domain.omega.pow([u64::from(m)]);
+                                    let u = tile[x0 as usize];
+                                    tile[x0 as usize] = u + v;
+                                    tile[x1 as usize] = u - v;
+                                }
+                            }
+                        }
+                        for (&b, tile) in tiles.iter().zip(&held) {
+                            for x in 0..size {
+                                data[at(b, x, TILE_STORE_REVERSED) as usize] = tile[x as usize];
+                            }
+                        }
+                    }
+                }
+                assert!(
+                    data == reference(&values, &domain, NttKind::Forward),
+                    "seed {seed} (CRUCIBLE_SEED={seed} repeats it): 2^{log_n} in tiles of \
+                     2^{tile_bits}: {shapes:?}"
+                );
+            }
+        }
+        assert!(centered > 20, "{centered} plans with a centered dispatch");
+    }
+
+    /// The fused plans of 2^20 and 2^24 (those of the CUDA backend's tiles of 2^10,
+    /// one bit narrower), which transforms run fused, and how many dispatches a
+    /// transform of one chunk takes: three at 2^20 and 2^24, no reversal pass; a whole
     /// domain of one tile: one dispatch.
     #[test]
     fn dispatch_counts() {
+        let tile = |s, k, (p1, w1), (p2, w2), layout| TileShape {
+            s,
+            k,
+            p1,
+            w1,
+            p2,
+            w2,
+            layout,
+        };
+        let both = TILE_LOAD_REVERSED | TILE_STORE_REVERSED;
+        let pair = TILE_LOAD_REVERSED | TILE_PAIRED;
+        assert_eq!(
+            fused_plan(20, MAX_TILE_BITS).unwrap(),
+            [
+                tile(0, 6, (0, 6), (17, 3), both),
+                tile(6, 8, (6, 8), (14, 0), pair),
+                tile(14, 6, (0, 3), (14, 6), 0),
+            ]
+        );
+        assert_eq!(
+            fused_plan(24, MAX_TILE_BITS).unwrap(),
+            [
+                tile(0, 8, (0, 8), (23, 1), both),
+                tile(8, 8, (8, 8), (16, 0), pair),
+                tile(16, 8, (0, 1), (16, 8), 0),
+            ]
+        );
+        // Fused at every size but 2^27, where it would take five dispatches against
+        // the reversal and three (2^28 up: five against five).
+        let unfused: Vec<u32> = (1..=31)
+            .filter(|log| fused_plan(*log, MAX_TILE_BITS).is_none())
+            .collect();
+        assert_eq!(unfused, [27]);
+        // The GPU test's plans of 3-bit tiles: one dispatch (2^3), three (2^4 to 2^8)
+        // and five (2^10) fused; 2^9 the reversal pass and three.
+        let dispatches = |log| fused_plan(log, 3).map(|p| p.len());
+        assert_eq!(
+            [3, 4, 5, 6, 7, 8, 9, 10].map(dispatches),
+            [
+                Some(1),
+                Some(3),
+                Some(3),
+                Some(3),
+                Some(3),
+                Some(3),
+                None,
+                Some(5)
+            ]
+        );
         let count = |log: u32, kind| {
             let d = Domain::with_log_size(log).unwrap();
             workgroup_steps(&d, kind, 1 << 26, MAX_TILE_BITS).len()
         };
-        assert_eq!(count(20, NttKind::Forward), 4);
-        assert_eq!(count(24, NttKind::CosetInverse), 4);
+        assert_eq!(count(20, NttKind::Forward), 3);
+        assert_eq!(count(20, NttKind::CosetForward), 3);
+        assert_eq!(count(24, NttKind::CosetInverse), 3);
+        assert_eq!(count(16, NttKind::Forward), 3);
         assert_eq!(count(9, NttKind::CosetForward), 1);
         assert_eq!(count(0, NttKind::Inverse), 0);
+        // Chunked, the reversal pass runs (one dispatch per pair of chunks).
+        let d = Domain::with_log_size(10).unwrap();
+        let steps = workgroup_steps(&d, NttKind::Forward, 1 << 9, MAX_TILE_BITS);
+        assert_eq!(steps[0].kernel, Kernel::Bitrev);
     }
 
     #[test]
@@ -1482,10 +1761,10 @@ mod tests {
             mul: Some(NttMul::Unrolled),
             ..workgroup
         };
-        // 2^10: the reversal and two tile dispatches of five stages (the second's batch
-        // below its stages); 2^1: one tile, read reversed (2^0 is nothing to do,
-        // tests/wgpu/ntt.rs's). 32-element chunks: 2^7 in four, two stages as passes
-        // and the scaling after them.
+        // 2^10: three fused tile dispatches, the centered one of eight stages; 2^1: one
+        // tile, read reversed (2^0 is nothing to do, tests/wgpu/ntt.rs's). 32-element
+        // chunks: 2^7 in four, the reversal pass, two stages as passes and the scaling
+        // after them.
         let wide = NttConfig {
             mul: Some(NttMul::Wide),
             ..workgroup
@@ -1495,13 +1774,23 @@ mod tests {
             radix: NttRadix::Two,
             ..config
         };
-        let cases: [(Option<u64>, NttConfig, &[u32]); 6] = [
+        // Tiles of 2^3 (dispatch_counts checks the plans): fused in one dispatch (2^3),
+        // three with a centered one of two stages (2^4, 2^6, 2^8) or one (2^5, 2^7),
+        // and five (2^10: two on each side); the reversal pass and three (2^9).
+        let tiles3 = NttConfig {
+            tile_bits: 3,
+            ..workgroup
+        };
+        let small: &[u32] = &[10, 9, 8, 7, 6, 5, 4, 3];
+        let cases: [(Option<u64>, NttConfig, &[u32]); 8] = [
             (None, workgroup, &[10, 1]),
             (Some(1024), unrolled, &[7]),
             (None, wide, &[10, 1]),
             (Some(1024), wide, &[7]),
             (None, radix2(workgroup), &[10]),
             (None, radix2(wide), &[10, 1]),
+            (None, tiles3, small),
+            (None, radix2(tiles3), small),
         ];
         let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
         for (binding, config, logs) in cases {

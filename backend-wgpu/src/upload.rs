@@ -184,7 +184,7 @@ impl Slot {
                     label: Some("upload"),
                 });
             encoder.copy_buffer_to_buffer(&self.buffer, 0, dst, at, bytes);
-            ctx.queue.submit([encoder.finish()])
+            ctx.submit(encoder.finish())
         })?;
         let (sender, mapped) = std::sync::mpsc::channel();
         self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {

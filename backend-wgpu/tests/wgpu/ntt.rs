@@ -149,3 +149,73 @@ fn chunked_ntt_and_pointwise_match_arkworks() {
     check_ntts(backend, &mut rng, 4..=8);
     check_pointwise(backend, &mut rng, 7);
 }
+
+/// A transform repeated on a lease creates no buffer, makes one submission and uploads
+/// no parameters (the bytes already queued are its own); so does a repeated pointwise
+/// product. Each kind three times on fresh random inputs, against arkworks: the first
+/// builds its tables (in its one submission), the second uploads its parameters
+/// without the table builds', the third is checked; 2^10 takes two tile dispatches.
+#[test]
+fn repeated_ntt_creates_nothing() {
+    let _serial = common::serial();
+    let Some(backend) = common::backend("repeated_ntt_creates_nothing") else {
+        return;
+    };
+    if std::env::var_os(crucible_backend_wgpu::PROFILE_ENV).is_some() {
+        // Profiled transforms lease their timestamp buffers each time.
+        println!("skipped: {} is set", crucible_backend_wgpu::PROFILE_ENV);
+        return;
+    }
+    let (mut rng, _seed) = common::rng();
+    let domain = Domain::with_log_size(10).unwrap();
+    let mut lease = (backend as &dyn ProverBackend)
+        .allocate(plan(backend, &domain))
+        .unwrap();
+    let x = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
+        .unwrap();
+    let y = (backend as &dyn ProverBackend)
+        .alloc_scalars(&mut lease, PlanKey::new("test", "y"), domain.size)
+        .unwrap();
+    let repeat = |what: &str, op: &mut dyn FnMut()| {
+        let before = backend.activity();
+        op();
+        let after = backend.activity();
+        assert_eq!(after.buffers, before.buffers, "{what}: buffers created");
+        assert_eq!(
+            after.submissions,
+            before.submissions + 1,
+            "{what}: submissions"
+        );
+        assert_eq!(after.param_writes, before.param_writes, "{what}: uploads");
+    };
+    for kind in NttKind::ALL {
+        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+        backend.stage_scalars(&mut lease, x, &values).unwrap();
+        backend.ntt(&mut lease, x, &domain, kind).unwrap();
+        backend.ntt(&mut lease, x, &domain, kind).unwrap();
+        repeat(&format!("{kind:?} NTT"), &mut || {
+            backend.ntt(&mut lease, x, &domain, kind).unwrap()
+        });
+        let mut want = values;
+        for _ in 0..3 {
+            want = reference(&want, &domain, kind);
+        }
+        assert_eq!(
+            backend.read_scalars(&lease, x).unwrap(),
+            want,
+            "{kind:?} NTT of 2^10, three times"
+        );
+    }
+    let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(&mut rng)).collect();
+    backend.stage_scalars(&mut lease, x, &values).unwrap();
+    backend.stage_scalars(&mut lease, y, &values).unwrap();
+    backend.mul_assign(&mut lease, x, y).unwrap();
+    repeat("mul_assign", &mut || {
+        backend.mul_assign(&mut lease, x, y).unwrap()
+    });
+    let cubes: Vec<Fr> = values.iter().map(|v| v * v * v).collect();
+    assert_eq!(backend.read_scalars(&lease, x).unwrap(), cubes, "x·y·y");
+    lease.release().unwrap();
+    assert_eq!(backend.budget().in_use(), 0);
+}
