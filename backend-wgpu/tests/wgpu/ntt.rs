@@ -8,7 +8,8 @@ use ark_ff::{FftField, UniformRand};
 use ark_poly::EvaluationDomain;
 use ark_std::rand::Rng;
 use crucible_core::{
-    BufferUse, Domain, ElementKind, Fr, MemoryPlan, NttKind, PlanKey, ProverBackend, ScratchNeed,
+    BufferUse, Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PlanKey, ProverBackend,
+    ScalarBuf, ScratchNeed,
 };
 
 fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
@@ -44,6 +45,15 @@ fn plan(backend: &dyn ProverBackend, domain: &Domain) -> MemoryPlan {
     plan
 }
 
+/// A lease of [`plan`] over `domain` and its buffer `x` of the domain's size.
+fn lease_with_x(backend: &dyn ProverBackend, domain: &Domain) -> (Lease, ScalarBuf) {
+    let mut lease = backend.allocate(plan(backend, domain)).unwrap();
+    let x = backend
+        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
+        .unwrap();
+    (lease, x)
+}
+
 fn check_ntts(
     backend: &dyn ProverBackend,
     rng: &mut impl Rng,
@@ -52,12 +62,7 @@ fn check_ntts(
     for log in log_sizes {
         let domain = Domain::with_log_size(log).unwrap();
         let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
-        let mut lease = (backend as &dyn ProverBackend)
-            .allocate(plan(backend, &domain))
-            .unwrap();
-        let x = (backend as &dyn ProverBackend)
-            .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
-            .unwrap();
+        let (mut lease, x) = lease_with_x(backend, &domain);
         for kind in NttKind::ALL {
             backend.stage_scalars(&mut lease, x, &values).unwrap();
             backend.ntt(&mut lease, x, &domain, kind).unwrap();
@@ -168,12 +173,7 @@ fn repeated_ntt_creates_nothing() {
     }
     let (mut rng, _seed) = common::rng();
     let domain = Domain::with_log_size(10).unwrap();
-    let mut lease = (backend as &dyn ProverBackend)
-        .allocate(plan(backend, &domain))
-        .unwrap();
-    let x = (backend as &dyn ProverBackend)
-        .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
-        .unwrap();
+    let (mut lease, x) = lease_with_x(backend, &domain);
     let y = (backend as &dyn ProverBackend)
         .alloc_scalars(&mut lease, PlanKey::new("test", "y"), domain.size)
         .unwrap();
