@@ -91,9 +91,11 @@ fn errors_are_reported_and_budget_returns() {
         }
         other => panic!("expected LeaseExceeded, got {other:?}"),
     }
-    // Wrong lengths and kinds are input errors.
+    // Wrong lengths and kinds are input errors: more values than the buffer holds
+    // (fewer write its front, as with bases).
+    let longer: Vec<Fr> = values.iter().chain(&values[..1]).copied().collect();
     assert!(matches!(
-        backend.stage_scalars(&mut lease, x, &values[1..]),
+        backend.stage_scalars(&mut lease, x, &longer),
         Err(Error::InvalidInput(_))
     ));
     let wrong = Domain::with_log_size(3).unwrap();
