@@ -184,16 +184,13 @@ impl<G: MsmGroup> HostMsm<G> {
     /// The plans of the leases [`HostMsm::allocate`] takes for MSMs of up to `len`
     /// terms: each slot's bases, then its scalars and scratch.
     pub fn plans(backend: &dyn ProverBackend, len: usize) -> Result<Vec<MemoryPlan>> {
-        Self::plans_from(backend, len, PIPELINE_FROM)
+        Self::slot_plans(backend, Self::slot_lens(len, PIPELINE_FROM))
     }
 
-    fn plans_from(
-        backend: &dyn ProverBackend,
-        len: usize,
-        pipeline_from: usize,
-    ) -> Result<Vec<MemoryPlan>> {
+    /// The plans of slots holding `lens` terms.
+    fn slot_plans(backend: &dyn ProverBackend, lens: [usize; 2]) -> Result<Vec<MemoryPlan>> {
         let mut plans = Vec::with_capacity(4);
-        for (slot, n) in Self::slot_lens(len, pipeline_from).into_iter().enumerate() {
+        for (slot, n) in lens.into_iter().enumerate() {
             let mut bases = MemoryPlan::new(format!("one-shot {} MSM bases, slot {slot}", G::NAME));
             bases.item(BASES, backend.buffer_bytes(G::KIND, n, BufferUse::Plain)?);
             let mut work = MemoryPlan::new(format!(
@@ -224,11 +221,9 @@ impl<G: MsmGroup> HostMsm<G> {
         max_len: usize,
         pipeline_from: usize,
     ) -> Result<Self> {
-        let plans = Self::plans_from(backend, max_len, pipeline_from)?;
-        let total = plans.iter().map(MemoryPlan::total_bytes).sum();
-        backend.budget().check_fits(total)?;
-        let mut leases = backend.allocate_together(plans)?.into_iter();
         let lens = Self::slot_lens(max_len, pipeline_from);
+        let plans = Self::slot_plans(backend, lens)?;
+        let mut leases = backend.allocate_together(plans)?.into_iter();
         let mut slot = |n: usize| -> Result<Slot<G>> {
             let (Some(mut bases), Some(mut work)) = (leases.next(), leases.next()) else {
                 return Err(Error::InvalidInput("a one-shot MSM has four leases".into()));

@@ -90,7 +90,7 @@ fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<Proof
         };
         target.item(item.key, item.bytes);
     }
-    backend.check_plan(&plan)?;
+    // `allocate_together` checks each lease's plan with the backend.
     let [c0, c1] = chunk_plans;
     let mut leases = backend
         .allocate_together(vec![work_plan, c0, c1])?
