@@ -14,6 +14,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::sys as nvrtc;
 
 use crate::error::{CudaError, CudaResult};
+use crucible_core::Fr;
+
 use crate::field::{FrArg, FrSeeds};
 
 // SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
@@ -242,6 +244,76 @@ pub fn alloc_pinned_cached(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<Pin
     Ok(unsafe { ctx.alloc_pinned_with_flags::<u32>(len, 0) }?)
 }
 
+/// Page-locks the `bytes` bytes of host memory at `start` for the context's copies
+/// (`cuMemHostRegister`): the device then copies them at the link's speed. Safe to
+/// call on any range: the driver reads and writes nothing there, and a copy reaches
+/// the range only through a slice that the copying call borrows (`pinned.rs`), so
+/// only while it is live. It stays registered until [`host_unregister`].
+pub fn host_register(
+    ctx: &Arc<CudaContext>,
+    start: usize,
+    bytes: usize,
+) -> Result<(), DriverError> {
+    ctx.bind_to_thread()?;
+    // SAFETY: registration only locks the pages (flags 0: for this context's copies,
+    // nothing mapped into the device's address space); no memory is accessed.
+    unsafe { cudarc::driver::sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, bytes, 0) }
+        .result()
+}
+
+/// Undoes [`host_register`] of the range at `start` (`cuMemHostUnregister`); its
+/// caller has no copy of the range in flight.
+pub fn host_unregister(ctx: &Arc<CudaContext>, start: usize) -> Result<(), DriverError> {
+    ctx.bind_to_thread()?;
+    // SAFETY: unlocks pages the driver registered at `start`; no memory is accessed,
+    // and an address never registered is an error code, not undefined behaviour.
+    unsafe { cudarc::driver::sys::cuMemHostUnregister(start as *mut std::ffi::c_void) }.result()
+}
+
+/// Whether arkworks' `Fr` lies in memory exactly as the device's 8 little-endian u32
+/// words of its Montgomery form: 32 bytes, the u64 limbs in order (its type is not
+/// `repr(C)`, so this is checked on values, once, instead of assumed).
+fn fr_is_device_words() -> bool {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SAME.get_or_init(|| {
+        use ark_ff::{Field, One};
+        if std::mem::size_of::<Fr>() != 32 || std::mem::align_of::<Fr>() < 4 {
+            return false;
+        }
+        let probe = [
+            Fr::from(0x0123_4567_89ab_cdefu64).square(),
+            -Fr::one(),
+            Fr::from(3u64).inverse().unwrap_or_default(),
+        ];
+        let mut words = [0u32; 24];
+        crate::field::fr_to_words(&probe, &mut words);
+        // SAFETY: Fr is 32 bytes (checked) of u64 limbs: no padding, every byte
+        // initialised, and its alignment (checked) suits u32 reads.
+        let raw = unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), 24) };
+        raw == words
+    })
+}
+
+/// `scalars` as the device's words, where [`fr_is_device_words`]: a copy of these
+/// words to the device stages the scalars as they are.
+pub fn fr_device_words(scalars: &[Fr]) -> Option<&[u32]> {
+    // SAFETY: Fr is exactly 8 u32 words without padding (checked), so the slice's
+    // bytes are 8 len initialised words, borrowed for as long as `scalars`.
+    fr_is_device_words().then(|| unsafe {
+        std::slice::from_raw_parts(scalars.as_ptr().cast::<u32>(), scalars.len() * 8)
+    })
+}
+
+/// `scalars` as the device's words to be overwritten, where [`fr_is_device_words`]: a
+/// read-back of reduced Montgomery words into these leaves the scalars read.
+pub fn fr_device_words_mut(scalars: &mut [Fr]) -> Option<&mut [u32]> {
+    // SAFETY: as fr_device_words, borrowed exclusively; any u32 pattern is a valid
+    // u64 limb, and the device writes only reduced values (< r), Fr's own invariant.
+    fr_is_device_words().then(|| unsafe {
+        std::slice::from_raw_parts_mut(scalars.as_mut_ptr().cast::<u32>(), scalars.len() * 8)
+    })
+}
+
 /// Asks the kernel to back the whole 2 MiB pages inside `memory` with huge pages when
 /// they are first touched: a fresh 32 MiB read-back destination then takes 16 page
 /// faults instead of 8192 (advice only: refused, nothing changes).
@@ -272,6 +344,23 @@ pub fn advise_huge_pages<T>(_memory: &mut [std::mem::MaybeUninit<T>]) {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arkworks_scalars_are_the_device_words_in_memory() {
+        use ark_ff::UniformRand;
+        use ark_std::rand::{rngs::StdRng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut v: Vec<Fr> = (0..33).map(|_| Fr::rand(&mut rng)).collect();
+        let mut want = vec![0u32; 33 * 8];
+        crate::field::fr_to_words(&v, &mut want);
+        assert_eq!(fr_device_words(&v), Some(&want[..]));
+        let back: Vec<Fr> = v.iter().rev().copied().collect();
+        let mut rev = vec![0u32; 33 * 8];
+        crate::field::fr_to_words(&back, &mut rev);
+        fr_device_words_mut(&mut v).unwrap().copy_from_slice(&rev);
+        assert_eq!(v, back);
+        assert_eq!(fr_device_words(&[]), Some(&[][..]));
+    }
 
     #[test]
     fn huge_page_advice_leaves_memory_usable_and_whole() {

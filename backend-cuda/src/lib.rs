@@ -36,6 +36,7 @@ mod launch;
 mod memory;
 mod msm;
 mod ntt;
+mod pinned;
 mod pointwise;
 mod programs;
 mod staging;
@@ -48,8 +49,8 @@ use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
     DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf,
-    ScratchNeed,
+    G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey, ProverBackend,
+    Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::CudaError;
@@ -74,6 +75,8 @@ pub struct CudaBackend {
     tuning: CudaTuning,
     /// The last MSM's sort, for the next MSM over the same scalars.
     sorts: msm::SortReuse,
+    /// The caller's host memory pinned through this backend, copied without staging.
+    pins: pinned::Pins,
 }
 
 /// A timing event recorded on the compute stream.
@@ -143,6 +146,7 @@ impl CudaBackend {
             reads: staging::SharedStaging::new(staging::HostMapping::Cached, chunk_words),
             tuning,
             sorts: msm::SortReuse::default(),
+            pins: pinned::Pins::default(),
         })
     }
 
@@ -424,8 +428,18 @@ impl ProverBackend for CudaBackend {
         msm::alloc_bases(self.stream(), lease, key, group, len, planes)
     }
 
+    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+        self.pins.pin(&self.device.ctx, scalars)
+    }
+
+    // Pinned scalars in one copy, straight from the caller's memory; the rest
+    // through the staging buffers, converted on every core.
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         self.sorts.scalars_written();
+        if let Some(words) = self.pins.words(src) {
+            crucible_core::check_front("scalars", src.len(), dst.len())?;
+            return pinned::upload(&self.device.copy, lease, dst.id(), words);
+        }
         self.stage_words::<CudaBuffer>(
             lease,
             dst.id(),
@@ -441,9 +455,13 @@ impl ProverBackend for CudaBackend {
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
-        self.upload::<CudaBuffer>(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
-            field::fr_to_words(&src[r], w)
-        })?;
+        if let Some(words) = self.pins.words(src) {
+            pinned::upload(&self.device.copy, lease, dst.id(), words)?;
+        } else {
+            self.upload::<CudaBuffer>(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
+                field::fr_to_words(&src[r], w)
+            })?;
+        }
         memory::zero_tail(
             &self.device.copy,
             lease,
@@ -498,6 +516,9 @@ impl ProverBackend for CudaBackend {
     // As read_scalars, each chunk converted straight into its place in `dst`.
     fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
         crucible_core::check_read_len(src, dst)?;
+        if let Some(words) = self.pins.words_mut(dst) {
+            return pinned::download(self.stream(), lease, src.id(), words);
+        }
         if self.tuning.pageable_reads {
             dst.copy_from_slice(&self.read_scalars(lease, src)?);
             return Ok(());

@@ -500,6 +500,53 @@ fn scalars_round_trip_across_staging_chunks() {
     lease.release().unwrap();
 }
 
+/// Pinned scalars: the backend pins them (arkworks' Fr lies in memory as the device's
+/// words), they cross in one copy each way with the same values, a pinned
+/// destination of the wrong length is refused, and unpinned memory (the same vector
+/// after its pin dropped, and a slice inside a pinned one) still crosses correctly.
+#[test]
+fn pinned_scalars_cross_in_one_copy_each_way() {
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let n = (1usize << 19) + 77;
+    let key = PlanKey::new("test", "v");
+    let mut plan = MemoryPlan::new("pinned");
+    plan.item(
+        key,
+        cuda.buffer_bytes(ElementKind::Scalar, n, BufferUse::Resident)
+            .unwrap(),
+    );
+    let dynb = &*cuda as &dyn ProverBackend;
+    let mut lease = dynb.allocate(plan).unwrap();
+    let buf = dynb.alloc_scalars(&mut lease, key, n).unwrap();
+    let mut values: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let want = values.clone();
+    let mut back = vec![Fr::zero(); n];
+    {
+        let src = cuda.pin_scalars(&mut values).unwrap();
+        let mut dst = cuda.pin_scalars(&mut back).unwrap();
+        assert!(src.is_pinned() && dst.is_pinned(), "seed {seed}");
+        cuda.stage_scalars(&mut lease, buf, &src).unwrap();
+        cuda.read_scalars_into(&lease, buf, &mut dst).unwrap();
+        assert!(cuda.read_scalars_into(&lease, buf, &mut dst[1..]).is_err());
+        // A part of pinned memory is pinned too: its front crosses alone.
+        cuda.stage_scalars(&mut lease, buf, &src[..1000]).unwrap();
+    }
+    if let Some(i) = (0..n).find(|&i| back[i] != want[i]) {
+        panic!("pinned: scalar {i} of {n} differs (seed {seed})");
+    }
+    let fresh: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    values.copy_from_slice(&fresh);
+    cuda.stage_scalars(&mut lease, buf, &values).unwrap();
+    assert_eq!(
+        cuda.read_scalars(&lease, buf).unwrap(),
+        fresh,
+        "seed {seed}"
+    );
+    lease.release().unwrap();
+}
+
 /// Staging and read-back throughput (host conversion plus the pinned copies), for
 /// measurements on a GPU machine: `--ignored --nocapture staging_throughput`.
 #[test]

@@ -135,3 +135,40 @@ mod tests {
         assert!(top_bits.count() > 50);
     }
 }
+
+/// Where a host-in/host-out transform's vectors live: ordinary (pageable) memory, or
+/// pinned by the backend for its copies (`ProverBackend::pin_scalars`, untimed, as a
+/// caller that reuses its vectors pins them once; sppark's harness times its pinned
+/// mode the same way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostMemory {
+    /// Plain vectors: the backend copies them through its staging buffers.
+    #[default]
+    Pageable,
+    /// Vectors pinned by the backend before the clock starts.
+    Pinned,
+}
+
+/// `pageable` or `pinned`.
+impl FromStr for HostMemory {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<HostMemory, String> {
+        match s {
+            "pageable" => Ok(HostMemory::Pageable),
+            "pinned" => Ok(HostMemory::Pinned),
+            _ => Err(format!(
+                "`{s}` is not a kind of host memory (expected `pageable` or `pinned`)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for HostMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HostMemory::Pageable => "pageable",
+            HostMemory::Pinned => "pinned",
+        })
+    }
+}

@@ -13,12 +13,12 @@ use crucible_core::groth16::{
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::HostMsm;
 use crucible_core::{
-    BufferUse, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, NttKind, ProverBackend,
-    Result, ScalarBuf, ScratchNeed,
+    BufferUse, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars,
+    ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 use crate::op::prove_shape;
-use crate::{mixed_scalars, random_bases, random_scalars, Op, ScalarMix};
+use crate::{mixed_scalars, random_bases, random_scalars, HostMemory, Op, ScalarMix};
 
 /// The times of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,6 +78,8 @@ pub enum Task {
         kind: NttKind,
         /// log2 of the length.
         log_size: u32,
+        /// Where the "+transfers" run's input and output vectors live.
+        host: HostMemory,
     },
     /// A G1 MSM of `len` terms.
     MsmG1 {
@@ -109,6 +111,7 @@ impl Task {
         let ntt = |kind| Task::Ntt {
             kind,
             log_size: size.trailing_zeros(),
+            host: HostMemory::Pageable,
         };
         Ok(match op {
             Op::Ntt => ntt(NttKind::Forward),
@@ -147,6 +150,22 @@ impl Task {
             Task::Ntt { .. } if mix == ScalarMix::FULL => Ok(self),
             Task::Ntt { .. } => Err(Error::InvalidInput(
                 "a scalar mix applies to msm-g1, msm-g2 and prove only".into(),
+            )),
+        }
+    }
+
+    /// The same task with its "+transfers" host vectors in `host` memory; an error
+    /// for anything but a transform when `host` is not pageable.
+    pub fn with_host_memory(self, host: HostMemory) -> Result<Task> {
+        match self {
+            Task::Ntt { kind, log_size, .. } => Ok(Task::Ntt {
+                kind,
+                log_size,
+                host,
+            }),
+            _ if host == HostMemory::Pageable => Ok(self),
+            _ => Err(Error::InvalidInput(
+                "pinned host memory applies to ntt, intt and coset-ntt only".into(),
             )),
         }
     }
@@ -344,6 +363,7 @@ enum State {
         // The host vector the result comes back into, reused across runs as a caller
         // transforming in place would (sppark's host-in/host-out transform too).
         host: Vec<Fr>,
+        memory: HostMemory,
     },
     MsmG1(MsmState<G1>),
     MsmG2(MsmState<G2>),
@@ -365,7 +385,11 @@ impl<'a> Workload<'a> {
         let plans = workload_plans(backend, &task)?;
         backend.budget().check_fits(total_bytes(&plans)?)?;
         let state = match task {
-            Task::Ntt { kind, log_size } => {
+            Task::Ntt {
+                kind,
+                log_size,
+                host: memory,
+            } => {
                 let domain = Domain::with_log_size(log_size)?;
                 let [plan] = <[MemoryPlan; 1]>::try_from(plans)
                     .map_err(|_| Error::InvalidInput("an NTT workload has one plan".into()))?;
@@ -377,6 +401,7 @@ impl<'a> Workload<'a> {
                     lease,
                     buf,
                     host: vec![Fr::zero(); domain.size],
+                    memory,
                 }
             }
             Task::MsmG1 { len, mix } => {
@@ -405,16 +430,28 @@ impl<'a> Workload<'a> {
                 lease,
                 buf,
                 host,
+                memory,
             } => {
-                let data = random_scalars(domain.size, rng);
+                let mut data = random_scalars(domain.size, rng);
+                // Pinned (or not) before the clock starts, unpinned after it stops.
+                let (mut src, mut dst) = match memory {
+                    HostMemory::Pageable => (
+                        PinnedScalars::unpinned(&mut data),
+                        PinnedScalars::unpinned(host),
+                    ),
+                    HostMemory::Pinned => {
+                        (backend.pin_scalars(&mut data)?, backend.pin_scalars(host)?)
+                    }
+                };
                 let t0 = Instant::now();
-                backend.stage_scalars(lease, *buf, &data)?;
+                backend.stage_scalars(lease, *buf, &src)?;
                 backend.synchronize()?;
                 let (resident, device_clock) =
                     time_resident(backend, || backend.ntt(lease, *buf, domain, *kind))?;
-                backend.read_scalars_into(lease, *buf, host)?;
-                black_box(&host);
+                backend.read_scalars_into(lease, *buf, &mut dst)?;
+                black_box(&mut *dst);
                 let t3 = Instant::now();
+                black_box(&mut *src);
                 Ok(RunTimes {
                     resident,
                     with_transfers: t3 - t0,

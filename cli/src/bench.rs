@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use clap::Args;
 use crucible_benches::{
-    measure, op_plans, total_bytes, Measurement, Op, ScalarMix, Task, Workload, PROVE_INPUTS,
+    measure, op_plans, total_bytes, HostMemory, Measurement, Op, ScalarMix, Task, Workload,
+    PROVE_INPUTS,
 };
 use crucible_core::key_file::BenchKeyId;
 use crucible_core::priority;
@@ -54,6 +55,11 @@ pub struct BenchArgs {
     /// witness (that share of its constraints check a bit; its own key). Not for NTTs.
     #[arg(long, default_value = "full")]
     scalars: ScalarMix,
+    /// Transforms' "+transfers" column: the host vectors in `pageable` memory (copied
+    /// through the backend's staging buffers) or `pinned` by the backend for its copies
+    /// before the clock starts (`ProverBackend::pin_scalars`; sppark's pinned mode).
+    #[arg(long, default_value = "pageable")]
+    host_memory: HostMemory,
     /// Cap on each device's budget (`16GiB`): `prove` then runs the fastest schedule
     /// that fits it (streamed bases, sequenced domain vectors).
     #[arg(long, value_parser = parse::memory)]
@@ -257,7 +263,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
                 };
                 Ok(Arc::new(load_key_id(&id)?.key))
             })?
-            .with_scalar_mix(args.scalars)?;
+            .with_scalar_mix(args.scalars)?
+            .with_host_memory(args.host_memory)?;
             Ok((size, task))
         })
         .collect::<Result<_, CliError>>()?;
@@ -294,6 +301,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     bar.finish_and_clear();
     rows.sort_by_key(|r| r.size);
 
+    if args.host_memory != HostMemory::Pageable {
+        println!(
+            "host memory: {} (the +transfers column's vectors)",
+            args.host_memory
+        );
+    }
     if args.scalars != ScalarMix::FULL {
         println!(
             "scalars: {} (that share of them 0 or 1, the rest full width; prove: of the witness)",

@@ -6,6 +6,8 @@ const OWNER: &str = "conformance";
 
 /// A scalar buffer under test.
 pub const X: PlanKey = PlanKey::new(OWNER, "x");
+/// A second scalar buffer under test.
+pub const Y: PlanKey = PlanKey::new(OWNER, "y");
 /// The first operand of a pointwise case.
 pub const A: PlanKey = PlanKey::new(OWNER, "a");
 /// The second operand of a pointwise case.

@@ -2,14 +2,15 @@
 //! buffer, whatever the buffer held before; `stage_scalars` of fewer values writes the
 //! front and keeps the rest; `read_scalars_into` reads the same values
 //! as `read_scalars` over whatever the destination held, and refuses a destination of
-//! another length.
+//! another length. Scalars pinned by the backend (`pin_scalars`) stage, transform and
+//! read back the same values as any others, and stay the caller's when unpinned.
 
 use ark_ff::{UniformRand, Zero};
 use ark_std::rand::rngs::StdRng;
-use crucible_core::{Fr, ProverBackend, ScratchNeed};
+use crucible_core::{Domain, Fr, NttKind, ProverBackend, ScratchNeed};
 
 use crate::items;
-use crate::ntt_cases::{first_difference, scalar_plan};
+use crate::ntt_cases::{first_difference, reference, scalar_plan};
 use crate::suite::Runner;
 use crate::CaseError;
 
@@ -61,7 +62,53 @@ fn padded_case(
     first_difference(&kept, &want_kept)
 }
 
-/// Padded staging at a few lengths: empty, short, half, full.
+/// A transform from pinned scalars into pinned scalars (a backend that pins nothing
+/// copies them as it copies any), padded staging from a pinned front, and the
+/// length checks on pinned memory.
+fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
+    let domain = Domain::with_log_size(log)?;
+    let n = domain.size;
+    let input: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let mut want = input.clone();
+    reference(&mut want, &domain, NttKind::Forward);
+    let live = n / 2 + 1;
+    let mut want_padded = input[..live].to_vec();
+    want_padded.resize(n, Fr::zero());
+    let need = ScratchNeed {
+        ntt: Some(domain),
+        ..Default::default()
+    };
+    let plan = scalar_plan(backend, &[(items::X, n), (items::Y, n)], need);
+    let mut lease = backend.allocate(plan)?;
+    let x = backend.alloc_scalars(&mut lease, items::X, n)?;
+    let y = backend.alloc_scalars(&mut lease, items::Y, n)?;
+    let mut src = input.clone();
+    let mut out: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let padded = {
+        let src = backend.pin_scalars(&mut src)?;
+        let mut dst = backend.pin_scalars(&mut out)?;
+        backend.stage_scalars(&mut lease, x, &src)?;
+        backend.ntt(&mut lease, x, &domain, NttKind::Forward)?;
+        backend.read_scalars_into(&lease, x, &mut dst)?;
+        if backend.read_scalars_into(&lease, x, &mut dst[1..]).is_ok() {
+            return Err(fail!(
+                "reading {n} scalars into {} pinned was accepted",
+                n - 1
+            ));
+        }
+        backend.stage_scalars(&mut lease, y, &src)?;
+        backend.stage_scalars_padded(&mut lease, y, &src[..live])?;
+        backend.read_scalars(&lease, y)?
+    };
+    lease.release()?;
+    if src != input {
+        return Err(fail!("staging changed the pinned source"));
+    }
+    first_difference(&out, &want)?;
+    first_difference(&padded, &want_padded)
+}
+
+/// Padded staging at a few lengths: empty, short, half, full; pinned scalars.
 pub fn run(r: &mut Runner<'_>) {
     let backend = r.backend;
     let big = 1usize << r.config.max_log_size.min(16);
@@ -73,6 +120,11 @@ pub fn run(r: &mut Runner<'_>) {
     for (len, live) in cases {
         r.case(&format!("stage/padded/{live}-of-{len}"), |rng| {
             padded_case(backend, rng, len, live)
+        });
+    }
+    for log in [1, r.config.max_log_size.min(16)] {
+        r.case(&format!("stage/pinned/2^{log}"), |rng| {
+            pinned_case(backend, rng, log)
         });
     }
 }

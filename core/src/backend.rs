@@ -11,7 +11,7 @@ use ark_ff::Zero;
 
 use crate::{
     BufferId, CostModel, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
-    G2Projective, Lease, MemoryPlan, PlanKey, Result,
+    G2Projective, Lease, MemoryPlan, PinnedScalars, PlanKey, Result,
 };
 
 /// A point in a device's queue (see [`ProverBackend::device_marker`]).
@@ -251,6 +251,16 @@ pub trait ProverBackend: Send + Sync {
         check_read_len(src, dst)?;
         dst.copy_from_slice(&self.read_scalars(lease, src)?);
         Ok(())
+    }
+
+    /// Page-locks the caller's `scalars` for this backend's copies while the returned
+    /// value lives: [`Self::stage_scalars`] from it and [`Self::read_scalars_into`]
+    /// into it then copy straight between the caller's memory and the device, at the
+    /// link's full speed, without staging buffers (`crate::pinned` says when that
+    /// pays). The default pins nothing (a backend whose copies gain nothing from it:
+    /// the CPU, wgpu): the scalars are used the same way, unpinned.
+    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+        Ok(PinnedScalars::unpinned(scalars))
     }
 
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.

@@ -11,8 +11,8 @@ use ark_ff::One;
 use crate::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
     DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result,
-    ScalarBuf, ScratchNeed,
+    G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
+    ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 /// The calls a fault can be injected into: one per method of [`ProverBackend`], and
@@ -385,6 +385,9 @@ impl ProverBackend for FaultyBackend {
         } else {
             values
         })
+    }
+    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+        self.inner.pin_scalars(scalars)
     }
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
         let kind = if self.check(FaultOp::Ntt)? {
