@@ -179,6 +179,12 @@ struct alignas(16) Fp {
 typedef Fp<FrCfg> Fr;
 typedef Fp<FqCfg> Fq;
 
+// A double-width integer (2N words, little-endian): a product before its Montgomery
+// reduction. fq2.cuh's lazy Fq2 product adds and subtracts these and reduces only the
+// two sums (fredc).
+template <class C> struct FpWide { u32 l[2 * C::N]; };
+typedef FpWide<FqCfg> FqWide;
+
 template <class C> CRU_DEV bool fis_zero(const Fp<C>& a) {
     u32 acc = 0;
     CRU_UNROLL for (int i = 0; i < C::N; i++) acc |= a.l[i];
@@ -383,6 +389,112 @@ template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
     return reduce_once<C>(u);
 }
 
+// a + b, not reduced: below 2p < 2^(32N) (both moduli leave a spare top bit), an
+// operand of fmul_plain.
+template <class C> CRU_DEV Fp<C> fadd_unreduced(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> s;
+    s.l[0] = add_cc(a.l[0], b.l[0]);
+    CRU_UNROLL for (int i = 1; i < N - 1; i++) s.l[i] = addc_cc(a.l[i], b.l[i]);
+    s.l[N - 1] = addc(a.l[N - 1], b.l[N - 1]);
+    return s;
+}
+
+// The 2N-word product a*b of any a, b < 2^(32N): fmul's rows without their m p half.
+// Frame word 0 of row i is final after the row's products (nothing lands below the
+// frame): it is word i of the product, kept as the frame moves on; the frame left
+// after the last row is the top N words. Bounds: before a row's shift the frame is below
+// a 2^32 <= 2^(32(N+1)), so e and o fit N + 1 words, as in fmul. Its multiply-adds and
+// fredc's are mad_pair's WIDE form: in the G2 bucket sums (NVRTC 12.9, sm_90) the
+// narrow form gave 88 more SASS instructions and 60 more bytes of spills.
+template <class C> CRU_DEV FpWide<C> fmul_plain(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    FpWide<C> r;
+    u32 e[N + 2], o[N + 2];
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = 0; o[k] = 0; }
+    u32 pend = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 bi = b.l[i];
+        e[0] = add_cc(e[0], pend);  // its carry goes to frame word 1 = o[0]
+        CRU_UNROLL for (int j = 1; j < N; j += 2) mad_pair<true, true>(a.l[j], bi, o[j - 1], o[j]);
+        o[N] = addc(o[N], 0);
+        mad_pair<true, false>(a.l[0], bi, e[0], e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) mad_pair<true, true>(a.l[j], bi, e[j], e[j + 1]);
+        e[N] = addc(e[N], 0);
+        r.l[i] = e[0];
+        mont_next_row<N>(e, o, pend);
+    }
+    // The top half e + pend + 2^32 o < 2^(32N): e[N] and o[N-1] are zero.
+    r.l[N] = add_cc(e[0], pend);
+    CRU_UNROLL for (int k = 1; k < N - 1; k++) r.l[N + k] = addc_cc(e[k], o[k - 1]);
+    r.l[2 * N - 1] = addc(e[N - 1], o[N - 2]);
+    return r;
+}
+
+// Montgomery reduction t 2^(-32N) mod p of t < p 2^(32N), in [0, p): fmul's rows with
+// only their m p half, over the low N words of t (e starts as them); the high N words
+// are added after the rows, (t_lo + M p) / 2^(32N) + t_hi = (t + M p) / 2^(32N) < 2p,
+// then one subtraction. The frame stays below 2^(32N) + 2^32 p < 2^(32(N+1)).
+template <class C> CRU_DEV Fp<C> fredc(const FpWide<C>& t) {
+    constexpr int N = C::N;
+    u32 e[N + 2], o[N + 2];
+    CRU_UNROLL for (int k = 0; k < N + 2; k++) { e[k] = k < N ? t.l[k] : 0; o[k] = 0; }
+    u32 pend = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        e[0] = add_cc(e[0], pend);  // its carry goes to frame word 1 = o[0]
+        const u32 m = e[0] * C::INV;
+        CRU_UNROLL for (int j = 1; j < N; j += 2) mad_pair<true, true>(m, C::p(j), o[j - 1], o[j]);
+        o[N] = addc(o[N], 0);
+        mad_pair<true, false>(m, C::p(0), e[0], e[1]);
+        CRU_UNROLL for (int j = 2; j < N; j += 2) mad_pair<true, true>(m, C::p(j), e[j], e[j + 1]);
+        e[N] = addc(e[N], 0);
+        mont_next_row<N>(e, o, pend);
+    }
+    // (t_lo + M p) / 2^(32N) = e + pend + 2^32 o <= p: e[N] and o[N-1] are zero.
+    u32 u[N];
+    u[0] = add_cc(e[0], pend);
+    CRU_UNROLL for (int k = 1; k < N - 1; k++) u[k] = addc_cc(e[k], o[k - 1]);
+    u[N - 1] = addc(e[N - 1], o[N - 2]);
+    u[0] = add_cc(u[0], t.l[N]);
+    CRU_UNROLL for (int k = 1; k < N - 1; k++) u[k] = addc_cc(u[k], t.l[N + k]);
+    u[N - 1] = addc(u[N - 1], t.l[2 * N - 1]);
+    return reduce_once<C>(u);
+}
+
+// x + y; the caller keeps the sum below 2^(64N).
+template <class C> CRU_DEV FpWide<C> fwide_add(const FpWide<C>& x, const FpWide<C>& y) {
+    constexpr int W = 2 * C::N;
+    FpWide<C> s;
+    s.l[0] = add_cc(x.l[0], y.l[0]);
+    CRU_UNROLL for (int k = 1; k < W - 1; k++) s.l[k] = addc_cc(x.l[k], y.l[k]);
+    s.l[W - 1] = addc(x.l[W - 1], y.l[W - 1]);
+    return s;
+}
+
+// x - y for x >= y.
+template <class C> CRU_DEV FpWide<C> fwide_sub(const FpWide<C>& x, const FpWide<C>& y) {
+    constexpr int W = 2 * C::N;
+    FpWide<C> d;
+    d.l[0] = sub_cc(x.l[0], y.l[0]);
+    CRU_UNROLL for (int k = 1; k < W - 1; k++) d.l[k] = subc_cc(x.l[k], y.l[k]);
+    d.l[W - 1] = subc(x.l[W - 1], y.l[W - 1]);
+    return d;
+}
+
+// x - y, plus p 2^(32N) when that is negative: for x, y < p 2^(32N), a value in
+// [0, p 2^(32N)) of the class of x - y mod p, which fredc takes.
+template <class C> CRU_DEV FpWide<C> fwide_sub_mod(const FpWide<C>& x, const FpWide<C>& y) {
+    constexpr int N = C::N;
+    FpWide<C> d;
+    d.l[0] = sub_cc(x.l[0], y.l[0]);
+    CRU_UNROLL for (int k = 1; k < 2 * N; k++) d.l[k] = subc_cc(x.l[k], y.l[k]);
+    const u32 borrow = subc(0, 0);  // 0xffffffff if x < y
+    d.l[N] = add_cc(d.l[N], C::p(0) & borrow);
+    CRU_UNROLL for (int k = 1; k < N - 1; k++) d.l[N + k] = addc_cc(d.l[N + k], C::p(k) & borrow);
+    d.l[2 * N - 1] = addc(d.l[2 * N - 1], C::p(N - 1) & borrow);
+    return d;
+}
+
 #else
 // ------------------------------ portable path ------------------------------
 
@@ -432,13 +544,57 @@ template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const F
     CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
     return r;
 }
-// Squaring with the same product count as the carry-chain path's, arranged apart from
-// it (a cross-check): the 2N-word square (cross products once, doubled, plus the
-// squares), then its Montgomery reduction, each row's top carry kept for the next (top).
-// The result is < 2p for the reason given there.
-template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
+// a + b, not reduced (< 2p < 2^(32N)).
+template <class C> CRU_DEV Fp<C> fadd_unreduced(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    Fp<C> s;
+    u64 c = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)a.l[i] + b.l[i]; s.l[i] = (u32)c; c >>= 32; }
+    return s;
+}
+
+// The 2N-word product a*b, row by row.
+template <class C> CRU_DEV FpWide<C> fmul_plain(const Fp<C>& a, const Fp<C>& b) {
+    constexpr int N = C::N;
+    FpWide<C> t;
+    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t.l[k] = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        u64 c = 0;
+        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)a.l[j] * b.l[i] + t.l[i + j]; t.l[i + j] = (u32)c; c >>= 32; }
+        t.l[i + N] = (u32)c;
+    }
+    return t;
+}
+
+// Montgomery reduction of t < p 2^(32N), in place over all 2N words, each row's top
+// carry kept for the next (top); (t + M p) / 2^(32N) < 2p, then one subtraction.
+template <class C> CRU_DEV Fp<C> fredc(const FpWide<C>& wide) {
     constexpr int N = C::N;
     u32 t[2 * N];
+    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t[k] = wide.l[k];
+    u32 top = 0;  // carry into word i + N + 1
+    CRU_UNROLL for (int i = 0; i < N; i++) {
+        const u32 m = t[i] * C::INV;
+        u64 c = 0;
+        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)m * C::p(j) + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
+        c += (u64)t[i + N] + top; t[i + N] = (u32)c; top = (u32)(c >> 32);
+    }
+    // t[N..2N) + 2^(32N) top < 2p < 2^(32N): top is zero.
+    Fp<C> r, s;
+    u64 br = 0;
+    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[N + i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
+    const u32 borrow = 0u - (u32)br;
+    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[N + i] & borrow) | (s.l[i] & ~borrow);
+    return r;
+}
+
+// Squaring with the same product count as the carry-chain path's, arranged apart from
+// it (a cross-check): the 2N-word square (cross products once, doubled, plus the
+// squares), then its Montgomery reduction (a^2 < p^2 < p 2^(32N)).
+template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
+    constexpr int N = C::N;
+    FpWide<C> w;
+    u32* t = w.l;
     CRU_UNROLL for (int k = 0; k < 2 * N; k++) t[k] = 0;
     CRU_UNROLL for (int i = 0; i < N - 1; i++) {
         u64 c = 0;
@@ -454,25 +610,48 @@ template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
         c += (u64)lo + (u32)sq; t[2 * i] = (u32)c; c >>= 32;
         c += (u64)hi + (u32)(sq >> 32); t[2 * i + 1] = (u32)c; c >>= 32;
     }
-    u32 top = 0;  // carry into word i + N + 1
-    CRU_UNROLL for (int i = 0; i < N; i++) {
-        const u32 m = t[i] * C::INV;
-        c = 0;
-        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)m * C::p(j) + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
-        c += (u64)t[i + N] + top; t[i + N] = (u32)c; top = (u32)(c >> 32);
-    }
-    // t[N..2N) + 2^(32N) top < 2p < 2^(32N): top is zero.
-    Fp<C> r, s;
+    return fredc<C>(w);
+}
+
+// x + y; the caller keeps the sum below 2^(64N).
+template <class C> CRU_DEV FpWide<C> fwide_add(const FpWide<C>& x, const FpWide<C>& y) {
+    FpWide<C> s;
+    u64 c = 0;
+    CRU_UNROLL for (int k = 0; k < 2 * C::N; k++) { c += (u64)x.l[k] + y.l[k]; s.l[k] = (u32)c; c >>= 32; }
+    return s;
+}
+
+// x - y for x >= y.
+template <class C> CRU_DEV FpWide<C> fwide_sub(const FpWide<C>& x, const FpWide<C>& y) {
+    FpWide<C> d;
     u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[N + i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
-    const u32 borrow = 0u - (u32)br;
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[N + i] & borrow) | (s.l[i] & ~borrow);
-    return r;
+    CRU_UNROLL for (int k = 0; k < 2 * C::N; k++) { u64 v = (u64)x.l[k] - y.l[k] - br; d.l[k] = (u32)v; br = (v >> 32) & 1; }
+    return d;
+}
+
+// x - y, plus p 2^(32N) when that is negative (x, y < p 2^(32N)).
+template <class C> CRU_DEV FpWide<C> fwide_sub_mod(const FpWide<C>& x, const FpWide<C>& y) {
+    constexpr int N = C::N;
+    FpWide<C> d;
+    u64 br = 0;
+    CRU_UNROLL for (int k = 0; k < 2 * N; k++) { u64 v = (u64)x.l[k] - y.l[k] - br; d.l[k] = (u32)v; br = (v >> 32) & 1; }
+    const u32 mask = 0u - (u32)br;
+    u64 c = 0;
+    CRU_UNROLL for (int k = 0; k < N; k++) { c += (u64)d.l[N + k] + (C::p(k) & mask); d.l[N + k] = (u32)c; c >>= 32; }
+    return d;
 }
 
 #endif
 
 // ------------------------------ derived ops ------------------------------
+
+// 2x by shifts (no carry chain); the caller keeps it below 2^(64N).
+template <class C> CRU_DEV FpWide<C> fwide_dbl(const FpWide<C>& x) {
+    FpWide<C> d;
+    d.l[0] = x.l[0] << 1;
+    CRU_UNROLL for (int k = 1; k < 2 * C::N; k++) d.l[k] = (x.l[k] << 1) | (x.l[k - 1] >> 31);
+    return d;
+}
 
 template <class C> CRU_DEV Fp<C> fneg(const Fp<C>& a) {
     // p - 0 would be p, not reduced: 0 stays 0.

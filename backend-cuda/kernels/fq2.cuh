@@ -22,13 +22,39 @@ CRU_DEV Fq2 fsub(const Fq2& a, const Fq2& b) { return make_fq2(fsub(a.c0, b.c0),
 CRU_DEV Fq2 fneg(const Fq2& a) { return make_fq2(fneg(a.c0), fneg(a.c1)); }
 CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 
-// Karatsuba: 3 Fq products.
+// The Fq2 product's form (NVRTC -D, through CRUCIBLE_CUDA_NVRTC_OPTIONS):
+//   CRU_FQ2_LAZY=1  lazy reduction: Karatsuba over the unreduced 768-bit products
+//                   (field.cuh's fmul_plain), then two Montgomery reductions (fredc):
+//                   720 limb multiply-adds;
+//   CRU_FQ2_LAZY=0  Karatsuba over 3 Montgomery products (3 reductions): 864.
+// Lazy, in the G2 bucket sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425,
+// 14391 SASS instructions against 14885, but 240 bytes of spill stores against 180 (its
+// 768-bit values at 255 registers), so it is off until the H200 has measured it. Every
+// G2 kernel takes it (they all call this product). The square stays as it is: lazily it
+// would be 2 plain products and 2 reductions all the same.
+#ifndef CRU_FQ2_LAZY
+#define CRU_FQ2_LAZY 0
+#endif
+
 // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0+a1)(b0+b1) - a0 b0 - a1 b1) u
 CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
+#if CRU_FQ2_LAZY
+    // v0 + v1 and v0 - v1 = (v0 + v1) - 2 v1, so that v0 dies into the sum and v1 into
+    // its double (registers: the G2 bucket sums run at 255). The sums a0 + a1, b0 + b1
+    // stay unreduced (< 2p): the integer identity (a0+a1)(b0+b1) - v0 - v1 = a0 b1 + a1 b0
+    // < 2p^2 holds for them all the same, and both fredc operands are below p 2^384.
+    const FqWide v1 = fmul_plain(a.c1, b.c1);
+    const Fq sa = fadd_unreduced(a.c0, a.c1);
+    const Fq sb = fadd_unreduced(b.c0, b.c1);
+    const FqWide w = fwide_add(fmul_plain(a.c0, b.c0), v1);
+    const Fq c0 = fredc(fwide_sub_mod(w, fwide_dbl(v1)));
+    return make_fq2(c0, fredc(fwide_sub(fmul_plain(sa, sb), w)));
+#else
     const Fq v0 = fmul(a.c0, b.c0);
     const Fq v1 = fmul(a.c1, b.c1);
     const Fq s = fmul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
     return make_fq2(fsub(v0, v1), fsub(fsub(s, v0), v1));
+#endif
 }
 
 // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fq products.

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Host tests of the CUDA kernels against Python big-int references.
 
-Builds harness.cpp with g++ three ways (default = carry chains with the carry flag
-emulated, i.e. the same chain code the device runs as PTX; -DCRUCIBLE_PORTABLE_ARITH;
-the default again under AddressSanitizer + UBSan, which also checks the documented
-MSM scratch sizes), feeds every build the same commands on fresh random inputs and
+Builds harness.cpp with g++ four ways (default = carry chains with the carry flag
+emulated, i.e. the same chain code the device runs as PTX; -DCRUCIBLE_PORTABLE_ARITH
+with the kernels' non-default variants (VARIANTS); the default again under
+AddressSanitizer + UBSan, which also checks the documented MSM scratch sizes; the
+carry chains with the variants), feeds every build the same commands on fresh random inputs and
 compares each result with the reference. Prints the seed; rerun with --seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan[,tsan]] [--only ones,msm,...]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan,variants[,tsan]] [--only ones,msm,...]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from math import isqrt
@@ -252,6 +253,18 @@ def fq2_cases(cs, rng, quick):
                        ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+    # Products and squares of Montgomery words at the ends of [0, p): the lazy product's
+    # (fq2.cuh CRU_FQ2_LAZY) unreduced sums near 2p, v0 - v1 at its most negative and
+    # zero, and reductions of sums near 2p^2.
+    raw = [0, 1, 2, P - 1, P - 2, (P - 1) // 2, (P + 1) // 2, (1 << 352) - 1, (1 << 384) % P]
+    ends = [(unmont(x, "fq"), unmont(y, "fq")) for x in raw for y in raw]
+    others = ends if not quick else [rng.choice(ends) for _ in range(8)] + [ends[-1]]
+    for a in ends:
+        for b in others + [F.rand(rng)]:
+            exp = F.enc(F.mul(a, b))
+            cs.add("fq2 mul ends", f"fq2 mul {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
+        exp = F.enc(F.mul(a, a))
+        cs.add("fq2 sqr ends", f"fq2 sqr {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
 
 
 def random_points(g, rng, count):
@@ -953,10 +966,16 @@ def planes_cases(cs, rng, quick, pts):
             cs.add(f"planes {g} {name}", cmd, check)
 
 
+# The kernels' compile-time variants, each the other way than its default: the G2
+# kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh).
+VARIANTS = ["-DCRU_FQ2_LAZY=1", "-DCRU_MADD_DOUBLES_P=1"]
+
 BUILDS = {
     "chain": ["-O2"],
-    # also a batch of planes.cu that is no power of two, and more threads per case
-    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"],
+    # also a batch of planes.cu that is no power of two, and more threads per case, and
+    # the variants below, so that each variant runs on both arithmetics
+    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"] + VARIANTS,
+    "variants": ["-O2"] + VARIANTS,
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
     # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
     # __syncthreads is a reported race (exit 66) even when the schedule hid it
@@ -968,7 +987,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--builds", default="chain,portable,asan")
+    ap.add_argument("--builds", default="chain,portable,asan,variants")
     ap.add_argument("--only", default=None, help="case groups, e.g. ones,msm (default: all)")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
