@@ -684,6 +684,10 @@ def msm_cases(cs, rng, quick, pts):
             ("one long bucket", [rng.choice(ps) for _ in range(40)], [1] * 40),
             # Runs of carries that meet: the fold's tree must stop at each bucket's end.
             ("long buckets side by side", [rng.choice(ps) for _ in range(45)], [1] * 17 + [2] * 21 + [3] * 7),
+            # One bucket of one point: doublings, then additions of P to kP.
+            ("one point many times", [some[0]] * 24, [1] * 24),
+            # A sum that cancels to infinity mid-run, then starts again.
+            ("cancel and restart", [some[0], aff_neg(F, some[0]), some[0], some[0], some[1]], [1] * 5),
         ]
         # (c, chunk, seg_bits): chunks shorter and longer than buckets, segments of 1
         # bucket up to the whole window.
@@ -693,6 +697,9 @@ def msm_cases(cs, rng, quick, pts):
         # Every case runs "levels" and "tree" (add_msm_case); the tree's tile cycles
         # through the device's and smaller ones (more step-7 passes).
         tiles = [DEVICE_TILE[g], 2, 4]
+        # msm_*_accumulate_affine's (lanes, block) cycles too: one lane and one thread,
+        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round).
+        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3)]
         k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
@@ -701,7 +708,7 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 5])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
@@ -713,7 +720,7 @@ def msm_cases(cs, rng, quick, pts):
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 5])
                 k += 1
 
 
@@ -740,8 +747,9 @@ def tree_terms(F, buckets, seg):
     return [G] + U
 
 
-def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
-    """Two msm commands, "levels" and "tree" with blocks of up to `tile` threads: W digit
+def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
+    """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
+    "tree" with step 5 by msm_*_accumulate_affine of shape affine = (lanes, block): W digit
     windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
@@ -790,6 +798,9 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
     note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
     cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
+    lanes, block = affine
+    cs.add(f"{note} affine {lanes}x{block} tree {tile}", f"msm {g} affine {lanes} {block} tree {tile} {tail}",
+           check_tree)
 
 
 def ones_scalar_mixes(rng, n):
