@@ -42,6 +42,8 @@
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
+//   lanes        AffineLane<Fq>[ceil(W n / chunk)]  step 5 "affine" only (G1); any
+//                contents before
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -76,6 +78,13 @@
 //        after the one holding bucket_start[k], up to the one holding its last entry.
 //        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
 //        bucket.
+//      or, for G1, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or
+//        the identity, and the same *max_span), by batch-affine additions:
+//        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
+//        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
+//        AffineLane<Fq>* lanes, u32 m, u32 chunk, u32 per_thread)
+//                          THREADS = ceil(ceil(W n / chunk) / per_thread), blockDim.x <=
+//        CRU_AFFINE_BLOCK: each thread runs per_thread chunks as lanes (see there).
 //   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
 //        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
 //        u32 level)                                            THREADS = ceil(W n / chunk)
@@ -324,7 +333,7 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Step 5 "affine" (msm_*_accumulate_affine): the same sums as msm_accumulate, with
+// Step 5 "affine" (msm_g1_accumulate_affine): the same sums as msm_accumulate, with
 // affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
 // y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
 // Montgomery's trick (3 products each) across the whole block: one Fermat inversion
@@ -346,10 +355,18 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // starts sums (no additions, no inversion). A lane keeps its point in the state, so
 // the bases are read once an entry.
 //
-// Scratch: lanes AffineLane<F>[ceil(T / chunk)], any contents before (each lane is
-// written before it is read). Launch: THREADS = ceil(ceil(T / chunk) / lanes) with
-// blockDim.x <= CRU_AFFINE_BLOCK (the shared product tree's size), all threads of a
-// block through every round (the block shares barriers).
+// Scratch: lanes AffineLane<F>[ceil(T / chunk)] (the host sizes it by W n >= T), any
+// contents before (each lane is written before it is read). Launch: THREADS =
+// ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK (the shared
+// products' size), all threads of a block through every round (the block shares
+// barriers).
+//
+// Cost a round a thread of L active lanes: L (3 + 3) products and a square, plus the
+// block's 2 log2(blockDim.x) + 2 and 1/blockDim.x of an inversion; madd-2008-s is 10.
+// Lanes of 16 in blocks of 256: ~6 + 1.1 (scans) + 3.5 (Fermat, ~450 products on one
+// lane of a warp) per entry, and the state's ~600 bytes of global traffic an entry.
+// G1 only: for G2 (Fq2) the kernel took 250 registers and 49 KB of shared products,
+// past the 48 KB a kernel declares statically.
 #define CRU_AFFINE_BLOCK 256
 
 template <class F> struct AffineLane {
@@ -359,6 +376,8 @@ template <class F> struct AffineLane {
     u32 k;          // the bucket of the lane's current run
     u32 state;      // CRU_LANE_* bits
 };
+// The lane's size, as the Rust host plans it (msm/layout.rs's AFFINE_LANE_WORDS).
+static_assert(sizeof(AffineLane<Fq>) == 64 * 4, "G1 lane: 64 words (16-byte aligned)");
 #define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
 #define CRU_LANE_ADD 2u  // this round adds p to acc
 #define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
@@ -395,7 +414,7 @@ template <class F> CRU_DEV F msm_block_inverse(const F& x) {
         if (above) suf[t] = fmul(suf[t], b);
         __syncthreads();
     }
-    if (t == 0) total_inv[0] = finv(pre[T - 1]);
+    if (t == 0) total_inv[0] = finv_euclid(pre[T - 1]);
     __syncthreads();
     F r = total_inv[0];
     if (t > 0) r = fmul(r, pre[t - 1]);
@@ -719,8 +738,12 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
+// Two blocks of 256 an SM (16 warps) hold at most 128 registers a thread.
+#ifndef CRU_AFFINE_MIN_BLOCKS
+#define CRU_AFFINE_MIN_BLOCKS 2
+#endif
 #define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \
-    extern "C" __global__ void __launch_bounds__(CRU_AFFINE_BLOCK) msm_##G##_accumulate_affine(           \
+    extern "C" __global__ void __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS) msm_##G##_accumulate_affine(           \
             const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
             Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes, u32 m, u32 chunk, u32 per_thread) {     \
         msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \
@@ -778,9 +801,6 @@ CRU_MSM_PAIRS(g1, Fq)
 #endif
 #if CRU_WITH(G2_SUMS)
 CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
-#endif
-#if CRU_WITH(G2_AFFINE)
-CRU_MSM_SUMS_AFFINE(g2, Fq2)
 #endif
 #if CRU_WITH(G2_FOLD)
 CRU_MSM_FOLD(g2, Fq2)
