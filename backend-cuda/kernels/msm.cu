@@ -336,10 +336,11 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // Step 5 "affine" (msm_g1_accumulate_affine): the same sums as msm_accumulate, with
 // affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
 // y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
-// Montgomery's trick (3 products each) across the whole block: one Fermat inversion
-// (~450 products on one thread) a block a round. It only pays when a round carries
-// thousands of additions, so each thread runs `lanes` chunks at once, one entry of
-// each a round, its lanes' state in global memory (AffineLane, one per chunk).
+// Montgomery's trick (3 products each) across the whole block: one inversion a block
+// a round, by one thread (finv_euclid, ~60 000 instructions; Fermat's finv ~210 000,
+// ~480 products). It only pays when a round carries thousands of additions, so each
+// thread runs `per_thread` chunks at once as lanes, one entry of each a round, its
+// lanes' state in global memory (AffineLane, one per chunk).
 //
 // Chunk t is lane j of thread g, t = j G + g (G: the grid's threads), so a warp's
 // lanes j are consecutive chunks (coalesced state). Round r (r < chunk) takes entry
@@ -361,10 +362,12 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // products' size), all threads of a block through every round (the block shares
 // barriers).
 //
-// Cost a round a thread of L active lanes: L (3 + 3) products and a square, plus the
+// Cost a round a thread of L active lanes: L (3 + 3) products (one a square), plus the
 // block's 2 log2(blockDim.x) + 2 and 1/blockDim.x of an inversion; madd-2008-s is 10.
-// Lanes of 16 in blocks of 256: ~6 + 1.1 (scans) + 3.5 (Fermat, ~450 products on one
-// lane of a warp) per entry, and the state's ~600 bytes of global traffic an entry.
+// Lanes of 16 in blocks of 256: ~6 + 1.1 (the products' scans) + ~1.2 (the inversion,
+// which runs on one lane of a warp while the block's other warps wait) per entry, and
+// ~600 bytes of the lanes' state moved an entry (a round's state, 256 bytes a chunk,
+// is far past the L2 at 2^20 and up).
 // G1 only: for G2 (Fq2) the kernel took 250 registers and 49 KB of shared products,
 // past the 48 KB a kernel declares statically.
 #define CRU_AFFINE_BLOCK 256
@@ -742,8 +745,9 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 #ifndef CRU_AFFINE_MIN_BLOCKS
 #define CRU_AFFINE_MIN_BLOCKS 2
 #endif
+#define CRU_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
 #define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \
-    extern "C" __global__ void __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS) msm_##G##_accumulate_affine(           \
+    extern "C" __global__ void CRU_AFFINE_BOUNDS msm_##G##_accumulate_affine(           \
             const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
             Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes, u32 m, u32 chunk, u32 per_thread) {     \
         msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \

@@ -51,11 +51,14 @@ const MIN_CHUNK: u32 = 8;
 /// inversion (~450 products) among up to 4096 additions a round.
 pub const AFFINE_LANES: u32 = 16;
 /// Threads the batch-affine bucket sums get, through their chunk (each thread runs
-/// [`AFFINE_LANES`] chunks, a round an entry of each): about the ~50000 threads the
-/// H200's SMs hold at ~12 warps each, so that each thread's lanes are as many chunks
-/// as it can take. The chunk is then ceil(W·n / (lanes · 2^16)) within [`MIN_CHUNK`] ..
-/// [`LONG_CHUNK`]: 13 for G1 2^20 (13·2^20 entries), 128 from 2^24.
+/// [`AFFINE_LANES`] chunks, a round an entry of each): one wave of 256 blocks of 256
+/// threads, about what the H200's 132 SMs hold at two blocks each (128 registers), so
+/// that no second wave runs a few blocks. The chunk is then ceil(W·n / (lanes · 2^16))
+/// within [`MIN_CHUNK`] .. [`AFFINE_MAX_CHUNK`]: 13 for G1 2^20 (13·2^20 entries), 208
+/// for 2^24.
 const AFFINE_FILL_THREADS: usize = 1 << 16;
+/// The longest chunk of the batch-affine bucket sums (more threads beyond it).
+const AFFINE_MAX_CHUNK: u32 = 1024;
 /// u32 words of one lane of the batch-affine bucket sums (msm.cu's `AffineLane<Fq>`:
 /// two affine points, a field element and two words, 16-byte aligned; a test reads
 /// msm.cu's `static_assert` of its size).
@@ -229,7 +232,8 @@ impl Layout {
             let threads = AFFINE_FILL_THREADS * self.affine_lanes as usize;
             return self.tuned_chunk.unwrap_or(
                 (entries.div_ceil(threads) as u64)
-                    .clamp(u64::from(MIN_CHUNK), u64::from(LONG_CHUNK)) as u32,
+                    .clamp(u64::from(MIN_CHUNK), u64::from(AFFINE_MAX_CHUNK))
+                    as u32,
             );
         }
         self.tuned_chunk.unwrap_or(if entries >= LONG_CHUNK_FROM {
@@ -530,7 +534,7 @@ mod tests {
                     // Around the sizes where the chunk leaves its bounds.
                     for c in 1..=window_bits(n) {
                         let w = windows(c);
-                        for e in [MIN_CHUNK as usize * fill, LONG_CHUNK as usize * fill] {
+                        for e in [MIN_CHUNK as usize * fill, AFFINE_MAX_CHUNK as usize * fill] {
                             ms.extend([e / w - 1, e / w, e / w + 1]);
                         }
                     }
@@ -571,7 +575,8 @@ mod tests {
         assert_eq!(l.accumulate(Group::G1), MsmAccumulate::Affine);
         assert_eq!(l.accumulate(Group::G2), MsmAccumulate::Xyzz);
         assert_eq!(l.chunk(1 << 20, Group::G1), 13);
-        assert_eq!(l.chunk(1 << 24, Group::G1), LONG_CHUNK);
+        assert_eq!(l.chunk(1 << 24, Group::G1), 208);
+        assert_eq!(l.chunk(1 << 30, Group::G1), AFFINE_MAX_CHUNK);
         assert_eq!(l.chunk(100, Group::G1), MIN_CHUNK);
         // G2 keeps the XYZZ chunk.
         assert_eq!(l.chunk(1 << 20, Group::G2), SHORT_CHUNK);
