@@ -117,8 +117,8 @@ pub struct Layout {
     /// How the buckets are summed (msm.cu step 5): G1's, G2's always XYZZ
     /// ([`Layout::accumulate`]).
     accumulate: MsmAccumulate,
-    /// Chunks a thread of the `affine` bucket sums.
-    pub affine_lanes: u32,
+    /// Chunks a thread of the `affine` bucket sums, at most ([`Layout::lanes_per_thread`]).
+    affine_lanes: u32,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
 }
@@ -222,6 +222,14 @@ impl Layout {
             Group::G1 => self.accumulate,
             Group::G2 => MsmAccumulate::Xyzz,
         }
+    }
+
+    /// Chunks a thread of the `affine` bucket sums over `chunks` chunks: the tuned or
+    /// default lanes, or fewer where those would leave fewer than
+    /// [`AFFINE_FILL_THREADS`] threads (the chunk is [`MIN_CHUNK`] there: a small MSM,
+    /// such as the rest of a bit-heavy witness-aware one, whose time is its latency).
+    pub fn lanes_per_thread(&self, chunks: usize) -> u32 {
+        (chunks.div_ceil(AFFINE_FILL_THREADS) as u64).clamp(1, u64::from(self.affine_lanes)) as u32
     }
 
     /// Sorted entries per chunk of the bucket sums of `group` for `n` terms (a
@@ -580,6 +588,12 @@ mod tests {
         assert_eq!(l.chunk(100, Group::G1), MIN_CHUNK);
         // G2 keeps the XYZZ chunk.
         assert_eq!(l.chunk(1 << 20, Group::G2), SHORT_CHUNK);
+        // Lanes: 16 a thread, fewer where they would leave fewer than 2^16 threads.
+        assert_eq!(l.lanes_per_thread(1 << 20), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(1 << 30), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(5 << 16), 5);
+        assert_eq!(l.lanes_per_thread((5 << 16) + 1), 6);
+        assert_eq!(l.lanes_per_thread(1), 1);
         // A tuned chunk is the chunk.
         let tuned = CudaTuning {
             msm_chunk: Some(40),

@@ -74,24 +74,24 @@ pub fn reduce(
             m32,
             chunk,
         )?,
-        MsmAccumulate::Affine => launch::msm_g1_accumulate_affine(
-            k,
-            stream,
-            grid_with_block(
-                sum_threads.div_ceil(layout.affine_lanes as usize),
-                AFFINE_BLOCK,
-            ),
-            Dev::view(points),
-            Dev::new(buf(work, scratch.sorted)?),
-            Dev::new(buf(work, scratch.bucket_start)?),
-            Dev::new(buf(work, scratch.buckets)?),
-            Dev::new(buf(work, scratch.carries)?),
-            Dev::new(buf(work, scratch.carry_span)?),
-            Dev::new(buf(work, scratch.affine_lanes)?),
-            m32,
-            chunk,
-            layout.affine_lanes,
-        )?,
+        MsmAccumulate::Affine => {
+            let per_thread = layout.lanes_per_thread(sum_threads);
+            launch::msm_g1_accumulate_affine(
+                k,
+                stream,
+                grid_with_block(sum_threads.div_ceil(per_thread as usize), AFFINE_BLOCK),
+                Dev::view(points),
+                Dev::new(buf(work, scratch.sorted)?),
+                Dev::new(buf(work, scratch.bucket_start)?),
+                Dev::new(buf(work, scratch.buckets)?),
+                Dev::new(buf(work, scratch.carries)?),
+                Dev::new(buf(work, scratch.carry_span)?),
+                Dev::new(buf(work, scratch.affine_lanes)?),
+                m32,
+                chunk,
+                per_thread,
+            )?
+        }
     }
     // Step 5b. "tree": one launch, whatever the longest run of carries. "levels": as many
     // launches as that run needs (none for spread-out digits; about log2(n / CHUNK) when
