@@ -71,9 +71,15 @@ static thread_local cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __shared__ static
 static void (*cru_block_barrier)() = nullptr;
 static inline void __syncthreads() { cru_block_barrier(); }
-static inline u32 atomicAdd(u32* p, u32 v) { const u32 old = *p; *p = old + v; return old; }
-static inline u32 atomicSub(u32* p, u32 v) { const u32 old = *p; *p = old - v; return old; }
-static inline u32 atomicMax(u32* p, u32 v) { const u32 old = *p; if (v > old) *p = v; return old; }
+// Atomic on the host too: the threads of a block with barriers run concurrently
+// (msm.cu's batch-affine sums note their carries' spans with atomicMax).
+static inline u32 atomicAdd(u32* p, u32 v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline u32 atomicSub(u32* p, u32 v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }
+static inline u32 atomicMax(u32* p, u32 v) {
+    u32 old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return old;
+}
 // One thread at a time: every write is seen by the threads that run after it.
 static inline void __threadfence() {}
 #endif

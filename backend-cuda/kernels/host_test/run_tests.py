@@ -750,7 +750,7 @@ def tree_terms(F, buckets, seg):
 
 def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
     """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
-    (G1) "tree" with step 5 by msm_g1_accumulate_affine of shape affine = (lanes, block): W digit
+    (G1) one with step 5 by msm_g1_accumulate_affine of shape affine = (lanes, block): W digit
     windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
@@ -800,9 +800,14 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine
     cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
     if g == "g1":  # G2 keeps XYZZ sums (msm.cu)
+        # Odd lanes with "levels", whose fold reads the span the sums noted.
         lanes, block = affine
-        cs.add(f"{note} affine {lanes}x{block} tree {tile}", f"msm {g} affine {lanes} {block} tree {tile} {tail}",
-               check_tree)
+        if lanes % 2:
+            cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
+                   check_levels)
+        else:
+            cs.add(f"{note} affine {lanes}x{block} tree {tile}",
+                   f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):
