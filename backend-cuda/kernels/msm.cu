@@ -42,6 +42,8 @@
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
+//   lanes        AffineLane<Fq>[ceil(W n / chunk)]  step 5 "affine" only (G1); any
+//                contents before
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -76,6 +78,13 @@
 //        after the one holding bucket_start[k], up to the one holding its last entry.
 //        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
 //        bucket.
+//      or, for G1, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or
+//        the identity, and the same *max_span), by batch-affine additions:
+//        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
+//        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
+//        AffineLane<Fq>* lanes, u32 m, u32 chunk, u32 per_thread)
+//                          THREADS = ceil(ceil(W n / chunk) / per_thread), blockDim.x <=
+//        CRU_AFFINE_BLOCK: each thread runs per_thread chunks as lanes (see there).
 //   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
 //        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
 //        u32 level)                                            THREADS = ceil(W n / chunk)
@@ -324,6 +333,180 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
+// Step 5 "affine" (msm_g1_accumulate_affine): the same sums as msm_accumulate, with
+// affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
+// y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
+// Montgomery's trick (3 products each) across the whole block: one inversion a block
+// a round, by one thread (finv_euclid, ~60 000 instructions; Fermat's finv ~210 000,
+// ~480 products). It only pays when a round carries thousands of additions, so each
+// thread runs `per_thread` chunks at once as lanes, one entry of each a round, its
+// lanes' state in global memory (AffineLane, one per chunk).
+//
+// Chunk t is lane j of thread g, t = j G + g (G: the grid's threads), so a warp's
+// lanes j are consecutive chunks (coalesced state). Round r (r < chunk) takes entry
+// t chunk + r of every lane: forward over the lanes, a lane whose run ended writes it
+// out (as msm_accumulate: buckets[k] when the run starts its bucket, else carries[t]
+// and the span noted), starts the next run or adds its entry to the run's sum, which
+// is either a plain assignment (an empty sum), nothing (an infinity entry, or a sum
+// that cancels: x1 = x2, y1 = -y2), or an addition (x1 != x2: denominator x2 - x1)
+// or a doubling (the same point: denominator 2 y1, numerator 3 x1^2), whose
+// denominator joins the thread's running product (the lane keeps the product before
+// it). The block then inverts every thread's product (msm_block_inverse), and the
+// lanes walk back, each taking its denominator's inverse off the chain. Round 0 only
+// starts sums (no additions, no inversion). A lane keeps its point in the state, so
+// the bases are read once an entry.
+//
+// Scratch: lanes AffineLane<F>[ceil(T / chunk)] (the host sizes it by W n >= T), any
+// contents before (each lane is written before it is read). Launch: THREADS =
+// ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK (the shared
+// products' size), all threads of a block through every round (the block shares
+// barriers).
+//
+// Cost a round a thread of L active lanes: L (3 + 3) products (one a square), plus the
+// block's 2 log2(blockDim.x) + 2 and 1/blockDim.x of an inversion; madd-2008-s is 10.
+// Lanes of 16 in blocks of 256: ~6 + 1.1 (the products' scans) + ~1.2 (the inversion,
+// which runs on one lane of a warp while the block's other warps wait) per entry, and
+// ~600 bytes of the lanes' state moved an entry (a round's state, 256 bytes a chunk,
+// is far past the L2 at 2^20 and up).
+// G1 only: for G2 (Fq2) the kernel took 250 registers and 49 KB of shared products,
+// past the 48 KB a kernel declares statically.
+#define CRU_AFFINE_BLOCK 256
+
+template <class F> struct AffineLane {
+    Affine<F> acc;  // the run's sum so far (when state has CRU_LANE_SUM)
+    Affine<F> p;    // this round's entry (an addition or a doubling)
+    F before;       // the thread's product of denominators before this lane's
+    u32 k;          // the bucket of the lane's current run
+    u32 state;      // CRU_LANE_* bits
+};
+// The lane's size, as the Rust host plans it (msm/layout.rs's AFFINE_LANE_WORDS).
+static_assert(sizeof(AffineLane<Fq>) == 64 * 4, "G1 lane: 64 words (16-byte aligned)");
+#define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
+#define CRU_LANE_ADD 2u  // this round adds p to acc
+#define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
+
+// The end of lane t's run in bucket k: written where msm_accumulate writes it.
+template <class F>
+CRU_DEV void msm_affine_flush(const AffineLane<F>& lane, u32 state, u64 t, const u32* bucket_start,
+                              Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 chunk) {
+    const u32 k = lane.k;
+    const u32 begin = bucket_start[k];
+    Xyzz<F> v = xyzz_identity<F>();
+    if (state & CRU_LANE_SUM) { v.x = lane.acc.x; v.y = lane.acc.y; v.zz = F::one(); v.zzz = F::one(); }
+    if (begin >= t * chunk) buckets[k] = v;
+    else { carries[t] = v; msm_note_span(max_span, begin, bucket_start[k + 1], chunk); }
+}
+
+// 1 / x for every thread of the block, x != 0: inclusive prefix and suffix products
+// (Hillis-Steele, log2 blockDim.x levels of one product each) in shared memory, one
+// inversion of the block's product by thread 0, then 1 / x_t = (x_0 .. x_{t-1})
+// (x_{t+1} .. x_{T-1}) / (x_0 .. x_{T-1}). Every thread of the block must call it.
+template <class F> CRU_DEV F msm_block_inverse(const F& x) {
+    __shared__ F pre[CRU_AFFINE_BLOCK], suf[CRU_AFFINE_BLOCK], total_inv[1];
+    const u32 t = threadIdx.x, T = blockDim.x;
+    pre[t] = x;
+    suf[t] = x;
+    __syncthreads();
+    for (u32 d = 1; d < T; d <<= 1) {
+        const bool below = t >= d, above = t + d < T;
+        F a = x, b = x;
+        if (below) a = pre[t - d];
+        if (above) b = suf[t + d];
+        __syncthreads();
+        if (below) pre[t] = fmul(pre[t], a);
+        if (above) suf[t] = fmul(suf[t], b);
+        __syncthreads();
+    }
+    if (t == 0) total_inv[0] = finv_euclid(pre[T - 1]);
+    __syncthreads();
+    F r = total_inv[0];
+    if (t > 0) r = fmul(r, pre[t - 1]);
+    if (t + 1 < T) r = fmul(r, suf[t + 1]);
+    __syncthreads();  // the next call's writes wait for these reads
+    return r;
+}
+
+template <class F>
+CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
+                                   Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes,
+                                   u32 m, u32 chunk, u32 per_thread) {
+    const u64 g = CRU_THREAD_X, G = (u64)gridDim.x * blockDim.x;
+    const u32 total = bucket_start[m];
+    const u64 chunks = ((u64)total + chunk - 1) / chunk;
+    for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G) {
+        lanes[t].k = msm_bucket_of(bucket_start, m, (u32)(t * chunk));
+        lanes[t].state = 0;
+    }
+    for (u32 r = 0; r < chunk; r++) {
+        F run = F::one();
+        for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G) {
+            AffineLane<F>& lane = lanes[t];
+            const u64 pos = t * chunk + r;
+            u32 state = lane.state & CRU_LANE_SUM;
+            if (pos < total) {
+                u32 k = lane.k;
+                if (pos == bucket_start[k + 1]) {  // the run ended with the round before
+                    msm_affine_flush(lane, state, t, bucket_start, buckets, carries, max_span, chunk);
+                    state = 0;
+                    do k++; while (bucket_start[k + 1] == pos);
+                    lane.k = k;
+                }
+                const u32 e = sorted[pos];
+                Affine<F> p = bases[e & 0x7fffffffu];
+                if (e & 0x80000000u) p = aff_neg(p);
+                if (aff_is_identity(p)) {
+                } else if (!(state & CRU_LANE_SUM)) {
+                    lane.acc = p;
+                    state = CRU_LANE_SUM;
+                } else {
+                    const F ax = lane.acc.x;
+                    F d;
+                    u32 op = 0;
+                    if (!feq(ax, p.x)) { d = fsub(p.x, ax); op = CRU_LANE_ADD; }
+                    else if (feq(lane.acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
+                    else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
+                    if (op) {
+                        lane.p = p;
+                        lane.before = run;
+                        run = fmul(run, d);
+                        state |= op;
+                    }
+                }
+            }
+            lane.state = state;
+        }
+        if (r == 0) continue;  // (uniform over the block) sums only start in round 0
+        F inv = msm_block_inverse(run);
+        for (u32 j = per_thread; j-- > 0;) {
+            const u64 t = j * G + g;
+            if (t >= chunks) continue;
+            AffineLane<F>& lane = lanes[t];
+            const u32 state = lane.state;
+            if (!(state & (CRU_LANE_ADD | CRU_LANE_DBL))) continue;
+            const Affine<F> a = lane.acc, p = lane.p;
+            const bool dbl = state & CRU_LANE_DBL;
+            const F d = dbl ? fdbl(a.y) : fsub(p.x, a.x);
+            const F inv_d = fmul(inv, lane.before);
+            inv = fmul(inv, d);
+            F num;
+            if (dbl) {
+                const F xx = fsqr(a.x);
+                num = fadd(fdbl(xx), xx);
+            } else {
+                num = fsub(p.y, a.y);
+            }
+            const F lambda = fmul(num, inv_d);
+            Affine<F> s;
+            s.x = fsub(fsub(fsqr(lambda), a.x), p.x);
+            s.y = fsub(fmul(lambda, fsub(a.x, s.x)), a.y);
+            lane.acc = s;
+            lane.state = CRU_LANE_SUM;
+        }
+    }
+    for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G)
+        msm_affine_flush(lanes[t], lanes[t].state, t, bucket_start, buckets, carries, max_span, chunk);
+}
+
 // Whether chunk t's first run is a carry (its bucket began in an earlier chunk); then
 // that bucket's chunks are *t0 < t <= *t1.
 CRU_DEV bool msm_carry_of(const u32* bucket_start, u32 m, u32 chunk, u32 t, u32* t0, u32* t1) {
@@ -558,6 +741,18 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
+// Two blocks of 256 an SM (16 warps) hold at most 128 registers a thread.
+#ifndef CRU_AFFINE_MIN_BLOCKS
+#define CRU_AFFINE_MIN_BLOCKS 2
+#endif
+#define CRU_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
+#define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \
+    extern "C" __global__ void CRU_AFFINE_BOUNDS msm_##G##_accumulate_affine(           \
+            const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
+            Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes, u32 m, u32 chunk, u32 per_thread) {     \
+        msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \
+                                 per_thread);                                                            \
+    }
 #define CRU_MSM_FOLD(G, F)                                                                               \
     extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
             u32 chunk, u32 level) {                                                                      \
@@ -589,6 +784,9 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 
 #if CRU_WITH(G1_SUMS)
 CRU_MSM_SUMS(g1, Fq, CRU_G1_ACC_BOUNDS)
+#endif
+#if CRU_WITH(G1_AFFINE)
+CRU_MSM_SUMS_AFFINE(g1, Fq)
 #endif
 #if CRU_WITH(G1_FOLD)
 CRU_MSM_FOLD(g1, Fq)

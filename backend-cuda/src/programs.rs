@@ -142,6 +142,7 @@ mod tests {
             "ntt-tile8",
             "msm-sort",
             "msm-g1-sums",
+            "msm-g1-affine",
             "msm-g1-fold",
             "msm-g1-tiles",
             "msm-g1-records",

@@ -43,6 +43,12 @@ const MSM_ONES: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_ONES",
     range: 0..=1,
 };
+/// Chunks of sorted entries one thread of the batch-affine bucket sums runs at once
+/// (`CRUCIBLE_CUDA_MSM_ACCUMULATE=affine`, msm/layout.rs).
+const MSM_AFFINE_LANES: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_AFFINE_LANES",
+    range: 1..=256,
+};
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
 const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
@@ -53,6 +59,13 @@ const MSM_REDUCE: &str = "CRUCIBLE_CUDA_MSM_REDUCE";
 /// The names of the [`MsmReduce`]s.
 const MSM_REDUCES: &[(&str, MsmReduce)] =
     &[("tree", MsmReduce::Tree), ("levels", MsmReduce::Levels)];
+/// How the MSM sums its buckets (msm/reduce.rs): `xyzz` or `affine`.
+const MSM_ACCUMULATE: &str = "CRUCIBLE_CUDA_MSM_ACCUMULATE";
+/// The names of the [`MsmAccumulate`]s.
+const MSM_ACCUMULATES: &[(&str, MsmAccumulate)] = &[
+    ("xyzz", MsmAccumulate::Xyzz),
+    ("affine", MsmAccumulate::Affine),
+];
 /// The MSM's fold of the carries (msm/reduce.rs): `tree` or `levels`.
 const MSM_FOLD: &str = "CRUCIBLE_CUDA_MSM_FOLD";
 /// The names of the [`MsmFold`]s.
@@ -157,6 +170,18 @@ pub enum MsmReduce {
     Levels,
 }
 
+/// How the MSM sums each chunk's sorted entries into buckets (kernels/msm.cu step 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmAccumulate {
+    /// `msm_*_accumulate`: one chunk a thread, each entry a mixed addition into an XYZZ
+    /// sum (madd-2008-s, 8 products and 2 squares).
+    Xyzz,
+    /// `msm_*_accumulate_affine`: lanes of chunks a thread, affine additions (2 products
+    /// and a square) whose inversions the block shares by Montgomery's trick (3
+    /// products each) and one inversion a round.
+    Affine,
+}
+
 /// How the MSM sums the carries of buckets that span chunks (kernels/msm.cu step 5b).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MsmFold {
@@ -198,6 +223,10 @@ pub struct CudaTuning {
     pub msm_ones: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_FOLD`: the carries' fold, `tree` or `levels`.
     pub msm_fold: Option<MsmFold>,
+    /// `CRUCIBLE_CUDA_MSM_ACCUMULATE`: the bucket sums, `xyzz` or `affine`.
+    pub msm_accumulate: Option<MsmAccumulate>,
+    /// `CRUCIBLE_CUDA_MSM_AFFINE_LANES`: chunks a thread of the `affine` bucket sums.
+    pub msm_affine_lanes: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_ONES_SUM`: the ones' sum, `overlap`, `groups` or `tree`.
     pub msm_ones_sum: Option<OnesSum>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
@@ -250,6 +279,12 @@ impl CudaTuning {
             msm_reduce: choice(MSM_REDUCE, lookup(MSM_REDUCE).as_deref(), MSM_REDUCES)?,
             msm_ones: number(&MSM_ONES)?,
             msm_fold: choice(MSM_FOLD, lookup(MSM_FOLD).as_deref(), MSM_FOLDS)?,
+            msm_accumulate: choice(
+                MSM_ACCUMULATE,
+                lookup(MSM_ACCUMULATE).as_deref(),
+                MSM_ACCUMULATES,
+            )?,
+            msm_affine_lanes: number(&MSM_AFFINE_LANES)?,
             msm_ones_sum: choice(MSM_ONES_SUM, lookup(MSM_ONES_SUM).as_deref(), MSM_ONES_SUMS)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
@@ -319,9 +354,10 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 8] = [
+    const NUMBERS: [&Var; 9] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
+        &MSM_AFFINE_LANES,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &MSM_ONES,
@@ -409,6 +445,8 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_REDUCE", " levels "),
             ("CRUCIBLE_CUDA_MSM_ONES", "0"),
             ("CRUCIBLE_CUDA_MSM_FOLD", "levels"),
+            ("CRUCIBLE_CUDA_MSM_ACCUMULATE", " affine"),
+            ("CRUCIBLE_CUDA_MSM_AFFINE_LANES", "32"),
             ("CRUCIBLE_CUDA_MSM_ONES_SUM", " tree"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
@@ -434,6 +472,8 @@ mod tests {
                 msm_reduce: Some(MsmReduce::Levels),
                 msm_ones: Some(0),
                 msm_fold: Some(MsmFold::Levels),
+                msm_accumulate: Some(MsmAccumulate::Affine),
+                msm_affine_lanes: Some(32),
                 msm_ones_sum: Some(OnesSum::Tree),
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),
@@ -486,6 +526,11 @@ mod tests {
                 MSM_ONES_SUM,
                 MSM_ONES_SUMS.iter().map(|c| c.0).collect(),
                 "overlap, groups, tree",
+            ),
+            (
+                MSM_ACCUMULATE,
+                MSM_ACCUMULATES.iter().map(|c| c.0).collect(),
+                "xyzz, affine",
             ),
         ] {
             let err = CudaTuning::from_lookup(env_owned(var, "other"))

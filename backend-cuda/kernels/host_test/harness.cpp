@@ -6,7 +6,7 @@
 // run_tests.py, which holds the Python big-int references.
 //
 // Commands (results: space-separated hex):
-//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero
+//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv inv_euclid to_mont from_mont eq is_zero
 //   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
@@ -27,7 +27,9 @@
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
-//   msm g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//   msm g1|g2 [affine LANES BLOCK] REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//                         (affine, G1 only: step 5 by msm_g1_accumulate_affine, LANES chunks a
+//                         thread, blocks of BLOCK threads run concurrently)
 //                         REDUCE: levels -> WP, then the window sums (Xyzz each);
 //                         tree TILE -> WP, ITEMS, then each window's ITEMS points
 //                         (step 5b: "levels" folds the carries a level a launch, "tree"
@@ -37,7 +39,7 @@
 //   ones g1|g2 COUNT LEAVES GROUP_BITS ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]]
 //                         (Xyzz; ones.cu 4, its groups' sums added), threads run in ORDER
 //                         (launch_ordered)
-//   msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+//   msm_ones g1|g2 [affine LANES BLOCK] REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //                                                       -> ones rest, the ones' sum (Xyzz), WP
 //                         (0 without rest), then as msm's REDUCE: the witness-aware sequence
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
@@ -184,6 +186,7 @@ template <class C> static void field_cmd(const std::string& op) {
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));
     else if (op == "inv") wr(finv(a));
+    else if (op == "inv_euclid") wr(finv_euclid(a));
     else if (op == "to_mont") wr(to_mont(a));
     else if (op == "from_mont") wr(from_mont(a));
     else if (op == "eq") printf(" %d", (int)feq(a, rdf<F>()));
@@ -479,10 +482,11 @@ static void pw_cmd(const std::string& op) {
     for (auto& x : a) wr(x);
 }
 
-// The MSM's kernels of one group: steps 5-7 of both reductions.
-template <class K5, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
+// The MSM's kernels of one group: steps 5-7 of both reductions, step 5 both ways.
+template <class K5, class K5a, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
 struct MsmKernels {
     K5 acc_k;
+    K5a affine_k;
     K5b fold_k;
     K5t fold_tree_k;
     K6 seg_k;
@@ -491,11 +495,18 @@ struct MsmKernels {
     K7t records_k;
 };
 
-template <class K5, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
-static MsmKernels<K5, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5b fold_k, K5t fold_tree_k, K6 seg_k,
-                                                              K7 pair_k, K6t tiles_k, K7t records_k) {
-    return {acc_k, fold_k, fold_tree_k, seg_k, pair_k, tiles_k, records_k};
+template <class K5, class K5a, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
+static MsmKernels<K5, K5a, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5a affine_k, K5b fold_k,
+                                                                   K5t fold_tree_k, K6 seg_k, K7 pair_k,
+                                                                   K6t tiles_k, K7t records_k) {
+    return {acc_k, affine_k, fold_k, fold_tree_k, seg_k, pair_k, tiles_k, records_k};
 }
+
+// Step 5's kernel: msm_*_accumulate (lanes = 0), or msm_g1_accumulate_affine with
+// `lanes` chunks a thread in blocks of `block` threads.
+struct Accumulate {
+    u32 lanes = 0, block = 0;
+};
 
 // The launch sequence of msm.cu's header over n terms, with its scratch sizes: term i
 // is scalars[i], or scalars[index[i]] through the _indexed kernels when index is
@@ -506,7 +517,7 @@ static MsmKernels<K5, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5b fold
 template <class F, class Ks>
 static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const Fr* scalars, const u32* index, u32 n,
                                     u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, u32 tile, u32* items_out,
-                                    const Ks& ks) {
+                                    const Ks& ks, Accumulate acc) {
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
@@ -528,7 +539,18 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
-    launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
+    if (acc.lanes == 0) {
+        launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
+    } else {
+        // One lane state a chunk, garbage before (the kernel writes each before reading it).
+        std::vector<AffineLane<F>> lanes(threads);
+        memset((void*)lanes.data(), 0xa5, lanes.size() * sizeof(AffineLane<F>));
+        const u32 physical = (threads + acc.lanes - 1) / acc.lanes;
+        launch_blocks((physical + acc.block - 1) / acc.block, acc.block, [&] {
+            ks.affine_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span,
+                        lanes.data(), M, chunk, acc.lanes);
+        });
+    }
     if (tile) {
         // Step 5b "tree" (one launch), its threads out of order (launch_ordered's 2).
         std::vector<u32> tickets(threads, 0);
@@ -583,13 +605,23 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     return std::vector<Xyzz<F>>(in_w, in_w + wp);
 }
 
-// REDUCE of the msm commands: "levels" -> 0, or "tree TILE" -> TILE, the largest block
-// of step 6-7 (the device's is msm_reduce_tile<F>(); smaller ones run more step-7
-// passes on small inputs).
+// [affine LANES BLOCK] REDUCE of the msm commands: step 5 by msm_g1_accumulate_affine
+// (LANES chunks a thread, blocks of BLOCK <= CRU_AFFINE_BLOCK threads) when given; then
+// "levels" -> 0, or "tree TILE" -> TILE, the largest block of step 6-7 (the device's is
+// msm_reduce_tile<F>(); smaller ones run more step-7 passes on small inputs).
 template <class F>
-static u32 rd_reduction() {
+static u32 rd_reduction(Accumulate* acc) {
     std::string reduce;
     in >> reduce;
+    if (reduce == "affine") {
+        acc->lanes = rd_u32();
+        acc->block = rd_u32();
+        if (acc->lanes == 0 || acc->block == 0 || acc->block > CRU_AFFINE_BLOCK) {
+            fprintf(stderr, "bad affine shape\n");
+            exit(2);
+        }
+        in >> reduce;
+    }
     const bool tree = reduce == "tree";
     if (!tree && reduce != "levels") { fprintf(stderr, "bad reduction %s\n", reduce.c_str()); exit(2); }
     const u32 tile = tree ? rd_u32() : 0;
@@ -602,7 +634,8 @@ static u32 rd_reduction() {
 
 template <class F, class Ks>
 static void msm_cmd(const Ks& ks) {
-    const u32 tile = rd_reduction<F>();
+    Accumulate acc;
+    const u32 tile = rd_reduction<F>(&acc);
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
@@ -610,7 +643,7 @@ static void msm_cmd(const Ks& ks) {
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
     u32 items = 0;
-    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, tile, &items, ks);
+    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, tile, &items, ks, acc);
     printf(" %x", wp);
     if (tile) printf(" %x", items);
     for (const auto& p : sums) wr_xyzz(p);
@@ -679,7 +712,8 @@ static void ones_cmd(K kernel) {
 //   when no rest).
 template <class F, class KO, class Ks>
 static void msm_ones_cmd(KO ones_k, const Ks& ks) {
-    const u32 tile = rd_reduction<F>();
+    Accumulate acc;
+    const u32 tile = rd_reduction<F>(&acc);
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32(), leaves = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
@@ -695,7 +729,7 @@ static void msm_ones_cmd(KO ones_k, const Ks& ks) {
     if (!rest) return;
     u32 items = 0;
     const auto sums =
-        msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride, tile, &items, ks);
+        msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride, tile, &items, ks, acc);
     if (tile) printf(" %x", items);
     for (const auto& p : sums) wr_xyzz(p);
 }
@@ -716,9 +750,15 @@ static void planes_cmd(K kernel) {
 }
 
 int main() {
-    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
+    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
                                     msm_g1_reduce_tiles, msm_g1_reduce_records);
-    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
+    // G2 has no batch-affine sums (msm.cu): "msm g2 affine" is a bad command.
+    const auto no_g2_affine = [](const G2Affine*, const u32*, const u32*, G2Xyzz*, G2Xyzz*, u32*, AffineLane<Fq2>*,
+                                 u32, u32, u32) {
+        fprintf(stderr, "G2 has no batch-affine bucket sums\n");
+        exit(2);
+    };
+    const auto g2_msm = msm_kernels(msm_g2_accumulate, no_g2_affine, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
                                     msm_g2_reduce_tiles, msm_g2_reduce_records);
     std::string line;
     while (std::getline(std::cin, line)) {

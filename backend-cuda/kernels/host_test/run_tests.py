@@ -180,6 +180,7 @@ def field_cases(cs, rng, quick):
             "to_mont": lambda a: a * Rm % m, "from_mont": lambda a: a * Rinv % m,
             # raw a is the Montgomery form of a/R: its inverse's form is R^2/a; 0 -> 0
             "inv": lambda a: pow(a, -1, m) * Rm * Rm % m if a else 0,
+            "inv_euclid": lambda a: pow(a, -1, m) * Rm * Rm % m if a else 0,
             "is_zero": None,
         }
         for op, fn in unary.items():
@@ -697,6 +698,10 @@ def msm_cases(cs, rng, quick, pts):
             ("one long bucket", [rng.choice(ps) for _ in range(40)], [1] * 40),
             # Runs of carries that meet: the fold's tree must stop at each bucket's end.
             ("long buckets side by side", [rng.choice(ps) for _ in range(45)], [1] * 17 + [2] * 21 + [3] * 7),
+            # One bucket of one point: doublings, then additions of P to kP.
+            ("one point many times", [some[0]] * 24, [1] * 24),
+            # A sum that cancels to infinity mid-run, then starts again.
+            ("cancel and restart", [some[0], aff_neg(F, some[0]), some[0], some[0], some[1]], [1] * 5),
         ]
         # (c, chunk, seg_bits): chunks shorter and longer than buckets, segments of 1
         # bucket up to the whole window.
@@ -706,6 +711,9 @@ def msm_cases(cs, rng, quick, pts):
         # Every case runs "levels" and "tree" (add_msm_case); the tree's tile cycles
         # through the device's and smaller ones (more step-7 passes).
         tiles = [DEVICE_TILE[g], 2, 4]
+        # msm_*_accumulate_affine's (lanes, block) cycles too: one lane and one thread,
+        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round).
+        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3)]
         k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
@@ -714,7 +722,7 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 5])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
@@ -726,7 +734,7 @@ def msm_cases(cs, rng, quick, pts):
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 5])
                 k += 1
 
 
@@ -753,8 +761,9 @@ def tree_terms(F, buckets, seg):
     return [G] + U
 
 
-def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
-    """Two msm commands, "levels" and "tree" with blocks of up to `tile` threads: W digit
+def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
+    """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
+    (G1) one with step 5 by msm_g1_accumulate_affine of shape affine = (lanes, block): W digit
     windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
@@ -803,6 +812,15 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
     note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
     cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
+    if g == "g1":  # G2 keeps XYZZ sums (msm.cu)
+        # Odd lanes with "levels", whose fold reads the span the sums noted.
+        lanes, block = affine
+        if lanes % 2:
+            cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
+                   check_levels)
+        else:
+            cs.add(f"{note} affine {lanes}x{block} tree {tile}",
+                   f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):

@@ -10,7 +10,7 @@ use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
 use crate::msm::passes::{self, Passes};
 use crate::msm::planes::{self, Planes};
 use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
-use crate::tuning::{CudaTuning, MsmFold, MsmReduce};
+use crate::tuning::{CudaTuning, MsmAccumulate, MsmFold, MsmReduce};
 
 // The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
 // next MSM may reuse are sort_reuse.rs's.
@@ -23,6 +23,7 @@ const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
 const MSM_FOLD_TICKETS: PlanKey = PlanKey::new("cuda", "msm_fold_tickets");
 const MSM_REDUCE_A: PlanKey = PlanKey::new("cuda", "msm_reduce_a");
 const MSM_REDUCE_B: PlanKey = PlanKey::new("cuda", "msm_reduce_b");
+const MSM_AFFINE_LANES: PlanKey = PlanKey::new("cuda", "msm_affine_lanes");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
 /// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]; fewer
@@ -43,8 +44,25 @@ pub const LONG_CHUNK_FROM: usize = 1 << 26;
 /// take longer than twice as many of fewer. The MSMs of 2^20 terms and more keep their
 /// chunk (W·n >= 2^22 = [`SHORT_CHUNK`] · [`FILL_THREADS`]).
 const FILL_THREADS: usize = 1 << 16;
-/// The smallest chunk [`FILL_THREADS`] leads to.
+/// The smallest chunk [`FILL_THREADS`] (and [`AFFINE_FILL_THREADS`]) leads to.
 const MIN_CHUNK: u32 = 8;
+/// Chunks a thread of the batch-affine bucket sums runs at once (msm.cu's
+/// `msm_*_accumulate_affine`), unless tuned: a block of 256 threads then shares one
+/// inversion (~450 products) among up to 4096 additions a round.
+pub const AFFINE_LANES: u32 = 16;
+/// Threads the batch-affine bucket sums get, through their chunk (each thread runs
+/// [`AFFINE_LANES`] chunks, a round an entry of each): one wave of 256 blocks of 256
+/// threads, about what the H200's 132 SMs hold at two blocks each (128 registers), so
+/// that no second wave runs a few blocks. The chunk is then ceil(W·n / (lanes · 2^16))
+/// within [`MIN_CHUNK`] .. [`AFFINE_MAX_CHUNK`]: 13 for G1 2^20 (13·2^20 entries), 208
+/// for 2^24.
+const AFFINE_FILL_THREADS: usize = 1 << 16;
+/// The longest chunk of the batch-affine bucket sums (more threads beyond it).
+const AFFINE_MAX_CHUNK: u32 = 1024;
+/// u32 words of one lane of the batch-affine bucket sums (msm.cu's `AffineLane<Fq>`:
+/// two affine points, a field element and two words, 16-byte aligned; a test reads
+/// msm.cu's `static_assert` of its size).
+pub const AFFINE_LANE_WORDS: usize = 64;
 /// Entries per thread of the prefix sum (msm.cu step 2).
 pub const SCAN_CHUNK: usize = 64;
 /// log2 of the buckets per segment of the first reduction step (msm.cu step 6) of the
@@ -96,6 +114,11 @@ pub struct Layout {
     pub reduce: MsmReduce,
     /// How the carries are folded.
     pub fold: MsmFold,
+    /// How the buckets are summed (msm.cu step 5): G1's, G2's always XYZZ
+    /// ([`Layout::accumulate`]).
+    accumulate: MsmAccumulate,
+    /// Chunks a thread of the `affine` bucket sums, at most ([`Layout::lanes_per_thread`]).
+    affine_lanes: u32,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
 }
@@ -125,10 +148,12 @@ pub struct Scratch {
     pub reduce_a: BufferId,
     /// The reduction's other output, swapped with `reduce_a` step by step.
     pub reduce_b: BufferId,
+    /// The `affine` bucket sums' lane state, one a chunk (one word otherwise).
+    pub affine_lanes: BufferId,
 }
 
 /// The scratch items of one MSM.
-pub const ITEMS: usize = 11;
+pub const ITEMS: usize = 12;
 
 impl Scratch {
     /// The buffers in [`Layout::items`]'s order.
@@ -145,6 +170,7 @@ impl Scratch {
             fold_tickets: ids[8],
             reduce_a: ids[9],
             reduce_b: ids[10],
+            affine_lanes: ids[11],
         }
     }
 }
@@ -182,13 +208,42 @@ impl Layout {
             seg_bits: seg_bits.min(c - 1),
             reduce,
             fold: tuning.msm_fold.unwrap_or(MsmFold::Tree),
+            accumulate: tuning.msm_accumulate.unwrap_or(MsmAccumulate::Xyzz),
+            affine_lanes: tuning.msm_affine_lanes.unwrap_or(AFFINE_LANES),
             tuned_chunk: tuning.msm_chunk,
         }
     }
 
-    /// Sorted entries per thread of the bucket sums for `n` terms.
-    pub fn chunk(&self, n: usize) -> u32 {
+    /// How the buckets of `group` are summed: batch-affine for G1 when tuned so; G2's
+    /// lanes would not fit (msm.cu: 250 registers, and its shared products past the
+    /// 48 KiB a kernel declares statically).
+    pub fn accumulate(&self, group: Group) -> MsmAccumulate {
+        match group {
+            Group::G1 => self.accumulate,
+            Group::G2 => MsmAccumulate::Xyzz,
+        }
+    }
+
+    /// Chunks a thread of the `affine` bucket sums over `chunks` chunks: the tuned or
+    /// default lanes, or fewer where those would leave fewer than
+    /// [`AFFINE_FILL_THREADS`] threads (the chunk is [`MIN_CHUNK`] there: a small MSM,
+    /// such as the rest of a bit-heavy witness-aware one, whose time is its latency).
+    pub fn lanes_per_thread(&self, chunks: usize) -> u32 {
+        (chunks.div_ceil(AFFINE_FILL_THREADS) as u64).clamp(1, u64::from(self.affine_lanes)) as u32
+    }
+
+    /// Sorted entries per chunk of the bucket sums of `group` for `n` terms (a
+    /// thread's, or with `affine`, a lane's).
+    pub fn chunk(&self, n: usize, group: Group) -> u32 {
         let entries = self.windows * n;
+        if self.accumulate(group) == MsmAccumulate::Affine {
+            let threads = AFFINE_FILL_THREADS * self.affine_lanes as usize;
+            return self.tuned_chunk.unwrap_or(
+                (entries.div_ceil(threads) as u64)
+                    .clamp(u64::from(MIN_CHUNK), u64::from(AFFINE_MAX_CHUNK))
+                    as u32,
+            );
+        }
         self.tuned_chunk.unwrap_or(if entries >= LONG_CHUNK_FROM {
             LONG_CHUNK
         } else {
@@ -229,7 +284,11 @@ impl Layout {
         let entries = self.windows * n;
         let xyzz = group.xyzz_words();
         let [a, b] = self.reduce_points(group);
-        let chunks = entries.div_ceil(self.chunk(n) as usize);
+        let chunks = entries.div_ceil(self.chunk(n, group) as usize);
+        let lanes = match self.accumulate(group) {
+            MsmAccumulate::Affine => chunks * AFFINE_LANE_WORDS,
+            MsmAccumulate::Xyzz => 0,
+        };
         [
             (MSM_DIGITS, entries),
             (MSM_BUCKET_COUNT, m),
@@ -242,6 +301,7 @@ impl Layout {
             (MSM_FOLD_TICKETS, chunks),
             (MSM_REDUCE_A, a * xyzz),
             (MSM_REDUCE_B, b * xyzz),
+            (MSM_AFFINE_LANES, lanes),
         ]
     }
 }
@@ -336,7 +396,9 @@ pub fn scratch_plan(
 /// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, the largest
 /// that still sums with the short chunk (more carries per entry), and the carries of
 /// the smaller chunks below it (at most [`FILL_THREADS`], at most one per
-/// [`MIN_CHUNK`] entries).
+/// [`MIN_CHUNK`] entries). With `affine` the chunks of the MSMs below the largest are
+/// at most lanes · [`AFFINE_FILL_THREADS`] (and one per [`MIN_CHUNK`] entries): their
+/// carries, tickets and lanes.
 fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
@@ -344,7 +406,14 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
             plan.at_least(item, (words.max(1) * 4) as u64);
         }
     }
-    if layout.tuned_chunk.is_none() {
+    if layout.tuned_chunk.is_none() && layout.accumulate(group) == MsmAccumulate::Affine {
+        let chunks = (AFFINE_FILL_THREADS * layout.affine_lanes as usize)
+            .min((layout.windows * terms).div_ceil(MIN_CHUNK as usize))
+            .max(1);
+        plan.at_least(MSM_CARRIES, (chunks * group.xyzz_words() * 4) as u64);
+        plan.at_least(MSM_FOLD_TICKETS, (chunks * 4) as u64);
+        plan.at_least(MSM_AFFINE_LANES, (chunks * AFFINE_LANE_WORDS * 4) as u64);
+    } else if layout.tuned_chunk.is_none() {
         let threads = FILL_THREADS.min((layout.windows * terms).div_ceil(MIN_CHUNK as usize));
         plan.at_least(
             MSM_CARRIES,
@@ -367,6 +436,8 @@ mod tests {
         msm_reduce: None,
         msm_ones: None,
         msm_fold: None,
+        msm_accumulate: None,
+        msm_affine_lanes: None,
         msm_ones_sum: None,
         ntt_pass_stages: None,
         ntt_path: None,
@@ -451,6 +522,88 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn plan_covers_every_affine_msm_up_to_its_size() {
+        for lanes in [None, Some(1), Some(64)] {
+            let tuning = CudaTuning {
+                msm_accumulate: Some(MsmAccumulate::Affine),
+                msm_affine_lanes: lanes,
+                ..UNTUNED
+            };
+            let fill = AFFINE_FILL_THREADS * lanes.unwrap_or(AFFINE_LANES) as usize;
+            for n in [1usize, 7, 100, 4096, 65537, (1 << 20) + 1, (1 << 22) + 5] {
+                for group in [Group::G1, Group::G2] {
+                    let mut plan = MemoryPlan::new("t");
+                    scratch_plan(group, n, 0, &tuning, &mut plan);
+                    let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
+                    ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                    // Around the sizes where the chunk leaves its bounds.
+                    for c in 1..=window_bits(n) {
+                        let w = windows(c);
+                        for e in [MIN_CHUNK as usize * fill, AFFINE_MAX_CHUNK as usize * fill] {
+                            ms.extend([e / w - 1, e / w, e / w + 1]);
+                        }
+                    }
+                    for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
+                        let layout = Layout::new(window_bits(m), &tuning);
+                        let case = format!("n={n} m={m} {group:?} lanes {lanes:?}");
+                        assert_planned(&plan, &layout, m, group, &case);
+                    }
+                    // G2 sums in XYZZ and plans one word of lanes; G1 a lane a chunk.
+                    let lanes_bytes = plan
+                        .items()
+                        .iter()
+                        .find(|i| i.key == MSM_AFFINE_LANES)
+                        .map_or(0, |i| i.bytes);
+                    match group {
+                        Group::G2 => assert_eq!(lanes_bytes, 4),
+                        Group::G1 => assert!(lanes_bytes >= (AFFINE_LANE_WORDS * 4) as u64),
+                    }
+                }
+            }
+        }
+        // Untuned: no lanes beyond the one word.
+        let mut plan = MemoryPlan::new("t");
+        scratch_plan(Group::G1, 1 << 20, 0, &UNTUNED, &mut plan);
+        let lanes = plan.items().iter().find(|i| i.key == MSM_AFFINE_LANES);
+        assert_eq!(lanes.map(|i| i.bytes), Some(4));
+    }
+
+    #[test]
+    fn affine_sums_take_chunks_that_fill_the_device_with_their_lanes() {
+        let affine = CudaTuning {
+            msm_accumulate: Some(MsmAccumulate::Affine),
+            ..UNTUNED
+        };
+        let layout = |c| Layout::new(c, &affine);
+        // G1 2^20: 13·2^20 entries, chunks of 13 in 2^16 threads of 16 lanes.
+        let l = layout(20);
+        assert_eq!(l.accumulate(Group::G1), MsmAccumulate::Affine);
+        assert_eq!(l.accumulate(Group::G2), MsmAccumulate::Xyzz);
+        assert_eq!(l.chunk(1 << 20, Group::G1), 13);
+        assert_eq!(l.chunk(1 << 24, Group::G1), 208);
+        assert_eq!(l.chunk(1 << 30, Group::G1), AFFINE_MAX_CHUNK);
+        assert_eq!(l.chunk(100, Group::G1), MIN_CHUNK);
+        // G2 keeps the XYZZ chunk.
+        assert_eq!(l.chunk(1 << 20, Group::G2), SHORT_CHUNK);
+        // Lanes: 16 a thread, fewer where they would leave fewer than 2^16 threads.
+        assert_eq!(l.lanes_per_thread(1 << 20), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(1 << 30), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(5 << 16), 5);
+        assert_eq!(l.lanes_per_thread((5 << 16) + 1), 6);
+        assert_eq!(l.lanes_per_thread(1), 1);
+        // A tuned chunk is the chunk.
+        let tuned = CudaTuning {
+            msm_chunk: Some(40),
+            ..affine
+        };
+        assert_eq!(Layout::new(20, &tuned).chunk(1 << 20, Group::G1), 40);
+        // Lanes of 64 words, as msm.cu's static_assert says.
+        let source = include_str!("../../kernels/msm.cu");
+        let assert = format!("sizeof(AffineLane<Fq>) == {AFFINE_LANE_WORDS} * 4");
+        assert!(source.contains(&assert), "msm.cu lacks {assert:?}");
     }
 
     #[test]
@@ -561,7 +714,7 @@ mod tests {
 
     #[test]
     fn small_msms_sum_in_smaller_chunks_and_large_ones_keep_theirs() {
-        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n);
+        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n, Group::G1);
         // G1 2^20 (16 windows plain, 13 over planes) and more: as before.
         assert_eq!(chunk(16, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 20), SHORT_CHUNK);
@@ -580,7 +733,7 @@ mod tests {
             msm_chunk: Some(64),
             ..UNTUNED
         };
-        assert_eq!(Layout::new(10, &tuned).chunk(n), 64);
+        assert_eq!(Layout::new(10, &tuned).chunk(n, Group::G1), 64);
     }
 
     #[test]

@@ -24,10 +24,13 @@ use crate::field::Group;
 use crate::launch::{self, grid_2d, grid_with_block, Dev, Kernels};
 use crate::memory::{download, CudaBuffer};
 use crate::msm::layout::{Layout, Scratch};
-use crate::tuning::{MsmFold, MsmReduce};
+use crate::tuning::{MsmAccumulate, MsmFold, MsmReduce};
 
 // The curve kernels use up to 255 registers per thread: blocks of 128 always fit.
 const CURVE_BLOCK: u32 = 128;
+/// Threads a block of the batch-affine bucket sums (msm.cu's `CRU_AFFINE_BLOCK`, the
+/// size of its shared products; a test compares them): the block shares one inversion.
+const AFFINE_BLOCK: u32 = 256;
 
 /// Where a reduction left the MSM: the first `exponents.len()` XYZZ points of `buffer`,
 /// the MSM being the sum of 2^e · point i over the points with `exponents[i] = Some(e)`.
@@ -52,23 +55,44 @@ pub fn reduce(
     scratch: &Scratch,
     n: usize,
 ) -> Result<Reduced> {
-    let chunk = layout.chunk(n);
+    let chunk = layout.chunk(n, group);
     let m32 = layout.all_buckets() as u32;
+    // Chunks (each a thread's, or a lane's with "affine"): sum_threads.
     let sum_threads = (layout.windows * n).div_ceil(chunk as usize);
-    launch::msm_accumulate(
-        k,
-        stream,
-        grid_with_block(sum_threads, CURVE_BLOCK),
-        group,
-        Dev::view(points),
-        Dev::new(buf(work, scratch.sorted)?),
-        Dev::new(buf(work, scratch.bucket_start)?),
-        Dev::new(buf(work, scratch.buckets)?),
-        Dev::new(buf(work, scratch.carries)?),
-        Dev::new(buf(work, scratch.carry_span)?),
-        m32,
-        chunk,
-    )?;
+    match layout.accumulate(group) {
+        MsmAccumulate::Xyzz => launch::msm_accumulate(
+            k,
+            stream,
+            grid_with_block(sum_threads, CURVE_BLOCK),
+            group,
+            Dev::view(points),
+            Dev::new(buf(work, scratch.sorted)?),
+            Dev::new(buf(work, scratch.bucket_start)?),
+            Dev::new(buf(work, scratch.buckets)?),
+            Dev::new(buf(work, scratch.carries)?),
+            Dev::new(buf(work, scratch.carry_span)?),
+            m32,
+            chunk,
+        )?,
+        MsmAccumulate::Affine => {
+            let per_thread = layout.lanes_per_thread(sum_threads);
+            launch::msm_g1_accumulate_affine(
+                k,
+                stream,
+                grid_with_block(sum_threads.div_ceil(per_thread as usize), AFFINE_BLOCK),
+                Dev::view(points),
+                Dev::new(buf(work, scratch.sorted)?),
+                Dev::new(buf(work, scratch.bucket_start)?),
+                Dev::new(buf(work, scratch.buckets)?),
+                Dev::new(buf(work, scratch.carries)?),
+                Dev::new(buf(work, scratch.carry_span)?),
+                Dev::new(buf(work, scratch.affine_lanes)?),
+                m32,
+                chunk,
+                per_thread,
+            )?
+        }
+    }
     // Step 5b. "tree": one launch, whatever the longest run of carries. "levels": as many
     // launches as that run needs (none for spread-out digits; about log2(n / CHUNK) when
     // one bucket holds a whole window), read back first (a sync of the host).
@@ -273,4 +297,16 @@ fn halves(words: &CudaSlice<u32>, half: usize) -> Result<[CudaView<'_, u32>; 2]>
         .into());
     }
     Ok([words.slice(..half), words.slice(half..2 * half)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_blocks_are_the_shared_products_msm_cu_declares() {
+        let source = include_str!("../../kernels/msm.cu");
+        let define = format!("#define CRU_AFFINE_BLOCK {AFFINE_BLOCK}\n");
+        assert!(source.contains(&define), "msm.cu lacks {define:?}");
+    }
 }
