@@ -150,27 +150,31 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
 // For G2 its Fq2 products are inlined too (fmul_inline): as calls they passed their
 // operands through a 1.5 KB stack frame, and MSM G2 2^20 took 40.3 ms on the H200
 // instead of 34.7 (NVRTC then takes about 10 s longer over msm.cu).
-// Its P = q case is 2q = 2P. -DCRU_MADD_DOUBLES_P=1 (CRUCIBLE_CUDA_NVRTC_OPTIONS) doubles
-// P there: q then dies after its two products instead of living through them for the
-// rare doubling, but P's address goes to the call, so ptxas keeps the bucket sums'
-// accumulator in local memory. NVRTC 12.9, G2 sums' kernel body: spill stores 8 bytes
-// instead of 180 (with fq2.cuh's CRU_FQ2_LAZY=1: 0 instead of 240), 456 (702) fewer
-// SASS instructions, and the accumulator's 384 bytes stored and its fields loaded at
-// each entry; G1 sums: 128 registers instead of 152, 78 more instructions.
+// Its P = q case is 2q = 2P. Doubling P there instead (CRU_MADD_DOUBLES_P: 0 never, 1
+// every group, 2 G2 only, the default; -D through CRUCIBLE_CUDA_NVRTC_OPTIONS): q then
+// dies after its two products instead of living through them for the rare doubling,
+// but P's address goes to the call, so ptxas keeps the bucket sums' accumulator in
+// local memory. NVRTC 12.9, G2 sums' kernel body: spill stores 8 bytes instead of 180
+// (with fq2.cuh's lazy product: 0 instead of 240), 456 (702) fewer SASS instructions,
+// and the accumulator's 384 bytes stored and its fields loaded at each entry; on the
+// H200, MSM G2 2^20 26.16 ms against 26.59 with the lazy product alone (fifteenth
+// session). G1 sums: 128 registers instead of 152, 78 more instructions, not measured.
 #ifndef CRU_MADD_DOUBLES_P
-#define CRU_MADD_DOUBLES_P 0
+#define CRU_MADD_DOUBLES_P 2
 #endif
+template <class F> struct MaddDoublesP { static constexpr bool value = CRU_MADD_DOUBLES_P == 1; };
+template <> struct MaddDoublesP<Fq2> { static constexpr bool value = CRU_MADD_DOUBLES_P != 0; };
 template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
     const F pp_ = fsub(fmul_inline(q.x, p.zz), p.x);   // P
     const F rr = fsub(fmul_inline(q.y, p.zzz), p.y);   // R
     if (fis_zero(pp_)) {
-#if CRU_MADD_DOUBLES_P
-        if (fis_zero(rr)) return xyzz_double_rare(p);
-#else
-        if (fis_zero(rr)) return xyzz_double_affine_rare(q);
-#endif
+        if constexpr (MaddDoublesP<F>::value) {
+            if (fis_zero(rr)) return xyzz_double_rare(p);
+        } else {
+            if (fis_zero(rr)) return xyzz_double_affine_rare(q);
+        }
         return xyzz_identity<F>();
     }
     const F pp = fsqr_inline(pp_);

@@ -27,13 +27,14 @@ CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 //                   (field.cuh's fmul_plain), then two Montgomery reductions (fredc):
 //                   720 limb multiply-adds;
 //   CRU_FQ2_LAZY=0  Karatsuba over 3 Montgomery products (3 reductions): 864.
-// Lazy, in the G2 bucket sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425,
-// 14391 SASS instructions against 14885, but 240 bytes of spill stores against 180 (its
-// 768-bit values at 255 registers), so it is off until the H200 has measured it. Every
-// G2 kernel takes it (they all call this product). The square stays as it is: lazily it
-// would be 2 plain products and 2 reductions all the same.
+// Lazy (the default), in the G2 bucket sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs
+// against 8425, 14391 SASS instructions against 14885, 240 bytes of spill stores against
+// 180 (its 768-bit values at 255 registers); on the H200, MSM G2 2^20 26.59 ms against
+// 27.49 (fifteenth session, both compiled by NVRTC 13). Every G2 kernel takes it (they
+// all call this product). The square stays as it is: lazily it would be 2 plain
+// products and 2 reductions all the same.
 #ifndef CRU_FQ2_LAZY
-#define CRU_FQ2_LAZY 0
+#define CRU_FQ2_LAZY 1
 #endif
 
 // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0+a1)(b0+b1) - a0 b0 - a1 b1) u

@@ -9,9 +9,12 @@ pub struct CostModel {
     pub msm_g1_ns_per_term: f64,
     /// G2 MSM: nanoseconds per term.
     pub msm_g2_ns_per_term: f64,
-    /// Fixed cost of one MSM call in nanoseconds (launches, bucket reduction,
+    /// Fixed cost of one G1 MSM call in nanoseconds (launches, bucket reduction,
     /// reading the result back): what every extra chunk of a streamed MSM costs.
-    pub msm_call_ns: f64,
+    pub msm_g1_call_ns: f64,
+    /// Fixed cost of one G2 MSM call in nanoseconds (its buckets and their reduction
+    /// cost about three times G1's).
+    pub msm_g2_call_ns: f64,
     /// NTT: nanoseconds per element and per radix-2 stage (`n·log n` of them).
     pub ntt_ns_per_butterfly_stage: f64,
     /// Host to device staging, bytes per second (conversion and copy together).
@@ -28,7 +31,8 @@ impl Default for CostModel {
         CostModel {
             msm_g1_ns_per_term: 1763.0,
             msm_g2_ns_per_term: 4785.0,
-            msm_call_ns: 50_000.0,
+            msm_g1_call_ns: 50_000.0,
+            msm_g2_call_ns: 50_000.0,
             ntt_ns_per_butterfly_stage: 3.04,
             stage_bytes_per_second: 4.0e9,
             overlaps_staging: false,
@@ -42,12 +46,12 @@ impl CostModel {
         if terms == 0 {
             return 0.0;
         }
-        let per_term = if g2 {
-            self.msm_g2_ns_per_term
+        let (call, per_term) = if g2 {
+            (self.msm_g2_call_ns, self.msm_g2_ns_per_term)
         } else {
-            self.msm_g1_ns_per_term
+            (self.msm_g1_call_ns, self.msm_g1_ns_per_term)
         };
-        (self.msm_call_ns + per_term * terms as f64) * 1e-9
+        (call + per_term * terms as f64) * 1e-9
     }
 
     /// Predicted seconds of one NTT over `2^log_size` elements.

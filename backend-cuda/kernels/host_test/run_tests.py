@@ -986,7 +986,7 @@ def planes_cases(cs, rng, quick, pts):
 
 # The kernels' compile-time variants, each the other way than its default: the G2
 # kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh).
-VARIANTS = ["-DCRU_FQ2_LAZY=1", "-DCRU_MADD_DOUBLES_P=1"]
+VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1"]
 
 BUILDS = {
     "chain": ["-O2"],

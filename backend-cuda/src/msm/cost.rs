@@ -23,20 +23,24 @@ fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
 
 /// Window bits for `n` terms over plain bases: the c that minimises
 /// W(c) * (n + 4.5 * 2^(c-1)), the bucket-sum additions plus the reduction's cost per
-/// bucket, in additions (ties go to the smaller c); 16 from 2^15 to 2^22 terms, 20 for
-/// 2^24 to 2^26. The weight 4.5 is the range (3.65, 5.35) in which this model picks
-/// the fastest c measured on the H200 at 2^20 (c = 13..17), 2^24 (18..20) and 2^26
-/// (20..22): BENCHMARKS.md. Below 2^20 terms the model would pick c = 11 to 14, never
-/// measured fast there (c = 16 was, at 2^15 to 2^18), so c = 16 is kept from 2^15
-/// terms on.
+/// bucket, in additions (ties go to the smaller c), with floors where the H200
+/// measured the model's choice slow: 13 from 2^15 terms, 16 from 2^19 (16 up to 2^22
+/// terms, 20 for 2^24 to 2^26). The weight 4.5 is the range (3.65, 5.35) in which this
+/// model picks the fastest c measured at 2^20 (c = 13..17), 2^24 (18..20) and 2^26
+/// (20..22): BENCHMARKS.md. From 2^15 to 2^18 terms the model picks 11 or 12, and 13
+/// ran fastest of 12, 13, 14 and 16 at each of 2^15, 2^16, 2^17 and 2^18 (fifteenth
+/// session: 2.14, 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with the
+/// 16 that the floor there was before, fitted before the tree reduction).
 pub fn window_bits(n: usize) -> u32 {
     // 4.5 additions a bucket, over all W windows.
     let cost = |c: u32| model_cost(n, c, windows(c), 18);
     let model = (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
         .unwrap_or(1);
-    if n >= 1 << 15 {
+    if n >= 1 << 19 {
         model.max(16)
+    } else if n >= 1 << 15 {
+        model.max(13)
     } else {
         model
     }
@@ -122,7 +126,10 @@ mod tests {
             last = c;
             n += 1 + n / 64;
         }
-        assert_eq!(window_bits(1 << 16), 16);
+        for log in 15..19 {
+            assert_eq!(window_bits(1 << log), 13, "2^{log}");
+        }
+        assert_eq!(window_bits(1 << 19), 16);
         assert_eq!(window_bits(1 << 20), 16);
         assert_eq!(window_bits(1 << 24), 20);
         assert_eq!(window_bits(1 << 26), 20);
