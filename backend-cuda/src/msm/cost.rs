@@ -30,7 +30,10 @@ fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
 /// (20..22): BENCHMARKS.md. From 2^15 to 2^18 terms the model picks 11 or 12, and 13
 /// ran fastest of 12, 13, 14 and 16 at each of 2^15, 2^16, 2^17 and 2^18 (fifteenth
 /// session: 2.14, 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with the
-/// 16 that the floor there was before, fitted before the tree reduction).
+/// 16 that the floor there was before, fitted before the tree reduction), while 16
+/// ran fastest of 13 to 16 at 2^19 to 2^22. G2 (the same rule) gains 18–36 % from 13
+/// bits at 2^15 to 2^17 and loses 10 % at 2^18 (13.05 ms against 11.90 with 16): a
+/// floor per group is the next refinement.
 pub fn window_bits(n: usize) -> u32 {
     // 4.5 additions a bucket, over all W windows.
     let cost = |c: u32| model_cost(n, c, windows(c), 18);
