@@ -282,6 +282,18 @@ impl CudaBackend {
         self.upload::<B>(lease, id, len, words, fill)
     }
 
+    /// Copies `src` to the front of scalar buffer `id`: pinned scalars in one copy,
+    /// straight from the caller's memory; the rest through the staging buffers,
+    /// converted on every core.
+    fn upload_scalars(&self, lease: &mut Lease, id: BufferId, src: &[Fr]) -> Result<()> {
+        match self.pins.words(src) {
+            Some(words) => pinned::upload(&self.device.copy, lease, id, words),
+            None => self.upload::<CudaBuffer>(lease, id, src.len(), field::FR_WORDS, |r, w| {
+                field::fr_to_words(&src[r], w)
+            }),
+        }
+    }
+
     /// Copies `len` elements of `words` words each, as `fill` converts them, to the
     /// front of buffer `id`, through the pinned staging buffers on the copy stream.
     fn upload<B: DeviceWords>(
@@ -432,22 +444,10 @@ impl ProverBackend for CudaBackend {
         self.pins.pin(&self.device.ctx, scalars)
     }
 
-    // Pinned scalars in one copy, straight from the caller's memory; the rest
-    // through the staging buffers, converted on every core.
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+        crucible_core::check_front("scalars", src.len(), dst.len())?;
         self.sorts.scalars_written();
-        if let Some(words) = self.pins.words(src) {
-            crucible_core::check_front("scalars", src.len(), dst.len())?;
-            return pinned::upload(&self.device.copy, lease, dst.id(), words);
-        }
-        self.stage_words::<CudaBuffer>(
-            lease,
-            dst.id(),
-            (src.len(), dst.len()),
-            false,
-            field::FR_WORDS,
-            |r, w| field::fr_to_words(&src[r], w),
-        )
+        self.upload_scalars(lease, dst.id(), src)
     }
 
     // The live rows are copied, the zero tail is set on the device (a 2^20-constraint
@@ -455,13 +455,7 @@ impl ProverBackend for CudaBackend {
     fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
-        if let Some(words) = self.pins.words(src) {
-            pinned::upload(&self.device.copy, lease, dst.id(), words)?;
-        } else {
-            self.upload::<CudaBuffer>(lease, dst.id(), src.len(), field::FR_WORDS, |r, w| {
-                field::fr_to_words(&src[r], w)
-            })?;
-        }
+        self.upload_scalars(lease, dst.id(), src)?;
         memory::zero_tail(
             &self.device.copy,
             lease,

@@ -434,7 +434,7 @@ impl<'a> Workload<'a> {
             } => {
                 let mut data = random_scalars(domain.size, rng);
                 // Pinned (or not) before the clock starts, unpinned after it stops.
-                let (mut src, mut dst) = match memory {
+                let (src, mut dst) = match memory {
                     HostMemory::Pageable => (
                         PinnedScalars::unpinned(&mut data),
                         PinnedScalars::unpinned(host),
@@ -451,7 +451,6 @@ impl<'a> Workload<'a> {
                 backend.read_scalars_into(lease, *buf, &mut dst)?;
                 black_box(&mut *dst);
                 let t3 = Instant::now();
-                black_box(&mut *src);
                 Ok(RunTimes {
                     resident,
                     with_transfers: t3 - t0,

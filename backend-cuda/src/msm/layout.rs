@@ -406,20 +406,22 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
             plan.at_least(item, (words.max(1) * 4) as u64);
         }
     }
-    if layout.tuned_chunk.is_none() && layout.accumulate(group) == MsmAccumulate::Affine {
-        let chunks = (AFFINE_FILL_THREADS * layout.affine_lanes as usize)
-            .min((layout.windows * terms).div_ceil(MIN_CHUNK as usize))
-            .max(1);
-        plan.at_least(MSM_CARRIES, (chunks * group.xyzz_words() * 4) as u64);
-        plan.at_least(MSM_FOLD_TICKETS, (chunks * 4) as u64);
+    if layout.tuned_chunk.is_some() {
+        return;
+    }
+    let affine = layout.accumulate(group) == MsmAccumulate::Affine;
+    let most = if affine {
+        AFFINE_FILL_THREADS * layout.affine_lanes as usize
+    } else {
+        FILL_THREADS
+    };
+    let chunks = most
+        .min((layout.windows * terms).div_ceil(MIN_CHUNK as usize))
+        .max(1);
+    plan.at_least(MSM_CARRIES, (chunks * group.xyzz_words() * 4) as u64);
+    plan.at_least(MSM_FOLD_TICKETS, (chunks * 4) as u64);
+    if affine {
         plan.at_least(MSM_AFFINE_LANES, (chunks * AFFINE_LANE_WORDS * 4) as u64);
-    } else if layout.tuned_chunk.is_none() {
-        let threads = FILL_THREADS.min((layout.windows * terms).div_ceil(MIN_CHUNK as usize));
-        plan.at_least(
-            MSM_CARRIES,
-            (threads.max(1) * group.xyzz_words() * 4) as u64,
-        );
-        plan.at_least(MSM_FOLD_TICKETS, (threads.max(1) * 4) as u64);
     }
 }
 
