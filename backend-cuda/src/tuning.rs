@@ -49,6 +49,12 @@ const MSM_AFFINE_LANES: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_AFFINE_LANES",
     range: 1..=256,
 };
+/// Threads a block of the XYZZ bucket sums (msm/reduce.rs), a multiple of a warp: the
+/// sums are register-bound, so smaller blocks can fit one more warp an SM.
+const MSM_SUMS_BLOCK: Var = Var {
+    name: "CRUCIBLE_CUDA_MSM_SUMS_BLOCK",
+    range: 32..=1024,
+};
 /// Radix-2 stages per NTT pass (ntt.rs; the kernels go up to 4).
 const NTT_PASS_STAGES: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_PASS_STAGES",
@@ -227,6 +233,8 @@ pub struct CudaTuning {
     pub msm_accumulate: Option<MsmAccumulate>,
     /// `CRUCIBLE_CUDA_MSM_AFFINE_LANES`: chunks a thread of the `affine` bucket sums.
     pub msm_affine_lanes: Option<u32>,
+    /// `CRUCIBLE_CUDA_MSM_SUMS_BLOCK`: threads a block of the XYZZ bucket sums.
+    pub msm_sums_block: Option<u32>,
     /// `CRUCIBLE_CUDA_MSM_ONES_SUM`: the ones' sum, `overlap`, `groups` or `tree`.
     pub msm_ones_sum: Option<OnesSum>,
     /// `CRUCIBLE_CUDA_NTT_PASS_STAGES`: radix-2 stages per NTT pass.
@@ -285,6 +293,7 @@ impl CudaTuning {
                 MSM_ACCUMULATES,
             )?,
             msm_affine_lanes: number(&MSM_AFFINE_LANES)?,
+            msm_sums_block: number(&MSM_SUMS_BLOCK)?,
             msm_ones_sum: choice(MSM_ONES_SUM, lookup(MSM_ONES_SUM).as_deref(), MSM_ONES_SUMS)?,
             ntt_pass_stages: number(&NTT_PASS_STAGES)?,
             ntt_path: choice(NTT, lookup(NTT).as_deref(), NTT_PATHS)?,
@@ -354,10 +363,11 @@ fn parse(var: &Var, value: Option<&str>) -> Result<Option<u32>> {
 mod tests {
     use super::*;
 
-    const NUMBERS: [&Var; 9] = [
+    const NUMBERS: [&Var; 10] = [
         &WINDOW_BITS,
         &MSM_CHUNK,
         &MSM_AFFINE_LANES,
+        &MSM_SUMS_BLOCK,
         &MSM_SEG_BITS,
         &MSM_PLANES,
         &MSM_ONES,
@@ -447,6 +457,7 @@ mod tests {
             ("CRUCIBLE_CUDA_MSM_FOLD", "levels"),
             ("CRUCIBLE_CUDA_MSM_ACCUMULATE", " affine"),
             ("CRUCIBLE_CUDA_MSM_AFFINE_LANES", "32"),
+            ("CRUCIBLE_CUDA_MSM_SUMS_BLOCK", "64"),
             ("CRUCIBLE_CUDA_MSM_ONES_SUM", " tree"),
             ("CRUCIBLE_CUDA_NTT_PASS_STAGES", "4"),
             ("CRUCIBLE_CUDA_NTT", "passes"),
@@ -474,6 +485,7 @@ mod tests {
                 msm_fold: Some(MsmFold::Levels),
                 msm_accumulate: Some(MsmAccumulate::Affine),
                 msm_affine_lanes: Some(32),
+                msm_sums_block: Some(64),
                 msm_ones_sum: Some(OnesSum::Tree),
                 ntt_pass_stages: Some(4),
                 ntt_path: Some(NttPath::Passes),

@@ -21,38 +21,46 @@ fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
     4 * windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
 }
 
-/// Window bits for `n` terms over plain bases: the c that minimises
+/// Window bits for `n` terms of `group` over plain bases: the c that minimises
 /// W(c) * (n + 4.5 * 2^(c-1)), the bucket-sum additions plus the reduction's cost per
-/// bucket, in additions (ties go to the smaller c), with floors where the H200
-/// measured the model's choice slow: 13 from 2^15 terms, 16 from 2^19 (16 up to 2^22
-/// terms, 20 for 2^24 to 2^26). The weight 4.5 is the range (3.65, 5.35) in which this
-/// model picks the fastest c measured at 2^20 (c = 13..17), 2^24 (18..20) and 2^26
-/// (20..22): BENCHMARKS.md. From 2^15 to 2^18 terms the model picks 11 or 12, and 13
-/// ran fastest of 12, 13, 14 and 16 at each of 2^15, 2^16, 2^17 and 2^18 (fifteenth
-/// session: 2.14, 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with the
-/// 16 that the floor there was before, fitted before the tree reduction), while 16
-/// ran fastest of 13 to 16 at 2^19 to 2^22. G2 (the same rule) gains 18–36 % from 13
-/// bits at 2^15 to 2^17 and loses 10 % at 2^18 (13.05 ms against 11.90 with 16): a
-/// floor per group is the next refinement.
-pub fn window_bits(n: usize) -> u32 {
+/// bucket, in additions (ties go to the smaller c), raised to [`window_floor`] where
+/// the H200 measured the model's choice slow. The weight 4.5 is the range (3.65, 5.35)
+/// in which this model picks the fastest c measured at 2^20 (c = 13..17), 2^24 (18..20)
+/// and 2^26 (20..22): BENCHMARKS.md.
+pub fn window_bits(group: Group, n: usize) -> u32 {
     // 4.5 additions a bucket, over all W windows.
     let cost = |c: u32| model_cost(n, c, windows(c), 18);
     let model = (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
         .unwrap_or(1);
-    if n >= 1 << 19 {
-        model.max(16)
+    model.max(window_floor(group, n))
+}
+
+/// The least window bits for `n` terms of `group` over plain bases: 13 from 2^15 terms,
+/// 16 from 2^19 (G1) or 2^18 (G2). From 2^15 to 2^18 terms the model picks 11 or 12,
+/// and G1 ran fastest with 13 of 12, 13, 14 and 16 at each of 2^15 to 2^18 (fifteenth
+/// session: 2.14, 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with 16),
+/// while 16 ran fastest of 13 to 16 at 2^19 to 2^22. G2 gains 18–36 % from 13 bits at
+/// 2^15 to 2^17, but at 2^18 ran 12.15 ms with 16 against 13.05 (13), 14.18 (14) and
+/// 14.71 (15) (sixteenth session), so its floor of 16 starts a size earlier.
+fn window_floor(group: Group, n: usize) -> u32 {
+    let sixteen_from = match group {
+        Group::G1 => 1 << 19,
+        Group::G2 => 1 << 18,
+    };
+    if n >= sixteen_from {
+        16
     } else if n >= 1 << 15 {
-        model.max(13)
+        13
     } else {
-        model
+        1
     }
 }
 
-/// The window bits of `n` terms over plain bases: the tuning override
+/// The window bits of `n` terms of `group` over plain bases: the tuning override
 /// (`CRUCIBLE_CUDA_WINDOW_BITS`) if set, else [`window_bits`].
-pub fn chosen_window_bits(n: usize, tuning: &CudaTuning) -> u32 {
-    tuning.window_bits.unwrap_or_else(|| window_bits(n))
+pub fn chosen_window_bits(group: Group, n: usize, tuning: &CudaTuning) -> u32 {
+    tuning.window_bits.unwrap_or_else(|| window_bits(group, n))
 }
 
 /// The modelled cost of an MSM of `n` terms over `group` with window bits `c` and `wp`
@@ -121,21 +129,24 @@ mod tests {
 
     #[test]
     fn window_bits_never_decreases_and_hits_the_planned_sizes() {
-        let mut last = 1;
-        let mut n = 1usize;
-        while n < 1 << 28 {
-            let c = window_bits(n);
-            assert!(c >= last, "n={n}: {c} < {last}");
-            last = c;
-            n += 1 + n / 64;
+        for group in [Group::G1, Group::G2] {
+            let mut last = 1;
+            let mut n = 1usize;
+            while n < 1 << 28 {
+                let c = window_bits(group, n);
+                assert!(c >= last, "{group:?} n={n}: {c} < {last}");
+                last = c;
+                n += 1 + n / 64;
+            }
+            for log in 15..18 {
+                assert_eq!(window_bits(group, 1 << log), 13, "{group:?} 2^{log}");
+            }
+            for (log, c) in [(19, 16), (20, 16), (24, 20), (26, 20)] {
+                assert_eq!(window_bits(group, 1 << log), c, "{group:?} 2^{log}");
+            }
         }
-        for log in 15..19 {
-            assert_eq!(window_bits(1 << log), 13, "2^{log}");
-        }
-        assert_eq!(window_bits(1 << 19), 16);
-        assert_eq!(window_bits(1 << 20), 16);
-        assert_eq!(window_bits(1 << 24), 20);
-        assert_eq!(window_bits(1 << 26), 20);
+        assert_eq!(window_bits(Group::G1, 1 << 18), 13);
+        assert_eq!(window_bits(Group::G2, 1 << 18), 16);
     }
 
     #[test]
@@ -178,7 +189,10 @@ mod tests {
             window_bits: Some(11),
             ..CudaTuning::default()
         };
-        assert_eq!(chosen_window_bits(1 << 20, &tuned), 11);
-        assert_eq!(chosen_window_bits(1 << 20, &CudaTuning::default()), 16);
+        assert_eq!(chosen_window_bits(Group::G2, 1 << 20, &tuned), 11);
+        assert_eq!(
+            chosen_window_bits(Group::G1, 1 << 20, &CudaTuning::default()),
+            16
+        );
     }
 }

@@ -46,6 +46,9 @@ pub const LONG_CHUNK_FROM: usize = 1 << 26;
 const FILL_THREADS: usize = 1 << 16;
 /// The smallest chunk [`FILL_THREADS`] (and [`AFFINE_FILL_THREADS`]) leads to.
 const MIN_CHUNK: u32 = 8;
+/// Threads a block of the XYZZ bucket sums, unless tuned: G1's 152 registers fit 12
+/// warps an SM in blocks of 128 (13 in blocks of 32), G2's 255 fit 8 either way.
+const SUMS_BLOCK: u32 = 128;
 /// Chunks a thread of the batch-affine bucket sums runs at once (msm.cu's
 /// `msm_*_accumulate_affine`), unless tuned: a block of 256 threads then shares one
 /// inversion (~450 products) among up to 4096 additions a round.
@@ -121,6 +124,8 @@ pub struct Layout {
     affine_lanes: u32,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
+    /// Threads a block of the XYZZ bucket sums.
+    pub sums_block: u32,
 }
 
 /// The scratch buffers of one MSM, allocated in [`Layout::items`]'s order.
@@ -211,6 +216,7 @@ impl Layout {
             accumulate: tuning.msm_accumulate.unwrap_or(MsmAccumulate::Xyzz),
             affine_lanes: tuning.msm_affine_lanes.unwrap_or(AFFINE_LANES),
             tuned_chunk: tuning.msm_chunk,
+            sums_block: tuning.msm_sums_block.unwrap_or(SUMS_BLOCK),
         }
     }
 
@@ -317,7 +323,7 @@ pub fn choose(
     work: &Lease,
     tuning: &CudaTuning,
 ) -> Layout {
-    let plain = Layout::new(chosen_window_bits(n, tuning), tuning);
+    let plain = Layout::new(chosen_window_bits(group, n, tuning), tuning);
     let Some(p) = planes else {
         return plain;
     };
@@ -345,16 +351,16 @@ pub fn scan_words(m: usize) -> usize {
     }
 }
 
-/// The largest number of terms (at most `n`) for which [`window_bits`] picks at most
-/// `c` ([`window_bits`] never decreases as terms grow).
-fn largest_terms_with(c: u32, n: usize) -> usize {
-    if window_bits(n) <= c {
+/// The largest number of terms (at most `n`) of `group` for which [`window_bits`]
+/// picks at most `c` ([`window_bits`] never decreases as terms grow).
+fn largest_terms_with(group: Group, c: u32, n: usize) -> usize {
+    if window_bits(group, n) <= c {
         return n;
     }
     let (mut lo, mut hi) = (0usize, n); // window_bits(lo) <= c (or lo = 0) < window_bits(hi)
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if window_bits(mid) <= c {
+        if window_bits(group, mid) <= c {
             lo = mid;
         } else {
             hi = mid;
@@ -381,12 +387,12 @@ pub fn scratch_plan(
         }
     }
     // A tuning override applies to every MSM size, so it is planned at `n` itself.
-    let chosen = chosen_window_bits(n, tuning);
-    if chosen != window_bits(n) && n > 0 {
+    let chosen = chosen_window_bits(group, n, tuning);
+    if chosen != window_bits(group, n) && n > 0 {
         plan_layout(plan, &Layout::new(chosen, tuning), n, group);
     }
-    for c in 1..=window_bits(n) {
-        let terms = largest_terms_with(c, n);
+    for c in 1..=window_bits(group, n) {
+        let terms = largest_terms_with(group, c, n);
         if terms > 0 {
             plan_layout(plan, &Layout::new(c, tuning), terms, group);
         }
@@ -440,6 +446,7 @@ mod tests {
         msm_fold: None,
         msm_accumulate: None,
         msm_affine_lanes: None,
+        msm_sums_block: None,
         msm_ones_sum: None,
         ntt_pass_stages: None,
         ntt_path: None,
@@ -504,11 +511,11 @@ mod tests {
                 scratch_plan(group, n, 0, &tuning, &mut plan);
                 let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
                 // Every size just below a change of window.
-                ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                ms.extend((1..=window_bits(group, n)).map(|c| largest_terms_with(group, c, n)));
                 // The largest size that still sums with the short chunk.
-                ms.extend((1..=window_bits(n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
+                ms.extend((1..=window_bits(group, n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
                 // Around the sizes where the chunk shrinks below the short one.
-                for c in 1..=window_bits(n) {
+                for c in 1..=window_bits(group, n) {
                     let w = windows(c);
                     for e in [
                         MIN_CHUNK as usize * FILL_THREADS,
@@ -518,7 +525,7 @@ mod tests {
                     }
                 }
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
-                    let layout = Layout::new(window_bits(m), &tuning);
+                    let layout = Layout::new(window_bits(group, m), &tuning);
                     let case = format!("n={n} m={m} {reduce:?}");
                     assert_planned(&plan, &layout, m, group, &case);
                 }
@@ -540,16 +547,16 @@ mod tests {
                     let mut plan = MemoryPlan::new("t");
                     scratch_plan(group, n, 0, &tuning, &mut plan);
                     let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
-                    ms.extend((1..=window_bits(n)).map(|c| largest_terms_with(c, n)));
+                    ms.extend((1..=window_bits(group, n)).map(|c| largest_terms_with(group, c, n)));
                     // Around the sizes where the chunk leaves its bounds.
-                    for c in 1..=window_bits(n) {
+                    for c in 1..=window_bits(group, n) {
                         let w = windows(c);
                         for e in [MIN_CHUNK as usize * fill, AFFINE_MAX_CHUNK as usize * fill] {
                             ms.extend([e / w - 1, e / w, e / w + 1]);
                         }
                     }
                     for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
-                        let layout = Layout::new(window_bits(m), &tuning);
+                        let layout = Layout::new(window_bits(group, m), &tuning);
                         let case = format!("n={n} m={m} {group:?} lanes {lanes:?}");
                         assert_planned(&plan, &layout, m, group, &case);
                     }
@@ -656,11 +663,11 @@ mod tests {
         // Planned with the planes: over them, one bucket window.
         assert_eq!(layout(n, capacity, n), (planes.c, 1, n as u32));
         // A plan without room for the planes' scratch: plain bases.
-        let c = window_bits(n);
+        let c = window_bits(Group::G1, n);
         assert_eq!(layout(1000, 0, n), (c, windows(c), 0));
         // Three terms over a buffer of 2^16: the planes' 2^(c-1) buckets would cost more
         // than plain windows.
-        let c3 = window_bits(3);
+        let c3 = window_bits(Group::G1, 3);
         assert_eq!(layout(n, capacity, 3), (c3, windows(c3), 0));
     }
 

@@ -211,7 +211,7 @@ fn choose(
     let (cost_planes, planes) = best?;
     // Plain bases when they model as cheap (tiny buffers, or a window override that
     // leaves one bucket window per digit window anyway).
-    let c0 = cost::window_bits(len);
+    let c0 = cost::window_bits(group, len);
     let plain = cost::cost(group, len, c0, cost::windows(c0));
     (cost_planes < plain).then_some(planes)
 }
@@ -324,7 +324,7 @@ mod tests {
         // G1 2^20 over 13 planes on the H200: the MSM's saving and the build cost of
         // the cost model.
         let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
-        let c0 = cost::window_bits(1 << 20);
+        let c0 = cost::window_bits(Group::G1, 1 << 20);
         let saving = cost::saving_ns(
             Group::G1,
             1 << 20,

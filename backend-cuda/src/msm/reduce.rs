@@ -63,7 +63,7 @@ pub fn reduce(
         MsmAccumulate::Xyzz => launch::msm_accumulate(
             k,
             stream,
-            grid_with_block(sum_threads, CURVE_BLOCK),
+            grid_with_block(sum_threads, layout.sums_block),
             group,
             Dev::view(points),
             Dev::new(buf(work, scratch.sorted)?),
