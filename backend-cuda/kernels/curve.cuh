@@ -164,11 +164,11 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
 #endif
 template <class F> struct MaddDoublesP { static constexpr bool value = CRU_MADD_DOUBLES_P == 1; };
 template <> struct MaddDoublesP<Fq2> { static constexpr bool value = CRU_MADD_DOUBLES_P != 0; };
-template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, const Affine<F>& q) {
+template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_affine_formula(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
-    const F pp_ = fsub(fmul_inline(q.x, p.zz), p.x);   // P
-    const F rr = fsub(fmul_inline(q.y, p.zzz), p.y);   // R
+    const F pp_ = fsub(fmul_of<HOW>(q.x, p.zz), p.x);   // P
+    const F rr = fsub(fmul_of<HOW>(q.y, p.zzz), p.y);   // R
     if (fis_zero(pp_)) {
         if constexpr (MaddDoublesP<F>::value) {
             if (fis_zero(rr)) return xyzz_double_rare(p);
@@ -177,15 +177,20 @@ template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, cons
         }
         return xyzz_identity<F>();
     }
-    const F pp = fsqr_inline(pp_);
-    const F ppp = fmul_inline(pp_, pp);
-    const F qq = fmul_inline(p.x, pp);
+    const F pp = fsqr_of<HOW>(pp_);
+    const F ppp = fmul_of<HOW>(pp_, pp);
+    const F qq = fmul_of<HOW>(p.x, pp);
     Xyzz<F> r;
-    r.x = fsub(fsub(fsqr_inline(rr), ppp), fdbl(qq));
-    r.y = fsub(fmul_inline(rr, fsub(qq, r.x)), fmul_inline(p.y, ppp));
-    r.zz = fmul_inline(p.zz, pp);
-    r.zzz = fmul_inline(p.zzz, ppp);
+    r.x = fsub(fsub(fsqr_of<HOW>(rr), ppp), fdbl(qq));
+    r.y = fsub(fmul_of<HOW>(rr, fsub(qq, r.x)), fmul_of<HOW>(p.y, ppp));
+    r.zz = fmul_of<HOW>(p.zz, pp);
+    r.zzz = fmul_of<HOW>(p.zzz, ppp);
     return r;
+}
+
+// The mixed addition with every product inlined.
+template <class F> CRU_DEV Xyzz<F> xyzz_add_affine_inline(const Xyzz<F>& p, const Affine<F>& q) {
+    return xyzz_add_affine_formula<CRU_PRODUCTS_INLINE>(p, q);
 }
 
 // The same as a call, for the places where the formula is not hot.

@@ -299,6 +299,17 @@ CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
     atomicMax(max_span, (end - 1) / chunk - begin / chunk);
 }
 
+// How the XYZZ bucket sums take their products: inlined (the default), or, for G1 with
+// -DCRU_G1_SUMS_PRODUCTS=2 (through CRUCIBLE_CUDA_NVRTC_OPTIONS), as calls, one copy of
+// the product and the square in the kernel: a fifth of the sums' stalls wait for
+// instructions (ncu, sixteenth session), ten inlined products being tens of KB of
+// straight-line code a warp runs through at each entry.
+#ifndef CRU_G1_SUMS_PRODUCTS
+#define CRU_G1_SUMS_PRODUCTS CRU_PRODUCTS_INLINE
+#endif
+template <class F> struct SumsProducts { static constexpr int value = CRU_PRODUCTS_INLINE; };
+template <> struct SumsProducts<Fq> { static constexpr int value = CRU_G1_SUMS_PRODUCTS; };
+
 // One loop over the chunk's entries with the run boundaries as a branch inside it, so
 // the threads of a warp add points together whatever their runs' lengths.
 template <class F>
@@ -327,7 +338,7 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
         const u32 e = sorted[pos];
         Affine<F> p = bases[e & 0x7fffffffu];
         if (e & 0x80000000u) p = aff_neg(p);
-        acc = xyzz_add_affine_inline(acc, p);
+        acc = xyzz_add_affine_formula<SumsProducts<F>::value>(acc, p);
     }
     if (run_start == bucket_begin) buckets[k] = acc;
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }

@@ -985,8 +985,9 @@ def planes_cases(cs, rng, quick, pts):
 
 
 # The kernels' compile-time variants, each the other way than its default: the G2
-# kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh).
-VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1"]
+# kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh),
+# the G1 bucket sums' products as calls (msm.cu).
+VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=2"]
 
 BUILDS = {
     "chain": ["-O2"],
