@@ -59,9 +59,11 @@ template <class F> CRU_DEV Affine<F> aff_neg(const Affine<F>& a) {
 //   CRU_PRODUCTS_INLINE    every product inlined, the Fq2 ones too (fmul_inline);
 //   CRU_PRODUCTS_CALLS     (G1) every Fq product a call (field.cuh's fmul_call): for
 //                          formulas off the hot paths, a few a thread, where the cost
-//                          that matters is NVRTC's. ptxas compiles a kernel's callees
+//                          that matters is NVRTC's (ptxas compiles a kernel's callees
 //                          into each kernel, and a G1 addition with its 14 products
-//                          inlined took NVRTC about 10 CPU seconds; as calls about 3.
+//                          inlined took NVRTC about 10 CPU seconds; as calls about 3),
+//                          and for the G1 bucket sums, where the inlined products
+//                          outgrow the instruction cache (msm.cu's SumsProducts).
 #define CRU_PRODUCTS_CALL_FQ2 0
 #define CRU_PRODUCTS_INLINE 1
 #define CRU_PRODUCTS_CALLS 2
@@ -158,7 +160,8 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
 // (with fq2.cuh's lazy product: 0 instead of 240), 456 (702) fewer SASS instructions,
 // and the accumulator's 384 bytes stored and its fields loaded at each entry; on the
 // H200, MSM G2 2^20 26.16 ms against 26.59 with the lazy product alone (fifteenth
-// session). G1 sums: 128 registers instead of 152, 78 more instructions, not measured.
+// session). G1 sums (products inlined): 128 registers instead of 152, 78 more
+// instructions, and no faster (9.23 / 119.2 ms at 2^20 / 2^24 against 9.10 / 119.9).
 #ifndef CRU_MADD_DOUBLES_P
 #define CRU_MADD_DOUBLES_P 2
 #endif

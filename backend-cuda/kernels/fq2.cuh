@@ -64,11 +64,16 @@ CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
     return make_fq2(fmul(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
 }
 
-// The Fq2 product and square everywhere but the hottest loop are calls (their Fq
-// products inlined inside): inlined into every curve formula, msm.cu took minutes
-// of NVRTC.
+// The Fq2 product and square are calls (their Fq products inlined inside): inlined
+// into every curve formula, msm.cu took minutes of NVRTC. Operands by value, unless
+// -DCRU_CALLS_BY_REF (field.cuh's fmul_call).
+#ifdef CRU_CALLS_BY_REF
 CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
+#else
+CRU_CALL Fq2 fmul(Fq2 a, Fq2 b) { return fmul_inline(a, b); }
+CRU_CALL Fq2 fsqr(Fq2 a) { return fsqr_inline(a); }
+#endif
 
 // 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion. The norm is 0 only
 // for a = 0 (-1 is not a square mod p), and then finv gives 0, so 0 maps to 0.

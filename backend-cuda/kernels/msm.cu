@@ -299,16 +299,26 @@ CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
     atomicMax(max_span, (end - 1) / chunk - begin / chunk);
 }
 
-// How the XYZZ bucket sums take their products: inlined (the default), or, for G1 with
-// -DCRU_G1_SUMS_PRODUCTS=2 (through CRUCIBLE_CUDA_NVRTC_OPTIONS), as calls, one copy of
-// the product and the square in the kernel: a fifth of the sums' stalls wait for
-// instructions (ncu, sixteenth session), ten inlined products being tens of KB of
-// straight-line code a warp runs through at each entry.
+// How the XYZZ bucket sums take their products: for G1 as calls (CRU_G1_SUMS_PRODUCTS
+// = 2, the default: one copy of the product and the square in the kernel), or inlined
+// (1; -D through CRUCIBLE_CUDA_NVRTC_OPTIONS). Inlined, the ten
+// products are tens of KB of straight-line code a warp runs through at each entry, and
+// a fifth of the sums' stalls waited for instructions (ncu). As calls they pass their
+// operands through the stack (130 registers, 768 bytes of frame, 10.6 % more
+// instructions), and on the H200 MSM G1 2^24 took 111.2 ms instead of 119.9, 2^20
+// 9.01 instead of 9.10; by value (field.cuh's fmul_call), less (sixteenth session).
 #ifndef CRU_G1_SUMS_PRODUCTS
-#define CRU_G1_SUMS_PRODUCTS CRU_PRODUCTS_INLINE
+#define CRU_G1_SUMS_PRODUCTS CRU_PRODUCTS_CALLS
 #endif
-template <class F> struct SumsProducts { static constexpr int value = CRU_PRODUCTS_INLINE; };
+// G2's: its Fq2 products as calls (0, CRU_PRODUCTS_CALL_FQ2, the default), or inlined
+// (1): inlined, 17 152 SASS instructions against 6 256, and on the H200 MSM G2 2^20
+// took 26.36 ms against 23.71 with the calls (operands by reference; sixteenth session).
+#ifndef CRU_G2_SUMS_PRODUCTS
+#define CRU_G2_SUMS_PRODUCTS CRU_PRODUCTS_CALL_FQ2
+#endif
+template <class F> struct SumsProducts;
 template <> struct SumsProducts<Fq> { static constexpr int value = CRU_G1_SUMS_PRODUCTS; };
+template <> struct SumsProducts<Fq2> { static constexpr int value = CRU_G2_SUMS_PRODUCTS; };
 
 // One loop over the chunk's entries with the run boundaries as a branch inside it, so
 // the threads of a warp add points together whatever their runs' lengths.

@@ -986,8 +986,10 @@ def planes_cases(cs, rng, quick, pts):
 
 # The kernels' compile-time variants, each the other way than its default: the G2
 # kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh),
-# the G1 bucket sums' products as calls (msm.cu).
-VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=2"]
+# the bucket sums' products inlined (msm.cu), the calls' operands by reference
+# (field.cuh, fq2.cuh).
+VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=1", "-DCRU_G2_SUMS_PRODUCTS=1",
+            "-DCRU_CALLS_BY_REF"]
 
 BUILDS = {
     "chain": ["-O2"],
