@@ -58,6 +58,7 @@
 //                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
 // extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
 // extern "C" __global__ void ntt_tile_e8(... the same parameters ...)
+// extern "C" __global__ void ntt_tile_w(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
 //   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
@@ -80,6 +81,11 @@
 //   before any write; bit 6 (64) each element read from position p times the power
 //   of p (the tables as for bit 2). Unused table pointers may be any valid array
 //   (never read).
+//   ntt_tile_w: tiles of 2^(k+g) <= 2^6, a tile's 2^(k+g-1) threads in one warp (two
+//   elements a thread; a warp holds several smaller tiles), the pairs regrouped
+//   between stages by __shfl_xor_sync, no shared memory; every flag but bit 5 (no
+//   pairing). Grid: 2^(log_n - 1) threads, blocks of 128 (all in one when fewer);
+//   thread t is lane t mod 2^(k+g-1) of tile t >> (k+g-1).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
