@@ -85,7 +85,8 @@
 //   elements a thread; a warp holds several smaller tiles), the pairs regrouped
 //   between stages by __shfl_xor_sync, no shared memory; every flag but bit 5 (no
 //   pairing). Grid: 2^(log_n - 1) threads, blocks of 128 (all in one when fewer);
-//   thread t is lane t mod 2^(k+g-1) of tile t >> (k+g-1).
+//   thread t is lane t mod 2^(k+g-1) of tile t >> (k+g-1) (its fixed bits reversed
+//   when bit 3 is set).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
@@ -744,17 +745,22 @@ CRU_DEV void scale_by_power(Fr& e, u32 at, const Fr* __restrict__ pow_lo, const 
 }
 
 // The body of ntt_tile_w (see the header): thread t of the launch is lane
-// t mod 2^(k+g-1) of tile t >> (k+g-1).
+// t mod 2^(k+g-1) of tile u = t >> (k+g-1), the tile whose fixed bits are u's, or
+// with the data read reversed u's reversed: element i lies at bitrev(i), its fixed
+// bits then ascending in memory with u, so that neighbouring warps (a tile of 2^6 a
+// warp, its lanes 2^14 elements apart at 2^20) read and write neighbouring elements,
+// the sectors of a line at about the same time.
 CRU_DEV void ntt_tile_warp(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
                            const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
                            u32 flags, u32 lo_bits) {
     const TileShape t = tile_shape(s, k, g, cshift);
     const u32 lane_bits = k + g - 1, thread = CRU_THREAD_X;
-    const u32 b = thread >> lane_bits, lane = thread & low_mask(lane_bits);
-    // Every thread of the warp shuffles (a block of fewer than 32: all of them).
-    const u32 mask = blockDim.x >= 32 ? 0xffffffffu : low_mask(blockDim.x);
     const u32 inverse = flags & CRU_NTT_INVERSE;
     const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    const u32 u = thread >> lane_bits, lane = thread & low_mask(lane_bits);
+    const u32 b = load_rev ? bit_reverse_bits(u, log_n - k - g) : u;
+    // Every thread of the warp shuffles (a block of fewer than 32: all of them).
+    const u32 mask = blockDim.x >= 32 ? 0xffffffffu : low_mask(blockDim.x);
     // Stage s + j is tile bit p = vx + j; the thread's pair is x0 (bit p clear) and
     // x0 + 2^p, A-indices i0 and i1.
     u32 p = t.vx;
