@@ -721,7 +721,10 @@ extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
 // resident, no barrier wait).
 #define CRU_NTT_TILEW_MAX_BITS 6
 #define CRU_NTT_TILEW_BLOCK 128
-// At least CRU_NTT_TILEW_MIN_BLOCKS blocks resident an SM (7: 28 warps, 72 registers).
+// At least CRU_NTT_TILEW_MIN_BLOCKS blocks resident an SM: at 7 (28 warps) ptxas
+// (12.9, sm_90) fits 72 registers with no spill; at 8 (32 warps) 64, spilling 12
+// bytes outside the stage loop, in the scalings' prologue (-DCRU_NTT_TILEW_MIN_BLOCKS=8
+// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B); unbounded it takes 96.
 #ifndef CRU_NTT_TILEW_MIN_BLOCKS
 #define CRU_NTT_TILEW_MIN_BLOCKS 7
 #endif
