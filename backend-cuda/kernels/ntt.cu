@@ -715,7 +715,7 @@ extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
 // stages, the pairs regrouped between stages by shuffles within the warp, so no shared
 // memory and no block barrier. Blocks are CRU_NTT_TILEW_BLOCK threads (fewer for a
 // domain of fewer than twice that), 2^(k+g-1) threads a tile (a warp at 2^6; smaller
-// tiles share a warp), each tile a few independent warps' worth of a block. The
+// tiles share a warp): a block is several independent tiles, four warps at 2^6. The
 // twelfth session's e4 profile was latency-bound at 24 warps an SM; sppark's tiles of
 // 2^6 in one warp ran a stage in 10-11 us at 2^20 against e4's 14-18 (more warps
 // resident, no barrier wait).
