@@ -71,6 +71,22 @@ static thread_local cru_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __shared__ static
 static void (*cru_block_barrier)() = nullptr;
 static inline void __syncthreads() { cru_block_barrier(); }
+// The warp built-ins (ntt_tile_w), for blocks whose threads run concurrently: a
+// barrier among the threads `mask` names of the caller's warp (the harness's), and a
+// shuffle as a write to the caller's slot, that barrier, the partner's slot read,
+// the barrier again (no slot is rewritten before it is read).
+static void (*cru_warp_barrier)(u32 warp, u32 mask) = nullptr;
+static inline void __syncwarp(u32 mask = 0xffffffffu) { cru_warp_barrier(threadIdx.x / 32, mask); }
+static u32 cru_warp_slots[1024];
+static inline u32 __shfl_xor_sync(u32 mask, u32 v, u32 lane_mask) {
+    // The partner must shuffle too (on the device: undefined otherwise).
+    if (!((mask >> ((threadIdx.x ^ lane_mask) & 31u)) & 1u)) __builtin_trap();
+    cru_warp_slots[threadIdx.x] = v;
+    __syncwarp(mask);
+    const u32 r = cru_warp_slots[threadIdx.x ^ (lane_mask & 31u)];
+    __syncwarp(mask);
+    return r;
+}
 // Atomic on the host too: the threads of a block with barriers run concurrently
 // (msm.cu's batch-affine sums note their carries' spans with atomicMax).
 static inline u32 atomicAdd(u32* p, u32 v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }

@@ -58,6 +58,7 @@
 //                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
 // extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
 // extern "C" __global__ void ntt_tile_e8(... the same parameters ...)
+// extern "C" __global__ void ntt_tile_w(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
 //   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
@@ -80,6 +81,12 @@
 //   before any write; bit 6 (64) each element read from position p times the power
 //   of p (the tables as for bit 2). Unused table pointers may be any valid array
 //   (never read).
+//   ntt_tile_w: tiles of 2^(k+g) <= 2^6, a tile's 2^(k+g-1) threads in one warp (two
+//   elements a thread; a warp holds several smaller tiles), the pairs regrouped
+//   between stages by __shfl_xor_sync, no shared memory; every flag but bit 5 (no
+//   pairing). Grid: 2^(log_n - 1) threads, blocks of 128 (all in one when fewer);
+//   thread t is lane t mod 2^(k+g-1) of tile t >> (k+g-1) (its fixed bits reversed
+//   when bit 3 is set).
 //
 // extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
 //   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
@@ -699,6 +706,112 @@ extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
     ntt_tile_e8(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_radix<3>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
+}
+#endif
+
+// ------------------------------ warp tiles (ntt_tile_w) ------------------------------
+// The launches of ntt_tile_e4 of at most six stages (tiles of up to 2^6; not paired),
+// each tile one warp's: two elements a thread, in registers through all of its
+// stages, the pairs regrouped between stages by shuffles within the warp, so no shared
+// memory and no block barrier. Blocks are CRU_NTT_TILEW_BLOCK threads (fewer for a
+// domain of fewer than twice that), 2^(k+g-1) threads a tile (a warp at 2^6; smaller
+// tiles share a warp): a block is several independent tiles, four warps at 2^6. The
+// twelfth session's e4 profile was latency-bound at 24 warps an SM; sppark's tiles of
+// 2^6 in one warp ran a stage in 10-11 us at 2^20 against e4's 14-18 (more warps
+// resident, no barrier wait).
+#define CRU_NTT_TILEW_MAX_BITS 6
+#define CRU_NTT_TILEW_BLOCK 128
+// At least CRU_NTT_TILEW_MIN_BLOCKS blocks resident an SM: at 7 (28 warps) ptxas
+// (12.9, sm_90) fits 72 registers with no spill; at 8 (32 warps) 64, spilling 12
+// bytes outside the stage loop, in the scalings' prologue (-DCRU_NTT_TILEW_MIN_BLOCKS=8
+// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B); unbounded it takes 96.
+#ifndef CRU_NTT_TILEW_MIN_BLOCKS
+#define CRU_NTT_TILEW_MIN_BLOCKS 7
+#endif
+#define CRU_NTT_TILE_W_BOUNDS __launch_bounds__(CRU_NTT_TILEW_BLOCK, CRU_NTT_TILEW_MIN_BLOCKS)
+
+// From the pair across tile bit p to the pair across bit p + 1. The thread's lane bit
+// p (`upper`) was the elements' bit p + 1 and becomes their bit p: of two lanes that
+// differ in it, the lower keeps its lower element and takes the other's lower, the
+// upper keeps its upper element and takes the other's upper. One Fr a thread crosses.
+CRU_DEV void warp_regroup(Fr& e0, Fr& e1, u32 p, bool upper, u32 mask) {
+    const Fr send = upper ? e0 : e1;
+    Fr got;
+    CRU_UNROLL for (int w = 0; w < 8; w++) got.l[w] = __shfl_xor_sync(mask, send.l[w], 1u << p);
+    if (upper) e0 = got;
+    else e1 = got;
+}
+
+// e *= g^at (the split tables as power_at's).
+CRU_DEV void scale_by_power(Fr& e, u32 at, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, u32 lo_bits) {
+    e = fr_mul(e, power_at(pow_lo, pow_hi, at, lo_bits));
+}
+
+// The body of ntt_tile_w (see the header): thread t of the launch is lane
+// t mod 2^(k+g-1) of tile u = t >> (k+g-1), the tile whose fixed bits are u's, or
+// with the data read reversed u's reversed: element i lies at bitrev(i), its fixed
+// bits then ascending in memory with u, so that neighbouring warps (a tile of 2^6 a
+// warp, its lanes 2^14 elements apart at 2^20) read and write neighbouring elements,
+// the sectors of a line at about the same time.
+CRU_DEV void ntt_tile_warp(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
+                           const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
+                           u32 flags, u32 lo_bits) {
+    const TileShape t = tile_shape(s, k, g, cshift);
+    const u32 lane_bits = k + g - 1, thread = CRU_THREAD_X;
+    const u32 inverse = flags & CRU_NTT_INVERSE;
+    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
+    const u32 u = thread >> lane_bits, lane = thread & low_mask(lane_bits);
+    const u32 b = load_rev ? bit_reverse_bits(u, log_n - k - g) : u;
+    // Every thread of the warp shuffles (a block of fewer than 32: all of them).
+    const u32 mask = blockDim.x >= 32 ? 0xffffffffu : low_mask(blockDim.x);
+    // Stage s + j is tile bit p = vx + j; the thread's pair is x0 (bit p clear) and
+    // x0 + 2^p, A-indices i0 and i1.
+    u32 p = t.vx;
+    u32 x0 = insert_zero(lane, p);
+    u32 i0 = tile_index(t, b, x0), i1 = tile_index(t, b, x0 + (1u << p));
+    Fr e0, e1;
+    {
+        const u32 at0 = load_rev ? bit_reverse_bits(i0, log_n) : i0, at1 = load_rev ? bit_reverse_bits(i1, log_n) : i1;
+        e0 = a[at0];
+        if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) scale_by_power(e0, at0, pow_lo, pow_hi, lo_bits);
+        e1 = a[at1];
+        if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) scale_by_power(e1, at1, pow_lo, pow_hi, lo_bits);
+    }
+    Fr w = stage_twiddle(tw, i0, s, log_n, inverse);
+    for (u32 j = 0;; j++) {
+        // At stage 0 of the transform every twiddle is w^0 = 1.
+        butterfly(e0, e1, w, s + j == 0);
+        if (j + 1 == k) break;
+        const bool upper = (lane >> p) & 1u;
+        // The next stage's twiddle is asked for before the shuffles: its latency
+        // overlaps theirs.
+        x0 = insert_zero(lane, p + 1);
+        i0 = tile_index(t, b, x0);
+        w = stage_twiddle(tw, i0, s + j + 1, log_n, inverse);
+        warp_regroup(e0, e1, p, upper, mask);
+        p++;
+    }
+    i1 = tile_index(t, b, x0 + (1u << p));
+    // A layout change (one tile holds the domain): every read of the tile before any
+    // write.
+    if (load_rev != store_rev) __syncwarp(mask);
+    const u32 at0 = store_rev ? bit_reverse_bits(i0, log_n) : i0, at1 = store_rev ? bit_reverse_bits(i1, log_n) : i1;
+    // Each element scaled and stored before the other's scaling (as its load and
+    // scaling above): fewer registers live at once.
+    const u32 scale = flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS);
+    if (scale & CRU_NTT_SCALE_BY_C) e0 = fr_mul(e0, fr_of(c.words));
+    else if (scale) scale_by_power(e0, at0, pow_lo, pow_hi, lo_bits);
+    a[at0] = e0;
+    if (scale & CRU_NTT_SCALE_BY_C) e1 = fr_mul(e1, fr_of(c.words));
+    else if (scale) scale_by_power(e1, at1, pow_lo, pow_hi, lo_bits);
+    a[at1] = e1;
+}
+
+#if CRU_WITH(TILEW)
+extern "C" __global__ void CRU_NTT_TILE_W_BOUNDS
+    ntt_tile_w(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
+               u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
+    ntt_tile_warp(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 

@@ -177,6 +177,10 @@ pub enum TileElems {
     /// `ntt_tile_e8`: eight, rounds of three stages, tiles of up to 2^10 in dynamic
     /// shared memory of the tile's size.
     Eight,
+    /// `ntt_tile_w`: two, a tile of up to 2^6 a warp, shuffles between stages, no
+    /// shared memory; never paired, and its grid is the launch's threads (see
+    /// [`grid_tile`]).
+    Warp,
 }
 
 impl TileElems {
@@ -184,18 +188,19 @@ impl TileElems {
     pub fn log(self) -> u32 {
         match self {
             TileElems::Four => 2,
-            TileElems::Two => 1,
+            TileElems::Two | TileElems::Warp => 1,
             TileElems::Eight => 3,
         }
     }
 
     /// log2 of the largest tile its kernel takes (kernels/ntt.cu's
-    /// CRU_NTT_TILE_MAX_BITS, CRU_NTT_TILE2_MAX_BITS and CRU_NTT_TILE8_MAX_BITS: its
-    /// shared memory, or for e8 its threads).
+    /// CRU_NTT_TILE_MAX_BITS, CRU_NTT_TILE2_MAX_BITS, CRU_NTT_TILE8_MAX_BITS and
+    /// CRU_NTT_TILEW_MAX_BITS: its shared memory, for e8 its threads, for w a warp).
     pub fn max_tile_bits(self) -> u32 {
         match self {
             TileElems::Four | TileElems::Eight => 10,
             TileElems::Two => 9,
+            TileElems::Warp => 6,
         }
     }
 
@@ -205,7 +210,7 @@ impl TileElems {
     fn dynamic_shared_bytes(self, tile_elements: u32) -> u32 {
         match self {
             TileElems::Eight => tile_elements * (FR_WORDS as u32 * 4),
-            TileElems::Four | TileElems::Two => 0,
+            TileElems::Four | TileElems::Two | TileElems::Warp => 0,
         }
     }
 }
@@ -314,13 +319,21 @@ impl Selector for Group {
 
 impl Selector for TileElems {
     #[cfg(test)]
-    const VALUES: &'static [TileElems] = &[TileElems::Four, TileElems::Two, TileElems::Eight];
+    const VALUES: &'static [TileElems] = &[
+        TileElems::Four,
+        TileElems::Two,
+        TileElems::Eight,
+        TileElems::Warp,
+    ];
     fn index(self) -> usize {
         self as usize
     }
     #[cfg(test)]
     fn tag(self) -> String {
-        format!("_e{}", 1 << self.log())
+        match self {
+            TileElems::Warp => "_w".into(),
+            _ => format!("_e{}", 1 << self.log()),
+        }
     }
 }
 
@@ -399,6 +412,7 @@ launches! {
         NttTileE4 = "ntt_tile_e4",
         NttTileE2 = "ntt_tile_e2",
         NttTileE8 = "ntt_tile_e8",
+        NttTileW = "ntt_tile_w",
     ];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
     fn fr_powers(out: Dev<'_, elem::Fr>, pows: FrSeeds, first: FrArg, count: u32)
@@ -695,11 +709,26 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
     }
 }
 
+/// Threads a block of `ntt_tile_w` (kernels/ntt.cu's CRU_NTT_TILEW_BLOCK): four warps,
+/// each its own tiles.
+pub const WARP_TILE_BLOCK: u32 = 128;
+
 /// The launch of `ntt_tile_e*` over 2^log_n elements in tiles of 2^tile_bits: one
 /// block a tile, `elems` elements a thread (one thread for a tile of fewer), twice the
 /// threads when `paired` (a block then does its tile and its partner's), and for e8
-/// the shared memory of its tiles.
+/// the shared memory of its tiles. `ntt_tile_w` (never paired): a thread per two
+/// elements, [`WARP_TILE_BLOCK`] a block (all in one block when fewer), whatever the
+/// tile.
 pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool, elems: TileElems) -> LaunchConfig {
+    if elems == TileElems::Warp {
+        let threads = 1u32 << log_n.saturating_sub(1);
+        let block = threads.min(WARP_TILE_BLOCK);
+        return LaunchConfig {
+            grid_dim: (threads / block, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+    }
     let paired = u32::from(paired);
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
@@ -844,6 +873,25 @@ mod tests {
             TileElems::Eight.max_tile_bits(),
             define("CRU_NTT_TILE8_MAX_BITS")
         );
+        assert_eq!(
+            TileElems::Warp.max_tile_bits(),
+            define("CRU_NTT_TILEW_MAX_BITS")
+        );
+        assert_eq!(WARP_TILE_BLOCK, define("CRU_NTT_TILEW_BLOCK"));
+        // ntt_tile_w: a thread per two elements, whole tiles a block (a tile's threads,
+        // at most a warp, divide the block), any tile size.
+        for log in 1..=31u32 {
+            for bits in 1..=log.min(TileElems::Warp.max_tile_bits()) {
+                let grid = grid_tile(log, bits, false, TileElems::Warp);
+                let block = grid.block_dim.0;
+                assert_eq!(
+                    u64::from(grid.grid_dim.0) * u64::from(block),
+                    1 << (log - 1)
+                );
+                assert!(block <= WARP_TILE_BLOCK && block % (1 << (bits - 1)) == 0);
+                assert_eq!(grid.shared_mem_bytes, 0);
+            }
+        }
         // At most 256 threads a block for e4 and e2, paired or not (a paired tile is at
         // most half); 128 for e8 (its __launch_bounds__), with 32 bytes of dynamic
         // shared memory an element (at most 32 KiB: no opt-in beyond 48 KiB needed).
@@ -900,6 +948,7 @@ mod tests {
         for elems in [TileElems::Four, TileElems::Two, TileElems::Eight] {
             assert_eq!(elems.tag(), format!("_e{}", 1 << elems.log()));
         }
+        assert_eq!(TileElems::Warp.tag(), "_w");
         for stages in 1..=4 {
             let pass = PassStages::new(stages).unwrap();
             assert_eq!(pass.tag(), format!("_r{stages}"));

@@ -7,7 +7,10 @@
 //! same plans with `ntt_tile_e8` (eight elements a thread, rounds of three stages:
 //! fewer barriers but fewer warps, slower on the H200), `shared-e2` with
 //! `ntt_tile_e2` (two elements a thread, tiles of up to 2^9: more warps an SM, more
-//! barriers). `CRUCIBLE_CUDA_NTT=shared-swap` runs a
+//! barriers), `shared-w` the same middle launch with the stages on each side of it
+//! in `ntt_tile_w` launches of up to six stages (a tile of 2^6 a warp, shuffles
+//! between stages instead of shared memory and barriers; see [`warp_plan`]).
+//! `CRUCIBLE_CUDA_NTT=shared-swap` runs a
 //! bit-reversal pass first and the tiles after it (two launches at 2^20),
 //! `CRUCIBLE_CUDA_NTT=passes` the kernels of before: the reversal, global passes of a
 //! few stages each held in registers, the scaling as its own pass (A/B measurements).
@@ -276,7 +279,10 @@ fn tile_elems(path: NttPath) -> TileElems {
     match path {
         NttPath::SharedE8 => TileElems::Eight,
         NttPath::SharedE2 => TileElems::Two,
-        NttPath::Shared | NttPath::SharedSwap | NttPath::Passes => TileElems::Four,
+        // shared-w: e4 for its middle launch (the sides' ntt_tile_w is per launch).
+        NttPath::Shared | NttPath::SharedW | NttPath::SharedSwap | NttPath::Passes => {
+            TileElems::Four
+        }
     }
 }
 
@@ -315,7 +321,8 @@ const TILE_SCALE_LOADS_BY_POWERS: u32 = 64;
 
 /// One `ntt_tile_e*` launch (kernels/ntt.cu): stages s .. s+k-1 on tiles that also span
 /// the g A-index bits from `cshift` (below the stages or above them), in the layout
-/// of `layout` (its LOAD_REVERSED, STORE_REVERSED and PAIRED flags).
+/// of `layout` (its LOAD_REVERSED, STORE_REVERSED and PAIRED flags), by `ntt_tile_w`
+/// when `warp`, else by the path's kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TileLaunch {
     s: u32,
@@ -323,6 +330,7 @@ struct TileLaunch {
     g: u32,
     cshift: u32,
     layout: u32,
+    warp: bool,
 }
 
 impl TileLaunch {
@@ -389,6 +397,7 @@ fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
                 g,
                 cshift,
                 layout: 0,
+                warp: false,
             });
             *s += k;
         }
@@ -403,6 +412,7 @@ fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
             g: 0,
             cshift: log_n,
             layout: TILE_LOAD_REVERSED,
+            warp: false,
         });
     } else {
         // Paired tiles take twice the shared memory; log_n - mid must be even.
@@ -420,6 +430,7 @@ fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
                 g,
                 cshift: log_n - g,
                 layout: TILE_LOAD_REVERSED | TILE_STORE_REVERSED,
+                warp: false,
             });
             s += k;
         }
@@ -429,11 +440,73 @@ fn tile_plan(log_n: u32, tile_bits: u32, swap: bool) -> TilePlan {
             g: 0,
             cshift: s + mid,
             layout: TILE_LOAD_REVERSED | TILE_PAIRED,
+            warp: false,
         });
         s += mid;
         natural(&mut launches, &mut s, side);
     }
     TilePlan { swap, launches }
+}
+
+/// Stages of the largest `ntt_tile_w` tile.
+const WARP_TILE_BITS: u32 = 6;
+
+/// The launches of `shared-w` over 2^log_n points (log_n >= 1), the middle in tiles of
+/// at most 2^tile_bits.
+///
+/// The fused plan of [`tile_plan`] (its rules for where a launch may write), with
+/// each side's stages in `ntt_tile_w` launches of at most six stages instead of
+/// `ntt_tile_e4`'s ten: the centered, paired middle launch stays e4's (`ntt_tile_w`
+/// does not pair). A domain of 2^6 or less is one warp
+/// launch, of up to 2^tile_bits one e4 launch (one block, reading reversed). 2^20: 6,
+/// 8 (e4), 6 stages; 2^24: 4, 4, 8 (e4), 4, 4: two more round trips than e4's plan
+/// for lighter stages.
+fn warp_plan(log_n: u32, tile_bits: u32) -> TilePlan {
+    let mut plan = tile_plan(log_n, tile_bits, false);
+    let [first, .., last] = plan.launches[..] else {
+        // One launch holds the domain: the warp kernel's if its tile fits.
+        plan.launches[0].warp = log_n <= WARP_TILE_BITS;
+        return plan;
+    };
+    let middle = plan
+        .launches
+        .iter()
+        .copied()
+        .find(|t| t.layout & TILE_PAIRED != 0)
+        .expect("a fused plan of more than one launch is centered on a paired one");
+    let side = middle.s;
+    let mut launches = Vec::new();
+    let mut s = 0;
+    for k in split_even(side, WARP_TILE_BITS) {
+        let g = (WARP_TILE_BITS - k).min(log_n - s - k);
+        launches.push(TileLaunch {
+            s,
+            k,
+            g,
+            cshift: log_n - g,
+            layout: first.layout,
+            warp: true,
+        });
+        s += k;
+    }
+    launches.push(middle);
+    s += middle.k;
+    for k in split_even(log_n - s, WARP_TILE_BITS) {
+        let (g, cshift) = batch_below(log_n, s, k, WARP_TILE_BITS);
+        launches.push(TileLaunch {
+            s,
+            k,
+            g,
+            cshift,
+            layout: last.layout,
+            warp: true,
+        });
+        s += k;
+    }
+    TilePlan {
+        swap: false,
+        launches,
+    }
 }
 
 /// What the last stage's results are multiplied by: nothing, a constant (1/n), or
@@ -536,7 +609,7 @@ fn tiles(
     tw: BufferId,
     inverse: bool,
     (first, last): (Option<PowerTables>, FinalScale),
-    (plan, elems): (&TilePlan, TileElems),
+    (plan, path_elems): (&TilePlan, TileElems),
 ) -> Result<()> {
     let log = domain.log_size;
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
@@ -569,6 +642,7 @@ fn tiles(
         if i + 1 == count {
             flags |= last_flags;
         }
+        let elems = if t.warp { TileElems::Warp } else { path_elems };
         launch::ntt_tile(
             k,
             stream,
@@ -673,6 +747,7 @@ pub fn ntt(
             Some(tile_plan(domain.log_size, config.tile_bits, false))
         }
         NttPath::SharedSwap => Some(tile_plan(domain.log_size, config.tile_bits, true)),
+        NttPath::SharedW => Some(warp_plan(domain.log_size, config.tile_bits)),
     };
     if plan.as_ref().is_none_or(|p| p.swap) {
         bit_reverse(stream, k, lease, buf, domain, first)?;
@@ -721,6 +796,12 @@ mod tests {
         for t in &plan.launches {
             assert_eq!(t.s, s, "{case}");
             let paired = t.layout & TILE_PAIRED != 0;
+            let (elems, tile_bits) = if t.warp {
+                assert!(!paired, "{case}");
+                (TileElems::Warp, TileElems::Warp.max_tile_bits())
+            } else {
+                (elems, tile_bits)
+            };
             assert!(
                 t.k >= 1 && t.tile_bits() + u32::from(paired) <= tile_bits,
                 "{case}"
@@ -741,7 +822,10 @@ mod tests {
             assert!(!store_reversed || reversed, "{case}");
             reversed = store_reversed;
             let grid = grid_tile(log, t.tile_bits(), paired, elems);
-            let most = if elems == TileElems::Eight { 128 } else { 256 };
+            let most = match elems {
+                TileElems::Eight | TileElems::Warp => 128,
+                TileElems::Four | TileElems::Two => 256,
+            };
             assert!(grid.block_dim.0 <= most && grid.grid_dim.0 >= 1, "{case}");
             s += t.k;
         }
@@ -770,6 +854,7 @@ mod tests {
             g,
             cshift,
             layout,
+            warp: false,
         };
         let (rev, both) = (TILE_LOAD_REVERSED, TILE_LOAD_REVERSED | TILE_STORE_REVERSED);
         let pair = TILE_LOAD_REVERSED | TILE_PAIRED;
@@ -820,6 +905,73 @@ mod tests {
                 launch(16, 8, 1, 0, 0)
             ]
         );
+    }
+
+    #[test]
+    fn warp_plans_cover_every_stage_once_with_warp_tiles_on_the_sides() {
+        for tile_bits in MIN_TILE_BITS..=TileElems::Four.max_tile_bits() {
+            for log in 1..=31u32 {
+                let plan = warp_plan(log, tile_bits);
+                check_plan(log, tile_bits, &plan, TileElems::Four);
+                assert!(!plan.swap);
+                // Every launch but a paired middle or one holding the domain (of more
+                // than 2^6) is a warp launch, with tiles as full as the domain allows.
+                for t in &plan.launches {
+                    let whole = plan.launches.len() == 1 && log > WARP_TILE_BITS;
+                    let middle = t.layout & TILE_PAIRED != 0;
+                    assert_eq!(t.warp, !whole && !middle, "2^{log}: {plan:?}");
+                    if t.warp {
+                        assert_eq!(t.tile_bits(), log.min(WARP_TILE_BITS), "2^{log}: {plan:?}");
+                    }
+                }
+                // The middle is the fused plan's: the same paired launch.
+                let fused = tile_plan(log, tile_bits, false);
+                let paired = |p: &TilePlan| -> Vec<TileLaunch> {
+                    p.launches
+                        .iter()
+                        .copied()
+                        .filter(|t| t.layout & TILE_PAIRED != 0)
+                        .collect()
+                };
+                assert_eq!(paired(&plan), paired(&fused), "2^{log}");
+            }
+        }
+        let launch = |s, k, g, cshift, layout, warp| TileLaunch {
+            s,
+            k,
+            g,
+            cshift,
+            layout,
+            warp,
+        };
+        let both = TILE_LOAD_REVERSED | TILE_STORE_REVERSED;
+        let pair = TILE_LOAD_REVERSED | TILE_PAIRED;
+        assert_eq!(
+            warp_plan(20, 10).launches,
+            [
+                launch(0, 6, 0, 20, both, true),
+                launch(6, 8, 0, 14, pair, false),
+                launch(14, 6, 0, 0, 0, true)
+            ]
+        );
+        assert_eq!(
+            warp_plan(24, 10).launches,
+            [
+                launch(0, 4, 2, 22, both, true),
+                launch(4, 4, 2, 22, both, true),
+                launch(8, 8, 0, 16, pair, false),
+                launch(16, 4, 2, 0, 0, true),
+                launch(20, 4, 2, 0, 0, true)
+            ]
+        );
+        let rev = TILE_LOAD_REVERSED;
+        assert_eq!(warp_plan(6, 10).launches, [launch(0, 6, 0, 6, rev, true)]);
+        assert_eq!(warp_plan(9, 10).launches, [launch(0, 9, 0, 9, rev, false)]);
+        let with = |path| CudaTuning {
+            ntt_path: Some(path),
+            ..CudaTuning::default()
+        };
+        assert_eq!(config(&with(NttPath::SharedW)).tile_bits, 10);
     }
 
     #[test]

@@ -140,6 +140,7 @@ mod tests {
             "ntt-r4",
             "ntt-tile",
             "ntt-tile8",
+            "ntt-tilew",
             "msm-sort",
             "msm-g1-sums",
             "msm-g1-affine",

@@ -90,14 +90,15 @@ const NTT_TILE_BITS: Var = Var {
     name: "CRUCIBLE_CUDA_NTT_TILE_BITS",
     range: 4..=10,
 };
-/// Which NTT kernels run: `shared-e8`, `shared`, `shared-e2`, `shared-swap` or
-/// `passes` (ntt.rs).
+/// Which NTT kernels run: `shared-e8`, `shared`, `shared-e2`, `shared-w`,
+/// `shared-swap` or `passes` (ntt.rs).
 const NTT: &str = "CRUCIBLE_CUDA_NTT";
 /// The names of the [`NttPath`]s.
 const NTT_PATHS: &[(&str, NttPath)] = &[
     ("shared-e8", NttPath::SharedE8),
     ("shared", NttPath::Shared),
     ("shared-e2", NttPath::SharedE2),
+    ("shared-w", NttPath::SharedW),
     ("shared-swap", NttPath::SharedSwap),
     ("passes", NttPath::Passes),
 ];
@@ -157,6 +158,11 @@ pub enum NttPath {
     /// two elements a thread, one stage a round): fewer registers a thread, so more
     /// warps an SM (32 against 24), for one barrier a stage instead of one per two.
     SharedE2,
+    /// `shared-w`: the fused plan's paired middle launch by `ntt_tile_e4`, the stages
+    /// on each side of it in `ntt_tile_w` launches of up to six stages (a tile of 2^6
+    /// a warp, shuffles between stages, no barrier: more warps an SM); three launches
+    /// at 2^20, five at 2^24.
+    SharedW,
     /// `shared-swap`: a bit-reversal pass, then `ntt_tile_e4` launches on the reversed
     /// data, one fewer at 2^20 (two, against three for `shared`), one more round trip
     /// at 2^24 (four against three).
@@ -377,7 +383,7 @@ mod tests {
     ];
 
     #[test]
-    fn the_ntt_path_is_one_of_five_names() {
+    fn the_ntt_path_is_one_of_six_names() {
         let ntt_path = |value| choice(NTT, value, NTT_PATHS);
         assert_eq!(ntt_path(None).unwrap(), None);
         assert_eq!(ntt_path(Some(" shared")).unwrap(), Some(NttPath::Shared));
@@ -394,6 +400,7 @@ mod tests {
             ntt_path(Some("shared-e8")).unwrap(),
             Some(NttPath::SharedE8)
         );
+        assert_eq!(ntt_path(Some("shared-w")).unwrap(), Some(NttPath::SharedW));
         for bad in ["", "Shared", "tiles"] {
             let err = ntt_path(Some(bad)).unwrap_err().to_string();
             assert!(err.contains(NTT) && err.contains("shared-swap"), "{err}");

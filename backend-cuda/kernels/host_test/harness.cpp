@@ -17,11 +17,11 @@
 //   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
 //                         sequence for KIND (forward inverse coset coset_inv), tables included
 //   ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
-//                         -> a after one ntt_tile_e{E} launch (E: 8, 4 or 2; c by value;
-//                         lo, hi its power tables)
-//   transform_tiles E KIND LOG_N SWAP M (K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
-//                         after the shared-memory path for KIND with those M
-//                         ntt_tile_e{E} launches (SWAP: the reversal pass first)
+//                         -> a after one ntt_tile_e{E} launch (E: 8, 4 or 2; w for
+//                         ntt_tile_w; c by value; lo, hi its power tables)
+//   transform_tiles KIND LOG_N SWAP M (E K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
+//                         after the shared-memory path for KIND with those M launches,
+//                         each of ntt_tile_e{E} (or ntt_tile_w) (SWAP: the reversal pass first)
 //   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
@@ -48,6 +48,7 @@
 //                         launches for plane = 1 .. PLANES - 1
 // Scratch vectors have exactly the sizes msm.cu documents; build with
 // -fsanitize=address to have any out-of-bounds access stop the run.
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -117,6 +118,32 @@ struct BlockBarrier {
 };
 static BlockBarrier block_barrier;
 
+// The barriers of a block's warps (__syncwarp, and each __shfl_xor_sync twice): the
+// threads `mask` names wait for one another. A thread not in its mask, or a wait that
+// never completes (a thread of the mask that never arrives), stops the run.
+struct WarpBarrier {
+    std::mutex m;
+    std::condition_variable cv;
+    u32 arrived = 0, generation = 0;
+    void wait(u32 lane, u32 mask) {
+        if (!((mask >> lane) & 1u)) {
+            fprintf(stderr, "lane %u not in its warp mask %08x\n", lane, mask);
+            abort();
+        }
+        std::unique_lock<std::mutex> lock(m);
+        const u32 gen = generation;
+        if (++arrived == (u32)__builtin_popcount(mask)) {
+            arrived = 0;
+            generation++;
+            cv.notify_all();
+        } else if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return generation != gen; })) {
+            fprintf(stderr, "a warp barrier of mask %08x never completed\n", mask);
+            abort();
+        }
+    }
+};
+static WarpBarrier warp_barriers[32];
+
 // A launch of `blocks` x `grid_y` blocks of `threads` threads for a kernel with
 // __syncthreads: the blocks one after the other, the threads of a block concurrently
 // (one host thread each), so that a missing barrier shows up as a wrong result (or,
@@ -125,6 +152,7 @@ template <class K>
 static void launch_blocks_2d(u32 blocks, u32 grid_y, u32 threads, K kernel) {
     block_barrier.threads = threads;
     cru_block_barrier = [] { block_barrier.wait(); };
+    cru_warp_barrier = [](u32 warp, u32 mask) { warp_barriers[warp].wait(threadIdx.x % 32, mask); };
     for (u32 y = 0; y < grid_y; y++)
         for (u32 x = 0; x < blocks; x++) {
             std::vector<std::thread> pool;
@@ -355,15 +383,29 @@ static void transform_cmd() {
 }
 
 // One ntt_tile_e{elems} launch as the header gives its shape: 2^(LOG_N - K - G)
-// blocks of max(1, 2^(K + G) / elems) threads, twice that paired.
-struct TileLaunch { u32 s, k, g, cshift, layout; };
-static void ntt_tile_launch(u32 elems, Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
+// blocks of max(1, 2^(K + G) / elems) threads, twice that paired; or (elems "w") one
+// ntt_tile_w launch: 2^(LOG_N - 1) threads in blocks of CRU_NTT_TILEW_BLOCK (all in
+// one when fewer).
+struct TileLaunch { std::string elems; u32 s, k, g, cshift, layout; };
+static void ntt_tile_launch(Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, const FrArg& c, u32 log_n,
                             const TileLaunch& l, u32 flags, u32 lo_bits) {
     const u32 tile_bits = l.k + l.g;
     const bool paired = flags & CRU_NTT_PAIRED;
+    if (l.elems == "w") {
+        if (paired || l.k == 0 || tile_bits > CRU_NTT_TILEW_MAX_BITS || tile_bits > log_n) {
+            fprintf(stderr, "bad warp tile shape\n");
+            exit(2);
+        }
+        const u32 threads = 1u << (log_n - 1), block = threads < CRU_NTT_TILEW_BLOCK ? threads : CRU_NTT_TILEW_BLOCK;
+        launch_blocks(threads / block, block, [&] {
+            ntt_tile_w(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+        });
+        return;
+    }
+    const u32 elems = l.elems == "8" ? 8 : l.elems == "4" ? 4 : l.elems == "2" ? 2 : 0;
     const u32 max_bits = elems == 8 ? CRU_NTT_TILE8_MAX_BITS : elems == 4 ? CRU_NTT_TILE_MAX_BITS : CRU_NTT_TILE2_MAX_BITS;
     const u32 elems_log = elems == 8 ? 3 : elems == 4 ? 2 : 1;
-    if ((elems != 8 && elems != 4 && elems != 2) || tile_bits + paired > max_bits || tile_bits > log_n ||
+    if (elems == 0 || tile_bits + paired > max_bits || tile_bits > log_n ||
         (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
         fprintf(stderr, "bad tile shape\n");
         exit(2);
@@ -378,18 +420,19 @@ static void ntt_tile_launch(u32 elems, Fr* a, const Fr* tw, const Fr* lo, const 
 
 // ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
 static void ntt_tile_cmd() {
-    const u32 elems = rd_u32();
+    std::string elems;
+    in >> elems;
     const u32 log_n = rd_u32(), s = rd_u32(), k = rd_u32(), g = rd_u32(), cshift = rd_u32();
     const u32 flags = rd_u32(), lo_bits = rd_u32();
     const u32 n = 1u << log_n;
     std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
     const FrArg c = arg_of(rdf<Fr>());
     const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
-    ntt_tile_launch(elems, a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {s, k, g, cshift, 0}, flags, lo_bits);
+    ntt_tile_launch(a.data(), tw.data(), lo.data(), hi.data(), c, log_n, {elems, s, k, g, cshift, 0}, flags, lo_bits);
     for (auto& x : a) wr(x);
 }
 
-// transform_tiles E KIND LOG_N SWAP M (K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
+// transform_tiles KIND LOG_N SWAP M (E K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
 // shared-memory path of backend-cuda/src/ntt.rs for KIND (forward inverse coset
 // coset_inv) with the tile launches given (their stages in order from 0; LAYOUT their
 // CRU_NTT_LOAD_REVERSED, _STORE_REVERSED, _PAIRED flags), tables built as the host
@@ -397,14 +440,15 @@ static void ntt_tile_cmd() {
 // first launch reads reversed (and scales, for coset); the last launch scales for the
 // inverses.
 static void transform_tiles_cmd() {
-    const u32 elems = rd_u32();
     std::string kind;
     in >> kind;
     const u32 log_n = rd_u32(), swap = rd_u32(), m = rd_u32();
     std::vector<TileLaunch> tiles;
     for (u32 i = 0, s = 0; i < m; i++) {
+        std::string elems;
+        in >> elems;
         const u32 k = rd_u32(), g = rd_u32(), cshift = rd_u32(), layout = rd_u32();
-        tiles.push_back({s, k, g, cshift, layout});
+        tiles.push_back({elems, s, k, g, cshift, layout});
         s += k;
     }
     const Fr omega = rdf<Fr>(), g = rdf<Fr>(), size_inv = rdf<Fr>();
@@ -429,7 +473,7 @@ static void transform_tiles_cmd() {
         const u32 last_scale = kind == "inverse" ? CRU_NTT_SCALE_BY_C : kind == "coset_inv" ? CRU_NTT_SCALE_BY_POWERS : 0;
         const FrArg c = arg_of(size_inv);
         for (u32 i = 0; i < m; i++)
-            ntt_tile_launch(elems, a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
+            ntt_tile_launch(a.data(), tw.data(), glo.data(), ghi.data(), c, log_n, tiles[i],
                             inv | tiles[i].layout | (i == 0 ? first_scale : 0) | (i + 1 == m ? last_scale : 0), c_lo);
     }
     for (auto& x : a) wr(x);

@@ -465,6 +465,35 @@ def tile_plan(log_n, tile_bits, fused=True):
     return 0, plan
 
 
+WARP_BITS = 6  # ntt_tile_w's tiles: CRU_NTT_TILEW_MAX_BITS
+
+
+def warp_plan(log_n, tile_bits):
+    """backend-cuda/src/ntt.rs's shared-w plan: [(elems, k, g, cshift, layout)]. One
+    ntt_tile_w launch (reading reversed) for up to 2^6, one ntt_tile_e4 for up to
+    2^tile_bits; otherwise the fused plan's paired middle by e4 and each side in
+    ntt_tile_w launches of at most six stages."""
+    if log_n == 0:
+        return []
+    if log_n <= min(WARP_BITS, tile_bits):
+        return [("w", log_n, 0, log_n, LOAD_REV)]
+    if log_n <= tile_bits:
+        return [("4", log_n, 0, log_n, LOAD_REV)]
+    mid = tile_bits - 1 if (tile_bits - 1 - log_n) % 2 == 0 else tile_bits - 2
+    side = (log_n - mid) // 2
+    plan, s = [], 0
+    for k in split_even(side, WARP_BITS):
+        g = min(WARP_BITS - k, log_n - s - k)
+        plan.append(("w", k, g, log_n - g, LOAD_REV | STORE_REV))
+        s += k
+    plan.append(("4", mid, 0, s + mid, LOAD_REV | PAIRED))
+    s += mid
+    for k in split_even(side, WARP_BITS):
+        plan.append(("w", k, *batch_below(log_n, s, k, WARP_BITS), 0))
+        s += k
+    return plan
+
+
 def dit_stages(a, w, stages):
     """The radix-2 DIT stages `stages` on bit-reversed data a (a copy), twiddle base w."""
     n = len(a)
@@ -527,7 +556,10 @@ def tile_cases(cs, rng, quick):
                     shapes.add((log_n, s, k, 0, s + k, LOAD_REV | PAIRED))
     shapes = sorted(shapes)
     paired = [x for x in shapes if x[5] & PAIRED]
-    shapes = sorted(set(rng.sample(shapes, min(len(shapes), 40 if quick else 160)) + paired))
+    # A layout change in one stage (the warp tile's: no shuffle between its reads and
+    # its writes), one block holding the domain: the reads must come before the writes.
+    one_stage = [(log_n, s, 1, log_n - 1, c, LOAD_REV) for log_n in (3, 6) for s, c in ((0, 1), (log_n - 1, 0))]
+    shapes = sorted(set(rng.sample(shapes, min(len(shapes), 40 if quick else 160)) + paired + one_stage))
     for case, (log_n, s, k, g, c, layout) in enumerate(shapes):
         n = 1 << log_n
         w = root_of_unity(log_n)
@@ -550,8 +582,11 @@ def tile_cases(cs, rng, quick):
             exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
         flags = inv | scale | layout
         data = " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
-        # Every kernel where the tile fits (ntt_tile_e2's tiles go to 2^9)
-        for elems, max_bits in ((8, 10), (4, 10), (2, 9)):
+        # Every kernel where the tile fits (ntt_tile_e2's tiles go to 2^9, ntt_tile_w's
+        # to 2^6, never paired)
+        for elems, max_bits in ((8, 10), (4, 10), (2, 9), ("w", WARP_BITS)):
+            if elems == "w" and layout & PAIRED:
+                continue
             if k + g + (1 if layout & PAIRED else 0) <= max_bits:
                 cmd = f"ntt_tile {elems} {log_n} {s} {k} {g} {c} {flags} {lo_bits} " + data
                 cs.add(f"ntt_tile_e{elems} 2^{log_n} s={s} k={k} g={g} cshift={c} flags={flags}", cmd,
@@ -590,16 +625,24 @@ def transform_tiles_cases(cs, rng, quick):
                 if max(ks) <= 10:
                     break
             plans.add((1, tuple((kk, 0, sum(ks[:i]) + kk, 0) for i, kk in enumerate(ks))))
+        # Each plan by every kernel whose tiles it fits, all its launches by that one
+        # (ntt_tile_w where no launch is paired), then the shared-w plans (ntt_tile_w
+        # for the sides, e4 for the middle).
+        runs = set()
+        for swap, plan in plans:
+            tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
+            paired = any(ll & PAIRED for kk, gg, cc, ll in plan)
+            for elems, max_bits in ((8, 10), (4, 10), (2, 9), ("w", WARP_BITS)):
+                if tile <= max_bits and not (elems == "w" and paired):
+                    runs.add((swap, tuple((str(elems), *x) for x in plan)))
+        for tb in (10, 9, 7, 4) if quick else (10, 9, 8, 7, 5, 4):
+            runs.add((0, tuple(warp_plan(k, tb))))
         for kind, (offset, exp) in exps.items():
-            for swap, plan in sorted(plans):
-                spec = f"{swap} {len(plan)} " + " ".join(f"{kk} {gg} {cc} {ll}" for kk, gg, cc, ll in plan)
-                tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
-                for elems, max_bits in ((8, 10), (4, 10), (2, 9)):
-                    if tile > max_bits:
-                        continue
-                    cmd = f"transform_tiles {elems} {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
-                    cs.add(f"transform_tiles e{elems} {kind} 2^{k} swap={swap} plan={plan}", cmd,
-                           lambda t, exp=exp: fr_list(t) == exp)
+            for swap, plan in sorted(runs):
+                spec = f"{swap} {len(plan)} " + " ".join(f"{ee} {kk} {gg} {cc} {ll}" for ee, kk, gg, cc, ll in plan)
+                cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
+                cs.add(f"transform_tiles {kind} 2^{k} swap={swap} plan={plan}", cmd,
+                       lambda t, exp=exp: fr_list(t) == exp)
 
 
 def table_cases(cs, rng, quick):
