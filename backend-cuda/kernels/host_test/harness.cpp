@@ -543,8 +543,7 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
         launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     } else {
         // One lane state a chunk, garbage before (the kernel writes each before reading it).
-        std::vector<AffineLane<F>> lanes(threads);
-        memset((void*)lanes.data(), 0xa5, lanes.size() * sizeof(AffineLane<F>));
+        std::vector<u32> lanes((size_t)msm_lane_words<F>::ALL * threads, 0xa5a5a5a5u);
         const u32 physical = (threads + acc.lanes - 1) / acc.lanes;
         launch_blocks((physical + acc.block - 1) / acc.block, acc.block, [&] {
             ks.affine_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span,
@@ -753,7 +752,7 @@ int main() {
     const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
                                     msm_g1_reduce_tiles, msm_g1_reduce_records);
     // G2 has no batch-affine sums (msm.cu): "msm g2 affine" is a bad command.
-    const auto no_g2_affine = [](const G2Affine*, const u32*, const u32*, G2Xyzz*, G2Xyzz*, u32*, AffineLane<Fq2>*,
+    const auto no_g2_affine = [](const G2Affine*, const u32*, const u32*, G2Xyzz*, G2Xyzz*, u32*, u32*,
                                  u32, u32, u32) {
         fprintf(stderr, "G2 has no batch-affine bucket sums\n");
         exit(2);
