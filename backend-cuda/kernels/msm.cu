@@ -375,8 +375,9 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // 16, so that the group leaders' serial products and thread 0's match.
 #define CRU_AFFINE_GROUP 16
 
-// The lanes' state as word planes: word w of chunk t's lane at lanes[w chunks + t]
-// (chunks = ceil(T / chunk)). Fields: the run's sum so far (acc, when the state has
+// The lanes' state as word planes, a block's lanes j together: word w of lane j of
+// thread x of block b at lanes[((b per_thread + j) ALL + w) CRU_AFFINE_BLOCK + x], so
+// that a warp reads 32 consecutive words (msm_lane). Fields: the run's sum so far (acc, when the state has
 // CRU_LANE_SUM), this round's entry p (an addition or a doubling), the thread's product
 // of denominators before this lane's, the bucket k of the lane's current run and its
 // end bucket_start[k + 1], the CRU_LANE_* bits.
@@ -391,16 +392,22 @@ static_assert(msm_lane_words<Fq>::ALL == 63, "G1 lane: 63 words");
 #define CRU_LANE_ADD 2u  // this round adds p to acc
 #define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
 
-template <class F> CRU_DEV F msm_lane_get(const u32* lanes, u32 word, u64 chunks, u64 t) {
+// Lane j of this thread: its words at lane[w CRU_AFFINE_BLOCK], w < msm_lane_words::ALL
+// (constant offsets: one address a lane, not one a word).
+template <class F> CRU_DEV u32* msm_lane(u32* lanes, u32 j, u32 per_thread) {
+    return lanes + ((u64)blockIdx.x * per_thread + j) * (msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK) + threadIdx.x;
+}
+
+template <class F> CRU_DEV F msm_lane_get(const u32* lane, u32 word) {
     F v;
     u32* w = reinterpret_cast<u32*>(&v);
-    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) w[i] = lanes[(word + i) * chunks + t];
+    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) w[i] = lane[(word + i) * CRU_AFFINE_BLOCK];
     return v;
 }
 
-template <class F> CRU_DEV void msm_lane_set(u32* lanes, u32 word, u64 chunks, u64 t, const F& v) {
+template <class F> CRU_DEV void msm_lane_set(u32* lane, u32 word, const F& v) {
     const u32* w = reinterpret_cast<const u32*>(&v);
-    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) lanes[(word + i) * chunks + t] = w[i];
+    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) lane[(word + i) * CRU_AFFINE_BLOCK] = w[i];
 }
 
 // The end of lane t's run in bucket k (entries up to `end`): written where
@@ -480,97 +487,96 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
     const u32 mine = have < per_thread ? (u32)have : per_thread;
     for (u32 j = 0; j < mine; j++) {
         const u64 t = j * G + g;
+        u32* lane = msm_lane<F>(lanes, j, per_thread);
         const u32 k = msm_bucket_of(bucket_start, m, (u32)(t * chunk));
-        lanes[L::K * chunks + t] = k;
-        lanes[L::END * chunks + t] = bucket_start[k + 1];
-        lanes[L::STATE * chunks + t] = 0;
+        lane[L::K * CRU_AFFINE_BLOCK] = k;
+        lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
+        lane[L::STATE * CRU_AFFINE_BLOCK] = 0;
     }
     F inv = F::one();
     for (u32 r = 0; r <= chunk; r++) {
-        F run = F::one();
-        for (u32 i = 0; i < mine; i++) {
-            const u32 j = (r & 1) ? mine - 1 - i : i;
-            const u64 t = j * G + g;
-            u32 state = lanes[L::STATE * chunks + t];
-            const u32 state_in = state;
-            Affine<F> acc;
-            bool have_acc = false, acc_changed = false;
-            if (state & (CRU_LANE_ADD | CRU_LANE_DBL)) {  // finish round r - 1
-                const F before = msm_lane_get<F>(lanes, L::BEFORE, chunks, t);
-                const F inv_d = fmul(inv, before);
-                const Affine<F> a = {msm_lane_get<F>(lanes, L::ACC_X, chunks, t),
-                                     msm_lane_get<F>(lanes, L::ACC_Y, chunks, t)};
-                const F px = msm_lane_get<F>(lanes, L::P_X, chunks, t);
-                const bool dbl = state & CRU_LANE_DBL;
-                inv = fmul(inv, dbl ? fdbl(a.y) : fsub(px, a.x));
-                F num;
-                if (dbl) {
-                    const F xx = fsqr(a.x);
-                    num = fadd(fdbl(xx), xx);
-                } else {
-                    num = fsub(msm_lane_get<F>(lanes, L::P_Y, chunks, t), a.y);
-                }
-                const F lambda = fmul(num, inv_d);
-                acc.x = fsub(fsub(fsqr(lambda), a.x), px);
-                acc.y = fsub(fmul(lambda, fsub(a.x, acc.x)), a.y);
-                state = CRU_LANE_SUM;
-                have_acc = acc_changed = true;
-            }
-            const u64 pos = t * chunk + r;
-            if (r == chunk || pos >= total) {  // the chunk is done: its last run out
-                if (r == chunk) {
-                    if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = {msm_lane_get<F>(lanes, L::ACC_X, chunks, t), msm_lane_get<F>(lanes, L::ACC_Y, chunks, t)};
-                    msm_affine_flush(acc, state & CRU_LANE_SUM, lanes[L::K * chunks + t],
-                                     lanes[L::END * chunks + t], t, bucket_start, buckets, carries, max_span, chunk);
-                    continue;
-                }
+        // (r uniform over the block) round 0 only starts sums
+        for (u32 j = r > 0 ? mine : 0; j-- > 0;) {  // walk back over round r - 1
+            u32* lane = msm_lane<F>(lanes, j, per_thread);
+            const u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
+            if (!(state & (CRU_LANE_ADD | CRU_LANE_DBL))) continue;
+            const F inv_d = fmul(inv, msm_lane_get<F>(lane, L::BEFORE));
+            const F ax = msm_lane_get<F>(lane, L::ACC_X), ay = msm_lane_get<F>(lane, L::ACC_Y);
+            const F px = msm_lane_get<F>(lane, L::P_X);
+            const bool dbl = state & CRU_LANE_DBL;
+            inv = fmul(inv, dbl ? fdbl(ay) : fsub(px, ax));
+            F num;
+            if (dbl) {
+                const F xx = fsqr(ax);
+                num = fadd(fdbl(xx), xx);
             } else {
-                const u32 end = lanes[L::END * chunks + t];
-                if (pos == end) {  // the run ended with the round before
-                    u32 k = lanes[L::K * chunks + t];
-                    if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = {msm_lane_get<F>(lanes, L::ACC_X, chunks, t), msm_lane_get<F>(lanes, L::ACC_Y, chunks, t)};
-                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
-                                     chunk);
-                    state = 0;
-                    do k++; while (bucket_start[k + 1] == pos);
-                    lanes[L::K * chunks + t] = k;
-                    lanes[L::END * chunks + t] = bucket_start[k + 1];
-                }
-                const u32 e = sorted[pos];
-                Affine<F> p = bases[e & 0x7fffffffu];
-                if (e & 0x80000000u) p = aff_neg(p);
-                if (aff_is_identity(p)) {
-                } else if (!(state & CRU_LANE_SUM)) {
-                    acc = p;
-                    acc_changed = true;
-                    state = CRU_LANE_SUM;
-                } else {
-                    if (!have_acc)
-                        acc = {msm_lane_get<F>(lanes, L::ACC_X, chunks, t), msm_lane_get<F>(lanes, L::ACC_Y, chunks, t)};
-                    F d;
-                    u32 op = 0;
-                    if (!feq(acc.x, p.x)) { d = fsub(p.x, acc.x); op = CRU_LANE_ADD; }
-                    else if (feq(acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
-                    else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
-                    if (op) {
-                        msm_lane_set(lanes, L::P_X, chunks, t, p.x);
-                        msm_lane_set(lanes, L::P_Y, chunks, t, p.y);
-                        msm_lane_set(lanes, L::BEFORE, chunks, t, run);
-                        run = fmul(run, d);
-                        state |= op;
-                    }
-                }
+                num = fsub(msm_lane_get<F>(lane, L::P_Y), ay);
             }
-            if (acc_changed && (state & CRU_LANE_SUM)) {
-                msm_lane_set(lanes, L::ACC_X, chunks, t, acc.x);
-                msm_lane_set(lanes, L::ACC_Y, chunks, t, acc.y);
-            }
-            if (state != state_in) lanes[L::STATE * chunks + t] = state;
+            const F lambda = fmul(num, inv_d);
+            const F x = fsub(fsub(fsqr(lambda), ax), px);
+            msm_lane_set(lane, L::ACC_X, x);
+            msm_lane_set(lane, L::ACC_Y, fsub(fmul(lambda, fsub(ax, x)), ay));
+            lane[L::STATE * CRU_AFFINE_BLOCK] = CRU_LANE_SUM;
         }
-        // (uniform over the block) round 0 only starts sums; the last pass adds none
-        if (r > 0 && r < chunk) inv = msm_block_inverse(run);
+        if (r == chunk) break;
+        F run = F::one();
+        for (u32 j = 0; j < mine; j++) {  // walk forward over round r
+            const u64 t = j * G + g;
+            u32* lane = msm_lane<F>(lanes, j, per_thread);
+            const u64 pos = t * chunk + r;
+            if (pos >= total) continue;
+            const u32 state_in = lane[L::STATE * CRU_AFFINE_BLOCK];
+            u32 state = state_in;
+            const u32 end = lane[L::END * CRU_AFFINE_BLOCK];
+            if (pos == end) {  // the run ended with the round before
+                u32 k = lane[L::K * CRU_AFFINE_BLOCK];
+                Affine<F> acc;
+                if (state & CRU_LANE_SUM)
+                    acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span, chunk);
+                state = 0;
+                do k++; while (bucket_start[k + 1] == pos);
+                lane[L::K * CRU_AFFINE_BLOCK] = k;
+                lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
+            }
+            const u32 e = sorted[pos];
+            Affine<F> p = bases[e & 0x7fffffffu];
+            if (e & 0x80000000u) p = aff_neg(p);
+            if (aff_is_identity(p)) {
+            } else if (!(state & CRU_LANE_SUM)) {
+                msm_lane_set(lane, L::ACC_X, p.x);
+                msm_lane_set(lane, L::ACC_Y, p.y);
+                state = CRU_LANE_SUM;
+            } else {
+                const F ax = msm_lane_get<F>(lane, L::ACC_X);
+                F d;
+                u32 op = 0;
+                if (!feq(ax, p.x)) { d = fsub(p.x, ax); op = CRU_LANE_ADD; }
+                else if (feq(msm_lane_get<F>(lane, L::ACC_Y), p.y) && !fis_zero(p.y)) {
+                    d = fdbl(p.y);
+                    op = CRU_LANE_DBL;
+                } else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
+                if (op) {
+                    msm_lane_set(lane, L::P_X, p.x);
+                    msm_lane_set(lane, L::P_Y, p.y);
+                    msm_lane_set(lane, L::BEFORE, run);
+                    run = fmul(run, d);
+                    state |= op;
+                }
+            }
+            if (state != state_in) lane[L::STATE * CRU_AFFINE_BLOCK] = state;
+        }
+        if (r > 0) inv = msm_block_inverse(run);
+    }
+    for (u32 j = 0; j < mine; j++) {  // every lane's last run out
+        const u64 t = j * G + g;
+        u32* lane = msm_lane<F>(lanes, j, per_thread);
+        const u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
+        Affine<F> acc;
+        if (state & CRU_LANE_SUM)
+            acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+        msm_affine_flush(acc, state & CRU_LANE_SUM, lane[L::K * CRU_AFFINE_BLOCK], lane[L::END * CRU_AFFINE_BLOCK], t,
+                         bucket_start, buckets, carries, max_span, chunk);
     }
 }
 

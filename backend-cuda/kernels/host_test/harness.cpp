@@ -542,10 +542,11 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     if (acc.lanes == 0) {
         launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     } else {
-        // One lane state a chunk, garbage before (the kernel writes each before reading it).
-        std::vector<u32> lanes((size_t)msm_lane_words<F>::ALL * threads, 0xa5a5a5a5u);
-        const u32 physical = (threads + acc.lanes - 1) / acc.lanes;
-        launch_blocks((physical + acc.block - 1) / acc.block, acc.block, [&] {
+        // The lanes' word planes (msm.cu), garbage before (the kernel writes each word before
+        // reading it).
+        const u32 physical = (threads + acc.lanes - 1) / acc.lanes, blocks = (physical + acc.block - 1) / acc.block;
+        std::vector<u32> lanes((size_t)blocks * acc.lanes * msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK, 0xa5a5a5a5u);
+        launch_blocks(blocks, acc.block, [&] {
             ks.affine_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span,
                         lanes.data(), M, chunk, acc.lanes);
         });
