@@ -370,10 +370,13 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // state moves ~480 bytes an entry, coalesced (a warp's 32 lanes of one j read 32
 // consecutive words of a plane).
 // G1 only: for G2 (Fq2) the state's registers and shared products double.
-#define CRU_AFFINE_BLOCK 256
-// Threads of a group of the block inverse (see there): with 256 threads, 16 groups of
-// 16, so that the group leaders' serial products and thread 0's match.
+#define CRU_AFFINE_BLOCK 128
+// Threads of a group of the block inverse (see there): with 128 threads, 8 groups of
+// 16 (group leaders 3 x 16 serial products, thread 0 3 x 8 and the inversion). The
+// host tests also build it with groups of 2, so that their small blocks have several.
+#ifndef CRU_AFFINE_GROUP
 #define CRU_AFFINE_GROUP 16
+#endif
 
 // The lanes' state as word planes, a block's lanes j together: word w of lane j of
 // thread x of block b at lanes[((b per_thread + j) ALL + w) CRU_AFFINE_BLOCK + x], so
@@ -814,9 +817,12 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
-// Two blocks of 256 an SM (16 warps) hold at most 128 registers a thread.
+// Three blocks of 128 an SM (12 warps, as many as the XYZZ sums) hold at most 168
+// registers a thread: ptxas (12.9, sm_90) takes 159 and spills nothing; two blocks of
+// 256 at 128 registers spilled 68 bytes (the sums' products take ~60 registers each).
+// Three blocks also overlap one block's inversion with the others' rounds.
 #ifndef CRU_AFFINE_MIN_BLOCKS
-#define CRU_AFFINE_MIN_BLOCKS 2
+#define CRU_AFFINE_MIN_BLOCKS 3
 #endif
 #define CRU_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
 #define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \

@@ -712,8 +712,9 @@ def msm_cases(cs, rng, quick, pts):
         # through the device's and smaller ones (more step-7 passes).
         tiles = [DEVICE_TILE[g], 2, 4]
         # msm_*_accumulate_affine's (lanes, block) cycles too: one lane and one thread,
-        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round).
-        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3)]
+        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round), and
+        # a block of 37 (three groups of the block inverse at the device's group size).
+        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3), (2, 37)]
         k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
@@ -722,7 +723,7 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 5])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 6])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
@@ -734,7 +735,7 @@ def msm_cases(cs, rng, quick, pts):
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 5])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 6])
                 k += 1
 
 
@@ -986,7 +987,9 @@ def planes_cases(cs, rng, quick, pts):
 
 # The kernels' compile-time variants, each the other way than its default: the G2
 # kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh).
-VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1"]
+# Also the batch-affine sums' block inverse in groups of 2 threads (16 on the device),
+# so that the tests' blocks of 2-5 threads have several groups.
+VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_AFFINE_GROUP=2"]
 
 BUILDS = {
     "chain": ["-O2"],
@@ -997,7 +1000,7 @@ BUILDS = {
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
     # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
     # __syncthreads is a reported race (exit 66) even when the schedule hid it
-    "tsan": ["-O1", "-g", "-fsanitize=thread"],
+    "tsan": ["-O1", "-g", "-fsanitize=thread", "-DCRU_AFFINE_GROUP=2"],
 }
 
 
