@@ -42,8 +42,8 @@
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
-//   lanes        u32[63 ceil(W n / chunk)]  step 5 "affine" only (G1): word planes,
-//                msm_lane_words; any contents before
+//   lanes        u32[63 CRU_AFFINE_BLOCK per_thread gridDim.x]  step 5 "affine" only
+//                (G1): word planes (msm_lane); any contents before
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -359,16 +359,16 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // chunk) finishes the additions and writes every lane's run out. A lane keeps its
 // point in the state, so the bases are read once an entry.
 //
-// Scratch: lanes u32[msm_lane_words<F>::ALL ceil(W n / chunk)] (the host sizes it by
-// W n >= T), any contents before (each word is written before it is read). Launch:
+// Scratch: lanes u32[msm_lane_words<F>::ALL CRU_AFFINE_BLOCK per_thread gridDim.x]
+// (msm_lane), any contents before (each word is written before it is read). Launch:
 // THREADS = ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK
-// (the shared products' size), all threads of a block through every round (the block
-// shares barriers).
+// (the shared products' size and the planes' stride), all threads of a block through
+// every round (the block shares barriers).
 //
-// Cost a round a thread of L active lanes: L (5 + 1) products (one a square), plus the
-// block inverse's ~3 products a thread and its 4 barriers; madd-2008-s is 10. The
-// state moves ~480 bytes an entry, coalesced (a warp's 32 lanes of one j read 32
-// consecutive words of a plane).
+// Cost an entry: 6 products (one a square; 7 for a doubling), plus the block
+// inverse's ~3 products a thread a round (~0.2 an entry with 16 lanes) and its 4
+// barriers; madd-2008-s is 10. The state moves ~490 bytes an entry (62 words read, 61
+// written at most), coalesced: a warp's 32 lanes of one j touch 32 consecutive words.
 // G1 only: for G2 (Fq2) the state's registers and shared products double.
 #define CRU_AFFINE_BLOCK 128
 // Threads of a group of the block inverse (see there): with 128 threads, 8 groups of
@@ -380,10 +380,10 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 
 // The lanes' state as word planes, a block's lanes j together: word w of lane j of
 // thread x of block b at lanes[((b per_thread + j) ALL + w) CRU_AFFINE_BLOCK + x], so
-// that a warp reads 32 consecutive words (msm_lane). Fields: the run's sum so far (acc, when the state has
-// CRU_LANE_SUM), this round's entry p (an addition or a doubling), the thread's product
-// of denominators before this lane's, the bucket k of the lane's current run and its
-// end bucket_start[k + 1], the CRU_LANE_* bits.
+// that a warp reads 32 consecutive words (msm_lane). Fields: the run's sum so far
+// (acc, when the state has CRU_LANE_SUM), this round's entry p (an addition or a
+// doubling), the thread's product of denominators before this lane's, the bucket k of
+// the lane's current run and its end bucket_start[k + 1], the CRU_LANE_* bits.
 template <class F> struct msm_lane_words {
     static constexpr u32 NW = sizeof(F) / 4;
     static constexpr u32 ACC_X = 0, ACC_Y = NW, P_X = 2 * NW, P_Y = 3 * NW, BEFORE = 4 * NW;
@@ -498,88 +498,92 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
     }
     F inv = F::one();
     for (u32 r = 0; r <= chunk; r++) {
-        // (r uniform over the block) round 0 only starts sums
-        for (u32 j = r > 0 ? mine : 0; j-- > 0;) {  // walk back over round r - 1
-            u32* lane = msm_lane<F>(lanes, j, per_thread);
-            const u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
-            if (!(state & (CRU_LANE_ADD | CRU_LANE_DBL))) continue;
-            const F inv_d = fmul(inv, msm_lane_get<F>(lane, L::BEFORE));
-            const F ax = msm_lane_get<F>(lane, L::ACC_X), ay = msm_lane_get<F>(lane, L::ACC_Y);
-            const F px = msm_lane_get<F>(lane, L::P_X);
-            const bool dbl = state & CRU_LANE_DBL;
-            inv = fmul(inv, dbl ? fdbl(ay) : fsub(px, ax));
-            F num;
-            if (dbl) {
-                const F xx = fsqr(ax);
-                num = fadd(fdbl(xx), xx);
-            } else {
-                num = fsub(msm_lane_get<F>(lane, L::P_Y), ay);
-            }
-            const F lambda = fmul(num, inv_d);
-            const F x = fsub(fsub(fsqr(lambda), ax), px);
-            msm_lane_set(lane, L::ACC_X, x);
-            msm_lane_set(lane, L::ACC_Y, fsub(fmul(lambda, fsub(ax, x)), ay));
-            lane[L::STATE * CRU_AFFINE_BLOCK] = CRU_LANE_SUM;
-        }
-        if (r == chunk) break;
         F run = F::one();
-        for (u32 j = 0; j < mine; j++) {  // walk forward over round r
+        for (u32 i = 0; i < mine; i++) {
+            const u32 j = (r & 1) ? mine - 1 - i : i;
             const u64 t = j * G + g;
             u32* lane = msm_lane<F>(lanes, j, per_thread);
-            const u64 pos = t * chunk + r;
-            if (pos >= total) continue;
-            const u32 state_in = lane[L::STATE * CRU_AFFINE_BLOCK];
-            u32 state = state_in;
-            const u32 end = lane[L::END * CRU_AFFINE_BLOCK];
-            if (pos == end) {  // the run ended with the round before
-                u32 k = lane[L::K * CRU_AFFINE_BLOCK];
-                Affine<F> acc;
-                if (state & CRU_LANE_SUM)
-                    acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
-                msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span, chunk);
-                state = 0;
-                do k++; while (bucket_start[k + 1] == pos);
-                lane[L::K * CRU_AFFINE_BLOCK] = k;
-                lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
-            }
-            const u32 e = sorted[pos];
-            Affine<F> p = bases[e & 0x7fffffffu];
-            if (e & 0x80000000u) p = aff_neg(p);
-            if (aff_is_identity(p)) {
-            } else if (!(state & CRU_LANE_SUM)) {
-                msm_lane_set(lane, L::ACC_X, p.x);
-                msm_lane_set(lane, L::ACC_Y, p.y);
-                state = CRU_LANE_SUM;
-            } else {
-                const F ax = msm_lane_get<F>(lane, L::ACC_X);
-                F d;
-                u32 op = 0;
-                if (!feq(ax, p.x)) { d = fsub(p.x, ax); op = CRU_LANE_ADD; }
-                else if (feq(msm_lane_get<F>(lane, L::ACC_Y), p.y) && !fis_zero(p.y)) {
-                    d = fdbl(p.y);
-                    op = CRU_LANE_DBL;
-                } else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
-                if (op) {
-                    msm_lane_set(lane, L::P_X, p.x);
-                    msm_lane_set(lane, L::P_Y, p.y);
-                    msm_lane_set(lane, L::BEFORE, run);
-                    run = fmul(run, d);
-                    state |= op;
+            u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
+            const u32 state_in = state;
+            Affine<F> acc;
+            bool have_acc = false, acc_changed = false;  // acc: read or computed; to be written back
+            if (state & (CRU_LANE_ADD | CRU_LANE_DBL)) {  // finish round r - 1
+                const F before = msm_lane_get<F>(lane, L::BEFORE);
+                const F inv_d = fmul(inv, before);
+                const Affine<F> a = {msm_lane_get<F>(lane, L::ACC_X),
+                                     msm_lane_get<F>(lane, L::ACC_Y)};
+                const F px = msm_lane_get<F>(lane, L::P_X);
+                const bool dbl = state & CRU_LANE_DBL;
+                inv = fmul(inv, dbl ? fdbl(a.y) : fsub(px, a.x));
+                F num;
+                if (dbl) {
+                    const F xx = fsqr(a.x);
+                    num = fadd(fdbl(xx), xx);
+                } else {
+                    num = fsub(msm_lane_get<F>(lane, L::P_Y), a.y);
                 }
+                const F lambda = fmul(num, inv_d);
+                acc.x = fsub(fsub(fsqr(lambda), a.x), px);
+                acc.y = fsub(fmul(lambda, fsub(a.x, acc.x)), a.y);
+                state = CRU_LANE_SUM;
+                have_acc = acc_changed = true;
+            }
+            const u64 pos = t * chunk + r;
+            if (r == chunk || pos >= total) {  // the chunk is done: its last run out
+                if (r == chunk) {
+                    if ((state & CRU_LANE_SUM) && !have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                    const u32 k = lane[L::K * CRU_AFFINE_BLOCK], end = lane[L::END * CRU_AFFINE_BLOCK];
+                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
+                                     chunk);
+                    continue;
+                }
+            } else {
+                const u32 end = lane[L::END * CRU_AFFINE_BLOCK];
+                if (pos == end) {  // the run ended with the round before
+                    u32 k = lane[L::K * CRU_AFFINE_BLOCK];
+                    if ((state & CRU_LANE_SUM) && !have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
+                                     chunk);
+                    state = 0;
+                    do k++; while (bucket_start[k + 1] == pos);
+                    lane[L::K * CRU_AFFINE_BLOCK] = k;
+                    lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
+                }
+                const u32 e = sorted[pos];
+                Affine<F> p = bases[e & 0x7fffffffu];
+                if (e & 0x80000000u) p = aff_neg(p);
+                if (aff_is_identity(p)) {
+                } else if (!(state & CRU_LANE_SUM)) {
+                    acc = p;
+                    acc_changed = true;
+                    state = CRU_LANE_SUM;
+                } else {
+                    if (!have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                    F d;
+                    u32 op = 0;
+                    if (!feq(acc.x, p.x)) { d = fsub(p.x, acc.x); op = CRU_LANE_ADD; }
+                    else if (feq(acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
+                    else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
+                    if (op) {
+                        msm_lane_set(lane, L::P_X, p.x);
+                        msm_lane_set(lane, L::P_Y, p.y);
+                        msm_lane_set(lane, L::BEFORE, run);
+                        run = fmul(run, d);
+                        state |= op;
+                    }
+                }
+            }
+            if (acc_changed && (state & CRU_LANE_SUM)) {
+                msm_lane_set(lane, L::ACC_X, acc.x);
+                msm_lane_set(lane, L::ACC_Y, acc.y);
             }
             if (state != state_in) lane[L::STATE * CRU_AFFINE_BLOCK] = state;
         }
-        if (r > 0) inv = msm_block_inverse(run);
-    }
-    for (u32 j = 0; j < mine; j++) {  // every lane's last run out
-        const u64 t = j * G + g;
-        u32* lane = msm_lane<F>(lanes, j, per_thread);
-        const u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
-        Affine<F> acc;
-        if (state & CRU_LANE_SUM)
-            acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
-        msm_affine_flush(acc, state & CRU_LANE_SUM, lane[L::K * CRU_AFFINE_BLOCK], lane[L::END * CRU_AFFINE_BLOCK], t,
-                         bucket_start, buckets, carries, max_span, chunk);
+        // (uniform over the block) round 0 only starts sums; the last pass adds none
+        if (r > 0 && r < chunk) inv = msm_block_inverse(run);
     }
 }
 
