@@ -42,8 +42,8 @@
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
-//   lanes        u32[63 CRU_AFFINE_BLOCK per_thread gridDim.x]  step 5 "affine" only
-//                (G1): word planes (msm_lane); any contents before
+//   lanes        u32[L CRU_AFFINE_BLOCK per_thread gridDim.x]  step 5 "affine" only,
+//                L = 63 (G1) or 123 (G2): word planes (msm_lane); any contents before
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -78,8 +78,8 @@
 //        after the one holding bucket_start[k], up to the one holding its last entry.
 //        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
 //        bucket.
-//      or, for G1, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or
-//        the identity, and the same *max_span), by batch-affine additions:
+//      or, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or the
+//        identity, and the same *max_span), by batch-affine additions:
 //        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
 //        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
 //        u32* lanes, u32 m, u32 chunk, u32 per_thread)
@@ -333,7 +333,7 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Step 5 "affine" (msm_g1_accumulate_affine): the same sums as msm_accumulate, with
+// Step 5 "affine" (msm_g1_accumulate_affine, msm_g2_accumulate_affine): the same sums as msm_accumulate, with
 // affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
 // y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
 // Montgomery's trick (3 products each) across the whole block: one inversion a block
@@ -369,7 +369,8 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
 // inverse's ~3 products a thread a round (~0.2 an entry with 16 lanes) and its 4
 // barriers; madd-2008-s is 10. The state moves ~490 bytes an entry (62 words read, 61
 // written at most), coalesced: a warp's 32 lanes of one j touch 32 consecutive words.
-// G1 only: for G2 (Fq2) the state's registers and shared products double.
+// G2 (Fq2): the same, its state, shared products and registers about twice G1's; its
+// inversion one Fq inversion of the norm (fq2.cuh's finv_euclid).
 #define CRU_AFFINE_BLOCK 128
 // Threads of a group of the block inverse (see there): with 128 threads, 8 groups of
 // 16 (group leaders 3 x 16 serial products, thread 0 3 x 8 and the inversion). The
@@ -391,6 +392,7 @@ template <class F> struct msm_lane_words {
 };
 // The lane's words, as the Rust host plans them (msm/layout.rs's AFFINE_LANE_WORDS).
 static_assert(msm_lane_words<Fq>::ALL == 63, "G1 lane: 63 words");
+static_assert(msm_lane_words<Fq2>::ALL == 123, "G2 lane: 123 words");
 #define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
 #define CRU_LANE_ADD 2u  // this round adds p to acc
 #define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
@@ -821,16 +823,22 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
-// Three blocks of 128 an SM (12 warps, as many as the XYZZ sums) hold at most 168
-// registers a thread: ptxas (12.9, sm_90) takes 159 and spills nothing; two blocks of
+// G1: three blocks of 128 an SM (12 warps, as many as the XYZZ sums) hold at most 168
+// registers a thread: ptxas (12.9, sm_90) takes 148 and spills nothing; two blocks of
 // 256 at 128 registers spilled 68 bytes (the sums' products take ~60 registers each).
-// Three blocks also overlap one block's inversion with the others' rounds.
+// Three blocks also overlap one block's inversion with the others' rounds. G2: two
+// blocks (8 warps, as the G2 XYZZ sums), 242 registers and no spill; three spilled
+// 1072 bytes.
 #ifndef CRU_AFFINE_MIN_BLOCKS
 #define CRU_AFFINE_MIN_BLOCKS 3
 #endif
-#define CRU_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
-#define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \
-    extern "C" __global__ void CRU_AFFINE_BOUNDS msm_##G##_accumulate_affine(           \
+#ifndef CRU_G2_AFFINE_MIN_BLOCKS
+#define CRU_G2_AFFINE_MIN_BLOCKS 2
+#endif
+#define CRU_G1_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
+#define CRU_G2_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_G2_AFFINE_MIN_BLOCKS)
+#define CRU_MSM_SUMS_AFFINE(G, F, BOUNDS)                                                                \
+    extern "C" __global__ void BOUNDS msm_##G##_accumulate_affine(                      \
             const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
             Xyzz<F>* carries, u32* max_span, u32* lanes, u32 m, u32 chunk, u32 per_thread) {               \
         msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \
@@ -869,7 +877,7 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 CRU_MSM_SUMS(g1, Fq, CRU_G1_ACC_BOUNDS)
 #endif
 #if CRU_WITH(G1_AFFINE)
-CRU_MSM_SUMS_AFFINE(g1, Fq)
+CRU_MSM_SUMS_AFFINE(g1, Fq, CRU_G1_AFFINE_BOUNDS)
 #endif
 #if CRU_WITH(G1_FOLD)
 CRU_MSM_FOLD(g1, Fq)
@@ -888,6 +896,9 @@ CRU_MSM_PAIRS(g1, Fq)
 #endif
 #if CRU_WITH(G2_SUMS)
 CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
+#endif
+#if CRU_WITH(G2_AFFINE)
+CRU_MSM_SUMS_AFFINE(g2, Fq2, CRU_G2_AFFINE_BOUNDS)
 #endif
 #if CRU_WITH(G2_FOLD)
 CRU_MSM_FOLD(g2, Fq2)

@@ -520,10 +520,10 @@ launches! {
         m: u32,
         chunk: u32,
     ) = [MsmG1Accumulate = "msm_g1_accumulate", MsmG2Accumulate = "msm_g2_accumulate"];
-    /// msm.cu step 5 "affine" (G1): the same sums by batch-affine additions, `per_thread`
+    /// msm.cu step 5 "affine": the same sums by batch-affine additions, `per_thread`
     /// chunks a thread (their state in `lanes`, word planes); threads = ceil(chunks /
     /// per_thread), blocks of `CRU_AFFINE_BLOCK` threads.
-    fn msm_g1_accumulate_affine(
+    fn msm_accumulate_affine[group: Group](
         bases: Dev<'_, elem::Affine>,
         sorted: Dev<'_, elem::U32>,
         bucket_start: Dev<'_, elem::U32>,
@@ -534,7 +534,10 @@ launches! {
         m: u32,
         chunk: u32,
         per_thread: u32,
-    ) = [MsmG1AccumulateAffine = "msm_g1_accumulate_affine"];
+    ) = [
+        MsmG1AccumulateAffine = "msm_g1_accumulate_affine",
+        MsmG2AccumulateAffine = "msm_g2_accumulate_affine",
+    ];
     /// msm.cu step 5b: one tree level of the carries of buckets spanning chunks.
     fn msm_fold_carries[group: Group](
         carries: Dev<'_, elem::Xyzz>,

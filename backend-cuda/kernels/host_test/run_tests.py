@@ -251,7 +251,8 @@ def fq2_cases(cs, rng, quick):
             exp = F.enc(fn(a, b))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
         for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
-                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
+                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x)),
+                       ("inv_euclid", lambda x: F.zero if x == F.zero else F.inv(x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
     # Products and squares of Montgomery words at the ends of [0, p): the lazy product's
@@ -764,7 +765,7 @@ def tree_terms(F, buckets, seg):
 
 def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
     """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
-    (G1) one with step 5 by msm_g1_accumulate_affine of shape affine = (lanes, block): W digit
+    one with step 5 by msm_*_accumulate_affine of shape affine = (lanes, block): W digit
     windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
@@ -813,15 +814,14 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine
     note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
     cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
-    if g == "g1":  # G2 keeps XYZZ sums (msm.cu)
-        # Odd lanes with "levels", whose fold reads the span the sums noted.
-        lanes, block = affine
-        if lanes % 2:
-            cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
-                   check_levels)
-        else:
-            cs.add(f"{note} affine {lanes}x{block} tree {tile}",
-                   f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
+    # Odd lanes with "levels", whose fold reads the span the sums noted.
+    lanes, block = affine
+    if lanes % 2:
+        cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
+               check_levels)
+    else:
+        cs.add(f"{note} affine {lanes}x{block} tree {tile}",
+               f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):

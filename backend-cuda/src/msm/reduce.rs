@@ -72,11 +72,12 @@ pub fn reduce(
             chunk,
         )?,
         MsmAccumulate::Affine => {
-            let per_thread = layout.lanes_per_thread(sum_threads);
-            launch::msm_g1_accumulate_affine(
+            let per_thread = layout.lanes_per_thread(sum_threads, group);
+            launch::msm_accumulate_affine(
                 k,
                 stream,
                 grid_with_block(sum_threads.div_ceil(per_thread as usize), AFFINE_BLOCK),
+                group,
                 Dev::view(points),
                 Dev::new(buf(work, scratch.sorted)?),
                 Dev::new(buf(work, scratch.bucket_start)?),
