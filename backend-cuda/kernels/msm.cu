@@ -82,7 +82,7 @@
 //        identity, and the same *max_span), by batch-affine additions:
 //        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
 //        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
-//        u32* lanes, u32 m, u32 chunk, u32 per_thread)
+//        u32* lanes, u32 m, u32 chunk, u32 per_thread) (G2: msm_g2_accumulate_affine)
 //                          THREADS = ceil(ceil(W n / chunk) / per_thread), blockDim.x <=
 //        CRU_AFFINE_BLOCK: each thread runs per_thread chunks as lanes (see there).
 //   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
@@ -333,14 +333,14 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Step 5 "affine" (msm_g1_accumulate_affine, msm_g2_accumulate_affine): the same sums as msm_accumulate, with
-// affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
-// y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
-// Montgomery's trick (3 products each) across the whole block: one inversion a block
-// a round (finv_euclid, ~60 000 instructions; Fermat's finv ~210 000, ~480 products).
-// It only pays when a round carries thousands of additions, so each thread runs
-// `per_thread` chunks at once as lanes, one entry of each a round, its lanes' state in
-// global memory as word planes (msm_lane_words).
+// Step 5 "affine" (msm_g1_accumulate_affine, msm_g2_accumulate_affine): the same sums
+// as msm_accumulate, with affine + affine additions (lambda = (y2 - y1) / (x2 - x1),
+// x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1: 2 products and a square) whose
+// inversions are shared by Montgomery's trick (3 products each) across the whole
+// block: one inversion a block a round (finv_euclid, ~60 000 instructions; Fermat's
+// finv ~210 000, ~480 products). It only pays when a round carries thousands of
+// additions, so each thread runs `per_thread` chunks at once as lanes, one entry of
+// each a round, its lanes' state in global memory as word planes (msm_lane_words).
 //
 // Chunk t is lane j of thread g, t = j G + g (G: the grid's threads). A lane's round
 // has two halves. The first finishes the lane's addition or doubling of the round
