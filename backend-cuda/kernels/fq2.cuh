@@ -81,5 +81,11 @@ CRU_CALL Fq2 finv(const Fq2& a) {
     const Fq t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
     return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
 }
+// The same by binary Euclid (field.cuh's finv_euclid: the batch-affine sums' one
+// inversion a block a round, ~60 000 instructions against Fermat's ~210 000).
+CRU_CALL Fq2 finv_euclid(const Fq2& a) {
+    const Fq t = finv_euclid(fadd(fsqr(a.c0), fsqr(a.c1)));
+    return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
+}
 
 #endif  // CRUCIBLE_FQ2_CUH

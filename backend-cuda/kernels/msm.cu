@@ -42,8 +42,8 @@
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
 //   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
-//   lanes        AffineLane<Fq>[ceil(W n / chunk)]  step 5 "affine" only (G1); any
-//                contents before
+//   lanes        u32[L CRU_AFFINE_BLOCK per_thread gridDim.x]  step 5 "affine" only,
+//                L = 63 (G1) or 123 (G2): word planes (msm_lane); any contents before
 //   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
@@ -78,11 +78,11 @@
 //        after the one holding bucket_start[k], up to the one holding its last entry.
 //        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
 //        bucket.
-//      or, for G1, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or
-//        the identity, and the same *max_span), by batch-affine additions:
+//      or, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or the
+//        identity, and the same *max_span), by batch-affine additions:
 //        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
 //        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
-//        AffineLane<Fq>* lanes, u32 m, u32 chunk, u32 per_thread)
+//        u32* lanes, u32 m, u32 chunk, u32 per_thread) (G2: msm_g2_accumulate_affine)
 //                          THREADS = ceil(ceil(W n / chunk) / per_thread), blockDim.x <=
 //        CRU_AFFINE_BLOCK: each thread runs per_thread chunks as lanes (see there).
 //   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
@@ -354,178 +354,260 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Step 5 "affine" (msm_g1_accumulate_affine): the same sums as msm_accumulate, with
-// affine + affine additions (lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
-// y3 = lambda (x1 - x3) - y1: 2 products and a square) whose inversions are shared by
-// Montgomery's trick (3 products each) across the whole block: one inversion a block
-// a round, by one thread (finv_euclid, ~60 000 instructions; Fermat's finv ~210 000,
-// ~480 products). It only pays when a round carries thousands of additions, so each
-// thread runs `per_thread` chunks at once as lanes, one entry of each a round, its
-// lanes' state in global memory (AffineLane, one per chunk).
+// Step 5 "affine" (msm_g1_accumulate_affine, msm_g2_accumulate_affine): the same sums
+// as msm_accumulate, with affine + affine additions (lambda = (y2 - y1) / (x2 - x1),
+// x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1: 2 products and a square) whose
+// inversions are shared by Montgomery's trick (3 products each) across the whole
+// block: one inversion a block a round (finv_euclid, ~60 000 instructions; Fermat's
+// finv ~210 000, ~480 products). It only pays when a round carries thousands of
+// additions, so each thread runs `per_thread` chunks at once as lanes, one entry of
+// each a round, its lanes' state in global memory as word planes (msm_lane_words).
 //
-// Chunk t is lane j of thread g, t = j G + g (G: the grid's threads), so a warp's
-// lanes j are consecutive chunks (coalesced state). Round r (r < chunk) takes entry
-// t chunk + r of every lane: forward over the lanes, a lane whose run ended writes it
-// out (as msm_accumulate: buckets[k] when the run starts its bucket, else carries[t]
-// and the span noted), starts the next run or adds its entry to the run's sum, which
-// is either a plain assignment (an empty sum), nothing (an infinity entry, or a sum
-// that cancels: x1 = x2, y1 = -y2), or an addition (x1 != x2: denominator x2 - x1)
-// or a doubling (the same point: denominator 2 y1, numerator 3 x1^2), whose
-// denominator joins the thread's running product (the lane keeps the product before
-// it). The block then inverts every thread's product (msm_block_inverse), and the
-// lanes walk back, each taking its denominator's inverse off the chain. Round 0 only
-// starts sums (no additions, no inversion). A lane keeps its point in the state, so
-// the bases are read once an entry.
+// Chunk t is lane j of thread g, t = j G + g (G: the grid's threads). A lane's round
+// has two halves. The first finishes the lane's addition or doubling of the round
+// before (its denominator's inverse taken off the thread's inverted product, as
+// Montgomery's trick walks back). The second takes entry t chunk + r: a lane whose run
+// ended writes it out (as msm_accumulate: buckets[k] when the run starts its bucket,
+// else carries[t] and the span noted), starts the next run or adds its entry to the
+// run's sum, which is either a plain assignment (an empty sum), nothing (an infinity
+// entry, or a sum that cancels: x1 = x2, y1 = -y2), or an addition (x1 != x2:
+// denominator x2 - x1) or a doubling (the same point: denominator 2 y1, numerator
+// 3 x1^2), whose denominator joins the thread's running product (the lane keeps the
+// product before it). Both halves run in one pass over the lanes, so the walk back of
+// round r - 1 and the walk forward of round r go the same way: ascending lanes in even
+// rounds, descending in odd ones. The block then inverts every thread's product
+// (msm_block_inverse). Round 0 only starts sums (no inversion); a last pass (r =
+// chunk) finishes the additions and writes every lane's run out. A lane keeps its
+// point in the state, so the bases are read once an entry.
 //
-// Scratch: lanes AffineLane<F>[ceil(T / chunk)] (the host sizes it by W n >= T), any
-// contents before (each lane is written before it is read). Launch: THREADS =
-// ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK (the shared
-// products' size), all threads of a block through every round (the block shares
-// barriers).
+// Scratch: lanes u32[msm_lane_words<F>::ALL CRU_AFFINE_BLOCK per_thread gridDim.x]
+// (msm_lane), any contents before (each word is written before it is read). Launch:
+// THREADS = ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK
+// (the shared products' size and the planes' stride), all threads of a block through
+// every round (the block shares barriers).
 //
-// Cost a round a thread of L active lanes: L (3 + 3) products (one a square), plus the
-// block's 2 log2(blockDim.x) + 2 and 1/blockDim.x of an inversion; madd-2008-s is 10.
-// Lanes of 16 in blocks of 256: ~6 + 1.1 (the products' scans) + ~1.2 (the inversion,
-// which runs on one lane of a warp while the block's other warps wait) per entry, and
-// ~600 bytes of the lanes' state moved an entry (a round's state, 256 bytes a chunk,
-// is far past the L2 at 2^20 and up).
-// G1 only: for G2 (Fq2) the kernel took 250 registers and 49 KB of shared products,
-// past the 48 KB a kernel declares statically.
-#define CRU_AFFINE_BLOCK 256
+// Cost an entry: 6 products (one a square; 7 for a doubling), plus the block
+// inverse's ~3 products a thread a round (~0.2 an entry with 16 lanes) and its 4
+// barriers; madd-2008-s is 10. The state moves ~490 bytes an entry (62 words read, 61
+// written at most), coalesced: a warp's 32 lanes of one j touch 32 consecutive words.
+// G2 (Fq2): the same, its state, shared products and registers about twice G1's; its
+// inversion one Fq inversion of the norm (fq2.cuh's finv_euclid).
+#define CRU_AFFINE_BLOCK 128
+// Threads of a group of the block inverse (see there): with 128 threads, 8 groups of
+// 16 (group leaders 3 x 16 serial products, thread 0 3 x 8 and the inversion). The
+// host tests also build it with groups of 2, so that their small blocks have several.
+#ifndef CRU_AFFINE_GROUP
+#define CRU_AFFINE_GROUP 16
+#endif
 
-template <class F> struct AffineLane {
-    Affine<F> acc;  // the run's sum so far (when state has CRU_LANE_SUM)
-    Affine<F> p;    // this round's entry (an addition or a doubling)
-    F before;       // the thread's product of denominators before this lane's
-    u32 k;          // the bucket of the lane's current run
-    u32 state;      // CRU_LANE_* bits
+// The lanes' state as word planes, a block's lanes j together: word w of lane j of
+// thread x of block b at lanes[((b per_thread + j) ALL + w) CRU_AFFINE_BLOCK + x], so
+// that a warp reads 32 consecutive words (msm_lane). Fields: the run's sum so far
+// (acc, when the state has CRU_LANE_SUM), this round's entry p (an addition or a
+// doubling), the thread's product of denominators before this lane's, the bucket k of
+// the lane's current run and its end bucket_start[k + 1], the CRU_LANE_* bits.
+template <class F> struct msm_lane_words {
+    static constexpr u32 NW = sizeof(F) / 4;
+    static constexpr u32 ACC_X = 0, ACC_Y = NW, P_X = 2 * NW, P_Y = 3 * NW, BEFORE = 4 * NW;
+    static constexpr u32 K = 5 * NW, END = 5 * NW + 1, STATE = 5 * NW + 2, ALL = 5 * NW + 3;
 };
-// The lane's size, as the Rust host plans it (msm/layout.rs's AFFINE_LANE_WORDS).
-static_assert(sizeof(AffineLane<Fq>) == 64 * 4, "G1 lane: 64 words (16-byte aligned)");
+// The lane's words, as the Rust host plans them (msm/layout.rs's AFFINE_LANE_WORDS).
+static_assert(msm_lane_words<Fq>::ALL == 63, "G1 lane: 63 words");
+static_assert(msm_lane_words<Fq2>::ALL == 123, "G2 lane: 123 words");
 #define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
 #define CRU_LANE_ADD 2u  // this round adds p to acc
 #define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
 
-// The end of lane t's run in bucket k: written where msm_accumulate writes it.
-template <class F>
-CRU_DEV void msm_affine_flush(const AffineLane<F>& lane, u32 state, u64 t, const u32* bucket_start,
-                              Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 chunk) {
-    const u32 k = lane.k;
-    const u32 begin = bucket_start[k];
-    Xyzz<F> v = xyzz_identity<F>();
-    if (state & CRU_LANE_SUM) { v.x = lane.acc.x; v.y = lane.acc.y; v.zz = F::one(); v.zzz = F::one(); }
-    if (begin >= t * chunk) buckets[k] = v;
-    else { carries[t] = v; msm_note_span(max_span, begin, bucket_start[k + 1], chunk); }
+// Lane j of this thread: its words at lane[w CRU_AFFINE_BLOCK], w < msm_lane_words::ALL
+// (constant offsets: one address a lane, not one a word).
+template <class F> CRU_DEV u32* msm_lane(u32* lanes, u32 j, u32 per_thread) {
+    return lanes + ((u64)blockIdx.x * per_thread + j) * (msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK) + threadIdx.x;
 }
 
-// 1 / x for every thread of the block, x != 0: inclusive prefix and suffix products
-// (Hillis-Steele, log2 blockDim.x levels of one product each) in shared memory, one
-// inversion of the block's product by thread 0, then 1 / x_t = (x_0 .. x_{t-1})
-// (x_{t+1} .. x_{T-1}) / (x_0 .. x_{T-1}). Every thread of the block must call it.
+template <class F> CRU_DEV F msm_lane_get(const u32* lane, u32 word) {
+    F v;
+    u32* w = reinterpret_cast<u32*>(&v);
+    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) w[i] = lane[(word + i) * CRU_AFFINE_BLOCK];
+    return v;
+}
+
+template <class F> CRU_DEV void msm_lane_set(u32* lane, u32 word, const F& v) {
+    const u32* w = reinterpret_cast<const u32*>(&v);
+    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) lane[(word + i) * CRU_AFFINE_BLOCK] = w[i];
+}
+
+// The end of lane t's run in bucket k (entries up to `end`): written where
+// msm_accumulate writes it.
+template <class F>
+CRU_DEV void msm_affine_flush(const Affine<F>& acc, bool sum, u32 k, u32 end, u64 t, const u32* bucket_start,
+                              Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 chunk) {
+    const u32 begin = bucket_start[k];
+    Xyzz<F> v = xyzz_identity<F>();
+    if (sum) { v.x = acc.x; v.y = acc.y; v.zz = F::one(); v.zzz = F::one(); }
+    if (begin >= t * chunk) buckets[k] = v;
+    else { carries[t] = v; msm_note_span(max_span, begin, end, chunk); }
+}
+
+// 1 / x for every thread of the block, x != 0, in 4 barriers: the threads in groups of
+// CRU_AFFINE_GROUP; each group's first thread takes its group's prefix products (in
+// shared memory) and total, thread 0 the groups' prefix, the one inversion (binary
+// Euclid) and, walking back, each group total's inverse, and each group's first thread
+// walks back over its group: 1 / x_i = (x_0 .. x_{i-1}) / (x_0 .. x_i). About 3
+// products a thread and 3 CRU_AFFINE_GROUP + 3 groups serial besides the inversion,
+// against the 2 log2(blockDim.x) products and barriers of a Hillis-Steele scan. Every
+// thread of the block must call it.
 template <class F> CRU_DEV F msm_block_inverse(const F& x) {
-    __shared__ F pre[CRU_AFFINE_BLOCK], suf[CRU_AFFINE_BLOCK], total_inv[1];
-    const u32 t = threadIdx.x, T = blockDim.x;
-    pre[t] = x;
-    suf[t] = x;
+    __shared__ F xs[CRU_AFFINE_BLOCK], pre[CRU_AFFINE_BLOCK];
+    __shared__ F group_total[CRU_AFFINE_BLOCK / CRU_AFFINE_GROUP], group_inv[CRU_AFFINE_BLOCK / CRU_AFFINE_GROUP];
+    const u32 t = threadIdx.x, T = blockDim.x, S = CRU_AFFINE_GROUP;
+    const u32 groups = (T + S - 1) / S;
+    const bool leader = t % S == 0;
+    const u32 end = t + S < T ? t + S : T;  // (leaders) the group's threads [t, end)
+    xs[t] = x;
     __syncthreads();
-    for (u32 d = 1; d < T; d <<= 1) {
-        const bool below = t >= d, above = t + d < T;
-        F a = x, b = x;
-        if (below) a = pre[t - d];
-        if (above) b = suf[t + d];
-        __syncthreads();
-        if (below) pre[t] = fmul(pre[t], a);
-        if (above) suf[t] = fmul(suf[t], b);
-        __syncthreads();
+    if (leader) {
+        F run = xs[t];
+        pre[t] = F::one();
+        for (u32 i = t + 1; i < end; i++) { pre[i] = run; run = fmul(run, xs[i]); }
+        group_total[t / S] = run;
     }
-    if (t == 0) total_inv[0] = finv_euclid(pre[T - 1]);
     __syncthreads();
-    F r = total_inv[0];
-    if (t > 0) r = fmul(r, pre[t - 1]);
-    if (t + 1 < T) r = fmul(r, suf[t + 1]);
-    __syncthreads();  // the next call's writes wait for these reads
-    return r;
+    if (t == 0) {
+        F run = group_total[0];
+        group_inv[0] = F::one();
+        for (u32 q = 1; q < groups; q++) { group_inv[q] = run; run = fmul(run, group_total[q]); }
+        F inv = finv_euclid(run);
+        for (u32 q = groups; q-- > 1;) {
+            const F before = group_inv[q];
+            group_inv[q] = fmul(inv, before);
+            inv = fmul(inv, group_total[q]);
+        }
+        group_inv[0] = inv;
+    }
+    __syncthreads();
+    if (leader) {
+        F inv = group_inv[t / S];
+        for (u32 i = end; i-- > t + 1;) {
+            const F xi = xs[i];
+            xs[i] = fmul(inv, pre[i]);
+            inv = fmul(inv, xi);
+        }
+        xs[t] = inv;
+    }
+    __syncthreads();
+    // xs[t] is next written by this thread (the next call), or by its leader after the
+    // next call's third barrier, which this thread reaches only after this read.
+    return xs[t];
 }
 
 template <class F>
 CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
-                                   Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes,
-                                   u32 m, u32 chunk, u32 per_thread) {
+                                   Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32* lanes, u32 m,
+                                   u32 chunk, u32 per_thread) {
+    using L = msm_lane_words<F>;
     const u64 g = CRU_THREAD_X, G = (u64)gridDim.x * blockDim.x;
     const u32 total = bucket_start[m];
     const u64 chunks = ((u64)total + chunk - 1) / chunk;
-    for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G) {
-        lanes[t].k = msm_bucket_of(bucket_start, m, (u32)(t * chunk));
-        lanes[t].state = 0;
+    // This thread's lanes: j < mine, the j with j G + g < chunks.
+    const u64 have = g < chunks ? (chunks - g + G - 1) / G : 0;
+    const u32 mine = have < per_thread ? (u32)have : per_thread;
+    for (u32 j = 0; j < mine; j++) {
+        const u64 t = j * G + g;
+        u32* lane = msm_lane<F>(lanes, j, per_thread);
+        const u32 k = msm_bucket_of(bucket_start, m, (u32)(t * chunk));
+        lane[L::K * CRU_AFFINE_BLOCK] = k;
+        lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
+        lane[L::STATE * CRU_AFFINE_BLOCK] = 0;
     }
-    for (u32 r = 0; r < chunk; r++) {
+    F inv = F::one();
+    for (u32 r = 0; r <= chunk; r++) {
         F run = F::one();
-        for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G) {
-            AffineLane<F>& lane = lanes[t];
+        for (u32 i = 0; i < mine; i++) {
+            const u32 j = (r & 1) ? mine - 1 - i : i;
+            const u64 t = j * G + g;
+            u32* lane = msm_lane<F>(lanes, j, per_thread);
+            u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
+            const u32 state_in = state;
+            Affine<F> acc;
+            bool have_acc = false, acc_changed = false;  // acc: read or computed; to be written back
+            if (state & (CRU_LANE_ADD | CRU_LANE_DBL)) {  // finish round r - 1
+                const F before = msm_lane_get<F>(lane, L::BEFORE);
+                const F inv_d = fmul(inv, before);
+                const Affine<F> a = {msm_lane_get<F>(lane, L::ACC_X),
+                                     msm_lane_get<F>(lane, L::ACC_Y)};
+                const F px = msm_lane_get<F>(lane, L::P_X);
+                const bool dbl = state & CRU_LANE_DBL;
+                inv = fmul(inv, dbl ? fdbl(a.y) : fsub(px, a.x));
+                F num;
+                if (dbl) {
+                    const F xx = fsqr(a.x);
+                    num = fadd(fdbl(xx), xx);
+                } else {
+                    num = fsub(msm_lane_get<F>(lane, L::P_Y), a.y);
+                }
+                const F lambda = fmul(num, inv_d);
+                acc.x = fsub(fsub(fsqr(lambda), a.x), px);
+                acc.y = fsub(fmul(lambda, fsub(a.x, acc.x)), a.y);
+                state = CRU_LANE_SUM;
+                have_acc = acc_changed = true;
+            }
             const u64 pos = t * chunk + r;
-            u32 state = lane.state & CRU_LANE_SUM;
-            if (pos < total) {
-                u32 k = lane.k;
-                if (pos == bucket_start[k + 1]) {  // the run ended with the round before
-                    msm_affine_flush(lane, state, t, bucket_start, buckets, carries, max_span, chunk);
+            if (r == chunk || pos >= total) {  // the chunk is done: its last run out
+                if (r == chunk) {
+                    if ((state & CRU_LANE_SUM) && !have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                    const u32 k = lane[L::K * CRU_AFFINE_BLOCK], end = lane[L::END * CRU_AFFINE_BLOCK];
+                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
+                                     chunk);
+                    continue;
+                }
+            } else {
+                const u32 end = lane[L::END * CRU_AFFINE_BLOCK];
+                if (pos == end) {  // the run ended with the round before
+                    u32 k = lane[L::K * CRU_AFFINE_BLOCK];
+                    if ((state & CRU_LANE_SUM) && !have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
+                                     chunk);
                     state = 0;
                     do k++; while (bucket_start[k + 1] == pos);
-                    lane.k = k;
+                    lane[L::K * CRU_AFFINE_BLOCK] = k;
+                    lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
                 }
                 const u32 e = sorted[pos];
                 Affine<F> p = bases[e & 0x7fffffffu];
                 if (e & 0x80000000u) p = aff_neg(p);
                 if (aff_is_identity(p)) {
                 } else if (!(state & CRU_LANE_SUM)) {
-                    lane.acc = p;
+                    acc = p;
+                    acc_changed = true;
                     state = CRU_LANE_SUM;
                 } else {
-                    const F ax = lane.acc.x;
+                    if (!have_acc)
+                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
                     F d;
                     u32 op = 0;
-                    if (!feq(ax, p.x)) { d = fsub(p.x, ax); op = CRU_LANE_ADD; }
-                    else if (feq(lane.acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
+                    if (!feq(acc.x, p.x)) { d = fsub(p.x, acc.x); op = CRU_LANE_ADD; }
+                    else if (feq(acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
                     else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
                     if (op) {
-                        lane.p = p;
-                        lane.before = run;
+                        msm_lane_set(lane, L::P_X, p.x);
+                        msm_lane_set(lane, L::P_Y, p.y);
+                        msm_lane_set(lane, L::BEFORE, run);
                         run = fmul(run, d);
                         state |= op;
                     }
                 }
             }
-            lane.state = state;
-        }
-        if (r == 0) continue;  // (uniform over the block) sums only start in round 0
-        F inv = msm_block_inverse(run);
-        for (u32 j = per_thread; j-- > 0;) {
-            const u64 t = j * G + g;
-            if (t >= chunks) continue;
-            AffineLane<F>& lane = lanes[t];
-            const u32 state = lane.state;
-            if (!(state & (CRU_LANE_ADD | CRU_LANE_DBL))) continue;
-            const Affine<F> a = lane.acc, p = lane.p;
-            const bool dbl = state & CRU_LANE_DBL;
-            const F d = dbl ? fdbl(a.y) : fsub(p.x, a.x);
-            const F inv_d = fmul(inv, lane.before);
-            inv = fmul(inv, d);
-            F num;
-            if (dbl) {
-                const F xx = fsqr(a.x);
-                num = fadd(fdbl(xx), xx);
-            } else {
-                num = fsub(p.y, a.y);
+            if (acc_changed && (state & CRU_LANE_SUM)) {
+                msm_lane_set(lane, L::ACC_X, acc.x);
+                msm_lane_set(lane, L::ACC_Y, acc.y);
             }
-            const F lambda = fmul(num, inv_d);
-            Affine<F> s;
-            s.x = fsub(fsub(fsqr(lambda), a.x), p.x);
-            s.y = fsub(fmul(lambda, fsub(a.x, s.x)), a.y);
-            lane.acc = s;
-            lane.state = CRU_LANE_SUM;
+            if (state != state_in) lane[L::STATE * CRU_AFFINE_BLOCK] = state;
         }
+        // (uniform over the block) round 0 only starts sums; the last pass adds none
+        if (r > 0 && r < chunk) inv = msm_block_inverse(run);
     }
-    for (u64 t = g, j = 0; j < per_thread && t < chunks; j++, t += G)
-        msm_affine_flush(lanes[t], lanes[t].state, t, bucket_start, buckets, carries, max_span, chunk);
 }
 
 // Whether chunk t's first run is a carry (its bucket began in an earlier chunk); then
@@ -766,15 +848,24 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
-// Two blocks of 256 an SM (16 warps) hold at most 128 registers a thread.
+// G1: three blocks of 128 an SM (12 warps, as many as the XYZZ sums) hold at most 168
+// registers a thread: ptxas (12.9, sm_90) takes 148 and spills nothing; two blocks of
+// 256 at 128 registers spilled 68 bytes (the sums' products take ~60 registers each).
+// Three blocks also overlap one block's inversion with the others' rounds. G2: two
+// blocks (8 warps, as the G2 XYZZ sums), 242 registers and no spill; three spilled
+// 1072 bytes.
 #ifndef CRU_AFFINE_MIN_BLOCKS
-#define CRU_AFFINE_MIN_BLOCKS 2
+#define CRU_AFFINE_MIN_BLOCKS 3
 #endif
-#define CRU_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
-#define CRU_MSM_SUMS_AFFINE(G, F)                                                                        \
-    extern "C" __global__ void CRU_AFFINE_BOUNDS msm_##G##_accumulate_affine(           \
+#ifndef CRU_G2_AFFINE_MIN_BLOCKS
+#define CRU_G2_AFFINE_MIN_BLOCKS 2
+#endif
+#define CRU_G1_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
+#define CRU_G2_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_G2_AFFINE_MIN_BLOCKS)
+#define CRU_MSM_SUMS_AFFINE(G, F, BOUNDS)                                                                \
+    extern "C" __global__ void BOUNDS msm_##G##_accumulate_affine(                      \
             const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
-            Xyzz<F>* carries, u32* max_span, AffineLane<F>* lanes, u32 m, u32 chunk, u32 per_thread) {     \
+            Xyzz<F>* carries, u32* max_span, u32* lanes, u32 m, u32 chunk, u32 per_thread) {               \
         msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \
                                  per_thread);                                                            \
     }
@@ -811,7 +902,7 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 CRU_MSM_SUMS(g1, Fq, CRU_G1_ACC_BOUNDS)
 #endif
 #if CRU_WITH(G1_AFFINE)
-CRU_MSM_SUMS_AFFINE(g1, Fq)
+CRU_MSM_SUMS_AFFINE(g1, Fq, CRU_G1_AFFINE_BOUNDS)
 #endif
 #if CRU_WITH(G1_FOLD)
 CRU_MSM_FOLD(g1, Fq)
@@ -830,6 +921,9 @@ CRU_MSM_PAIRS(g1, Fq)
 #endif
 #if CRU_WITH(G2_SUMS)
 CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
+#endif
+#if CRU_WITH(G2_AFFINE)
+CRU_MSM_SUMS_AFFINE(g2, Fq2, CRU_G2_AFFINE_BOUNDS)
 #endif
 #if CRU_WITH(G2_FOLD)
 CRU_MSM_FOLD(g2, Fq2)

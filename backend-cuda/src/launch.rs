@@ -38,8 +38,6 @@ pub mod elem {
     pub struct Affine;
     /// `Xyzz<F>`: G1 or G2 XYZZ points, by the kernel's group.
     pub struct Xyzz;
-    /// `AffineLane<F>`: the batch-affine bucket sums' state of one chunk.
-    pub struct AffineLane;
 }
 
 /// An element type of a device array.
@@ -64,10 +62,6 @@ impl Element for elem::Affine {
 impl Element for elem::Xyzz {
     #[cfg(test)]
     const C_POINTER: &'static str = "Xyzz*";
-}
-impl Element for elem::AffineLane {
-    #[cfg(test)]
-    const C_POINTER: &'static str = "AffineLane*";
 }
 
 /// What a [`Dev`] borrows: a whole buffer, or a view into one.
@@ -540,21 +534,24 @@ launches! {
         m: u32,
         chunk: u32,
     ) = [MsmG1Accumulate = "msm_g1_accumulate", MsmG2Accumulate = "msm_g2_accumulate"];
-    /// msm.cu step 5 "affine" (G1): the same sums by batch-affine additions, `per_thread`
-    /// chunks a thread; threads = ceil(chunks / per_thread), blocks of
-    /// `CRU_AFFINE_BLOCK` or fewer threads.
-    fn msm_g1_accumulate_affine(
+    /// msm.cu step 5 "affine": the same sums by batch-affine additions, `per_thread`
+    /// chunks a thread (their state in `lanes`, word planes); threads = ceil(chunks /
+    /// per_thread), blocks of `CRU_AFFINE_BLOCK` threads.
+    fn msm_accumulate_affine[group: Group](
         bases: Dev<'_, elem::Affine>,
         sorted: Dev<'_, elem::U32>,
         bucket_start: Dev<'_, elem::U32>,
         buckets: Dev<'_, elem::Xyzz>,
         carries: Dev<'_, elem::Xyzz>,
         max_span: Dev<'_, elem::U32>,
-        lanes: Dev<'_, elem::AffineLane>,
+        lanes: Dev<'_, elem::U32>,
         m: u32,
         chunk: u32,
         per_thread: u32,
-    ) = [MsmG1AccumulateAffine = "msm_g1_accumulate_affine"];
+    ) = [
+        MsmG1AccumulateAffine = "msm_g1_accumulate_affine",
+        MsmG2AccumulateAffine = "msm_g2_accumulate_affine",
+    ];
     /// msm.cu step 5b: one tree level of the carries of buckets spanning chunks.
     fn msm_fold_carries[group: Group](
         carries: Dev<'_, elem::Xyzz>,

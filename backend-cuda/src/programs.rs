@@ -150,6 +150,7 @@ mod tests {
             "msm-g1-segments",
             "msm-g1-pairs",
             "msm-g2-sums",
+            "msm-g2-affine",
             "msm-g2-fold",
             "msm-g2-tiles",
             "msm-g2-records",

@@ -7,7 +7,7 @@
 //
 // Commands (results: space-separated hex):
 //   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv inv_euclid to_mont from_mont eq is_zero
-//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
+//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv inv_euclid
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
 //   ntt LOG_N R INV a[n] tw[max(1,n/2)]                 -> a after the reversal and the
@@ -28,8 +28,8 @@
 //                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
 //   msm g1|g2 [affine LANES BLOCK] REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
-//                         (affine, G1 only: step 5 by msm_g1_accumulate_affine, LANES chunks a
-//                         thread, blocks of BLOCK threads run concurrently)
+//                         (affine: step 5 by msm_*_accumulate_affine, LANES chunks a thread,
+//                         blocks of BLOCK threads run concurrently)
 //                         REDUCE: levels -> WP, then the window sums (Xyzz each);
 //                         tree TILE -> WP, ITEMS, then each window's ITEMS points
 //                         (step 5b: "levels" folds the carries a level a launch, "tree"
@@ -230,6 +230,7 @@ static void fq2_cmd(const std::string& op) {
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "inv") wr(finv(a));
+    else if (op == "inv_euclid") wr(finv_euclid(a));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
@@ -546,7 +547,7 @@ static MsmKernels<K5, K5a, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5a
     return {acc_k, affine_k, fold_k, fold_tree_k, seg_k, pair_k, tiles_k, records_k};
 }
 
-// Step 5's kernel: msm_*_accumulate (lanes = 0), or msm_g1_accumulate_affine with
+// Step 5's kernel: msm_*_accumulate (lanes = 0), or msm_*_accumulate_affine with
 // `lanes` chunks a thread in blocks of `block` threads.
 struct Accumulate {
     u32 lanes = 0, block = 0;
@@ -586,11 +587,11 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     if (acc.lanes == 0) {
         launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
     } else {
-        // One lane state a chunk, garbage before (the kernel writes each before reading it).
-        std::vector<AffineLane<F>> lanes(threads);
-        memset((void*)lanes.data(), 0xa5, lanes.size() * sizeof(AffineLane<F>));
-        const u32 physical = (threads + acc.lanes - 1) / acc.lanes;
-        launch_blocks((physical + acc.block - 1) / acc.block, acc.block, [&] {
+        // The lanes' word planes (msm.cu), garbage before (the kernel writes each word before
+        // reading it).
+        const u32 physical = (threads + acc.lanes - 1) / acc.lanes, blocks = (physical + acc.block - 1) / acc.block;
+        std::vector<u32> lanes((size_t)blocks * acc.lanes * msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK, 0xa5a5a5a5u);
+        launch_blocks(blocks, acc.block, [&] {
             ks.affine_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span,
                         lanes.data(), M, chunk, acc.lanes);
         });
@@ -649,7 +650,7 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     return std::vector<Xyzz<F>>(in_w, in_w + wp);
 }
 
-// [affine LANES BLOCK] REDUCE of the msm commands: step 5 by msm_g1_accumulate_affine
+// [affine LANES BLOCK] REDUCE of the msm commands: step 5 by msm_*_accumulate_affine
 // (LANES chunks a thread, blocks of BLOCK <= CRU_AFFINE_BLOCK threads) when given; then
 // "levels" -> 0, or "tree TILE" -> TILE, the largest block of step 6-7 (the device's is
 // msm_reduce_tile<F>(); smaller ones run more step-7 passes on small inputs).
@@ -796,13 +797,7 @@ static void planes_cmd(K kernel) {
 int main() {
     const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
                                     msm_g1_reduce_tiles, msm_g1_reduce_records);
-    // G2 has no batch-affine sums (msm.cu): "msm g2 affine" is a bad command.
-    const auto no_g2_affine = [](const G2Affine*, const u32*, const u32*, G2Xyzz*, G2Xyzz*, u32*, AffineLane<Fq2>*,
-                                 u32, u32, u32) {
-        fprintf(stderr, "G2 has no batch-affine bucket sums\n");
-        exit(2);
-    };
-    const auto g2_msm = msm_kernels(msm_g2_accumulate, no_g2_affine, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
+    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
                                     msm_g2_reduce_tiles, msm_g2_reduce_records);
     std::string line;
     while (std::getline(std::cin, line)) {

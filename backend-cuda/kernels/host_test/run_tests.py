@@ -251,7 +251,8 @@ def fq2_cases(cs, rng, quick):
             exp = F.enc(fn(a, b))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
         for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
-                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
+                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x)),
+                       ("inv_euclid", lambda x: F.zero if x == F.zero else F.inv(x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
     # Products and squares of Montgomery words at the ends of [0, p): the lazy product's
@@ -755,8 +756,9 @@ def msm_cases(cs, rng, quick, pts):
         # through the device's and smaller ones (more step-7 passes).
         tiles = [DEVICE_TILE[g], 2, 4]
         # msm_*_accumulate_affine's (lanes, block) cycles too: one lane and one thread,
-        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round).
-        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3)]
+        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round), and
+        # a block of 37 (three groups of the block inverse at the device's group size).
+        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3), (2, 37)]
         k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
@@ -765,7 +767,7 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 5])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 6])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
@@ -777,7 +779,7 @@ def msm_cases(cs, rng, quick, pts):
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 5])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 6])
                 k += 1
 
 
@@ -806,7 +808,7 @@ def tree_terms(F, buckets, seg):
 
 def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
     """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
-    (G1) one with step 5 by msm_g1_accumulate_affine of shape affine = (lanes, block): W digit
+    one with step 5 by msm_*_accumulate_affine of shape affine = (lanes, block): W digit
     windows over ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
@@ -855,15 +857,14 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine
     note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
     cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
-    if g == "g1":  # G2 keeps XYZZ sums (msm.cu)
-        # Odd lanes with "levels", whose fold reads the span the sums noted.
-        lanes, block = affine
-        if lanes % 2:
-            cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
-                   check_levels)
-        else:
-            cs.add(f"{note} affine {lanes}x{block} tree {tile}",
-                   f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
+    # Odd lanes with "levels", whose fold reads the span the sums noted.
+    lanes, block = affine
+    if lanes % 2:
+        cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
+               check_levels)
+    else:
+        cs.add(f"{note} affine {lanes}x{block} tree {tile}",
+               f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):
@@ -1030,9 +1031,10 @@ def planes_cases(cs, rng, quick, pts):
 # The kernels' compile-time variants, each the other way than its default: the G2
 # kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh),
 # the bucket sums' products inlined (msm.cu), the calls' operands by reference
-# (field.cuh, fq2.cuh).
+# (field.cuh, fq2.cuh). Also the batch-affine sums' block inverse in groups of 2
+# threads (16 on the device), so that the tests' blocks of 2-5 threads have several groups.
 VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=1", "-DCRU_G2_SUMS_PRODUCTS=1",
-            "-DCRU_CALLS_BY_REF"]
+            "-DCRU_CALLS_BY_REF", "-DCRU_AFFINE_GROUP=2"]
 
 BUILDS = {
     "chain": ["-O2"],
@@ -1043,7 +1045,7 @@ BUILDS = {
     "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
     # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
     # __syncthreads is a reported race (exit 66) even when the schedule hid it
-    "tsan": ["-O1", "-g", "-fsanitize=thread"],
+    "tsan": ["-O1", "-g", "-fsanitize=thread", "-DCRU_AFFINE_GROUP=2"],
 }
 
 

@@ -44,28 +44,47 @@ pub const LONG_CHUNK_FROM: usize = 1 << 26;
 /// take longer than twice as many of fewer. The MSMs of 2^20 terms and more keep their
 /// chunk (W·n >= 2^22 = [`SHORT_CHUNK`] · [`FILL_THREADS`]).
 const FILL_THREADS: usize = 1 << 16;
-/// The smallest chunk [`FILL_THREADS`] (and [`AFFINE_FILL_THREADS`]) leads to.
+/// The smallest chunk [`FILL_THREADS`] (and [`affine_fill_threads`]) leads to.
 const MIN_CHUNK: u32 = 8;
 /// Threads a block of the XYZZ bucket sums, unless tuned: G1's 152 registers fit 12
 /// warps an SM in blocks of 128 (13 in blocks of 32), G2's 255 fit 8 either way.
 const SUMS_BLOCK: u32 = 128;
 /// Chunks a thread of the batch-affine bucket sums runs at once (msm.cu's
-/// `msm_*_accumulate_affine`), unless tuned: a block of 256 threads then shares one
-/// inversion (~450 products) among up to 4096 additions a round.
+/// `msm_*_accumulate_affine`), at most, unless tuned: a block of [`AFFINE_BLOCK`]
+/// threads then shares one inversion (~60 000 instructions) among up to 2048 additions
+/// a round.
 pub const AFFINE_LANES: u32 = 16;
-/// Threads the batch-affine bucket sums get, through their chunk (each thread runs
-/// [`AFFINE_LANES`] chunks, a round an entry of each): one wave of 256 blocks of 256
-/// threads, about what the H200's 132 SMs hold at two blocks each (128 registers), so
-/// that no second wave runs a few blocks. The chunk is then ceil(W·n / (lanes · 2^16))
-/// within [`MIN_CHUNK`] .. [`AFFINE_MAX_CHUNK`]: 13 for G1 2^20 (13·2^20 entries), 208
-/// for 2^24.
-const AFFINE_FILL_THREADS: usize = 1 << 16;
+/// Threads a block of the batch-affine bucket sums (msm.cu's `CRU_AFFINE_BLOCK`, the
+/// size of its shared products and the stride of its lanes' word planes; a test
+/// compares them): the block shares one inversion.
+pub const AFFINE_BLOCK: u32 = 128;
+/// Threads the batch-affine bucket sums of `group` get, through their lanes and chunk:
+/// one wave of blocks of [`AFFINE_BLOCK`], about what the H200's 132 SMs hold, so that
+/// no second wave runs a few blocks: for G1 384 blocks (three an SM, 148 registers),
+/// for G2 256 (two an SM, 242 registers; msm.cu).
+fn affine_fill_threads(group: Group) -> usize {
+    match group {
+        Group::G1 => 3 << 14,
+        Group::G2 => 1 << 15,
+    }
+}
+/// The chunk the batch-affine sums take lanes away for: below it each thread runs
+/// fewer lanes of longer chunks, so that an MSM that fills the device has chunks of
+/// at least this many entries (fewer carries to fold and reduce: at 2^20, chunks of 13
+/// cost ~2.5 ms of carries more than XYZZ's 64), and only smaller ones run shorter.
+/// G1 2^20 (13·2^20 entries): 8 lanes of 35; 2^22: 16 of 70; 2^24: 16 of 278.
+const AFFINE_LONG_CHUNK: usize = 32;
 /// The longest chunk of the batch-affine bucket sums (more threads beyond it).
 const AFFINE_MAX_CHUNK: u32 = 1024;
-/// u32 words of one lane of the batch-affine bucket sums (msm.cu's `AffineLane<Fq>`:
-/// two affine points, a field element and two words, 16-byte aligned; a test reads
-/// msm.cu's `static_assert` of its size).
-pub const AFFINE_LANE_WORDS: usize = 64;
+/// u32 words of one lane of the batch-affine bucket sums of `group` (msm.cu's
+/// `msm_lane_words<F>::ALL`: two affine points, a field element and three words; a
+/// test reads msm.cu's `static_assert`s of them).
+pub fn affine_lane_words(group: Group) -> usize {
+    match group {
+        Group::G1 => 63,
+        Group::G2 => 123,
+    }
+}
 /// Entries per thread of the prefix sum (msm.cu step 2).
 pub const SCAN_CHUNK: usize = 64;
 /// log2 of the buckets per segment of the first reduction step (msm.cu step 6) of the
@@ -220,32 +239,32 @@ impl Layout {
         }
     }
 
-    /// How the buckets of `group` are summed: batch-affine for G1 when tuned so; G2's
-    /// lanes would not fit (msm.cu: 250 registers, and its shared products past the
-    /// 48 KiB a kernel declares statically).
-    pub fn accumulate(&self, group: Group) -> MsmAccumulate {
-        match group {
-            Group::G1 => self.accumulate,
-            Group::G2 => MsmAccumulate::Xyzz,
-        }
+    /// How the buckets of `group` are summed (both groups alike).
+    pub fn accumulate(&self, _group: Group) -> MsmAccumulate {
+        self.accumulate
     }
 
-    /// Chunks a thread of the `affine` bucket sums over `chunks` chunks: the tuned or
-    /// default lanes, or fewer where those would leave fewer than
-    /// [`AFFINE_FILL_THREADS`] threads (the chunk is [`MIN_CHUNK`] there: a small MSM,
-    /// such as the rest of a bit-heavy witness-aware one, whose time is its latency).
-    pub fn lanes_per_thread(&self, chunks: usize) -> u32 {
-        (chunks.div_ceil(AFFINE_FILL_THREADS) as u64).clamp(1, u64::from(self.affine_lanes)) as u32
+    /// Chunks a thread of the `affine` bucket sums of `group` over `chunks` chunks: the
+    /// tuned or default lanes, or fewer where those would leave fewer than
+    /// [`affine_fill_threads`] threads (a small MSM, such as the rest of a bit-heavy
+    /// witness-aware one, whose time is its latency; or one whose chunk [`Layout::chunk`]
+    /// kept at [`AFFINE_LONG_CHUNK`] entries).
+    pub fn lanes_per_thread(&self, chunks: usize, group: Group) -> u32 {
+        (chunks.div_ceil(affine_fill_threads(group)) as u64).clamp(1, u64::from(self.affine_lanes))
+            as u32
     }
 
     /// Sorted entries per chunk of the bucket sums of `group` for `n` terms (a
-    /// thread's, or with `affine`, a lane's).
+    /// thread's, or with `affine`, a lane's): for `affine`, the lanes that fill the
+    /// device with chunks of [`AFFINE_LONG_CHUNK`] or more (at most the tuned or
+    /// default lanes), and the chunk that fills it with those lanes.
     pub fn chunk(&self, n: usize, group: Group) -> u32 {
         let entries = self.windows * n;
         if self.accumulate(group) == MsmAccumulate::Affine {
-            let threads = AFFINE_FILL_THREADS * self.affine_lanes as usize;
+            let fill = affine_fill_threads(group);
+            let lanes = (entries / (fill * AFFINE_LONG_CHUNK)).clamp(1, self.affine_lanes as usize);
             return self.tuned_chunk.unwrap_or(
-                (entries.div_ceil(threads) as u64)
+                (entries.div_ceil(fill * lanes) as u64)
                     .clamp(u64::from(MIN_CHUNK), u64::from(AFFINE_MAX_CHUNK))
                     as u32,
             );
@@ -292,7 +311,9 @@ impl Layout {
         let [a, b] = self.reduce_points(group);
         let chunks = entries.div_ceil(self.chunk(n, group) as usize);
         let lanes = match self.accumulate(group) {
-            MsmAccumulate::Affine => chunks * AFFINE_LANE_WORDS,
+            MsmAccumulate::Affine => {
+                affine_lanes_buffer(group, chunks, self.lanes_per_thread(chunks, group))
+            }
             MsmAccumulate::Xyzz => 0,
         };
         [
@@ -339,6 +360,16 @@ pub fn choose(
     } else {
         plain
     }
+}
+
+/// Words of the batch-affine sums' lanes of `group` for `chunks` chunks, `per_thread`
+/// a thread (msm.cu's word planes: every block's `per_thread` lanes of
+/// [`AFFINE_BLOCK`] threads, the last block's whole): at most (`chunks` + `per_thread`
+/// [`AFFINE_BLOCK`]) [`affine_lane_words`].
+pub fn affine_lanes_buffer(group: Group, chunks: usize, per_thread: u32) -> usize {
+    let per = per_thread as usize;
+    let block = AFFINE_BLOCK as usize;
+    chunks.div_ceil(per).div_ceil(block) * per * block * affine_lane_words(group)
 }
 
 /// Words of the prefix sum's scratch for `m` counts: one zero word, then the chunks'
@@ -403,8 +434,8 @@ pub fn scratch_plan(
 /// that still sums with the short chunk (more carries per entry), and the carries of
 /// the smaller chunks below it (at most [`FILL_THREADS`], at most one per
 /// [`MIN_CHUNK`] entries). With `affine` the chunks of the MSMs below the largest are
-/// at most lanes · [`AFFINE_FILL_THREADS`] (and one per [`MIN_CHUNK`] entries): their
-/// carries, tickets and lanes.
+/// at most lanes · [`affine_fill_threads`] (and one per [`MIN_CHUNK`] entries): their
+/// carries, tickets and lanes (whole blocks of lanes: [`affine_lanes_buffer`]).
 fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
@@ -417,7 +448,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     }
     let affine = layout.accumulate(group) == MsmAccumulate::Affine;
     let most = if affine {
-        AFFINE_FILL_THREADS * layout.affine_lanes as usize
+        affine_fill_threads(group) * layout.affine_lanes as usize
     } else {
         FILL_THREADS
     };
@@ -427,7 +458,9 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     plan.at_least(MSM_CARRIES, (chunks * group.xyzz_words() * 4) as u64);
     plan.at_least(MSM_FOLD_TICKETS, (chunks * 4) as u64);
     if affine {
-        plan.at_least(MSM_AFFINE_LANES, (chunks * AFFINE_LANE_WORDS * 4) as u64);
+        let most_lanes =
+            (chunks + (layout.affine_lanes * AFFINE_BLOCK) as usize) * affine_lane_words(group);
+        plan.at_least(MSM_AFFINE_LANES, (most_lanes * 4) as u64);
     }
 }
 
@@ -541,9 +574,9 @@ mod tests {
                 msm_affine_lanes: lanes,
                 ..UNTUNED
             };
-            let fill = AFFINE_FILL_THREADS * lanes.unwrap_or(AFFINE_LANES) as usize;
             for n in [1usize, 7, 100, 4096, 65537, (1 << 20) + 1, (1 << 22) + 5] {
                 for group in [Group::G1, Group::G2] {
+                    let fill = affine_fill_threads(group) * lanes.unwrap_or(AFFINE_LANES) as usize;
                     let mut plan = MemoryPlan::new("t");
                     scratch_plan(group, n, 0, &tuning, &mut plan);
                     let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
@@ -554,30 +587,35 @@ mod tests {
                         for e in [MIN_CHUNK as usize * fill, AFFINE_MAX_CHUNK as usize * fill] {
                             ms.extend([e / w - 1, e / w, e / w + 1]);
                         }
+                        // Where the lanes step up (chunks of AFFINE_LONG_CHUNK or more).
+                        for k in 1..=lanes.unwrap_or(AFFINE_LANES) as usize {
+                            let e = k * affine_fill_threads(group) * AFFINE_LONG_CHUNK;
+                            ms.extend([e / w - 1, e / w, e / w + 1]);
+                        }
                     }
                     for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                         let layout = Layout::new(window_bits(group, m), &tuning);
                         let case = format!("n={n} m={m} {group:?} lanes {lanes:?}");
                         assert_planned(&plan, &layout, m, group, &case);
                     }
-                    // G2 sums in XYZZ and plans one word of lanes; G1 a lane a chunk.
+                    // At least a block of lanes.
                     let lanes_bytes = plan
                         .items()
                         .iter()
                         .find(|i| i.key == MSM_AFFINE_LANES)
                         .map_or(0, |i| i.bytes);
-                    match group {
-                        Group::G2 => assert_eq!(lanes_bytes, 4),
-                        Group::G1 => assert!(lanes_bytes >= (AFFINE_LANE_WORDS * 4) as u64),
-                    }
+                    let block = AFFINE_BLOCK as usize * affine_lane_words(group) * 4;
+                    assert!(lanes_bytes >= block as u64, "{group:?}");
                 }
             }
         }
         // Untuned: no lanes beyond the one word.
-        let mut plan = MemoryPlan::new("t");
-        scratch_plan(Group::G1, 1 << 20, 0, &UNTUNED, &mut plan);
-        let lanes = plan.items().iter().find(|i| i.key == MSM_AFFINE_LANES);
-        assert_eq!(lanes.map(|i| i.bytes), Some(4));
+        for group in [Group::G1, Group::G2] {
+            let mut plan = MemoryPlan::new("t");
+            scratch_plan(group, 1 << 20, 0, &UNTUNED, &mut plan);
+            let lanes = plan.items().iter().find(|i| i.key == MSM_AFFINE_LANES);
+            assert_eq!(lanes.map(|i| i.bytes), Some(4));
+        }
     }
 
     #[test]
@@ -587,32 +625,73 @@ mod tests {
             ..UNTUNED
         };
         let layout = |c| Layout::new(c, &affine);
-        // G1 2^20: 13·2^20 entries, chunks of 13 in 2^16 threads of 16 lanes.
+        // G1 2^20: 13·2^20 entries, 8 lanes of 35 (chunks of 32 or more) in 3·2^14
+        // threads; 2^22 and 2^24 16 lanes of 70 and 278. G2 (2^15 threads): 13 lanes of
+        // 32 at 2^20.
         let l = layout(20);
         assert_eq!(l.accumulate(Group::G1), MsmAccumulate::Affine);
-        assert_eq!(l.accumulate(Group::G2), MsmAccumulate::Xyzz);
-        assert_eq!(l.chunk(1 << 20, Group::G1), 13);
-        assert_eq!(l.chunk(1 << 24, Group::G1), 208);
+        assert_eq!(l.accumulate(Group::G2), MsmAccumulate::Affine);
+        assert_eq!(l.chunk(1 << 20, Group::G1), 35);
+        assert_eq!(l.chunk(1 << 22, Group::G1), 70);
+        assert_eq!(l.chunk(1 << 24, Group::G1), 278);
         assert_eq!(l.chunk(1 << 30, Group::G1), AFFINE_MAX_CHUNK);
         assert_eq!(l.chunk(100, Group::G1), MIN_CHUNK);
-        // G2 keeps the XYZZ chunk.
-        assert_eq!(l.chunk(1 << 20, Group::G2), SHORT_CHUNK);
-        // Lanes: 16 a thread, fewer where they would leave fewer than 2^16 threads.
-        assert_eq!(l.lanes_per_thread(1 << 20), AFFINE_LANES);
-        assert_eq!(l.lanes_per_thread(1 << 30), AFFINE_LANES);
-        assert_eq!(l.lanes_per_thread(5 << 16), 5);
-        assert_eq!(l.lanes_per_thread((5 << 16) + 1), 6);
-        assert_eq!(l.lanes_per_thread(1), 1);
+        assert_eq!(l.chunk(1 << 20, Group::G2), 32);
+        // Each fills the device (one wave, all but the last block full) at its lanes.
+        for (group, log_n, lanes) in [
+            (Group::G1, 20, 8),
+            (Group::G1, 22, 16),
+            (Group::G1, 24, 16),
+            (Group::G2, 20, 13),
+            (Group::G2, 22, 16),
+        ] {
+            let entries = 13usize << log_n;
+            let chunks = entries.div_ceil(l.chunk(1 << log_n, group) as usize);
+            assert_eq!(l.lanes_per_thread(chunks, group), lanes, "2^{log_n}");
+            let threads = chunks.div_ceil(lanes as usize);
+            let fill = affine_fill_threads(group);
+            assert!(threads <= fill, "{group:?} 2^{log_n}: {threads} threads");
+            assert!(threads > fill - AFFINE_BLOCK as usize * 4, "2^{log_n}");
+        }
+        // XYZZ keeps its chunk.
+        assert_eq!(
+            Layout::new(20, &UNTUNED).chunk(1 << 20, Group::G2),
+            SHORT_CHUNK
+        );
+        // Lanes: 16 a thread, fewer where they would leave fewer threads than a wave.
+        let fill = affine_fill_threads(Group::G1);
+        assert_eq!(l.lanes_per_thread(1 << 20, Group::G1), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(1 << 30, Group::G1), AFFINE_LANES);
+        assert_eq!(l.lanes_per_thread(5 * fill, Group::G1), 5);
+        assert_eq!(l.lanes_per_thread(5 * fill + 1, Group::G1), 6);
+        assert_eq!(l.lanes_per_thread(1, Group::G1), 1);
+        // The lanes' words: whole blocks of planes.
+        let block = AFFINE_BLOCK as usize;
+        for group in [Group::G1, Group::G2] {
+            let words = affine_lane_words(group);
+            assert_eq!(affine_lanes_buffer(group, 1, 1), block * words);
+            assert_eq!(
+                affine_lanes_buffer(group, 16 * block, 16),
+                16 * block * words
+            );
+            assert_eq!(
+                affine_lanes_buffer(group, 16 * block + 1, 16),
+                32 * block * words
+            );
+        }
         // A tuned chunk is the chunk.
         let tuned = CudaTuning {
             msm_chunk: Some(40),
             ..affine
         };
         assert_eq!(Layout::new(20, &tuned).chunk(1 << 20, Group::G1), 40);
-        // Lanes of 64 words, as msm.cu's static_assert says.
+        // Lanes of 63 and 123 words, as msm.cu's static_asserts say.
         let source = include_str!("../../kernels/msm.cu");
-        let assert = format!("sizeof(AffineLane<Fq>) == {AFFINE_LANE_WORDS} * 4");
-        assert!(source.contains(&assert), "msm.cu lacks {assert:?}");
+        for (group, field) in [(Group::G1, "Fq"), (Group::G2, "Fq2")] {
+            let words = affine_lane_words(group);
+            let assert = format!("msm_lane_words<{field}>::ALL == {words}");
+            assert!(source.contains(&assert), "msm.cu lacks {assert:?}");
+        }
     }
 
     #[test]

@@ -23,14 +23,11 @@ use crate::error::CudaError;
 use crate::field::Group;
 use crate::launch::{self, grid_2d, grid_with_block, Dev, Kernels};
 use crate::memory::{download, CudaBuffer};
-use crate::msm::layout::{Layout, Scratch};
+use crate::msm::layout::{Layout, Scratch, AFFINE_BLOCK};
 use crate::tuning::{MsmAccumulate, MsmFold, MsmReduce};
 
 // The curve kernels use up to 255 registers per thread: blocks of 128 always fit.
 const CURVE_BLOCK: u32 = 128;
-/// Threads a block of the batch-affine bucket sums (msm.cu's `CRU_AFFINE_BLOCK`, the
-/// size of its shared products; a test compares them): the block shares one inversion.
-const AFFINE_BLOCK: u32 = 256;
 
 /// Where a reduction left the MSM: the first `exponents.len()` XYZZ points of `buffer`,
 /// the MSM being the sum of 2^e · point i over the points with `exponents[i] = Some(e)`.
@@ -75,11 +72,12 @@ pub fn reduce(
             chunk,
         )?,
         MsmAccumulate::Affine => {
-            let per_thread = layout.lanes_per_thread(sum_threads);
-            launch::msm_g1_accumulate_affine(
+            let per_thread = layout.lanes_per_thread(sum_threads, group);
+            launch::msm_accumulate_affine(
                 k,
                 stream,
                 grid_with_block(sum_threads.div_ceil(per_thread as usize), AFFINE_BLOCK),
+                group,
                 Dev::view(points),
                 Dev::new(buf(work, scratch.sorted)?),
                 Dev::new(buf(work, scratch.bucket_start)?),
