@@ -295,9 +295,10 @@ fn tile_elems(path: NttPath) -> TileElems {
 /// shared memory, 256 threads). A launch costs one global round trip of the data, so
 /// fewer, fuller tiles are fewer round trips: 2^20 and 2^24 are three launches each.
 pub fn config(tuning: &CudaTuning) -> NttConfig {
-    // e4, not e8: on the H200 e8 took 0.385 / 6.24 ms at 2^20 / 2^24 against e4's
-    // 0.358 / 5.05 (twelfth session): its 16 warps an SM hid less latency than e4's 24.
-    let path = tuning.ntt_path.unwrap_or(NttPath::Shared);
+    // Warp tiles on each side of e4's paired middle: on the H200 0.301 / 4.652 ms at
+    // 2^20 / 2^24 against e4's 0.352 / 5.050 (sixteenth session). e4, not e8, for the
+    // middle: e8 took 0.385 / 6.24 against e4's 0.358 / 5.05 (twelfth session).
+    let path = tuning.ntt_path.unwrap_or(NttPath::SharedW);
     NttConfig {
         path,
         pass_stages: pass_stages(tuning),
@@ -981,7 +982,7 @@ mod tests {
             ..CudaTuning::default()
         };
         assert_eq!(config(&CudaTuning::default()).tile_bits, 10);
-        assert_eq!(config(&CudaTuning::default()).path, NttPath::Shared);
+        assert_eq!(config(&CudaTuning::default()).path, NttPath::SharedW);
         assert_eq!(config(&with(NttPath::Shared)).tile_bits, 10);
         assert_eq!(config(&with(NttPath::SharedE2)).tile_bits, 9);
         assert_eq!(config(&with(NttPath::SharedSwap)).tile_bits, 10);

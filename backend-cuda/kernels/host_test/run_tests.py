@@ -1031,10 +1031,10 @@ def planes_cases(cs, rng, quick, pts):
 # The kernels' compile-time variants, each the other way than its default: the G2
 # kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh),
 # the bucket sums' products inlined (msm.cu), the calls' operands by reference
-# (field.cuh, fq2.cuh). Also the batch-affine sums' block inverse in groups of 2
+# (field.cuh) and the Fq2 calls' by value (fq2.cuh). Also the batch-affine sums' block inverse in groups of 2
 # threads (16 on the device), so that the tests' blocks of 2-5 threads have several groups.
 VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=1", "-DCRU_G2_SUMS_PRODUCTS=1",
-            "-DCRU_CALLS_BY_REF", "-DCRU_AFFINE_GROUP=2"]
+            "-DCRU_CALLS_BY_REF", "-DCRU_FQ2_CALLS_BY_VALUE", "-DCRU_AFFINE_GROUP=2"]
 
 BUILDS = {
     "chain": ["-O2"],
