@@ -76,17 +76,16 @@ CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
 #endif
 
-// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion. The norm is 0 only
-// for a = 0 (-1 is not a square mod p), and then finv gives 0, so 0 maps to 0.
-CRU_CALL Fq2 finv(const Fq2& a) {
-    const Fq t = finv(fadd(fsqr(a.c0), fsqr(a.c1)));
+// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion of the norm, by
+// INV. The norm is 0 only for a = 0 (-1 is not a square mod p), and then both Fq
+// inversions give 0, so 0 maps to 0.
+template <Fq (*INV)(const Fq&)> CRU_DEV Fq2 finv_by_norm(const Fq2& a) {
+    const Fq t = INV(fadd(fsqr(a.c0), fsqr(a.c1)));
     return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
 }
+CRU_CALL Fq2 finv(const Fq2& a) { return finv_by_norm<finv>(a); }
 // The same by binary Euclid (field.cuh's finv_euclid: the batch-affine sums' one
 // inversion a block a round, ~60 000 instructions against Fermat's ~210 000).
-CRU_CALL Fq2 finv_euclid(const Fq2& a) {
-    const Fq t = finv_euclid(fadd(fsqr(a.c0), fsqr(a.c1)));
-    return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
-}
+CRU_CALL Fq2 finv_euclid(const Fq2& a) { return finv_by_norm<finv_euclid>(a); }
 
 #endif  // CRUCIBLE_FQ2_CUH

@@ -411,7 +411,7 @@ template <class F> struct msm_lane_words {
     static constexpr u32 ACC_X = 0, ACC_Y = NW, P_X = 2 * NW, P_Y = 3 * NW, BEFORE = 4 * NW;
     static constexpr u32 K = 5 * NW, END = 5 * NW + 1, STATE = 5 * NW + 2, ALL = 5 * NW + 3;
 };
-// The lane's words, as the Rust host plans them (msm/layout.rs's AFFINE_LANE_WORDS).
+// The lane's words, as the Rust host plans them (msm/layout.rs's affine_lane_words).
 static_assert(msm_lane_words<Fq>::ALL == 63, "G1 lane: 63 words");
 static_assert(msm_lane_words<Fq2>::ALL == 123, "G2 lane: 123 words");
 #define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
@@ -434,6 +434,12 @@ template <class F> CRU_DEV F msm_lane_get(const u32* lane, u32 word) {
 template <class F> CRU_DEV void msm_lane_set(u32* lane, u32 word, const F& v) {
     const u32* w = reinterpret_cast<const u32*>(&v);
     CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) lane[(word + i) * CRU_AFFINE_BLOCK] = w[i];
+}
+
+// The lane's run sum, acc.
+template <class F> CRU_DEV Affine<F> msm_lane_acc(const u32* lane) {
+    using L = msm_lane_words<F>;
+    return {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
 }
 
 // The end of lane t's run in bucket k (entries up to `end`): written where
@@ -533,8 +539,7 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
             if (state & (CRU_LANE_ADD | CRU_LANE_DBL)) {  // finish round r - 1
                 const F before = msm_lane_get<F>(lane, L::BEFORE);
                 const F inv_d = fmul(inv, before);
-                const Affine<F> a = {msm_lane_get<F>(lane, L::ACC_X),
-                                     msm_lane_get<F>(lane, L::ACC_Y)};
+                const Affine<F> a = msm_lane_acc<F>(lane);
                 const F px = msm_lane_get<F>(lane, L::P_X);
                 const bool dbl = state & CRU_LANE_DBL;
                 inv = fmul(inv, dbl ? fdbl(a.y) : fsub(px, a.x));
@@ -555,7 +560,7 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
             if (r == chunk || pos >= total) {  // the chunk is done: its last run out
                 if (r == chunk) {
                     if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                        acc = msm_lane_acc<F>(lane);
                     const u32 k = lane[L::K * CRU_AFFINE_BLOCK], end = lane[L::END * CRU_AFFINE_BLOCK];
                     msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
                                      chunk);
@@ -566,7 +571,7 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
                 if (pos == end) {  // the run ended with the round before
                     u32 k = lane[L::K * CRU_AFFINE_BLOCK];
                     if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                        acc = msm_lane_acc<F>(lane);
                     msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
                                      chunk);
                     state = 0;
@@ -584,7 +589,7 @@ CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, co
                     state = CRU_LANE_SUM;
                 } else {
                     if (!have_acc)
-                        acc = {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
+                        acc = msm_lane_acc<F>(lane);
                     F d;
                     u32 op = 0;
                     if (!feq(acc.x, p.x)) { d = fsub(p.x, acc.x); op = CRU_LANE_ADD; }

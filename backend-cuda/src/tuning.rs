@@ -49,8 +49,8 @@ const MSM_AFFINE_LANES: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_AFFINE_LANES",
     range: 1..=256,
 };
-/// Threads a block of the XYZZ bucket sums (msm/reduce.rs), a multiple of a warp: the
-/// sums are register-bound, so smaller blocks can fit one more warp an SM.
+/// Threads a block of the XYZZ bucket sums (msm/reduce.rs): the sums are
+/// register-bound, so another block size can fit another number of warps an SM.
 const MSM_SUMS_BLOCK: Var = Var {
     name: "CRUCIBLE_CUDA_MSM_SUMS_BLOCK",
     range: 32..=1024,

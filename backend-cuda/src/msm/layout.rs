@@ -46,8 +46,9 @@ pub const LONG_CHUNK_FROM: usize = 1 << 26;
 const FILL_THREADS: usize = 1 << 16;
 /// The smallest chunk [`FILL_THREADS`] (and [`affine_fill_threads`]) leads to.
 const MIN_CHUNK: u32 = 8;
-/// Threads a block of the XYZZ bucket sums, unless tuned: G1's 152 registers fit 12
-/// warps an SM in blocks of 128 (13 in blocks of 32), G2's 255 fit 8 either way.
+/// Threads a block of the XYZZ bucket sums, unless tuned: G1's 168 registers fit 12
+/// warps an SM in blocks of 128 or of 32, G2's 255 fit 8 either way (smaller blocks
+/// paid nothing on the H200 with 152 registers: BENCHMARKS.md, sixteenth session).
 const SUMS_BLOCK: u32 = 128;
 /// Chunks a thread of the batch-affine bucket sums runs at once (msm.cu's
 /// `msm_*_accumulate_affine`), at most, unless tuned: a block of [`AFFINE_BLOCK`]
@@ -136,9 +137,8 @@ pub struct Layout {
     pub reduce: MsmReduce,
     /// How the carries are folded.
     pub fold: MsmFold,
-    /// How the buckets are summed (msm.cu step 5): G1's, G2's always XYZZ
-    /// ([`Layout::accumulate`]).
-    accumulate: MsmAccumulate,
+    /// How the buckets are summed (msm.cu step 5), in both groups alike.
+    pub accumulate: MsmAccumulate,
     /// Chunks a thread of the `affine` bucket sums, at most ([`Layout::lanes_per_thread`]).
     affine_lanes: u32,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
@@ -239,11 +239,6 @@ impl Layout {
         }
     }
 
-    /// How the buckets of `group` are summed (both groups alike).
-    pub fn accumulate(&self, _group: Group) -> MsmAccumulate {
-        self.accumulate
-    }
-
     /// Chunks a thread of the `affine` bucket sums of `group` over `chunks` chunks: the
     /// tuned or default lanes, or fewer where those would leave fewer than
     /// [`affine_fill_threads`] threads (a small MSM, such as the rest of a bit-heavy
@@ -260,7 +255,7 @@ impl Layout {
     /// default lanes), and the chunk that fills it with those lanes.
     pub fn chunk(&self, n: usize, group: Group) -> u32 {
         let entries = self.windows * n;
-        if self.accumulate(group) == MsmAccumulate::Affine {
+        if self.accumulate == MsmAccumulate::Affine {
             let fill = affine_fill_threads(group);
             let lanes = (entries / (fill * AFFINE_LONG_CHUNK)).clamp(1, self.affine_lanes as usize);
             return self.tuned_chunk.unwrap_or(
@@ -310,7 +305,7 @@ impl Layout {
         let xyzz = group.xyzz_words();
         let [a, b] = self.reduce_points(group);
         let chunks = entries.div_ceil(self.chunk(n, group) as usize);
-        let lanes = match self.accumulate(group) {
+        let lanes = match self.accumulate {
             MsmAccumulate::Affine => {
                 affine_lanes_buffer(group, chunks, self.lanes_per_thread(chunks, group))
             }
@@ -446,7 +441,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     if layout.tuned_chunk.is_some() {
         return;
     }
-    let affine = layout.accumulate(group) == MsmAccumulate::Affine;
+    let affine = layout.accumulate == MsmAccumulate::Affine;
     let most = if affine {
         affine_fill_threads(group) * layout.affine_lanes as usize
     } else {
@@ -629,8 +624,7 @@ mod tests {
         // threads; 2^22 and 2^24 16 lanes of 70 and 278. G2 (2^15 threads): 13 lanes of
         // 32 at 2^20.
         let l = layout(20);
-        assert_eq!(l.accumulate(Group::G1), MsmAccumulate::Affine);
-        assert_eq!(l.accumulate(Group::G2), MsmAccumulate::Affine);
+        assert_eq!(l.accumulate, MsmAccumulate::Affine);
         assert_eq!(l.chunk(1 << 20, Group::G1), 35);
         assert_eq!(l.chunk(1 << 22, Group::G1), 70);
         assert_eq!(l.chunk(1 << 24, Group::G1), 278);

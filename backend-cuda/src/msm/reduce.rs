@@ -56,7 +56,7 @@ pub fn reduce(
     let m32 = layout.all_buckets() as u32;
     // Chunks (each a thread's, or a lane's with "affine"): sum_threads.
     let sum_threads = (layout.windows * n).div_ceil(chunk as usize);
-    match layout.accumulate(group) {
+    match layout.accumulate {
         MsmAccumulate::Xyzz => launch::msm_accumulate(
             k,
             stream,
