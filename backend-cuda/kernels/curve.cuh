@@ -63,45 +63,20 @@ template <class F> CRU_DEV Affine<F> aff_neg(const Affine<F>& a) {
 //                          into each kernel, and a G1 addition with its 14 products
 //                          inlined took NVRTC about 10 CPU seconds; as calls about 3),
 //                          and for the G1 bucket sums, where the inlined products
-//                          outgrow the instruction cache (msm.cu's SumsProducts);
-//   CRU_PRODUCTS_PAIRS     (G1) as CRU_PRODUCTS_CALLS, but where a formula has two
-//                          independent products (fmul2_of, fsqr_mul_of) they are one
-//                          call (field.cuh's fmul_pair_call), for the latency-bound
-//                          bucket sums.
+//                          outgrow the instruction cache (msm.cu's SumsProducts).
 #define CRU_PRODUCTS_CALL_FQ2 0
 #define CRU_PRODUCTS_INLINE 1
 #define CRU_PRODUCTS_CALLS 2
-#define CRU_PRODUCTS_PAIRS 3
 
 template <int HOW, class F> CRU_DEV F fmul_of(const F& a, const F& b) {
     if constexpr (HOW == CRU_PRODUCTS_INLINE) return fmul_inline(a, b);
-    else if constexpr (HOW == CRU_PRODUCTS_CALLS || HOW == CRU_PRODUCTS_PAIRS) return fmul_call(a, b);
+    else if constexpr (HOW == CRU_PRODUCTS_CALLS) return fmul_call(a, b);
     else return fmul(a, b);
 }
 template <int HOW, class F> CRU_DEV F fsqr_of(const F& a) {
     if constexpr (HOW == CRU_PRODUCTS_INLINE) return fsqr_inline(a);
-    else if constexpr (HOW == CRU_PRODUCTS_CALLS || HOW == CRU_PRODUCTS_PAIRS) return fsqr_call(a);
+    else if constexpr (HOW == CRU_PRODUCTS_CALLS) return fsqr_call(a);
     else return fsqr(a);
-}
-// ab = a*b and cd = c*d, two independent products: one call under CRU_PRODUCTS_PAIRS.
-template <int HOW, class F>
-CRU_DEV void fmul2_of(const F& a, const F& b, const F& c, const F& d, F& ab, F& cd) {
-    if constexpr (HOW == CRU_PRODUCTS_PAIRS) {
-        const auto r = fmul_pair_call(a, b, c, d);
-        ab = r.first; cd = r.second;
-    } else {
-        ab = fmul_of<HOW>(a, b); cd = fmul_of<HOW>(c, d);
-    }
-}
-// aa = a^2 and cd = c*d: one call under CRU_PRODUCTS_PAIRS.
-template <int HOW, class F>
-CRU_DEV void fsqr_mul_of(const F& a, const F& c, const F& d, F& aa, F& cd) {
-    if constexpr (HOW == CRU_PRODUCTS_PAIRS) {
-        const auto r = fsqr_mul_call(a, c, d);
-        aa = r.first; cd = r.second;
-    } else {
-        aa = fsqr_of<HOW>(a); cd = fmul_of<HOW>(c, d);
-    }
 }
 
 // dbl-2008-s-1: 2P. Infinity in gives ZZ = 0 out.
@@ -195,10 +170,8 @@ template <> struct MaddDoublesP<Fq2> { static constexpr bool value = CRU_MADD_DO
 template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_affine_formula(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
-    F u2, s2;
-    fmul2_of<HOW>(q.x, p.zz, q.y, p.zzz, u2, s2);
-    const F pp_ = fsub(u2, p.x);   // P
-    const F rr = fsub(s2, p.y);    // R
+    const F pp_ = fsub(fmul_of<HOW>(q.x, p.zz), p.x);   // P
+    const F rr = fsub(fmul_of<HOW>(q.y, p.zzz), p.y);   // R
     if (fis_zero(pp_)) {
         if constexpr (MaddDoublesP<F>::value) {
             if (fis_zero(rr)) return xyzz_double_rare(p);
@@ -207,25 +180,13 @@ template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_affine_formula(const Xyzz<F
         }
         return xyzz_identity<F>();
     }
-    // Paired where two products in a row do not wait on each other (fmul2_of).
     const F pp = fsqr_of<HOW>(pp_);
-    F ppp, qq, yppp;
-    fmul2_of<HOW>(pp_, pp, p.x, pp, ppp, qq);
+    const F ppp = fmul_of<HOW>(pp_, pp);
+    const F qq = fmul_of<HOW>(p.x, pp);
     Xyzz<F> r;
-#ifdef CRU_PAIRS_SIX
-    if constexpr (HOW == CRU_PRODUCTS_PAIRS) {
-        F rr2;
-        fsqr_mul_of<HOW>(rr, p.zz, pp, rr2, r.zz);
-        r.x = fsub(fsub(rr2, ppp), fdbl(qq));
-        fmul2_of<HOW>(p.y, ppp, p.zzz, ppp, yppp, r.zzz);
-        r.y = fsub(fmul_of<HOW>(rr, fsub(qq, r.x)), yppp);
-        return r;
-    }
-#endif
     r.x = fsub(fsub(fsqr_of<HOW>(rr), ppp), fdbl(qq));
-    const F ry = fmul_of<HOW>(rr, fsub(qq, r.x));
-    fmul2_of<HOW>(p.y, ppp, p.zz, pp, yppp, r.zz);
-    r.y = fsub(ry, yppp);
+    r.y = fsub(fmul_of<HOW>(rr, fsub(qq, r.x)), fmul_of<HOW>(p.y, ppp));
+    r.zz = fmul_of<HOW>(p.zz, pp);
     r.zzz = fmul_of<HOW>(p.zzz, ppp);
     return r;
 }

@@ -697,17 +697,6 @@ template <class C> CRU_CALL Fp<C> fsqr_call(const Fp<C>& a) { return fsqr(a); }
 template <class C> CRU_CALL Fp<C> fmul_call(Fp<C> a, Fp<C> b) { return fmul(a, b); }
 template <class C> CRU_CALL Fp<C> fsqr_call(Fp<C> a) { return fsqr(a); }
 #endif
-// Two independent products in one call (curve.cuh's CRU_PRODUCTS_PAIRS): the call
-// boundary orders everything around it, so single-product calls leave ptxas one
-// product's two carry chains to fill a warp's issue slots with; a pair gives it four.
-template <class C> struct FpPair { Fp<C> first, second; };
-template <class C> CRU_CALL FpPair<C> fmul_pair_call(Fp<C> a, Fp<C> b, Fp<C> c, Fp<C> d) {
-    return FpPair<C>{fmul(a, b), fmul(c, d)};
-}
-// a^2 and c*d in one call.
-template <class C> CRU_CALL FpPair<C> fsqr_mul_call(Fp<C> a, Fp<C> c, Fp<C> d) {
-    return FpPair<C>{fsqr(a), fmul(c, d)};
-}
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 

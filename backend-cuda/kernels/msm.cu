@@ -825,9 +825,10 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 // CRU_G1_ACC_BLOCK threads (the host's CRUCIBLE_CUDA_MSM_SUMS_BLOCK, default 128) an SM
 // for G1 (0: no bound, the default). On the H200, 4 blocks of 128 (128 registers,
 // 16 warps an SM, a few spilled words) ran MSM G1 2^20 in 12.3 ms against 12.0 ms
-// unbounded (156 registers, 12 warps), 2^24 in 143.6 against 136.2 ms. G2 is never
-// bounded (at 128 registers it spills hundreds of bytes). Set them with NVRTC's -D
-// through CRUCIBLE_CUDA_NVRTC_OPTIONS.
+// unbounded (156 registers, 12 warps), 2^24 in 143.6 against 136.2 ms. G2's, likewise
+// CRU_G2_ACC_MIN_BLOCKS (0: none): unbounded it takes 222 registers, 8 warps an SM; at
+// 3 blocks, 168 registers and its Fq2 product's call spills 396 bytes. Set them with
+// NVRTC's -D through CRUCIBLE_CUDA_NVRTC_OPTIONS.
 #ifndef CRU_G1_ACC_MIN_BLOCKS
 #define CRU_G1_ACC_MIN_BLOCKS 0
 #endif
@@ -839,7 +840,14 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 #else
 #define CRU_G1_ACC_BOUNDS
 #endif
+#ifndef CRU_G2_ACC_MIN_BLOCKS
+#define CRU_G2_ACC_MIN_BLOCKS 0
+#endif
+#if CRU_G2_ACC_MIN_BLOCKS > 0
+#define CRU_G2_ACC_BOUNDS __launch_bounds__(CRU_G1_ACC_BLOCK, CRU_G2_ACC_MIN_BLOCKS)
+#else
 #define CRU_G2_ACC_BOUNDS
+#endif
 
 // extern "C" entry points: the templates above, instantiated per group. Each kernel
 // family of each group is a part of its own (curve.cuh's CRU_WITH), so that NVRTC
