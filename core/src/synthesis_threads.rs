@@ -5,19 +5,21 @@ use crate::ProofShape;
 /// Threads for `workers` device workers (all devices together) proving `shape`, on a
 /// host of `cores` cores with `available` bytes of memory free.
 ///
-/// Two synthesized proofs ready per worker keep every worker fed even when one
-/// synthesis takes as long as a proof's device work (at 2^20 on the H200 an assignment
-/// takes about 0.1 s, the device 0.09 s). Half the cores at most: the workers'
-/// evaluation and the CPU backend use the rest. Each thread holds one synthesized
-/// assignment and one waits in the queue per worker, and together they may take a
-/// quarter of the memory available, so a large circuit on a small host gets fewer.
+/// Two threads per worker keep every worker fed even when one synthesis takes twice a
+/// proof's device work (at 2^20 on the H200 an assignment and its evaluation take a
+/// thread about 0.2 s, the device 0.08 s). Half the cores at most: the evaluation's
+/// parallel loops, the workers' verification and the CPU backend use the rest. Each thread holds one synthesized assignment with its
+/// evaluations (A·z, B·z, C·z: the engine evaluates on these threads too) and one
+/// waits in the queue per worker, and together they may take a quarter of the memory
+/// available, so a large circuit on a small host gets fewer.
 pub fn auto_synthesis_threads(
     workers: usize,
     shape: &ProofShape,
     cores: usize,
     available: u64,
 ) -> usize {
-    let per_proof = (shape.num_variables() as u64).saturating_mul(32).max(1);
+    let values = shape.num_variables() + 3 * shape.num_constraints + shape.num_instance;
+    let per_proof = (values as u64).saturating_mul(32).max(1);
     let by_memory = (available / 4 / per_proof).saturating_sub(workers as u64) as usize;
     (2 * workers).min(cores / 2).min(by_memory).max(1)
 }
@@ -51,10 +53,12 @@ mod tests {
 
     #[test]
     fn a_large_circuit_on_a_small_host_gets_fewer_but_one() {
-        // Just over 2^26 variables: 2 GiB an assignment; a quarter of 64 GiB holds 7, less one queued a worker.
+        // 2^26 variables and constraints: an assignment and its three evaluations take
+        // just under 8 GiB; a quarter of 256 GiB holds 8, less one queued a worker.
         let s = shape(26);
         assert_eq!(auto_synthesis_threads(1, &s, 64, 16 << 30), 1);
-        assert_eq!(auto_synthesis_threads(4, &s, 64, 64 << 30), 3);
+        assert_eq!(auto_synthesis_threads(4, &s, 64, 256 << 30), 4);
+        assert_eq!(auto_synthesis_threads(4, &s, 64, 64 << 30), 1);
         assert_eq!(auto_synthesis_threads(2, &s, 64, 1 << 30), 1);
     }
 }

@@ -9,7 +9,8 @@ use ark_relations::gr1cs::ConstraintSynthesizer;
 
 use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Query};
 use super::{
-    evaluate, items, synthesize, verify, Proof, Reduction, Schedule, StagedKey, Synthesized,
+    evaluate, items, synthesize, verify, Evaluations, Proof, Reduction, Schedule, StagedKey,
+    Synthesized,
 };
 use crate::group::{MsmGroup, G1, G2};
 use crate::report::{PhaseTimes, ProofReport};
@@ -106,12 +107,34 @@ fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<Proof
     }
 }
 
-/// Proves an already synthesized circuit (the engine synthesizes ahead of the device)
-/// under the key's schedule.
+/// Proves an already synthesized circuit under the key's schedule: evaluates it, then
+/// [`prove_evaluated`].
 pub fn prove_synthesized(
     backend: &dyn ProverBackend,
     key: &StagedKey,
     synthesized: &Synthesized,
+    r: Fr,
+    s: Fr,
+    options: ProveOptions,
+) -> Result<ProofOutput> {
+    key.check_matches(&synthesized.shape)?;
+    let t = Instant::now();
+    let evals = evaluate(synthesized).phase(Phase::Evaluate)?;
+    let evaluate_time = t.elapsed();
+    let mut out = prove_evaluated(backend, key, synthesized, &evals, r, s, options)?;
+    out.report.times.evaluate = evaluate_time;
+    Ok(out)
+}
+
+/// Proves a synthesized circuit whose A·z, B·z, C·z are already evaluated (the
+/// engine does both on its synthesis threads, ahead of the device, so that a device
+/// worker's time is the device's). The report's synthesis and evaluation times are
+/// the caller's to fill in.
+pub fn prove_evaluated(
+    backend: &dyn ProverBackend,
+    key: &StagedKey,
+    synthesized: &Synthesized,
+    evals: &Evaluations,
     r: Fr,
     s: Fr,
     options: ProveOptions,
@@ -121,10 +144,6 @@ pub fn prove_synthesized(
     let schedule = key.schedule();
     let reduction = key.reduction();
     let mut times = PhaseTimes::default();
-
-    let t = Instant::now();
-    let evals = evaluate(synthesized).phase(Phase::Evaluate)?;
-    times.evaluate = t.elapsed();
 
     let t = Instant::now();
     let plan = guarded(Phase::Allocate, || {
@@ -149,11 +168,10 @@ pub fn prove_synthesized(
         &shape,
         &schedule,
         reduction,
-        &evals,
+        evals,
         &synthesized.assignment,
         &mut stage_time,
     )?;
-    drop(evals);
     guarded(Phase::Ntt, || backend.synchronize())?;
     times.stage = stage_time;
     times.ntt = t.elapsed().saturating_sub(stage_time);
@@ -212,7 +230,7 @@ fn quotient(
     shape: &ProofShape,
     schedule: &Schedule,
     reduction: Reduction,
-    evals: &super::Evaluations,
+    evals: &Evaluations,
     assignment: &[Fr],
     stage_time: &mut std::time::Duration,
 ) -> Result<(ScalarBuf, ScalarBuf)> {
