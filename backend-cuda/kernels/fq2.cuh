@@ -36,18 +36,10 @@ CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 #ifndef CRU_FQ2_LAZY
 #define CRU_FQ2_LAZY 1
 #endif
-// -DCRU_FQ2_FQ_CALLS (an A/B for the G2 bucket sums' registers): the product's and the
-// square's Fq products as field.cuh's calls (so the product is the 3-reduction form),
-// so that no callee holds more than one Fq product's values.
-#ifdef CRU_FQ2_FQ_CALLS
-#define CRU_FQ2_FQ_MUL fmul_call
-#else
-#define CRU_FQ2_FQ_MUL fmul
-#endif
 
 // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0+a1)(b0+b1) - a0 b0 - a1 b1) u
 CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
-#if CRU_FQ2_LAZY && !defined(CRU_FQ2_FQ_CALLS)
+#if CRU_FQ2_LAZY
     // v0 + v1 and v0 - v1 = (v0 + v1) - 2 v1, so that v0 dies into the sum and v1 into
     // its double (registers: the G2 bucket sums run at 255). The sums a0 + a1, b0 + b1
     // stay unreduced (< 2p): the integer identity (a0+a1)(b0+b1) - v0 - v1 = a0 b1 + a1 b0
@@ -59,17 +51,17 @@ CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
     const Fq c0 = fredc(fwide_sub_mod(w, fwide_dbl(v1)));
     return make_fq2(c0, fredc(fwide_sub(fmul_plain(sa, sb), w)));
 #else
-    const Fq v0 = CRU_FQ2_FQ_MUL(a.c0, b.c0);
-    const Fq v1 = CRU_FQ2_FQ_MUL(a.c1, b.c1);
-    const Fq s = CRU_FQ2_FQ_MUL(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
+    const Fq v0 = fmul(a.c0, b.c0);
+    const Fq v1 = fmul(a.c1, b.c1);
+    const Fq s = fmul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
     return make_fq2(fsub(v0, v1), fsub(fsub(s, v0), v1));
 #endif
 }
 
 // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fq products.
 CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
-    const Fq m = CRU_FQ2_FQ_MUL(a.c0, a.c1);
-    return make_fq2(CRU_FQ2_FQ_MUL(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
+    const Fq m = fmul(a.c0, a.c1);
+    return make_fq2(fmul(fadd(a.c0, a.c1), fsub(a.c0, a.c1)), fdbl(m));
 }
 
 // The Fq2 product and square are calls (their Fq products inlined inside): inlined
