@@ -4,6 +4,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
@@ -221,7 +222,13 @@ fn unsatisfied_witness_is_refused_naming_the_constraint() {
         }],
         |o| good.push(o),
     );
-    assert!(good[0].result.is_ok(), "{:?}", good[0].result);
+    let out = good[0].result.as_ref().expect("the good witness proves");
+    // Synthesized and evaluated on the engine's threads, both timed in its report.
+    let times = &out.report.times;
+    assert!(
+        times.synthesize > Duration::ZERO && times.evaluate > Duration::ZERO,
+        "{times:?}"
+    );
     prover.release().unwrap();
 }
 

@@ -8,10 +8,11 @@ use crate::ProofShape;
 /// Two threads per worker keep every worker fed even when one synthesis takes twice a
 /// proof's device work (at 2^20 on the H200 an assignment and its evaluation take a
 /// thread about 0.2 s, the device 0.08 s). Half the cores at most: the evaluation's
-/// parallel loops, the workers' verification and the CPU backend use the rest. Each thread holds one synthesized assignment with its
-/// evaluations (A·z, B·z, C·z: the engine evaluates on these threads too) and one
-/// waits in the queue per worker, and together they may take a quarter of the memory
-/// available, so a large circuit on a small host gets fewer.
+/// parallel loops, the workers' verification and the CPU backend use the rest. Each
+/// thread holds one synthesized assignment with its evaluations (A·z, B·z, C·z: the
+/// engine evaluates on these threads too) and one waits in the queue per worker, and
+/// together they may take a quarter of the memory available, so a large circuit on a
+/// small host gets fewer.
 pub fn auto_synthesis_threads(
     workers: usize,
     shape: &ProofShape,
