@@ -250,38 +250,42 @@ pub struct Prover {
 fn synthesize_job<C: Synthesize>(job: Job<C>) -> Synthesis {
     let t = Instant::now();
     // Synthesis turns a panicking circuit into an error.
-    let synthesized = job.circuit.synthesize().phase(Phase::Synthesize);
-    let synthesize_time = t.elapsed();
-    let t = Instant::now();
-    // A·z, B·z, C·z here too, not on the device worker: a worker evaluating leaves its
-    // device to the other workers (at 2^20 on the H200, 70-80 ms of a proof's ~180).
-    let result = synthesized.and_then(|synthesized| {
-        let evals = evaluate(&synthesized).phase(Phase::Evaluate)?;
-        Ok(Evaluated { synthesized, evals })
-    });
-    Synthesis {
-        id: job.id,
-        r: job.r,
-        s: job.s,
-        result,
-        synthesize_time,
-        evaluate_time: t.elapsed(),
-    }
+    let result = job
+        .circuit
+        .synthesize()
+        .phase(Phase::Synthesize)
+        .and_then(|synthesized| {
+            let synthesize_time = t.elapsed();
+            let t = Instant::now();
+            // A·z, B·z, C·z here too, not on the device worker: a worker evaluating leaves
+            // its device to the other workers (at 2^20 on the H200, 70-80 ms of a proof's ~180).
+            let evals = evaluate(&synthesized).phase(Phase::Evaluate)?;
+            Ok(Ready {
+                synthesized,
+                evals,
+                r: job.r,
+                s: job.s,
+                synthesize_time,
+                evaluate_time: t.elapsed(),
+            })
+        });
+    Synthesis { id: job.id, result }
 }
 
-// A job ready for a device: its circuit synthesized and evaluated.
-struct Evaluated {
+// A job ready for a device: its circuit synthesized and evaluated, its randomness.
+struct Ready {
     synthesized: Synthesized,
     evals: Evaluations,
-}
-
-struct Synthesis {
-    id: u64,
     r: Fr,
     s: Fr,
-    result: Result<Evaluated>,
     synthesize_time: Duration,
     evaluate_time: Duration,
+}
+
+// A job off the synthesis threads: ready, or failed on the host (its error as it came).
+struct Synthesis {
+    id: u64,
+    result: Result<Ready>,
 }
 
 /// How many proofs of the resident schedule fit at once on `backend` next to one
@@ -476,7 +480,7 @@ impl Prover {
     // One try on `device`. Every panic is caught here (a backend outside its guarded
     // phases, a device sync during a release), and the release errors recorded on the
     // device meanwhile are collected.
-    fn attempt(&self, device: &Device, ready: &Evaluated, item: &Synthesis) -> Attempt {
+    fn attempt(&self, device: &Device, ready: &Ready) -> Attempt {
         let options = ProveOptions {
             verify: self.config.verify,
         };
@@ -487,8 +491,8 @@ impl Prover {
                 &device.key,
                 &ready.synthesized,
                 &ready.evals,
-                item.r,
-                item.s,
+                ready.r,
+                ready.s,
                 options,
             )
         }));
@@ -514,8 +518,8 @@ impl Prover {
             || matches!(&result, Err(e) if matches!(e.root(), Error::Device { .. }) || e.phase() == Some(Phase::Release));
         Attempt {
             result: result.map(|mut out| {
-                out.report.times.synthesize = item.synthesize_time;
-                out.report.times.evaluate = item.evaluate_time;
+                out.report.times.synthesize = ready.synthesize_time;
+                out.report.times.evaluate = ready.evaluate_time;
                 out
             }),
             release_errors,
@@ -524,14 +528,13 @@ impl Prover {
     }
 
     fn prove_one(&self, device: &Device, item: Synthesis) -> JobOutcome {
-        let ready = match &item.result {
+        let ready = match item.result {
             Ok(ready) => ready,
             Err(e) => {
-                let phase = e.phase().unwrap_or(Phase::Synthesize);
                 return JobOutcome {
                     id: item.id,
                     device: "host".into(),
-                    result: Err(Error::InvalidInput(e.to_string()).in_phase(phase)),
+                    result: Err(e),
                     retried_from: None,
                     release_errors: Vec::new(),
                 };
@@ -543,12 +546,12 @@ impl Prover {
         } else {
             self.healthiest_other(device).unwrap_or(device)
         };
-        let first = self.attempt(device, ready, &item);
+        let first = self.attempt(device, &ready);
         if first.device_failed {
             if let Some(other) = self.healthiest_other(device) {
                 device.healthy.store(false, Ordering::SeqCst);
                 if first.result.is_err() {
-                    let mut retry = self.attempt(other, ready, &item);
+                    let mut retry = self.attempt(other, &ready);
                     if retry.device_failed && self.healthiest_other(other).is_some() {
                         other.healthy.store(false, Ordering::SeqCst);
                     }
