@@ -38,6 +38,7 @@ mod shape;
 pub mod streamed_msm;
 pub mod synthesis_threads;
 pub mod synthetic_key;
+pub mod tuning_file;
 mod windows;
 
 pub use backend::{

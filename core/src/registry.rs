@@ -6,15 +6,19 @@
 
 use std::sync::Arc;
 
+use crate::tuning_file::TuningFile;
 use crate::{priority, Error, ProverBackend, Result};
 
 /// Options every probe receives.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProbeOptions {
     /// Cap on each device's budget, in bytes (`--memory-limit`).
     pub memory_limit: Option<u64>,
     /// Bytes of device memory left outside the budget for the driver and others.
     pub headroom: u64,
+    /// The tuning file (`--tuning` or `CRUCIBLE_TUNING`): each backend reads its own
+    /// table and refuses a probe whose table is invalid, with the reason.
+    pub tuning: Arc<TuningFile>,
 }
 
 impl Default for ProbeOptions {
@@ -22,6 +26,7 @@ impl Default for ProbeOptions {
         ProbeOptions {
             memory_limit: None,
             headroom: 512 << 20,
+            tuning: Arc::new(TuningFile::none()),
         }
     }
 }
