@@ -3,14 +3,15 @@
 # driver: the tables were measured on an H200), writing the result files under
 # docs/results/, then regenerates BENCHMARKS.md from them.
 #
-#   scripts/gpu-tables.sh [--sppark DIR] [--no-build]
+#   scripts/gpu-tables.sh [--sppark HARNESS] [--no-build]
 #
 # The commands are the ones docs/results/index.json names for each file (printed by
 # `python3 scripts/benchmarks.py commands`), so each table's "Reproduce" block is what
-# ran. --sppark DIR: a folder with sppark's peer harness (`run-on-device.sh`, which
-# builds sppark with nvcc, generates inputs with arkworks and prints one checked table);
-# it runs first, on the same card, and its table becomes docs/results/h200-sppark-*.json.
-# Without it the sppark files are left as they are. About 10 minutes on the H200 (the
+# ran. --sppark HARNESS: the run script of sppark's peer harness (kept outside this
+# repository: it builds sppark with nvcc, generates inputs with arkworks and prints one
+# table, every result checked); it runs first, on the same card, with the sizes of the
+# tables, and its table becomes docs/results/h200-sppark-*.json. Without it the sppark
+# files are left as they are. About 10 minutes on the H200 (the
 # 2^20 and 2^24 proving keys are generated once into CRUCIBLE_CACHE_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ logs="$(mktemp -d)"
 
 if [ -n "$sppark" ]; then
   echo "== sppark peer ($sppark)"
-  bash "$sppark/run-on-device.sh" g1:20 g1:24 g2:20 ntt:20 ntt:24 | tee "$logs/sppark.log"
+  bash "$sppark" g1:20 g1:24 g2:20 ntt:20 ntt:24 | tee "$logs/sppark.log"
   python3 scripts/benchmarks.py sppark "$logs/sppark.log"
 fi
 
