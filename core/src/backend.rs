@@ -329,7 +329,7 @@ pub trait ProverBackend: Send + Sync {
 
     /// The rates the schedule chooser predicts this backend's proofs with. The
     /// default is the CPU reference's fit; a backend measures its own (`crucible
-    /// plan` prints the prediction it leads to).
+    /// plan` prints the predicted time it leads to).
     fn cost_model(&self) -> CostModel {
         CostModel::default()
     }

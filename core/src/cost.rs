@@ -25,8 +25,9 @@ pub struct CostModel {
 }
 
 impl Default for CostModel {
-    /// The CPU reference's rates (16 Xeon cores, BENCHMARKS.md: MSM G1 2^20 1849 ms,
-    /// G2 2^20 5017 ms, NTT 2^20 63.8 ms; staging is a host copy).
+    /// The CPU reference's rates, fitted on the H200 machine's 16 Xeon cores (MSM G1
+    /// 2^20 1849 ms, G2 2^20 5017 ms, NTT 2^20 63.8 ms; BENCHMARKS.md, CPU backend on
+    /// the H200 machine); staging is a host copy.
     fn default() -> Self {
         CostModel {
             msm_g1_ns_per_term: 1763.0,

@@ -5,9 +5,9 @@
 //! While the MSM of chunk k runs (its call returns once the device is done), a second
 //! thread stages chunk k + 1 into the other slot, so the host's conversion and the
 //! copy overlap the device's work; each slot is its own lease, so the two threads
-//! never borrow one lease both ways. Before, the next chunk was staged before the
-//! current MSM was queued, on one thread: a backend whose staging converts on the host
-//! (every one) had the device idle for each chunk's conversion.
+//! never borrow one lease both ways. Staged on one thread before the current MSM is
+//! queued, each chunk's host conversion would leave the device idle (every backend
+//! converts on the host when it stages).
 //!
 //! [`streamed_msm`] streams the bases only (a proof's scalars are on the device
 //! already); [`HostMsm`] streams bases and scalars, the one-shot MSM of a caller with

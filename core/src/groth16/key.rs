@@ -238,7 +238,7 @@ impl StagedKey {
         self.choice.chosen.schedule
     }
 
-    /// The schedule with its plans, prediction and the shape's floor.
+    /// The schedule with its plans, predicted time and the shape's floor.
     pub fn schedule_choice(&self) -> &ScheduleChoice {
         &self.choice
     }

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Checks the documents (python3, standard library only; CI runs it):
+
+- every page SUMMARY.md lists exists under docs/src/, and every page there is listed;
+- every relative link in README.md, BENCHMARKS.md, CHANGELOG.md and docs/src/*.md
+  names a file or folder that exists (anchors and web addresses are not checked);
+- docs/ holds the guide (book.toml, src/*.md) and the result files (results/*.json) only;
+- BENCHMARKS.md is what scripts/benchmarks.py makes of docs/results/.
+
+    python3 scripts/check_docs.py
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "docs", "src")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def links(path):
+    text = open(path).read()
+    # Links inside code blocks are code, not links.
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return LINK.findall(text)
+
+
+def main():
+    problems = []
+    summary = os.path.join(SRC, "SUMMARY.md")
+    listed = set()
+    for target in links(summary):
+        listed.add(os.path.normpath(target))
+        if not os.path.isfile(os.path.join(SRC, target)):
+            problems.append(f"docs/src/SUMMARY.md lists {target}, which does not exist")
+    for name in sorted(os.listdir(SRC)):
+        if name.endswith(".md") and name != "SUMMARY.md" and name not in listed:
+            problems.append(f"docs/src/{name} is not listed in SUMMARY.md")
+
+    pages = [os.path.join(ROOT, n) for n in ("README.md", "BENCHMARKS.md", "CHANGELOG.md")]
+    pages += [os.path.join(SRC, n) for n in sorted(os.listdir(SRC)) if n.endswith(".md")]
+    for page in pages:
+        for target in links(page):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = target.split("#", 1)[0]
+            if not os.path.exists(os.path.join(os.path.dirname(page), path)):
+                problems.append(f"{os.path.relpath(page, ROOT)} links to {target}, which does not exist")
+
+    tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "docs"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    for path in tracked:
+        if not (path == "docs/book.toml"
+                or re.fullmatch(r"docs/src/([a-z0-9-]+|SUMMARY)\.md", path)
+                or re.fullmatch(r"docs/results/[a-z0-9-]+\.json", path)):
+            problems.append(f"{path}: docs/ holds the guide and the result files only")
+
+    check = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "benchmarks.py"),
+                            "--check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        problems.append(check.stderr.strip() or "scripts/benchmarks.py --check failed")
+
+    for p in problems:
+        print(p, file=sys.stderr)
+    if not problems:
+        print(f"documents: {len(pages)} pages, every link and SUMMARY entry resolves")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
