@@ -71,7 +71,7 @@ pub struct CudaBackend {
     staging: staging::SharedStaging,
     /// Pinned host buffers for read-backs, allocated at the first read.
     reads: staging::SharedStaging,
-    /// The tuning overrides, read once at open.
+    /// The `[cuda]` table of the tuning file, read once at open.
     tuning: CudaTuning,
     /// The last MSM's sort, for the next MSM over the same scalars.
     sorts: msm::SortReuse,
@@ -125,24 +125,18 @@ impl CudaBackend {
                 reason: reason.into(),
             });
         }
-        let tuning = CudaTuning::from_env()?;
+        let tuning = CudaTuning::from_file(&options.tuning)?;
         let device = device::open(ordinal)?;
         // Sized from what is free now, not from the total: another process's memory
         // is not ours to plan with.
         let (free, _) = device::memory_info(&device.ctx)?;
         let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
-        let chunk_words =
-            staging::chunk_words(tuning.staging_mib.unwrap_or(staging::DEFAULT_CHUNK_MIB));
-        let upload_mapping = if tuning.staging_cached {
-            staging::HostMapping::Cached
-        } else {
-            staging::HostMapping::WriteCombined
-        };
+        let chunk_words = staging::chunk_words(tuning.staging_mib());
         Ok(CudaBackend {
             device,
             budget,
             kernels: OnceLock::new(),
-            staging: staging::SharedStaging::new(upload_mapping, chunk_words),
+            staging: staging::SharedStaging::new(staging::HostMapping::WriteCombined, chunk_words),
             reads: staging::SharedStaging::new(staging::HostMapping::Cached, chunk_words),
             tuning,
             sorts: msm::SortReuse::default(),
@@ -173,7 +167,7 @@ impl CudaBackend {
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                let kernels = Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
+                let kernels = Kernels::load(&self.device.ctx, self.device.arch)
                     .map_err(|e| e.to_string())?;
                 tracing::info!("{}: {}", self.device.info.label(), kernels.report);
                 Ok(kernels)
@@ -491,18 +485,9 @@ impl ProverBackend for CudaBackend {
     }
 
     // Through the pinned read-back buffers, converted on every core while the next
-    // chunk is copied; `CRUCIBLE_CUDA_PAGEABLE_READS` measures the pageable path,
-    // `CRUCIBLE_CUDA_READ_HUGE_PAGES` fewer page faults in the fresh vector.
+    // chunk is copied.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        let count = src.len() * field::FR_WORDS;
-        if self.tuning.pageable_reads {
-            let words = memory::download(self.stream(), lease, src.id(), count)?;
-            return Ok(field::words_to_fr(&words));
-        }
         let mut out = Vec::with_capacity(src.len());
-        if self.tuning.read_huge_pages {
-            driver::advise_huge_pages(out.spare_capacity_mut());
-        }
         self.read_chunks(lease, src, |_, words| field::extend_fr(&mut out, words))?;
         Ok(out)
     }
@@ -512,10 +497,6 @@ impl ProverBackend for CudaBackend {
         crucible_core::check_read_len(src, dst)?;
         if let Some(words) = self.pins.words_mut(dst) {
             return pinned::download(self.stream(), lease, src.id(), words);
-        }
-        if self.tuning.pageable_reads {
-            dst.copy_from_slice(&self.read_scalars(lease, src)?);
-            return Ok(());
         }
         self.read_chunks(lease, src, |range, words| {
             field::words_into_fr(&mut dst[range], words)
@@ -531,7 +512,7 @@ impl ProverBackend for CudaBackend {
             buf,
             domain,
             kind,
-            ntt::config(&self.tuning),
+            self.tuning.ntt_tile_bits(),
         )
     }
 
