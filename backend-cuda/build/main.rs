@@ -48,9 +48,7 @@ fn main() {
     let archs = ARCHS;
     let jobs: Vec<(Program, (i32, i32))> = archs
         .iter()
-        .flat_map(|&arch| {
-            programs().into_iter().map(move |p| (p, arch))
-        })
+        .flat_map(|&arch| programs().into_iter().map(move |p| (p, arch)))
         .collect();
     let threads = std::env::var("NUM_JOBS")
         .ok()

@@ -96,7 +96,7 @@ mod tests {
         assert_eq!(cubin("msm-sort", (10, 0)), None);
         assert_eq!(cubin("msm-sort", (7, 5)), None);
         assert_eq!(cubin("ntt-tile", (8, 6)), None);
-        assert_eq!(cubin("ntt-pass", (9, 0)), None);
+        assert_eq!(cubin("ntt-pointwise", (9, 0)), None);
     }
 
     #[test]
@@ -108,13 +108,7 @@ mod tests {
                 o
             }
         };
-        assert!(find(
-            &TABLE,
-            "msm-sort",
-            (9, 0),
-            with("-DCRU_OTHER=1")
-        )
-        .is_none());
+        assert!(find(&TABLE, "msm-sort", (9, 0), with("-DCRU_OTHER=1")).is_none());
         assert!(find(&TABLE, "msm-sort", (9, 0), |_| Vec::new()).is_none());
     }
 

@@ -481,10 +481,7 @@ impl Kernels {
     /// them into `ctx` and looks up every function of the [`Kernel`] table in the
     /// first module that defines it (a file's group-free kernels are in each of its
     /// groups' programs).
-    pub fn load(
-        ctx: &Arc<CudaContext>,
-        arch: (i32, i32),
-    ) -> CudaResult<Kernels> {
+    pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32)) -> CudaResult<Kernels> {
         let (modules, report) = kernels::compile(ctx, arch)?;
         let functions = Kernel::ALL
             .iter()

@@ -167,8 +167,8 @@ impl CudaBackend {
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                let kernels = Kernels::load(&self.device.ctx, self.device.arch)
-                    .map_err(|e| e.to_string())?;
+                let kernels =
+                    Kernels::load(&self.device.ctx, self.device.arch).map_err(|e| e.to_string())?;
                 tracing::info!("{}: {}", self.device.info.label(), kernels.report);
                 Ok(kernels)
             })

@@ -408,6 +408,9 @@ mod tests {
     #[test]
     fn chunk_sizes_are_mib_of_words() {
         assert_eq!(chunk_words(1) * 4, 1 << 20);
-        assert_eq!(chunk_words(crate::tuning::DEFAULT_STAGING_MIB) * 4, 32 << 20);
+        assert_eq!(
+            chunk_words(crate::tuning::DEFAULT_STAGING_MIB) * 4,
+            32 << 20
+        );
     }
 }

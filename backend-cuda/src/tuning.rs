@@ -260,11 +260,7 @@ mod tests {
                 let e = parse(&format!("[cuda]\n{key} = {bad}\n"))
                     .unwrap_err()
                     .to_string();
-                let allowed = format!(
-                    "from {} to {}",
-                    range.values.start(),
-                    range.values.end()
-                );
+                let allowed = format!("from {} to {}", range.values.start(), range.values.end());
                 assert!(
                     e.contains("t.toml") && e.contains("[cuda]") && e.contains(key),
                     "{e}"
@@ -292,7 +288,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("lazy") && e.contains("`eager`") && e.contains("`paid`") && e.contains("`never`"),
+            e.contains("lazy")
+                && e.contains("`eager`")
+                && e.contains("`paid`")
+                && e.contains("`never`"),
             "{e}"
         );
         // A knob of a deleted variant is an unknown key, named with the keys there are.

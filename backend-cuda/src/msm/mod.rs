@@ -214,11 +214,12 @@ pub fn msm<B>(
         let points = points
             .words
             .slice(span.base_offset * group.affine_words()..);
-        ones::sum(cx.stream, cx.kernels, group, work, &points, &classes, rest)
-        .map(|(ones, mut sums)| {
-            sums.ones = ones;
-            sums
-        })
+        ones::sum(cx.stream, cx.kernels, group, work, &points, &classes, rest).map(
+            |(ones, mut sums)| {
+                sums.ones = ones;
+                sums
+            },
+        )
     } else {
         rest(work)
     };

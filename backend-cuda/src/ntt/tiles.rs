@@ -305,7 +305,11 @@ mod tests {
                         .filter(|t| t.layout & TILE_PAIRED != 0)
                         .collect()
                 };
-                assert_eq!(paired(&plan), paired(&fused_plan(log, tile_bits)), "2^{log}");
+                assert_eq!(
+                    paired(&plan),
+                    paired(&fused_plan(log, tile_bits)),
+                    "2^{log}"
+                );
             }
         }
         let both = TILE_LOAD_REVERSED | TILE_STORE_REVERSED;
