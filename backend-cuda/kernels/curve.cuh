@@ -191,8 +191,7 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     return xyzz_add_affine_inline(p, q);
 }
 
-// add-2008-s: P + Q, written where it is used, its products taken as HOW says
-// (CRU_PRODUCTS_INLINE: the reduction's A/B, msm.cu's CRU_REDUCE_INLINE).
+// add-2008-s: P + Q, written where it is used, its products taken as HOW says.
 template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_formula(const Xyzz<F>& p, const Xyzz<F>& q) {
     if (xyzz_is_identity(p)) return q;
     if (xyzz_is_identity(q)) return p;

@@ -82,8 +82,7 @@ static inline u32 __shfl_xor_sync(u32 mask, u32 v, u32 lane_mask) {
     __syncwarp(mask);
     return r;
 }
-// Atomic on the host too: the threads of a block with barriers run concurrently
-// (msm.cu's batch-affine sums note their carries' spans with atomicMax).
+// Atomic on the host too: the threads of a block with barriers run concurrently.
 static inline u32 atomicAdd(u32* p, u32 v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline u32 atomicSub(u32* p, u32 v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }
 static inline u32 atomicMax(u32* p, u32 v) {

@@ -309,7 +309,7 @@ pub fn scratch_plan(
             plan_layout(plan, &Layout::with_planes(planes, len, tuning), n, group);
         }
     }
-    // A tuning override applies to every MSM size, so it is planned at `n` itself.
+    // A tuned `window_bits` applies to every MSM size, so it is planned at `n` itself.
     let chosen = chosen_window_bits(group, n, tuning);
     if chosen != window_bits(group, n) && n > 0 {
         plan_layout(plan, &Layout::new(chosen, tuning), n, group);
@@ -526,7 +526,7 @@ mod tests {
     #[test]
     fn small_msms_sum_in_smaller_chunks_and_large_ones_keep_theirs() {
         let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n);
-        // G1 2^20 (16 windows plain, 13 over planes) and more: as before.
+        // G1 2^20 (16 windows plain, 13 over planes) and more: the short or long chunk.
         assert_eq!(chunk(16, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 24), LONG_CHUNK);

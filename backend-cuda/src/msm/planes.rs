@@ -156,8 +156,8 @@ pub fn alloc(
 
 /// The planes for a buffer of `len` points of `group` under a budget of `capacity`
 /// bytes, or None when plain bases are as good (no memory for a second plane, or the
-/// model prefers one plane). `max_planes` caps the count (the tuning override),
-/// `window_bits` fixes c (the window tuning override).
+/// model prefers one plane). `max_planes` caps the count (the tuning's `msm_planes`),
+/// `window_bits` fixes c (the tuning's `window_bits`).
 fn choose(
     len: usize,
     group: Group,
