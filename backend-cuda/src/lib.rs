@@ -3,24 +3,26 @@
 //! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
 //! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
 //! NVRTC to machine code for the device's own architecture at first use (and cached
-//! on disk). Every device byte comes
-//! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
-//! pool, and only then returns the budget. Kernels run on one stream, host-to-device
-//! copies on a second (so staging overlaps compute; cudarc's per-buffer events order
-//! the two). Two things stay in a lease between operations, under their own plan
-//! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
-//! scalars, reused by the next MSM over the same unchanged scalars
-//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with room for window planes
-//! (multiples of each point, built on the device once the MSMs over the staged points
-//! have saved what they cost to build) as far as the budget allows (`msm/planes.rs`).
+//! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
+//! sm_80 and sm_90. Every device byte comes from a [`Lease`]; release frees
+//! stream-ordered, synchronizes, trims the memory pool, and only then returns the
+//! budget. Kernels run on one stream, host-to-device copies on a second (so staging
+//! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
+//! lease between operations, under their own plan items: the NTT tables of its domain
+//! (`ntt/`), and the last MSM's sort of its scalars, reused by the next MSM over the
+//! same unchanged scalars (`msm/sort_reuse.rs`). MSM bases buffers are allocated with
+//! room for window planes (multiples of each point, built on the device when the bases
+//! are staged) as far as the budget allows (`msm/planes.rs`). The tuning file's
+//! `[cuda]` table (`tuning.rs`) overrides the defaults, read once when a device opens.
 //!
 //! Layers, each module importing only those below it (a test lists the edges and
 //! fails on a cycle): `driver` (every unsafe call), `error`, `field`, `programs` (the
 //! NVRTC programs' layout, shared with the build script), `embedded` (the CUBINs the
 //! build compiled) and `tuning` at the bottom; `kernels` (the CUBINs: embedded, cached
-//! on disk or compiled by NVRTC) and `launch` (one typed function per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
-//! pinned host buffers, both ways); then the operations, `pointwise`, `ntt` and
-//! `msm/`; this file registers the backend and implements the trait by delegating.
+//! on disk or compiled by NVRTC) and `launch` (one typed function per kernel);
+//! `memory` (buffers under a lease) and `staging` (bulk copies through pinned host
+//! buffers, both ways); then the operations, `pointwise`, `ntt/` and `msm/`; this file
+//! registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -291,7 +291,7 @@ static Fr pow2k(Fr g, u32 k) {
     return g;
 }
 
-// backend-cuda/src/ntt.rs's split: lo_bits = ceil(log / 2).
+// backend-cuda/src/ntt/mod.rs's split: lo_bits = ceil(log / 2).
 static u32 split_lo(u32 log) { return (log + 1) / 2; }
 
 // One ntt_tile_e4 launch (elems "4") as the header gives its shape: 2^(LOG_N - K - G)

@@ -202,7 +202,7 @@ mod tests {
     /// Whether `plan` runs every stage once, in order, in tiles the kernels take (2^6 a
     /// warp launch, 2^tile_bits an e4 launch, half when paired), each launch's blocks
     /// keeping to their own elements, and ends in natural layout.
-    pub fn check_plan(log: u32, tile_bits: u32, plan: &[TileLaunch]) {
+    fn check_plan(log: u32, tile_bits: u32, plan: &[TileLaunch]) {
         let case = format!("2^{log} in tiles of 2^{tile_bits}: {plan:?}");
         let mut s = 0;
         // Where element i lies: bitrev(i) until the data is reversed.
