@@ -2,12 +2,11 @@
 //! device of those architectures never waits for the compiler (`src/embedded.rs`
 //! embeds what this writes; `src/programs.rs` is the layout both follow).
 //!
-//! `CRUCIBLE_CUDA_PRECOMPILE`: the architectures, as compute capabilities (`80,90`),
-//! or `none`. Unset: `80,90` in release builds when libnvrtc loads (and nothing, with
-//! the reason recorded, when it does not), none in other builds. Set: libnvrtc must
-//! load (`CRUCIBLE_NVRTC_LIB` names the file, else the loader's search path and the
-//! CUDA toolkit's folder are tried) and every program must compile, or the build
-//! fails with the reason. Programs compile `NUM_JOBS` at a time.
+//! Release builds compile for sm_80 and sm_90 when libnvrtc loads
+//! (`CRUCIBLE_NVRTC_LIB` names the file, else the loader's search path and the CUDA
+//! toolkit's folder are tried), and embed nothing, with the reason recorded, when it
+//! does not; other builds embed nothing. A program that fails to compile fails the
+//! build with the reason. Programs compile `NUM_JOBS` at a time.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -21,19 +20,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use programs::{programs, NvrtcPrograms, Program};
+use programs::{programs, Program};
 
-/// The variable naming the architectures.
-const PRECOMPILE: &str = "CRUCIBLE_CUDA_PRECOMPILE";
-/// What a release build compiles for when the variable is unset.
-const DEFAULT_ARCHS: [(i32, i32); 2] = [(8, 0), (9, 0)];
+/// What a release build compiles for.
+const ARCHS: [(i32, i32); 2] = [(8, 0), (9, 0)];
 
 fn main() {
     for path in ["kernels", "src/programs.rs", "build"] {
         println!("cargo:rerun-if-changed={path}");
     }
     for var in [
-        PRECOMPILE,
         "CRUCIBLE_NVRTC_LIB",
         "LD_LIBRARY_PATH",
         "CUDA_PATH",
@@ -42,31 +38,17 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let asked = std::env::var(PRECOMPILE).ok();
-    let archs = match asked.as_deref() {
-        Some(list) => parse_archs(list).unwrap_or_else(|e| panic!("{PRECOMPILE}={list:?}: {e}")),
-        None if std::env::var("PROFILE").as_deref() == Ok("release") => DEFAULT_ARCHS.to_vec(),
-        None => Vec::new(),
-    };
-    if archs.is_empty() {
-        let why = match asked {
-            Some(_) => format!("{PRECOMPILE}=none"),
-            None => "not a release build".into(),
-        };
-        return write_table(&out, &[], &format!("none: {why}"));
+    if std::env::var("PROFILE").as_deref() != Ok("release") {
+        return write_table(&out, &[], "none: not a release build");
     }
     let nvrtc = match nvrtc::Nvrtc::load() {
         Ok(nvrtc) => nvrtc,
-        Err(e) if asked.is_some() => panic!("{PRECOMPILE} asks for CUBINs, but {e}"),
         Err(e) => return write_table(&out, &[], &format!("none: built without NVRTC, {e}")),
     };
+    let archs = ARCHS;
     let jobs: Vec<(Program, (i32, i32))> = archs
         .iter()
-        .flat_map(|&arch| {
-            programs(NvrtcPrograms::default())
-                .into_iter()
-                .map(move |p| (p, arch))
-        })
+        .flat_map(|&arch| programs().into_iter().map(move |p| (p, arch)))
         .collect();
     let threads = std::env::var("NUM_JOBS")
         .ok()
@@ -113,25 +95,6 @@ fn main() {
     write_table(&out, &built, &note);
 }
 
-/// `80,90` (or `sm_80,sm_90`) as `(major, minor)` pairs; `none` (or empty) as none.
-fn parse_archs(list: &str) -> Result<Vec<(i32, i32)>, String> {
-    let list = list.trim();
-    if list.is_empty() || list == "none" {
-        return Ok(Vec::new());
-    }
-    list.split(',')
-        .map(|a| {
-            let digits = a.trim().trim_start_matches("sm_");
-            match digits.parse::<i32>() {
-                Ok(n) if (50..=129).contains(&n) => Ok((n / 10, n % 10)),
-                _ => Err(format!(
-                    "{a:?} is not a compute capability such as 80 or 90 (or `none`)"
-                )),
-            }
-        })
-        .collect()
-}
-
 /// One program's CUBIN, written under OUT_DIR.
 struct Built {
     program: String,
@@ -147,7 +110,7 @@ fn build(
     program: &Program,
     arch: (i32, i32),
 ) -> Result<Built, String> {
-    let options = program.options(arch, &[]);
+    let options = program.options(arch);
     let cubin = nvrtc.compile(
         &program.source(),
         &format!("crucible-{}.cu", program.name),

@@ -129,15 +129,9 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_affine(const Affine<F>& a) {
 // wide multiply-adds and spills (SASS, NVRTC 13.5: 11 instructions more). For G2 the
 // doublings' Fq2 products are calls already: making their Fq products calls too grew
 // the sums' kernel body by 500 instructions and 28 local-memory accesses, for about 1
-// CPU second of NVRTC, so G2 keeps them. -DCRU_RARE_DOUBLE_CALLS=0
-// (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1 the G2 way too, for the A/B.
-#ifndef CRU_RARE_DOUBLE_CALLS
-#define CRU_RARE_DOUBLE_CALLS 1
-#endif
+// CPU second of NVRTC, so G2 keeps them.
 template <class F> struct RareProducts { static constexpr int HOW = CRU_PRODUCTS_CALL_FQ2; };
-#if CRU_RARE_DOUBLE_CALLS
 template <> struct RareProducts<Fq> { static constexpr int HOW = CRU_PRODUCTS_CALLS; };
-#endif
 template <class F> CRU_CALL Xyzz<F> xyzz_double_affine_rare(const Affine<F>& a) {
     return xyzz_double_affine_formula<RareProducts<F>::HOW>(a);
 }
@@ -152,21 +146,17 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
 // For G2 its Fq2 products are inlined too (fmul_inline): as calls they passed their
 // operands through a 1.5 KB stack frame, and MSM G2 2^20 took 40.3 ms on the H200
 // instead of 34.7 (NVRTC then takes about 10 s longer over msm.cu).
-// Its P = q case is 2q = 2P. Doubling P there instead (CRU_MADD_DOUBLES_P: 0 never, 1
-// every group, 2 G2 only, the default; -D through CRUCIBLE_CUDA_NVRTC_OPTIONS): q then
-// dies after its two products instead of living through them for the rare doubling,
-// but P's address goes to the call, so ptxas keeps the bucket sums' accumulator in
-// local memory. NVRTC 12.9, G2 sums' kernel body: spill stores 8 bytes instead of 180
-// (with fq2.cuh's lazy product: 0 instead of 240), 456 (702) fewer SASS instructions,
-// and the accumulator's 384 bytes stored and its fields loaded at each entry; on the
-// H200, MSM G2 2^20 26.16 ms against 26.59 with the lazy product alone (fifteenth
-// session). G1 sums (products inlined): 128 registers instead of 152, 78 more
-// instructions, and no faster (9.23 / 119.2 ms at 2^20 / 2^24 against 9.10 / 119.9).
-#ifndef CRU_MADD_DOUBLES_P
-#define CRU_MADD_DOUBLES_P 2
-#endif
-template <class F> struct MaddDoublesP { static constexpr bool value = CRU_MADD_DOUBLES_P == 1; };
-template <> struct MaddDoublesP<Fq2> { static constexpr bool value = CRU_MADD_DOUBLES_P != 0; };
+// Its P = q case is 2q = 2P. G2 doubles P there instead (MaddDoublesP): q then dies
+// after its two products instead of living through them for the rare doubling, but
+// P's address goes to the call, so ptxas keeps the bucket sums' accumulator in local
+// memory. NVRTC 12.9, G2 sums' kernel body: spill stores 8 bytes instead of 180 (with
+// fq2.cuh's lazy product: 0 instead of 240), 456 (702) fewer SASS instructions, and the
+// accumulator's 384 bytes stored and its fields loaded at each entry; on the H200, MSM
+// G2 2^20 26.16 ms against 26.59 (BENCHMARKS.md, CUDA MSM). G1 doubles q: doubling P
+// there gave its sums (products inlined) 128 registers instead of 152, 78 more
+// instructions, and no speed (9.23 / 119.2 ms at 2^20 / 2^24 against 9.10 / 119.9).
+template <class F> struct MaddDoublesP { static constexpr bool value = false; };
+template <> struct MaddDoublesP<Fq2> { static constexpr bool value = true; };
 template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_affine_formula(const Xyzz<F>& p, const Affine<F>& q) {
     if (aff_is_identity(q)) return p;
     if (xyzz_is_identity(p)) return xyzz_from_affine(q);
@@ -201,8 +191,7 @@ template <class F> CRU_CALL Xyzz<F> xyzz_add_affine(const Xyzz<F>& p, const Affi
     return xyzz_add_affine_inline(p, q);
 }
 
-// add-2008-s: P + Q, written where it is used, its products taken as HOW says
-// (CRU_PRODUCTS_INLINE: the reduction's A/B, msm.cu's CRU_REDUCE_INLINE).
+// add-2008-s: P + Q, written where it is used, its products taken as HOW says.
 template <int HOW, class F> CRU_DEV Xyzz<F> xyzz_add_formula(const Xyzz<F>& p, const Xyzz<F>& q) {
     if (xyzz_is_identity(p)) return q;
     if (xyzz_is_identity(q)) return p;

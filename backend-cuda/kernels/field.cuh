@@ -11,14 +11,9 @@
 //   Fq: 12 x u32, little-endian, Montgomery form, R = 2^384 mod p.
 // Zero is all-zero limbs in both the canonical and the Montgomery form.
 //
-// Arithmetic: two implementations of the limb arithmetic, chosen at compile time.
-//   default                 carry chains (add.cc / addc / mad.lo.cc / madc.hi.cc).
-//                           On the device each primitive is one inline-PTX
-//                           instruction; on the host the carry flag is emulated,
-//                           so the host tests run the very same chain code.
-//   CRUCIBLE_PORTABLE_ARITH plain C++ with 64-bit products (no PTX). Pass
-//                           -DCRUCIBLE_PORTABLE_ARITH to NVRTC to rule out the PTX
-//                           path when a result looks wrong.
+// Arithmetic: carry chains (add.cc / addc / mad.lo.cc / madc.hi.cc). On the device
+// each primitive is one inline-PTX instruction; on the host the carry flag is
+// emulated, so the host tests run the very same chain code.
 #ifndef CRUCIBLE_FIELD_CUH
 #define CRUCIBLE_FIELD_CUH
 
@@ -87,8 +82,7 @@ static inline u32 __shfl_xor_sync(u32 mask, u32 v, u32 lane_mask) {
     __syncwarp(mask);
     return r;
 }
-// Atomic on the host too: the threads of a block with barriers run concurrently
-// (msm.cu's batch-affine sums note their carries' spans with atomicMax).
+// Atomic on the host too: the threads of a block with barriers run concurrently.
 static inline u32 atomicAdd(u32* p, u32 v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline u32 atomicSub(u32* p, u32 v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }
 static inline u32 atomicMax(u32* p, u32 v) {
@@ -104,7 +98,7 @@ static inline void __threadfence() {}
 // Carry-chain primitives. Semantics are PTX's: CF is one carry bit; for the sub
 // forms it is the borrow. `*_cc` sets CF, `*c*` consumes it.
 // ---------------------------------------------------------------------------
-#if defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
+#ifdef __CUDA_ARCH__
 // volatile keeps the statements in program order; nothing the compiler emits
 // between them touches CC (only explicit .cc instructions do).
 CRU_DEV u32 add_cc(u32 a, u32 b)  { u32 r; asm volatile("add.cc.u32 %0, %1, %2;"  : "=r"(r) : "r"(a), "r"(b)); return r; }
@@ -128,7 +122,7 @@ CRU_DEV void madwc_cc(u32 a, u32 b, u32& lo, u32& hi) {
     asm volatile("{\n.reg .u64 t, c;\nmov.b64 c, {%0, %1};\nmul.wide.u32 t, %2, %3;\naddc.cc.u64 c, c, t;\nmov.b64 {%0, %1}, c;\n}"
                  : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
 }
-#elif !defined(__CUDA_ARCH__) && !defined(CRUCIBLE_PORTABLE_ARITH)
+#else
 // Host emulation of the chains: one carry flag per host thread (per emulated CUDA thread).
 static thread_local u32 cru_cf;
 CRU_DEV u32 cru_set(u64 s) { cru_cf = (u32)(s >> 32) & 1u; return (u32)s; }
@@ -218,9 +212,6 @@ template <class C> CRU_DEV bool feq(const Fp<C>& a, const Fp<C>& b) {
     CRU_UNROLL for (int i = 0; i < C::N; i++) acc |= a.l[i] ^ b.l[i];
     return acc == 0;
 }
-
-#ifndef CRUCIBLE_PORTABLE_ARITH
-// ------------------------------ carry-chain path ------------------------------
 
 // x mod p for the N words x < 2p: x - p, or x if that borrowed.
 template <class C> CRU_DEV Fp<C> reduce_once(const u32* x) {
@@ -517,154 +508,6 @@ template <class C> CRU_DEV FpWide<C> fwide_sub_mod(const FpWide<C>& x, const FpW
     return d;
 }
 
-#else
-// ------------------------------ portable path ------------------------------
-
-template <class C> CRU_DEV Fp<C> fadd(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> s, t;
-    u64 c = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)a.l[i] + b.l[i]; s.l[i] = (u32)c; c >>= 32; }
-    u64 br = 0;  // borrow as 0/1
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 d = (u64)s.l[i] - C::p(i) - br; t.l[i] = (u32)d; br = (d >> 32) & 1; }
-    const u32 borrow = 0u - (u32)br;
-    CRU_UNROLL for (int i = 0; i < N; i++) t.l[i] = (s.l[i] & borrow) | (t.l[i] & ~borrow);
-    return t;
-}
-
-template <class C> CRU_DEV Fp<C> fsub(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> d;
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)a.l[i] - b.l[i] - br; d.l[i] = (u32)x; br = (x >> 32) & 1; }
-    const u32 mask = 0u - (u32)br;
-    u64 c = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)d.l[i] + (C::p(i) & mask); d.l[i] = (u32)c; c >>= 32; }
-    return d;
-}
-
-// WIDE only shapes the carry-chain path's PTX (see there).
-template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    u32 t[N + 2];
-    CRU_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) {
-        u64 c = 0;
-        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)a.l[j] * b.l[i] + t[j]; t[j] = (u32)c; c >>= 32; }
-        c += t[N]; t[N] = (u32)c; t[N + 1] = (u32)(c >> 32);
-        const u32 m = t[0] * C::INV;
-        c = ((u64)m * C::p(0) + t[0]) >> 32;
-        CRU_UNROLL for (int j = 1; j < N; j++) { c += (u64)m * C::p(j) + t[j]; t[j - 1] = (u32)c; c >>= 32; }
-        c += t[N]; t[N - 1] = (u32)c;
-        t[N] = t[N + 1] + (u32)(c >> 32);
-    }
-    Fp<C> r, s;
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
-    br = (((u64)t[N] - br) >> 32) & 1;
-    const u32 borrow = 0u - (u32)br;
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s.l[i] & ~borrow);
-    return r;
-}
-// a + b, not reduced (< 2p < 2^(32N)).
-template <class C> CRU_DEV Fp<C> fadd_unreduced(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    Fp<C> s;
-    u64 c = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)a.l[i] + b.l[i]; s.l[i] = (u32)c; c >>= 32; }
-    return s;
-}
-
-// The 2N-word product a*b, row by row.
-template <class C> CRU_DEV FpWide<C> fmul_plain(const Fp<C>& a, const Fp<C>& b) {
-    constexpr int N = C::N;
-    FpWide<C> t;
-    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t.l[k] = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) {
-        u64 c = 0;
-        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)a.l[j] * b.l[i] + t.l[i + j]; t.l[i + j] = (u32)c; c >>= 32; }
-        t.l[i + N] = (u32)c;
-    }
-    return t;
-}
-
-// Montgomery reduction of t < p 2^(32N), in place over all 2N words, each row's top
-// carry kept for the next (top); (t + M p) / 2^(32N) < 2p, then one subtraction.
-template <class C> CRU_DEV Fp<C> fredc(const FpWide<C>& wide) {
-    constexpr int N = C::N;
-    u32 t[2 * N];
-    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t[k] = wide.l[k];
-    u32 top = 0;  // carry into word i + N + 1
-    CRU_UNROLL for (int i = 0; i < N; i++) {
-        const u32 m = t[i] * C::INV;
-        u64 c = 0;
-        CRU_UNROLL for (int j = 0; j < N; j++) { c += (u64)m * C::p(j) + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
-        c += (u64)t[i + N] + top; t[i + N] = (u32)c; top = (u32)(c >> 32);
-    }
-    // t[N..2N) + 2^(32N) top < 2p < 2^(32N): top is zero.
-    Fp<C> r, s;
-    u64 br = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) { u64 x = (u64)t[N + i] - C::p(i) - br; s.l[i] = (u32)x; br = (x >> 32) & 1; }
-    const u32 borrow = 0u - (u32)br;
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = (t[N + i] & borrow) | (s.l[i] & ~borrow);
-    return r;
-}
-
-// Squaring with the same product count as the carry-chain path's, arranged apart from
-// it (a cross-check): the 2N-word square (cross products once, doubled, plus the
-// squares), then its Montgomery reduction (a^2 < p^2 < p 2^(32N)).
-template <class C> CRU_DEV Fp<C> fsqr(const Fp<C>& a) {
-    constexpr int N = C::N;
-    FpWide<C> w;
-    u32* t = w.l;
-    CRU_UNROLL for (int k = 0; k < 2 * N; k++) t[k] = 0;
-    CRU_UNROLL for (int i = 0; i < N - 1; i++) {
-        u64 c = 0;
-        CRU_UNROLL for (int j = i + 1; j < N; j++) { c += (u64)a.l[i] * a.l[j] + t[i + j]; t[i + j] = (u32)c; c >>= 32; }
-        t[i + N] = (u32)c;
-    }
-    u64 c = 0;
-    u32 shifted_out = 0;
-    CRU_UNROLL for (int i = 0; i < N; i++) {
-        const u64 sq = (u64)a.l[i] * a.l[i];
-        const u32 lo = (t[2 * i] << 1) | shifted_out, hi = (t[2 * i + 1] << 1) | (t[2 * i] >> 31);
-        shifted_out = t[2 * i + 1] >> 31;
-        c += (u64)lo + (u32)sq; t[2 * i] = (u32)c; c >>= 32;
-        c += (u64)hi + (u32)(sq >> 32); t[2 * i + 1] = (u32)c; c >>= 32;
-    }
-    return fredc<C>(w);
-}
-
-// x + y; the caller keeps the sum below 2^(64N).
-template <class C> CRU_DEV FpWide<C> fwide_add(const FpWide<C>& x, const FpWide<C>& y) {
-    FpWide<C> s;
-    u64 c = 0;
-    CRU_UNROLL for (int k = 0; k < 2 * C::N; k++) { c += (u64)x.l[k] + y.l[k]; s.l[k] = (u32)c; c >>= 32; }
-    return s;
-}
-
-// x - y for x >= y.
-template <class C> CRU_DEV FpWide<C> fwide_sub(const FpWide<C>& x, const FpWide<C>& y) {
-    FpWide<C> d;
-    u64 br = 0;
-    CRU_UNROLL for (int k = 0; k < 2 * C::N; k++) { u64 v = (u64)x.l[k] - y.l[k] - br; d.l[k] = (u32)v; br = (v >> 32) & 1; }
-    return d;
-}
-
-// x - y, plus p 2^(32N) when that is negative (x, y < p 2^(32N)).
-template <class C> CRU_DEV FpWide<C> fwide_sub_mod(const FpWide<C>& x, const FpWide<C>& y) {
-    constexpr int N = C::N;
-    FpWide<C> d;
-    u64 br = 0;
-    CRU_UNROLL for (int k = 0; k < 2 * N; k++) { u64 v = (u64)x.l[k] - y.l[k] - br; d.l[k] = (u32)v; br = (v >> 32) & 1; }
-    const u32 mask = 0u - (u32)br;
-    u64 c = 0;
-    CRU_UNROLL for (int k = 0; k < N; k++) { c += (u64)d.l[N + k] + (C::p(k) & mask); d.l[N + k] = (u32)c; c >>= 32; }
-    return d;
-}
-
-#endif
-
 // ------------------------------ derived ops ------------------------------
 
 // 2x by shifts (no carry chain); the caller keeps it below 2^(64N).
@@ -686,17 +529,12 @@ template <class C> CRU_DEV Fp<C> fmul_inline(const Fp<C>& a, const Fp<C>& b) { r
 template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
 // The product and square as calls, for formulas off the hot paths (curve.cuh's
 // CRU_PRODUCTS_CALLS): one copy of each per kernel instead of one per use.
-// Their operands go by value, in registers; with -DCRU_CALLS_BY_REF (an A/B) through
-// the caller's stack frame, as before. On the H200 the G1 bucket sums' calls by value
-// (168 registers, a 96-byte frame, against 130 and 768) ran MSM G1 2^20 / 2^24 in
-// 8.52 / 109.2 ms against 8.97 / 115.5 (sixteenth session).
-#ifdef CRU_CALLS_BY_REF
-template <class C> CRU_CALL Fp<C> fmul_call(const Fp<C>& a, const Fp<C>& b) { return fmul(a, b); }
-template <class C> CRU_CALL Fp<C> fsqr_call(const Fp<C>& a) { return fsqr(a); }
-#else
+// Their operands go by value, in registers: on the H200 the G1 bucket sums' calls by
+// value (168 registers, a 96-byte frame, against 130 and 768 through the caller's
+// stack frame) ran MSM G1 2^20 / 2^24 in 8.52 / 109.2 ms against 8.97 / 115.5
+// (BENCHMARKS.md, CUDA MSM).
 template <class C> CRU_CALL Fp<C> fmul_call(Fp<C> a, Fp<C> b) { return fmul(a, b); }
 template <class C> CRU_CALL Fp<C> fsqr_call(Fp<C> a) { return fsqr(a); }
-#endif
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 
@@ -731,60 +569,6 @@ template <class C> CRU_CALL Fp<C> finv(const Fp<C>& a) {
         }
     }
     return r;
-}
-
-// a^-1 as finv (Montgomery form, 0 gives 0) by the binary extended Euclidean
-// algorithm: variable time (its branches follow a's bits), about 760 halvings and
-// 540 subtractions of N-word integers for Fq, some 60 000 instructions against the
-// ~210 000 of finv's ~480 products. For one thread's inversion shared by a batch
-// (msm.cu's batch-affine sums). Invariants: x1 a' = u, x2 a' = v (mod p), a' the raw
-// words (x R for the element x), so the loop ends with (x R)^-1, and two products by
-// R^2 make it x^-1 R.
-template <class C> CRU_CALL Fp<C> finv_euclid(const Fp<C>& a) {
-    constexpr int N = C::N;
-    if (fis_zero(a)) return a;
-    u32 u[N], v[N], x1[N], x2[N];
-    CRU_UNROLL for (int i = 0; i < N; i++) { u[i] = a.l[i]; v[i] = C::p(i); x1[i] = 0; x2[i] = 0; }
-    x1[0] = 1;
-    // x / 2 mod p for x < p: (x + p) / 2 when x is odd (x + p < 2p < 2^(32N)).
-    auto halve_mod = [](u32 (&x)[N]) {
-        const u32 odd = 0u - (x[0] & 1u);
-        u64 c = 0;
-        CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)x[i] + (C::p(i) & odd); x[i] = (u32)c; c >>= 32; }
-        CRU_UNROLL for (int i = 0; i < N - 1; i++) x[i] = (x[i] >> 1) | (x[i + 1] << 31);
-        x[N - 1] >>= 1;
-    };
-    auto halve = [](u32 (&x)[N]) {
-        CRU_UNROLL for (int i = 0; i < N - 1; i++) x[i] = (x[i] >> 1) | (x[i + 1] << 31);
-        x[N - 1] >>= 1;
-    };
-    // x -= y; with `mod`, x - y mod p for x, y < p.
-    auto sub = [](u32 (&x)[N], const u32 (&y)[N], bool mod) {
-        u64 b = 0;
-        CRU_UNROLL for (int i = 0; i < N; i++) { const u64 d = (u64)x[i] - y[i] - b; x[i] = (u32)d; b = (d >> 32) & 1; }
-        const u32 add = mod ? 0u - (u32)b : 0u;
-        u64 c = 0;
-        CRU_UNROLL for (int i = 0; i < N; i++) { c += (u64)x[i] + (C::p(i) & add); x[i] = (u32)c; c >>= 32; }
-    };
-    auto is_one = [](const u32 (&x)[N]) {
-        u32 acc = x[0] ^ 1u;
-        CRU_UNROLL for (int i = 1; i < N; i++) acc |= x[i];
-        return acc == 0;
-    };
-    auto at_least = [](const u32 (&x)[N], const u32 (&y)[N]) {
-        CRU_UNROLL for (int i = N - 1; i >= 0; i--)
-            if (x[i] != y[i]) return x[i] > y[i];
-        return true;
-    };
-    CRU_NO_UNROLL while (!is_one(u) && !is_one(v)) {
-        CRU_NO_UNROLL while ((u[0] & 1u) == 0) { halve(u); halve_mod(x1); }
-        CRU_NO_UNROLL while ((v[0] & 1u) == 0) { halve(v); halve_mod(x2); }
-        if (at_least(u, v)) { sub(u, v, false); sub(x1, x2, true); }
-        else { sub(v, u, false); sub(x2, x1, true); }
-    }
-    Fp<C> r;
-    CRU_UNROLL for (int i = 0; i < N; i++) r.l[i] = is_one(u) ? x1[i] : x2[i];
-    return fmul(fmul(r, Fp<C>::r2()), Fp<C>::r2());
 }
 
 #endif  // CRUCIBLE_FIELD_CUH

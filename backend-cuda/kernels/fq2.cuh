@@ -22,24 +22,18 @@ CRU_DEV Fq2 fsub(const Fq2& a, const Fq2& b) { return make_fq2(fsub(a.c0, b.c0),
 CRU_DEV Fq2 fneg(const Fq2& a) { return make_fq2(fneg(a.c0), fneg(a.c1)); }
 CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 
-// The Fq2 product's form (NVRTC -D, through CRUCIBLE_CUDA_NVRTC_OPTIONS):
-//   CRU_FQ2_LAZY=1  lazy reduction: Karatsuba over the unreduced 768-bit products
-//                   (field.cuh's fmul_plain), then two Montgomery reductions (fredc):
-//                   720 limb multiply-adds;
-//   CRU_FQ2_LAZY=0  Karatsuba over 3 Montgomery products (3 reductions): 864.
-// Lazy (the default), in the G2 bucket sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs
-// against 8425, 14391 SASS instructions against 14885, 240 bytes of spill stores against
-// 180 (its 768-bit values at 255 registers); on the H200, MSM G2 2^20 26.59 ms against
-// 27.49 (fifteenth session, both compiled by NVRTC 13). Every G2 kernel takes it (they
-// all call this product). The square stays as it is: lazily it would be 2 plain
-// products and 2 reductions all the same.
-#ifndef CRU_FQ2_LAZY
-#define CRU_FQ2_LAZY 1
-#endif
-
+// The Fq2 product by lazy reduction: Karatsuba over the unreduced 768-bit products
+// (field.cuh's fmul_plain), then two Montgomery reductions (fredc): 720 limb
+// multiply-adds, against 864 for Karatsuba over 3 Montgomery products. In the G2 bucket
+// sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425, 14391 SASS
+// instructions against 14885, 240 bytes of spill stores against 180 (its 768-bit
+// values at 255 registers); on the H200, MSM G2 2^20 26.59 ms against 27.49
+// (BENCHMARKS.md, CUDA MSM). Every G2 kernel takes it (they all call this product). The
+// square stays as it is: lazily it would be 2 plain products and 2 reductions all the
+// same.
+//
 // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0+a1)(b0+b1) - a0 b0 - a1 b1) u
 CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
-#if CRU_FQ2_LAZY
     // v0 + v1 and v0 - v1 = (v0 + v1) - 2 v1, so that v0 dies into the sum and v1 into
     // its double (registers: the G2 bucket sums run at 255). The sums a0 + a1, b0 + b1
     // stay unreduced (< 2p): the integer identity (a0+a1)(b0+b1) - v0 - v1 = a0 b1 + a1 b0
@@ -50,12 +44,6 @@ CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
     const FqWide w = fwide_add(fmul_plain(a.c0, b.c0), v1);
     const Fq c0 = fredc(fwide_sub_mod(w, fwide_dbl(v1)));
     return make_fq2(c0, fredc(fwide_sub(fmul_plain(sa, sb), w)));
-#else
-    const Fq v0 = fmul(a.c0, b.c0);
-    const Fq v1 = fmul(a.c1, b.c1);
-    const Fq s = fmul(fadd(a.c0, a.c1), fadd(b.c0, b.c1));
-    return make_fq2(fsub(v0, v1), fsub(fsub(s, v0), v1));
-#endif
 }
 
 // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fq products.
@@ -66,15 +54,10 @@ CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
 
 // The Fq2 product and square are calls (their Fq products inlined inside): inlined
 // into every curve formula, msm.cu took minutes of NVRTC. Operands by reference: on the
-// H200 the G2 bucket sums ran MSM G2 2^20 in 23.62 ms so, 25.50 by value
-// (-DCRU_FQ2_CALLS_BY_VALUE; sixteenth session), the opposite of field.cuh's Fq calls.
-#ifdef CRU_FQ2_CALLS_BY_VALUE
-CRU_CALL Fq2 fmul(Fq2 a, Fq2 b) { return fmul_inline(a, b); }
-CRU_CALL Fq2 fsqr(Fq2 a) { return fsqr_inline(a); }
-#else
+// H200 the G2 bucket sums ran MSM G2 2^20 in 23.62 ms so, 25.50 by value (BENCHMARKS.md,
+// CUDA MSM), the opposite of field.cuh's Fq calls.
 CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
-#endif
 
 // 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2): one Fq inversion of the norm, by
 // INV. The norm is 0 only for a = 0 (-1 is not a square mod p), and then both Fq
@@ -84,8 +67,5 @@ template <Fq (*INV)(const Fq&)> CRU_DEV Fq2 finv_by_norm(const Fq2& a) {
     return make_fq2(fmul(a.c0, t), fneg(fmul(a.c1, t)));
 }
 CRU_CALL Fq2 finv(const Fq2& a) { return finv_by_norm<finv>(a); }
-// The same by binary Euclid (field.cuh's finv_euclid: the batch-affine sums' one
-// inversion a block a round, ~60 000 instructions against Fermat's ~210 000).
-CRU_CALL Fq2 finv_euclid(const Fq2& a) { return finv_by_norm<finv_euclid>(a); }
 
 #endif  // CRUCIBLE_FQ2_CUH

@@ -17,8 +17,8 @@
 //         scalars Fr[n] (Montgomery, < r). 1 <= n < 2^31, W * n < 2^32, every entry
 //         (j stride + i) < 2^31.
 // Output: window v's sum sum_b (b + 1) B_b (B_b: bucket b's sum), v < wp; the MSM is
-//         sum_v 2^(c v) (window v's sum). Step 6-7 "tree" leaves each window's sum as
-//         terms for the host to weigh (see there); step 6-7 "levels" as one point.
+//         sum_v 2^(c v) (window v's sum). Steps 6-7 leave each window's sum as terms for
+//         the host to weigh (see there).
 //
 // Parameters (host's choice):
 //   c         window bits, 1 <= c <= 24. W = ceil(256 / c) digit windows (W c >= 256
@@ -41,16 +41,14 @@
 //   buckets      Xyzz[M]         written for non-empty buckets only
 //   carries      Xyzz[ceil(W n / chunk)]
 //   max_span     u32[1]          MUST BE ZEROED before step 5
-//   tickets      u32[ceil(W n / chunk)]  step 5b "tree" only: MUST BE ZEROED before it
-//   lanes        u32[L CRU_AFFINE_BLOCK per_thread gridDim.x]  step 5 "affine" only,
-//                L = 63 (G1) or 123 (G2): word planes (msm_lane); any contents before
-//   reduce_a, reduce_b  Xyzz[...] each: step 6-7's, by the reduction (see there)
+//   tickets      u32[ceil(W n / chunk)]  MUST BE ZEROED before step 5b
+//   reduce_a, reduce_b  Xyzz[...] each: step 6-7's (see there)
 //
 // Launch sequence (one stream, in this order). "grid (X, Y)": gridDim.x =
 // max(1, ceil(X / blockDim.x)), gridDim.y = Y; "THREADS = T": 1-D, T threads. Any
-// blockDim.x works for steps 1-5b and "levels" (those kernels ignore out-of-range
-// indices); 256 is suggested for steps 1-4, 128 for the curve kernels (msm_g2_* use up
-// to 255 registers). Step 6-7 "tree" fixes its blocks.
+// blockDim.x works for steps 1-5b (those kernels ignore out-of-range indices); 256 is
+// suggested for steps 1-4, 128 for the curve kernels (msm_g2_* use up to 255
+// registers). Steps 6-7 fix their blocks.
 //   1. msm_digits(const Fr* scalars, u32* digits, u32* bucket_count, u32 n, u32 c, u32 wp)
 //                                                                          THREADS = n
 //      or msm_digits_indexed(const Fr* scalars, const u32* index, u32* digits,
@@ -78,24 +76,11 @@
 //        after the one holding bucket_start[k], up to the one holding its last entry.
 //        *max_span (MUST BE ZEROED before) ends as the largest number of carries of one
 //        bucket.
-//      or, with the same outputs (the same points, XYZZ with ZZ = ZZZ = 1 or the
-//        identity, and the same *max_span), by batch-affine additions:
-//        msm_g1_accumulate_affine(const G1Affine* bases, const u32* sorted,
-//        const u32* bucket_start, G1Xyzz* buckets, G1Xyzz* carries, u32* max_span,
-//        u32* lanes, u32 m, u32 chunk, u32 per_thread) (G2: msm_g2_accumulate_affine)
-//                          THREADS = ceil(ceil(W n / chunk) / per_thread), blockDim.x <=
-//        CRU_AFFINE_BLOCK: each thread runs per_thread chunks as lanes (see there).
-//   5b. for level = 0 .. L-1, L = ceil(log2(*max_span)) (none when *max_span <= 1):
-//        msm_g1_fold_carries(G1Xyzz* carries, const u32* bucket_start, u32 m, u32 chunk,
-//        u32 level)                                            THREADS = ceil(W n / chunk)
-//        Afterwards each bucket's carries are summed into the first of them.
-//      or, in one launch whatever the spans (the default; the host then does not read
-//        *max_span back):
-//        msm_g1_fold_tree(G1Xyzz* carries, const u32* bucket_start, u32* tickets, u32 m,
+//   5b. msm_g1_fold_tree(G1Xyzz* carries, const u32* bucket_start, u32* tickets, u32 m,
 //        u32 chunk)                                             THREADS = ceil(W n / chunk)
-//        with the same result.
-//   6-7, one of:
-//   "tree" (bit sums; the default). Window v's sum, with b = s L + j:
+//        in one launch whatever the spans: afterwards each bucket's carries are summed
+//        into the first of them.
+//   6-7, bit sums. Window v's sum, with b = s L + j:
 //          sum_b (b + 1) B_b = G + L sum_s s T_s = G + sum_{k < log2 S} 2^(seg_bits + k) U_k,
 //        G = sum_s A_s, A_s = sum_j (j + 1) B_{sL+j} (segment s's running sums),
 //        T_s = sum_j B_{sL+j}, U_k = sum of the T_s whose s has bit k set.
@@ -121,22 +106,6 @@
 //      v (items + 1) + q: G at q = 0, U_k at q = 1 + k (items = 1 + log2 S).
 //      Sizes (points): reduce_a wp (2 + log2 TL) S / TL; reduce_b the largest step-7
 //      output written to it (each pass's output is smaller than its input).
-//   "levels" (a pairwise tree, one level per launch):
-//   6. msm_g1_reduce_segments(const G1Xyzz* buckets, const G1Xyzz* carries,
-//        const u32* bucket_start, G1Xyzz* tree_w, G1Xyzz* tree_v, u32 c, u32 seg_bits,
-//        u32 chunk)                                                         grid (S, wp)
-//        segment s of window v, buckets b = sL + j: tree_w[v S + s] = sum_j (j + 1) B_b,
-//        tree_v[v S + s] = L sum_j B_b.
-//   7. while S > 1: msm_g1_reduce_pairs(const G1Xyzz* in_w, const G1Xyzz* in_v,
-//        G1Xyzz* out_w, G1Xyzz* out_v, u32 nodes, u32 with_v)           grid (nodes, wp)
-//        nodes = S before the step (in-w/v hold wp * nodes entries, window-major); pairs
-//        (2j, 2j+1) of span h: out_w[v nodes/2 + j] = w_l + w_r + v_r (thread j), and if
-//        with_v, out_v = 2 (v_l + v_r) (thread nodes/2 + j). Then S = nodes / 2;
-//        with_v = 0 on the last step.
-//      Afterwards the last buffer written (tree_w when S was 1 already) holds, for each
-//      bucket window, sum_b (b + 1) B_b = the window sum.
-//      tree_w, tree_v are reduce_a's halves (wp S each), the second pair reduce_b's
-//      (wp S / 2 each, at least one point).
 // G2: steps 5-7 (and 5b) named msm_g2_* with G2Affine / G2Xyzz; steps 1-4 are shared, and
 // depend only on the scalars, c, wp and stride.
 #ifndef CRUCIBLE_CURVE_CUH
@@ -299,26 +268,18 @@ CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
     atomicMax(max_span, (end - 1) / chunk - begin / chunk);
 }
 
-// How the XYZZ bucket sums take their products: for G1 as calls (CRU_G1_SUMS_PRODUCTS
-// = 2, the default: one copy of the product and the square in the kernel), or inlined
-// (1; -D through CRUCIBLE_CUDA_NVRTC_OPTIONS). Inlined, the ten
-// products are tens of KB of straight-line code a warp runs through at each entry, and
-// a fifth of the sums' stalls waited for instructions (ncu). As calls they pass their
-// operands through the stack (130 registers, 768 bytes of frame, 10.6 % more
-// instructions), and on the H200 MSM G1 2^24 took 111.2 ms instead of 119.9, 2^20
-// 9.01 instead of 9.10; by value (field.cuh's fmul_call), less (sixteenth session).
-#ifndef CRU_G1_SUMS_PRODUCTS
-#define CRU_G1_SUMS_PRODUCTS CRU_PRODUCTS_CALLS
-#endif
-// G2's: its Fq2 products as calls (0, CRU_PRODUCTS_CALL_FQ2, the default), or inlined
-// (1): inlined, 17 152 SASS instructions against 6 256, and on the H200 MSM G2 2^20
-// took 26.36 ms against 23.71 with the calls (operands by reference; sixteenth session).
-#ifndef CRU_G2_SUMS_PRODUCTS
-#define CRU_G2_SUMS_PRODUCTS CRU_PRODUCTS_CALL_FQ2
-#endif
+// How the bucket sums take their products: for G1 as calls (one copy of the product and
+// the square in the kernel). Inlined, the ten products are tens of KB of straight-line
+// code a warp runs through at each entry, and a fifth of the sums' stalls waited for
+// instructions (ncu). As calls they pass their operands through the stack (130
+// registers, 768 bytes of frame, 10.6 % more instructions), and on the H200 MSM G1
+// 2^24 took 111.2 ms instead of 119.9, 2^20 9.01 instead of 9.10; by value (field.cuh's
+// fmul_call), less (BENCHMARKS.md, CUDA MSM). G2's: its Fq2 products as calls, its Fq
+// products inlined in them: all inlined, 17 152 SASS instructions against 6 256, and
+// on the H200 MSM G2 2^20 took 26.36 ms against 23.71 with the calls.
 template <class F> struct SumsProducts;
-template <> struct SumsProducts<Fq> { static constexpr int value = CRU_G1_SUMS_PRODUCTS; };
-template <> struct SumsProducts<Fq2> { static constexpr int value = CRU_G2_SUMS_PRODUCTS; };
+template <> struct SumsProducts<Fq> { static constexpr int value = CRU_PRODUCTS_CALLS; };
+template <> struct SumsProducts<Fq2> { static constexpr int value = CRU_PRODUCTS_CALL_FQ2; };
 
 // One loop over the chunk's entries with the run boundaries as a branch inside it, so
 // the threads of a warp add points together whatever their runs' lengths.
@@ -354,267 +315,6 @@ CRU_DEV void msm_accumulate(const Affine<F>* bases, const u32* sorted, const u32
     else { carries[t] = acc; msm_note_span(max_span, bucket_begin, bucket_end, chunk); }
 }
 
-// Step 5 "affine" (msm_g1_accumulate_affine, msm_g2_accumulate_affine): the same sums
-// as msm_accumulate, with affine + affine additions (lambda = (y2 - y1) / (x2 - x1),
-// x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1: 2 products and a square) whose
-// inversions are shared by Montgomery's trick (3 products each) across the whole
-// block: one inversion a block a round (finv_euclid, ~60 000 instructions; Fermat's
-// finv ~210 000, ~480 products). It only pays when a round carries thousands of
-// additions, so each thread runs `per_thread` chunks at once as lanes, one entry of
-// each a round, its lanes' state in global memory as word planes (msm_lane_words).
-//
-// Chunk t is lane j of thread g, t = j G + g (G: the grid's threads). A lane's round
-// has two halves. The first finishes the lane's addition or doubling of the round
-// before (its denominator's inverse taken off the thread's inverted product, as
-// Montgomery's trick walks back). The second takes entry t chunk + r: a lane whose run
-// ended writes it out (as msm_accumulate: buckets[k] when the run starts its bucket,
-// else carries[t] and the span noted), starts the next run or adds its entry to the
-// run's sum, which is either a plain assignment (an empty sum), nothing (an infinity
-// entry, or a sum that cancels: x1 = x2, y1 = -y2), or an addition (x1 != x2:
-// denominator x2 - x1) or a doubling (the same point: denominator 2 y1, numerator
-// 3 x1^2), whose denominator joins the thread's running product (the lane keeps the
-// product before it). Both halves run in one pass over the lanes, so the walk back of
-// round r - 1 and the walk forward of round r go the same way: ascending lanes in even
-// rounds, descending in odd ones. The block then inverts every thread's product
-// (msm_block_inverse). Round 0 only starts sums (no inversion); a last pass (r =
-// chunk) finishes the additions and writes every lane's run out. A lane keeps its
-// point in the state, so the bases are read once an entry.
-//
-// Scratch: lanes u32[msm_lane_words<F>::ALL CRU_AFFINE_BLOCK per_thread gridDim.x]
-// (msm_lane), any contents before (each word is written before it is read). Launch:
-// THREADS = ceil(ceil(T / chunk) / per_thread) with blockDim.x <= CRU_AFFINE_BLOCK
-// (the shared products' size and the planes' stride), all threads of a block through
-// every round (the block shares barriers).
-//
-// Cost an entry: 6 products (one a square; 7 for a doubling), plus the block
-// inverse's ~3 products a thread a round (~0.2 an entry with 16 lanes) and its 4
-// barriers; madd-2008-s is 10. The state moves ~490 bytes an entry (62 words read, 61
-// written at most), coalesced: a warp's 32 lanes of one j touch 32 consecutive words.
-// G2 (Fq2): the same, its state, shared products and registers about twice G1's; its
-// inversion one Fq inversion of the norm (fq2.cuh's finv_euclid).
-#define CRU_AFFINE_BLOCK 128
-// Threads of a group of the block inverse (see there): with 128 threads, 8 groups of
-// 16 (group leaders 3 x 16 serial products, thread 0 3 x 8 and the inversion). The
-// host tests also build it with groups of 2, so that their small blocks have several.
-#ifndef CRU_AFFINE_GROUP
-#define CRU_AFFINE_GROUP 16
-#endif
-
-// The lanes' state as word planes, a block's lanes j together: word w of lane j of
-// thread x of block b at lanes[((b per_thread + j) ALL + w) CRU_AFFINE_BLOCK + x], so
-// that a warp reads 32 consecutive words (msm_lane). Fields: the run's sum so far
-// (acc, when the state has CRU_LANE_SUM), this round's entry p (an addition or a
-// doubling), the thread's product of denominators before this lane's, the bucket k of
-// the lane's current run and its end bucket_start[k + 1], the CRU_LANE_* bits.
-template <class F> struct msm_lane_words {
-    static constexpr u32 NW = sizeof(F) / 4;
-    static constexpr u32 ACC_X = 0, ACC_Y = NW, P_X = 2 * NW, P_Y = 3 * NW, BEFORE = 4 * NW;
-    static constexpr u32 K = 5 * NW, END = 5 * NW + 1, STATE = 5 * NW + 2, ALL = 5 * NW + 3;
-};
-// The lane's words, as the Rust host plans them (msm/layout.rs's affine_lane_words).
-static_assert(msm_lane_words<Fq>::ALL == 63, "G1 lane: 63 words");
-static_assert(msm_lane_words<Fq2>::ALL == 123, "G2 lane: 123 words");
-#define CRU_LANE_SUM 1u  // acc holds the run's sum (else the sum so far is infinity)
-#define CRU_LANE_ADD 2u  // this round adds p to acc
-#define CRU_LANE_DBL 4u  // this round doubles acc (p = acc)
-
-// Lane j of this thread: its words at lane[w CRU_AFFINE_BLOCK], w < msm_lane_words::ALL
-// (constant offsets: one address a lane, not one a word).
-template <class F> CRU_DEV u32* msm_lane(u32* lanes, u32 j, u32 per_thread) {
-    return lanes + ((u64)blockIdx.x * per_thread + j) * (msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK) + threadIdx.x;
-}
-
-template <class F> CRU_DEV F msm_lane_get(const u32* lane, u32 word) {
-    F v;
-    u32* w = reinterpret_cast<u32*>(&v);
-    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) w[i] = lane[(word + i) * CRU_AFFINE_BLOCK];
-    return v;
-}
-
-template <class F> CRU_DEV void msm_lane_set(u32* lane, u32 word, const F& v) {
-    const u32* w = reinterpret_cast<const u32*>(&v);
-    CRU_UNROLL for (u32 i = 0; i < sizeof(F) / 4; i++) lane[(word + i) * CRU_AFFINE_BLOCK] = w[i];
-}
-
-// The lane's run sum, acc.
-template <class F> CRU_DEV Affine<F> msm_lane_acc(const u32* lane) {
-    using L = msm_lane_words<F>;
-    return {msm_lane_get<F>(lane, L::ACC_X), msm_lane_get<F>(lane, L::ACC_Y)};
-}
-
-// The end of lane t's run in bucket k (entries up to `end`): written where
-// msm_accumulate writes it.
-template <class F>
-CRU_DEV void msm_affine_flush(const Affine<F>& acc, bool sum, u32 k, u32 end, u64 t, const u32* bucket_start,
-                              Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 chunk) {
-    const u32 begin = bucket_start[k];
-    Xyzz<F> v = xyzz_identity<F>();
-    if (sum) { v.x = acc.x; v.y = acc.y; v.zz = F::one(); v.zzz = F::one(); }
-    if (begin >= t * chunk) buckets[k] = v;
-    else { carries[t] = v; msm_note_span(max_span, begin, end, chunk); }
-}
-
-// 1 / x for every thread of the block, x != 0, in 4 barriers: the threads in groups of
-// CRU_AFFINE_GROUP; each group's first thread takes its group's prefix products (in
-// shared memory) and total, thread 0 the groups' prefix, the one inversion (binary
-// Euclid) and, walking back, each group total's inverse, and each group's first thread
-// walks back over its group: 1 / x_i = (x_0 .. x_{i-1}) / (x_0 .. x_i). About 3
-// products a thread and 3 CRU_AFFINE_GROUP + 3 groups serial besides the inversion,
-// against the 2 log2(blockDim.x) products and barriers of a Hillis-Steele scan. Every
-// thread of the block must call it.
-template <class F> CRU_DEV F msm_block_inverse(const F& x) {
-    __shared__ F xs[CRU_AFFINE_BLOCK], pre[CRU_AFFINE_BLOCK];
-    __shared__ F group_total[CRU_AFFINE_BLOCK / CRU_AFFINE_GROUP], group_inv[CRU_AFFINE_BLOCK / CRU_AFFINE_GROUP];
-    const u32 t = threadIdx.x, T = blockDim.x, S = CRU_AFFINE_GROUP;
-    const u32 groups = (T + S - 1) / S;
-    const bool leader = t % S == 0;
-    const u32 end = t + S < T ? t + S : T;  // (leaders) the group's threads [t, end)
-    xs[t] = x;
-    __syncthreads();
-    if (leader) {
-        F run = xs[t];
-        pre[t] = F::one();
-        for (u32 i = t + 1; i < end; i++) { pre[i] = run; run = fmul(run, xs[i]); }
-        group_total[t / S] = run;
-    }
-    __syncthreads();
-    if (t == 0) {
-        F run = group_total[0];
-        group_inv[0] = F::one();
-        for (u32 q = 1; q < groups; q++) { group_inv[q] = run; run = fmul(run, group_total[q]); }
-        F inv = finv_euclid(run);
-        for (u32 q = groups; q-- > 1;) {
-            const F before = group_inv[q];
-            group_inv[q] = fmul(inv, before);
-            inv = fmul(inv, group_total[q]);
-        }
-        group_inv[0] = inv;
-    }
-    __syncthreads();
-    if (leader) {
-        F inv = group_inv[t / S];
-        for (u32 i = end; i-- > t + 1;) {
-            const F xi = xs[i];
-            xs[i] = fmul(inv, pre[i]);
-            inv = fmul(inv, xi);
-        }
-        xs[t] = inv;
-    }
-    __syncthreads();
-    // xs[t] is next written by this thread (the next call), or by its leader after the
-    // next call's third barrier, which this thread reaches only after this read.
-    return xs[t];
-}
-
-template <class F>
-CRU_DEV void msm_accumulate_affine(const Affine<F>* bases, const u32* sorted, const u32* bucket_start,
-                                   Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32* lanes, u32 m,
-                                   u32 chunk, u32 per_thread) {
-    using L = msm_lane_words<F>;
-    const u64 g = CRU_THREAD_X, G = (u64)gridDim.x * blockDim.x;
-    const u32 total = bucket_start[m];
-    const u64 chunks = ((u64)total + chunk - 1) / chunk;
-    // This thread's lanes: j < mine, the j with j G + g < chunks.
-    const u64 have = g < chunks ? (chunks - g + G - 1) / G : 0;
-    const u32 mine = have < per_thread ? (u32)have : per_thread;
-    for (u32 j = 0; j < mine; j++) {
-        const u64 t = j * G + g;
-        u32* lane = msm_lane<F>(lanes, j, per_thread);
-        const u32 k = msm_bucket_of(bucket_start, m, (u32)(t * chunk));
-        lane[L::K * CRU_AFFINE_BLOCK] = k;
-        lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
-        lane[L::STATE * CRU_AFFINE_BLOCK] = 0;
-    }
-    F inv = F::one();
-    for (u32 r = 0; r <= chunk; r++) {
-        F run = F::one();
-        for (u32 i = 0; i < mine; i++) {
-            const u32 j = (r & 1) ? mine - 1 - i : i;
-            const u64 t = j * G + g;
-            u32* lane = msm_lane<F>(lanes, j, per_thread);
-            u32 state = lane[L::STATE * CRU_AFFINE_BLOCK];
-            const u32 state_in = state;
-            Affine<F> acc;
-            bool have_acc = false, acc_changed = false;  // acc: read or computed; to be written back
-            if (state & (CRU_LANE_ADD | CRU_LANE_DBL)) {  // finish round r - 1
-                const F before = msm_lane_get<F>(lane, L::BEFORE);
-                const F inv_d = fmul(inv, before);
-                const Affine<F> a = msm_lane_acc<F>(lane);
-                const F px = msm_lane_get<F>(lane, L::P_X);
-                const bool dbl = state & CRU_LANE_DBL;
-                inv = fmul(inv, dbl ? fdbl(a.y) : fsub(px, a.x));
-                F num;
-                if (dbl) {
-                    const F xx = fsqr(a.x);
-                    num = fadd(fdbl(xx), xx);
-                } else {
-                    num = fsub(msm_lane_get<F>(lane, L::P_Y), a.y);
-                }
-                const F lambda = fmul(num, inv_d);
-                acc.x = fsub(fsub(fsqr(lambda), a.x), px);
-                acc.y = fsub(fmul(lambda, fsub(a.x, acc.x)), a.y);
-                state = CRU_LANE_SUM;
-                have_acc = acc_changed = true;
-            }
-            const u64 pos = t * chunk + r;
-            if (r == chunk || pos >= total) {  // the chunk is done: its last run out
-                if (r == chunk) {
-                    if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = msm_lane_acc<F>(lane);
-                    const u32 k = lane[L::K * CRU_AFFINE_BLOCK], end = lane[L::END * CRU_AFFINE_BLOCK];
-                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
-                                     chunk);
-                    continue;
-                }
-            } else {
-                const u32 end = lane[L::END * CRU_AFFINE_BLOCK];
-                if (pos == end) {  // the run ended with the round before
-                    u32 k = lane[L::K * CRU_AFFINE_BLOCK];
-                    if ((state & CRU_LANE_SUM) && !have_acc)
-                        acc = msm_lane_acc<F>(lane);
-                    msm_affine_flush(acc, state & CRU_LANE_SUM, k, end, t, bucket_start, buckets, carries, max_span,
-                                     chunk);
-                    state = 0;
-                    do k++; while (bucket_start[k + 1] == pos);
-                    lane[L::K * CRU_AFFINE_BLOCK] = k;
-                    lane[L::END * CRU_AFFINE_BLOCK] = bucket_start[k + 1];
-                }
-                const u32 e = sorted[pos];
-                Affine<F> p = bases[e & 0x7fffffffu];
-                if (e & 0x80000000u) p = aff_neg(p);
-                if (aff_is_identity(p)) {
-                } else if (!(state & CRU_LANE_SUM)) {
-                    acc = p;
-                    acc_changed = true;
-                    state = CRU_LANE_SUM;
-                } else {
-                    if (!have_acc)
-                        acc = msm_lane_acc<F>(lane);
-                    F d;
-                    u32 op = 0;
-                    if (!feq(acc.x, p.x)) { d = fsub(p.x, acc.x); op = CRU_LANE_ADD; }
-                    else if (feq(acc.y, p.y) && !fis_zero(p.y)) { d = fdbl(p.y); op = CRU_LANE_DBL; }
-                    else state = 0;  // p = -acc (or a 2-torsion point doubled): infinity
-                    if (op) {
-                        msm_lane_set(lane, L::P_X, p.x);
-                        msm_lane_set(lane, L::P_Y, p.y);
-                        msm_lane_set(lane, L::BEFORE, run);
-                        run = fmul(run, d);
-                        state |= op;
-                    }
-                }
-            }
-            if (acc_changed && (state & CRU_LANE_SUM)) {
-                msm_lane_set(lane, L::ACC_X, acc.x);
-                msm_lane_set(lane, L::ACC_Y, acc.y);
-            }
-            if (state != state_in) lane[L::STATE * CRU_AFFINE_BLOCK] = state;
-        }
-        // (uniform over the block) round 0 only starts sums; the last pass adds none
-        if (r > 0 && r < chunk) inv = msm_block_inverse(run);
-    }
-}
-
 // Whether chunk t's first run is a carry (its bucket began in an earlier chunk); then
 // that bucket's chunks are *t0 < t <= *t1.
 CRU_DEV bool msm_carry_of(const u32* bucket_start, u32 m, u32 chunk, u32 t, u32* t0, u32* t1) {
@@ -626,25 +326,7 @@ CRU_DEV bool msm_carry_of(const u32* bucket_start, u32 m, u32 chunk, u32 t, u32*
     return *t0 != t;  // chunk t starts its bucket: its first run is no carry
 }
 
-// One level of the carries' tree sum. Bucket k's carries sit at chunks t0 + 1 .. t1
-// (t0 = bucket_start[k] / chunk, t1 = (bucket_start[k + 1] - 1) / chunk). Level s adds
-// carries[t + 2^s] into carries[t] for the t with t - t0 - 1 a multiple of 2^(s+1) and
-// t + 2^s <= t1; after levels 0 .. L-1, with 2^L >= the longest run of carries,
-// carries[t0 + 1] holds the run's sum. A bucket spanning thousands of chunks (all the
-// points of a window in one bucket: boolean witnesses, or a top window of a c that
-// does not divide 256) costs L levels instead of a serial chain of thousands of
-// additions.
-template <class F>
-CRU_DEV void msm_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m, u32 chunk, u32 level) {
-    const u32 t = CRU_THREAD_X;
-    u32 t0, t1;
-    if (!msm_carry_of(bucket_start, m, chunk, t, &t0, &t1)) return;
-    const u32 d = 1u << level;
-    if (((t - t0 - 1) & (2 * d - 1)) != 0 || t + d > t1) return;
-    carries[t] = xyzz_add(carries[t], carries[t + d]);
-}
-
-// Step 5b "tree", all levels in one launch: bucket k's carries (chunks t0 + 1 .. t1)
+// Step 5b, all levels in one launch: bucket k's carries (chunks t0 + 1 .. t1)
 // summed by xyzz_climb (curve.cuh) into carries[t0 + 1], leaf r = carries[t0 + 1 + r].
 // The nodes of bucket k take tickets[t0 + 1 .. t1 - 1]: the ranges of different buckets
 // are disjoint. A bucket spanning thousands of chunks costs log2 of that many dependent
@@ -672,69 +354,15 @@ CRU_DEV Xyzz<F> msm_load_bucket(const Xyzz<F>* buckets, const Xyzz<F>* carries, 
     return v;
 }
 
-// Running sum from the top of the segment: after B_j has been added to `run` for
-// j = L-1 .. 0, `acc` has seen B_j exactly j + 1 times.
-template <class F>
-CRU_DEV void msm_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
-                                 Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) {
-    const u32 s = CRU_THREAD_X;
-    const u32 w = blockIdx.y;
-    const u32 nseg = 1u << (c - 1 - seg_bits);
-    if (s >= nseg) return;
-    const u64 first = ((u64)w << (c - 1)) + ((u64)s << seg_bits);
-    Xyzz<F> run = xyzz_identity<F>();
-    Xyzz<F> acc = xyzz_identity<F>();
-    // Calls, not the inlined addition: inlined (one call site, selecting the operands)
-    // this kernel took 2.0 ms at 2^20 on the H200 instead of 1.4 (178 registers, and
-    // each thread's chain of additions is its latency).
-    for (u32 j = 1u << seg_bits; j-- > 0;) {
-        run = xyzz_add(run, msm_load_bucket(buckets, carries, bucket_start, first + j, chunk));
-        acc = xyzz_add(acc, run);
-    }
-    for (u32 b = 0; b < seg_bits; b++) run = xyzz_double(run);
-    const u64 out = (u64)w * nseg + s;
-    tree_w[out] = acc;
-    tree_v[out] = run;
-}
-
-// Node (W, V) of span h over buckets [lo, lo + h): W = sum (b - lo + 1) B_b, V = h sum B_b.
-// Left and right children merge to W = W_l + W_r + V_r, V = 2 (V_l + V_r). The two are
-// computed by different threads, and threads of a warp share the role (the first
-// nodes / 2 threads of a window compute W, the rest V): with the roles alternating
-// between lanes, as before, a warp ran both branches one after the other.
-template <class F>
-CRU_DEV void msm_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v, Xyzz<F>* out_w, Xyzz<F>* out_v,
-                              u32 nodes, u32 with_v) {
-    const u32 t = CRU_THREAD_X;
-    const u32 w = blockIdx.y;
-    const u32 half = nodes >> 1;
-    const bool v_role = t >= half;
-    const u32 j = v_role ? t - half : t;
-    if (j >= half) return;
-    const u64 l = (u64)w * nodes + 2 * j;
-    const u64 out = (u64)w * half + j;
-    if (!v_role) out_w[out] = xyzz_add(xyzz_add(in_w[l], in_w[l + 1]), in_v[l + 1]);
-    else if (with_v) out_v[out] = xyzz_double(xyzz_add(in_v[l], in_v[l + 1]));
-}
-
-// Shared memory of one "tree" block: 2 points a thread for tile threads, 48 KiB (the
+// Shared memory of one reduction block: 2 points a thread for tile threads, 48 KiB (the
 // most a kernel declares statically): tiles of 128 threads for G1, 64 for G2
 // (msm/reduce.rs reads this constant).
 #define CRU_REDUCE_SHARED_BYTES 49152
 
-// The "tree" kernels' additions: calls by default (one copy of the formula a kernel;
-// inlined, "levels"' segments took 2.0 ms at 2^20 on the H200 instead of 1.4). For the
-// A/B, -DCRU_REDUCE_INLINE=1 (CRUCIBLE_CUDA_NVRTC_OPTIONS) writes them inline, their
-// Fq2 products too.
-#ifndef CRU_REDUCE_INLINE
-#define CRU_REDUCE_INLINE 0
-#endif
+// The reduction kernels' additions: calls (one copy of the formula a kernel; inlined,
+// a reduction's segments took 2.0 ms at 2^20 on the H200 instead of 1.4).
 template <class F> CRU_DEV Xyzz<F> msm_reduce_add(const Xyzz<F>& p, const Xyzz<F>& q) {
-#if CRU_REDUCE_INLINE
-    return xyzz_add_formula<CRU_PRODUCTS_INLINE>(p, q);
-#else
     return xyzz_add(p, q);
-#endif
 }
 
 template <class F> CRU_DEV u32 msm_reduce_tile() { return CRU_REDUCE_SHARED_BYTES / (2 * sizeof(Xyzz<F>)); }
@@ -772,7 +400,7 @@ CRU_DEV void msm_block_sums(Xyzz<F>* sh, bool plain, bool bits) {
     }
 }
 
-// Step 6 "tree": thread t of block (g, v) runs the running sums of segment s = g T + t
+// Step 6: thread t of block (g, v) runs the running sums of segment s = g T + t
 // (from the top: after B_j has been added to `run` for j = L-1 .. 0, `acc` has seen B_j
 // j + 1 times), so A_s = acc and T_s = run; then the block sums them (msm_block_sums)
 // into record g: G's part sum_t A_s, the bit sums of t, the total sum_t T_s.
@@ -799,7 +427,7 @@ CRU_DEV void msm_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries, co
         out[base + (u64)q * records] = q == 0 ? sh[T] : q == items ? sh[0] : sh[1u << (q - 1)];
 }
 
-// Step 7 "tree": block (h, y) of T threads over records [h T, h T + T) of item q of
+// Step 7: block (h, y) of T threads over records [h T, h T + T) of item q of
 // window v (y = v (items + 1) + q): the sum of the T points into record h of the output,
 // and for the totals (q = items) also the bit sums of the record index's low log2 T bits,
 // as items items .. items + log2 T - 1 of the output (whose total is item items + log2 T).
@@ -821,33 +449,11 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
     for (u32 k = t; k <= tau; k += T) out[base + (u64)(items + k) * records] = k == tau ? sh[0] : sh[1u << k];
 }
 
-// The bucket sums' launch bounds, for tuning: at least CRU_G1_ACC_MIN_BLOCKS blocks of
-// CRU_G1_ACC_BLOCK threads (the host's CRUCIBLE_CUDA_MSM_SUMS_BLOCK, default 128) an SM
-// for G1 (0: no bound, the default). On the H200, 4 blocks of 128 (128 registers,
-// 16 warps an SM, a few spilled words) ran MSM G1 2^20 in 12.3 ms against 12.0 ms
-// unbounded (156 registers, 12 warps), 2^24 in 143.6 against 136.2 ms. G2's, likewise
-// CRU_G2_ACC_MIN_BLOCKS (0: none): unbounded it takes 222 registers, 8 warps an SM; at
-// 3 blocks, 168 registers and its Fq2 product's call spills 396 bytes. Set them with
-// NVRTC's -D through CRUCIBLE_CUDA_NVRTC_OPTIONS.
-#ifndef CRU_G1_ACC_MIN_BLOCKS
-#define CRU_G1_ACC_MIN_BLOCKS 0
-#endif
-#ifndef CRU_G1_ACC_BLOCK
-#define CRU_G1_ACC_BLOCK 128
-#endif
-#if CRU_G1_ACC_MIN_BLOCKS > 0
-#define CRU_G1_ACC_BOUNDS __launch_bounds__(CRU_G1_ACC_BLOCK, CRU_G1_ACC_MIN_BLOCKS)
-#else
-#define CRU_G1_ACC_BOUNDS
-#endif
-#ifndef CRU_G2_ACC_MIN_BLOCKS
-#define CRU_G2_ACC_MIN_BLOCKS 0
-#endif
-#if CRU_G2_ACC_MIN_BLOCKS > 0
-#define CRU_G2_ACC_BOUNDS __launch_bounds__(CRU_G1_ACC_BLOCK, CRU_G2_ACC_MIN_BLOCKS)
-#else
-#define CRU_G2_ACC_BOUNDS
-#endif
+// The bucket sums take no launch bounds: on the H200, G1 at 4 blocks of 128 (128
+// registers, 16 warps an SM, a few spilled words) ran MSM G1 2^20 in 12.3 ms against
+// 12.0 ms unbounded (156 registers, 12 warps), 2^24 in 143.6 against 136.2 ms; G2
+// unbounded takes 222 registers, 8 warps an SM, and at 3 blocks (168 registers) its Fq2
+// product's call spills 396 bytes.
 
 // extern "C" entry points: the templates above, instantiated per group. Each kernel
 // family of each group is a part of its own (curve.cuh's CRU_WITH), so that NVRTC
@@ -856,50 +462,15 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
 // kernels of a group in one program made it the slowest (28 CPU seconds, NVRTC 13.5,
 // sm_90). A curve kernel added here belongs under a part of its own or one of these:
 // outside every part it would be compiled into each msm program.
-#define CRU_MSM_SUMS(G, F, BOUNDS)                                                                              \
-    extern "C" __global__ void BOUNDS msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
+#define CRU_MSM_SUMS(G, F)                                                                              \
+    extern "C" __global__ void msm_##G##_accumulate(const Affine<F>* bases, const u32* sorted,           \
             const u32* bucket_start, Xyzz<F>* buckets, Xyzz<F>* carries, u32* max_span, u32 m, u32 chunk) { \
         msm_accumulate<F>(bases, sorted, bucket_start, buckets, carries, max_span, m, chunk);            \
     }
-// G1: three blocks of 128 an SM (12 warps, as many as the XYZZ sums) hold at most 168
-// registers a thread: ptxas (12.9, sm_90) takes 148 and spills nothing; two blocks of
-// 256 at 128 registers spilled 68 bytes (the sums' products take ~60 registers each).
-// Three blocks also overlap one block's inversion with the others' rounds. G2: two
-// blocks (8 warps, as the G2 XYZZ sums), 242 registers and no spill; three spilled
-// 1072 bytes.
-#ifndef CRU_AFFINE_MIN_BLOCKS
-#define CRU_AFFINE_MIN_BLOCKS 3
-#endif
-#ifndef CRU_G2_AFFINE_MIN_BLOCKS
-#define CRU_G2_AFFINE_MIN_BLOCKS 2
-#endif
-#define CRU_G1_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_AFFINE_MIN_BLOCKS)
-#define CRU_G2_AFFINE_BOUNDS __launch_bounds__(CRU_AFFINE_BLOCK, CRU_G2_AFFINE_MIN_BLOCKS)
-#define CRU_MSM_SUMS_AFFINE(G, F, BOUNDS)                                                                \
-    extern "C" __global__ void BOUNDS msm_##G##_accumulate_affine(                      \
-            const Affine<F>* bases, const u32* sorted, const u32* bucket_start, Xyzz<F>* buckets,           \
-            Xyzz<F>* carries, u32* max_span, u32* lanes, u32 m, u32 chunk, u32 per_thread) {               \
-        msm_accumulate_affine<F>(bases, sorted, bucket_start, buckets, carries, max_span, lanes, m, chunk, \
-                                 per_thread);                                                            \
-    }
 #define CRU_MSM_FOLD(G, F)                                                                               \
-    extern "C" __global__ void msm_##G##_fold_carries(Xyzz<F>* carries, const u32* bucket_start, u32 m,  \
-            u32 chunk, u32 level) {                                                                      \
-        msm_fold_carries<F>(carries, bucket_start, m, chunk, level);                                     \
-    }                                                                                                    \
     extern "C" __global__ void msm_##G##_fold_tree(Xyzz<F>* carries, const u32* bucket_start, u32* tickets, \
             u32 m, u32 chunk) {                                                                          \
         msm_fold_tree<F>(carries, bucket_start, tickets, m, chunk);                                      \
-    }
-#define CRU_MSM_SEGMENTS(G, F)                                                                           \
-    extern "C" __global__ void msm_##G##_reduce_segments(const Xyzz<F>* buckets, const Xyzz<F>* carries,  \
-            const u32* bucket_start, Xyzz<F>* tree_w, Xyzz<F>* tree_v, u32 c, u32 seg_bits, u32 chunk) { \
-        msm_reduce_segments<F>(buckets, carries, bucket_start, tree_w, tree_v, c, seg_bits, chunk);      \
-    }
-#define CRU_MSM_PAIRS(G, F)                                                                              \
-    extern "C" __global__ void msm_##G##_reduce_pairs(const Xyzz<F>* in_w, const Xyzz<F>* in_v,           \
-            Xyzz<F>* out_w, Xyzz<F>* out_v, u32 nodes, u32 with_v) {                                     \
-        msm_reduce_pairs<F>(in_w, in_v, out_w, out_v, nodes, with_v);                                    \
     }
 #define CRU_MSM_TILES(G, F)                                                                              \
     extern "C" __global__ void msm_##G##_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries,     \
@@ -912,10 +483,7 @@ CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
     }
 
 #if CRU_WITH(G1_SUMS)
-CRU_MSM_SUMS(g1, Fq, CRU_G1_ACC_BOUNDS)
-#endif
-#if CRU_WITH(G1_AFFINE)
-CRU_MSM_SUMS_AFFINE(g1, Fq, CRU_G1_AFFINE_BOUNDS)
+CRU_MSM_SUMS(g1, Fq)
 #endif
 #if CRU_WITH(G1_FOLD)
 CRU_MSM_FOLD(g1, Fq)
@@ -926,17 +494,8 @@ CRU_MSM_TILES(g1, Fq)
 #if CRU_WITH(G1_RECORDS)
 CRU_MSM_RECORDS(g1, Fq)
 #endif
-#if CRU_WITH(G1_SEGMENTS)
-CRU_MSM_SEGMENTS(g1, Fq)
-#endif
-#if CRU_WITH(G1_PAIRS)
-CRU_MSM_PAIRS(g1, Fq)
-#endif
 #if CRU_WITH(G2_SUMS)
-CRU_MSM_SUMS(g2, Fq2, CRU_G2_ACC_BOUNDS)
-#endif
-#if CRU_WITH(G2_AFFINE)
-CRU_MSM_SUMS_AFFINE(g2, Fq2, CRU_G2_AFFINE_BOUNDS)
+CRU_MSM_SUMS(g2, Fq2)
 #endif
 #if CRU_WITH(G2_FOLD)
 CRU_MSM_FOLD(g2, Fq2)
@@ -946,10 +505,4 @@ CRU_MSM_TILES(g2, Fq2)
 #endif
 #if CRU_WITH(G2_RECORDS)
 CRU_MSM_RECORDS(g2, Fq2)
-#endif
-#if CRU_WITH(G2_SEGMENTS)
-CRU_MSM_SEGMENTS(g2, Fq2)
-#endif
-#if CRU_WITH(G2_PAIRS)
-CRU_MSM_PAIRS(g2, Fq2)
 #endif

@@ -2,12 +2,12 @@
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
 // All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
-// Launch shape of every kernel here but ntt_tile_e*: 1-D, any blockDim.x (256 suggested),
-// gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
+// Launch shape of every kernel here but the tile kernels: 1-D, any blockDim.x (256
+// suggested), gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
-// launch is a valid schedule (the host harness runs them one by one). ntt_tile_e*'s
-// shape is its own (below); its blocks share memory and barriers (the harness runs
-// the threads of a block concurrently).
+// launch is a valid schedule (the host harness runs them one by one). The tile kernels'
+// shape is their own (below); their blocks share memory, barriers or shuffles (the
+// harness runs the threads of a block concurrently).
 //
 // Constants travel by value, as kernel parameters (no device buffer, no upload):
 //   struct FrArg   { u32 words[8]; }        one Fr, its 8 words in order;
@@ -18,83 +18,54 @@
 // a[i] <- sum_j a[j] * w^(i*j) with w = omega (forward) or omega^-1 (inverse), omega
 // the domain's group_gen: the forward transform is exactly arkworks'
 // Radix2EvaluationDomain::fft_in_place, the inverse its ifft_in_place before the
-// scaling by 1/n. The host runs, in stream order,
-//   ntt_bit_reverse(a, n, log_n)                                     THREADS = n
-//   for s = 0, R, 2R, ... < log_n, with r = min(R, log_n - s), any R in 1..4:
-//     ntt_pass_r{r}(a, tw, n, log_n, s, inverse)                     THREADS = n >> r
-//   (R = 2 unless CRUCIBLE_CUDA_NTT_PASS_STAGES says otherwise: a pass is
-//   latency-bound, and radix 4 keeps 64 registers per thread, so four times the
-//   threads of radix 16 (241 registers) are in flight)
+// scaling by 1/n.
 //   tw: Fr[max(1, n/2)], tw[i] = omega^i (Montgomery), one table for both directions.
 //   (The host runs nothing for n = 1: every transform of one point is the identity.)
-//   inverse = 0: w^k = tw[k]. inverse = 1: w^k = omega^-k, read as tw[0] = 1 for
-//   k = 0 and -tw[n/2 - k] for 0 < k < n/2 (omega^(n/2) = -1).
-// A pass does the radix-2 decimation-in-time stages s .. s+r-1 on bit-reversed data,
-// each thread on the 2^r elements whose indices differ only in bits s .. s+r-1, held
-// in registers: one global round trip per r stages instead of one per stage. Stage
+//   inverse: w^k = tw[k]; else w^k = omega^-k, read as tw[0] = 1 for k = 0 and
+//   -tw[n/2 - k] for 0 < k < n/2 (omega^(n/2) = -1).
+// The radix-2 decimation-in-time stages 0 .. log_n - 1 run on bit-reversed data: stage
 // st (half-size h = 2^st) maps (a[i], a[i+h]) for bit st of i clear, with
-// x = w^((i mod h) << (log_n-1-st)), to (a[i] + x a[i+h], a[i] - x a[i+h]).
-// The four transforms of the prover (arkworks' results exactly; g = coset offset):
-//   forward        ntt_bit_reverse, passes(inverse = 0)
-//   inverse        ntt_bit_reverse, passes(inverse = 1), fr_scale(a, 1/n, n)
-//   coset forward  ntt_bit_reverse_scale(powers of g), passes(inverse = 0):
-//                  fft(a_i g^i), the scaling fused into the reversal's memory pass
-//   coset inverse  ntt_bit_reverse, passes(inverse = 1),
-//                  fr_scale_by_powers(powers of g^-1, lo premultiplied by 1/n):
-//                  ifft(a) then a_i *= g^-i, in one pointwise pass
-// The same with the stages in shared memory: ntt_tile_e* launches for consecutive stage
-// ranges covering 0 .. log_n - 1 instead of the passes, the final scaling (1/n by
-// value, or the powers of g^-1 with lo premultiplied by 1/n) fused into the last
-// launch's stores. Either after the same reversal (the host's `shared-swap`), all in
-// natural layout, or (the host's default) with the reversal fused: the first launches
-// read and write element i at bitrev(i) (the coset forward's first one scaling what it
+// x = w^((i mod h) << (log_n-1-st)), to (a[i] + x a[i+h], a[i] - x a[i+h]). The host
+// runs, in stream order, tile launches (ntt_tile_e4, ntt_tile_w) for consecutive stage
+// ranges covering 0 .. log_n - 1, with the bit reversal fused: the first launches read
+// and write element i at bitrev(i) (the coset forward's first one scaling what it
 // reads from position p by g^p), then one launch centered on the middle stages
-// (s = log_n - s - k, g = 0), paired, reads at bitrev(i) and writes at i, and the
-// rest run in natural layout. (A launch may write elsewhere than it read only where
-// each block writes the very places it read: one block for the whole domain, or the
-// centered launch's pairs of mirror tiles, bitrev mapping each onto the other.)
+// (s = log_n - s - k, g = 0), paired, reads at bitrev(i) and writes at i, and the rest
+// run in natural layout; the final scaling (1/n by value, or the powers of g^-1 with lo
+// premultiplied by 1/n) fused into the last launch's stores. (A launch may write
+// elsewhere than it read only where each block writes the very places it read: one
+// block for the whole domain, or the centered launch's pairs of mirror tiles, bitrev
+// mapping each onto the other.) The four transforms of the prover (arkworks' results
+// exactly; g = coset offset): forward; inverse (scaled by 1/n); coset forward
+// (fft(a_i g^i)); coset inverse (ifft(a) then a_i *= g^-i).
 //
 // extern "C" __global__ void ntt_tile_e4(Fr* a, const Fr* tw, const Fr* pow_lo, const Fr* pow_hi, FrArg c,
 //                                        u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits)
-// extern "C" __global__ void ntt_tile_e2(... the same parameters ...)
-// extern "C" __global__ void ntt_tile_e8(... the same parameters ...)
 // extern "C" __global__ void ntt_tile_w(... the same parameters ...)
 //   Stages s .. s+k-1 of the bit-reversed data, in place. A tile is the 2^(k+g) <= 2^10
-//   (e4; e2: 2^9) elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
+//   elements whose indices differ only in bits s .. s+k-1 (the stages) and in bits
 //   cshift .. cshift+g-1 (a batch of independent groups: cshift + g <= s, or cshift >=
 //   s + k and cshift + g <= log_n; with g = 0, cshift is not read); the block's index
 //   fills the other bits in order.
-//   Grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads for e4 (four elements
-//   a thread), max(1, 2^(k+g-1)) for e2 (two), max(1, 2^(k+g-3)) for e8 (eight); 256 at
-//   most (e8: 128); no dynamic shared memory for e4 and e2 (33 KiB static for e4, 17
-//   for e2), 32 * 2^(k+g) bytes of it for e8 (twice that paired). e4: rounds of two
-//   stages (one when one is left) in registers; e2: a round a stage; e8: rounds of three
-//   (then two or one); the tile in shared memory between rounds (word w of element x at
-//   w * (2^bits + 2^bits/32) + x + x/32, bits = 10 or 9, for e4 and e2; at
-//   w * 2^(k+g+paired) + swizzle8(x) for e8); the first round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles, as for the passes;
-//   bit 1 (2) each result times c; bit 2 (4) the result written at position p times
-//   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits] (as fr_scale_by_powers); bit 3 (8)
-//   element i read from a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)],
-//   else a[i]; bit 5 (32) paired: a centered launch (g = 0, 2s + k = log_n, k <= 9, e2 8)
-//   of twice the threads, block b doing its tile and that of the block whose fixed
-//   bits are b's reversed (the mirror tile) if that block is not below it, every read
-//   before any write; bit 6 (64) each element read from position p times the power
-//   of p (the tables as for bit 2). Unused table pointers may be any valid array
-//   (never read).
+//   ntt_tile_e4 grid: 2^(log_n - k - g) blocks of max(1, 2^(k+g-2)) threads (four
+//   elements a thread), 256 at most; no dynamic shared memory (33 KiB static). Rounds
+//   of two stages (one when one is left) in registers, the tile in shared memory
+//   between rounds (word w of element x at w * (2^10 + 2^10/32) + x + x/32); the first
+//   round reads a, the last writes it. flags: bit 0 (1) the inverse's twiddles; bit 1
+//   (2) each result times c; bit 2 (4) the result written at position p times
+//   pow_lo[p mod 2^lo_bits] * pow_hi[p >> lo_bits]; bit 3 (8) element i read from
+//   a[bitrev(i)], else a[i]; bit 4 (16) written to a[bitrev(i)], else a[i]; bit 5 (32)
+//   paired: a centered launch (g = 0, 2s + k = log_n, k <= 9) of twice the threads,
+//   block b doing its tile and that of the block whose fixed bits are b's reversed (the
+//   mirror tile) if that block is not below it, every read before any write; bit 6
+//   (64) each element read from position p times the power of p (the tables as for
+//   bit 2). Unused table pointers may be any valid array (never read).
 //   ntt_tile_w: tiles of 2^(k+g) <= 2^6, a tile's 2^(k+g-1) threads in one warp (two
 //   elements a thread; a warp holds several smaller tiles), the pairs regrouped
 //   between stages by __shfl_xor_sync, no shared memory; every flag but bit 5 (no
 //   pairing). Grid: 2^(log_n - 1) threads, blocks of 128 (all in one when fewer);
 //   thread t is lane t mod 2^(k+g-1) of tile t >> (k+g-1) (its fixed bits reversed
 //   when bit 3 is set).
-//
-// extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n)
-//   THREADS = n. Swaps a[i] and a[bitrev_log_n(i)] (each pair once).
-// extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 log_n, u32 lo_bits)
-//   THREADS = n. With b[i] = a[i] * g^i (g^i from the tables as in
-//   fr_scale_by_powers), a[i] <- b[bitrev_log_n(i)] for every i: thread i with
-//   j = bitrev(i) > i sets a[i] = a_old[j] g^j and a[j] = a_old[i] g^i; with j == i,
-//   a[i] *= g^i; with j < i, nothing.
 //
 // Tables, built on the device from host-computed seeds:
 // extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 count)
@@ -107,12 +78,6 @@
 //   fr_powers tables lo[k] = g^k, hi[k] = g^(k 2^lo_bits)); the host builds tw so.
 //
 // Pointwise:
-// extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits)
-//   THREADS = n. a[i] *= pow_lo[i mod 2^lo_bits] * pow_hi[i >> lo_bits]:
-//   pow_lo: Fr[2^lo_bits], pow_hi: Fr[ceil(n / 2^lo_bits)], lo_bits <= 31. With
-//   pow_lo[k] = c g^k and pow_hi[k] = g^(k 2^lo_bits), a[i] *= c g^i.
-// extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n)
-//   THREADS = n. a[i] *= c (e.g. 1/n for the inverse NTT).
 // extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n)
 //   THREADS = n. a[i] *= b[i].
 // extern "C" __global__ void fr_sub_scale(Fr* a, const Fr* b, FrArg c, u32 n)
@@ -128,14 +93,8 @@ struct FrArg { u32 words[8]; };
 struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
 
 // Every Fr product here: field.cuh's fmul in its wide-pair form (about half the SASS
-// instructions of the narrow one, the NTT's whole cost being its products), or, with
-// -DCRU_NTT_NARROW_MUL (through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B), the narrow.
-#ifdef CRU_NTT_NARROW_MUL
-#define CRU_NTT_WIDE_MUL false
-#else
-#define CRU_NTT_WIDE_MUL true
-#endif
-CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, CRU_NTT_WIDE_MUL>(a, b); }
+// instructions of the narrow one, the NTT's whole cost being its products).
+CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, true>(a, b); }
 
 CRU_DEV Fr fr_of(const u32* words) {
     Fr r;
@@ -176,28 +135,6 @@ CRU_DEV Fr power_at(const Fr* pow_lo, const Fr* pow_hi, u32 i, u32 lo_bits) {
     return fr_mul(table_at(pow_lo, i & ((1u << lo_bits) - 1)), table_at(pow_hi, i >> lo_bits));
 }
 
-#if CRU_WITH(POINTWISE)
-extern "C" __global__ void ntt_bit_reverse(Fr* a, u32 n, u32 log_n) {
-    const u32 i = CRU_THREAD_X;
-    if (i >= n) return;
-    const u32 j = bit_reverse_bits(i, log_n);
-    if (i < j) { const Fr t = a[i]; a[i] = a[j]; a[j] = t; }
-}
-
-extern "C" __global__ void ntt_bit_reverse_scale(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 log_n,
-                                                 u32 lo_bits) {
-    const u32 i = CRU_THREAD_X;
-    if (i >= n) return;
-    const u32 j = bit_reverse_bits(i, log_n);
-    if (j < i) return;  // the pair is thread j's
-    const Fr gi = power_at(pow_lo, pow_hi, i, lo_bits);
-    if (j == i) { a[i] = fr_mul(a[i], gi); return; }
-    const Fr t = a[i];
-    a[i] = fr_mul(a[j], power_at(pow_lo, pow_hi, j, lo_bits));
-    a[j] = fr_mul(t, gi);
-}
-#endif
-
 // w^k of the transform's direction, from the forward table (see the header). A power
 // of omega is never zero, so its negation is p - w with no zero test (fneg's).
 // w^k is entry k of the table, or for the inverse (k > 0) the negation of entry n/2 - k.
@@ -207,10 +144,9 @@ CRU_DEV Fr twiddle(const Fr* tw, u32 k, u32 half, u32 inverse) {
     return inverse == 0 || k == 0 ? w : fsub(Fr::modulus(), w);
 }
 
-// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host,
-// and with -DCRU_NTT_NO_PREFETCH through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
+// Asks for table entry i in L1 (no register, nothing waits for it; no-op on the host).
 CRU_DEV void prefetch_table(const Fr* table, u32 i) {
-#if defined(__CUDA_ARCH__) && !defined(CRU_NTT_NO_PREFETCH)
+#ifdef __CUDA_ARCH__
     asm volatile("prefetch.global.L1 [%0];" ::"l"(table + i));
 #else
     (void)table;
@@ -218,77 +154,22 @@ CRU_DEV void prefetch_table(const Fr* table, u32 i) {
 #endif
 }
 
-// Stages s .. s+R-1 on the 2^R elements i0 + j 2^s, j < 2^R, where i0 has bits
-// s .. s+R-1 clear: thread t supplies i0's low s bits (t mod 2^s, so that neighbouring
-// threads touch neighbouring elements) and its bits above s+R-1 (t >> s).
-template <int R>
-CRU_DEV void ntt_pass(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) {
-    constexpr u32 E = 1u << R;
-    const u32 t = CRU_THREAD_X;
-    if (t >= (n >> R)) return;
-    const u32 low = t & ((1u << s) - 1);
-    const u32 i0 = ((t >> s) << (s + R)) | low;
-    Fr x[E];
-    CRU_UNROLL for (u32 j = 0; j < E; j++) x[j] = a[i0 + (j << s)];
-    CRU_UNROLL for (u32 k = 0; k < (u32)R; k++) {
-        // Global stage st = s + k; element j's index mod 2^st is low + (j mod 2^k) 2^s.
-        const u32 shift = log_n - 1 - (s + k);
-        CRU_UNROLL for (u32 m = 0; m < (1u << k); m++) {
-            const Fr w = twiddle(tw, (low + (m << s)) << shift, n >> 1, inverse);
-            CRU_UNROLL for (u32 q = 0; q < (E >> (k + 1)); q++) {
-                const u32 j = m + (q << (k + 1));
-                const Fr v = fr_mul(x[j + (1u << k)], w);
-                x[j + (1u << k)] = fsub(x[j], v);
-                x[j] = fadd(x[j], v);
-            }
-        }
-    }
-    CRU_UNROLL for (u32 j = 0; j < E; j++) a[i0 + (j << s)] = x[j];
-}
-
-#define CRU_NTT_PASS(R)                                                                         \
-    extern "C" __global__ void ntt_pass_r##R(Fr* a, const Fr* tw, u32 n, u32 log_n, u32 s, u32 inverse) { \
-        ntt_pass<R>(a, tw, n, log_n, s, inverse);                                               \
-    }
-#if CRU_WITH(PASSES)
-CRU_NTT_PASS(1)
-CRU_NTT_PASS(2)
-#endif
-#if CRU_WITH(R3)
-CRU_NTT_PASS(3)
-#endif
-#if CRU_WITH(R4)
-CRU_NTT_PASS(4)
-#endif
-
 // ------------------------------ shared-memory tiles ------------------------------
-// See the header (ntt_tile_e*). A tile is 2^(k + g) elements of the bit-reversed data
+// See the header (ntt_tile_e4). A tile is 2^(k + g) elements of the bit-reversed data
 // (A-indices): every combination of bits s .. s+k-1 (the stages) and of g more bits
 // (a batch of independent groups, for coalescing), the other bits fixed by the block.
 
-// The two kernels: ntt_tile_e4 (tiles up to 2^10, four elements a thread, rounds of
-// two stages) and ntt_tile_e2 (tiles up to 2^9, two elements a thread, a round a stage).
+// ntt_tile_e4: tiles up to 2^10, four elements a thread, rounds of two stages.
 #define CRU_NTT_TILE_MAX_BITS 10
-#define CRU_NTT_TILE2_MAX_BITS 9
 // One word plane of a tile of up to 2^bits: element x at x + x/32, so that 32 lanes at
 // unit stride or at any power-of-two stride up to 32 fall in 32 distinct banks.
 #define CRU_NTT_PLANE(bits) ((1u << (bits)) + (1u << (bits)) / 32)
-// Blocks of 256 threads at most (a tile of 2^10 in fours, of 2^9 in twos), at least
-// CRU_NTT_TILE_MIN_BLOCKS (e4) / CRU_NTT_TILE2_MIN_BLOCKS (e2) of them resident per SM.
-// e4 at three (24 warps): ptxas fits 80 registers with no spill; at four (64
-// registers) it spills 160 bytes (-DCRU_NTT_TILE_MIN_BLOCKS=4 through
-// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B). e2 holds two elements, not four: at four
-// (32 warps) it fits 62 registers with no spill; at five (40 warps) 48, spilling 96
-// bytes (-DCRU_NTT_TILE2_MIN_BLOCKS=5, for an A/B).
-#ifndef CRU_NTT_TILE_MIN_BLOCKS
+// Blocks of 256 threads at most (a tile of 2^10 in fours), at least
+// CRU_NTT_TILE_MIN_BLOCKS of them resident per SM: at three (24 warps) ptxas fits 80
+// registers with no spill; at four (64 registers) it spills 160 bytes.
 #define CRU_NTT_TILE_MIN_BLOCKS 3
-#endif
-#ifndef CRU_NTT_TILE2_MIN_BLOCKS
-#define CRU_NTT_TILE2_MIN_BLOCKS 4
-#endif
 #define CRU_NTT_TILE_E4_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE_MAX_BITS - 2), CRU_NTT_TILE_MIN_BLOCKS)
-#define CRU_NTT_TILE_E2_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE2_MAX_BITS - 1), CRU_NTT_TILE2_MIN_BLOCKS)
-// ntt_tile_e*'s flags.
+// The tile kernels' flags.
 #define CRU_NTT_INVERSE 1u
 #define CRU_NTT_SCALE_BY_C 2u
 #define CRU_NTT_SCALE_BY_POWERS 4u
@@ -490,222 +371,12 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
     }
 }
 
-// One NVRTC part each: the two compile concurrently.
+// One NVRTC part each: the tile kernels compile concurrently.
 #if CRU_WITH(TILE)
 extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
     ntt_tile_e4(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
                 u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
     ntt_tile_rounds<4, CRU_NTT_TILE_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
-}
-#endif
-
-#if CRU_WITH(TILE2)
-extern "C" __global__ void CRU_NTT_TILE_E2_BOUNDS
-    ntt_tile_e2(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
-                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    ntt_tile_rounds<2, CRU_NTT_TILE2_MAX_BITS>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
-}
-#endif
-
-// ------------------------------ radix-8 tiles (ntt_tile_e8) ------------------------------
-// The launches of ntt_tile_e4 (the same parameters, plans and flags; see the header),
-// eight elements a thread in rounds of three stages (two or one where fewer are left),
-// so that a launch of six stages is two rounds and one barrier, of eight three rounds
-// and two (e4: three and two, four and three), each stage's twiddles are fewer loads
-// (7 a round of 12 products, against 3 of 4), and the tile goes through shared memory
-// once per three stages instead of two. The ninth session's profile had e4
-// latency-bound at 24 warps an SM, and e2 (more warps, a barrier a stage) slower
-// still: fewer barriers and more work between them is the other way out. (ptxas runs a
-// stage's four independent products one after another, each with its four carry
-// chains interleaved, so they are not more ILP than e4's; and a round of three stages
-// is about 54 KB of straight-line SASS against e4's 18: an ncu stall breakdown with
-// many "no instruction" stalls would say the instruction cache is the price.)
-// The tile lives in dynamic shared memory of exactly its size (word w of element x at
-// w * 2^(bits + paired) + swizzle(x)): a paired launch of tiles of 2^8 (the middle one
-// at 2^20) takes 16 KiB a block instead of the kernel's most.
-#define CRU_NTT_TILE8_MAX_BITS 10
-// Blocks of 128 threads at most (2^10 elements in eights, or two paired tiles of 2^9),
-// at least CRU_NTT_TILE8_MIN_BLOCKS of them resident an SM: at 4 ptxas (12.9, sm_90)
-// fits 128 registers a thread with no spill (16 warps an SM); at 5 (20 warps) 96,
-// spilling 424 bytes, at 6 (24 warps) 1772 (-DCRU_NTT_TILE8_MIN_BLOCKS=5 through
-// CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B).
-#ifndef CRU_NTT_TILE8_MIN_BLOCKS
-#define CRU_NTT_TILE8_MIN_BLOCKS 4
-#endif
-#define CRU_NTT_TILE_E8_BOUNDS __launch_bounds__(1u << (CRU_NTT_TILE8_MAX_BITS - 3), CRU_NTT_TILE8_MIN_BLOCKS)
-
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
-#define CRU_NTT_DYNAMIC_SHARED(name) extern __shared__ u32 name[]
-#else
-// The host harness runs one block at a time: a static of the largest tile.
-#define CRU_NTT_DYNAMIC_SHARED(name) static u32 name[8u << CRU_NTT_TILE8_MAX_BITS]
-#endif
-
-// Where element x's words go in its plane: the low five bits (the bank) XORed with
-// 9 * (x >> 5), a permutation of each row of 32 words, so no padding. Of the lane
-// patterns of a round (eight elements of a thread at x0 + (q << p), lanes filling the
-// other bits in order) no bank is hit more than twice in one access for any p, against
-// four times at p = 2, 3 with e4's x + x/32 (checked by enumeration).
-CRU_DEV u32 swizzle8(u32 x) { return x ^ ((9u * (x >> 5)) & 31u); }
-
-// x with r zero bits inserted at bit p.
-CRU_DEV u32 insert_zeros(u32 u, u32 p, u32 r) { return (u & low_mask(p)) | ((u >> p) << (p + r)); }
-
-// What every round of a block's tile needs.
-struct TileCtx {
-    TileShape t;
-    u32 b, tid, threads, tile_bits, xoff, plane, log_n, inverse;
-    bool active;
-};
-
-// A round of stages st .. st+r-1 (tile bits p .. p+r-1, p = vx + st - s) on the
-// thread's E = 2^R elements, as 2^(R - r) groups of 2^r: element m is member
-// q = m mod 2^r of group m >> r, the group being number tid + (m >> r) * threads of the
-// tile's 2^(bits - r), at x = insert_zeros(group, p, r) + (q << p) and A-index
-// idx[m] = idx[group's first] + (q << st). Groups beyond the tile (tiles of fewer than
-// threads * E elements) are not ok: they keep zeros and never touch memory (their
-// twiddle slots are in the table all the same). Everything indexed by m or group is
-// unrolled per r, so that no array is indexed at run time (local memory).
-template <u32 R, u32 r> CRU_DEV void round_indices(const TileCtx& c, u32 p, u32 st, u32 (&idx)[1u << R], bool (&ok)[1u << R]) {
-    constexpr u32 M = 1u << r;
-    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
-        const u32 u = c.tid + grp * c.threads;
-        const bool in = c.active && u < ((1u << c.tile_bits) >> r);
-        const u32 i0 = tile_index(c.t, c.b, insert_zeros(u, p, r));
-        CRU_UNROLL for (u32 q = 0; q < M; q++) { idx[grp * M + q] = i0 | (q << st); ok[grp * M + q] = in; }
-    }
-}
-
-// The round's elements from the tile (STORE false) or into it (true).
-template <u32 R, u32 r, bool STORE>
-CRU_DEV void round_shared(const TileCtx& c, u32* sm, u32 p, Fr (&e)[1u << R], const bool (&ok)[1u << R]) {
-    constexpr u32 M = 1u << r;
-    CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
-        const u32 x0 = c.xoff + insert_zeros(c.tid + grp * c.threads, p, r);
-        CRU_UNROLL for (u32 q = 0; q < M; q++) {
-            const u32 m = grp * M + q;
-            if (!ok[m]) { if (!STORE) e[m] = Fr::zero(); continue; }
-            const u32 o = swizzle8(x0 + (q << p));
-            CRU_UNROLL for (int w = 0; w < 8; w++) {
-                if (STORE) sm[w * c.plane + o] = e[m].l[w];
-                else e[m].l[w] = sm[w * c.plane + o];
-            }
-        }
-    }
-}
-
-// The round's stages on the elements in registers. Each stage's distinct twiddles are
-// read once: stage st + kk's pair whose lower member is q uses the power of
-// idx[group's first] + ((q mod 2^kk) << st).
-template <u32 R, u32 r>
-CRU_DEV void round_stages(const TileCtx& c, const Fr* __restrict__ tw, u32 st, Fr (&e)[1u << R], const u32 (&idx)[1u << R]) {
-    constexpr u32 M = 1u << r;
-    CRU_UNROLL for (u32 kk = 0; kk < r; kk++) {
-        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++) {
-            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++) {
-                // At stage 0 of the transform every twiddle of member 0 is w^0 = 1.
-                const bool unit = st == 0 && mq == 0;
-                const Fr w = unit ? Fr::zero() : stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
-                CRU_UNROLL for (u32 hi = 0; hi < (M >> (kk + 1)); hi++) {
-                    const u32 m = grp * M + mq + (hi << (kk + 1));
-                    butterfly(e[m], e[m + (1u << kk)], w, unit);
-                }
-            }
-        }
-    }
-}
-
-// The L1 prefetches of what round_stages<R, r> will read.
-template <u32 R, u32 r> CRU_DEV void round_prefetch(const TileCtx& c, const Fr* tw, u32 st, const u32 (&idx)[1u << R]) {
-    constexpr u32 M = 1u << r;
-    CRU_UNROLL for (u32 kk = 0; kk < r; kk++)
-        CRU_UNROLL for (u32 grp = 0; grp < (1u << (R - r)); grp++)
-            CRU_UNROLL for (u32 mq = 0; mq < (1u << kk); mq++)
-                prefetch_stage_twiddle(tw, idx[grp * M] | (mq << st), st + kk, c.log_n, c.inverse);
-}
-
-// A round's step for its r (1 .. R): the instance of each template that has it.
-#define CRU_ROUND_R(R, r, call)                                   \
-    do {                                                          \
-        if ((r) == (R)) { constexpr u32 RR = (R); call; }         \
-        else if ((r) == 2) { constexpr u32 RR = (R) > 2 ? 2 : 1; call; } \
-        else { constexpr u32 RR = 1; call; }                      \
-    } while (0)
-
-// The body of ntt_tile_e{2^R}: as ntt_tile_rounds, with rounds of up to R stages.
-template <u32 R>
-CRU_DEV void ntt_tile_radix(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo,
-                            const Fr* __restrict__ pow_hi, const FrArg& fc, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
-                            u32 flags, u32 lo_bits) {
-    constexpr u32 E = 1u << R;
-    CRU_NTT_DYNAMIC_SHARED(sm);
-    TileCtx c;
-    c.t = tile_shape(s, k, g, cshift);
-    c.tile_bits = k + g;
-    c.log_n = log_n;
-    c.inverse = flags & CRU_NTT_INVERSE;
-    const bool load_rev = flags & CRU_NTT_LOAD_REVERSED, store_rev = flags & CRU_NTT_STORE_REVERSED;
-    // Pairing as in ntt_tile_rounds.
-    const bool paired = flags & CRU_NTT_PAIRED;
-    c.threads = paired ? blockDim.x / 2 : blockDim.x;
-    const u32 half = paired && threadIdx.x >= c.threads ? 1 : 0;
-    c.tid = threadIdx.x - half * c.threads;
-    c.b = blockIdx.x;
-    c.active = true;
-    if (paired) {
-        const u32 partner = partner_block(c.b, s);
-        if (partner < c.b) return;  // the whole block: no barrier is left waiting
-        if (half == 1) { c.active = partner != c.b; c.b = partner; }
-    }
-    c.plane = 1u << (c.tile_bits + (paired ? 1 : 0));
-    c.xoff = half << c.tile_bits;
-    u32 j = 0, r = k < R ? k : R;
-    u32 idx[E];
-    bool ok[E];
-    CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx, s, idx, ok)));
-    for (;;) {
-        const bool first = j == 0, last = j + r == k;
-        const u32 p = c.t.vx + j, st = s + j;
-        Fr e[E];
-        if (first) {
-            CRU_UNROLL for (u32 m = 0; m < E; m++) {
-                if (!ok[m]) { e[m] = Fr::zero(); continue; }
-                const u32 at = load_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
-                e[m] = a[at];
-                if (flags & CRU_NTT_SCALE_LOADS_BY_POWERS) e[m] = fr_mul(e[m], power_at(pow_lo, pow_hi, at, lo_bits));
-            }
-        } else {
-            CRU_ROUND_R(R, r, (round_shared<R, RR, false>(c, sm, p, e, ok)));
-        }
-        // One round that reads and writes other places (a layout change): every read
-        // of the block before any write.
-        if (first && last && load_rev != store_rev) __syncthreads();
-        CRU_ROUND_R(R, r, (round_stages<R, RR>(c, tw, st, e, idx)));
-        if (last) {
-            CRU_UNROLL for (u32 m = 0; m < E; m++) {
-                if (!ok[m]) continue;
-                const u32 at = store_rev ? bit_reverse_bits(idx[m], log_n) : idx[m];
-                // One product site for both scalings (each inlined product costs ptxas time).
-                if (flags & (CRU_NTT_SCALE_BY_C | CRU_NTT_SCALE_BY_POWERS))
-                    e[m] = fr_mul(e[m], flags & CRU_NTT_SCALE_BY_C ? fr_of(fc.words) : power_at(pow_lo, pow_hi, at, lo_bits));
-                a[at] = e[m];
-            }
-            break;
-        }
-        CRU_ROUND_R(R, r, (round_shared<R, RR, true>(c, sm, p, e, ok)));
-        j += r;
-        r = k - j < R ? k - j : R;
-        CRU_ROUND_R(R, r, (round_indices<R, RR>(c, c.t.vx + j, s + j, idx, ok)));
-        CRU_ROUND_R(R, r, (round_prefetch<R, RR>(c, tw, s + j, idx)));
-        __syncthreads();
-    }
-}
-
-#if CRU_WITH(TILE8)
-extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
-    ntt_tile_e8(Fr* a, const Fr* __restrict__ tw, const Fr* __restrict__ pow_lo, const Fr* __restrict__ pow_hi, FrArg c,
-                u32 log_n, u32 s, u32 k, u32 g, u32 cshift, u32 flags, u32 lo_bits) {
-    ntt_tile_radix<3>(a, tw, pow_lo, pow_hi, c, log_n, s, k, g, cshift, flags, lo_bits);
 }
 #endif
 
@@ -715,19 +386,15 @@ extern "C" __global__ void CRU_NTT_TILE_E8_BOUNDS
 // stages, the pairs regrouped between stages by shuffles within the warp, so no shared
 // memory and no block barrier. Blocks are CRU_NTT_TILEW_BLOCK threads (fewer for a
 // domain of fewer than twice that), 2^(k+g-1) threads a tile (a warp at 2^6; smaller
-// tiles share a warp): a block is several independent tiles, four warps at 2^6. The
-// twelfth session's e4 profile was latency-bound at 24 warps an SM; sppark's tiles of
-// 2^6 in one warp ran a stage in 10-11 us at 2^20 against e4's 14-18 (more warps
-// resident, no barrier wait).
+// tiles share a warp): a block is several independent tiles, four warps at 2^6. e4's
+// profile was latency-bound at 24 warps an SM; sppark's tiles of 2^6 in one warp ran a
+// stage in 10-11 us at 2^20 against e4's 14-18 (more warps resident, no barrier wait).
 #define CRU_NTT_TILEW_MAX_BITS 6
 #define CRU_NTT_TILEW_BLOCK 128
 // At least CRU_NTT_TILEW_MIN_BLOCKS blocks resident an SM: at 7 (28 warps) ptxas
 // (12.9, sm_90) fits 72 registers with no spill; at 8 (32 warps) 64, spilling 12
-// bytes outside the stage loop, in the scalings' prologue (-DCRU_NTT_TILEW_MIN_BLOCKS=8
-// through CRUCIBLE_CUDA_NVRTC_OPTIONS, for an A/B); unbounded it takes 96.
-#ifndef CRU_NTT_TILEW_MIN_BLOCKS
+// bytes outside the stage loop, in the scalings' prologue; unbounded it takes 96.
 #define CRU_NTT_TILEW_MIN_BLOCKS 7
-#endif
 #define CRU_NTT_TILE_W_BOUNDS __launch_bounds__(CRU_NTT_TILEW_BLOCK, CRU_NTT_TILEW_MIN_BLOCKS)
 
 // From the pair across tile bit p to the pair across bit p + 1. The thread's lane bit
@@ -828,16 +495,6 @@ extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 cou
 extern "C" __global__ void fr_power_table(Fr* out, const Fr* lo, const Fr* hi, u32 n, u32 lo_bits) {
     const u32 i = CRU_THREAD_X;
     if (i < n) out[i] = power_at(lo, hi, i, lo_bits);
-}
-
-extern "C" __global__ void fr_scale_by_powers(Fr* a, const Fr* pow_lo, const Fr* pow_hi, u32 n, u32 lo_bits) {
-    const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fr_mul(a[i], power_at(pow_lo, pow_hi, i, lo_bits));
-}
-
-extern "C" __global__ void fr_scale(Fr* a, FrArg c, u32 n) {
-    const u32 i = CRU_THREAD_X;
-    if (i < n) a[i] = fr_mul(a[i], fr_of(c.words));
 }
 
 extern "C" __global__ void fr_mul_assign(Fr* a, const Fr* b, u32 n) {

@@ -106,13 +106,9 @@ extern "C" __global__ void msm_classify_scatter(const Fr* scalars, const u32* cl
 // leaves' loop). For G1 calls whose products are calls too (curve.cuh's
 // CRU_PRODUCTS_CALLS): with its 14 Fq products inlined, the addition was about half
 // of NVRTC's time over the group's program. G2's addition has its Fq2 products as
-// calls already. -DCRU_ONES_TREE_CALLS=0 (CRUCIBLE_CUDA_NVRTC_OPTIONS) gives G1
-// xyzz_add too, for the A/B.
-#ifndef CRU_ONES_TREE_CALLS
-#define CRU_ONES_TREE_CALLS 1
-#endif
+// calls already.
 template <class F> struct OnesTreeCalls { static constexpr bool YES = false; };
-template <> struct OnesTreeCalls<Fq> { static constexpr bool YES = CRU_ONES_TREE_CALLS; };
+template <> struct OnesTreeCalls<Fq> { static constexpr bool YES = true; };
 template <class F> CRU_DEV Xyzz<F> ones_tree_add(const Xyzz<F>& p, const Xyzz<F>& q) {
     if constexpr (OnesTreeCalls<F>::YES) return xyzz_add_cold(p, q);
     else return xyzz_add(p, q);

@@ -1,11 +1,11 @@
 //! The rates this backend's schedules are predicted with, fitted to the H200
-//! (BENCHMARKS.md, fourth session and the schedules section).
+//! (BENCHMARKS.md, CUDA MSM and schedules).
 
 use crucible_core::CostModel;
 
 /// Plain-window MSMs (no planes: the streamed chunks' case and the conservative one
 /// for resident bases), fitted for the least relative error over the sizes a schedule
-/// streams (fifteenth session, calls 1 and 2, medians of 5): G1 from 2^14 to 2^24 terms
+/// streams (medians of 5): G1 from 2^14 to 2^24 terms
 /// (1.44 ms at 2^14, 2.64 at 2^16 with its 13-bit windows, 10.58 at 2^20, 127.1 at
 /// 2^24) gives 1.65 ms a call and 8.45 ns a term, within 17 % from 2^15 to 2^23 (24 %
 /// over at 2^14, 13 % at 2^24); G2 from 2^14 to 2^21 (5.08, 7.87, 35.19 and 64.43 ms at
@@ -13,7 +13,8 @@ use crucible_core::CostModel;
 /// term for both groups, 3.45 ms fitted at 2^20 and 2^24, priced a G1 chunk of 2^14
 /// 2.4 times what it costs: a 2^20-constraint proof streamed in chunks of 16384 was
 /// predicted 1412 ms and ran 932.) NTT: 0.375 ms at 2^20 and 5.74 ms at 2^24 give
-/// 0.0143–0.0179 ns a butterfly stage (the larger kept). Staging: pinned
+/// 0.0143–0.0179 ns a butterfly stage (the larger kept; measured with the tiles of
+/// three launches at both sizes, slower than today's, so an upper bound). Staging: pinned
 /// double-buffered copies measured 25 GB/s for bases (MSM G1 2^24 "+transfers" 188 ms
 /// against 129 ms resident for 1.6 GB of points and 0.5 GB of scalars, which overlap
 /// in part).

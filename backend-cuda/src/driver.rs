@@ -1,6 +1,5 @@
-//! Every raw (unsafe) driver call of the CUDA backend, and the operating-system calls
-//! beside them (huge-page advice for read-back destinations, the process's CPU
-//! time for compile measurements), in one place: the
+//! Every raw (unsafe) driver call of the CUDA backend, and the operating-system call
+//! beside them (the process's CPU time, for compile measurements), in one place: the
 //! only module where `unsafe` is allowed (the crate denies it everywhere else).
 
 use std::sync::Arc;
@@ -236,7 +235,7 @@ pub fn alloc_pinned_write_combined(
 }
 
 /// `len` words of page-locked host memory, cached (read-back staging, which the host
-/// reads; upload staging when write-combining is turned off).
+/// reads).
 pub fn alloc_pinned_cached(ctx: &Arc<CudaContext>, len: usize) -> CudaResult<PinnedHostSlice<u32>> {
     // SAFETY: the memory starts uninitialised, which any u32 bit pattern tolerates;
     // the callers write a word before they copy it to the device, or read it only
@@ -314,33 +313,6 @@ pub fn fr_device_words_mut(scalars: &mut [Fr]) -> Option<&mut [u32]> {
     })
 }
 
-/// Asks the kernel to back the whole 2 MiB pages inside `memory` with huge pages when
-/// they are first touched: a fresh 32 MiB read-back destination then takes 16 page
-/// faults instead of 8192 (advice only: refused, nothing changes).
-#[cfg(target_os = "linux")]
-pub fn advise_huge_pages<T>(memory: &mut [std::mem::MaybeUninit<T>]) {
-    const HUGE: usize = 2 << 20;
-    let start = memory.as_mut_ptr() as usize;
-    let end = start + std::mem::size_of_val(memory);
-    let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if first < last {
-        // SAFETY: MADV_HUGEPAGE changes only how the kernel backs the pages (their
-        // contents and mapping stay), over whole pages inside memory this slice
-        // borrows exclusively; the result is advice, ignored when refused.
-        unsafe {
-            libc::madvise(
-                first as *mut libc::c_void,
-                last - first,
-                libc::MADV_HUGEPAGE,
-            )
-        };
-    }
-}
-
-/// Huge-page advice exists on Linux only; elsewhere the pages stay as they are.
-#[cfg(not(target_os = "linux"))]
-pub fn advise_huge_pages<T>(_memory: &mut [std::mem::MaybeUninit<T>]) {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,19 +332,5 @@ mod tests {
         fr_device_words_mut(&mut v).unwrap().copy_from_slice(&rev);
         assert_eq!(v, back);
         assert_eq!(fr_device_words(&[]), Some(&[][..]));
-    }
-
-    #[test]
-    fn huge_page_advice_leaves_memory_usable_and_whole() {
-        // 9 MiB from an offset: the advised range is the whole 2 MiB pages inside.
-        let n = (9 << 20) / 8 + 3;
-        let mut v: Vec<u64> = Vec::with_capacity(n);
-        advise_huge_pages(&mut v.spare_capacity_mut()[1..]);
-        v.extend((0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-        assert!(v
-            .iter()
-            .enumerate()
-            .all(|(i, &x)| x == (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-        advise_huge_pages::<u64>(&mut []);
     }
 }

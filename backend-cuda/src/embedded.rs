@@ -1,10 +1,9 @@
-//! The CUBINs compiled when the crate was built (`build/main.rs`), for the
-//! architectures `CRUCIBLE_CUDA_PRECOMPILE` named (sm_80 and sm_90 by default in
+//! The CUBINs compiled when the crate was built (`build/main.rs`: sm_80 and sm_90 in
 //! release builds), from the same sources and with the same options as the compile at
 //! first use (`programs.rs`): a device of such an architecture loads them and never
-//! waits for NVRTC (16.5 s cold on a fresh H200 machine). A build without NVRTC, a
-//! device of another architecture or options of a tuning measurement find none here,
-//! and the backend compiles with NVRTC as before (`kernels.rs`).
+//! waits for NVRTC (16.5 s cold on a fresh H200 machine). A build without NVRTC or a
+//! device of another architecture find none here, and the backend compiles with NVRTC
+//! (`kernels.rs`).
 
 /// One program's CUBIN, compiled at build time.
 pub struct Embedded {
@@ -56,7 +55,7 @@ pub fn table() -> &'static [Embedded] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::programs::{programs, NvrtcPrograms};
+    use crate::programs::programs;
 
     fn options(arch: (i32, i32)) -> Vec<String> {
         vec![format!("--gpu-architecture=sm_{}{}", arch.0, arch.1)]
@@ -97,7 +96,7 @@ mod tests {
         assert_eq!(cubin("msm-sort", (10, 0)), None);
         assert_eq!(cubin("msm-sort", (7, 5)), None);
         assert_eq!(cubin("ntt-tile", (8, 6)), None);
-        assert_eq!(cubin("ntt-pass", (9, 0)), None);
+        assert_eq!(cubin("ntt-pointwise", (9, 0)), None);
     }
 
     #[test]
@@ -109,13 +108,7 @@ mod tests {
                 o
             }
         };
-        assert!(find(
-            &TABLE,
-            "msm-sort",
-            (9, 0),
-            with("-DCRUCIBLE_PORTABLE_ARITH")
-        )
-        .is_none());
+        assert!(find(&TABLE, "msm-sort", (9, 0), with("-DCRU_OTHER=1")).is_none());
         assert!(find(&TABLE, "msm-sort", (9, 0), |_| Vec::new()).is_none());
     }
 
@@ -139,7 +132,7 @@ mod tests {
                 built()
             );
         }
-        let layout = programs(NvrtcPrograms::Split);
+        let layout = programs();
         for arch in archs {
             for program in &layout {
                 let found: Vec<_> = table()
@@ -156,7 +149,7 @@ mod tests {
                 );
                 let e = found[0];
                 assert!(e.cubin.starts_with(b"\x7fELF"), "{}", e.program);
-                let hit = find(table(), &program.name, arch, |a| program.options(a, &[]));
+                let hit = find(table(), &program.name, arch, |a| program.options(a));
                 assert!(
                     hit.is_some(),
                     "{} sm_{}{}: options differ",

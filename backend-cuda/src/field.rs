@@ -157,7 +157,9 @@ impl FrSeeds {
     }
 }
 
-/// Reads Fr values from device words, on one thread.
+/// Reads Fr values from device words, on one thread (the tests' reference for
+/// [`extend_fr`] and [`words_into_fr`]).
+#[cfg(test)]
 pub fn words_to_fr(src: &[u32]) -> Vec<Fr> {
     src.chunks_exact(FR_WORDS)
         .map(|w| Fr::new_unchecked(words_to_limbs::<4>(w)))

@@ -33,18 +33,25 @@ use crate::driver;
 use crate::embedded;
 use crate::error::{CudaError, CudaResult};
 use crate::programs::{programs, Program};
-use crate::tuning::CudaTuning;
 
-/// Where compiled kernels are cached: `CRUCIBLE_CUDA_CACHE`, else the user's cache
-/// folder; `CRUCIBLE_CUDA_CACHE=` (empty) turns the cache off.
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CRUCIBLE_CUDA_CACHE") {
-        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+/// Where compiled kernels are cached: the `cuda` folder of crucible's cache directory,
+/// found as core's key cache finds it (`crucible_core::key_file`): `CRUCIBLE_CACHE_DIR`,
+/// else `XDG_CACHE_HOME/crucible`, else `HOME/.cache/crucible`, else the system temp
+/// dir's `crucible`; an empty variable counts as unset.
+fn cache_dir() -> PathBuf {
+    cache_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`cache_dir`] in the environment `var` gives.
+fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
+    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set("CRUCIBLE_CACHE_DIR") {
+        return dir.join("cuda");
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("crucible").join("cuda"))
+    let base = set("XDG_CACHE_HOME")
+        .or_else(|| set("HOME").map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("crucible").join("cuda")
 }
 
 /// The cache key of a compile: FNV-1a over every part, part boundaries counted.
@@ -188,21 +195,6 @@ fn require_nvrtc(present: bool, program: &str) -> CudaResult<()> {
     )))
 }
 
-/// The options `tuning` adds to every program, after the architecture's
-/// (programs.rs's `base_options`); part of every cache key, and any of them keeps the
-/// build's embedded CUBINs out.
-fn tuning_options(tuning: &CudaTuning) -> Vec<String> {
-    let mut extra = Vec::new();
-    // Plain 64-bit C++ instead of inline-PTX carry chains, to tell a PTX fault from an
-    // algorithmic one.
-    if tuning.portable_arith {
-        extra.push("-DCRUCIBLE_PORTABLE_ARITH".into());
-    }
-    // Extra options for tuning measurements.
-    extra.extend(tuning.nvrtc_options.iter().cloned());
-    extra
-}
-
 /// One program to build: its whole option list, the build's CUBIN of it for the
 /// device (if any), and where its CUBIN is cached.
 struct Job {
@@ -212,15 +204,14 @@ struct Job {
     path: Option<PathBuf>,
 }
 
-/// The programs `tuning` lays out, each with its options for `arch`, its embedded
-/// CUBIN (unless `tuning.ignore_embedded`) and, under `dir`, its cache file, keyed by
-/// its source, its options and `versions` (NVRTC's and the driver's).
-fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
-    let extra = tuning_options(tuning);
-    programs(tuning.nvrtc_programs.unwrap_or_default())
+/// The programs of [`programs`], each with its options for `arch`, the build's CUBIN
+/// of it for `arch` (if any) and, under `dir`, its cache file, keyed by its source, its
+/// options and `versions` (NVRTC's and the driver's).
+fn jobs(arch: (i32, i32), versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
+    programs()
         .into_iter()
         .map(|program| {
-            let options = program.options(arch, &extra);
+            let options = program.options(arch);
             let key = cache_key(&[
                 program.source().as_bytes(),
                 options.join(" ").as_bytes(),
@@ -228,14 +219,10 @@ fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&Path
             ]);
             let path =
                 dir.map(|dir| dir.join(format!("kernels-{}-{key:016x}.cubin", program.name)));
-            let embedded = (!tuning.ignore_embedded)
-                .then(|| {
-                    embedded::find(embedded::table(), &program.name, arch, |a| {
-                        program.options(a, &extra)
-                    })
-                })
-                .flatten()
-                .map(|e| e.cubin);
+            let embedded = embedded::find(embedded::table(), &program.name, arch, |a| {
+                program.options(a)
+            })
+            .map(|e| e.cubin);
             Job {
                 program,
                 options,
@@ -246,19 +233,18 @@ fn jobs(arch: (i32, i32), tuning: &CudaTuning, versions: &str, dir: Option<&Path
         .collect()
 }
 
-/// Compiles every kernel program for `sm_{major}{minor}` with the options `tuning`
-/// adds (or takes each program's CUBIN from the binary, or from the disk cache for the
-/// same sources, options and versions), concurrently, and loads the modules into
-/// `ctx`, in [`programs`]' order. `launch::Kernels` looks the functions up across them.
+/// Compiles every kernel program for `sm_{major}{minor}` (or takes each program's
+/// CUBIN from the binary, or from the disk cache for the same sources, options and
+/// versions), concurrently, and loads the modules into `ctx`, in [`programs`]' order.
+/// `launch::Kernels` looks the functions up across them.
 pub fn compile(
     ctx: &Arc<CudaContext>,
     arch: (i32, i32),
-    tuning: &CudaTuning,
 ) -> CudaResult<(Vec<Arc<CudaModule>>, CompileReport)> {
     let start = Instant::now();
     let nvrtc_version = driver::nvrtc_version();
     let versions = format!("nvrtc {nvrtc_version} driver {}", driver::driver_version());
-    let jobs = jobs(arch, tuning, &versions, cache_dir().as_ref());
+    let jobs = jobs(arch, &versions, Some(&cache_dir()));
     let built: Vec<CudaResult<Built>> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
@@ -351,12 +337,9 @@ mod tests {
         assert_eq!(cache_key(&[b"a"]), old);
     }
 
-    /// Compiles every program exactly as `compile` does (the same sources and options,
-    /// for sm_90 unless `CRUCIBLE_NVRTC_TIME_ARCH=89` or another), one at a time, and
-    /// prints each one's CPU and wall seconds: the NVRTC cold compile measured with
-    /// libnvrtc alone, no driver or device. `CRUCIBLE_NVRTC_TIME_ONLY=ntt-tile,ones-g2`
-    /// picks programs; the tuning variables (`CRUCIBLE_CUDA_NVRTC_OPTIONS`,
-    /// `CRUCIBLE_CUDA_NVRTC_PROGRAMS`, ...) apply as in the backend. Every kernel the
+    /// Compiles every program exactly as `compile` does (the same sources and options)
+    /// for sm_90, one at a time, and prints each one's CPU and wall seconds: the NVRTC
+    /// cold compile measured with libnvrtc alone, no driver or device. Every kernel the
     /// launch table names must be in some program's CUBIN.
     #[test]
     #[ignore = "minutes of NVRTC; run with --ignored --nocapture nvrtc_compile_times"]
@@ -365,36 +348,19 @@ mod tests {
             println!("SKIPPED nvrtc_compile_times: libnvrtc not found (add its folder to LD_LIBRARY_PATH)");
             return;
         }
-        let arch = match std::env::var("CRUCIBLE_NVRTC_TIME_ARCH") {
-            Ok(sm) => {
-                let n: i32 = sm
-                    .trim()
-                    .parse()
-                    .expect("CRUCIBLE_NVRTC_TIME_ARCH: e.g. 90");
-                (n / 10, n % 10)
-            }
-            Err(_) => (9, 0),
-        };
-        let only: Option<Vec<String>> = std::env::var("CRUCIBLE_NVRTC_TIME_ONLY")
-            .ok()
-            .map(|list| list.split(',').map(|p| p.trim().to_string()).collect());
-        let tuning = CudaTuning::from_env().expect("tuning variables");
-        let jobs = jobs(arch, &tuning, "", None);
+        let arch = (9, 0);
+        let jobs = jobs(arch, "", None);
         println!(
-            "NVRTC {}, sm_{}{}, {} programs, tuning options {:?}",
+            "NVRTC {}, sm_{}{}, {} programs",
             driver::nvrtc_version(),
             arch.0,
             arch.1,
             jobs.len(),
-            tuning_options(&tuning)
         );
         let (mut cpu_total, mut slowest) = (0.0f64, (0.0f64, String::new()));
         let mut cubins = Vec::new();
         for job in &jobs {
             let name = &job.program.name;
-            if only.as_ref().is_some_and(|only| !only.contains(name)) {
-                continue;
-            }
             let (cpu, wall) = (driver::process_cpu_seconds(), Instant::now());
             let cubin = compile_program(job).unwrap_or_else(|e| panic!("program {name}: {e}"));
             let cpu = driver::process_cpu_seconds() - cpu;
@@ -413,20 +379,43 @@ mod tests {
             "total {cpu_total:.2} s CPU; slowest {} {:.2} s",
             slowest.1, slowest.0
         );
-        if only.is_none() {
-            // A kernel under no part (a guard's typo) would be in no program.
-            let defines = |cubin: &[u8], name: &str| {
-                let symbol = [name.as_bytes(), b"\0"].concat();
-                cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
-            };
-            for kernel in crate::launch::Kernel::ALL {
-                assert!(
-                    cubins.iter().any(|c| defines(c, kernel.name())),
-                    "no program defines kernel {}",
-                    kernel.name()
-                );
-            }
+        // A kernel under no part (a guard's typo) would be in no program.
+        let defines = |cubin: &[u8], name: &str| {
+            let symbol = [name.as_bytes(), b"\0"].concat();
+            cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
+        };
+        for kernel in crate::launch::Kernel::ALL {
+            assert!(
+                cubins.iter().any(|c| defines(c, kernel.name())),
+                "no program defines kernel {}",
+                kernel.name()
+            );
         }
+    }
+
+    #[test]
+    fn the_cache_is_the_cuda_folder_of_crucibles_cache_directory() {
+        use std::ffi::OsString;
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let dir = cache_dir_from(env(&[("CRUCIBLE_CACHE_DIR", "/c"), ("HOME", "/h")]));
+        assert_eq!(dir, PathBuf::from("/c/cuda"));
+        let dir = cache_dir_from(env(&[
+            ("CRUCIBLE_CACHE_DIR", ""),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]));
+        assert_eq!(dir, PathBuf::from("/x/crucible/cuda"));
+        let dir = cache_dir_from(env(&[("HOME", "/h")]));
+        assert_eq!(dir, PathBuf::from("/h/.cache/crucible/cuda"));
+        let dir = cache_dir_from(env(&[]));
+        assert_eq!(dir, std::env::temp_dir().join("crucible").join("cuda"));
     }
 
     #[test]

@@ -24,9 +24,8 @@ use cudarc::driver::{
 
 use crate::driver;
 use crate::error::{CudaError, CudaResult};
-use crate::field::{FrArg, FrSeeds, Group, FR_WORDS};
+use crate::field::{FrArg, FrSeeds, Group};
 use crate::kernels;
-use crate::tuning::CudaTuning;
 
 /// The element types of device arrays, as the kernels' C names them.
 pub mod elem {
@@ -133,44 +132,13 @@ value_arg!(u32, "u32");
 value_arg!(FrArg, "FrArg");
 value_arg!(FrSeeds, "FrSeeds");
 
-/// Radix-2 stages of one NTT pass: which `ntt_pass_r*` kernel runs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
-pub enum PassStages {
-    /// `ntt_pass_r1`.
-    One,
-    /// `ntt_pass_r2`.
-    Two,
-    /// `ntt_pass_r3`.
-    Three,
-    /// `ntt_pass_r4`.
-    Four,
-}
-
-impl PassStages {
-    /// The pass of `stages` stages (1 to 4; the kernels go no further).
-    pub fn new(stages: u32) -> Option<PassStages> {
-        Some(match stages {
-            1 => PassStages::One,
-            2 => PassStages::Two,
-            3 => PassStages::Three,
-            4 => PassStages::Four,
-            _ => return None,
-        })
-    }
-}
-
-/// Elements a thread of an NTT tile kernel holds: which `ntt_tile_e*` runs a launch.
+/// Elements a thread of an NTT tile kernel holds: which tile kernel runs a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub enum TileElems {
-    /// `ntt_tile_e4`: four, rounds of two stages, tiles of up to 2^10.
+    /// `ntt_tile_e4`: four, rounds of two stages, tiles of up to 2^10 in static shared
+    /// memory.
     Four,
-    /// `ntt_tile_e2`: two, a round a stage, tiles of up to 2^9.
-    Two,
-    /// `ntt_tile_e8`: eight, rounds of three stages, tiles of up to 2^10 in dynamic
-    /// shared memory of the tile's size.
-    Eight,
     /// `ntt_tile_w`: two, a tile of up to 2^6 a warp, shuffles between stages, no
     /// shared memory; never paired, and its grid is the launch's threads (see
     /// [`grid_tile`]).
@@ -182,29 +150,17 @@ impl TileElems {
     pub fn log(self) -> u32 {
         match self {
             TileElems::Four => 2,
-            TileElems::Two | TileElems::Warp => 1,
-            TileElems::Eight => 3,
+            TileElems::Warp => 1,
         }
     }
 
     /// log2 of the largest tile its kernel takes (kernels/ntt.cu's
-    /// CRU_NTT_TILE_MAX_BITS, CRU_NTT_TILE2_MAX_BITS, CRU_NTT_TILE8_MAX_BITS and
-    /// CRU_NTT_TILEW_MAX_BITS: its shared memory, for e8 its threads, for w a warp).
+    /// CRU_NTT_TILE_MAX_BITS and CRU_NTT_TILEW_MAX_BITS: its shared memory, for w a
+    /// warp).
     pub fn max_tile_bits(self) -> u32 {
         match self {
-            TileElems::Four | TileElems::Eight => 10,
-            TileElems::Two => 9,
+            TileElems::Four => 10,
             TileElems::Warp => 6,
-        }
-    }
-
-    /// Bytes of dynamic shared memory a block takes for `tile_elements` elements (its
-    /// tiles, two when paired): e8's tile is sized to the launch, e4's and e2's are
-    /// static.
-    fn dynamic_shared_bytes(self, tile_elements: u32) -> u32 {
-        match self {
-            TileElems::Eight => tile_elements * (FR_WORDS as u32 * 4),
-            TileElems::Four | TileElems::Two | TileElems::Warp => 0,
         }
     }
 }
@@ -313,12 +269,7 @@ impl Selector for Group {
 
 impl Selector for TileElems {
     #[cfg(test)]
-    const VALUES: &'static [TileElems] = &[
-        TileElems::Four,
-        TileElems::Two,
-        TileElems::Eight,
-        TileElems::Warp,
-    ];
+    const VALUES: &'static [TileElems] = &[TileElems::Four, TileElems::Warp];
     fn index(self) -> usize {
         self as usize
     }
@@ -328,23 +279,6 @@ impl Selector for TileElems {
             TileElems::Warp => "_w".into(),
             _ => format!("_e{}", 1 << self.log()),
         }
-    }
-}
-
-impl Selector for PassStages {
-    #[cfg(test)]
-    const VALUES: &'static [PassStages] = &[
-        PassStages::One,
-        PassStages::Two,
-        PassStages::Three,
-        PassStages::Four,
-    ];
-    fn index(self) -> usize {
-        self as usize
-    }
-    #[cfg(test)]
-    fn tag(self) -> String {
-        format!("_r{}", self as usize + 1)
     }
 }
 
@@ -358,34 +292,6 @@ struct Declared {
 }
 
 launches! {
-    /// `a[i] <-> a[bitrev(i)]`; threads = n.
-    fn ntt_bit_reverse(a: Dev<'_, elem::Fr>, n: u32, log_n: u32)
-        = [NttBitReverse = "ntt_bit_reverse"];
-    /// The bit reversal with `a[i] *= g^i` on the way (g^i from split tables);
-    /// threads = n.
-    fn ntt_bit_reverse_scale(
-        a: Dev<'_, elem::Fr>,
-        pow_lo: Dev<'_, elem::Fr>,
-        pow_hi: Dev<'_, elem::Fr>,
-        n: u32,
-        log_n: u32,
-        lo_bits: u32,
-    ) = [NttBitReverseScale = "ntt_bit_reverse_scale"];
-    /// `stages` radix-2 stages from stage `s`, twiddles read inverted when `inverse`;
-    /// threads = n >> stages.
-    fn ntt_pass[stages: PassStages](
-        a: Dev<'_, elem::Fr>,
-        tw: Dev<'_, elem::Fr>,
-        n: u32,
-        log_n: u32,
-        s: u32,
-        inverse: u32,
-    ) = [
-        NttPassR1 = "ntt_pass_r1",
-        NttPassR2 = "ntt_pass_r2",
-        NttPassR3 = "ntt_pass_r3",
-        NttPassR4 = "ntt_pass_r4",
-    ];
     /// `k` radix-2 stages from stage `s` on shared-memory tiles of 2^(k + g) elements
     /// (batch bits from `cshift`), scaled at the end as `flags` says;
     /// grid [`grid_tile`] (with the same `elems`).
@@ -404,8 +310,6 @@ launches! {
         lo_bits: u32,
     ) = [
         NttTileE4 = "ntt_tile_e4",
-        NttTileE2 = "ntt_tile_e2",
-        NttTileE8 = "ntt_tile_e8",
         NttTileW = "ntt_tile_w",
     ];
     /// `out[i] = first * g^i` from the seeds g^(2^b); threads = count.
@@ -419,16 +323,6 @@ launches! {
         n: u32,
         lo_bits: u32,
     ) = [FrPowerTable = "fr_power_table"];
-    /// `a[i] *= pow_lo[i mod 2^lo_bits] * pow_hi[i >> lo_bits]`; threads = n.
-    fn fr_scale_by_powers(
-        a: Dev<'_, elem::Fr>,
-        pow_lo: Dev<'_, elem::Fr>,
-        pow_hi: Dev<'_, elem::Fr>,
-        n: u32,
-        lo_bits: u32,
-    ) = [FrScaleByPowers = "fr_scale_by_powers"];
-    /// `a[i] *= c`; threads = n.
-    fn fr_scale(a: Dev<'_, elem::Fr>, c: FrArg, n: u32) = [FrScale = "fr_scale"];
     /// `a[i] *= b[i]`; threads = n.
     fn fr_mul_assign(a: Dev<'_, elem::Fr>, b: Dev<'_, elem::Fr>, n: u32)
         = [FrMulAssign = "fr_mul_assign"];
@@ -534,32 +428,6 @@ launches! {
         m: u32,
         chunk: u32,
     ) = [MsmG1Accumulate = "msm_g1_accumulate", MsmG2Accumulate = "msm_g2_accumulate"];
-    /// msm.cu step 5 "affine": the same sums by batch-affine additions, `per_thread`
-    /// chunks a thread (their state in `lanes`, word planes); threads = ceil(chunks /
-    /// per_thread), blocks of `CRU_AFFINE_BLOCK` threads.
-    fn msm_accumulate_affine[group: Group](
-        bases: Dev<'_, elem::Affine>,
-        sorted: Dev<'_, elem::U32>,
-        bucket_start: Dev<'_, elem::U32>,
-        buckets: Dev<'_, elem::Xyzz>,
-        carries: Dev<'_, elem::Xyzz>,
-        max_span: Dev<'_, elem::U32>,
-        lanes: Dev<'_, elem::U32>,
-        m: u32,
-        chunk: u32,
-        per_thread: u32,
-    ) = [
-        MsmG1AccumulateAffine = "msm_g1_accumulate_affine",
-        MsmG2AccumulateAffine = "msm_g2_accumulate_affine",
-    ];
-    /// msm.cu step 5b: one tree level of the carries of buckets spanning chunks.
-    fn msm_fold_carries[group: Group](
-        carries: Dev<'_, elem::Xyzz>,
-        bucket_start: Dev<'_, elem::U32>,
-        m: u32,
-        chunk: u32,
-        level: u32,
-    ) = [MsmG1FoldCarries = "msm_g1_fold_carries", MsmG2FoldCarries = "msm_g2_fold_carries"];
     /// msm.cu step 5b "tree": every bucket's carries summed in one launch;
     /// threads = ceil(entries / chunk).
     fn msm_fold_tree[group: Group](
@@ -569,30 +437,6 @@ launches! {
         m: u32,
         chunk: u32,
     ) = [MsmG1FoldTree = "msm_g1_fold_tree", MsmG2FoldTree = "msm_g2_fold_tree"];
-    /// msm.cu step 6 "levels": running sums over segments of 2^seg_bits buckets;
-    /// threads = segments × wp.
-    fn msm_reduce_segments[group: Group](
-        buckets: Dev<'_, elem::Xyzz>,
-        carries: Dev<'_, elem::Xyzz>,
-        bucket_start: Dev<'_, elem::U32>,
-        tree_w: Dev<'_, elem::Xyzz>,
-        tree_v: Dev<'_, elem::Xyzz>,
-        c: u32,
-        seg_bits: u32,
-        chunk: u32,
-    ) = [
-        MsmG1ReduceSegments = "msm_g1_reduce_segments",
-        MsmG2ReduceSegments = "msm_g2_reduce_segments",
-    ];
-    /// msm.cu step 7 "levels": one level of the pairwise tree; threads = nodes × wp.
-    fn msm_reduce_pairs[group: Group](
-        in_w: Dev<'_, elem::Xyzz>,
-        in_v: Dev<'_, elem::Xyzz>,
-        out_w: Dev<'_, elem::Xyzz>,
-        out_v: Dev<'_, elem::Xyzz>,
-        nodes: u32,
-        with_v: u32,
-    ) = [MsmG1ReducePairs = "msm_g1_reduce_pairs", MsmG2ReducePairs = "msm_g2_reduce_pairs"];
     /// msm.cu step 6 "tree": each segment's running sums, then its block's sums into
     /// one record; grid (segments, wp), blocks of a power of two.
     fn msm_reduce_tiles[group: Group](
@@ -637,12 +481,8 @@ impl Kernels {
     /// them into `ctx` and looks up every function of the [`Kernel`] table in the
     /// first module that defines it (a file's group-free kernels are in each of its
     /// groups' programs).
-    pub fn load(
-        ctx: &Arc<CudaContext>,
-        arch: (i32, i32),
-        tuning: &CudaTuning,
-    ) -> CudaResult<Kernels> {
-        let (modules, report) = kernels::compile(ctx, arch, tuning)?;
+    pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32)) -> CudaResult<Kernels> {
+        let (modules, report) = kernels::compile(ctx, arch)?;
         let functions = Kernel::ALL
             .iter()
             .map(|kernel| {
@@ -710,10 +550,9 @@ pub fn grid_with_block(threads: usize, block: u32) -> LaunchConfig {
 /// each its own tiles.
 pub const WARP_TILE_BLOCK: u32 = 128;
 
-/// The launch of `ntt_tile_e*` over 2^log_n elements in tiles of 2^tile_bits: one
-/// block a tile, `elems` elements a thread (one thread for a tile of fewer), twice the
-/// threads when `paired` (a block then does its tile and its partner's), and for e8
-/// the shared memory of its tiles. `ntt_tile_w` (never paired): a thread per two
+/// The launch of `ntt_tile_e4` over 2^log_n elements in tiles of 2^tile_bits: one
+/// block a tile, four elements a thread (one thread for a tile of fewer), twice the
+/// threads when `paired` (a block then does its tile and its partner's). `ntt_tile_w` (never paired): a thread per two
 /// elements, [`WARP_TILE_BLOCK`] a block (all in one block when fewer), whatever the
 /// tile.
 pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool, elems: TileElems) -> LaunchConfig {
@@ -730,7 +569,7 @@ pub fn grid_tile(log_n: u32, tile_bits: u32, paired: bool, elems: TileElems) -> 
     LaunchConfig {
         grid_dim: (1 << (log_n - tile_bits), 1, 1),
         block_dim: ((1 << tile_bits.saturating_sub(elems.log())) << paired, 1, 1),
-        shared_mem_bytes: elems.dynamic_shared_bytes(1 << (tile_bits + paired)),
+        shared_mem_bytes: 0,
     }
 }
 
@@ -863,14 +702,6 @@ mod tests {
             define("CRU_NTT_TILE_MAX_BITS")
         );
         assert_eq!(
-            TileElems::Two.max_tile_bits(),
-            define("CRU_NTT_TILE2_MAX_BITS")
-        );
-        assert_eq!(
-            TileElems::Eight.max_tile_bits(),
-            define("CRU_NTT_TILE8_MAX_BITS")
-        );
-        assert_eq!(
             TileElems::Warp.max_tile_bits(),
             define("CRU_NTT_TILEW_MAX_BITS")
         );
@@ -889,34 +720,17 @@ mod tests {
                 assert_eq!(grid.shared_mem_bytes, 0);
             }
         }
-        // At most 256 threads a block for e4 and e2, paired or not (a paired tile is at
-        // most half); 128 for e8 (its __launch_bounds__), with 32 bytes of dynamic
-        // shared memory an element (at most 32 KiB: no opt-in beyond 48 KiB needed).
-        for (elems, most) in [
-            (TileElems::Four, 256),
-            (TileElems::Two, 256),
-            (TileElems::Eight, 128),
-        ] {
-            let bits = elems.max_tile_bits();
-            let full = grid_tile(20, bits, false, elems);
-            let pair = grid_tile(20, bits - 1, true, elems);
-            assert_eq!(full.block_dim.0, most);
-            assert_eq!(pair.block_dim.0, most);
-            assert_eq!(grid_tile(1, 1, false, elems).block_dim.0, 1);
-            assert_eq!(grid_tile(2, 1, true, elems).block_dim.0, 2);
-            let shared = elems.dynamic_shared_bytes(1 << bits);
-            assert_eq!(full.shared_mem_bytes, shared);
-            assert_eq!(pair.shared_mem_bytes, shared);
-            assert!(shared <= 32 << 10);
-        }
-        assert_eq!(
-            grid_tile(20, 8, true, TileElems::Eight).shared_mem_bytes,
-            16 << 10
-        );
-        assert_eq!(
-            grid_tile(20, 10, false, TileElems::Four).shared_mem_bytes,
-            0
-        );
+        // At most 256 threads a block for e4, paired or not (a paired tile is at most
+        // half), and no dynamic shared memory.
+        let bits = TileElems::Four.max_tile_bits();
+        let full = grid_tile(20, bits, false, TileElems::Four);
+        let pair = grid_tile(20, bits - 1, true, TileElems::Four);
+        assert_eq!(full.block_dim.0, 256);
+        assert_eq!(pair.block_dim.0, 256);
+        assert_eq!(grid_tile(1, 1, false, TileElems::Four).block_dim.0, 1);
+        assert_eq!(grid_tile(2, 1, true, TileElems::Four).block_dim.0, 2);
+        assert_eq!(full.shared_mem_bytes, 0);
+        assert_eq!(pair.shared_mem_bytes, 0);
     }
 
     #[test]
@@ -942,15 +756,7 @@ mod tests {
                 }
             }
         }
-        for elems in [TileElems::Four, TileElems::Two, TileElems::Eight] {
-            assert_eq!(elems.tag(), format!("_e{}", 1 << elems.log()));
-        }
+        assert_eq!(TileElems::Four.tag(), "_e4");
         assert_eq!(TileElems::Warp.tag(), "_w");
-        for stages in 1..=4 {
-            let pass = PassStages::new(stages).unwrap();
-            assert_eq!(pass.tag(), format!("_r{stages}"));
-        }
-        assert_eq!(PassStages::new(0), None);
-        assert_eq!(PassStages::new(5), None);
     }
 }

@@ -3,24 +3,26 @@
 //! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
 //! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
 //! NVRTC to machine code for the device's own architecture at first use (and cached
-//! on disk). Every device byte comes
-//! from a [`Lease`]; release frees stream-ordered, synchronizes, trims the memory
-//! pool, and only then returns the budget. Kernels run on one stream, host-to-device
-//! copies on a second (so staging overlaps compute; cudarc's per-buffer events order
-//! the two). Two things stay in a lease between operations, under their own plan
-//! items: the NTT tables of its domain (`ntt.rs`), and the last MSM's sort of its
-//! scalars, reused by the next MSM over the same unchanged scalars
-//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with room for window planes
-//! (multiples of each point, built on the device once the MSMs over the staged points
-//! have saved what they cost to build) as far as the budget allows (`msm/planes.rs`).
+//! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
+//! sm_80 and sm_90. Every device byte comes from a [`Lease`]; release frees
+//! stream-ordered, synchronizes, trims the memory pool, and only then returns the
+//! budget. Kernels run on one stream, host-to-device copies on a second (so staging
+//! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
+//! lease between operations, under their own plan items: the NTT tables of its domain
+//! (`ntt/`), and the last MSM's sort of its scalars, reused by the next MSM over the
+//! same unchanged scalars (`msm/sort_reuse.rs`). MSM bases buffers are allocated with
+//! room for window planes (multiples of each point, built on the device when the bases
+//! are staged) as far as the budget allows (`msm/planes.rs`). The tuning file's
+//! `[cuda]` table (`tuning.rs`) overrides the defaults, read once when a device opens.
 //!
 //! Layers, each module importing only those below it (a test lists the edges and
 //! fails on a cycle): `driver` (every unsafe call), `error`, `field`, `programs` (the
 //! NVRTC programs' layout, shared with the build script), `embedded` (the CUBINs the
 //! build compiled) and `tuning` at the bottom; `kernels` (the CUBINs: embedded, cached
-//! on disk or compiled by NVRTC) and `launch` (one typed function per kernel); `memory` (buffers under a lease) and `staging` (bulk copies through
-//! pinned host buffers, both ways); then the operations, `pointwise`, `ntt` and
-//! `msm/`; this file registers the backend and implements the trait by delegating.
+//! on disk or compiled by NVRTC) and `launch` (one typed function per kernel);
+//! `memory` (buffers under a lease) and `staging` (bulk copies through pinned host
+//! buffers, both ways); then the operations, `pointwise`, `ntt/` and `msm/`; this file
+//! registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -71,7 +73,7 @@ pub struct CudaBackend {
     staging: staging::SharedStaging,
     /// Pinned host buffers for read-backs, allocated at the first read.
     reads: staging::SharedStaging,
-    /// The tuning overrides, read once at open.
+    /// The `[cuda]` table of the tuning file, read once at open.
     tuning: CudaTuning,
     /// The last MSM's sort, for the next MSM over the same scalars.
     sorts: msm::SortReuse,
@@ -125,24 +127,18 @@ impl CudaBackend {
                 reason: reason.into(),
             });
         }
-        let tuning = CudaTuning::from_env()?;
+        let tuning = CudaTuning::from_file(&options.tuning)?;
         let device = device::open(ordinal)?;
         // Sized from what is free now, not from the total: another process's memory
         // is not ours to plan with.
         let (free, _) = device::memory_info(&device.ctx)?;
         let budget = DeviceBudget::new(device.info.label(), options.budget_capacity(free));
-        let chunk_words =
-            staging::chunk_words(tuning.staging_mib.unwrap_or(staging::DEFAULT_CHUNK_MIB));
-        let upload_mapping = if tuning.staging_cached {
-            staging::HostMapping::Cached
-        } else {
-            staging::HostMapping::WriteCombined
-        };
+        let chunk_words = staging::chunk_words(tuning.staging_mib());
         Ok(CudaBackend {
             device,
             budget,
             kernels: OnceLock::new(),
-            staging: staging::SharedStaging::new(upload_mapping, chunk_words),
+            staging: staging::SharedStaging::new(staging::HostMapping::WriteCombined, chunk_words),
             reads: staging::SharedStaging::new(staging::HostMapping::Cached, chunk_words),
             tuning,
             sorts: msm::SortReuse::default(),
@@ -173,8 +169,8 @@ impl CudaBackend {
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                let kernels = Kernels::load(&self.device.ctx, self.device.arch, &self.tuning)
-                    .map_err(|e| e.to_string())?;
+                let kernels =
+                    Kernels::load(&self.device.ctx, self.device.arch).map_err(|e| e.to_string())?;
                 tracing::info!("{}: {}", self.device.info.label(), kernels.report);
                 Ok(kernels)
             })
@@ -491,18 +487,9 @@ impl ProverBackend for CudaBackend {
     }
 
     // Through the pinned read-back buffers, converted on every core while the next
-    // chunk is copied; `CRUCIBLE_CUDA_PAGEABLE_READS` measures the pageable path,
-    // `CRUCIBLE_CUDA_READ_HUGE_PAGES` fewer page faults in the fresh vector.
+    // chunk is copied.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        let count = src.len() * field::FR_WORDS;
-        if self.tuning.pageable_reads {
-            let words = memory::download(self.stream(), lease, src.id(), count)?;
-            return Ok(field::words_to_fr(&words));
-        }
         let mut out = Vec::with_capacity(src.len());
-        if self.tuning.read_huge_pages {
-            driver::advise_huge_pages(out.spare_capacity_mut());
-        }
         self.read_chunks(lease, src, |_, words| field::extend_fr(&mut out, words))?;
         Ok(out)
     }
@@ -512,10 +499,6 @@ impl ProverBackend for CudaBackend {
         crucible_core::check_read_len(src, dst)?;
         if let Some(words) = self.pins.words_mut(dst) {
             return pinned::download(self.stream(), lease, src.id(), words);
-        }
-        if self.tuning.pageable_reads {
-            dst.copy_from_slice(&self.read_scalars(lease, src)?);
-            return Ok(());
         }
         self.read_chunks(lease, src, |range, words| {
             field::words_into_fr(&mut dst[range], words)
@@ -531,7 +514,7 @@ impl ProverBackend for CudaBackend {
             buf,
             domain,
             kind,
-            ntt::config(&self.tuning),
+            self.tuning.ntt_tile_bits(),
         )
     }
 

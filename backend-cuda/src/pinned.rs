@@ -25,7 +25,7 @@ impl Pins {
     /// Pins `scalars` for `ctx`'s copies until the returned value drops. Scalars the
     /// device cannot take as they lie in memory (`driver::fr_device_words`), none at
     /// all, or memory pinned already (by this process elsewhere) stay unpinned: their
-    /// copies go through the staging buffers as before.
+    /// copies go through the staging buffers.
     pub fn pin<'a>(
         &self,
         ctx: &Arc<CudaContext>,

@@ -44,16 +44,6 @@ pub fn parts(source: &str) -> Vec<&str> {
     found
 }
 
-/// How the kernels are split into NVRTC programs (`CRUCIBLE_CUDA_NVRTC_PROGRAMS`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NvrtcPrograms {
-    /// A program per kernel file, or per part of one, compiled concurrently.
-    #[default]
-    Split,
-    /// Every file in one program, as before the split (for A/B measurements).
-    One,
-}
-
 /// One NVRTC program: the headers, then kernel files, with its own options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
@@ -71,57 +61,46 @@ impl Program {
         HEADERS.iter().chain(&self.files).copied().collect()
     }
 
-    /// Every option of this program for `sm_{major}{minor}`: [`base_options`] with
-    /// `extra` (tuning's), then the program's own.
-    pub fn options(&self, arch: (i32, i32), extra: &[String]) -> Vec<String> {
-        let mut options = base_options(arch, extra);
+    /// Every option of this program for `sm_{major}{minor}`: [`base_options`], then the
+    /// program's own.
+    pub fn options(&self, arch: (i32, i32)) -> Vec<String> {
+        let mut options = base_options(arch);
         options.extend(self.defines.iter().cloned());
         options
     }
 }
 
-/// The options every program gets for `sm_{major}{minor}`, then `extra` (tuning's:
-/// measurements' own options, part of every cache key).
-pub fn base_options(arch: (i32, i32), extra: &[String]) -> Vec<String> {
-    let mut base = vec![
+/// The options every program gets for `sm_{major}{minor}`.
+pub fn base_options(arch: (i32, i32)) -> Vec<String> {
+    vec![
         format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
         "--std=c++17".into(),
-    ];
-    base.extend(extra.iter().cloned());
-    base
+    ]
 }
 
-/// The programs the kernels compile as: by file and part, or (`one`, the layout
-/// before the split, kept for A/B measurements) every file in a single program.
-pub fn programs(layout: NvrtcPrograms) -> Vec<Program> {
-    match layout {
-        NvrtcPrograms::One => vec![Program {
-            name: "all".into(),
-            files: FILES.iter().map(|(_, source)| *source).collect(),
-            defines: Vec::new(),
-        }],
-        NvrtcPrograms::Split => FILES
-            .iter()
-            .flat_map(|&(name, source)| {
-                let parts = parts(source);
-                if parts.is_empty() {
-                    return vec![Program {
-                        name: name.into(),
-                        files: vec![source],
-                        defines: Vec::new(),
-                    }];
-                }
-                parts
-                    .into_iter()
-                    .map(|part| Program {
-                        name: format!("{name}-{}", part.to_lowercase().replace('_', "-")),
-                        files: vec![source],
-                        defines: vec!["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")],
-                    })
-                    .collect()
-            })
-            .collect(),
-    }
+/// The programs the kernels compile as: one per kernel file, or per part of one.
+pub fn programs() -> Vec<Program> {
+    FILES
+        .iter()
+        .flat_map(|&(name, source)| {
+            let parts = parts(source);
+            if parts.is_empty() {
+                return vec![Program {
+                    name: name.into(),
+                    files: vec![source],
+                    defines: Vec::new(),
+                }];
+            }
+            parts
+                .into_iter()
+                .map(|part| Program {
+                    name: format!("{name}-{}", part.to_lowercase().replace('_', "-")),
+                    files: vec![source],
+                    defines: vec!["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")],
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -130,32 +109,22 @@ mod tests {
 
     #[test]
     fn every_file_is_compiled_once_per_part_it_names() {
-        let split = programs(NvrtcPrograms::Split);
+        let split = programs();
         let names: Vec<&str> = split.iter().map(|p| p.name.as_str()).collect();
-        // The programs today (a new part of a file adds its own program).
+        // Every program there is (a new part of a file adds its own program).
         for expected in [
             "ntt-pointwise",
-            "ntt-passes",
-            "ntt-r3",
-            "ntt-r4",
             "ntt-tile",
-            "ntt-tile8",
             "ntt-tilew",
             "msm-sort",
             "msm-g1-sums",
-            "msm-g1-affine",
             "msm-g1-fold",
             "msm-g1-tiles",
             "msm-g1-records",
-            "msm-g1-segments",
-            "msm-g1-pairs",
             "msm-g2-sums",
-            "msm-g2-affine",
             "msm-g2-fold",
             "msm-g2-tiles",
             "msm-g2-records",
-            "msm-g2-segments",
-            "msm-g2-pairs",
             "planes-g1",
             "planes-g2",
             "ones-g1",
@@ -163,6 +132,7 @@ mod tests {
         ] {
             assert!(names.contains(&expected), "{expected} not in {names:?}");
         }
+        assert_eq!(names.len(), 16, "{names:?}");
         for (name, source) in FILES {
             let of_file: Vec<&Program> = split.iter().filter(|p| p.files == [source]).collect();
             let parts = parts(source);
@@ -183,13 +153,6 @@ mod tests {
                 assert!(p.source().ends_with(source), "{}", p.name);
             }
         }
-        let one = programs(NvrtcPrograms::One);
-        assert_eq!(one.len(), 1);
-        assert!(one[0].defines.is_empty());
-        assert_eq!(
-            one[0].source(),
-            HEADERS.concat() + &FILES.map(|(_, s)| s).concat()
-        );
     }
 
     #[test]

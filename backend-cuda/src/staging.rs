@@ -25,13 +25,6 @@ use crate::memory::{CudaBuffer, DeviceWords};
 /// Staging buffers per direction: one filled by the host while the other is copied.
 const SLOTS: usize = 2;
 
-/// MiB per staging buffer when `CRUCIBLE_CUDA_STAGING_MIB` is unset: the largest chunk
-/// a transfer is cut into. Each chunk costs about 0.2 ms of host time beyond its bytes
-/// (an event wait, a copy call, the host threads' start), so large transfers want
-/// large chunks: on the H200 a one-shot G1 MSM of 2^24 (2.1 GB staged) took 225.7 ms
-/// through 8 MiB chunks, 179.6 through 32 and 191.0 through 64 (fourteenth session).
-pub const DEFAULT_CHUNK_MIB: u32 = 32;
-
 /// A transfer is cut into at least this many chunks where the buffers allow, so that
 /// the first chunk's conversion and the last chunk's copy, which nothing overlaps, are
 /// a quarter of it at most: the NTT of 2^20 (32 MiB each way) ran host in, host out in
@@ -56,7 +49,7 @@ fn transfer_chunk_words(total: usize, buffer: usize) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostMapping {
     /// Write-combined: fast for the host to write and the device to read, very slow
-    /// for the host to read (uploads, by default).
+    /// for the host to read (uploads).
     WriteCombined,
     /// Ordinary cached memory (read-backs, which the host reads).
     Cached,
@@ -313,7 +306,7 @@ mod tests {
             (17, 8, 64),
             (1000, 24, 100),
             (5, 48, 48),
-            (1 << 20, 8, chunk_words(DEFAULT_CHUNK_MIB)),
+            (1 << 20, 8, chunk_words(crate::tuning::DEFAULT_STAGING_MIB)),
             ((1 << 20) + 1, 24, chunk_words(1)),
         ] {
             let c = Chunks::new(len, words_per, chunk_words).unwrap();
@@ -393,7 +386,7 @@ mod tests {
 
     #[test]
     fn transfers_are_cut_into_quarters_between_a_mib_and_a_buffer() {
-        let buffer = chunk_words(DEFAULT_CHUNK_MIB);
+        let buffer = chunk_words(crate::tuning::DEFAULT_STAGING_MIB);
         // The NTT of 2^20 (32 MiB): four chunks of 8 MiB.
         assert_eq!(
             transfer_chunk_words(chunk_words(32), buffer),
@@ -415,6 +408,9 @@ mod tests {
     #[test]
     fn chunk_sizes_are_mib_of_words() {
         assert_eq!(chunk_words(1) * 4, 1 << 20);
-        assert_eq!(chunk_words(DEFAULT_CHUNK_MIB) * 4, 32 << 20);
+        assert_eq!(
+            chunk_words(crate::tuning::DEFAULT_STAGING_MIB) * 4,
+            32 << 20
+        );
     }
 }

@@ -18,6 +18,7 @@ use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::key_file::generate_key;
 use crucible_core::registry::ProbeOptions;
+use crucible_core::tuning_file::TuningFile;
 use crucible_core::{
     BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
 };
@@ -371,21 +372,54 @@ fn field_edge_values_match_arkworks() {
     lease.release().unwrap();
 }
 
-/// Window planes under the policy of `CRUCIBLE_CUDA_MSM_PLANES_BUILD` (msm/planes.rs).
-/// `paid`: a resident bases buffer starts on plane 0; MSMs over it agree with arkworks
-/// before the planes are built, the one that builds them and those after (a sort kept
-/// across the switch included), and new bases void the planes again. `eager` (the
-/// default): built at staging; `never`: no room for them; the MSMs agree either way.
+/// Window planes under each `msm_planes_build` of the tuning file's `[cuda]` table
+/// (msm/planes.rs). `paid`: a resident bases buffer starts on plane 0; MSMs over it
+/// agree with arkworks before the planes are built, the one that builds them and those
+/// after (a sort kept across the switch included), and new bases void the planes again.
+/// `eager` (the default): built at staging; `never`: no room for them; the MSMs agree
+/// either way.
 #[test]
 fn planes_are_built_when_the_policy_says_and_change_no_result() {
+    if backend().is_none() {
+        return;
+    }
+    for policy in ["eager", "paid", "never"] {
+        let text = format!("[cuda]\nmsm_planes_build = \"{policy}\"\n");
+        let options = ProbeOptions {
+            tuning: Arc::new(TuningFile::parse(&text, None).unwrap()),
+            ..ProbeOptions::default()
+        };
+        let cuda = CudaBackend::open(0, &options).unwrap();
+        planes_under(&cuda, policy);
+    }
+}
+
+/// An invalid `[cuda]` table makes the device unavailable, naming the key.
+#[test]
+fn an_invalid_tuning_table_is_refused_with_its_key() {
+    if backend().is_none() {
+        return;
+    }
+    let options = ProbeOptions {
+        tuning: Arc::new(TuningFile::parse("[cuda]\nntt_tile_bits = 11\n", None).unwrap()),
+        ..ProbeOptions::default()
+    };
+    let err = CudaBackend::open(0, &options).err().expect("refused");
+    let err = err.to_string();
+    assert!(
+        err.contains("ntt_tile_bits") && err.contains("4 to 10"),
+        "{err}"
+    );
+}
+
+/// The planes test under `policy`, on `cuda` opened with it.
+fn planes_under(cuda: &CudaBackend, policy: &str) {
     use ark_ec::VariableBaseMSM;
     use crucible_core::{G1Affine, G1Projective, MsmSpan};
-    let Some(cuda) = backend() else { return };
-    let policy = std::env::var("CRUCIBLE_CUDA_MSM_PLANES_BUILD").unwrap_or_default();
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
     let n = 1usize << 12;
-    let backend: &dyn ProverBackend = &*cuda;
+    let backend: &dyn ProverBackend = cuda;
     let draw = |rng: &mut StdRng| -> (Vec<G1Affine>, Vec<Fr>) {
         let bases = (0..n).map(|_| G1Affine::rand(rng)).collect();
         (bases, (0..n).map(|_| Fr::rand(rng)).collect())
@@ -429,7 +463,7 @@ fn planes_are_built_when_the_policy_says_and_change_no_result() {
         cuda.stage_g1(&mut bases_lease, bases, &points).unwrap();
         cuda.stage_scalars(&mut work, scalars, &values).unwrap();
         let staged = cuda.planes_built(&bases_lease, bases.id()).unwrap();
-        let at_staging = match policy.trim() {
+        let at_staging = match policy {
             "paid" => Some(false),
             "never" => None,
             _ => Some(true),

@@ -6,42 +6,32 @@
 // run_tests.py, which holds the Python big-int references.
 //
 // Commands (results: space-separated hex):
-//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv inv_euclid to_mont from_mont eq is_zero
-//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv inv_euclid
+//   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero
+//   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
 //                         Xyzz = X Y ZZ ZZZ, affine = x y (each an Fq or Fq2)
-//   ntt LOG_N R INV a[n] tw[max(1,n/2)]                 -> a after the reversal and the
-//                         radix-2^R passes (INV: the passes' inverse flag)
-//   ntt_pass LOG_N S R INV a[n] tw[max(1,n/2)]          -> a after one pass
-//   bit_reverse_scale LOG_N LO_BITS a[n] lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)] -> a
-//   transform KIND LOG_N R omega g size_inv a[n]        -> a after the Rust host's whole
-//                         sequence for KIND (forward inverse coset coset_inv), tables included
 //   ntt_tile E LOG_N S K G CSHIFT FLAGS LO_BITS a[n] tw[max(1,n/2)] c lo[2^LO_BITS] hi[ceil(n/2^LO_BITS)]
-//                         -> a after one ntt_tile_e{E} launch (E: 8, 4 or 2; w for
-//                         ntt_tile_w; c by value; lo, hi its power tables)
-//   transform_tiles KIND LOG_N SWAP M (E K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
-//                         after the shared-memory path for KIND with those M launches,
-//                         each of ntt_tile_e{E} (or ntt_tile_w) (SWAP: the reversal pass first)
+//                         -> a after one ntt_tile_e4 launch (E: 4; w for ntt_tile_w; c by
+//                         value; lo, hi its power tables)
+//   transform_tiles KIND LOG_N M (E K G CSHIFT LAYOUT)xM omega g size_inv a[n] -> a
+//                         after the Rust host's sequence for KIND (forward inverse coset
+//                         coset_inv) with those M launches, each of ntt_tile_e4 (E 4) or
+//                         ntt_tile_w (E w), tables included
 //   powers COUNT FIRST pows[ceil(log2 COUNT)]           -> fr_powers' table (seeds, FIRST by value)
 //   power_table N LO_BITS lo[2^LO_BITS] hi[ceil(N/2^LO_BITS)] -> fr_power_table's table
 //   pw OP N LO_BITS a[N] b[N] c pow_lo[2^LO_BITS] pow_hi[ceil(N/2^LO_BITS)]
-//                         OP: scale_by_powers scale mul_assign sub_scale -> a (c by value)
+//                         OP: mul_assign sub_scale -> a (c by value)
 //   scan M CHUNK v[M]                                   -> exclusive prefix sum, then total
-//   msm g1|g2 [affine LANES BLOCK] REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
-//                         (affine: step 5 by msm_*_accumulate_affine, LANES chunks a thread,
-//                         blocks of BLOCK threads run concurrently)
-//                         REDUCE: levels -> WP, then the window sums (Xyzz each);
-//                         tree TILE -> WP, ITEMS, then each window's ITEMS points
-//                         (step 5b: "levels" folds the carries a level a launch, "tree"
-//                         in one launch, msm_*_fold_tree)
-//                         (G, U_0 .. U_{ITEMS-2}: msm.cu's step 6-7 "tree")
+//   msm g1|g2 tree TILE N C CHUNK SEG_BITS WP STRIDE PLANES bases[PLANES*STRIDE] scalars[N]
+//                         -> WP, ITEMS, then each window's ITEMS points (G, U_0 ..
+//                         U_{ITEMS-2}: msm.cu's steps 6-7 in blocks of up to TILE threads)
 //   classify N CHUNK scalars[N]                         -> ones rest list[ones + rest] (ones.cu 1-3)
 //   ones g1|g2 COUNT LEAVES GROUP_BITS ORDER NB bases[NB] ones[COUNT] -> sum of bases[ones[k]]
 //                         (Xyzz; ones.cu 4, its groups' sums added), threads run in ORDER
 //                         (launch_ordered)
-//   msm_ones g1|g2 [affine LANES BLOCK] REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
+//   msm_ones g1|g2 tree TILE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //                                                       -> ones rest, the ones' sum (Xyzz), WP
-//                         (0 without rest), then as msm's REDUCE: the witness-aware sequence
+//                         (0 without rest), then as msm prints: the witness-aware sequence
 //   planes g1|g2 N STRIDE SHIFT PLANES points[N]       -> the whole table, PLANES * STRIDE
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
@@ -214,7 +204,6 @@ template <class C> static void field_cmd(const std::string& op) {
     else if (op == "neg") wr(fneg(a));
     else if (op == "dbl") wr(fdbl(a));
     else if (op == "inv") wr(finv(a));
-    else if (op == "inv_euclid") wr(finv_euclid(a));
     else if (op == "to_mont") wr(to_mont(a));
     else if (op == "from_mont") wr(from_mont(a));
     else if (op == "eq") printf(" %d", (int)feq(a, rdf<F>()));
@@ -230,7 +219,6 @@ static void fq2_cmd(const std::string& op) {
     else if (op == "sqr") wr(fsqr(a));
     else if (op == "neg") wr(fneg(a));
     else if (op == "inv") wr(finv(a));
-    else if (op == "inv_euclid") wr(finv_euclid(a));
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
@@ -243,22 +231,6 @@ template <class F> static void curve_cmd(const std::string& op) {
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
 }
 
-// One NTT pass of radix 2^r (1 <= r <= 4) over stages s .. s+r-1.
-static void ntt_pass(Fr* d, const Fr* t, u32 n, u32 log_n, u32 s, u32 r, u32 inv) {
-    if (r == 1) launch(n >> 1, 1, [&] { ntt_pass_r1(d, t, n, log_n, s, inv); });
-    if (r == 2) launch(n >> 2, 1, [&] { ntt_pass_r2(d, t, n, log_n, s, inv); });
-    if (r == 3) launch(n >> 3, 1, [&] { ntt_pass_r3(d, t, n, log_n, s, inv); });
-    if (r == 4) launch(n >> 4, 1, [&] { ntt_pass_r4(d, t, n, log_n, s, inv); });
-}
-
-// The passes of ntt.cu's header: radix 2^R, a shorter last one.
-static void ntt_passes(Fr* a, const Fr* tw, u32 log_n, u32 R, u32 inv) {
-    for (u32 s = 0; s < log_n; s += R) {
-        const u32 r = log_n - s < R ? log_n - s : R;
-        ntt_pass(a, tw, 1u << log_n, log_n, s, r, inv);
-    }
-}
-
 static std::vector<Fr> rd_frs(size_t count) {
     std::vector<Fr> v(count);
     for (auto& x : v) x = rdf<Fr>();
@@ -267,34 +239,7 @@ static std::vector<Fr> rd_frs(size_t count) {
 
 static size_t half_or_one(u32 n) { return n / 2 == 0 ? 1 : n / 2; }
 
-// ntt LOG_N R INV a tw: the reversal, then the passes.
-static void ntt_cmd() {
-    const u32 log_n = rd_u32(), R = rd_u32(), inv = rd_u32();
-    const u32 n = 1u << log_n;
-    std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
-    launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
-    ntt_passes(a.data(), tw.data(), log_n, R, inv);
-    for (auto& x : a) wr(x);
-}
-
-// One pass of a given radix only (checks each radix on every stage offset).
-static void ntt_pass_cmd() {
-    const u32 log_n = rd_u32(), s = rd_u32(), r = rd_u32(), inv = rd_u32();
-    const u32 n = 1u << log_n;
-    std::vector<Fr> a = rd_frs(n), tw = rd_frs(half_or_one(n));
-    ntt_pass(a.data(), tw.data(), n, log_n, s, r, inv);
-    for (auto& x : a) wr(x);
-}
-
 static u32 hi_len(u32 n, u32 lo_bits) { return (u32)(((u64)n + (1u << lo_bits) - 1) >> lo_bits); }
-
-static void bit_reverse_scale_cmd() {
-    const u32 log_n = rd_u32(), lo_bits = rd_u32();
-    const u32 n = 1u << log_n;
-    std::vector<Fr> a = rd_frs(n), lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
-    launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), lo.data(), hi.data(), n, log_n, lo_bits); });
-    for (auto& x : a) wr(x);
-}
 
 // The by-value kernel arguments, as the Rust host fills them.
 static FrArg arg_of(const Fr& x) {
@@ -346,45 +291,11 @@ static Fr pow2k(Fr g, u32 k) {
     return g;
 }
 
-// backend-cuda/src/ntt.rs's split: lo_bits = ceil(log / 2).
+// backend-cuda/src/ntt/mod.rs's split: lo_bits = ceil(log / 2).
 static u32 split_lo(u32 log) { return (log + 1) / 2; }
 
-// transform KIND LOG_N R omega g size_inv a[n]: the Rust host's whole sequence
-// (backend-cuda/src/ntt.rs): tables built as it builds them, then KIND's launches.
-// KIND: forward inverse coset coset_inv; g is the coset offset (its inverse for
-// coset_inv).
-static void transform_cmd() {
-    std::string kind;
-    in >> kind;
-    const u32 log_n = rd_u32(), R = rd_u32();
-    const Fr omega = rdf<Fr>(), g = rdf<Fr>(), size_inv = rdf<Fr>();
-    const u32 n = 1u << log_n;
-    std::vector<Fr> a = rd_frs(n);
-    if (n > 1) {
-        const u32 tw_lo = split_lo(log_n - 1), tw_hi = log_n - 1 - tw_lo;
-        const std::vector<Fr> lo = powers_of(omega, Fr::one(), tw_lo), hi = powers_of(pow2k(omega, tw_lo), Fr::one(), tw_hi);
-        std::vector<Fr> tw(n / 2);
-        launch(n / 2, 1, [&] { fr_power_table(tw.data(), lo.data(), hi.data(), n / 2, tw_lo); });
-        const u32 c_lo = split_lo(log_n), c_hi = log_n - c_lo;
-        const std::vector<Fr> glo = powers_of(g, kind == "coset_inv" ? size_inv : Fr::one(), c_lo),
-                              ghi = powers_of(pow2k(g, c_lo), Fr::one(), c_hi);
-        if (kind == "forward" || kind == "inverse" || kind == "coset_inv") {
-            const u32 inv = kind != "forward";
-            launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
-            ntt_passes(a.data(), tw.data(), log_n, R, inv);
-            const FrArg c = arg_of(size_inv);
-            if (kind == "inverse") launch(n, 1, [&] { fr_scale(a.data(), c, n); });
-            if (kind == "coset_inv") launch(n, 1, [&] { fr_scale_by_powers(a.data(), glo.data(), ghi.data(), n, c_lo); });
-        } else if (kind == "coset") {
-            launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
-            ntt_passes(a.data(), tw.data(), log_n, R, 0);
-        } else { fprintf(stderr, "bad transform %s\n", kind.c_str()); exit(2); }
-    }
-    for (auto& x : a) wr(x);
-}
-
-// One ntt_tile_e{elems} launch as the header gives its shape: 2^(LOG_N - K - G)
-// blocks of max(1, 2^(K + G) / elems) threads, twice that paired; or (elems "w") one
+// One ntt_tile_e4 launch (elems "4") as the header gives its shape: 2^(LOG_N - K - G)
+// blocks of max(1, 2^(K + G) / 4) threads, twice that paired; or (elems "w") one
 // ntt_tile_w launch: 2^(LOG_N - 1) threads in blocks of CRU_NTT_TILEW_BLOCK (all in
 // one when fewer).
 struct TileLaunch { std::string elems; u32 s, k, g, cshift, layout; };
@@ -403,19 +314,15 @@ static void ntt_tile_launch(Fr* a, const Fr* tw, const Fr* lo, const Fr* hi, con
         });
         return;
     }
-    const u32 elems = l.elems == "8" ? 8 : l.elems == "4" ? 4 : l.elems == "2" ? 2 : 0;
-    const u32 max_bits = elems == 8 ? CRU_NTT_TILE8_MAX_BITS : elems == 4 ? CRU_NTT_TILE_MAX_BITS : CRU_NTT_TILE2_MAX_BITS;
-    const u32 elems_log = elems == 8 ? 3 : elems == 4 ? 2 : 1;
-    if (elems == 0 || tile_bits + paired > max_bits || tile_bits > log_n ||
+    const u32 elems_log = 2;
+    if (l.elems != "4" || tile_bits + paired > CRU_NTT_TILE_MAX_BITS || tile_bits > log_n ||
         (paired && (l.g != 0 || 2 * l.s + l.k != log_n))) {
         fprintf(stderr, "bad tile shape\n");
         exit(2);
     }
     const u32 threads = (tile_bits >= elems_log ? 1u << (tile_bits - elems_log) : 1) << paired;
     launch_blocks(1u << (log_n - tile_bits), threads, [&] {
-        if (elems == 8) ntt_tile_e8(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
-        else if (elems == 4) ntt_tile_e4(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
-        else ntt_tile_e2(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
+        ntt_tile_e4(a, tw, lo, hi, c, log_n, l.s, l.k, l.g, l.cshift, flags, lo_bits);
     });
 }
 
@@ -433,17 +340,16 @@ static void ntt_tile_cmd() {
     for (auto& x : a) wr(x);
 }
 
-// transform_tiles KIND LOG_N SWAP M (E K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
-// shared-memory path of backend-cuda/src/ntt.rs for KIND (forward inverse coset
-// coset_inv) with the tile launches given (their stages in order from 0; LAYOUT their
+// transform_tiles KIND LOG_N M (E K G CSHIFT LAYOUT) x M omega g size_inv a[n]: the
+// transform of backend-cuda/src/ntt/mod.rs for KIND (forward inverse coset coset_inv)
+// with the tile launches given (their stages in order from 0; LAYOUT their
 // CRU_NTT_LOAD_REVERSED, _STORE_REVERSED, _PAIRED flags), tables built as the host
-// builds them: with SWAP 1 the reversal pass (scaled for coset) first, with SWAP 0 the
-// first launch reads reversed (and scales, for coset); the last launch scales for the
-// inverses.
+// builds them: the first launch reads reversed (and scales, for coset); the last
+// launch scales for the inverses.
 static void transform_tiles_cmd() {
     std::string kind;
     in >> kind;
-    const u32 log_n = rd_u32(), swap = rd_u32(), m = rd_u32();
+    const u32 log_n = rd_u32(), m = rd_u32();
     std::vector<TileLaunch> tiles;
     for (u32 i = 0, s = 0; i < m; i++) {
         std::string elems;
@@ -467,10 +373,8 @@ static void transform_tiles_cmd() {
             fprintf(stderr, "bad transform %s\n", kind.c_str());
             exit(2);
         }
-        if (swap && kind == "coset") launch(n, 1, [&] { ntt_bit_reverse_scale(a.data(), glo.data(), ghi.data(), n, log_n, c_lo); });
-        else if (swap) launch(n, 1, [&] { ntt_bit_reverse(a.data(), n, log_n); });
         const u32 inv = kind == "inverse" || kind == "coset_inv" ? CRU_NTT_INVERSE : 0;
-        const u32 first_scale = !swap && kind == "coset" ? CRU_NTT_SCALE_LOADS_BY_POWERS : 0;
+        const u32 first_scale = kind == "coset" ? CRU_NTT_SCALE_LOADS_BY_POWERS : 0;
         const u32 last_scale = kind == "inverse" ? CRU_NTT_SCALE_BY_C : kind == "coset_inv" ? CRU_NTT_SCALE_BY_POWERS : 0;
         const FrArg c = arg_of(size_inv);
         for (u32 i = 0; i < m; i++)
@@ -519,50 +423,35 @@ static void pw_cmd(const std::string& op) {
     std::vector<Fr> a = rd_frs(n), b = rd_frs(n);
     const FrArg c = arg_of(rdf<Fr>());
     const std::vector<Fr> lo = rd_frs(1u << lo_bits), hi = rd_frs(hi_len(n, lo_bits));
-    if (op == "scale_by_powers") launch(n, 1, [&] { fr_scale_by_powers(a.data(), lo.data(), hi.data(), n, lo_bits); });
-    else if (op == "scale") launch(n, 1, [&] { fr_scale(a.data(), c, n); });
-    else if (op == "mul_assign") launch(n, 1, [&] { fr_mul_assign(a.data(), b.data(), n); });
+    if (op == "mul_assign") launch(n, 1, [&] { fr_mul_assign(a.data(), b.data(), n); });
     else if (op == "sub_scale") launch(n, 1, [&] { fr_sub_scale(a.data(), b.data(), c, n); });
     else { fprintf(stderr, "bad op %s\n", op.c_str()); exit(2); }
     for (auto& x : a) wr(x);
 }
 
-// The MSM's kernels of one group: steps 5-7 of both reductions, step 5 both ways.
-template <class K5, class K5a, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
+// The MSM's kernels of one group: steps 5-7.
+template <class K5, class K5t, class K6t, class K7t>
 struct MsmKernels {
     K5 acc_k;
-    K5a affine_k;
-    K5b fold_k;
     K5t fold_tree_k;
-    K6 seg_k;
-    K7 pair_k;
     K6t tiles_k;
     K7t records_k;
 };
 
-template <class K5, class K5a, class K5b, class K5t, class K6, class K7, class K6t, class K7t>
-static MsmKernels<K5, K5a, K5b, K5t, K6, K7, K6t, K7t> msm_kernels(K5 acc_k, K5a affine_k, K5b fold_k,
-                                                                   K5t fold_tree_k, K6 seg_k, K7 pair_k,
-                                                                   K6t tiles_k, K7t records_k) {
-    return {acc_k, affine_k, fold_k, fold_tree_k, seg_k, pair_k, tiles_k, records_k};
+template <class K5, class K5t, class K6t, class K7t>
+static MsmKernels<K5, K5t, K6t, K7t> msm_kernels(K5 acc_k, K5t fold_tree_k, K6t tiles_k, K7t records_k) {
+    return {acc_k, fold_tree_k, tiles_k, records_k};
 }
-
-// Step 5's kernel: msm_*_accumulate (lanes = 0), or msm_*_accumulate_affine with
-// `lanes` chunks a thread in blocks of `block` threads.
-struct Accumulate {
-    u32 lanes = 0, block = 0;
-};
 
 // The launch sequence of msm.cu's header over n terms, with its scratch sizes: term i
 // is scalars[i], or scalars[index[i]] through the _indexed kernels when index is
-// given. tile 0: the "levels" reduction (and the fold a level a launch), returning the
-// wp window sums; else the one-launch fold and the "tree" reduction
-// one with blocks of up to tile threads (the device's is msm_reduce_tile<F>(); smaller
-// ones run more step-7 passes on small inputs), returning each window's *items points.
+// given. The reduction runs in blocks of up to tile threads (the device's is
+// msm_reduce_tile<F>(); smaller ones run more step-7 passes on small inputs); returns
+// each window's *items points.
 template <class F, class Ks>
 static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const Fr* scalars, const u32* index, u32 n,
                                     u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, u32 tile, u32* items_out,
-                                    const Ks& ks, Accumulate acc) {
+                                    const Ks& ks) {
     const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
@@ -584,27 +473,11 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
     for (u32 k = 0; k < M; k++)
         if (bucket_count[k] != 0) { fprintf(stderr, "bucket %u not drained\n", k); exit(3); }
     u32 max_span = 0;
-    if (acc.lanes == 0) {
-        launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
-    } else {
-        // The lanes' word planes (msm.cu), garbage before (the kernel writes each word before
-        // reading it).
-        const u32 physical = (threads + acc.lanes - 1) / acc.lanes, blocks = (physical + acc.block - 1) / acc.block;
-        std::vector<u32> lanes((size_t)blocks * acc.lanes * msm_lane_words<F>::ALL * CRU_AFFINE_BLOCK, 0xa5a5a5a5u);
-        launch_blocks(blocks, acc.block, [&] {
-            ks.affine_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span,
-                        lanes.data(), M, chunk, acc.lanes);
-        });
-    }
-    if (tile) {
-        // Step 5b "tree" (one launch), its threads out of order (launch_ordered's 2).
-        std::vector<u32> tickets(threads, 0);
-        launch_ordered(threads, 2, [&] { ks.fold_tree_k(carries.data(), bucket_start.data(), tickets.data(), M, chunk); });
-    } else {
-        for (u32 level = 0; (1u << level) < max_span; level++)
-            launch(threads, 1, [&] { ks.fold_k(carries.data(), bucket_start.data(), M, chunk, level); });
-    }
-    if (tile) {
+    launch(threads, 1, [&] { ks.acc_k(bases.data(), sorted.data(), bucket_start.data(), buckets.data(), carries.data(), &max_span, M, chunk); });
+    // Step 5b (one launch), its threads out of order (launch_ordered's 2).
+    std::vector<u32> tickets(threads, 0);
+    launch_ordered(threads, 2, [&] { ks.fold_tree_k(carries.data(), bucket_start.data(), tickets.data(), M, chunk); });
+    {
         // Step 6 writes reduce_a, step 7 alternates: each buffer as large as its largest output.
         const u32 first = S < tile ? S : tile;
         size_t size[2] = {0, 1};
@@ -637,40 +510,17 @@ static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const F
             for (u32 q = 0; q < items; q++) out.push_back(from[(size_t)v * (items + 1) + q]);
         return out;
     }
-    // "levels": tree_w, tree_v are reduce_a's halves, the second pair reduce_b's.
-    std::vector<Xyzz<F>> tree_w(wp * S), tree_v(wp * S), tree_w2(wp * S / 2 + (S == 1)), tree_v2(wp * S / 2 + (S == 1));
-    launch(S, wp, [&] { ks.seg_k(buckets.data(), carries.data(), bucket_start.data(), tree_w.data(), tree_v.data(), c, seg_bits, chunk); });
-    Xyzz<F>*in_w = tree_w.data(), *in_v = tree_v.data(), *out_w = tree_w2.data(), *out_v = tree_v2.data();
-    for (u32 nodes = S; nodes > 1; nodes >>= 1) {
-        const u32 with_v = nodes > 2;
-        launch(nodes, wp, [&] { ks.pair_k(in_w, in_v, out_w, out_v, nodes, with_v); });
-        std::swap(in_w, out_w);
-        std::swap(in_v, out_v);
-    }
-    return std::vector<Xyzz<F>>(in_w, in_w + wp);
 }
 
-// [affine LANES BLOCK] REDUCE of the msm commands: step 5 by msm_*_accumulate_affine
-// (LANES chunks a thread, blocks of BLOCK <= CRU_AFFINE_BLOCK threads) when given; then
-// "levels" -> 0, or "tree TILE" -> TILE, the largest block of step 6-7 (the device's is
+// "tree TILE" of the msm commands: TILE, the largest block of steps 6-7 (the device's is
 // msm_reduce_tile<F>(); smaller ones run more step-7 passes on small inputs).
 template <class F>
-static u32 rd_reduction(Accumulate* acc) {
+static u32 rd_reduction() {
     std::string reduce;
     in >> reduce;
-    if (reduce == "affine") {
-        acc->lanes = rd_u32();
-        acc->block = rd_u32();
-        if (acc->lanes == 0 || acc->block == 0 || acc->block > CRU_AFFINE_BLOCK) {
-            fprintf(stderr, "bad affine shape\n");
-            exit(2);
-        }
-        in >> reduce;
-    }
-    const bool tree = reduce == "tree";
-    if (!tree && reduce != "levels") { fprintf(stderr, "bad reduction %s\n", reduce.c_str()); exit(2); }
-    const u32 tile = tree ? rd_u32() : 0;
-    if (tree && (tile == 0 || (tile & (tile - 1)) != 0 || tile > msm_reduce_tile<F>())) {
+    if (reduce != "tree") { fprintf(stderr, "bad reduction %s\n", reduce.c_str()); exit(2); }
+    const u32 tile = rd_u32();
+    if (tile == 0 || (tile & (tile - 1)) != 0 || tile > msm_reduce_tile<F>()) {
         fprintf(stderr, "bad tile %u\n", tile);
         exit(2);
     }
@@ -679,8 +529,7 @@ static u32 rd_reduction(Accumulate* acc) {
 
 template <class F, class Ks>
 static void msm_cmd(const Ks& ks) {
-    Accumulate acc;
-    const u32 tile = rd_reduction<F>(&acc);
+    const u32 tile = rd_reduction<F>();
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
@@ -688,9 +537,8 @@ static void msm_cmd(const Ks& ks) {
     for (auto& p : bases) p = rd_aff<F>();
     for (auto& s : scalars) s = rdf<Fr>();
     u32 items = 0;
-    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, tile, &items, ks, acc);
-    printf(" %x", wp);
-    if (tile) printf(" %x", items);
+    const auto sums = msm_run<F>(bases, scalars.data(), nullptr, n, c, chunk, seg_bits, wp, stride, tile, &items, ks);
+    printf(" %x %x", wp, items);
     for (const auto& p : sums) wr_xyzz(p);
 }
 
@@ -753,12 +601,11 @@ static void ones_cmd(K kernel) {
 // msm_ones g1|g2 REDUCE N C CHUNK SEG_BITS WP STRIDE PLANES LEAVES bases[PLANES*STRIDE] scalars[N]
 //   -> the Rust host's witness-aware sequence: classify (chunk 64), the ones' sum (when
 //   any), Pippenger over the rest (when any; indexed): ones rest, the ones' sum (Xyzz,
-//   identity when none), WP (0 without rest), then as msm's REDUCE prints (nothing
-//   when no rest).
+//   identity when none), WP (0 without rest), then as msm prints (nothing when no
+//   rest).
 template <class F, class KO, class Ks>
 static void msm_ones_cmd(KO ones_k, const Ks& ks) {
-    Accumulate acc;
-    const u32 tile = rd_reduction<F>(&acc);
+    const u32 tile = rd_reduction<F>();
     const u32 n = rd_u32(), c = rd_u32(), chunk = rd_u32(), seg_bits = rd_u32();
     const u32 wp = rd_u32(), stride = rd_u32(), planes = rd_u32(), leaves = rd_u32();
     std::vector<Affine<F>> bases((size_t)planes * stride);
@@ -774,8 +621,8 @@ static void msm_ones_cmd(KO ones_k, const Ks& ks) {
     if (!rest) return;
     u32 items = 0;
     const auto sums =
-        msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride, tile, &items, ks, acc);
-    if (tile) printf(" %x", items);
+        msm_run<F>(bases, scalars.data(), list.data() + ones, rest, c, chunk, seg_bits, wp, stride, tile, &items, ks);
+    printf(" %x", items);
     for (const auto& p : sums) wr_xyzz(p);
 }
 
@@ -795,10 +642,8 @@ static void planes_cmd(K kernel) {
 }
 
 int main() {
-    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold_carries, msm_g1_fold_tree, msm_g1_reduce_segments, msm_g1_reduce_pairs,
-                                    msm_g1_reduce_tiles, msm_g1_reduce_records);
-    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold_carries, msm_g2_fold_tree, msm_g2_reduce_segments, msm_g2_reduce_pairs,
-                                    msm_g2_reduce_tiles, msm_g2_reduce_records);
+    const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_tree, msm_g1_reduce_tiles, msm_g1_reduce_records);
+    const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_tree, msm_g2_reduce_tiles, msm_g2_reduce_records);
     std::string line;
     while (std::getline(std::cin, line)) {
         if (line.empty()) continue;
@@ -806,12 +651,8 @@ int main() {
         in.str(line);
         std::string kind, op;
         in >> kind;
-        if (kind == "ntt") { ntt_cmd(); printf("\n"); continue; }
-        if (kind == "ntt_pass") { ntt_pass_cmd(); printf("\n"); continue; }
         if (kind == "powers") { powers_cmd(); printf("\n"); continue; }
         if (kind == "power_table") { power_table_cmd(); printf("\n"); continue; }
-        if (kind == "bit_reverse_scale") { bit_reverse_scale_cmd(); printf("\n"); continue; }
-        if (kind == "transform") { transform_cmd(); printf("\n"); continue; }
         if (kind == "ntt_tile") { ntt_tile_cmd(); printf("\n"); continue; }
         if (kind == "transform_tiles") { transform_tiles_cmd(); printf("\n"); continue; }
         if (kind == "scan") { scan_cmd(); printf("\n"); continue; }

@@ -2,15 +2,13 @@
 """Compile the kernels exactly as the host will: NVRTC on the concatenation
 field.cuh + fq2.cuh + curve.cuh + <file>.cu, once per part the file names with
 `#if CRU_WITH(PART)` (-DCRU_SELECT=1 -DCRU_ONLY_<PART>=1, as backend-cuda/src/kernels.rs
-splits them; a file without parts once), and once on all files in one program, each
-timed (wall and CPU seconds), then (if ptxas is found) assemble the PTX for sm_90 and
-print register / spill usage per kernel.
+splits them; a file without parts once), each timed (wall and CPU seconds), then (if
+ptxas is found) assemble the PTX for sm_90 and print register / spill usage per kernel.
 
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
-  nvrtc_check.py [--portable] [--arch compute_90] [--out DIR] [-D NAME[=V] ...] [--only PROGRAM ...]
-(-D: a define for every program, e.g. -D CRU_NTT_TILE8_MIN_BLOCKS=5 for an A/B; --only: the programs
-named as printed, e.g. --only 'ntt.cu[TILE]')
+  nvrtc_check.py [--arch compute_90] [--out DIR] [--only PROGRAM ...]
+(--only: the programs named as printed, e.g. --only 'ntt.cu[TILE]')
 Exit status 0 when every file compiles."""
 import argparse, ctypes, glob, os, subprocess, sys, time
 
@@ -21,7 +19,7 @@ FILES = ["ntt.cu", "msm.cu", "planes.cu", "ones.cu"]
 
 
 def programs():
-    """(name, files, defines) of each program the host compiles, then the whole."""
+    """(name, files, defines) of each program the host compiles."""
     out = []
     for f in FILES:
         parts = []
@@ -35,7 +33,6 @@ def programs():
             out.append((f, [f], []))
         for part in parts:
             out.append((f"{f}[{part}]", [f], ["-DCRU_SELECT=1", f"-DCRU_ONLY_{part}=1"]))
-    out.append(("+".join(FILES), FILES, []))
     return out
 
 
@@ -49,10 +46,8 @@ def find(pattern):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--portable", action="store_true", help="define CRUCIBLE_PORTABLE_ARITH")
     ap.add_argument("--arch", default="compute_90")
     ap.add_argument("--out", default=None, help="write <file>.ptx here")
-    ap.add_argument("-D", dest="defines", action="append", default=[], help="-DNAME[=V] for every program")
     ap.add_argument("--only", action="append", default=[], help="only this program (as printed)")
     args = ap.parse_args()
     lib = find("cuda_nvrtc/lib/libnvrtc.so.*")
@@ -71,9 +66,6 @@ def main():
         assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), src.encode(), 0, None, None) == 0
         opts = [b"--gpu-architecture=" + args.arch.encode(), b"-std=c++17"]
         opts += [d.encode() for d in defines]
-        if args.portable:
-            opts.append(b"-DCRUCIBLE_PORTABLE_ARITH")
-        opts += [b"-D" + d.encode() for d in args.defines]
         arr = (ctypes.c_char_p * len(opts))(*opts)
         t0, c0 = time.time(), time.process_time()
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)

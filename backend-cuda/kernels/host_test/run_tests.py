@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Host tests of the CUDA kernels against Python big-int references.
 
-Builds harness.cpp with g++ four ways (default = carry chains with the carry flag
-emulated, i.e. the same chain code the device runs as PTX; -DCRUCIBLE_PORTABLE_ARITH
-with the kernels' non-default variants (VARIANTS); the default again under
-AddressSanitizer + UBSan, which also checks the documented MSM scratch sizes; the
-carry chains with the variants), feeds every build the same commands on fresh random inputs and
-compares each result with the reference. Prints the seed; rerun with --seed S.
+Builds harness.cpp with g++ two ways (chain: the carry chains with the carry flag
+emulated, i.e. the same chain code the device runs as PTX; asan: the same under
+AddressSanitizer + UBSan, which also checks the documented MSM scratch sizes), and on
+request a third (tsan: ThreadSanitizer), feeds every build the same commands on fresh
+random inputs and compares each result with the reference. Prints the seed; rerun with
+--seed S.
 
-Usage: run_tests.py [--seed S] [--quick] [--builds chain,portable,asan,variants[,tsan]] [--only ones,msm,...]
+Usage: run_tests.py [--seed S] [--quick] [--builds chain,asan[,tsan]] [--only ones,msm,...]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from math import isqrt
@@ -180,7 +180,6 @@ def field_cases(cs, rng, quick):
             "to_mont": lambda a: a * Rm % m, "from_mont": lambda a: a * Rinv % m,
             # raw a is the Montgomery form of a/R: its inverse's form is R^2/a; 0 -> 0
             "inv": lambda a: pow(a, -1, m) * Rm * Rm % m if a else 0,
-            "inv_euclid": lambda a: pow(a, -1, m) * Rm * Rm % m if a else 0,
             "is_zero": None,
         }
         for op, fn in unary.items():
@@ -251,8 +250,7 @@ def fq2_cases(cs, rng, quick):
             exp = F.enc(fn(a, b))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a) + F.enc(b))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
         for op, fn in (("sqr", lambda x: F.mul(x, x)), ("neg", lambda x: F.sub(F.zero, x)),
-                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x)),
-                       ("inv_euclid", lambda x: F.zero if x == F.zero else F.inv(x))):
+                       ("inv", lambda x: F.zero if x == F.zero else F.inv(x))):
             exp = F.enc(fn(a))
             cs.add(f"fq2 {op}", f"fq2 {op} {' '.join(F.enc(a))}", lambda t, exp=exp: [int(x, 16) for x in t] == [int(x, 16) for x in exp])
     # Products and squares of Montgomery words at the ends of [0, p): the lazy product's
@@ -317,55 +315,6 @@ def dft(a, w):
     return [sum(a[j] * wp[(i * j) % n] for j in range(n)) % R for i in range(n)]
 
 
-def ntt_cases(cs, rng, quick):
-    """The reversal and the passes, forward (omega) and inverse (omega^-1 from the same
-    table, inverse flag set), every radix."""
-    enc = lambda v: h(mont(v, "fr"))
-    for k in range(0, 9 if quick else 11):
-        n = 1 << k
-        w = root_of_unity(k)
-        assert pow(w, n, R) == 1 and (n == 1 or pow(w, n // 2, R) != 1)
-        tw = [pow(w, i, R) for i in range(max(1, n // 2))]
-        inputs = [[rng.randrange(R) for _ in range(n)]]
-        if k in (0, 3, 10):
-            inputs += [[0] * n, [1] + [0] * (n - 1), [R - 1] * n]
-        for idx, a in enumerate(inputs):
-            # Every radix on the random input; the edge inputs (and, when quick, most
-            # sizes) with the default radix 4 only.
-            every = idx == 0 and (not quick or k in (3, 5, 7))
-            for inv in (0, 1):
-                exp = dft(a, pow(w, -1, R) if inv else w)
-                for radix in (1, 2, 3, 4) if every else (2,):
-                    cmd = f"ntt {k} {radix} {inv} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
-                    cs.add(f"ntt 2^{k} r={radix} inverse={inv}", cmd, lambda t, exp=exp: fr_list(t) == exp)
-
-
-def ntt_pass_cases(cs, rng, quick):
-    """Each radix alone at every stage offset: stages s .. s+r-1 of the DIT on any data,
-    with omega^i (forward) or omega^-i (inverse flag; the kernel reads -tw[n/2 - i])."""
-    enc = lambda v: h(mont(v, "fr"))
-    for k in (4, 6) if quick else (4, 5, 7):
-        n = 1 << k
-        w = root_of_unity(k)
-        tw = [pow(w, i, R) for i in range(n // 2)]
-        for inv in (0, 1):
-            wd = pow(w, -1, R) if inv else w
-            for r in (1, 2, 3, 4):
-                for st in range(0, k - r + 1):
-                    a = [rng.randrange(R) for _ in range(n)]
-                    exp = list(a)
-                    for stage in range(st, st + r):
-                        hh = 1 << stage
-                        for i in range(n):
-                            if i & hh:
-                                continue
-                            wv = pow(wd, (i % hh) << (k - 1 - stage), R)
-                            u, v = exp[i], exp[i + hh] * wv % R
-                            exp[i], exp[i + hh] = (u + v) % R, (u - v) % R
-                    cmd = f"ntt_pass {k} {st} {r} {inv} " + " ".join(enc(v) for v in a) + " " + " ".join(enc(v) for v in tw)
-                    cs.add(f"ntt_pass r={r} inverse={inv}", cmd, lambda t, exp=exp: fr_list(t) == exp)
-
-
 def split_tables(g, n, lo_bits, c=1):
     """pow_lo[k] = c g^k (k < 2^lo_bits), pow_hi[k] = g^(k 2^lo_bits) (k < ceil(n / 2^lo_bits))."""
     lo = [c * pow(g, i, R) % R for i in range(1 << lo_bits)]
@@ -373,48 +322,7 @@ def split_tables(g, n, lo_bits, c=1):
     return lo, hi
 
 
-def bit_reverse_scale_cases(cs, rng, quick):
-    """The coset NTT's fused reversal: a[i] <- a[rev(i)] * c g^rev(i)."""
-    enc = lambda v: h(mont(v, "fr"))
-    for k in range(0, 7 if quick else 10):
-        n = 1 << k
-        for lo_bits in sorted({0, (k + 1) // 2, k}):
-            a = [rng.randrange(R) for _ in range(n)]
-            g = rng.randrange(1, R)
-            c = rng.choice([1, rng.randrange(1, R)])
-            lo, hi = split_tables(g, n, lo_bits, c)
-            exp = [a[bitrev(i, k)] * c * pow(g, bitrev(i, k), R) % R for i in range(n)]
-            cmd = f"bit_reverse_scale {k} {lo_bits} " + " ".join(enc(v) for v in a + lo + hi)
-            cs.add(f"bit_reverse_scale 2^{k}", cmd, lambda t, exp=exp: fr_list(t) == exp)
-
-
-def transform_cases(cs, rng, quick):
-    """backend-cuda/src/ntt.rs's four sequences, tables built on the 'device' from seeds
-    as the host builds them, against arkworks' definitions: fft; ifft = (1/n) dft(w^-1);
-    coset fft = fft(a_i g^i); coset ifft = ifft, then a_i *= g^-i."""
-    enc = lambda v: h(mont(v, "fr"))
-    for k in range(0, 7 if quick else 9):
-        n = 1 << k
-        w = root_of_unity(k)
-        n_inv = pow(n, -1, R)
-        for g in (7, rng.randrange(2, R)):  # Fr::GENERATOR, and any other offset
-            g_inv = pow(g, -1, R)
-            a = [rng.randrange(R) for _ in range(n)]
-            fwd = lambda v: dft(v, w)
-            inv = lambda v: [x * n_inv % R for x in dft(v, pow(w, -1, R))]
-            exps = {
-                "forward": (g, fwd(a)),
-                "inverse": (g, inv(a)),
-                "coset": (g, fwd([x * pow(g, i, R) % R for i, x in enumerate(a)])),
-                "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv(a))]),
-            }
-            for kind, (offset, exp) in exps.items():
-                for radix in (2,) if quick and k not in (3, 5) else (1, 2, 3, 4):
-                    cmd = f"transform {kind} {k} {radix} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
-                    cs.add(f"transform {kind} 2^{k} r={radix}", cmd, lambda t, exp=exp: fr_list(t) == exp)
-
-
-LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # ntt_tile_e*'s layout flags
+LOAD_REV, STORE_REV, PAIRED, SCALE_LOADS = 8, 16, 32, 64  # the tile kernels' layout flags
 
 
 def split_even(total, most):
@@ -434,23 +342,16 @@ def batch_below(log_n, s, k, tile_bits):
     return s, 0
 
 
-def tile_plan(log_n, tile_bits, fused=True):
-    """backend-cuda/src/ntt.rs's tile plans: (swap, [(k, g, cshift, layout)]).
-    Unfused: the reversal pass, then ceil(log_n / tile_bits) launches in natural
-    layout. Fused: one launch reading reversed when it holds the domain; otherwise the
+def tile_plan(log_n, tile_bits):
+    """backend-cuda/src/ntt/tiles.rs's fused plan, [(k, g, cshift, layout)], all by
+    ntt_tile_e4: one launch reading reversed when it holds the domain; otherwise the
     stages below a centered middle launch in reversed layout (batch bits at the top),
     the middle (paired tiles, reversed in, natural out), those above it in natural
     layout."""
     if log_n == 0:
-        return 0, []
-    if not fused:
-        plan, s = [], 0
-        for k in split_even(log_n, tile_bits):
-            plan.append((k, *batch_below(log_n, s, k, tile_bits), 0))
-            s += k
-        return 1, plan
+        return []
     if log_n <= tile_bits:
-        return 0, [(log_n, 0, log_n, LOAD_REV)]
+        return [(log_n, 0, log_n, LOAD_REV)]
     mid = tile_bits - 1 if (tile_bits - 1 - log_n) % 2 == 0 else tile_bits - 2
     side = (log_n - mid) // 2
     plan, s = [], 0
@@ -463,14 +364,14 @@ def tile_plan(log_n, tile_bits, fused=True):
     for k in split_even(side, tile_bits):
         plan.append((k, *batch_below(log_n, s, k, tile_bits), 0))
         s += k
-    return 0, plan
+    return plan
 
 
 WARP_BITS = 6  # ntt_tile_w's tiles: CRU_NTT_TILEW_MAX_BITS
 
 
 def warp_plan(log_n, tile_bits):
-    """backend-cuda/src/ntt.rs's shared-w plan: [(elems, k, g, cshift, layout)]. One
+    """backend-cuda/src/ntt/tiles.rs's plan: [(elems, k, g, cshift, layout)]. One
     ntt_tile_w launch (reading reversed) for up to 2^6, one ntt_tile_e4 for up to
     2^tile_bits; otherwise the fused plan's paired middle by e4 and each side in
     ntt_tile_w launches of at most six stages."""
@@ -539,7 +440,7 @@ def edge_mix(rng, n):
 
 
 def tile_cases(cs, rng, quick):
-    """One ntt_tile_e8, one ntt_tile_e4 and one ntt_tile_e2 launch (where the tile fits) on any data, for shapes of every kind: the batch below the
+    """One ntt_tile_e4 and one ntt_tile_w launch (where the tile fits) on any data, for shapes of every kind: the batch below the
     stages (at bit 0 or higher) or above them, none, tiles from 2 to 2^10 elements,
     natural or reversed layouts (reversed in only where one block holds the domain,
     or paired on a centered launch), with each scaling, forward and inverse."""
@@ -583,9 +484,8 @@ def tile_cases(cs, rng, quick):
             exp[p] = v * (cval if scale == 2 else pw(p) if scale == 4 else 1) % R
         flags = inv | scale | layout
         data = " ".join(enc(v) for v in a + tw + [cval] + lo + hi)
-        # Every kernel where the tile fits (ntt_tile_e2's tiles go to 2^9, ntt_tile_w's
-        # to 2^6, never paired)
-        for elems, max_bits in ((8, 10), (4, 10), (2, 9), ("w", WARP_BITS)):
+        # Every kernel where the tile fits (ntt_tile_w's go to 2^6, never paired)
+        for elems, max_bits in ((4, 10), ("w", WARP_BITS)):
             if elems == "w" and layout & PAIRED:
                 continue
             if k + g + (1 if layout & PAIRED else 0) <= max_bits:
@@ -595,8 +495,10 @@ def tile_cases(cs, rng, quick):
 
 
 def transform_tiles_cases(cs, rng, quick):
-    """The shared-memory path's four sequences (ntt.rs's tile plan, at several tile
-    sizes, and random other splits) against arkworks' definitions, as transform_cases."""
+    """The transforms' four sequences (tiles.rs's plan, at several tile sizes, and the
+    fused plan all by ntt_tile_e4, or ntt_tile_w where its tiles fit) against
+    arkworks' definitions: fft; ifft = (1/n) dft(w^-1); coset fft = fft(a_i g^i);
+    coset ifft = ifft, then a_i *= g^-i."""
     enc = lambda v: h(mont(v, "fr"))
     for k in range(0, 9 if quick else 13):
         n = 1 << k
@@ -614,35 +516,21 @@ def transform_tiles_cases(cs, rng, quick):
             "coset": (g, coset),
             "coset_inv": (g_inv, [x * pow(g_inv, i, R) % R for i, x in enumerate(inv)]),
         }
-        plans = set()
-        for tb in (10, 9, 4) if quick else (10, 9, 8, 5, 4):
-            for fused in (True, False):
-                swap, plan = tile_plan(k, tb, fused)
-                plans.add((swap, tuple(plan)))
-        if k > 0:  # after the reversal pass, stages cut anywhere (pieces of at most 10), no batch bits
-            while True:
-                cuts = sorted(rng.sample(range(1, k), rng.randrange(min(k - 1, 3) + 1))) if k > 1 else []
-                ks = [b - a_ for a_, b in zip([0] + cuts, cuts + [k])]
-                if max(ks) <= 10:
-                    break
-            plans.add((1, tuple((kk, 0, sum(ks[:i]) + kk, 0) for i, kk in enumerate(ks))))
-        # Each plan by every kernel whose tiles it fits, all its launches by that one
-        # (ntt_tile_w where no launch is paired), then the shared-w plans (ntt_tile_w
-        # for the sides, e4 for the middle).
         runs = set()
-        for swap, plan in plans:
+        for tb in (10, 9, 4) if quick else (10, 9, 8, 5, 4):
+            plan = tile_plan(k, tb)
             tile = max(kk + gg + (1 if ll & PAIRED else 0) for kk, gg, cc, ll in plan) if plan else 0
             paired = any(ll & PAIRED for kk, gg, cc, ll in plan)
-            for elems, max_bits in ((8, 10), (4, 10), (2, 9), ("w", WARP_BITS)):
+            for elems, max_bits in (("4", 10), ("w", WARP_BITS)):
                 if tile <= max_bits and not (elems == "w" and paired):
-                    runs.add((swap, tuple((str(elems), *x) for x in plan)))
+                    runs.add(tuple((elems, *x) for x in plan))
         for tb in (10, 9, 7, 4) if quick else (10, 9, 8, 7, 5, 4):
-            runs.add((0, tuple(warp_plan(k, tb))))
+            runs.add(tuple(warp_plan(k, tb)))
         for kind, (offset, exp) in exps.items():
-            for swap, plan in sorted(runs):
-                spec = f"{swap} {len(plan)} " + " ".join(f"{ee} {kk} {gg} {cc} {ll}" for ee, kk, gg, cc, ll in plan)
+            for plan in sorted(runs):
+                spec = f"{len(plan)} " + " ".join(f"{ee} {kk} {gg} {cc} {ll}" for ee, kk, gg, cc, ll in plan)
                 cmd = f"transform_tiles {kind} {k} {spec} {enc(w)} {enc(offset)} {enc(n_inv)} " + " ".join(enc(v) for v in a)
-                cs.add(f"transform_tiles {kind} 2^{k} swap={swap} plan={plan}", cmd,
+                cs.add(f"transform_tiles {kind} 2^{k} plan={plan}", cmd,
                        lambda t, exp=exp: fr_list(t) == exp)
 
 
@@ -689,8 +577,6 @@ def pw_cases(cs, rng, quick):
             lo, hi = split_tables(g, n, lo_bits, pre)
             tail = " ".join(enc(v) for v in a + b + [c] + lo + hi)
             exps = {
-                "scale_by_powers": [a[i] * pre * pow(g, i, R) % R for i in range(n)],
-                "scale": [x * c % R for x in a],
                 "mul_assign": [x * y % R for x, y in zip(a, b)],
                 "sub_scale": [(x - y) * c % R for x, y in zip(a, b)],
             }
@@ -714,7 +600,7 @@ def signed_digits(s, c):
     return out
 
 
-# msm.cu's step 6-7 "tree" block size on the device (msm_reduce_tile: 48 KiB of shared
+# msm.cu's step 6-7 block size on the device (msm_reduce_tile: 48 KiB of shared
 # memory over two XYZZ points a thread); the host tests also run smaller ones.
 DEVICE_TILE = {"g1": 128, "g2": 64}
 
@@ -752,13 +638,9 @@ def msm_cases(cs, rng, quick, pts):
         params = [(1, 1, 0), (2, 3, 1), (3, 1, 0), (4, 2, 3), (5, 4, 2), (8, 64, 4), (13, 5, 6), (16, 7, 15)]
         if quick:
             params = [(2, 3, 1), (5, 4, 2), (8, 64, 4)]
-        # Every case runs "levels" and "tree" (add_msm_case); the tree's tile cycles
-        # through the device's and smaller ones (more step-7 passes).
+        # The reduction's tile cycles through the device's and smaller ones (more step-7
+        # passes).
         tiles = [DEVICE_TILE[g], 2, 4]
-        # msm_*_accumulate_affine's (lanes, block) cycles too: one lane and one thread,
-        # lanes of chunks spread over blocks of 2-5 threads (barriers in every round), and
-        # a block of 37 (three groups of the block inverse at the device's group size).
-        shapes = [(1, 1), (2, 4), (3, 5), (16, 2), (4, 3), (2, 37)]
         k = 0
         for name, bases, scalars in configs:
             for c, chunk, seg in params:
@@ -767,7 +649,7 @@ def msm_cases(cs, rng, quick, pts):
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
                 W = -(-256 // c)
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3], shapes[k % 6])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
         # precomputed planes 2^(c wp j) P (stride > n leaves unused points between planes).
@@ -779,12 +661,12 @@ def msm_cases(cs, rng, quick, pts):
             for c, chunk, seg, wp in plane_params:
                 if c >= 13 and len(bases) > 7:
                     continue
-                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3], shapes[k % 6])
+                add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tiles[k % 3])
                 k += 1
 
 
 def tree_terms(F, buckets, seg):
-    """msm.cu's step 6-7 "tree" of one window's buckets B_b: [G, U_0, .., U_{log2 S - 1}],
+    """msm.cu's steps 6-7 over one window's buckets B_b: [G, U_0, .., U_{log2 S - 1}],
     G = sum_s sum_j (j + 1) B_{sL+j}, U_k = sum of the segment sums T_s whose s has bit k set."""
     L = 1 << seg
     S = len(buckets) // L
@@ -806,10 +688,9 @@ def tree_terms(F, buckets, seg):
     return [G] + U
 
 
-def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine):
-    """Three msm commands, "levels" and "tree" with blocks of up to `tile` threads, and
-    one with step 5 by msm_*_accumulate_affine of shape affine = (lanes, block): W digit
-    windows over ceil(W / wp) planes, wp bucket windows."""
+def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
+    """An msm command with reduction blocks of up to `tile` threads: W digit windows over
+    ceil(W / wp) planes, wp bucket windows."""
     W = -(-256 // c)
     planes = -(-W // wp)
     stride = len(bases) + (3 if planes > 1 else 0)
@@ -844,27 +725,13 @@ def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile, affine
     tail = f"{len(bases)} {c} {chunk} {seg} {wp} {stride} {planes} " + " ".join(
         sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
 
-    def check_levels(t, exp=exp, wp=wp):
-        if not t or int(t[0], 16) != wp:
-            return False
-        return [dec_xyzz(F, t[1 + w * per:1 + (w + 1) * per]) for w in range(wp)] == exp
-
     def check_tree(t, terms=terms, wp=wp, items=items):
         if len(t) != 2 + wp * items * per or int(t[0], 16) != wp or int(t[1], 16) != items:
             return False
         got = [dec_xyzz(F, t[2 + i * per:2 + (i + 1) * per]) for i in range(wp * items)]
         return got == [pt for window in terms for pt in window]
     note = f"msm {g} {name} c={c} chunk={chunk} seg={seg}" + (f" wp={wp}" if wp < W else "")
-    cs.add(f"{note} levels", f"msm {g} levels {tail}", check_levels)
     cs.add(f"{note} tree {tile}", f"msm {g} tree {tile} {tail}", check_tree)
-    # Odd lanes with "levels", whose fold reads the span the sums noted.
-    lanes, block = affine
-    if lanes % 2:
-        cs.add(f"{note} affine {lanes}x{block} levels", f"msm {g} affine {lanes} {block} levels {tail}",
-               check_levels)
-    else:
-        cs.add(f"{note} affine {lanes}x{block} tree {tile}",
-               f"msm {g} affine {lanes} {block} tree {tile} {tail}", check_tree)
 
 
 def ones_scalar_mixes(rng, n):
@@ -934,9 +801,9 @@ def ones_cases(cs, rng, quick, pts):
 
 
 def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves):
-    """Two msm_ones commands, "levels" and "tree" with the device's tile, each checked by
-    weighing and adding what it printed (the ones' sum, then the window sums or each
-    window's tree points) against the plain sum s_i P_i."""
+    """An msm_ones command with the device's tile, checked by weighing and adding what it
+    printed (the ones' sum, then each window's tree points) against the plain sum
+    s_i P_i."""
     W = -(-256 // c)
     wp = wp or W
     planes = -(-W // wp)
@@ -955,7 +822,7 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
         sum((enc_aff(F, bb) for bb in table), []) + [h(mont(s, "fr")) for s in scalars])
     per = 4 * F.width
 
-    def check(t, tree, F=F, c=c, seg=seg, ones=ones, rest=rest, total=total, per=per):
+    def check(t, F=F, c=c, seg=seg, ones=ones, rest=rest, total=total, per=per):
         if len(t) < 3 + per or [int(x, 16) for x in t[:2]] != [ones, rest]:
             return False
         acc = dec_xyzz(F, t[2:2 + per])
@@ -964,7 +831,7 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
         got_wp = int(t[2 + per], 16)
         at = 3 + per
         items = 1
-        if tree and got_wp:
+        if got_wp:
             items = int(t[at], 16)
             at += 1
         if (got_wp == 0) != (rest == 0) or items == 0 or len(t) != at + got_wp * items * per:
@@ -980,8 +847,7 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
         return acc == total
     note = f" wp={wp}" if wp < W else ""
     case = f"msm_ones {g} {name} c={c} chunk={chunk} seg={seg}{note} leaves={leaves}"
-    cs.add(f"{case} levels", f"msm_ones {g} levels {tail}", lambda t, check=check: check(t, False))
-    cs.add(f"{case} tree", f"msm_ones {g} tree {DEVICE_TILE[g]} {tail}", lambda t, check=check: check(t, True))
+    cs.add(f"{case} tree", f"msm_ones {g} tree {DEVICE_TILE[g]} {tail}", check)
 
 
 SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed
@@ -1028,24 +894,14 @@ def planes_cases(cs, rng, quick, pts):
             cs.add(f"planes {g} {name}", cmd, check)
 
 
-# The kernels' compile-time variants, each the other way than its default: the G2
-# kernels' Fq2 product (fq2.cuh), the P = q case of the mixed addition (curve.cuh),
-# the bucket sums' products inlined (msm.cu), the calls' operands by reference
-# (field.cuh) and the Fq2 calls' by value (fq2.cuh). Also the batch-affine sums' block inverse in groups of 2
-# threads (16 on the device), so that the tests' blocks of 2-5 threads have several groups.
-VARIANTS = ["-DCRU_FQ2_LAZY=0", "-DCRU_MADD_DOUBLES_P=1", "-DCRU_G1_SUMS_PRODUCTS=1", "-DCRU_G2_SUMS_PRODUCTS=1",
-            "-DCRU_CALLS_BY_REF", "-DCRU_FQ2_CALLS_BY_VALUE", "-DCRU_AFFINE_GROUP=2"]
-
 BUILDS = {
     "chain": ["-O2"],
-    # also a batch of planes.cu that is no power of two, and more threads per case, and
-    # the variants below, so that each variant runs on both arithmetics
-    "portable": ["-O2", "-DCRUCIBLE_PORTABLE_ARITH", "-DPLANES_BATCH=5"] + VARIANTS,
-    "variants": ["-O2"] + VARIANTS,
-    "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"],
-    # ThreadSanitizer over the blocks that run as host threads (ntt_tile_e*): a missing
-    # __syncthreads is a reported race (exit 66) even when the schedule hid it
-    "tsan": ["-O1", "-g", "-fsanitize=thread", "-DCRU_AFFINE_GROUP=2"],
+    # also a batch of planes.cu that is no power of two
+    "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-DPLANES_BATCH=5"],
+    # ThreadSanitizer over the blocks that run as host threads (the tile kernels): a
+    # missing __syncthreads or __syncwarp is a reported race (exit 66) even when the
+    # schedule hid it
+    "tsan": ["-O1", "-g", "-fsanitize=thread"],
 }
 
 
@@ -1053,7 +909,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--builds", default="chain,portable,asan,variants")
+    ap.add_argument("--builds", default="chain,asan")
     ap.add_argument("--only", default=None, help="case groups, e.g. ones,msm (default: all)")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
@@ -1067,10 +923,6 @@ def main():
         ("field", lambda: field_cases(cs, rng, args.quick)),
         ("fq2", lambda: fq2_cases(cs, rng, args.quick)),
         ("curve", lambda: curve_cases(cs, rng, args.quick, pts)),
-        ("ntt", lambda: ntt_cases(cs, rng, args.quick)),
-        ("ntt_pass", lambda: ntt_pass_cases(cs, rng, args.quick)),
-        ("bit_reverse_scale", lambda: bit_reverse_scale_cases(cs, rng, args.quick)),
-        ("transform", lambda: transform_cases(cs, rng, args.quick)),
         ("tile", lambda: tile_cases(cs, rng, args.quick)),
         ("transform_tiles", lambda: transform_tiles_cases(cs, rng, args.quick)),
         ("table", lambda: table_cases(cs, rng, args.quick)),

@@ -10,7 +10,7 @@ use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
 use crate::msm::passes::{self, Passes};
 use crate::msm::planes::{self, Planes};
 use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
-use crate::tuning::{CudaTuning, MsmAccumulate, MsmFold, MsmReduce};
+use crate::tuning::CudaTuning;
 
 // The MSM's scratch items (msm.cu's opening contract lists each buffer); the two the
 // next MSM may reuse are sort_reuse.rs's.
@@ -23,7 +23,6 @@ const MSM_CARRY_SPAN: PlanKey = PlanKey::new("cuda", "msm_carry_span");
 const MSM_FOLD_TICKETS: PlanKey = PlanKey::new("cuda", "msm_fold_tickets");
 const MSM_REDUCE_A: PlanKey = PlanKey::new("cuda", "msm_reduce_a");
 const MSM_REDUCE_B: PlanKey = PlanKey::new("cuda", "msm_reduce_b");
-const MSM_AFFINE_LANES: PlanKey = PlanKey::new("cuda", "msm_affine_lanes");
 
 /// Sorted entries one thread sums (msm.cu step 5), unless tuned: [`SHORT_CHUNK`] for
 /// MSMs of fewer than [`LONG_CHUNK_FROM`] entries (W·n), else [`LONG_CHUNK`]; fewer
@@ -44,61 +43,19 @@ pub const LONG_CHUNK_FROM: usize = 1 << 26;
 /// take longer than twice as many of fewer. The MSMs of 2^20 terms and more keep their
 /// chunk (W·n >= 2^22 = [`SHORT_CHUNK`] · [`FILL_THREADS`]).
 const FILL_THREADS: usize = 1 << 16;
-/// The smallest chunk [`FILL_THREADS`] (and [`affine_fill_threads`]) leads to.
+/// The smallest chunk [`FILL_THREADS`] leads to.
 const MIN_CHUNK: u32 = 8;
-/// Threads a block of the XYZZ bucket sums, unless tuned: G1's 168 registers fit 12
-/// warps an SM in blocks of 128 or of 32, G2's 255 fit 8 either way (smaller blocks
-/// paid nothing on the H200 with 152 registers: BENCHMARKS.md, sixteenth session).
-const SUMS_BLOCK: u32 = 128;
-/// Chunks a thread of the batch-affine bucket sums runs at once (msm.cu's
-/// `msm_*_accumulate_affine`), at most, unless tuned: a block of [`AFFINE_BLOCK`]
-/// threads then shares one inversion (~60 000 instructions) among up to 2048 additions
-/// a round.
-pub const AFFINE_LANES: u32 = 16;
-/// Threads a block of the batch-affine bucket sums (msm.cu's `CRU_AFFINE_BLOCK`, the
-/// size of its shared products and the stride of its lanes' word planes; a test
-/// compares them): the block shares one inversion.
-pub const AFFINE_BLOCK: u32 = 128;
-/// Threads the batch-affine bucket sums of `group` get, through their lanes and chunk:
-/// one wave of blocks of [`AFFINE_BLOCK`], about what the H200's 132 SMs hold, so that
-/// no second wave runs a few blocks: for G1 384 blocks (three an SM, 148 registers),
-/// for G2 256 (two an SM, 242 registers; msm.cu).
-fn affine_fill_threads(group: Group) -> usize {
-    match group {
-        Group::G1 => 3 << 14,
-        Group::G2 => 1 << 15,
-    }
-}
-/// The chunk the batch-affine sums take lanes away for: below it each thread runs
-/// fewer lanes of longer chunks, so that an MSM that fills the device has chunks of
-/// at least this many entries (fewer carries to fold and reduce: at 2^20, chunks of 13
-/// cost ~2.5 ms of carries more than XYZZ's 64), and only smaller ones run shorter.
-/// G1 2^20 (13·2^20 entries): 8 lanes of 35; 2^22: 16 of 70; 2^24: 16 of 278.
-const AFFINE_LONG_CHUNK: usize = 32;
-/// The longest chunk of the batch-affine bucket sums (more threads beyond it).
-const AFFINE_MAX_CHUNK: u32 = 1024;
-/// u32 words of one lane of the batch-affine bucket sums of `group` (msm.cu's
-/// `msm_lane_words<F>::ALL`: two affine points, a field element and three words; a
-/// test reads msm.cu's `static_assert`s of them).
-pub fn affine_lane_words(group: Group) -> usize {
-    match group {
-        Group::G1 => 63,
-        Group::G2 => 123,
-    }
-}
 /// Entries per thread of the prefix sum (msm.cu step 2).
 pub const SCAN_CHUNK: usize = 64;
-/// log2 of the buckets per segment of the first reduction step (msm.cu step 6) of the
-/// "levels" reduction, unless tuned (`CRUCIBLE_CUDA_MSM_SEG_BITS`).
-const SEG_BITS: u32 = 4;
-/// [`SEG_BITS`] for the "tree" reduction: its segments' running sums are its longest
-/// chain of additions, so it takes shorter ones. With 8 buckets a thread, G1 2^20 over
+/// log2 of the buckets per segment of the reduction (msm.cu step 6), unless tuned
+/// (`msm_seg_bits`): its segments' running sums are its longest chain of additions, so
+/// it takes short ones. With 8 buckets a thread, G1 2^20 over
 /// window planes (2^19 buckets) has 2^16 segment threads, more than the ~45000 that
 /// keep the H200's SMs busy at ~8 warps each; 16 a thread left half of them idle.
 /// Fewer buckets get shorter segments, down to one bucket a thread, until there are
 /// [`FILL_SEGMENTS`] segment threads ([`tree_seg_bits`]).
 const TREE_SEG_BITS: u32 = 3;
-/// Segment threads below which the "tree" reduction shortens its segments: a small
+/// Segment threads below which the reduction shortens its segments: a small
 /// MSM's reduction is a chain of dependent additions (about 30 µs each on a nearly idle
 /// H200), 2^(seg_bits + 1) of them in a segment's running sums and one a level of the
 /// tree above (c - 1 - seg_bits levels). The rest of a witness-aware MSM at 99 % 0/1
@@ -107,7 +64,7 @@ const TREE_SEG_BITS: u32 = 3;
 /// 9 levels deep. G1 and G2 2^20 over planes (2^19 and 2^18 buckets) keep 8.
 const FILL_SEGMENTS: usize = 1 << 15;
 
-/// log2 buckets per segment of the "tree" reduction over `buckets` buckets in all:
+/// log2 buckets per segment of the reduction over `buckets` buckets in all:
 /// [`TREE_SEG_BITS`], or fewer where that leaves fewer than [`FILL_SEGMENTS`] segments
 /// (never more than the `window_buckets` of one window).
 fn tree_seg_bits(buckets: usize, window_buckets: usize) -> u32 {
@@ -133,17 +90,9 @@ pub struct Layout {
     pub buckets: usize,
     /// log2 buckets per segment of the reduction.
     pub seg_bits: u32,
-    /// How the buckets are reduced.
-    pub reduce: MsmReduce,
-    /// How the carries are folded.
-    pub fold: MsmFold,
-    /// How the buckets are summed (msm.cu step 5), in both groups alike.
-    pub accumulate: MsmAccumulate,
-    /// Chunks a thread of the `affine` bucket sums, at most ([`Layout::lanes_per_thread`]).
-    affine_lanes: u32,
     /// Sorted entries per thread of the bucket sums, if tuned ([`Layout::chunk`]).
     tuned_chunk: Option<u32>,
-    /// Threads a block of the XYZZ bucket sums.
+    /// Threads a block of the bucket sums.
     pub sums_block: u32,
 }
 
@@ -172,12 +121,10 @@ pub struct Scratch {
     pub reduce_a: BufferId,
     /// The reduction's other output, swapped with `reduce_a` step by step.
     pub reduce_b: BufferId,
-    /// The `affine` bucket sums' lane state, one a chunk (one word otherwise).
-    pub affine_lanes: BufferId,
 }
 
 /// The scratch items of one MSM.
-pub const ITEMS: usize = 12;
+pub const ITEMS: usize = 11;
 
 impl Scratch {
     /// The buffers in [`Layout::items`]'s order.
@@ -194,7 +141,6 @@ impl Scratch {
             fold_tickets: ids[8],
             reduce_a: ids[9],
             reduce_b: ids[10],
-            affine_lanes: ids[11],
         }
     }
 }
@@ -217,12 +163,10 @@ impl Layout {
 
     /// Window bits `c` with `bucket_windows` windows of buckets, `stride` points a plane.
     fn shaped(c: u32, bucket_windows: usize, stride: u32, tuning: &CudaTuning) -> Layout {
-        let reduce = tuning.msm_reduce.unwrap_or(MsmReduce::Tree);
         let buckets = 1usize << (c - 1);
-        let seg_bits = tuning.msm_seg_bits.unwrap_or(match reduce {
-            MsmReduce::Tree => tree_seg_bits(bucket_windows * buckets, buckets),
-            MsmReduce::Levels => SEG_BITS,
-        });
+        let seg_bits = tuning
+            .msm_seg_bits
+            .unwrap_or_else(|| tree_seg_bits(bucket_windows * buckets, buckets));
         Layout {
             c,
             windows: windows(c),
@@ -230,40 +174,15 @@ impl Layout {
             stride,
             buckets,
             seg_bits: seg_bits.min(c - 1),
-            reduce,
-            fold: tuning.msm_fold.unwrap_or(MsmFold::Tree),
-            accumulate: tuning.msm_accumulate.unwrap_or(MsmAccumulate::Xyzz),
-            affine_lanes: tuning.msm_affine_lanes.unwrap_or(AFFINE_LANES),
             tuned_chunk: tuning.msm_chunk,
-            sums_block: tuning.msm_sums_block.unwrap_or(SUMS_BLOCK),
+            sums_block: tuning.sums_block(),
         }
     }
 
-    /// Chunks a thread of the `affine` bucket sums of `group` over `chunks` chunks: the
-    /// tuned or default lanes, or fewer where those would leave fewer than
-    /// [`affine_fill_threads`] threads (a small MSM, such as the rest of a bit-heavy
-    /// witness-aware one, whose time is its latency; or one whose chunk [`Layout::chunk`]
-    /// kept at [`AFFINE_LONG_CHUNK`] entries).
-    pub fn lanes_per_thread(&self, chunks: usize, group: Group) -> u32 {
-        (chunks.div_ceil(affine_fill_threads(group)) as u64).clamp(1, u64::from(self.affine_lanes))
-            as u32
-    }
-
-    /// Sorted entries per chunk of the bucket sums of `group` for `n` terms (a
-    /// thread's, or with `affine`, a lane's): for `affine`, the lanes that fill the
-    /// device with chunks of [`AFFINE_LONG_CHUNK`] or more (at most the tuned or
-    /// default lanes), and the chunk that fills it with those lanes.
-    pub fn chunk(&self, n: usize, group: Group) -> u32 {
+    /// Sorted entries per thread of the bucket sums for `n` terms: [`SHORT_CHUNK`],
+    /// [`LONG_CHUNK`] from [`LONG_CHUNK_FROM`] entries, fewer for small MSMs.
+    pub fn chunk(&self, n: usize) -> u32 {
         let entries = self.windows * n;
-        if self.accumulate == MsmAccumulate::Affine {
-            let fill = affine_fill_threads(group);
-            let lanes = (entries / (fill * AFFINE_LONG_CHUNK)).clamp(1, self.affine_lanes as usize);
-            return self.tuned_chunk.unwrap_or(
-                (entries.div_ceil(fill * lanes) as u64)
-                    .clamp(u64::from(MIN_CHUNK), u64::from(AFFINE_MAX_CHUNK))
-                    as u32,
-            );
-        }
         self.tuned_chunk.unwrap_or(if entries >= LONG_CHUNK_FROM {
             LONG_CHUNK
         } else {
@@ -282,19 +201,14 @@ impl Layout {
         self.buckets >> self.seg_bits
     }
 
-    /// The passes of the "tree" reduction over groups of `group`.
+    /// The passes of the reduction over groups of `group`.
     pub fn passes(&self, group: Group) -> Passes {
         Passes::new(self.segments(), passes::tile(group))
     }
 
-    /// Points of the reduction's two buffers over groups of `group`: for "levels",
-    /// tree_w and tree_v of every segment, then the second pair of the next level.
+    /// Points of the reduction's two buffers over groups of `group`.
     fn reduce_points(&self, group: Group) -> [usize; 2] {
-        let (w, s) = (self.bucket_windows, self.segments());
-        match self.reduce {
-            MsmReduce::Tree => self.passes(group).buffer_points(w),
-            MsmReduce::Levels => [2 * w * s, 2 * (w * (s / 2)).max(1)],
-        }
+        self.passes(group).buffer_points(self.bucket_windows)
     }
 
     /// (item, words) of every scratch buffer for `n` terms of `group`, in
@@ -304,13 +218,7 @@ impl Layout {
         let entries = self.windows * n;
         let xyzz = group.xyzz_words();
         let [a, b] = self.reduce_points(group);
-        let chunks = entries.div_ceil(self.chunk(n, group) as usize);
-        let lanes = match self.accumulate {
-            MsmAccumulate::Affine => {
-                affine_lanes_buffer(group, chunks, self.lanes_per_thread(chunks, group))
-            }
-            MsmAccumulate::Xyzz => 0,
-        };
+        let chunks = entries.div_ceil(self.chunk(n) as usize);
         [
             (MSM_DIGITS, entries),
             (MSM_BUCKET_COUNT, m),
@@ -323,7 +231,6 @@ impl Layout {
             (MSM_FOLD_TICKETS, chunks),
             (MSM_REDUCE_A, a * xyzz),
             (MSM_REDUCE_B, b * xyzz),
-            (MSM_AFFINE_LANES, lanes),
         ]
     }
 }
@@ -355,16 +262,6 @@ pub fn choose(
     } else {
         plain
     }
-}
-
-/// Words of the batch-affine sums' lanes of `group` for `chunks` chunks, `per_thread`
-/// a thread (msm.cu's word planes: every block's `per_thread` lanes of
-/// [`AFFINE_BLOCK`] threads, the last block's whole): at most (`chunks` + `per_thread`
-/// [`AFFINE_BLOCK`]) [`affine_lane_words`].
-pub fn affine_lanes_buffer(group: Group, chunks: usize, per_thread: u32) -> usize {
-    let per = per_thread as usize;
-    let block = AFFINE_BLOCK as usize;
-    chunks.div_ceil(per).div_ceil(block) * per * block * affine_lane_words(group)
 }
 
 /// Words of the prefix sum's scratch for `m` counts: one zero word, then the chunks'
@@ -412,7 +309,7 @@ pub fn scratch_plan(
             plan_layout(plan, &Layout::with_planes(planes, len, tuning), n, group);
         }
     }
-    // A tuning override applies to every MSM size, so it is planned at `n` itself.
+    // A tuned `window_bits` applies to every MSM size, so it is planned at `n` itself.
     let chosen = chosen_window_bits(group, n, tuning);
     if chosen != window_bits(group, n) && n > 0 {
         plan_layout(plan, &Layout::new(chosen, tuning), n, group);
@@ -428,9 +325,7 @@ pub fn scratch_plan(
 /// Plans `layout`'s items for MSMs of up to `terms` terms: the largest, the largest
 /// that still sums with the short chunk (more carries per entry), and the carries of
 /// the smaller chunks below it (at most [`FILL_THREADS`], at most one per
-/// [`MIN_CHUNK`] entries). With `affine` the chunks of the MSMs below the largest are
-/// at most lanes · [`affine_fill_threads`] (and one per [`MIN_CHUNK`] entries): their
-/// carries, tickets and lanes (whole blocks of lanes: [`affine_lanes_buffer`]).
+/// [`MIN_CHUNK`] entries).
 fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Group) {
     let short = (LONG_CHUNK_FROM - 1) / layout.windows;
     for m in [terms, terms.min(short)] {
@@ -441,22 +336,11 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
     if layout.tuned_chunk.is_some() {
         return;
     }
-    let affine = layout.accumulate == MsmAccumulate::Affine;
-    let most = if affine {
-        affine_fill_threads(group) * layout.affine_lanes as usize
-    } else {
-        FILL_THREADS
-    };
-    let chunks = most
+    let chunks = FILL_THREADS
         .min((layout.windows * terms).div_ceil(MIN_CHUNK as usize))
         .max(1);
     plan.at_least(MSM_CARRIES, (chunks * group.xyzz_words() * 4) as u64);
     plan.at_least(MSM_FOLD_TICKETS, (chunks * 4) as u64);
-    if affine {
-        let most_lanes =
-            (chunks + (layout.affine_lanes * AFFINE_BLOCK) as usize) * affine_lane_words(group);
-        plan.at_least(MSM_AFFINE_LANES, (most_lanes * 4) as u64);
-    }
 }
 
 #[cfg(test)]
@@ -469,25 +353,10 @@ mod tests {
         msm_chunk: None,
         msm_seg_bits: None,
         msm_planes: None,
-        msm_reduce: None,
-        msm_ones: None,
-        msm_fold: None,
-        msm_accumulate: None,
-        msm_affine_lanes: None,
+        msm_planes_build: None,
         msm_sums_block: None,
-        msm_ones_sum: None,
-        ntt_pass_stages: None,
-        ntt_path: None,
         ntt_tile_bits: None,
         staging_mib: None,
-        staging_cached: false,
-        pageable_reads: false,
-        read_huge_pages: false,
-        portable_arith: false,
-        nvrtc_options: Vec::new(),
-        nvrtc_programs: None,
-        ignore_embedded: false,
-        msm_planes_build: None,
     };
 
     /// Every scratch item of `layout` for `m` terms fits its plan item.
@@ -527,14 +396,8 @@ mod tests {
             // Around the switch to the long chunk (W·n = 2^26): 16 windows.
             (1 << 22) + 5,
         ] {
-            for (group, reduce) in [Group::G1, Group::G2]
-                .into_iter()
-                .flat_map(|g| [(g, MsmReduce::Tree), (g, MsmReduce::Levels)])
-            {
-                let tuning = CudaTuning {
-                    msm_reduce: Some(reduce),
-                    ..UNTUNED
-                };
+            for group in [Group::G1, Group::G2] {
+                let tuning = UNTUNED;
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, 0, &tuning, &mut plan);
                 let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
@@ -554,137 +417,10 @@ mod tests {
                 }
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
                     let layout = Layout::new(window_bits(group, m), &tuning);
-                    let case = format!("n={n} m={m} {reduce:?}");
+                    let case = format!("n={n} m={m} {group:?}");
                     assert_planned(&plan, &layout, m, group, &case);
                 }
             }
-        }
-    }
-
-    #[test]
-    fn plan_covers_every_affine_msm_up_to_its_size() {
-        for lanes in [None, Some(1), Some(64)] {
-            let tuning = CudaTuning {
-                msm_accumulate: Some(MsmAccumulate::Affine),
-                msm_affine_lanes: lanes,
-                ..UNTUNED
-            };
-            for n in [1usize, 7, 100, 4096, 65537, (1 << 20) + 1, (1 << 22) + 5] {
-                for group in [Group::G1, Group::G2] {
-                    let fill = affine_fill_threads(group) * lanes.unwrap_or(AFFINE_LANES) as usize;
-                    let mut plan = MemoryPlan::new("t");
-                    scratch_plan(group, n, 0, &tuning, &mut plan);
-                    let mut ms: Vec<usize> = [1, n / 3, n / 2, n.saturating_sub(1), n].into();
-                    ms.extend((1..=window_bits(group, n)).map(|c| largest_terms_with(group, c, n)));
-                    // Around the sizes where the chunk leaves its bounds.
-                    for c in 1..=window_bits(group, n) {
-                        let w = windows(c);
-                        for e in [MIN_CHUNK as usize * fill, AFFINE_MAX_CHUNK as usize * fill] {
-                            ms.extend([e / w - 1, e / w, e / w + 1]);
-                        }
-                        // Where the lanes step up (chunks of AFFINE_LONG_CHUNK or more).
-                        for k in 1..=lanes.unwrap_or(AFFINE_LANES) as usize {
-                            let e = k * affine_fill_threads(group) * AFFINE_LONG_CHUNK;
-                            ms.extend([e / w - 1, e / w, e / w + 1]);
-                        }
-                    }
-                    for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
-                        let layout = Layout::new(window_bits(group, m), &tuning);
-                        let case = format!("n={n} m={m} {group:?} lanes {lanes:?}");
-                        assert_planned(&plan, &layout, m, group, &case);
-                    }
-                    // At least a block of lanes.
-                    let lanes_bytes = plan
-                        .items()
-                        .iter()
-                        .find(|i| i.key == MSM_AFFINE_LANES)
-                        .map_or(0, |i| i.bytes);
-                    let block = AFFINE_BLOCK as usize * affine_lane_words(group) * 4;
-                    assert!(lanes_bytes >= block as u64, "{group:?}");
-                }
-            }
-        }
-        // Untuned: no lanes beyond the one word.
-        for group in [Group::G1, Group::G2] {
-            let mut plan = MemoryPlan::new("t");
-            scratch_plan(group, 1 << 20, 0, &UNTUNED, &mut plan);
-            let lanes = plan.items().iter().find(|i| i.key == MSM_AFFINE_LANES);
-            assert_eq!(lanes.map(|i| i.bytes), Some(4));
-        }
-    }
-
-    #[test]
-    fn affine_sums_take_chunks_that_fill_the_device_with_their_lanes() {
-        let affine = CudaTuning {
-            msm_accumulate: Some(MsmAccumulate::Affine),
-            ..UNTUNED
-        };
-        let layout = |c| Layout::new(c, &affine);
-        // G1 2^20: 13·2^20 entries, 8 lanes of 35 (chunks of 32 or more) in 3·2^14
-        // threads; 2^22 and 2^24 16 lanes of 70 and 278. G2 (2^15 threads): 13 lanes of
-        // 32 at 2^20.
-        let l = layout(20);
-        assert_eq!(l.accumulate, MsmAccumulate::Affine);
-        assert_eq!(l.chunk(1 << 20, Group::G1), 35);
-        assert_eq!(l.chunk(1 << 22, Group::G1), 70);
-        assert_eq!(l.chunk(1 << 24, Group::G1), 278);
-        assert_eq!(l.chunk(1 << 30, Group::G1), AFFINE_MAX_CHUNK);
-        assert_eq!(l.chunk(100, Group::G1), MIN_CHUNK);
-        assert_eq!(l.chunk(1 << 20, Group::G2), 32);
-        // Each fills the device (one wave, all but the last block full) at its lanes.
-        for (group, log_n, lanes) in [
-            (Group::G1, 20, 8),
-            (Group::G1, 22, 16),
-            (Group::G1, 24, 16),
-            (Group::G2, 20, 13),
-            (Group::G2, 22, 16),
-        ] {
-            let entries = 13usize << log_n;
-            let chunks = entries.div_ceil(l.chunk(1 << log_n, group) as usize);
-            assert_eq!(l.lanes_per_thread(chunks, group), lanes, "2^{log_n}");
-            let threads = chunks.div_ceil(lanes as usize);
-            let fill = affine_fill_threads(group);
-            assert!(threads <= fill, "{group:?} 2^{log_n}: {threads} threads");
-            assert!(threads > fill - AFFINE_BLOCK as usize * 4, "2^{log_n}");
-        }
-        // XYZZ keeps its chunk.
-        assert_eq!(
-            Layout::new(20, &UNTUNED).chunk(1 << 20, Group::G2),
-            SHORT_CHUNK
-        );
-        // Lanes: 16 a thread, fewer where they would leave fewer threads than a wave.
-        let fill = affine_fill_threads(Group::G1);
-        assert_eq!(l.lanes_per_thread(1 << 20, Group::G1), AFFINE_LANES);
-        assert_eq!(l.lanes_per_thread(1 << 30, Group::G1), AFFINE_LANES);
-        assert_eq!(l.lanes_per_thread(5 * fill, Group::G1), 5);
-        assert_eq!(l.lanes_per_thread(5 * fill + 1, Group::G1), 6);
-        assert_eq!(l.lanes_per_thread(1, Group::G1), 1);
-        // The lanes' words: whole blocks of planes.
-        let block = AFFINE_BLOCK as usize;
-        for group in [Group::G1, Group::G2] {
-            let words = affine_lane_words(group);
-            assert_eq!(affine_lanes_buffer(group, 1, 1), block * words);
-            assert_eq!(
-                affine_lanes_buffer(group, 16 * block, 16),
-                16 * block * words
-            );
-            assert_eq!(
-                affine_lanes_buffer(group, 16 * block + 1, 16),
-                32 * block * words
-            );
-        }
-        // A tuned chunk is the chunk.
-        let tuned = CudaTuning {
-            msm_chunk: Some(40),
-            ..affine
-        };
-        assert_eq!(Layout::new(20, &tuned).chunk(1 << 20, Group::G1), 40);
-        // Lanes of 63 and 123 words, as msm.cu's static_asserts say.
-        let source = include_str!("../../kernels/msm.cu");
-        for (group, field) in [(Group::G1, "Fq"), (Group::G2, "Fq2")] {
-            let words = affine_lane_words(group);
-            let assert = format!("msm_lane_words<{field}>::ALL == {words}");
-            assert!(source.contains(&assert), "msm.cu lacks {assert:?}");
         }
     }
 
@@ -769,35 +505,28 @@ mod tests {
     }
 
     #[test]
-    fn each_reduction_has_its_segment_default_and_the_tuned_one_wins() {
-        let with = |reduce, seg_bits| CudaTuning {
-            msm_reduce: reduce,
+    fn the_reduction_has_its_segment_default_and_the_tuned_one_wins() {
+        let with = |seg_bits| CudaTuning {
             msm_seg_bits: seg_bits,
             ..UNTUNED
         };
-        assert_eq!(Layout::new(20, &UNTUNED).reduce, MsmReduce::Tree);
         assert_eq!(Layout::new(20, &UNTUNED).seg_bits, TREE_SEG_BITS);
         // Few buckets: shorter segments, so that the reduction has threads enough.
         assert_eq!(Layout::new(10, &UNTUNED).seg_bits, 0);
         assert_eq!(Layout::new(13, &UNTUNED).seg_bits, 1);
         assert_eq!(Layout::new(14, &UNTUNED).seg_bits, 2);
         assert_eq!(Layout::new(16, &UNTUNED).seg_bits, TREE_SEG_BITS);
-        assert_eq!(Layout::new(10, &with(None, Some(3))).seg_bits, 3);
-        let levels = Layout::new(20, &with(Some(MsmReduce::Levels), None));
-        assert_eq!(
-            (levels.reduce, levels.seg_bits),
-            (MsmReduce::Levels, SEG_BITS)
-        );
-        assert_eq!(Layout::new(20, &with(None, Some(5))).seg_bits, 5);
+        assert_eq!(Layout::new(10, &with(Some(3))).seg_bits, 3);
+        assert_eq!(Layout::new(20, &with(Some(5))).seg_bits, 5);
         // Never more than the window's buckets.
-        assert_eq!(Layout::new(2, &with(None, Some(3))).seg_bits, 1);
+        assert_eq!(Layout::new(2, &with(Some(3))).seg_bits, 1);
         assert_eq!(tree_seg_bits(1 << 30, 2), 1);
     }
 
     #[test]
     fn small_msms_sum_in_smaller_chunks_and_large_ones_keep_theirs() {
-        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n, Group::G1);
-        // G1 2^20 (16 windows plain, 13 over planes) and more: as before.
+        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n);
+        // G1 2^20 (16 windows plain, 13 over planes) and more: the short or long chunk.
         assert_eq!(chunk(16, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 24), LONG_CHUNK);
@@ -815,7 +544,7 @@ mod tests {
             msm_chunk: Some(64),
             ..UNTUNED
         };
-        assert_eq!(Layout::new(10, &tuned).chunk(n, Group::G1), 64);
+        assert_eq!(Layout::new(10, &tuned).chunk(n), 64);
     }
 
     #[test]

@@ -8,9 +8,9 @@
 //! the sums (`weighted`: Horner, a serial chain of doublings, which one CPU core runs
 //! far faster than one GPU thread).
 //!
-//! Witness-aware (`ones`, unless `CRUCIBLE_CUDA_MSM_ONES=0`): the scalars are first
-//! classified on the device; the ones are summed apart and Pippenger runs over the
-//! other nonzero scalars only, with a layout chosen for their number.
+//! Witness-aware (`ones`): the scalars are first classified on the device; the ones are
+//! summed apart and Pippenger runs over the other nonzero scalars only, with a layout
+//! chosen for their number (full-width scalars get no list and run as they are).
 //!
 //! The layers, each importing only those below it: `weighted` (the host's sum),
 //! `cost` (the model that picks the window and the planes), `planes` (bases buffers
@@ -38,7 +38,7 @@ use crate::error::CudaError;
 use crate::field::{Group, FR_WORDS};
 use crate::launch::Kernels;
 use crate::memory::{alloc_words, alloc_words_uninit, download, CudaBuffer};
-use crate::tuning::{CudaTuning, OnesSum, PlanesBuild};
+use crate::tuning::{CudaTuning, PlanesBuild};
 use layout::{Layout, Scratch, ITEMS, ZEROED};
 use reduce::Reduced;
 use sort_reuse::{Classes, KEPT};
@@ -76,7 +76,7 @@ pub fn void_planes(bases: &Lease, id: BufferId) -> Result<bool> {
 }
 
 /// New points were staged into bases buffer `id` (`len` points of `group`): under
-/// `CRUCIBLE_CUDA_MSM_PLANES_BUILD=eager` its planes are built now, with the kernels
+/// `msm_planes_build = "eager"` (the default) its planes are built now, with the kernels
 /// `kernels` gives (only asked for then).
 pub fn bases_staged<'k>(
     stream: &Arc<CudaStream>,
@@ -88,7 +88,7 @@ pub fn bases_staged<'k>(
     len: usize,
 ) -> Result<()> {
     let buf = bases.get::<BasesBuffer>(id)?;
-    if buf.planes.is_some() && planes::policy(tuning) == PlanesBuild::Eager {
+    if buf.planes.is_some() && tuning.planes_build() == PlanesBuild::Eager {
         let mut ledger = buf.ledger()?;
         planes::build(stream, kernels()?, group, buf, len)?;
         ledger.set_built();
@@ -115,7 +115,7 @@ fn usable_planes(
     if ledger.built() {
         return Ok(Some(table));
     }
-    if planes::policy(cx.tuning) != PlanesBuild::Paid {
+    if cx.tuning.planes_build() != PlanesBuild::Paid {
         return Ok(None);
     }
     // Only an MSM that would run over the planes (their scratch planned, the model
@@ -158,9 +158,7 @@ pub fn scratch_plan(
     plan: &mut MemoryPlan,
 ) {
     layout::scratch_plan(group, n, capacity, tuning, plan);
-    if tuning.msm_ones() {
-        ones::scratch_plan(group, n, plan);
-    }
+    ones::scratch_plan(group, n, plan);
 }
 
 /// What an MSM runs on: the device's stream and kernels, and the backend's tuning.
@@ -169,7 +167,7 @@ pub struct MsmContext<'a> {
     pub stream: &'a Arc<CudaStream>,
     /// The loaded kernels.
     pub kernels: &'a Kernels,
-    /// The tuning overrides read at open.
+    /// The tuning read at open.
     pub tuning: &'a CudaTuning,
 }
 
@@ -197,17 +195,6 @@ pub fn msm<B>(
     if n >= 1 << 31 {
         return Err(too_large(n));
     }
-    if !cx.tuning.msm_ones() {
-        return pippenger(
-            cx,
-            group,
-            work,
-            (bases, bases_id, bases_len),
-            span,
-            reuse,
-            None,
-        );
-    }
     let key = reuse.class_key(span.scalars.id(), span.scalar_offset, n);
     let classes = match reuse.take_classes(&key, work)? {
         Some(classes) => classes,
@@ -221,20 +208,18 @@ pub fn msm<B>(
         )?,
     };
     let target = (bases, bases_id, bases_len);
-    let rest = |work: &mut Lease| pippenger(cx, group, work, target, span, reuse, Some(&classes));
+    let rest = |work: &mut Lease| pippenger(cx, group, work, target, span, reuse, &classes);
     let sums = if classes.ones > 0 {
         let points = bases.get::<BasesBuffer>(bases_id)?;
         let points = points
             .words
             .slice(span.base_offset * group.affine_words()..);
-        let how = cx.tuning.msm_ones_sum.unwrap_or(OnesSum::Overlap);
-        ones::sum(
-            cx.stream, cx.kernels, group, work, &points, &classes, how, rest,
+        ones::sum(cx.stream, cx.kernels, group, work, &points, &classes, rest).map(
+            |(ones, mut sums)| {
+                sums.ones = ones;
+                sums
+            },
         )
-        .map(|(ones, mut sums)| {
-            sums.ones = ones;
-            sums
-        })
     } else {
         rest(work)
     };
@@ -259,8 +244,9 @@ fn too_large(n: usize) -> crucible_core::Error {
     .into()
 }
 
-/// Pippenger over every term of `span`, or, with `classes`, over the rest they list
-/// (none when there is no rest), on the bases buffer `bases_id` of `bases_len` points.
+/// Pippenger over the rest of `span` that `classes` lists (every term when it has no
+/// list; none when there is no rest), on the bases buffer `bases_id` of `bases_len`
+/// points.
 #[allow(clippy::too_many_arguments)]
 fn pippenger<B>(
     cx: &MsmContext<'_>,
@@ -269,9 +255,9 @@ fn pippenger<B>(
     (bases, bases_id, bases_len): (&Lease, BufferId, usize),
     span: &MsmSpan<B>,
     reuse: &SortReuse,
-    classes: Option<&Classes>,
+    classes: &Classes,
 ) -> Result<WindowSums> {
-    let terms = classes.map_or(span.len, |c| c.rest);
+    let terms = classes.rest;
     if terms == 0 {
         return Ok(WindowSums::empty());
     }
@@ -295,7 +281,7 @@ fn pippenger<B>(
             layout.c,
             layout.bucket_windows as u32,
             layout.stride,
-            u32::from(classes.is_some_and(|c| c.list.is_some())),
+            u32::from(classes.list.is_some()),
         ],
     );
     let kept = reuse.take(&key, work)?;
@@ -355,8 +341,9 @@ fn pippenger<B>(
     })
 }
 
-/// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`) over every term of
-/// `span`, or the rest `classes` list; returns where the weighted sums are.
+/// Launches msm.cu's steps 1-7 (the sort unless `sorted_already`) over the rest
+/// `classes` lists (every term of `span` without a list); returns where the weighted
+/// sums are.
 #[allow(clippy::too_many_arguments)]
 fn run<B>(
     cx: &MsmContext<'_>,
@@ -365,13 +352,13 @@ fn run<B>(
     bases: &Lease,
     bases_id: BufferId,
     span: &MsmSpan<B>,
-    classes: Option<&Classes>,
+    classes: &Classes,
     layout: &Layout,
     scratch: &Scratch,
     sorted_already: bool,
 ) -> Result<Reduced> {
     let n = span.len;
-    let terms = classes.map_or(n, |c| c.rest);
+    let terms = classes.rest;
     let scalars = work.get::<CudaBuffer>(span.scalars.id())?;
     let scalars = scalars
         .words
@@ -383,13 +370,13 @@ fn run<B>(
         .words
         .slice(span.base_offset * group.affine_words()..);
     if !sorted_already {
-        match classes.and_then(|c| c.list.map(|list| (c, list))) {
+        match classes.list {
             None => sort::sort(
                 cx.stream, cx.kernels, work, &scalars, None, layout, scratch, n,
             )?,
-            Some((c, list)) => {
+            Some(list) => {
                 let list = &work.get::<CudaBuffer>(list)?.words;
-                let rest = list.slice(c.ones..c.ones + c.rest);
+                let rest = list.slice(classes.ones..classes.ones + classes.rest);
                 sort::sort(
                     cx.stream,
                     cx.kernels,

@@ -21,7 +21,6 @@ use crate::memory::{alloc_words, alloc_words_uninit, download, download_at, Cuda
 use crate::msm::layout::scan_words;
 use crate::msm::sort::prefix_sum;
 use crate::msm::sort_reuse::{Classes, MSM_ONES_LIST};
-use crate::tuning::OnesSum;
 
 // The scratch of ones.cu's opening contract (the list is sort_reuse.rs's: it is kept).
 const MSM_CLASS_COUNT: PlanKey = PlanKey::new("cuda", "msm_class_count");
@@ -36,12 +35,12 @@ const CLASS_CHUNK: usize = 64;
 /// Threads of the ones' sum kernel, like the bucket sums' (it uses as many registers).
 const ONES_BLOCK: u32 = 128;
 
-/// The most leaves of the ones' sum: under [`OnesSum::Tree`] its leaves, about 1.3
-/// waves of the H200's resident threads of the curve kernels (G2's take twice the
-/// registers). [`OnesSum::Groups`] takes one wave at most (the device's resident
-/// threads of the kernel): a second, partial wave cost as long as a full one, and each
-/// level of the tree above the leaves one dependent addition (about 30 µs on a nearly
-/// idle H200; 16 levels for 2^16 leaves).
+/// The most leaves of the ones' sum (the scratch planned for them): about 1.3 waves of
+/// the H200's resident threads of the curve kernels (G2's take twice the registers).
+/// The sum takes one wave at most (the device's resident threads of the kernel): a
+/// second, partial wave cost as long as a full one, and each level of the tree above
+/// the leaves one dependent addition (about 30 µs on a nearly idle H200; 16 levels for
+/// 2^16 leaves).
 fn most_leaves(group: Group) -> usize {
     match group {
         Group::G1 => 1 << 16,
@@ -61,7 +60,7 @@ fn class_items(n: usize) -> [(PlanKey, usize, bool); 3] {
     ]
 }
 
-/// The most groups of [`OnesSum::Groups`], whose sums the host adds: about 1 µs each
+/// The most groups of the ones' sum, whose sums the host adds: about 1 µs each
 /// on a CPU core, against 30 µs a level of the device's tree that they save (2^5 groups:
 /// 5 levels fewer).
 const MOST_GROUPS: usize = 32;
@@ -76,20 +75,11 @@ struct SumShape {
 impl SumShape {
     /// The shape for `ones` ones (at least one) with `resident` threads of the sum
     /// kernel on the device at once.
-    fn new(group: Group, ones: usize, resident: usize, how: OnesSum) -> SumShape {
-        let leaves = ones.min(most_leaves(group));
-        match how {
-            OnesSum::Tree => SumShape {
-                leaves,
-                group_bits: ceil_log2(leaves),
-            },
-            OnesSum::Overlap | OnesSum::Groups => {
-                let leaves = leaves.min(resident.max(1));
-                SumShape {
-                    leaves,
-                    group_bits: ceil_log2(leaves.div_ceil(MOST_GROUPS)),
-                }
-            }
+    fn new(group: Group, ones: usize, resident: usize) -> SumShape {
+        let leaves = ones.min(most_leaves(group)).min(resident.max(1));
+        SumShape {
+            leaves,
+            group_bits: ceil_log2(leaves.div_ceil(MOST_GROUPS)),
         }
     }
 
@@ -259,12 +249,11 @@ pub fn classify(
 
 /// The XYZZ words of the sums whose total is the sum of the bases of the
 /// `classes.ones` ones (ones.cu step 4, one sum per group), over `points` (the span's
-/// first point on; plane 0), and what `meanwhile` returns. Under [`OnesSum::Overlap`]
-/// the sum runs on a stream of its own, forked from `stream` and joined back before
-/// its read-back, while `meanwhile` launches its work (the rest's Pippenger) on
-/// `stream`: a witness-aware MSM's two parts are each a few chains of dependent
-/// additions on a mostly idle device at 99 % 0/1 scalars, so they overlap. Otherwise
-/// `meanwhile` runs first, and the sum after it, on `stream`.
+/// first point on; plane 0), and what `meanwhile` returns. The sum runs on a stream of
+/// its own, forked from `stream` and joined back before its read-back, while
+/// `meanwhile` launches its work (the rest's Pippenger) on `stream`: a witness-aware
+/// MSM's two parts are each a few chains of dependent additions on a mostly idle
+/// device at 99 % 0/1 scalars, so they overlap.
 #[allow(clippy::too_many_arguments)]
 pub fn sum<T>(
     stream: &Arc<CudaStream>,
@@ -273,18 +262,14 @@ pub fn sum<T>(
     work: &mut Lease,
     points: &CudaView<'_, u32>,
     classes: &Classes,
-    how: OnesSum,
     meanwhile: impl FnOnce(&mut Lease) -> Result<T>,
 ) -> Result<(Vec<u32>, T)> {
     let kernel = match group {
         Group::G1 => Kernel::MsmG1OnesSum,
         Group::G2 => Kernel::MsmG2OnesSum,
     };
-    let resident = match how {
-        OnesSum::Overlap | OnesSum::Groups => k.resident_threads(stream, kernel, ONES_BLOCK)?,
-        OnesSum::Tree => most_leaves(group),
-    };
-    let shape = SumShape::new(group, classes.ones, resident, how);
+    let resident = k.resident_threads(stream, kernel, ONES_BLOCK)?;
+    let shape = SumShape::new(group, classes.ones, resident);
     let list = classes
         .list
         .ok_or_else(|| CudaError::Size(format!("{} ones and no list", classes.ones)))?;
@@ -310,14 +295,6 @@ pub fn sum<T>(
         Ok(())
     };
     let words = shape.groups() * group.xyzz_words();
-    if how != OnesSum::Overlap {
-        let during = meanwhile(work)?;
-        let sums = with_buffers(stream, work, &items, |work, ids| {
-            launch(work, ids, stream)?;
-            download(stream, work, ids[2], words)
-        })?;
-        return Ok((sums, during));
-    }
     with_buffers(stream, work, &items, |work, ids| {
         // Forked after the scratch's allocation (and its tickets' clearing) on `stream`.
         let side = stream.fork().map_err(CudaError::from)?;
@@ -344,13 +321,8 @@ mod tests {
                         continue;
                     }
                     let list = (MSM_ONES_LIST, m, false);
-                    for (how, resident) in [
-                        (OnesSum::Tree, 0),
-                        (OnesSum::Groups, 1),
-                        (OnesSum::Groups, 50688),
-                        (OnesSum::Groups, 1 << 24),
-                    ] {
-                        let shape = SumShape::new(group, m, resident, how);
+                    for resident in [1, 50688, 1 << 24] {
+                        let shape = SumShape::new(group, m, resident);
                         for (item, words, _) in class_items(m)
                             .into_iter()
                             .chain(sum_items(group, shape))
@@ -358,7 +330,7 @@ mod tests {
                         {
                             assert!(
                                 (words.max(1) * 4) as u64 <= plan.bytes_of(item),
-                                "n={n} m={m} {how:?} {item}: {words} words"
+                                "n={n} m={m} resident {resident} {item}: {words} words"
                             );
                         }
                     }
@@ -370,23 +342,18 @@ mod tests {
     #[test]
     fn the_sum_takes_one_wave_and_leaves_few_groups_to_the_host() {
         // G1 2^20 at 99 % bits: ~2^19 ones, 132 SMs x 3 blocks of 128 resident.
-        let shape = SumShape::new(Group::G1, 1 << 19, 50688, OnesSum::Groups);
+        let shape = SumShape::new(Group::G1, 1 << 19, 50688);
         assert_eq!(shape.leaves, 50688);
         assert_eq!(shape.group_bits, 11);
         assert_eq!(shape.groups(), 25);
         // Fewer ones than resident threads: a leaf each.
-        let shape = SumShape::new(Group::G1, 1000, 50688, OnesSum::Groups);
+        let shape = SumShape::new(Group::G1, 1000, 50688);
         assert_eq!((shape.leaves, shape.groups()), (1000, 32));
-        let shape = SumShape::new(Group::G2, 1, 33792, OnesSum::Groups);
+        let shape = SumShape::new(Group::G2, 1, 33792);
         assert_eq!((shape.leaves, shape.group_bits, shape.groups()), (1, 0, 1));
         // More resident threads than the plan's leaves: the plan's.
-        let shape = SumShape::new(Group::G2, 1 << 20, 1 << 20, OnesSum::Groups);
+        let shape = SumShape::new(Group::G2, 1 << 20, 1 << 20);
         assert_eq!(shape.leaves, most_leaves(Group::G2));
         assert!(shape.groups() <= MOST_GROUPS);
-        // The tree as before: one group of the most leaves.
-        let shape = SumShape::new(Group::G1, 1 << 19, 50688, OnesSum::Tree);
-        assert_eq!((shape.leaves, shape.groups()), (1 << 16, 1));
-        let shape = SumShape::new(Group::G1, 5, 50688, OnesSum::Tree);
-        assert_eq!((shape.leaves, shape.group_bits, shape.groups()), (5, 3, 1));
     }
 }

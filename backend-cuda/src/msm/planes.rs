@@ -8,16 +8,16 @@
 //! bases buffer's own layout ([`BasesBuffer`]); the generic buffer knows none.
 //!
 //! The planes cost memory: `count` times the bases. One buffer's planes take at most
-//! 1/[`BUDGET_SHARE`] of the device budget, and `CRUCIBLE_CUDA_MSM_PLANES` caps their
+//! 1/[`BUDGET_SHARE`] of the device budget, and the tuning key `msm_planes` caps their
 //! number (1 turns them off), so a prover under a small memory limit keeps plain bases.
 //!
 //! They also cost time to build: 164 ms for 2^20 G1 points, against about 1.3 ms saved
 //! an MSM. A resident bases buffer is one its caller stages once for many MSMs (a
-//! proving key), so by default (`CRUCIBLE_CUDA_MSM_PLANES_BUILD=eager`) the planes are
-//! built when its bases are staged. Measured on the H200 (BENCHMARKS.md, eighth
-//! session): 64 proofs of 2^20 with 2 workers made 10.48 proofs/s so, against 8.14
-//! under `paid` below, which had not built them by the end. A caller that stages
-//! resident bases for a few MSMs can choose `paid`: a buffer starts with plane 0 alone
+//! proving key), so by default (`msm_planes_build = "eager"`) the planes are built when
+//! its bases are staged: on the H200 64 proofs of 2^20 with 2 workers made 10.48
+//! proofs/s so, against 8.14 under `paid` below, which had not built them by the end
+//! (BENCHMARKS.md, CUDA proofs). A caller that stages resident bases for a few MSMs can
+//! choose `paid`: a buffer starts with plane 0 alone
 //! and rents before it buys, as in ski rental: each MSM over the staged bases runs on
 //! plane 0 and adds the cost model's predicted saving to the buffer's [`Ledger`]; the
 //! MSM that brings the savings to the predicted build cost builds the planes first and
@@ -122,12 +122,6 @@ impl Ledger {
     }
 }
 
-/// When planes are built under `tuning` (`CRUCIBLE_CUDA_MSM_PLANES_BUILD`; `eager`
-/// unless set).
-pub fn policy(tuning: &CudaTuning) -> PlanesBuild {
-    tuning.msm_planes_build.unwrap_or(PlanesBuild::Eager)
-}
-
 impl DeviceWords for BasesBuffer {
     fn words_mut(&mut self) -> &mut CudaSlice<u32> {
         &mut self.words
@@ -162,8 +156,8 @@ pub fn alloc(
 
 /// The planes for a buffer of `len` points of `group` under a budget of `capacity`
 /// bytes, or None when plain bases are as good (no memory for a second plane, or the
-/// model prefers one plane). `max_planes` caps the count (the tuning override),
-/// `window_bits` fixes c (the window tuning override).
+/// model prefers one plane). `max_planes` caps the count (the tuning's `msm_planes`),
+/// `window_bits` fixes c (the tuning's `window_bits`).
 fn choose(
     len: usize,
     group: Group,
@@ -216,15 +210,15 @@ fn choose(
     (cost_planes < plain).then_some(planes)
 }
 
-/// [`choose`] with the tuning overrides of `tuning` (`CRUCIBLE_CUDA_MSM_PLANES` and
-/// `CRUCIBLE_CUDA_WINDOW_BITS`); none under `CRUCIBLE_CUDA_MSM_PLANES_BUILD=never`.
+/// [`choose`] with `tuning`'s `msm_planes` and `window_bits`; none under
+/// `msm_planes_build = "never"`.
 pub fn choose_tuned(
     len: usize,
     group: Group,
     capacity: u64,
     tuning: &CudaTuning,
 ) -> Option<Planes> {
-    if policy(tuning) == PlanesBuild::Never {
+    if tuning.planes_build() == PlanesBuild::Never {
         return None;
     }
     choose(len, group, capacity, tuning.msm_planes, tuning.window_bits)
@@ -364,7 +358,7 @@ mod tests {
 
     #[test]
     fn never_leaves_no_room_and_eager_is_the_default() {
-        assert_eq!(policy(&CudaTuning::default()), PlanesBuild::Eager);
+        assert_eq!(CudaTuning::default().planes_build(), PlanesBuild::Eager);
         let never = CudaTuning {
             msm_planes_build: Some(PlanesBuild::Never),
             ..CudaTuning::default()
