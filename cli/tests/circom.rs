@@ -6,10 +6,12 @@
 //!
 //! The artifacts come from `interop/circom/build.sh`: from `$CRUCIBLE_CIRCOM_OUT` when
 //! it is set (CI builds them there while cargo compiles), else built now into a
-//! temporary folder (a few minutes: the powers of tau from crucible-files' development
-//! writer, then snarkjs' setup of each circuit). The tools are required:
-//! missing ones fail the tests, unless `CRUCIBLE_NO_NPM=1` says this environment has
-//! no npm, in which case each test prints that it is skipped and why.
+//! temporary folder of this test process (about a minute: the powers of tau from
+//! crucible-files' development writer, then snarkjs' setup of each circuit), from any
+//! working directory. The tools are required: missing ones fail every test with the
+//! command that installs them, `(cd interop/circom && npm ci)`, unless
+//! `CRUCIBLE_NO_NPM=1` says this environment has no npm, in which case each test
+//! prints that it is skipped and why.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,46 +29,59 @@ fn tool(name: &str) -> PathBuf {
     interop().join("node_modules/.bin").join(name)
 }
 
-/// The artifacts folder, or `None` (after saying so) when `CRUCIBLE_NO_NPM` is set.
+/// The artifacts folder, or `None` (after saying so) when `CRUCIBLE_NO_NPM` is set;
+/// built once per test process (a failed build fails every test with its output).
 fn artifacts() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if std::env::var_os("CRUCIBLE_NO_NPM").is_some_and(|v| v != "0") {
-            return None;
-        }
-        for t in ["snarkjs", "circom2"] {
-            assert!(
-                tool(t).exists(),
-                "{} is missing: run `npm ci` in interop/circom (CI's .ci/run does), \
-                 or set CRUCIBLE_NO_NPM=1 where there is no npm",
+    static DIR: OnceLock<Result<Option<PathBuf>, String>> = OnceLock::new();
+    match DIR.get_or_init(build_artifacts) {
+        Ok(dir) => dir.as_deref(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `$CRUCIBLE_CIRCOM_OUT` when set, else a fresh folder of this process (concurrent
+/// test processes never share one) with the powers of tau from crucible-files'
+/// development writer, as CI makes them, and `build.sh`'s artifacts.
+fn build_artifacts() -> Result<Option<PathBuf>, String> {
+    if std::env::var_os("CRUCIBLE_NO_NPM").is_some_and(|v| v != "0") {
+        return Ok(None);
+    }
+    for t in ["snarkjs", "circom2"] {
+        if !tool(t).exists() {
+            return Err(format!(
+                "{} is missing: run `(cd interop/circom && npm ci)` from the repository \
+                 root first (CI's .ci/run does), or set CRUCIBLE_NO_NPM=1 to skip these \
+                 tests where there is no npm",
                 tool(t).display()
-            );
+            ));
         }
-        if let Some(dir) = std::env::var_os("CRUCIBLE_CIRCOM_OUT") {
-            let dir = PathBuf::from(dir);
-            assert!(
-                dir.join("done").exists(),
+    }
+    if let Some(dir) = std::env::var_os("CRUCIBLE_CIRCOM_OUT") {
+        let dir = PathBuf::from(dir);
+        if !dir.join("done").exists() {
+            return Err(format!(
                 "CRUCIBLE_CIRCOM_OUT={} has no finished build (interop/circom/build.sh)",
                 dir.display()
-            );
-            return Some(dir);
+            ));
         }
-        let dir = std::env::temp_dir().join(format!("crucible-circom-{}", std::process::id()));
-        // The powers of tau from the development writer (seconds), as CI makes them.
-        std::fs::create_dir_all(&dir).expect("creates the artifacts folder");
-        crucible_files::ptau::DevPtau::from_seed(14, 1)
-            .and_then(|p| p.write_file(&dir.join("pot14.ptau"), true))
-            .expect("writes the powers of tau");
-        let out = Command::new("bash")
-            .arg(interop().join("build.sh"))
-            .arg(&dir)
-            .arg(&dir)
-            .output()
-            .expect("runs build.sh");
-        assert!(out.status.success(), "build.sh failed: {}", text(&out));
-        Some(dir)
-    })
-    .as_deref()
+        return Ok(Some(dir));
+    }
+    let dir = std::env::temp_dir().join(format!("crucible-circom-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    crucible_files::ptau::DevPtau::from_seed(14, 1)
+        .and_then(|p| p.write_file(&dir.join("pot14.ptau"), true))
+        .map_err(|e| format!("writing the powers of tau: {e}"))?;
+    let out = Command::new("bash")
+        .arg(interop().join("build.sh"))
+        .arg(&dir)
+        .arg(&dir)
+        .output()
+        .map_err(|e| format!("running build.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("interop/circom/build.sh failed: {}", text(&out)));
+    }
+    Ok(Some(dir))
 }
 
 macro_rules! artifacts_or_skip {

@@ -17,6 +17,7 @@
 mod cases;
 pub mod circom_reduction;
 mod cross_check;
+mod empty_query_cases;
 pub mod items;
 mod lease_checks;
 mod msm_cases;
@@ -33,6 +34,7 @@ pub use cross_check::{
     verify_with_arkworks, BackendProof, CrossCheck,
 };
 pub use crucible_core::registry::required_backends;
+pub use empty_query_cases::ExactShapeCircuit;
 pub use proof_cases::{hex, proof_bytes};
 pub use report::{json_report, junit_report};
 pub use suite::{run, run_registered, run_seed, Config};

@@ -151,10 +151,16 @@ pub fn run(r: &mut Runner<'_>) {
             });
         }
     }
-    // Pipelined in four chunks (from 8 terms) and in one, with the slots reused.
+    // Pipelined in four chunks (from 8 terms) and in one, with the slots reused; every
+    // shorter length fits the slots made for the longest: one below the threshold
+    // (slots for 65 from 64 hold 16 and 33 terms, an MSM of 63 is one chunk), at it and
+    // one over, and lengths whose last chunk outgrows the made-for one's (71 in slots
+    // for 72: a last chunk of 39 against 36).
     for (lens, from) in [
         (&[40usize, 9, 8, 7, 1][..], 8usize),
         (&[33, 5][..], 1 << 22),
+        (&[65, 63, 64, 65, 33, 17, 16, 1, 0][..], 64),
+        (&[72, 71, 70, 69, 64, 63, 8, 7][..], 8),
     ] {
         let name = format!("one-shot-msm/{lens:?}/from={from}");
         r.case(&format!("{name}/g1"), |rng| {

@@ -8,8 +8,8 @@ use crucible_core::registry::{probe_all, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases, staging_cases, CaseError,
-    CaseResult, Outcome, Summary,
+    empty_query_cases, lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases,
+    staging_cases, CaseError, CaseResult, Outcome, Summary,
 };
 
 /// What to run.
@@ -137,6 +137,7 @@ fn run_backend(
     msm_cases::run(&mut runner);
     proof_cases::run(&mut runner);
     schedule_cases::run(&mut runner);
+    empty_query_cases::run(&mut runner);
     lease_checks::run(&mut runner);
     runner.summary
 }

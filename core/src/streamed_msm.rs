@@ -144,6 +144,7 @@ const SCALARS: PlanKey = PlanKey::new("host-msm", "scalars");
 /// them back (dropping does too, reporting errors to the budget).
 pub struct HostMsm<G: MsmGroup> {
     slots: [Slot<G>; 2],
+    slot_lens: [usize; 2],
     max_len: usize,
     pipeline_from: usize,
 }
@@ -171,14 +172,42 @@ impl<G: MsmGroup> HostMsm<G> {
             .collect()
     }
 
-    /// The largest chunk each slot holds for MSMs of up to `len` terms (at least one:
-    /// a slot no chunk uses still holds a buffer).
-    fn slot_lens(len: usize, pipeline_from: usize) -> [usize; 2] {
+    /// Points each slot holds for MSMs of up to `len` terms: the largest chunk of each
+    /// parity of an MSM of `len` (at least one: a slot no chunk uses still holds a
+    /// buffer). A shorter MSM whose chunks do not fit these slots is cut to the slots
+    /// instead ([`HostMsm::chunks_in`]), so the slots stay at three quarters of the
+    /// terms.
+    pub fn slot_lens(len: usize, pipeline_from: usize) -> [usize; 2] {
         let mut lens = [1usize; 2];
         for (k, chunk) in Self::chunks(len, pipeline_from).iter().enumerate() {
             lens[k % 2] = lens[k % 2].max(chunk.len());
         }
         lens
+    }
+
+    /// The chunks of an MSM of `len` terms in slots of `slots` points: its
+    /// [`HostMsm::chunks`] when each fits its slot, else cuts that fill the slots in
+    /// turn. The second case serves the shorter MSMs of slots made for a longer one: an
+    /// MSM just below the pipelining threshold (one chunk, longer than either slot),
+    /// and one whose last chunk is a few terms longer than the made-for length's
+    /// (`len − 4·⌊len/8⌋` is not monotone in `len`).
+    pub fn chunks_in(len: usize, pipeline_from: usize, slots: [usize; 2]) -> Vec<Range<usize>> {
+        let chunks = Self::chunks(len, pipeline_from);
+        if chunks
+            .iter()
+            .enumerate()
+            .all(|(k, c)| c.len() <= slots[k % 2])
+        {
+            return chunks;
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < len {
+            let end = len.min(start + slots[out.len() % 2].max(1));
+            out.push(start..end);
+            start = end;
+        }
+        out
     }
 
     /// The plans of the leases [`HostMsm::allocate`] takes for MSMs of up to `len`
@@ -241,12 +270,14 @@ impl<G: MsmGroup> HostMsm<G> {
         let odd = slot(lens[1])?;
         Ok(HostMsm {
             slots: [even, odd],
+            slot_lens: lens,
             max_len,
             pipeline_from,
         })
     }
 
-    /// `Σ scalars[i]·bases[i]`, both on the host, at most the allocated length.
+    /// `Σ scalars[i]·bases[i]`, both on the host, of any length up to the one the
+    /// slots were made for.
     pub fn msm(
         &mut self,
         backend: &dyn ProverBackend,
@@ -261,7 +292,7 @@ impl<G: MsmGroup> HostMsm<G> {
                 self.max_len
             )));
         }
-        let chunks = Self::chunks(bases.len(), self.pipeline_from);
+        let chunks = Self::chunks_in(bases.len(), self.pipeline_from, self.slot_lens);
         let [even, odd] = &mut self.slots;
         pipelined::<G, Slot<G>>(
             &chunks,
@@ -437,5 +468,79 @@ mod tests {
             [1 << 22, 1 << 23]
         );
         assert_eq!(HostMsm::<G1>::slot_lens(5, PIPELINE_FROM), [5, 1]);
+    }
+
+    /// Checks that the chunks of an MSM of `len` terms in slots made for `made_for`
+    /// cover every term once, in order, each within its slot (an empty MSM: one empty
+    /// chunk).
+    fn assert_fits(len: usize, made_for: usize, from: usize) {
+        let slots = HostMsm::<G1>::slot_lens(made_for, from);
+        let chunks = HostMsm::<G1>::chunks_in(len, from, slots);
+        let mut next = 0;
+        for (k, c) in chunks.iter().enumerate() {
+            assert_eq!(
+                c.start, next,
+                "{len} in slots for {made_for} from {from}: {chunks:?}"
+            );
+            assert!(
+                (len == 0 || !c.is_empty()) && c.len() <= slots[k % 2],
+                "{len} in slots {slots:?} for {made_for} from {from}: {chunks:?}"
+            );
+            next = c.end;
+        }
+        assert_eq!(next, len, "{len} in slots for {made_for} from {from}");
+    }
+
+    #[test]
+    fn every_length_up_to_the_made_for_one_fits_the_slots() {
+        // Every length, for every made-for length around small thresholds.
+        for from in [1, 8, 9, 16, 64] {
+            for made_for in 0..=200 {
+                for len in 0..=made_for {
+                    assert_fits(len, made_for, from);
+                }
+            }
+        }
+        // Slots for 65 terms from 64 hold [16, 33]: 63 (one chunk below the threshold)
+        // is cut to the slots; 64 and 65 keep their own chunks.
+        assert_eq!(HostMsm::<G1>::slot_lens(65, 64), [16, 33]);
+        assert_eq!(
+            HostMsm::<G1>::chunks_in(63, 64, [16, 33]),
+            vec![0..16, 16..49, 49..63]
+        );
+        assert_eq!(
+            HostMsm::<G1>::chunks_in(64, 64, [16, 33]),
+            HostMsm::<G1>::chunks(64, 64)
+        );
+        assert_eq!(
+            HostMsm::<G1>::chunks_in(65, 64, [16, 33]),
+            HostMsm::<G1>::chunks(65, 64)
+        );
+        // The default threshold, by the chunks only (no MSM run): slots for 2^22, 2^22 + 1
+        // and 2^24 terms against the lengths at the threshold, at multiples of eight
+        // (where the last chunk shrinks) and at the made-for length.
+        for made_for in [PIPELINE_FROM, PIPELINE_FROM + 1, PIPELINE_FROM + 8, 1 << 24] {
+            let mut lens = vec![0, 1, 7, 8, 9, PIPELINE_FROM - 1, PIPELINE_FROM];
+            for base in [PIPELINE_FROM, made_for & !7] {
+                lens.extend((base.saturating_sub(9)..=base + 9).filter(|&l| l <= made_for));
+            }
+            lens.extend(made_for.saturating_sub(9)..=made_for);
+            for len in lens {
+                assert_fits(len, made_for, PIPELINE_FROM);
+            }
+        }
+        // 2^22 − 1 in slots for 2^22: pipelined through slots of 2^20 and 2^21 points,
+        // not staged whole into one.
+        let slots = HostMsm::<G1>::slot_lens(PIPELINE_FROM, PIPELINE_FROM);
+        assert_eq!(slots, [1 << 20, 1 << 21]);
+        assert_eq!(
+            HostMsm::<G1>::chunks_in(PIPELINE_FROM - 1, PIPELINE_FROM, slots),
+            vec![0..1 << 20, 1 << 20..3 << 20, 3 << 20..PIPELINE_FROM - 1]
+        );
+        // The slots stay at three quarters of the terms.
+        assert_eq!(
+            HostMsm::<G1>::slot_lens(1 << 24, PIPELINE_FROM),
+            [1 << 22, 1 << 23]
+        );
     }
 }

@@ -4,7 +4,7 @@
 # pinned in package.json, installed by `npm ci` in this folder):
 #   powers of tau (bls12381, 2^14) -> per circuit: compile (--prime bls12381), Groth16
 #   setup + one phase-2 contribution, verifying key, witness, and a snarkjs proof.
-# Usage: interop/circom/build.sh OUT_DIR [PTAU_DIR]
+# Usage: interop/circom/build.sh OUT_DIR [PTAU_DIR] (from any working directory)
 # Outputs in OUT_DIR, for each circuit C: C.r1cs, C.zkey, C.vk.json, C.wtns,
 # C.snarkjs-proof.json, C.snarkjs-public.json, and `done` last. Nothing is reused
 # from an earlier run unless PTAU_DIR already holds pot14.ptau: CI writes one there
@@ -19,6 +19,10 @@ mkdir -p "$out" "$ptau_dir"
 out="$(cd "$out" && pwd)"
 ptau_dir="$(cd "$ptau_dir" && pwd)"
 rm -f "$out/done"
+# circom2 is WebAssembly: it opens files through the working directory and its
+# parents only, and an include path starting with `..` is not found; so it runs from
+# here, with the sources and the include path relative to here.
+cd "$here"
 export PATH="$here/node_modules/.bin:$PATH"
 for tool in circom2 snarkjs; do
   command -v "$tool" >/dev/null || {
@@ -50,9 +54,9 @@ if [ ! -f "$ptau" ]; then
   rm -f "$ptau_dir/pot14_0.ptau" "$ptau_dir/pot14_1.ptau"
 fi
 
-for source in "$here"/*.circom; do
+for source in *.circom; do
   c="$(basename "$source" .circom)"
-  step "$c-compile" circom2 "$source" --r1cs --wasm --prime bls12381 -o "$out" -l "$here/node_modules"
+  step "$c-compile" circom2 "$source" --r1cs --wasm --prime bls12381 -o "$out" -l node_modules
   step "$c-setup" snarkjs groth16 setup "$out/$c.r1cs" "$ptau" "$out/${c}_0.zkey"
   step "$c-contribute" snarkjs zkey contribute "$out/${c}_0.zkey" "$out/$c.zkey" \
     --name=crucible-ci -e="crucible interop $c"

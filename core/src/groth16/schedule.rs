@@ -176,6 +176,29 @@ impl Schedule {
         self.resident != QuerySet::ALL
     }
 
+    /// The schedule as a key of `shape` runs it: a query with no term to sum (the l
+    /// query of a circuit without witness variables, the h query of a domain of one
+    /// point, a, b_g1 and b_g2 with the constant as the only variable) is resident, as
+    /// it has nothing to stream; its buffer holds at most the constant's point and its
+    /// MSM sums nothing to the identity. So every query of every schedule is either
+    /// resident or streamed.
+    pub fn for_shape(self, shape: &ProofShape, reduction: Reduction) -> Schedule {
+        let resident = Query::ALL
+            .into_iter()
+            .filter(|q| q.msm_terms(shape, reduction) == 0)
+            .fold(self.resident, QuerySet::with);
+        let chunk = if resident == QuerySet::ALL {
+            0
+        } else {
+            self.chunk
+        };
+        Schedule {
+            resident,
+            chunk,
+            ..self
+        }
+    }
+
     /// Checks the schedule can run (a streamed query needs chunks of at least a point).
     pub fn validate(&self) -> Result<()> {
         if self.streams() && self.chunk == 0 {
@@ -223,13 +246,15 @@ pub struct ScheduledPlan {
 }
 
 impl ScheduledPlan {
-    /// The plans of `schedule` for a key of `shape` on `backend`.
+    /// The plans of `schedule` for a key of `shape` on `backend` (the schedule as the
+    /// key runs it: [`Schedule::for_shape`]).
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
         reduction: Reduction,
         schedule: Schedule,
     ) -> Result<ScheduledPlan> {
+        let schedule = schedule.for_shape(shape, reduction);
         schedule.validate()?;
         Ok(ScheduledPlan {
             key: key_plan_for(backend, shape, reduction, schedule.resident)?,
@@ -388,7 +413,8 @@ pub fn predict(
 }
 
 /// Every schedule the chooser considers for `shape`: each resident set, each domain
-/// layout, and chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM.
+/// layout, and chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM; each
+/// as the key runs it ([`Schedule::for_shape`]), once.
 fn candidates(shape: &ProofShape, reduction: Reduction) -> Vec<Schedule> {
     let longest = Query::ALL
         .iter()
@@ -423,7 +449,11 @@ fn candidates(shape: &ProofShape, reduction: Reduction) -> Vec<Schedule> {
             }
         }
     }
-    out
+    let mut seen = std::collections::HashSet::new();
+    out.into_iter()
+        .map(|s| s.for_shape(shape, reduction))
+        .filter(|s| seen.insert(*s))
+        .collect()
 }
 
 /// The schedule chosen for a budget, with the floor of its shape.
