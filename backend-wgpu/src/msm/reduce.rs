@@ -174,7 +174,7 @@ where
 #[cfg(test)]
 mod tests {
     use ark_ec::{AffineRepr, CurveGroup};
-    use ark_ff::{Field, UniformRand};
+    use ark_ff::{Field, UniformRand, Zero};
     use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
     use crucible_core::{Fq, G1Affine, G1Projective};
 

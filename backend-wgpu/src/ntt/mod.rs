@@ -434,7 +434,7 @@ mod tests {
     use ark_poly::EvaluationDomain;
     use ark_std::rand::{rngs::StdRng, SeedableRng};
     use crucible_core::registry::ProbeOptions;
-    use crucible_core::{BufferUse, ProverBackend, ScratchNeed};
+    use crucible_core::{BufferUse, Fr, PlanKey, ProverBackend, ScratchNeed};
 
     fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
         let d = domain.to_ark();
