@@ -1,10 +1,10 @@
 // Bindings and parameters shared by the MSM's scalar-sorting module (msm_sort.wgsl)
 // and its accumulation modules (msm.wgsl, interpreted; msm_values.wgsl, straight-line).
 //
-// Bucket method over `windows` windows of `window_bits` bits, digits unsigned (bucket
-// b = digit b, 2^window_bits buckets) or signed (msm_sort.wgsl's signed_digits: digits
-// in [−2^(c−1), 2^(c−1)], bucket b = |digit|, 2^(c−1) + 1 buckets, a negative digit's
-// point negated as it is added); digit 0 is skipped. Per window, points are counted
+// Bucket method over `windows` windows of `window_bits` bits, signed digits
+// (msm_sort.wgsl's signed_digits: digits in [−2^(c−1), 2^(c−1)], bucket b = |digit|,
+// 2^(c−1) + 1 buckets, a negative digit's point negated as it is added); digit 0 is
+// skipped. Per window, points are counted
 // per bucket, sorted by bucket (counting sort), and each bucket's points are summed by
 // tasks of at most `task_size` points;
 // the tasks of one bucket are then merged pairwise, one round per dispatch, so a

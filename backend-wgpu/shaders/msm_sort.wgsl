@@ -1,104 +1,16 @@
-// MSM, curve-independent part: scalars out of Montgomery form, then a counting sort of
-// the terms by bucket in every window. Two forms (msm.rs's `Digits`): unsigned digits
-// (to_canonical, histogram, scan, scatter: the eighth session's path) and signed digits
-// (signed_digits, histogram_signed, scan_parallel, scatter_signed).
+// MSM, curve-independent part: scalars out of Montgomery form into signed digits, then
+// a counting sort of the terms by bucket in every window (signed_digits, histogram,
+// scan, scatter; msm/sort.rs dispatches them).
 
 @group(0) @binding(1) var<storage, read> scalars: array<u32>;
-// Unsigned form: canon[8i..8i+8], term i's scalar as a canonical 256-bit integer
-// (little-endian words).
-@group(0) @binding(2) var<storage, read_write> canon: array<u32>;
-// Signed form: digits[w·n + i], term i's digit in window w as |digit|, SIGN_BIT set
+// digits[w·n + i], term i's digit in window w as |digit|, SIGN_BIT set
 // if it is negative.
 @group(0) @binding(11) var<storage, read_write> digits: array<u32>;
-
-fn digit(i: u32, w: u32) -> u32 {
-    let bit = w * params.window_bits;
-    let q = bit / 32u;
-    let s = bit % 32u;
-    var v = canon[i * 8u + q] >> s;
-    if s + params.window_bits > 32u && q + 1u < 8u {
-        v |= canon[i * 8u + q + 1u] << (32u - s);
-    }
-    return v & ((1u << params.window_bits) - 1u);
-}
-
-@compute @workgroup_size(64)
-fn to_canonical(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
-        return;
-    }
-    var w: array<u32, 8>;
-    let o = (params.scalar_offset + t) * 8u;
-    for (var k = 0u; k < 8u; k++) {
-        w[k] = scalars[o + k];
-    }
-    var c = fr_pack(fr_from_mont(fr_unpack(w)));
-    for (var k = 0u; k < 8u; k++) {
-        canon[t * 8u + k] = c[k];
-    }
-}
-
-// One thread per (window, term).
-@compute @workgroup_size(64)
-fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
-        return;
-    }
-    let i = t % params.n;
-    let w = t / params.n;
-    let d = digit(i, w);
-    if d != 0u {
-        atomicAdd(&counts[w * params.buckets + d], 1u);
-    }
-}
-
-// One thread per window: bucket starts (into `cursor`) and task numbering.
-@compute @workgroup_size(64)
-fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let w = thread_index(wid, lid, nwg);
-    if w >= params.count {
-        return;
-    }
-    var start = 0u;
-    var tasks = 0u;
-    var most = 0u;
-    let base = w * params.buckets;
-    let task_base = w * (params.buckets + 1u);
-    for (var b = 0u; b < params.buckets; b++) {
-        let c = atomicLoad(&counts[base + b]);
-        atomicStore(&cursor[base + b], start);
-        task_off[task_base + b] = tasks;
-        start += c;
-        let bucket_tasks = (c + params.task_size - 1u) / params.task_size;
-        tasks += bucket_tasks;
-        most = max(most, bucket_tasks);
-    }
-    task_off[task_base + params.buckets] = tasks;
-    task_off[params.windows * (params.buckets + 1u) + w] = most;
-}
-
-// One thread per (window, term): its place in the window's bucket order.
-@compute @workgroup_size(64)
-fn scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
-        return;
-    }
-    let i = t % params.n;
-    let w = t / params.n;
-    let d = digit(i, w);
-    if d != 0u {
-        let pos = atomicAdd(&cursor[w * params.buckets + d], 1u);
-        sorted[w * params.n + pos] = i;
-    }
-}
 
 // One thread per term: its scalar's signed digits in every window. Window w's bits
 // plus the carry from below, v in [0, 2^c]; above 2^(c−1) it becomes v − 2^c (carry 1
 // into the next window). The windows cover 256 ≥ 255 bits with the top window's
-// value at most 2^(c−1) (msm.rs: c·windows ≥ 256), so the top window never carries.
+// value at most 2^(c−1) (msm/windows.rs: c·windows ≥ 256), so the top window never carries.
 @compute @workgroup_size(64)
 fn signed_digits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
@@ -133,9 +45,9 @@ fn signed_digits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     }
 }
 
-// One thread per (window, term), signed digits.
+// One thread per (window, term).
 @compute @workgroup_size(64)
-fn histogram_signed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn histogram(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
     if t >= params.count {
         return;
@@ -146,10 +58,10 @@ fn histogram_signed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     }
 }
 
-// One thread per (window, term), signed digits: its place in the window's bucket
+// One thread per (window, term): its place in the window's bucket
 // order, with its digit's sign.
 @compute @workgroup_size(64)
-fn scatter_signed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
     if t >= params.count {
         return;
@@ -167,12 +79,12 @@ var<workgroup> scan_points: array<u32, 64>;
 var<workgroup> scan_tasks: array<u32, 64>;
 var<workgroup> scan_most: array<u32, 64>;
 
-// One workgroup of 64 threads per window (count: windows): what `scan` computes, with
-// each thread over a 64th of the buckets (their points and tasks summed, the 64 sums
-// scanned in workgroup memory, then the bucket starts written), instead of one thread
-// walking every bucket.
+// One workgroup of 64 threads per window (count: windows): the bucket starts (into
+// `cursor`) and the task numbering, each thread over a 64th of the buckets (their
+// points and tasks summed, the 64 sums scanned in workgroup memory, then the bucket
+// starts written).
 @compute @workgroup_size(64)
-fn scan_parallel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let w = wid.y * nwg.x + wid.x;
     let l = lid.x;
     let live = w < params.count;

@@ -11,8 +11,8 @@
 // Scratch (partials, levels) holds R'-form coordinates packed as they are (field_code.rs:
 // projective points do not mind the scale); bases are arkworks' affine points, read
 // as they are with Z = FQ_ARK_R, which is the same point. R' and the packing depend on
-// the curve's limb width only, not on the form: a straight or compact curve's reduction
-// runs from its registers-form module over what its own module wrote (msm.rs).
+// the curve's limb width only, not on the form: a straight curve's reduction runs from
+// its registers-form module over what its own module wrote (msm/mod.rs).
 
 const POINT_WORDS: u32 = 3u * COORD_WORDS;
 
@@ -123,74 +123,11 @@ fn element_c(w: u32, j: u32) -> Point {
 }
 
 // One thread per (window, group of LEVEL_GROUP elements): one level of the reduction
-// (msm_common.wgsl says what a level computes).
+// (msm_common.wgsl says what a level computes), the element's A and C read from memory
+// by the step that adds them: three points live across the addition (S, U and the
+// operand).
 @compute @workgroup_size(64)
 fn reduce_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(wid, lid, nwg);
-    if t >= params.count {
-        return;
-    }
-    let w = t / params.m_out;
-    // Running sum S, U = Σ i·A, Σ C, and the current element's A and C.
-    var s = identity();
-    var u = identity();
-    var c = identity();
-    var a_i = identity();
-    var c_i = identity();
-    var walk = reduce_walk(t % params.m_out);
-    loop {
-        let step = reduce_next(&walk);
-        if step.op == STEP_DONE {
-            break;
-        }
-        if step.load {
-            a_i = element_a(w, step.j);
-            c_i = element_c(w, step.j);
-        }
-        // x + y; S + S unless the step says otherwise.
-        var x = s;
-        var y = s;
-        switch step.op {
-            case STEP_C_PLUS_CI: {
-                x = c;
-                y = c_i;
-            }
-            case STEP_S_PLUS_AI: {
-                y = a_i;
-            }
-            case STEP_U_PLUS_S: {
-                x = u;
-            }
-            case STEP_C_PLUS_U: {
-                x = c;
-                y = u;
-            }
-            default: {}
-        }
-        let r = point_add(x, y);
-        switch step.op {
-            case STEP_C_PLUS_CI, STEP_C_PLUS_U: {
-                c = r;
-            }
-            case STEP_U_PLUS_S: {
-                u = r;
-            }
-            default: {
-                s = r;
-            }
-        }
-    }
-    store_level(2u * t, s);
-    store_level(2u * t + 1u, c);
-}
-
-// reduce_level with the element's A and C read from memory by the step that adds
-// them instead of kept from the step that loaded them: three points live across the
-// addition instead of five (S, U, C). The H200's driver compiles G2's registers form
-// of it faster (1.5 s against 1.7) and G1's straight form slower (6.1 s against 4.9),
-// at the same run time: msm.rs's ReduceForm picks per curve and form.
-@compute @workgroup_size(64)
-fn reduce_level_lean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_index(wid, lid, nwg);
     if t >= params.count {
         return;

@@ -6,14 +6,14 @@
 // Forward: bit-reversal permutation, then log n decimation-in-time stages (stage s
 // joins i and i + 2^s, i's bit s clear, with w^((i mod 2^s) << (log n − 1 − s))).
 //
-// Two ways to run the stages (ntt.rs chooses, `CRUCIBLE_WGPU_NTT`):
-// - passes: `bitrev`, then one `butterfly` dispatch per stage and chunk (pair), the
+// Two ways to run the stages (ntt/mod.rs chooses by the adapter's workgroup storage):
+// - passes (adapters with less than 16 KiB of workgroup storage): `bitrev`, then one `butterfly` dispatch per stage and chunk (pair), the
 //   twiddle w^e = lo[e mod 2^h] · hi[e >> h] from two small tables in `tw`, so no
 //   table ever needs more than one binding; the scalings as `scale` passes.
 // - workgroup: `tile_stages` dispatches, each doing up to 9 stages on tiles of up to
 //   2^9 elements held in workgroup memory (16 KiB, WebGPU's default limit): one global
 //   round trip per dispatch, three at 2^20 and 2^24. With the reversal fused (on one
-//   chunk; ntt.rs's `fused_plan`), as the CUDA backend's tiles do: the first
+//   chunk; crucible_core::ntt_tiles's `fused_plan`), as the CUDA backend's tiles do: the first
 //   dispatches read and write element i at bitrev(i), one dispatch
 //   centered on the middle stages (2·stage + k = log n) reads at bitrev(i) and writes
 //   at i, each workgroup doing a tile and its mirror image (TILE_PAIRED: the tile
@@ -30,7 +30,7 @@
 
 // NttParams is generated from params.rs and placed before this file.
 
-// tile_stages' flags (ntt.rs's TILE_*).
+// tile_stages' flags (ntt/tiles.rs's TILE_*).
 // The inverse's twiddles (tw read mirrored).
 const TILE_INVERSE: u32 = 1u;
 // Each result times c.
@@ -437,37 +437,14 @@ fn tile_stage(t: Tiles, st: u32, bit: u32, lid: u32, half: u32, inverse: bool) {
 
 // Stages `stage` .. stage + k − 1 on `count` tiles from tile `base`, one workgroup a
 // tile (or a pair), all inside chunk `lo_chunk`: the tile is read into workgroup
-// memory, each stage's butterflies are shared by the 64 threads with a barrier between
-// stages, and the results are written back (bit-reversed and scaled as `flags` say):
-// all reads before any write.
+// memory, the stages run two a round, and the results are written back (bit-reversed
+// and scaled as `flags` say): all reads before any write. Each thread of a round takes
+// four elements (the two stages' bits 00, 01, 10, 11) and runs both stages' four
+// butterflies in registers, so a pair of stages costs one workgroup-memory round trip
+// and one barrier (an odd last stage runs alone).
 @compute @workgroup_size(64)
 fn tile_stages(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     // Uniform across the workgroup: the grid may round up by whole workgroups.
-    let local_tile = wid.y * nwg.x + wid.x;
-    if local_tile >= params.count {
-        return;
-    }
-    let t = workgroup_tiles(local_tile);
-    if t.pb < t.b {
-        return;
-    }
-    tile_read(t, params.flags, lid.x);
-    workgroupBarrier();
-    let half = 1u << (params.table_log - 1u);
-    let inverse = (params.flags & TILE_INVERSE) != 0u;
-    for (var st = 0u; st < params.k; st++) {
-        tile_stage(t, st, tile_first_bit() + st, lid.x, half, inverse);
-        workgroupBarrier();
-    }
-    tile_write(t, params.flags, lid.x);
-}
-
-// tile_stages two stages a round: each thread takes four elements (the two stages'
-// bits 00, 01, 10, 11), runs both stages' four butterflies in registers and writes
-// them back, so a pair of stages costs one workgroup-memory round trip and one barrier
-// instead of two (an odd last stage runs alone). CRUCIBLE_WGPU_NTT_RADIX picks it.
-@compute @workgroup_size(64)
-fn tile_stages4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let local_tile = wid.y * nwg.x + wid.x;
     if local_tile >= params.count {
         return;

@@ -10,19 +10,14 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::field_code::LimbBits;
-use crate::msm::ReduceFormulas;
 use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
-use crate::shaders::{Formulas, PerCurve, ShaderConfig, FORMULAS_ENV, LIMB_BITS_ENV};
-use crate::upload::{parse_upload_mib, Uploads, DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
+use crate::shaders::{Formulas, PerCurve};
+use crate::tuning::{AdapterClass, Tuned, WgpuTuning};
+use crate::upload::Uploads;
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
 pub const ADAPTER_ENV: &str = "CRUCIBLE_WGPU_ADAPTER";
-
-/// Environment variable giving the device's memory (`8GiB`, `8G`, bytes: the byte-size
-/// grammar of `--memory-limit`), for adapters whose memory wgpu cannot report.
-pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 
 /// Device memory kept out of a hardware adapter's budget for the driver's per-thread
 /// private memory, by the form of the formulas: the curve interpreter's register file
@@ -30,110 +25,73 @@ pub const MEMORY_ENV: &str = "CRUCIBLE_WGPU_MEMORY";
 /// straight-line kernels may spill, their live values beyond the registers (a G2
 /// addition's points and temporaries, about 28 Fq of 30 limbs, 3.4 KiB a thread, of
 /// which 255 registers hold 1 KiB: 2.4 KiB x 270 k threads, 0.65 GiB on an H200,
-/// reserved as 1 GiB until a profile gives the driver's real figure; the compact form
-/// keeps the same points and temporaries live), or the registers form's register file
-/// (a G2 addition's registers of 30 limbs, about 4 KiB a thread: as the interpreter's).
-/// The MSMs of both curves run on the device, each curve's reduction in the form
-/// `reduce` gives it (a straight G1 reduces in the registers form by default), so the
-/// largest reserve of the four forms.
-pub fn private_memory_reserve(formulas: PerCurve<Formulas>, reduce: ReduceFormulas) -> u64 {
+/// reserved as 1 GiB until a profile gives the driver's real figure), or the registers
+/// form's register file (a G2 addition's registers of 30 limbs, about 4 KiB a thread:
+/// as the interpreter's). The MSMs of both curves run on the device, each curve's
+/// reduction in its reduction's form ([`Formulas::reduction`]: a straight G1 reduces in
+/// the registers form), so the largest reserve of the four forms.
+pub fn private_memory_reserve(formulas: PerCurve<Formulas>) -> u64 {
     let reserve = |f: Formulas| -> u64 {
         match f {
             Formulas::Interpreted | Formulas::Registers => 2 << 30,
-            Formulas::Straight | Formulas::Compact => 1 << 30,
+            Formulas::Straight => 1 << 30,
         }
     };
-    let reductions = reduce.forms(formulas);
-    [formulas.g1, formulas.g2, reductions.g1, reductions.g2]
-        .into_iter()
-        .map(reserve)
-        .max()
-        .unwrap_or(2 << 30)
+    [
+        formulas.g1,
+        formulas.g2,
+        formulas.g1.reduction(),
+        formulas.g2.reduction(),
+    ]
+    .into_iter()
+    .map(reserve)
+    .max()
+    .unwrap_or(2 << 30)
 }
 
 /// Choices for opening wgpu adapters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WgpuOptions {
-    /// Use only the adapter at this index, or whose name contains this text.
+    /// Use only the adapter at this index, or whose name contains this text
+    /// ([`ADAPTER_ENV`]).
     pub adapter: Option<String>,
-    /// Device memory in bytes, overriding what the adapter reports.
-    pub memory_bytes: Option<u64>,
     /// Largest storage binding (and buffer chunk) to use, below the adapter's own
     /// limit; tests use it to exercise chunking on small buffers.
     pub max_binding_bytes: Option<u64>,
-    /// The form of each curve's formulas; `None` for a curve: the adapter's default
-    /// ([`PerCurve::for_adapter`]). [`WgpuOptions::from_env`] reads
-    /// `CRUCIBLE_WGPU_FORMULAS`.
-    pub formulas: PerCurve<Option<Formulas>>,
-    /// The straight-line form's Fq limb width for both curves; `None`:
-    /// `CRUCIBLE_WGPU_LIMB_BITS`, else each curve's default for the adapter
-    /// ([`PerCurve::default_for`]: wide limbs where it has 64-bit integers).
-    pub limb_bits: Option<LimbBits>,
+    /// The tuning file's `[wgpu]` table: each key left out takes the default of the
+    /// adapter's class.
+    pub tuning: WgpuTuning,
     /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
-    /// saved. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_CACHE` (empty: off),
-    /// else the user's cache folder.
+    /// saved. [`WgpuOptions::from_probe`] takes `$CRUCIBLE_CACHE_DIR/wgpu`, else the
+    /// user's cache folder.
     pub pipeline_cache: Option<PathBuf>,
-    /// MiB of each of the two upload buffers staging goes through (upload.rs); `None`:
-    /// [`DEFAULT_UPLOAD_MIB`]. [`WgpuOptions::from_env`] reads `CRUCIBLE_WGPU_UPLOAD_MIB`.
-    pub upload_mib: Option<u64>,
 }
 
 impl WgpuOptions {
-    /// Options from [`ADAPTER_ENV`], [`MEMORY_ENV`], [`FORMULAS_ENV`],
-    /// [`LIMB_BITS_ENV`], [`CACHE_ENV`](crate::CACHE_ENV) and [`UPLOAD_MIB_ENV`].
-    pub fn from_env() -> Result<Self, WgpuError> {
+    /// The options of a probe: the adapter [`ADAPTER_ENV`] selects, the `[wgpu]` table
+    /// of `options`' tuning file (refused when a key or value is invalid), the pipeline
+    /// cache folder.
+    pub fn from_probe(options: &ProbeOptions) -> crucible_core::Result<Self> {
         let adapter = std::env::var(ADAPTER_ENV)
             .ok()
             .filter(|s| !s.trim().is_empty());
-        let memory_bytes = match std::env::var(MEMORY_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(
-                crucible_core::parse_byte_size(&s)
-                    .map_err(|e| WgpuError::NoAdapter(format!("{MEMORY_ENV}: {}", e.root())))?,
-            ),
-            _ => None,
-        };
-        let formulas = match std::env::var(FORMULAS_ENV) {
-            Ok(s) if !s.trim().is_empty() => PerCurve::parse(&s).ok_or_else(|| {
-                WgpuError::NoAdapter(format!(
-                    "{FORMULAS_ENV}=`{s}`: expected `straight`, `compact`, `registers` or \
-                     `interpreted`, or per curve `g1=<form>,g2=<form>`"
-                ))
-            })?,
-            _ => PerCurve::default(),
-        };
-        let limb_bits = match std::env::var(LIMB_BITS_ENV) {
-            Ok(s) if !s.trim().is_empty() => Some(LimbBits::parse(&s).ok_or_else(|| {
-                WgpuError::NoAdapter(format!(
-                    "{LIMB_BITS_ENV}=`{s}`: expected a limb width of {} to {} bits",
-                    LimbBits::RANGE.start(),
-                    LimbBits::RANGE.end()
-                ))
-            })?),
-            _ => None,
-        };
         Ok(WgpuOptions {
             adapter,
-            memory_bytes,
             max_binding_bytes: None,
-            formulas,
-            limb_bits,
+            tuning: WgpuTuning::from_file(&options.tuning)?,
             pipeline_cache: cache_dir_from_env(),
-            upload_mib: match std::env::var(UPLOAD_MIB_ENV) {
-                Ok(s) if !s.trim().is_empty() => Some(parse_upload_mib(&s)?),
-                _ => None,
-            },
         })
     }
 }
 
-/// Device memory the budget is sized from: `CRUCIBLE_WGPU_MEMORY` if set; on Vulkan,
+/// Device memory the budget is sized from: the tuning's `memory` if set; on Vulkan,
 /// the largest device-local memory heap (what `vkGetPhysicalDeviceMemoryProperties`
 /// reports, the figure CUDA's `cuMemGetInfo` total corresponds to); elsewhere wgpu
 /// reports no memory size, so the adapter's `max_buffer_size` capped at 4 GiB, a
-/// deliberately small guess that `CRUCIBLE_WGPU_MEMORY` should replace.
-fn memory_bytes(adapter: &wgpu::Adapter, options: &WgpuOptions) -> (u64, &'static str) {
-    if let Some(bytes) = options.memory_bytes {
-        return (bytes, MEMORY_ENV);
+/// deliberately small guess that the tuning's `memory` should replace.
+fn memory_bytes(adapter: &wgpu::Adapter, tuned: &Tuned) -> (u64, &'static str) {
+    if let Some(bytes) = tuned.memory_bytes {
+        return (bytes, "the tuning's `memory`");
     }
     if let Some(bytes) = vulkan_device_local_bytes(adapter) {
         return (bytes, "Vulkan device-local heap");
@@ -306,31 +264,23 @@ fn open(
 ) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
-    let cache_place = CachePlace::for_adapter(
-        wgpu_options.pipeline_cache.as_deref(),
-        &info,
-        adapter.features(),
-    );
+    // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
+    // product and the wide Fq limbs (fr_code.rs, field_code.rs) need them.
+    let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+    let software = info.device_type == wgpu::DeviceType::Cpu;
+    let tuned = wgpu_options
+        .tuning
+        .resolve(AdapterClass { software, int64 }, &options.tuning)
+        .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
+    let cache_dir = wgpu_options
+        .pipeline_cache
+        .as_deref()
+        .filter(|_| tuned.pipeline_cache);
+    let cache_place = CachePlace::for_adapter(cache_dir, &info, adapter.features());
     let cache_feature = match cache_place {
         CachePlace::In(_) => wgpu::Features::PIPELINE_CACHE,
         _ => wgpu::Features::empty(),
     };
-    // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
-    // product and the wide Fq limbs (fr_code.rs, field_code.rs) need them.
-    let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
-    let limbs = wgpu_options
-        .limb_bits
-        .map_or(PerCurve::default_for(int64), PerCurve::both);
-    if limbs.need_int64() && !int64 {
-        return Err(WgpuError::NoAdapter(format!(
-            "{}: {LIMB_BITS_ENV}={} needs 64-bit integers in shaders (SHADER_INT64), which \
-             this adapter does not offer; use {} to {} bits",
-            info.name,
-            limbs.g1.bits(),
-            LimbBits::RANGE_U32.start(),
-            LimbBits::RANGE_U32.end()
-        )));
-    }
     let required_features = if int64 {
         cache_feature | wgpu::Features::SHADER_INT64
     } else {
@@ -339,9 +289,10 @@ fn open(
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("crucible"),
         // The pipeline cache where it is on, 64-bit integers where the adapter has
-        // them, and timestamp queries when CRUCIBLE_WGPU_PROFILE asks for them
+        // them, and timestamp queries when the tuning's `profile` asks for them
         // (profile.rs).
-        required_features: required_features | crate::profile::features(adapter.features()),
+        required_features: required_features
+            | crate::profile::features(adapter.features(), tuned.profile),
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
         experimental_features: wgpu::ExperimentalFeatures::disabled(),
@@ -352,10 +303,9 @@ fn open(
         adapter: info.name.clone(),
         source,
     })?;
-    let software = info.device_type == wgpu::DeviceType::Cpu;
     // llvmpipe compiles the straight-line MSM for minutes: software adapters keep the
-    // interpreter unless asked otherwise.
-    let formulas = wgpu_options.formulas.or_default_for(software);
+    // interpreter unless the tuning asks otherwise.
+    let (formulas, limbs) = (tuned.formulas, tuned.limbs);
     if cache_place == CachePlace::Unsupported {
         tracing::info!(
             "{}: no pipeline cache on this adapter (wgpu has one on Vulkan only): every \
@@ -367,15 +317,12 @@ fn open(
         device,
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
-        ShaderConfig {
-            limbs,
-            formulas,
-            int64,
-        },
+        tuned,
+        int64,
         info.clone(),
         cache_place.clone(),
     );
-    let (memory, memory_source) = memory_bytes(adapter, wgpu_options);
+    let (memory, memory_source) = memory_bytes(adapter, &tuned);
     let backend_info = BackendInfo {
         name: "wgpu".into(),
         device_index: index,
@@ -409,14 +356,11 @@ fn open(
     // buffer of ours: it comes off the budget so that a full budget cannot push the
     // device out of memory.
     // The upload pair may sit in the device's host-visible heap, outside any lease.
-    let uploads = Uploads::new(wgpu_options.upload_mib.unwrap_or(DEFAULT_UPLOAD_MIB));
-    // An invalid CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS fails every MSM, saying why: the
-    // reserve takes the default's forms.
-    let reduce = ReduceFormulas::from_env().unwrap_or(ReduceFormulas::Registers);
+    let uploads = Uploads::new(tuned.upload_mib);
     let usable = if software {
         memory
     } else {
-        memory.saturating_sub(private_memory_reserve(formulas, reduce))
+        memory.saturating_sub(private_memory_reserve(formulas))
     }
     .saturating_sub(uploads.bytes());
     let budget = DeviceBudget::new(backend_info.label(), options.budget_capacity(usable));
@@ -435,22 +379,15 @@ mod tests {
     #[test]
     fn the_reserve_counts_each_curves_reduction_form() {
         const GIB: u64 = 1 << 30;
-        let straight = PerCurve::both(Formulas::Straight);
-        let compact = PerCurve::both(Formulas::Compact);
-        // Straight or compact curves alone spill; reducing in registers adds its file.
-        for forms in [straight, compact] {
-            assert_eq!(private_memory_reserve(forms, ReduceFormulas::Same), GIB);
-            assert_eq!(
-                private_memory_reserve(forms, ReduceFormulas::Registers),
-                2 * GIB
-            );
-        }
+        // A straight curve spills; its reduction in registers adds the register file.
+        assert_eq!(
+            private_memory_reserve(PerCurve::both(Formulas::Straight)),
+            2 * GIB
+        );
         let hardware = PerCurve::for_adapter(false);
-        for reduce in [ReduceFormulas::Registers, ReduceFormulas::Same] {
-            assert_eq!(private_memory_reserve(hardware, reduce), 2 * GIB);
-            let interpreted = PerCurve::both(Formulas::Interpreted);
-            assert_eq!(private_memory_reserve(interpreted, reduce), 2 * GIB);
-        }
+        assert_eq!(private_memory_reserve(hardware), 2 * GIB);
+        let interpreted = PerCurve::both(Formulas::Interpreted);
+        assert_eq!(private_memory_reserve(interpreted), 2 * GIB);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::field_code::LimbBits;
 use crate::params::PARAMS_BYTES;
 use crate::pipeline_cache::{cache_file, CachePlace, CacheUse, ModuleCache};
 use crate::shaders::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
+use crate::tuning::Tuned;
 
 /// The limits this backend works within, derived from the adapter's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +77,8 @@ pub struct Context {
     /// Whether the device was opened with 64-bit integers in shaders
     /// (`SHADER_INT64`): the wide limbs and the NTT's wide product need them.
     pub int64: bool,
+    /// The tuning this device was opened with (every choice made for its adapter).
+    pub tuned: Tuned,
     /// The adapter, for the pipeline caches' keys.
     pub adapter: wgpu::AdapterInfo,
     /// Where pipeline caches are saved.
@@ -161,13 +164,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// kernels run `formulas`, straight-line Fq code over `limbs`-bit limbs, their
+    /// kernels run `tuned`'s formulas, straight-line Fq code over its limbs, their
     /// pipelines cached as `cache_place` says, keyed by `adapter`.
     pub fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
         limits: DeviceLimits,
-        shaders: ShaderConfig,
+        tuned: Tuned,
+        int64: bool,
         adapter: wgpu::AdapterInfo,
         cache_place: CachePlace,
     ) -> Self {
@@ -186,9 +190,10 @@ impl Context {
             device,
             queue,
             limits,
-            formulas: shaders.formulas,
-            limbs: shaders.limbs,
-            int64: shaders.int64,
+            formulas: tuned.formulas,
+            limbs: tuned.limbs,
+            int64,
+            tuned,
             adapter,
             cache_place,
             lost,

@@ -35,11 +35,10 @@
 //! - **straight-line**, for hardware adapters (crate::straight): each program in
 //!   static single assignment as a WGSL function on values, `fn g1_add(p: G1P, q: G1P)
 //!   -> G1P` with `let` bindings, over the loop-free Fq code of crate::field_code, so
-//!   that a GPU compiler keeps every intermediate in registers. (The seventh
-//!   session's straight-line functions still read and wrote this register file, and
-//!   measured no faster than the interpreter: 937.6 against 903 ms for a G1 MSM of
-//!   2^20 on an H200.) llvmpipe compiles it slowly, so software adapters keep the
-//!   interpreter.
+//!   that a GPU compiler keeps every intermediate in registers (straight-line
+//!   functions that read and write a register file measure no faster than the
+//!   interpreter: 937.6 against 903 ms for a G1 MSM of 2^20 on an H200). llvmpipe
+//!   compiles it slowly, so software adapters keep the interpreter.
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;

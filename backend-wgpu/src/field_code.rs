@@ -21,8 +21,8 @@
 //! product is one widening multiply-add, 28-bit limbs (14 for Fq) sum all 28 products
 //! of a column without a carry, and 32-bit limbs (12 for Fq, 8 for Fr) carry after
 //! every product as the CIOS does, with R' = R: no conversion at all. Which width is
-//! fastest depends on the adapter's integer multiply rate: [`LimbBits`] is a knob,
-//! measured on the H200 (`CRUCIBLE_WGPU_LIMB_BITS`). The builder tracks an upper bound
+//! fastest depends on the adapter's integer multiply rate: [`LimbBits`] is the tuning
+//! file's `limb_bits`, its defaults measured on the H200. The builder tracks an upper bound
 //! of every value and moves a column's carry only where the next product could
 //! overflow it, and refuses (panics while generating, which the unit tests exercise
 //! for every choice) any operation it cannot prove free of overflow.
@@ -58,13 +58,13 @@ impl LimbBits {
     /// (straight form) took 91.7 ms with 15 bits, 96.1 with 13 (whose columns never
     /// carry mid-row, but which need 30 limbs: 15 % more products) and 135.6 with 16
     /// (a carry after every product): the products cost more than the carries there
-    /// (eleventh session, BENCHMARKS.md).
+    /// (BENCHMARKS.md).
     pub const DEFAULT: LimbBits = LimbBits(15);
     /// G1's default where the adapter has 64-bit integers: 28-bit limbs (14 of them,
     /// u64 columns that sum a whole row's products without a carry). On the H200's
     /// Vulkan driver MSM G1 2^20 (straight form) took 53.5 ms with 28 bits, 59.2 with
     /// 32 (12 limbs, but a carry after every product), 75.2 with 30 and 95.5 with
-    /// 15-bit u32 limbs (twelfth session, BENCHMARKS.md).
+    /// 15-bit u32 limbs (BENCHMARKS.md).
     pub const DEFAULT_INT64_G1: LimbBits = LimbBits(28);
     /// G2's default where the adapter has 64-bit integers: 32-bit limbs. G2's
     /// registers form (a register file of limbs, each product a loop over it) took
@@ -81,11 +81,6 @@ impl LimbBits {
     /// `bits` if it is in [`LimbBits::RANGE`].
     pub fn new(bits: u32) -> Option<LimbBits> {
         Self::RANGE.contains(&bits).then_some(LimbBits(bits))
-    }
-
-    /// Parses a knob's value (`13`, ` 15 `).
-    pub fn parse(s: &str) -> Option<LimbBits> {
-        s.trim().parse().ok().and_then(LimbBits::new)
     }
 
     /// Bits per limb.
@@ -111,16 +106,6 @@ impl LimbBits {
     pub fn limbs(self) -> usize {
         384usize.div_ceil(self.0 as usize)
     }
-}
-
-/// How the generated `fq_mul` is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MulForm {
-    /// Every row of the product written out: no loop, the fastest code, and the most
-    /// (about 4000 operations for 13-bit limbs).
-    Unrolled,
-    /// A loop over the rows, one row's code written once ([`FieldCode::mul_loop`]).
-    Loop,
 }
 
 /// The integer type of every value a [`Code`] computes.
@@ -155,7 +140,7 @@ impl Word {
 #[derive(Clone, Copy, Debug)]
 enum Op {
     /// Limb `limb` of parameter `param`: a `u32` limb (converted in `u64` code) or,
-    /// `native`, an element of the code's own word (a loop's columns).
+    /// `native`, already of the code's own word.
     Input {
         param: usize,
         limb: usize,
@@ -189,8 +174,6 @@ pub struct Code {
     ops: Vec<Op>,
     lo: Vec<u128>,
     hi: Vec<u128>,
-    /// Whether [`Code::assume`] narrowed a bound ([`Code::bounds_with`] cannot redo it).
-    assumed: bool,
 }
 
 impl Default for Code {
@@ -210,7 +193,6 @@ impl Code {
             ops: Vec::new(),
             lo: Vec::new(),
             hi: Vec::new(),
-            assumed: false,
         }
     }
 
@@ -237,19 +219,6 @@ impl Code {
             },
             0,
             hi as u128,
-        )
-    }
-
-    /// Element `limb` of parameter `param` of the code's own word, at most `hi`.
-    pub fn input_native(&mut self, param: usize, limb: usize, hi: u128) -> V {
-        self.push(
-            Op::Input {
-                param,
-                limb,
-                native: true,
-            },
-            0,
-            hi,
         )
     }
 
@@ -368,54 +337,6 @@ impl Code {
     pub fn assume(&mut self, v: V, hi: u128) {
         self.hi[v] = self.hi[v].min(hi);
         self.lo[v] = self.lo[v].min(self.hi[v]);
-        self.assumed = true;
-    }
-
-    /// The upper bounds of every value when each input (parameter, limb) is at most
-    /// `input_hi` instead of the bound it was generated with, or `None` if some value
-    /// could then overflow or wrap. The code's folds (a mask dropped, a shift known to
-    /// be zero) were proven under the generation bounds, so the result means something
-    /// only for inputs within those: what a loop's invariant check needs
-    /// ([`FieldCode::mul_loop`]).
-    fn bounds_with(&self, input_hi: impl Fn(usize, usize) -> u128) -> Option<Vec<u128>> {
-        assert!(
-            !self.assumed,
-            "bounds of assumed values cannot be recomputed"
-        );
-        let max = self.word.max();
-        let mut lo: Vec<u128> = Vec::with_capacity(self.ops.len());
-        let mut hi: Vec<u128> = Vec::with_capacity(self.ops.len());
-        for op in &self.ops {
-            let (l, h) = match *op {
-                Op::Input { param, limb, .. } => (0, input_hi(param, limb)),
-                Op::Const(c) => (c as u128, c as u128),
-                Op::Add(a, b) => (lo[a] + lo[b], hi[a] + hi[b]),
-                Op::Sub(a, b) => {
-                    if lo[a] < hi[b] {
-                        return None;
-                    }
-                    (lo[a] - hi[b], hi[a] - lo[b])
-                }
-                Op::Mul(a, b) => (lo[a] * lo[b], hi[a] * hi[b]),
-                Op::MulLow(..) => (0, MAX32),
-                Op::And(a, m) => (0, hi[a].min(m as u128)),
-                Op::Shr(a, s) => (lo[a] >> s, hi[a] >> s),
-                Op::Shl(a, s) => (0, (hi[a] << s).min(max)),
-                Op::Or(a, b) => {
-                    let bits = 128 - hi[a].max(hi[b]).leading_zeros();
-                    (0, (1u128 << bits) - 1)
-                }
-                Op::Select {
-                    then, otherwise, ..
-                } => (lo[then].min(lo[otherwise]), hi[then].max(hi[otherwise])),
-            };
-            if h > max {
-                return None;
-            }
-            lo.push(l);
-            hi.push(h);
-        }
-        Some(hi)
     }
 
     /// Runs the code on `params` (elements per parameter: limbs, or a loop's columns)
@@ -613,85 +534,6 @@ impl Function {
         self.outputs
             .iter()
             .map(|v| u32::try_from(vals[*v]).expect("an output is a u32"))
-            .collect()
-    }
-}
-
-/// The field product as a loop over its rows ([`FieldCode::mul_loop`]).
-pub struct MulLoop {
-    field: Field,
-    rows: usize,
-    /// One row: parameters a, the columns, b_i.
-    row: Code,
-    /// The columns after the row.
-    row_out: Vec<V>,
-    /// Normalization and final subtraction of the columns (parameter 0).
-    post: Code,
-    /// The product's limbs.
-    post_out: Vec<V>,
-}
-
-impl MulLoop {
-    /// The function's WGSL text: `fn fq_mul(a: Fq, b: Fq) -> Fq` (or Fr's).
-    pub fn wgsl(&self) -> String {
-        let columns = self.rows + 1;
-        let word = match self.row.word {
-            Word::U32 => "u32",
-            Word::U64 => "u64",
-        };
-        let (ty, prefix) = (self.field.type_name(), self.field.prefix());
-        // b_i is bv[0], bv shifted down a limb each row: no array indexed by the
-        // loop's counter, which compilers unroll the loop to resolve (Mesa does).
-        let names = ["a", "t", "bv[0]"];
-        let outs: Vec<String> = self
-            .row_out
-            .iter()
-            .map(|v| self.row.operand(*v, &names, "r"))
-            .collect();
-        let shifted: Vec<String> = (1..self.rows)
-            .map(|k| format!("bv[{k}]"))
-            .chain(["0u".to_string()])
-            .collect();
-        let limbs: Vec<String> = self
-            .post_out
-            .iter()
-            .map(|v| self.post.operand_u32(*v, &["t"], "v"))
-            .collect();
-        format!(
-            "// A loop of {rows} rows of {} operations, then {} (generated by field_code.rs).\n\
-             fn {prefix}_mul(a: {ty}, b: {ty}) -> {ty} {{\n    var bv = b;\n    var t: array<{word}, {columns}>;\n    \
-             for (var i = 0u; i < {rows}u; i++) {{\n{}        t = array<{word}, {columns}>({});\n        bv = {ty}({});\n    }}\n{}    return {ty}({});\n}}\n",
-            self.row.operations(),
-            self.post.operations(),
-            self.row.wgsl_body(&names, "r", "        "),
-            outs.join(", "),
-            shifted.join(", "),
-            self.post.wgsl_body(&["t"], "v", "    "),
-            limbs.join(", "),
-            rows = self.rows,
-        )
-    }
-
-    /// Operations of the loop's body and of the code after it: what a compiler that
-    /// keeps the loop has to schedule.
-    #[cfg(test)]
-    pub fn operations(&self) -> usize {
-        self.row.operations() + self.post.operations()
-    }
-
-    /// Runs the loop on a and b's limbs, as the shader does.
-    #[cfg(test)]
-    pub fn eval(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
-        let a: Vec<u64> = a.iter().map(|&x| x as u64).collect();
-        let mut t = vec![0u64; self.rows + 1];
-        for &bi in &b[..self.rows] {
-            let vals = self.row.eval(&[&a, &t, &[bi as u64]]);
-            t = self.row_out.iter().map(|v| vals[*v]).collect();
-        }
-        let vals = self.post.eval(&[&t]);
-        self.post_out
-            .iter()
-            .map(|v| u32::try_from(vals[*v]).expect("a limb is a u32"))
             .collect()
     }
 }
@@ -973,77 +815,6 @@ impl FieldCode {
         self.accumulate(code, t, 0, high);
     }
 
-    /// One row as code of its own, for the columns at most `columns` on entry:
-    /// parameters `a` (param 0), the columns (param 1, of the code's word) and b_i
-    /// (param 2, one limb).
-    fn row_code(&self, columns: &[u128]) -> (Code, Vec<V>) {
-        let mut code = Code::new(self.word());
-        let a = self.inputs(&mut code, 0);
-        let mut t: Vec<V> = (0..=self.n)
-            .map(|j| code.input_native(1, j, columns[j]))
-            .collect();
-        let bi = code.input(2, 0, self.mask);
-        self.row(&mut code, &mut t, &a, bi);
-        (code, t)
-    }
-
-    /// The product as a loop over its rows: one row's code, run n times, then the
-    /// normalization and the final subtraction. A fraction of the unrolled code (for
-    /// compilers that take minutes on a kernel made of many unrolled products, as
-    /// NVIDIA's Vulkan driver did on G2's additions), the same operations in the same
-    /// order.
-    ///
-    /// The row's carries are placed for bounds `U` on the columns at a row's start, and
-    /// the code is valid for any columns within `U`; starting from zero columns, the
-    /// bounds after each of the n rows are recomputed through that code and must stay
-    /// within `U` before the last row. `U` grows to the largest start until that holds
-    /// (a few rounds); the last row's result bounds the normalization's input.
-    pub fn mul_loop(&self) -> MulLoop {
-        let mask = self.mask as u128;
-        let mut u = vec![0u128; self.n + 1];
-        for _ in 0..16 {
-            let (row, row_out) = self.row_code(&u);
-            let mut start = vec![0u128; self.n + 1];
-            let mut worst = start.clone();
-            // The starts of rows 0..n through this code, as far as it does not overflow.
-            let mut rows = 0;
-            for _ in 0..self.n {
-                for (w, s) in worst.iter_mut().zip(&start) {
-                    *w = (*w).max(*s);
-                }
-                let Some(hi) =
-                    row.bounds_with(|param, limb| if param == 1 { start[limb] } else { mask })
-                else {
-                    break;
-                };
-                start = row_out.iter().map(|v| hi[*v]).collect();
-                rows += 1;
-            }
-            if rows < self.n || worst.iter().zip(&u).any(|(w, u)| w > u) {
-                u = u.iter().zip(&worst).map(|(u, w)| (*u).max(*w)).collect();
-                continue;
-            }
-            let mut post = Code::new(self.word());
-            let t: Vec<V> = (0..=self.n)
-                .map(|j| post.input_native(0, j, start[j]))
-                .collect();
-            let r = self.normalize(&mut post, t);
-            let post_out = self.reduce_once(&mut post, &r);
-            return MulLoop {
-                field: self.field,
-                rows: self.n,
-                row,
-                row_out,
-                post,
-                post_out,
-            };
-        }
-        panic!(
-            "{}-bit limbs: no bound on the columns holds for every row",
-            self.bits
-        )
-    }
-
     /// `fq_add(a, b)` (or `fr_add`): a + b mod p.
     pub fn add(&self) -> Function {
         let mut code = Code::new(self.word());
@@ -1168,9 +939,8 @@ impl FieldCode {
         )
     }
 
-    /// The whole generated code of the field: the type, its constants and functions,
-    /// the product in the form `mul` says.
-    pub fn wgsl(&self, mul: MulForm) -> String {
+    /// The whole generated code of the field: the type, its constants and functions.
+    pub fn wgsl(&self) -> String {
         let (ty, prefix) = (self.field.type_name(), self.field.prefix());
         let upper = prefix.to_ascii_uppercase();
         let ark_r = self.field.ark_r_bits();
@@ -1200,10 +970,7 @@ impl FieldCode {
             ),
         );
         s.push('\n');
-        s += &match mul {
-            MulForm::Unrolled => self.mul().wgsl(),
-            MulForm::Loop => self.mul_loop().wgsl(),
-        };
+        s += &self.mul().wgsl();
         for f in [self.add(), self.sub(), self.unpack(), self.pack()] {
             s.push('\n');
             s += &f.wgsl();
@@ -1263,12 +1030,12 @@ mod tests {
         v
     }
 
-    /// The unrolled and the looped product, the sum and the difference against
+    /// The product, the sum and the difference against
     /// arkworks for one field's code.
     fn check_arithmetic<F: PrimeField>(code: &FieldCode, rng: &mut StdRng, seed: u64) {
         let (bits, n) = (code.bits, code.n);
         let r_inv = F::from(2u64).pow([code.r_bits()]).inverse().unwrap();
-        let (mul, add, sub, looped) = (code.mul(), code.add(), code.sub(), code.mul_loop());
+        let (mul, add, sub) = (code.mul(), code.add(), code.sub());
         let xs = operands::<F>(rng);
         for &x in &xs {
             for &y in &xs[20..] {
@@ -1281,8 +1048,6 @@ mod tests {
                 assert_eq!(got(&mul), x * y * r_inv, "mul, {at}");
                 assert_eq!(got(&add), x + y, "add, {at}");
                 assert_eq!(got(&sub), x - y, "sub, {at}");
-                let l = from_limbs::<F>(&looped.eval(&xl, &yl), bits);
-                assert_eq!(l, x * y * r_inv, "looped mul, {at}");
             }
         }
     }
@@ -1296,45 +1061,6 @@ mod tests {
                 Field::Fq => check_arithmetic::<Fq>(&code, &mut rng, seed),
                 Field::Fr => check_arithmetic::<Fr>(&code, &mut rng, seed),
             }
-        }
-    }
-
-    /// The loop over rows has the unrolled product's operations per row where no row
-    /// carries mid-row, and is a fraction of its text.
-    #[test]
-    fn row_loop_is_small_and_costs_no_more_operations() {
-        for code in all_codes() {
-            let (bits, n) = (code.bits, code.n);
-            let looped = code.mul_loop();
-            let unrolled = code.mul().code.operations();
-            let rolled = n * looped.row.operations() + looped.post.operations();
-            println!(
-                "{:?} {bits}-bit mul: {unrolled} operations unrolled, {rolled} looped ({} a row, {} once)",
-                code.field,
-                looped.row.operations(),
-                looped.post.operations()
-            );
-            // Limbs narrow enough that no row carries mid-row run the unrolled rows'
-            // operations (and at most one row more: the first row's, whose zero
-            // columns fold away there); wider limbs carry where the worst row needs
-            // it, in every row.
-            if bits <= 13 || (17..=28).contains(&bits) {
-                assert!(
-                    rolled <= unrolled + looped.row.operations(),
-                    "{bits} bits: {rolled} vs {unrolled}"
-                );
-            }
-            let text = looped.wgsl();
-            assert!(
-                text.contains(&format!("for (var i = 0u; i < {n}u; i++) {{")),
-                "{text}"
-            );
-            // A row's code once instead of n times (Fr's 8 to 22 limbs and the code
-            // after the loop make it less than n times smaller).
-            assert!(
-                text.len() * 2 < code.mul().wgsl().len(),
-                "{bits} bits: the loop is smaller"
-            );
         }
     }
 
@@ -1457,12 +1183,12 @@ mod tests {
 
     #[test]
     fn wgsl_is_loop_free_with_literal_constants() {
-        let s = FieldCode::new(LimbBits::DEFAULT).wgsl(MulForm::Unrolled);
+        let s = FieldCode::new(LimbBits::DEFAULT).wgsl();
         assert!(s.contains("alias Fq = array<u32, 26>;"), "{s}");
         assert!(s.contains("fn fq_mul(a: Fq, b: Fq) -> Fq {"));
         assert!(!s.contains("for (") && !s.contains("loop {") && !s.contains("while "));
         assert!(s.contains("let v"));
-        let wide = FieldCode::of(Field::Fr, LimbBits::new(32).unwrap()).wgsl(MulForm::Unrolled);
+        let wide = FieldCode::of(Field::Fr, LimbBits::new(32).unwrap()).wgsl();
         assert!(wide.contains("alias Fr = array<u32, 8>;"), "{wide}");
         assert!(wide.contains("fn fr_mul(a: Fr, b: Fr) -> Fr {"));
         assert!(wide.contains("u64(a[0]) * u64(b[0])"), "{wide}");
@@ -1470,11 +1196,10 @@ mod tests {
     }
 
     #[test]
-    fn limb_bits_parse() {
-        assert_eq!(LimbBits::parse(" 15\n").map(LimbBits::bits), Some(15));
-        assert_eq!(LimbBits::parse("33"), None);
-        assert_eq!(LimbBits::parse("11"), None);
-        assert_eq!(LimbBits::parse("x"), None);
+    fn limb_widths() {
+        assert_eq!(LimbBits::new(15).map(LimbBits::bits), Some(15));
+        assert_eq!(LimbBits::new(33), None);
+        assert_eq!(LimbBits::new(11), None);
         assert_eq!(LimbBits::DEFAULT.limbs(), 26);
         assert_eq!(LimbBits::new(16).unwrap().limbs(), 24);
         assert!(!LimbBits::new(16).unwrap().needs_int64());

@@ -5,8 +5,8 @@
 //! array in (per-thread local) memory. `fr_mul_unrolled` is the same algorithm, the same
 //! operations in the same order (so the same results), with every limb a named `u32`
 //! and every index a constant: nothing for the compiler to unroll, everything can live
-//! in registers. The NTT's workgroup kernels use it on hardware adapters unless
-//! `CRUCIBLE_WGPU_NTT_MUL=loop` (module NttUnrolled).
+//! in registers. The NTT's workgroup kernels use it on hardware adapters without
+//! 64-bit integers (module NttUnrolled; the tuning file's `ntt_mul`).
 //!
 //! Where the adapter has 64-bit integers in shaders (`SHADER_INT64`), [`wgsl_fr_wide`]
 //! replaces all of fr.wgsl's field code: field_code.rs's generator over Fr with eight
@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use crate::field_code::{Field, FieldCode, LimbBits, MulForm};
+use crate::field_code::{Field, FieldCode, LimbBits};
 
 /// Limb width of the wide Fr code: a `u32` a limb, which makes R' = R and the packed
 /// form the limbs themselves.
@@ -29,7 +29,7 @@ pub fn wgsl_fr_wide() -> String {
     let limbs = LimbBits::new(WIDE_LIMB_BITS).expect("32 bits is in range");
     let code = FieldCode::of(Field::Fr, limbs);
     debug_assert_eq!(code.r_bits(), 256, "R' = R: no conversion anywhere");
-    let mut s = code.wgsl(MulForm::Unrolled);
+    let mut s = code.wgsl();
     s.push_str("\nfn fr_one() -> Fr {\n    return FR_ONE;\n}\n");
     s
 }

@@ -6,36 +6,27 @@
 //! loop code, and, where the adapter has 64-bit integers in shaders (`SHADER_INT64`),
 //! wide limbs in `u64` columns (field_code.rs, fr_code.rs: Fr's NTT product over
 //! eight 32-bit limbs, Fq over 28-bit limbs for G1 and 32-bit for G2); every device
-//! buffer, scratch included, is allocated
-//! through the proof's [`Lease`] and split into chunks that fit the adapter's binding
-//! limit. One backend instance per adapter; `CRUCIBLE_WGPU_ADAPTER` picks one when
-//! there are several and `CRUCIBLE_WGPU_MEMORY` overrides its memory size. Host data
-//! reaches the device through two kept upload buffers (`CRUCIBLE_WGPU_UPLOAD_MIB` each,
-//! 16 by default, left out of the budget), converted on every core; a proof's domain
-//! vectors are zeroed past their rows on the device.
+//! buffer, scratch included, is allocated through the proof's [`Lease`] and split into
+//! chunks that fit the adapter's binding limit. One backend instance per adapter;
+//! `CRUCIBLE_WGPU_ADAPTER` picks one when there are several. Host data reaches the
+//! device through two kept upload buffers (16 MiB each by default, left out of the
+//! budget), converted on every core; a proof's domain vectors are zeroed past their
+//! rows on the device.
 //!
 //! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
 //! straight-line WGSL functions on values generated from field.rs's instruction lists
-//! over Fq code of each curve's limb width ([`LimbBits`], `CRUCIBLE_WGPU_LIMB_BITS`), loop-free
-//! (`straight`, G1's default on hardware adapters), with the product a loop over its
-//! rows (`compact`), or run from the instruction lists by a loop over a register file
-//! (`registers`: a fraction of the code, G2's default on hardware adapters, whose
-//! straight G2 kernels take a driver minutes to compile); or through an Fq interpreter
-//! shader over the same lists over 16-bit loop code (`interpreted`: software adapters'
-//! default, where llvmpipe compiles the others for minutes).
-//! `CRUCIBLE_WGPU_FORMULAS` (read when the adapter is opened) or
-//! [`WgpuOptions::formulas`] choose otherwise.
+//! over Fq code of each curve's limb width ([`LimbBits`]), loop-free (`straight`, G1's
+//! default on hardware adapters), or run from the instruction lists by a loop over a
+//! register file (`registers`: a fraction of the code, G2's default on hardware
+//! adapters, whose straight G2 kernels take a driver minutes to compile); or through an
+//! Fq interpreter shader over the same lists over 16-bit loop code (`interpreted`:
+//! software adapters' default, where llvmpipe compiles the others for minutes).
 //!
-//! `CRUCIBLE_WGPU_PROFILE=1` times every MSM and NTT pass on the GPU (timestamp
-//! queries) and prints a per-phase table to stderr, with an MSM's host phases beside
-//! it; `CRUCIBLE_WGPU_MSM_DIGITS` picks the MSM's
-//! digit form (signed, the default, or the eighth session's unsigned one, for A/B) and
-//! `CRUCIBLE_WGPU_MSM_BUCKETS` how the straight-line G1 MSM sums buckets (`xyzz`, the
-//! default, or `projective`), `CRUCIBLE_WGPU_MSM_REDUCE` the values-form reduction of
-//! both curves (`lean` or `cached`; by default G1 straight cached, the others lean, as
-//! measured) and `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS` its form (`registers`, the default:
-//! a straight or compact curve reduces in the registers form, which the H200 compiles
-//! and runs faster for G1, or `same`).
+//! Every choice that depends on the adapter is typed tuning ([`WgpuTuning`], the
+//! `[wgpu]` table of the tuning file), each key's default chosen by the adapter's
+//! class: the formulas, the limb width, the NTT's product, the upload buffers, the
+//! device memory where wgpu cannot report it, per-pass GPU timings (`profile`) and
+//! the pipeline cache (under `$CRUCIBLE_CACHE_DIR/wgpu`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -55,6 +46,7 @@ mod profile;
 mod readback;
 mod shaders;
 mod straight;
+mod tuning;
 mod upload;
 
 use std::sync::Arc;
@@ -67,21 +59,14 @@ use crucible_core::{
     PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
-pub use adapter::{WgpuOptions, ADAPTER_ENV, MEMORY_ENV};
+pub use adapter::{WgpuOptions, ADAPTER_ENV};
 pub use context::{Activity, DeviceLimits, PipelineCompile};
 pub use error::WgpuError;
 pub use field_code::LimbBits;
-pub use msm::{
-    MSM_BUCKETS_ENV, MSM_DIGITS_ENV, MSM_REDUCE_ENV, MSM_REDUCE_FORMULAS_ENV, MSM_WINDOW_BITS_ENV,
-};
-pub use ntt::{
-    NttConfig, NttMul, NttPath, NttRadix, MAX_TILE_BITS, NTT_MUL_ENV, NTT_PATH_ENV, NTT_RADIX_ENV,
-    TILE_BITS_ENV,
-};
-pub use pipeline_cache::{CacheUse, CACHE_ENV};
-pub use profile::PROFILE_ENV;
-pub use shaders::{Formulas, PerCurve, FORMULAS_ENV, LIMB_BITS_ENV};
-pub use upload::{DEFAULT_UPLOAD_MIB, UPLOAD_MIB_ENV};
+pub use ntt::MAX_TILE_BITS;
+pub use pipeline_cache::CacheUse;
+pub use shaders::{Formulas, NttMul, PerCurve};
+pub use tuning::{AdapterClass, Tuned, WgpuTuning, DEFAULT_UPLOAD_MIB, MSM_WINDOW_BITS};
 
 use batch::{Batch, ParamsBuffer, PARAMS_ITEM};
 use context::{Context, QueueSync};
@@ -135,6 +120,11 @@ impl WgpuBackend {
     /// The straight-line form's Fq limb width of each curve on this instance.
     pub fn limb_bits(&self) -> PerCurve<LimbBits> {
         self.ctx.limbs
+    }
+
+    /// Every tuning choice this instance was opened with.
+    pub fn tuned(&self) -> Tuned {
+        self.ctx.tuned
     }
 
     /// Whether the device was opened with 64-bit integers in shaders (`SHADER_INT64`,
@@ -389,7 +379,7 @@ impl WgpuBackend {
 }
 
 fn probe(options: &ProbeOptions) -> Vec<Probe> {
-    match WgpuOptions::from_env() {
+    match WgpuOptions::from_probe(options) {
         Ok(wgpu_options) => probe_with(options, &wgpu_options),
         Err(e) => vec![Probe::Unavailable {
             reason: e.to_string(),
@@ -397,7 +387,7 @@ fn probe(options: &ProbeOptions) -> Vec<Probe> {
     }
 }
 
-/// Probes with explicit options (the registry uses [`WgpuOptions::from_env`]): one
+/// Probes with explicit options (the registry uses [`WgpuOptions::from_probe`]): one
 /// backend per adapter, or why there is none.
 pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
     let unavailable = |e: WgpuError| Probe::Unavailable {

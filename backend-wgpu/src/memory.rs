@@ -197,3 +197,21 @@ pub fn read<T: DeviceElement>(ctx: &Context, src: &DeviceBuffer) -> Result<Vec<T
     }
     Ok(out)
 }
+
+/// Waits for the queue, then frees `ids`: scratch memory is really free only once the
+/// dispatches that used it have finished. The first error wins.
+pub fn finish(
+    ctx: &Context,
+    lease: &mut Lease,
+    result: Result<()>,
+    ids: &[BufferId],
+) -> Result<()> {
+    let waited = ctx.wait();
+    let mut freed = Ok(());
+    for id in ids {
+        if let Err(e) = lease.free(*id) {
+            freed = freed.and(Err(e));
+        }
+    }
+    result.and(waited.map_err(Into::into)).and(freed)
+}

@@ -106,7 +106,7 @@ params_struct! {
         tw_log_lo: u32,
         /// tile_stages: stages `stage` .. stage + k − 1 on tiles spanning two ranges of
         /// index bits, (p1, w1) below (p2, w2): the stages' and a batch of independent
-        /// groups' (ntt.rs's `TileShape`).
+        /// groups' (crucible_core::ntt_tiles's `Tile`).
         k: u32,
         /// tile_stages: the lower range's first index bit.
         p1: u32,
@@ -138,8 +138,8 @@ params_struct! {
         windows: u32,
         /// Bits per window.
         window_bits: u32,
-        /// Buckets per window, bucket 0 (which stays empty) included: 2^window_bits
-        /// for unsigned digits, 2^(window_bits − 1) + 1 for signed ones.
+        /// Buckets per window, bucket 0 (which stays empty) included:
+        /// 2^(window_bits − 1) + 1.
         buckets: u32,
         /// The most points one task sums.
         task_size: u32,

@@ -16,20 +16,17 @@ use std::sync::Mutex;
 
 use crucible_core::hash::Fnv1a;
 
-/// Environment variable naming the pipeline cache folder; set but empty turns the cache
-/// off. Unset: `$XDG_CACHE_HOME/crucible/wgpu`, else `$HOME/.cache/crucible/wgpu`.
-pub const CACHE_ENV: &str = "CRUCIBLE_WGPU_CACHE";
-
 /// The first bytes of a saved cache file (and its format's version).
 const MAGIC: &[u8; 8] = b"CRUWGPC1";
 
-/// The cache folder the environment `var` gives ([`CACHE_ENV`]'s rules), or `None`
-/// when it is off or there is no home to put it in.
+/// The pipeline cache folder the environment `var` gives: `$CRUCIBLE_CACHE_DIR/wgpu`,
+/// else `$XDG_CACHE_HOME/crucible/wgpu`, else `$HOME/.cache/crucible/wgpu` (empty
+/// variables count as unset); `None` when there is no home to put it in.
 pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    if let Some(dir) = var(CACHE_ENV) {
-        return (!dir.is_empty()).then(|| PathBuf::from(dir));
-    }
     let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set("CRUCIBLE_CACHE_DIR") {
+        return Some(dir.join("wgpu"));
+    }
     let base = set("XDG_CACHE_HOME").or_else(|| set("HOME").map(|h| h.join(".cache")))?;
     Some(base.join("crucible").join("wgpu"))
 }
@@ -92,7 +89,7 @@ impl std::fmt::Display for CachePlace {
 /// What the pipeline cache did for a module's pipelines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CacheUse {
-    /// Turned off (`CRUCIBLE_WGPU_CACHE=`, or no cache folder).
+    /// Turned off (the tuning's `pipeline_cache = false`, or no cache folder).
     Off,
     /// The adapter has no pipeline cache (wgpu has one on Vulkan only).
     Unsupported,
@@ -268,10 +265,18 @@ mod tests {
     }
 
     #[test]
-    fn cache_dir_follows_the_knob_then_the_user_cache() {
+    fn cache_dir_is_the_crucible_cache_dir_then_the_user_cache() {
         let dir = |pairs: &[(&str, &str)]| cache_dir_from(env(pairs));
-        assert_eq!(dir(&[(CACHE_ENV, "/c"), ("HOME", "/h")]), Some("/c".into()));
-        assert_eq!(dir(&[(CACHE_ENV, ""), ("HOME", "/h")]), None, "empty: off");
+        let cache = "CRUCIBLE_CACHE_DIR";
+        assert_eq!(
+            dir(&[(cache, "/c"), ("HOME", "/h")]),
+            Some("/c/wgpu".into())
+        );
+        assert_eq!(
+            dir(&[(cache, ""), ("HOME", "/h")]),
+            Some("/h/.cache/crucible/wgpu".into()),
+            "empty: unset"
+        );
         assert_eq!(
             dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
             Some("/x/crucible/wgpu".into())

@@ -1,4 +1,4 @@
-//! Per-pass GPU timings (`CRUCIBLE_WGPU_PROFILE=1`): a timestamp at the start and the
+//! Per-pass GPU timings (the tuning file's `profile = true`): a timestamp at the start and the
 //! end of every compute pass of a [`Batch`](crate::batch::Batch), grouped by the phase
 //! the caller names, printed as a table to stderr.
 //!
@@ -11,14 +11,10 @@
 //! waits for the queue: profiled runs are slower in wall time, not on the GPU.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 
 use crucible_core::{BufferId, Lease, PlanKey, Result};
 
 use crate::context::{Context, PARAMS_SLOTS};
-
-/// Environment variable turning the per-pass timings on (`1`, `true`, `on`).
-pub const PROFILE_ENV: &str = "CRUCIBLE_WGPU_PROFILE";
 
 /// Timestamps per submission: a start and an end for each of its dispatches.
 pub const QUERIES: u32 = 2 * PARAMS_SLOTS as u32;
@@ -36,23 +32,10 @@ pub mod items {
     pub const READBACK: PlanKey = PlanKey::new("wgpu", "profile_readback");
 }
 
-/// Whether [`PROFILE_ENV`] asks for timings (read once per process).
-pub fn requested() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        std::env::var(PROFILE_ENV).is_ok_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "on" | "yes"
-            )
-        })
-    })
-}
-
-/// The features a device needs for the timings, if asked for and the adapter has
+/// The features a device needs for the timings, if `requested` and the adapter has
 /// them (else none: the run says why once, see [`enabled`]).
-pub fn features(adapter: wgpu::Features) -> wgpu::Features {
-    if requested() {
+pub fn features(adapter: wgpu::Features, requested: bool) -> wgpu::Features {
+    if requested {
         adapter & wgpu::Features::TIMESTAMP_QUERY
     } else {
         wgpu::Features::empty()
@@ -62,7 +45,7 @@ pub fn features(adapter: wgpu::Features) -> wgpu::Features {
 /// Whether batches on `ctx` are timed: asked for, and the device has timestamp
 /// queries. When asked for on a device without them, says so on stderr, once.
 pub fn enabled(ctx: &Context) -> bool {
-    if !requested() {
+    if !ctx.tuned.profile {
         return false;
     }
     if ctx
@@ -75,7 +58,7 @@ pub fn enabled(ctx: &Context) -> bool {
     static NOTED: AtomicBool = AtomicBool::new(false);
     if !NOTED.swap(true, Ordering::Relaxed) {
         eprintln!(
-            "crucible wgpu: {PROFILE_ENV} is set, but this adapter has no timestamp \
+            "crucible wgpu: the tuning asks for `profile`, but this adapter has no timestamp \
              queries (Features::TIMESTAMP_QUERY): no per-pass GPU timings"
         );
     }

@@ -1,27 +1,18 @@
 //! The shader modules and the assembly of their WGSL source from shaders/*.wgsl.
 
 use crate::field::{fq_wgsl, wgsl_constants, wgsl_programs, Program};
-use crate::field_code::{LimbBits, MulForm};
+use crate::field_code::LimbBits;
 use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
 pub const WORKGROUP: u32 = 64;
 
-/// Environment variable choosing the form of the Fq2 and curve formulas: one form
-/// for both curves (`straight`, `compact`, `registers` or `interpreted`, see
-/// [`Formulas`]), or per curve (`g1=straight,g2=registers`; a curve left out gets its
-/// default); unset or empty, by adapter type ([`PerCurve::for_adapter`]).
-pub const FORMULAS_ENV: &str = "CRUCIBLE_WGPU_FORMULAS";
-
-/// Environment variable choosing the straight-line form's Fq limb width in bits
-/// for both curves (12 to 32, see [`LimbBits`]; above 16 the adapter needs 64-bit
-/// integers); unset or empty, each curve's default for the adapter
-/// ([`PerCurve::default_for`]).
-pub const LIMB_BITS_ENV: &str = "CRUCIBLE_WGPU_LIMB_BITS";
-
 /// How the shaders run one curve's Fq2 and curve formulas (field.rs's programs); every
-/// form comes from the same instruction list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// form comes from the same instruction list. Each form is some adapter class's
+/// default for some curve ([`PerCurve::for_adapter`]); the tuning file's
+/// `g1_formulas` and `g2_formulas` name them in lower case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Formulas {
     /// Straight-line WGSL on values, one function per formula over loop-free Fq code
     /// (straight.rs, field_code.rs): points and intermediates can stay in registers. The
@@ -29,11 +20,6 @@ pub enum Formulas {
     /// most code: a G2 addition is about 45 unrolled Fq products of 4000 operations,
     /// which NVIDIA's Vulkan driver did not finish compiling in 150 s.
     Straight,
-    /// The same straight-line formulas over Fq code whose product is a loop over its
-    /// rows (`fq_mul` a tenth of the unrolled size, field_code.rs's `mul_loop`): a
-    /// quarter of the straight G2 kernels' code, still one copy of the Fq code per
-    /// instruction (llvmpipe compiles a compact G2 addition for minutes).
-    Compact,
     /// The loop-free Fq code, each formula's instructions run by a loop over a private
     /// register file (straight.rs's `wgsl_register_formulas`): a kernel holds one copy
     /// of fq_mul, fq_add and fq_sub per formula call instead of one per instruction (a
@@ -48,37 +34,29 @@ pub enum Formulas {
 
 impl Formulas {
     /// Every form.
-    pub const ALL: [Formulas; 4] = [
+    pub const ALL: [Formulas; 3] = [
         Formulas::Straight,
-        Formulas::Compact,
         Formulas::Registers,
         Formulas::Interpreted,
     ];
 
-    /// Parses one form's name (`straight`, `compact`, `registers` or `interpreted`, any
-    /// case).
-    pub fn parse(s: &str) -> Option<Formulas> {
-        Formulas::ALL
-            .into_iter()
-            .find(|f| f.name() == s.trim().to_ascii_lowercase())
-    }
-
-    /// The name [`Formulas::parse`] reads.
+    /// The form's name, as the tuning file writes it.
     pub fn name(self) -> &'static str {
         match self {
             Formulas::Straight => "straight",
-            Formulas::Compact => "compact",
             Formulas::Registers => "registers",
             Formulas::Interpreted => "interpreted",
         }
     }
 
-    /// How the straight-line Fq code's product is written in this form (the
-    /// interpreted form's test modules are never run, and are written unrolled).
-    pub fn mul_form(self) -> MulForm {
+    /// The form a curve in this form runs its MSM reduction in: the registers form for
+    /// a straight curve (faster to compile and to run on the H200: msm/reduce.rs), its
+    /// own otherwise (the interpreter's scratch holds 16-bit Montgomery form, which the
+    /// values-form kernels do not read).
+    pub fn reduction(self) -> Formulas {
         match self {
-            Formulas::Compact => MulForm::Loop,
-            Formulas::Straight | Formulas::Registers | Formulas::Interpreted => MulForm::Unrolled,
+            Formulas::Straight => Formulas::Registers,
+            other => other,
         }
     }
 
@@ -160,13 +138,13 @@ impl PerCurve<LimbBits> {
 impl PerCurve<Formulas> {
     /// The default for an adapter. Software adapters: the interpreter for both curves
     /// (llvmpipe compiles the other forms for minutes, and CI runs on it). Hardware:
-    /// G1 straight, G2 registers. Measured on the H200's Vulkan driver (BENCHMARKS.md,
-    /// ninth session): G1 straight MSM 2^20 in 105 ms against the interpreter's 914;
+    /// G1 straight, G2 registers. Measured on the H200's Vulkan driver (BENCHMARKS.md):
+    /// G1 straight MSM 2^20 in 105 ms against the interpreter's 914;
     /// G2's straight kernels did not finish compiling in 150 s, while its registers
     /// kernels compiled in 1.3, 1.2 and 5.4 s (cold, no driver cache) and ran the G2
     /// MSM 2^20 in 565 ms against the interpreter's 2554 (30 of 30 G2 conformance cases).
-    /// G1's MSM reduces in the registers form all the same (msm.rs's `ReduceFormulas`,
-    /// `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS`): faster to compile and to run there.
+    /// G1's MSM reduces in the registers form all the same (msm/reduce.rs): faster to
+    /// compile and to run there.
     pub fn for_adapter(software: bool) -> Self {
         if software {
             PerCurve::both(Formulas::Interpreted)
@@ -178,7 +156,7 @@ impl PerCurve<Formulas> {
         }
     }
 
-    /// How the backend's description names the forms: `g1 straight, g2 compact`.
+    /// How the backend's description names the forms: `g1 straight, g2 registers`.
     pub fn describe(&self) -> String {
         format!("g1 {}, g2 {}", self.g1.name(), self.g2.name())
     }
@@ -191,32 +169,32 @@ impl PerCurve<Formulas> {
     }
 }
 
-impl PerCurve<Option<Formulas>> {
-    /// Parses [`FORMULAS_ENV`]'s value: a form for both curves, or `g1=<form>`,
-    /// `g2=<form>` separated by commas (a curve not named stays `None`).
-    pub fn parse(s: &str) -> Option<Self> {
-        if let Some(f) = Formulas::parse(s) {
-            return Some(PerCurve::both(Some(f)));
-        }
-        let mut out = PerCurve::both(None);
-        for part in s.split(',') {
-            let (curve, form) = part.split_once('=')?;
-            let form = Some(Formulas::parse(form)?);
-            match curve.trim().to_ascii_lowercase().as_str() {
-                "g1" => out.g1 = form,
-                "g2" => out.g2 = form,
-                _ => return None,
-            }
-        }
-        Some(out)
-    }
+/// The form of the NTT's Fr products on the workgroup path (the passes keep fr.wgsl's
+/// loop); the tuning file's `ntt_mul` names them in lower case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NttMul {
+    /// The loop written out, every limb a named value (fr_code.rs).
+    Unrolled,
+    /// fr.wgsl's CIOS loop over an accumulator array.
+    Loop,
+    /// Eight 32-bit limbs, each product a widening multiply-add into a `u64` column
+    /// (fr_code.rs's wide code); only where the device has `SHADER_INT64`.
+    Wide,
+}
 
-    /// The forms asked for, the adapter's defaults for a curve not asked about.
-    pub fn or_default_for(self, software: bool) -> PerCurve<Formulas> {
-        let default = PerCurve::for_adapter(software);
-        PerCurve {
-            g1: self.g1.unwrap_or(default.g1),
-            g2: self.g2.unwrap_or(default.g2),
+impl NttMul {
+    /// The default for an adapter: the loop on software adapters (llvmpipe: 2^10 in
+    /// 10.2 ms against the unrolled form's 22.3, and shorter compiles; the unrolled
+    /// form wins from about 2^14, 359 ms against 604); on hardware the wide form
+    /// where the device has 64-bit integers, else the unrolled one.
+    pub fn for_adapter(software: bool, int64: bool) -> NttMul {
+        if software {
+            NttMul::Loop
+        } else if int64 {
+            NttMul::Wide
+        } else {
+            NttMul::Unrolled
         }
     }
 }
@@ -263,16 +241,13 @@ pub enum Module {
     /// The same kernels in G1's non-interpreted form (shaders/msm_values.wgsl), and
     /// the bucket accumulation in XYZZ coordinates (shaders/msm_xyzz.wgsl).
     MsmG1,
-    /// The same kernels in G2's straight-line form.
+    /// The same kernels in G2's registers form.
     MsmG2,
     /// G1's kernels of [`Module::MsmG1`] (less the XYZZ accumulation) in the registers
-    /// form whatever G1's own form, over G1's limbs: a straight or compact G1 MSM
-    /// reduces from here (msm.rs's `ReduceFormulas`), reading the partials its own
-    /// module's accumulation and merges wrote (the same Fq limbs, R' and packing, the
-    /// same msm_values.wgsl layout).
+    /// form, over G1's limbs: a straight G1 MSM reduces from here (msm/reduce.rs),
+    /// reading the partials its own module's accumulation and merges wrote (the same Fq
+    /// limbs, R' and packing, the same msm_values.wgsl layout).
     MsmG1Registers,
-    /// The same for G2.
-    MsmG2Registers,
     /// Test entry point for Fr.
     FrTest,
     /// Test entry point for the interpreter's programs (Fq, Fq2, G1, G2).
@@ -375,7 +350,7 @@ const G2_TESTED: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 13] = [
+    pub const ALL: [Module; 12] = [
         Module::Ntt,
         Module::NttUnrolled,
         Module::NttWide,
@@ -384,7 +359,6 @@ impl Module {
         Module::MsmG1,
         Module::MsmG2,
         Module::MsmG1Registers,
-        Module::MsmG2Registers,
         Module::FrTest,
         Module::ProgramTest,
         Module::FormulaTestG1,
@@ -398,16 +372,6 @@ impl Module {
             (Formulas::Interpreted, _) => Module::MsmBuckets,
             (_, 1) => Module::MsmG1,
             _ => Module::MsmG2,
-        }
-    }
-
-    /// The registers-form MSM module of the curve whose addition is `add`, whatever
-    /// its own form.
-    pub fn msm_registers(add: Program) -> Module {
-        if add.ext() == 1 {
-            Module::MsmG1Registers
-        } else {
-            Module::MsmG2Registers
         }
     }
 
@@ -473,13 +437,6 @@ impl Module {
             Module::MsmG1Registers => &[
                 RegisterFormulas(&[Program::G1Add], MSM_PROGRAM),
                 MsmCurve(Program::G1Add),
-                Params(ParamsBlock::Msm),
-                Wgsl(MSM_COMMON),
-                Wgsl(MSM_VALUES),
-            ],
-            Module::MsmG2Registers => &[
-                RegisterFormulas(&[Program::G2Add], MSM_PROGRAM),
-                MsmCurve(Program::G2Add),
                 Params(ParamsBlock::Msm),
                 Wgsl(MSM_COMMON),
                 Wgsl(MSM_VALUES),
@@ -562,7 +519,6 @@ fn formulas(
 ) -> String {
     wgsl_formulas(
         config.limbs.of(programs[0]),
-        form.mul_form(),
         form.formula_code(),
         programs,
         range,
@@ -628,10 +584,7 @@ mod tests {
                 .any(|p| matches!(p, Part::Formulas(..) | Part::RegisterFormulas(..)));
             let configs: Vec<ShaderConfig> = if straight {
                 LimbBits::RANGE
-                    .flat_map(|b| {
-                        [Formulas::Straight, Formulas::Compact, Formulas::Registers]
-                            .map(|f| config(b, f))
-                    })
+                    .flat_map(|b| [Formulas::Straight, Formulas::Registers].map(|f| config(b, f)))
                     .collect()
             } else if module == Module::NttWide {
                 vec![ShaderConfig {
@@ -657,22 +610,15 @@ mod tests {
                     Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }
-                    Module::MsmG2 | Module::MsmG1Registers | Module::MsmG2Registers => assert_eq!(
-                        names,
-                        [
-                            "accumulate",
-                            "merge_tasks",
-                            "reduce_level",
-                            "reduce_level_lean"
-                        ]
-                    ),
+                    Module::MsmG2 | Module::MsmG1Registers => {
+                        assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
+                    }
                     Module::MsmG1 => assert_eq!(
                         names,
                         [
                             "accumulate",
                             "merge_tasks",
                             "reduce_level",
-                            "reduce_level_lean",
                             "accumulate_xyzz"
                         ]
                     ),
@@ -683,37 +629,7 @@ mod tests {
     }
 
     #[test]
-    fn formulas_parse() {
-        assert_eq!(Formulas::parse(" Straight\n"), Some(Formulas::Straight));
-        assert_eq!(Formulas::parse("interpreted"), Some(Formulas::Interpreted));
-        assert_eq!(Formulas::parse("fast"), None);
-        for f in Formulas::ALL {
-            assert_eq!(Formulas::parse(f.name()), Some(f));
-        }
-        let parse = PerCurve::<Option<Formulas>>::parse;
-        assert_eq!(
-            parse("compact"),
-            Some(PerCurve::both(Some(Formulas::Compact)))
-        );
-        assert_eq!(
-            parse("g1=straight, G2=Interpreted"),
-            Some(PerCurve {
-                g1: Some(Formulas::Straight),
-                g2: Some(Formulas::Interpreted)
-            })
-        );
-        let g1_only = parse("g1=straight").expect("one curve");
-        assert_eq!(g1_only.g2, None);
-        assert_eq!(
-            g1_only.or_default_for(true),
-            PerCurve {
-                g1: Formulas::Straight,
-                g2: Formulas::Interpreted
-            }
-        );
-        for bad in ["g3=straight", "g1=fast", "g1", "straight,g2=compact", ""] {
-            assert_eq!(parse(bad), None, "{bad}");
-        }
+    fn formulas_default_per_adapter() {
         assert_eq!(
             PerCurve::for_adapter(true),
             PerCurve::both(Formulas::Interpreted),
@@ -726,9 +642,8 @@ mod tests {
     }
 
     /// The straight-line MSM modules carry their own curve's additions only; the
-    /// straight and compact ones no register file, the registers one no formula
-    /// written out; the interpreted one no straight-line code. The compact form's
-    /// product is a loop, the others' not.
+    /// straight ones no register file, the registers one no formula written out; the
+    /// interpreted one no straight-line code.
     #[test]
     fn msm_modules_emit_only_their_formulas() {
         let at = |form| ShaderConfig {
@@ -736,8 +651,7 @@ mod tests {
             formulas: PerCurve::both(form),
             int64: false,
         };
-        let looped = format!("for (var i = 0u; i < {}u; i++)", LimbBits::DEFAULT.limbs());
-        for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+        for form in [Formulas::Straight, Formulas::Registers] {
             let g1 = Module::MsmG1.source(&at(form));
             assert!(g1.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"));
             assert!(!g1.contains("fn g2_add("));
@@ -745,7 +659,6 @@ mod tests {
             assert!(g2.contains("fn g2_add(p: G2P, q: G2P) -> G2P {"));
             assert!(!g2.contains("fn g1_add("));
             for s in [&g1, &g2] {
-                assert_eq!(s.contains(&looped), form == Formulas::Compact, "{form:?}");
                 assert!(!s.contains("var<private> regs:") && !s.contains("fn run_program"));
                 let registers = s.contains("var<private> fq_regs: array<Fq, ");
                 assert_eq!(registers, form == Formulas::Registers, "{form:?}");
@@ -774,22 +687,12 @@ mod tests {
             Module::msm_buckets(Program::G2Add, software),
             Module::MsmBuckets
         );
-        assert_eq!(
-            Module::msm_registers(Program::G1Add),
-            Module::MsmG1Registers
-        );
-        assert_eq!(
-            Module::msm_registers(Program::G2Add),
-            Module::MsmG2Registers
-        );
     }
 
-    /// The registers-form MSM modules reduce what a straight or compact curve module
+    /// The registers-form G1 MSM module reduces what the straight G1 module
     /// accumulated and merged: for every limb width, the same Fq type, R', constants,
-    /// packing and additions (only the product's form may differ: the compact form
-    /// loops, to the same Montgomery product), and the same curve head and
-    /// msm_values.wgsl layout of partials and levels; their formulas run through the
-    /// register file.
+    /// packing and arithmetic, and the same curve head and msm_values.wgsl layout of
+    /// partials and levels; its formulas run through the register file.
     #[test]
     fn registers_modules_read_the_scratch_every_values_form_writes() {
         const CURVE_HEAD: &str = "// The curve of this MSM module";
@@ -817,12 +720,10 @@ mod tests {
             "fq_is_zero",
         ];
         for bits in LimbBits::RANGE {
-            for form in [Formulas::Straight, Formulas::Compact, Formulas::Registers] {
+            {
+                let form = Formulas::Straight;
                 let config = config(bits, form);
-                for (own, registers) in [
-                    (Module::MsmG1, Module::MsmG1Registers),
-                    (Module::MsmG2, Module::MsmG2Registers),
-                ] {
+                for (own, registers) in [(Module::MsmG1, Module::MsmG1Registers)] {
                     let (own, registers) = (own.source(&config), registers.source(&config));
                     let at = format!("{bits}-bit limbs, {form:?}");
                     // The field code's first line names its limbs and R'.
@@ -830,8 +731,10 @@ mod tests {
                     for name in shared {
                         assert!(item(&own, name) == item(&registers, name), "{at}: {name}");
                     }
-                    let mul_same = item(&own, "fq_mul") == item(&registers, "fq_mul");
-                    assert_eq!(mul_same, form != Formulas::Compact, "{at}: fq_mul");
+                    assert!(
+                        item(&own, "fq_mul") == item(&registers, "fq_mul"),
+                        "{at}: fq_mul"
+                    );
                     // MsmG1 adds msm_xyzz.wgsl after the shared kernels.
                     let tail = |s: &str| s[s.find(CURVE_HEAD).expect("curve head")..].to_owned();
                     assert!(tail(&own).starts_with(&tail(&registers)), "{at}: layout");
@@ -852,22 +755,14 @@ mod tests {
     #[test]
     fn kernel_sizes_registers_g2_below_straight_g1() {
         let size = |p, f: Formulas| {
-            let n = crate::straight::inlined_operations(
-                p,
-                LimbBits::DEFAULT,
-                f.mul_form(),
-                f.formula_code(),
-            );
+            let n = crate::straight::inlined_operations(p, LimbBits::DEFAULT, f.formula_code());
             println!("kernel sizes: {p:?} {}: {n} operations inlined", f.name());
             n
         };
         let g1 = size(Program::G1Add, Formulas::Straight);
         let g2 = size(Program::G2Add, Formulas::Straight);
-        let g2_compact = size(Program::G2Add, Formulas::Compact);
         let g2_registers = size(Program::G2Add, Formulas::Registers);
-        size(Program::G1Add, Formulas::Compact);
-        assert!(g2_compact < g1, "{g2_compact} vs {g1}");
-        assert!(g2_compact * 3 < g2, "{g2_compact} vs {g2}");
+        assert!(g2_registers * 10 < g2, "{g2_registers} vs {g2}");
         assert!(g2_registers * 10 < g1, "{g2_registers} vs {g1}");
     }
 }

@@ -19,7 +19,7 @@
 //! are too large for a driver's compiler (G2's).
 
 use crate::field::{decode, wgsl_programs, FqOp, Program};
-use crate::field_code::{FieldCode, LimbBits, MulForm};
+use crate::field_code::{FieldCode, LimbBits};
 
 /// An Fq constant a program's register can be bound to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,18 +229,17 @@ const VALUE_TYPES: &str = "\n// Value types of the straight-line formulas (strai
     struct G2P { x: Fq2, y: Fq2, z: Fq2 }\n\
     struct G2A { x: Fq2, y: Fq2 }\n";
 
-/// The value types, the Fq code over `limbs` (its product as `mul` says) and the
+/// The value types, the Fq code over `limbs` and the
 /// functions of `programs` (the point additions also in their mixed form), written as
 /// `code` says (`range`: see [`wgsl_register_formulas`]).
 pub(crate) fn wgsl_formulas(
     limbs: LimbBits,
-    mul: MulForm,
     code: FormulaCode,
     programs: &[Program],
     range: [&str; 2],
 ) -> String {
     let fq = FieldCode::new(limbs);
-    let mut s = fq.wgsl(mul);
+    let mut s = fq.wgsl();
     s += VALUE_TYPES;
     // Q's Z in R' form: 1 when R' = R, else R mod p.
     let z = if fq.r_bits() == 384 {
@@ -331,20 +330,12 @@ pub(crate) fn wgsl_register_formulas(programs: &[Program], z: FqConst, range: [&
 }
 
 /// Fq operations one call of `program`'s straight-line function puts into a kernel
-/// once every Fq function is inlined (a loop's body counted once): what a driver's
+/// once every Fq function is inlined: what a driver's
 /// compiler has to schedule (through the register file: one copy of each).
 #[cfg(test)]
-pub(crate) fn inlined_operations(
-    program: Program,
-    limbs: LimbBits,
-    mul: MulForm,
-    code: FormulaCode,
-) -> usize {
+pub(crate) fn inlined_operations(program: Program, limbs: LimbBits, code: FormulaCode) -> usize {
     let fq = FieldCode::new(limbs);
-    let mul_ops = match mul {
-        MulForm::Unrolled => fq.mul().code.operations(),
-        MulForm::Loop => fq.mul_loop().operations(),
-    };
+    let mul_ops = fq.mul().code.operations();
     let (add_ops, sub_ops) = (fq.add().code.operations(), fq.sub().code.operations());
     if code == FormulaCode::Registers {
         return mul_ops + add_ops + sub_ops;

@@ -10,7 +10,7 @@
 //! copies one, the host fills the other (it waits only for the copy that last used the
 //! buffer it is about to fill, never for the whole queue).
 //!
-//! The pair takes `2 × CRUCIBLE_WGPU_UPLOAD_MIB` (16 MiB each by default) of memory
+//! The pair takes twice the tuning's `upload_mib` (16 MiB each by default) of memory
 //! the driver may place in the device's host-visible heap, outside any lease: the
 //! adapter's budget leaves it out ([`Uploads::bytes`]). It is created at the first
 //! copy, and dropped (to be created afresh at the next) when a copy fails part way,
@@ -24,14 +24,6 @@ use rayon::prelude::*;
 use crate::context::Context;
 use crate::error::WgpuError;
 use crate::field::DeviceElement;
-
-/// Environment variable giving the MiB of each upload buffer.
-pub const UPLOAD_MIB_ENV: &str = "CRUCIBLE_WGPU_UPLOAD_MIB";
-
-/// MiB of each upload buffer when `CRUCIBLE_WGPU_UPLOAD_MIB` is unset: the first
-/// piece's conversion, which nothing overlaps, stays near a millisecond, and a piece
-/// costs one submission.
-pub const DEFAULT_UPLOAD_MIB: u64 = 16;
 
 /// Elements converted by one task of the parallel conversion (a few tens of KiB).
 const TASK_ELEMS: usize = 1024;
@@ -59,17 +51,6 @@ struct Slot {
 struct PendingMap {
     after: wgpu::SubmissionIndex,
     mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
-}
-
-/// The MiB of each upload buffer `value` (`CRUCIBLE_WGPU_UPLOAD_MIB`'s) asks for: a
-/// whole number from 1 to 1024.
-pub fn parse_upload_mib(value: &str) -> Result<u64, WgpuError> {
-    match value.trim().parse::<u64>() {
-        Ok(mib @ 1..=1024) => Ok(mib),
-        _ => Err(WgpuError::NoAdapter(format!(
-            "{UPLOAD_MIB_ENV}=`{value}`: expected a whole number of MiB from 1 to 1024"
-        ))),
-    }
 }
 
 impl Uploads {
@@ -199,16 +180,6 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn upload_mib_parses_whole_mib_in_range() {
-        assert_eq!(parse_upload_mib(" 4 ").unwrap(), 4);
-        assert_eq!(parse_upload_mib("1024").unwrap(), 1024);
-        for bad in ["0", "1025", "-1", "16MiB", ""] {
-            let e = parse_upload_mib(bad).unwrap_err().to_string();
-            assert!(e.contains(UPLOAD_MIB_ENV), "{bad}: {e}");
-        }
-    }
 
     #[test]
     fn uploads_are_two_buffers_of_the_given_size() {

@@ -27,6 +27,7 @@ pub mod host;
 pub mod key_file;
 mod lease;
 pub mod limbs;
+pub mod ntt_tiles;
 mod pinned;
 mod plan;
 pub mod priority;

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::SeedableRng;
-use crucible_backend_wgpu::{Formulas, PerCurve, WgpuBackend, WgpuOptions};
+use crucible_backend_wgpu::{Formulas, PerCurve, WgpuBackend, WgpuOptions, WgpuTuning};
 use crucible_core::registry::ProbeOptions;
 
 /// Whether `CRUCIBLE_REQUIRE` (comma-separated backend names) includes wgpu.
@@ -21,8 +21,8 @@ pub fn backend(test: &str) -> Option<&'static WgpuBackend> {
     shared(&SHARED, test, WgpuOptions::default())
 }
 
-/// The straight-line forms these tests force: G1 straight (hardware adapters'
-/// default), G2 registers (its candidate).
+/// The forms these tests force: hardware adapters' defaults, G1 straight and G2
+/// registers.
 pub const STRAIGHT_FORMS: PerCurve<Formulas> = PerCurve {
     g1: Formulas::Straight,
     g2: Formulas::Registers,
@@ -49,19 +49,18 @@ type Shared = OnceLock<Result<WgpuBackend, String>>;
 /// A new backend in [`STRAIGHT_FORMS`] over Fq limbs of `bits` bits, or why it did
 /// not open (limbs wider than 16 bits need `SHADER_INT64`).
 pub fn open_with_limbs(bits: u32) -> Result<WgpuBackend, String> {
-    let options = WgpuOptions {
-        limb_bits: Some(crucible_backend_wgpu::LimbBits::new(bits).expect("a limb width")),
-        ..straight_options()
-    };
+    let mut options = straight_options();
+    options.tuning.limb_bits = Some(bits);
     WgpuBackend::open(&ProbeOptions::default(), &options).map_err(|e| e.to_string())
 }
 
 /// Options forcing [`STRAIGHT_FORMS`], the rest the defaults.
 fn straight_options() -> WgpuOptions {
     WgpuOptions {
-        formulas: PerCurve {
-            g1: Some(STRAIGHT_FORMS.g1),
-            g2: Some(STRAIGHT_FORMS.g2),
+        tuning: WgpuTuning {
+            g1_formulas: Some(STRAIGHT_FORMS.g1),
+            g2_formulas: Some(STRAIGHT_FORMS.g2),
+            ..WgpuTuning::default()
         },
         ..WgpuOptions::default()
     }

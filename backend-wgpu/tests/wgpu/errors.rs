@@ -10,10 +10,12 @@ use ark_ff::UniformRand;
 use crucible_backend_wgpu::{probe_with, WgpuOptions};
 use crucible_core::priority;
 use crucible_core::registry::{registrations, Probe, ProbeOptions};
+use crucible_core::tuning_file::TuningFile;
 use crucible_core::{
     BufferUse, Domain, ElementKind, Error, Fr, MemoryPlan, MsmSpan, NttKind, PlanKey,
     ProverBackend, ScratchNeed,
 };
+use std::sync::Arc;
 
 #[test]
 fn errors_are_reported_and_budget_returns() {
@@ -43,7 +45,22 @@ fn errors_are_reported_and_budget_returns() {
             Probe::Unavailable { reason } => println!("probed: unavailable: {reason}"),
         }
     }
-    // A selection that matches nothing says so, listing the adapters.
+    // An invalid [wgpu] table makes the backend unavailable, naming the key and what
+    // it allows (before any adapter is looked for).
+    let file = TuningFile::parse("[wgpu]\nntt_mul = \"radix2\"\n", None).expect("TOML");
+    let tuned = ProbeOptions {
+        tuning: Arc::new(file),
+        ..ProbeOptions::default()
+    };
+    let refused = (registration.probe)(&tuned);
+    assert!(
+        matches!(&refused[..], [Probe::Unavailable { reason }]
+            if reason.contains("[wgpu]") && reason.contains("radix2") && reason.contains("wide")),
+        "{}",
+        reasons(&refused)
+    );
+    // A selection that matches nothing says so, listing the adapters (or, where there
+    // is none at all, that there is none).
     let none = probe_with(
         &ProbeOptions::default(),
         &WgpuOptions {
@@ -51,13 +68,19 @@ fn errors_are_reported_and_budget_returns() {
             ..WgpuOptions::default()
         },
     );
-    assert!(
-        matches!(&none[..], [Probe::Unavailable { reason }] if reason.contains("no-such-adapter"))
-    );
-
     let Some(backend) = common::backend("errors_are_reported_and_budget_returns") else {
+        assert!(
+            matches!(&none[..], [Probe::Unavailable { reason }] if reason.contains("adapter")),
+            "{}",
+            reasons(&none)
+        );
         return;
     };
+    assert!(
+        matches!(&none[..], [Probe::Unavailable { reason }] if reason.contains("no-such-adapter")),
+        "{}",
+        reasons(&none)
+    );
     let (mut rng, _seed) = common::rng();
     let budget = backend.budget();
 
@@ -183,4 +206,16 @@ fn errors_are_reported_and_budget_returns() {
     work.release().unwrap();
     key.release().unwrap();
     assert_eq!(budget.in_use(), 0, "after the failed MSMs");
+}
+
+/// What each probe says: its backend's label or why it is unavailable.
+fn reasons(probes: &[Probe]) -> String {
+    probes
+        .iter()
+        .map(|p| match p {
+            Probe::Available(b) => b.info().label(),
+            Probe::Unavailable { reason } => reason.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

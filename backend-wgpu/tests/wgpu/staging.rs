@@ -8,7 +8,7 @@ use crate::common;
 use crate::msm;
 
 use ark_ff::{UniformRand, Zero};
-use crucible_backend_wgpu::{WgpuBackend, WgpuOptions};
+use crucible_backend_wgpu::{WgpuBackend, WgpuOptions, WgpuTuning};
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::registry::ProbeOptions;
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, PlanKey, ProverBackend};
@@ -22,7 +22,10 @@ const BINDING_BYTES: u64 = 3 << 20;
 fn staging_through_small_upload_buffers_keeps_every_value() {
     let _serial = common::serial();
     let options = WgpuOptions {
-        upload_mib: Some(UPLOAD_MIB),
+        tuning: WgpuTuning {
+            upload_mib: Some(UPLOAD_MIB),
+            ..WgpuTuning::default()
+        },
         max_binding_bytes: Some(BINDING_BYTES),
         ..WgpuOptions::default()
     };

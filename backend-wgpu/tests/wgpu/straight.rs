@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve, MSM_REDUCE_FORMULAS_ENV};
+use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve};
 use crucible_core::ark_bls12_381::{g1, g2, Fq2};
 use crucible_core::Fq;
 
@@ -147,7 +147,7 @@ fn software_adapters_default_to_the_interpreter() {
 /// The MSM's edge cases over G1 with the straight-line formulas, which hardware
 /// adapters run by default (the XYZZ accumulation and the merges straight, the
 /// reduction in the registers form from G1's second module, over the partials the
-/// straight kernels wrote: `CRUCIBLE_WGPU_MSM_REDUCE_FORMULAS`), and 1000 random terms
+/// straight kernels wrote), and 1000 random terms
 /// (several reduction levels); prints each pipeline's compile time. Once ignored for
 /// llvmpipe's minutes of compiling (631 s with 15-bit limbs in u32); over the wide
 /// limbs in u64 it takes about 13 s on the 2-core development machine.
@@ -163,15 +163,8 @@ fn straight_g1_msm_matches_arkworks() {
     crate::msm::random_case::<g1::Config>(backend, &mut rng, "random", 1000);
     println!("straight MSM G1: {:.1?} with compiling", started.elapsed());
     print_compiles(backend);
-    // The reduction ran from the module of its form: G1's registers one unless the
-    // knob keeps G1's own.
-    let same =
-        std::env::var(MSM_REDUCE_FORMULAS_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("same"));
-    let (module, other) = if same {
-        ("MsmG1", "MsmG1Registers")
-    } else {
-        ("MsmG1Registers", "MsmG1")
-    };
+    // The reduction ran from G1's registers-form module.
+    let (module, other) = ("MsmG1Registers", "MsmG1");
     let compiles = backend.pipeline_compiles();
     let reductions: Vec<&str> = compiles
         .iter()

@@ -1,0 +1,76 @@
+//! The pointwise products of scalar buffers (`mul_assign`, `sub_mul_assign`), one
+//! dispatch per chunk, in one submission.
+
+use crucible_core::{ElementKind, Fr, Lease, Result, ScalarBuf};
+
+use crate::batch::{Batch, ParamsBuffer};
+use crate::context::Context;
+use crate::error::check_len;
+use crate::memory::{check_kind, finish, DeviceBuffer};
+use crate::params::NttParams;
+use crate::shaders::Module;
+
+use super::steps::words;
+
+/// The pointwise kernel (module `Ntt`): `sub_mul` when the difference is scaled, else
+/// `mul`.
+pub fn pointwise_entry(scaled: bool) -> &'static str {
+    if scaled {
+        "sub_mul"
+    } else {
+        "mul"
+    }
+}
+
+/// `dst[i] *= rhs[i]`, or with `k`, `dst[i] = (dst[i] − rhs[i])·k`.
+pub fn pointwise(
+    ctx: &Context,
+    lease: &mut Lease,
+    dst: ScalarBuf,
+    rhs: ScalarBuf,
+    k: Option<Fr>,
+) -> Result<()> {
+    let (chunks, chunk_len) = {
+        let d = lease.get::<DeviceBuffer>(dst.id())?;
+        let r = lease.get::<DeviceBuffer>(rhs.id())?;
+        check_kind(d, ElementKind::Scalar)?;
+        check_kind(r, ElementKind::Scalar)?;
+        check_len("pointwise operand", d.len, r.len)?;
+        (d.chunks.len(), d.chunk_len)
+    };
+    if chunks == 0 {
+        return Ok(());
+    }
+    let params = ParamsBuffer::kept(ctx, lease)?;
+    let result = (|| -> Result<()> {
+        let d = lease.get::<DeviceBuffer>(dst.id())?;
+        let r = lease.get::<DeviceBuffer>(rhs.id())?;
+        let entry = pointwise_entry(k.is_some());
+        let pipeline = ctx.pipeline(Module::Ntt, entry)?;
+        let mut batch = Batch::new(ctx, Some(lease.get::<ParamsBuffer>(params)?), entry);
+        for c in 0..chunks {
+            let p = NttParams {
+                count: d.chunk_elems(c) as u32,
+                base: (c * chunk_len) as u32,
+                lo_chunk: c as u32,
+                hi_chunk: c as u32,
+                log_chunk: chunk_len.trailing_zeros(),
+                c: words(k.unwrap_or_default()),
+                ..NttParams::default()
+            };
+            batch.dispatch(
+                pipeline.clone(),
+                &p,
+                vec![(1, &d.chunks[c]), (2, &r.chunks[c])],
+                p.count,
+            )?;
+        }
+        batch.submit()?;
+        Ok(())
+    })();
+    match result {
+        // The product stays queued; the parameters stay in the lease.
+        Ok(()) => Ok(()),
+        Err(e) => finish(ctx, lease, Err(e), &[params]),
+    }
+}
