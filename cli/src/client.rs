@@ -16,8 +16,9 @@ use crucible_service::proto::{self, prove_response, JobResult};
 use crucible_service::witness::Witness;
 use tonic::transport::Channel;
 
+use crate::error::CliError;
 use crate::output::{count, table};
-use crate::{parse, runtime, CliError};
+use crate::{parse, runtime};
 
 /// Arguments of `crucible client`.
 #[derive(Args)]

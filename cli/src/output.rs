@@ -8,7 +8,7 @@ use crucible_core::groth16::ProvingKey;
 use crucible_core::key_file::{BenchKeyId, KeyCache, KeySource};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// Left-aligns the first `left` columns and right-aligns the rest.
 pub fn table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {

@@ -22,9 +22,9 @@ use crucible_files::artifacts::{is_json, read_proving_key, write_proof, write_pu
 use crucible_files::{read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey};
 use serde_json::json;
 
+use crate::error::CliError;
 use crate::output::{count, spinner};
 use crate::plan::ProofSetup;
-use crate::CliError;
 
 /// The user's circuit, key and witness files, and where the proof goes.
 #[derive(Args, Clone, Debug, Default)]
@@ -55,9 +55,16 @@ pub struct FileInputs {
 }
 
 impl FileInputs {
-    /// Whether a key file was given (the user's circuit instead of the built-in one).
-    pub fn given(&self) -> bool {
-        self.zkey.is_some() || self.pk.is_some()
+    /// The key file's flag (`--zkey` or `--pk`), when one was given: the user's circuit
+    /// instead of the built-in one.
+    pub fn key_flag(&self) -> Option<&'static str> {
+        if self.zkey.is_some() {
+            Some("--zkey")
+        } else if self.pk.is_some() {
+            Some("--pk")
+        } else {
+            None
+        }
     }
 
     /// The flag that only makes sense with a key file, if one was given without it.
@@ -187,7 +194,10 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         }
     };
     let loaded = load(args.files)?;
-    let Selected { backend, reason } = select(&args.setup.backend, &args.setup.probe_options())?;
+    let Selected { backend, reason } = select(
+        args.setup.device.backend_or("auto"),
+        &args.setup.device.probe_options()?,
+    )?;
     say(reason.clone());
     let shape = loaded.synthesized.shape;
     say(format!(

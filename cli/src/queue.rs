@@ -8,8 +8,9 @@ use crucible_service::key_ref::KeyRef;
 use crucible_service::queue::{NewJob, Queue};
 use crucible_service::witness::Witness;
 
+use crate::error::CliError;
 use crate::output::table;
-use crate::{parse, runtime, CliError};
+use crate::{parse, runtime};
 
 /// Arguments of `crucible queue`.
 #[derive(Args)]

@@ -11,7 +11,8 @@ use crucible_service::metrics::Metrics;
 use crucible_service::worker::{self, unique_name, WorkerConfig};
 
 use crate::devices::DeviceArgs;
-use crate::{parse, runtime, CliError};
+use crate::error::CliError;
+use crate::{parse, runtime};
 
 /// Arguments of `crucible worker`.
 #[derive(Args)]
@@ -65,7 +66,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         name: unique_name(args.name.as_deref()),
         devices: chosen.devices,
         engine: EngineConfig {
-            workers_per_device: args.devices.workers_per_device,
+            workers_per_device: args.devices.workers(),
             synthesis_threads: args.synthesis_threads.unwrap_or(1),
             verify: true,
             ..EngineConfig::default()

@@ -21,6 +21,7 @@ pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
+mod proof_bytes;
 mod proof_cases;
 mod report;
 mod schedule_cases;
@@ -33,6 +34,6 @@ pub use cross_check::{
     verify_with_arkworks, BackendProof, CrossCheck,
 };
 pub use crucible_core::registry::required_backends;
-pub use proof_cases::{hex, proof_bytes};
+pub use proof_bytes::{hex, proof_bytes};
 pub use report::{json_report, junit_report};
 pub use suite::{run, run_registered, run_seed, Config};
