@@ -209,17 +209,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             workers: false,
         },
     )?;
-    if let Some(plot) = &args.plot {
-        if !plot
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
-        {
-            return Err(CliError(format!(
-                "--plot {}: the plot is written as SVG only; give a file name ending in .svg",
-                plot.display()
-            )));
-        }
-    }
     for &size in sizes {
         args.op.check_size(size)?;
     }
@@ -230,6 +219,17 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     ] {
         if let Some(path) = path {
             check_writable(path, flag)?;
+        }
+    }
+    if let Some(plot) = &args.plot {
+        if !plot
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+        {
+            return Err(CliError(format!(
+                "--plot {}: the plot is written as SVG only; give a file name ending in .svg",
+                plot.display()
+            )));
         }
     }
     let options = args.device.probe_options()?;

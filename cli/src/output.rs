@@ -136,9 +136,36 @@ pub fn load_key_id(id: &BenchKeyId) -> Result<LoadedKey, CliError> {
     Ok(LoadedKey { key, path, source })
 }
 
+/// The form a proof or public-signals file is written in, by its name.
+pub fn file_form(path: &std::path::Path) -> &'static str {
+    if crucible_files::artifacts::is_json(path) {
+        "snarkjs JSON"
+    } else {
+        "arkworks binary"
+    }
+}
+
+/// A database URL as errors print it: `host:port/database`, without the user and
+/// password (`postgres://user:password@host:port/database`).
+pub fn database_address(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    let rest = rest.split_once('?').map_or(rest, |(address, _)| address);
+    format!("postgres://{rest}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn database_addresses_leave_out_the_password() {
+        assert_eq!(
+            database_address("postgres://me:secret@db.local:5433/jobs?sslmode=disable"),
+            "postgres://db.local:5433/jobs"
+        );
+        assert_eq!(database_address("postgres://db/jobs"), "postgres://db/jobs");
+    }
 
     #[test]
     fn counts() {

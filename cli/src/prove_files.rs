@@ -18,12 +18,12 @@ use crucible_core::groth16::{
 };
 use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
-use crucible_files::artifacts::{is_json, read_proving_key, write_proof, write_public};
+use crucible_files::artifacts::{read_proving_key, write_proof, write_public};
 use crucible_files::{read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey};
 use serde_json::json;
 
 use crate::error::CliError;
-use crate::output::{count, spinner};
+use crate::output::{count, file_form, spinner};
 use crate::plan::ProofSetup;
 
 /// The user's circuit, key and witness files, and where the proof goes.
@@ -290,12 +290,11 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             (&args.files.public, "public signals"),
         ] {
             if let Some(path) = path {
-                let form = if is_json(path) {
-                    "snarkjs JSON"
-                } else {
-                    "arkworks binary"
-                };
-                say(format!("wrote {what} to {} ({form})", path.display()));
+                say(format!(
+                    "wrote {what} to {} ({})",
+                    path.display(),
+                    file_form(path)
+                ));
             }
         }
     }

@@ -12,6 +12,7 @@ use crucible_service::worker::{self, unique_name, WorkerConfig};
 
 use crate::devices::DeviceArgs;
 use crate::error::CliError;
+use crate::output::database_address;
 use crate::{parse, runtime};
 
 /// Arguments of `crucible worker`.
@@ -99,7 +100,12 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         };
         let summary = worker::run(config, metrics, runtime::shutdown_signal())
             .await
-            .map_err(|e| CliError(e.to_string()))?;
+            .map_err(|e| {
+                CliError(format!(
+                    "worker on the job queue at {}: {e}",
+                    database_address(&args.queue)
+                ))
+            })?;
         if let Some(exporter) = exporter {
             exporter.abort();
         }
