@@ -11,9 +11,9 @@ use crucible_benches::{
     measure, op_plans, total_bytes, HostMemory, Measurement, Op, ScalarMix, Task, Workload,
     PROVE_INPUTS,
 };
-use crucible_core::key_file::BenchKeyId;
+use crucible_core::fixtures::key_cache::BenchKeyId;
+use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
-use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{BackendInfo, ProverBackend};
 use serde_json::json;
 

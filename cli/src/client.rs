@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand};
 use crucible_benches::Stats;
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::Proof;
 use crucible_core::Fr;
 use crucible_files::artifacts::{write_proof, write_public};

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crucible_core::fixtures::key_cache::{BenchKeyId, KeyCache, KeySource};
 use crucible_core::groth16::ProvingKey;
-use crucible_core::key_file::{BenchKeyId, KeyCache, KeySource};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::CliError;
@@ -152,6 +152,26 @@ pub fn database_address(url: &str) -> String {
     let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
     let rest = rest.split_once('?').map_or(rest, |(address, _)| address);
     format!("postgres://{rest}")
+}
+
+/// What a predicted time assumes: whose cost model and its rates, the host's threads,
+/// and which phases it covers.
+pub fn prediction_assumes(backend: &dyn crucible_core::ProverBackend) -> String {
+    let m = backend.cost_model();
+    let source = if backend.info().name == "cpu" {
+        "measured on this host at first use"
+    } else {
+        "fitted to its measurements"
+    };
+    format!(
+        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s; {} host threads; stage + NTT + MSM only, not synthesis, evaluation or verification",
+        backend.info().label(),
+        m.msm_g1_ns_per_term,
+        m.msm_g2_ns_per_term,
+        m.ntt_ns_per_butterfly_stage,
+        m.stage_bytes_per_second / 1e9,
+        crucible_core::host::cores(),
+    )
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 
 use crate::devices::{DeviceArgs, Takes};
 use crate::error::CliError;
-use crate::output::count;
+use crate::output::{count, prediction_assumes};
 use crate::parse;
 
 /// The circuit and device options `plan` and `prove` share.
@@ -205,9 +205,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!();
     println!("schedule: {}", chosen.schedule);
     println!(
-        "predicted stage + compute: {:.1} ms a proof ({}'s cost model)",
+        "predicted stage + compute: {:.1} ms a proof\n  (assumes {})",
         chosen.predicted_seconds * 1e3,
-        backend.info().name
+        prediction_assumes(backend)
     );
     println!();
     println!("key plan (staged once per device, shared by its workers):");

@@ -10,20 +10,20 @@ use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
 use crucible_benches::{ScalarMix, Stats};
-use crucible_core::circuit::BitHeavyCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_core::fixtures::key_cache::BenchKeyId;
+use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::{CircuitMatrices, FixedShape, ProvingKey};
-use crucible_core::key_file::BenchKeyId;
 use crucible_core::report::ProofReport;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
-use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
 use crate::devices::{chosen_devices, Takes};
 use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
-use crate::output::{count, load_key_id, progress_bar, table};
+use crate::output::{count, load_key_id, prediction_assumes, progress_bar, table};
 use crate::parse;
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
@@ -281,6 +281,8 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             crucible_core::groth16::schedule::describe(key.schedule_choice())
         ));
     }
+    let assumes = prediction_assumes(&*backend);
+    say(format!("the prediction assumes {assumes}"));
     // The circuit's shape is fixed: its matrices are built once, and each proof's
     // synthesis computes only its assignment (about 9x less host work a proof).
     let t = Instant::now();
@@ -332,7 +334,11 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     if args.json {
         let key = json!({ "path": key_path, "source": key_source });
-        print_json(args, &selected.reason, key, &results, &stats)?;
+        let prediction = json!({
+            "stage_and_compute_ms": memory.choice.chosen.predicted_seconds * 1e3,
+            "assumes": assumes,
+        });
+        print_json(args, &selected.reason, key, prediction, &results, &stats)?;
     } else {
         print_text(args, &results, &stats, &memory);
     }
@@ -550,6 +556,7 @@ fn print_json(
     args: &ProveArgs,
     reason: &str,
     key: serde_json::Value,
+    prediction: serde_json::Value,
     results: &[ProofResult],
     stats: &EngineStats,
 ) -> Result<(), CliError> {
@@ -597,6 +604,7 @@ fn print_json(
         "checked": args.check,
         "proofs": proofs,
         "phases": phases,
+        "prediction": prediction,
         "proofs_per_second": stats.proofs_per_second(),
         "stats": stats,
     });

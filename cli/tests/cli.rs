@@ -1015,3 +1015,35 @@ fn conformance_passes_a_correct_backend_at_the_smallest_sizes() {
         );
     }
 }
+
+#[test]
+fn the_cpu_prediction_is_within_two_times_of_the_measured_proof() {
+    let dir = TempDir::new("cpu-prediction");
+    for log in [12, 13, 14] {
+        let run = crucible(
+            &format!("prove --backend cpu --constraints 2^{log} --proofs 3 --no-verify --json"),
+            &dir.0,
+        );
+        assert!(run.ok(), "{run:?}");
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let predicted = v["prediction"]["stage_and_compute_ms"].as_f64().unwrap();
+        let measured = v["phases"]["stage+compute"]["median_ms"].as_f64().unwrap();
+        let assumes = v["prediction"]["assumes"].as_str().unwrap();
+        assert!(
+            assumes.contains("cpu:0's cost model, measured on this host"),
+            "{assumes}"
+        );
+        assert!(assumes.contains("host threads"), "{assumes}");
+        let ratio = predicted / measured;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "2^{log}: predicted {predicted:.1} ms, measured {measured:.1} ms ({ratio:.2}x)"
+        );
+    }
+    let plan = crucible("plan --backend cpu --constraints 2^12", &dir.0);
+    assert!(plan.ok(), "{plan:?}");
+    assert!(
+        plan.stdout.contains("(assumes cpu:0's cost model"),
+        "{plan:?}"
+    );
+}

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::circuit::{BenchCircuit, BitHeavyCircuit};
+use crucible_core::fixtures::circuit::{BenchCircuit, BitHeavyCircuit};
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{KeyOptions, ProvingKey, Reduction};
-use crucible_core::key_file::generate_key;
 use crucible_core::Bls12_381;
 
 use crate::circom_reduction::CircomReduction;

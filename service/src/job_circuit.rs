@@ -3,8 +3,8 @@
 
 use ark_std::rand::rngs::OsRng;
 use ark_std::UniformRand;
-use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::Job;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::{FixedShape, Synthesize, Synthesized};
 use crucible_core::{Error, Fr, Result};
 

@@ -117,7 +117,7 @@ impl Witness {
 mod tests {
     use super::*;
     use crate::key_circuit::KeyCircuit;
-    use crucible_core::circuit::BenchCircuit;
+    use crucible_core::fixtures::circuit::BenchCircuit;
     use crucible_core::groth16::{synthesize, CircuitMatrices, Synthesize};
 
     #[test]
