@@ -78,13 +78,13 @@ enum Command {
 
 /// Mesa's Vulkan device-select layer connects to Wayland to order the GPUs, and
 /// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment`
-/// on every probe where there is no session (servers, CI). Without a session there is
-/// nothing to order by, so the layer is switched off with its own variable, here,
-/// before any thread starts (a user who set it keeps their choice).
+/// on every probe where no user is logged in to a desktop (servers, CI). Without one
+/// there is nothing to order by, so the layer is switched off with its own variable,
+/// here, before any thread starts (a user who set it keeps their choice).
 fn quiet_vulkan_probe() {
-    let session = std::env::var_os("XDG_RUNTIME_DIR")
+    let desktop = std::env::var_os("XDG_RUNTIME_DIR")
         .is_some_and(|dir| std::path::Path::new(&dir).is_absolute());
-    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+    if !desktop && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

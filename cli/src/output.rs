@@ -156,7 +156,7 @@ pub fn database_address(url: &str) -> String {
 
 /// What a predicted time assumes: whose cost model and its rates, the host's threads,
 /// and which phases it covers.
-pub fn prediction_assumes(backend: &dyn crucible_core::ProverBackend) -> String {
+pub fn predicted_time_assumes(backend: &dyn crucible_core::ProverBackend) -> String {
     let m = backend.cost_model();
     let source = if backend.info().name == "cpu" {
         "measured on this host at first use"

@@ -14,7 +14,7 @@ use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 
 use crate::devices::{DeviceArgs, Takes};
 use crate::error::CliError;
-use crate::output::{count, prediction_assumes};
+use crate::output::{count, predicted_time_assumes};
 use crate::parse;
 
 /// The circuit and device options `plan` and `prove` share.
@@ -99,7 +99,7 @@ pub struct PlanArgs {
 
 /// The schedule chosen for a device's budget and where the budget comes from.
 pub struct MemorySummary {
-    /// The schedule, its plans, its prediction and the floor.
+    /// The schedule, its plans, its predicted time and the floor.
     pub choice: ScheduleChoice,
     /// Where the capacity comes from.
     pub capacity_source: String,
@@ -207,7 +207,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!(
         "predicted stage + compute: {:.1} ms a proof\n  (assumes {})",
         chosen.predicted_seconds * 1e3,
-        prediction_assumes(backend)
+        predicted_time_assumes(backend)
     );
     println!();
     println!("key plan (staged once per device, shared by its workers):");

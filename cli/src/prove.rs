@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::devices::{chosen_devices, Takes};
 use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
-use crate::output::{count, load_key_id, prediction_assumes, progress_bar, table};
+use crate::output::{count, load_key_id, predicted_time_assumes, progress_bar, table};
 use crate::parse;
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
@@ -281,8 +281,8 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             crucible_core::groth16::schedule::describe(key.schedule_choice())
         ));
     }
-    let assumes = prediction_assumes(&*backend);
-    say(format!("the prediction assumes {assumes}"));
+    let assumes = predicted_time_assumes(&*backend);
+    say(format!("the predicted time assumes {assumes}"));
     // The circuit's shape is fixed: its matrices are built once, and each proof's
     // synthesis computes only its assignment (about 9x less host work a proof).
     let t = Instant::now();
@@ -334,11 +334,11 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     if args.json {
         let key = json!({ "path": key_path, "source": key_source });
-        let prediction = json!({
+        let predicted = json!({
             "stage_and_compute_ms": memory.choice.chosen.predicted_seconds * 1e3,
             "assumes": assumes,
         });
-        print_json(args, &selected.reason, key, prediction, &results, &stats)?;
+        print_json(args, &selected.reason, key, predicted, &results, &stats)?;
     } else {
         print_text(args, &results, &stats, &memory);
     }
@@ -556,7 +556,7 @@ fn print_json(
     args: &ProveArgs,
     reason: &str,
     key: serde_json::Value,
-    prediction: serde_json::Value,
+    predicted: serde_json::Value,
     results: &[ProofResult],
     stats: &EngineStats,
 ) -> Result<(), CliError> {
@@ -604,7 +604,7 @@ fn print_json(
         "checked": args.check,
         "proofs": proofs,
         "phases": phases,
-        "prediction": prediction,
+        "predicted": predicted,
         "proofs_per_second": stats.proofs_per_second(),
         "stats": stats,
     });
