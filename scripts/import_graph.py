@@ -3,12 +3,16 @@
 crate it uses (`use crate::...`, `crate::...` paths, `use super::...` and a parent's
 `use child::...`), printed one module a line; exits 1 if the graph has a cycle (a
 module that imports, directly or not, a module that imports it). Tests (a file's
-`#[cfg(test)] mod tests`) are left out: they may use what they test.
+`#[cfg(test)] mod tests`) are left out: they may use what they test. A name the crate
+or a parent module re-exports (`pub use module::Name`) counts as an import of the
+module that defines it: the re-exporting module only forwards it (and its `pub use`
+lines are no imports of its own). With no crate named, every crate of the workspace
+is checked.
 
 With --backends it also checks that no backend crate (backend-*) depends on another
 one: backends meet only in the roster crate (backends/).
 
-  scripts/import_graph.py backend-cuda backend-wgpu --backends
+  scripts/import_graph.py --backends
 """
 import os
 import re
@@ -56,12 +60,13 @@ def use_paths(tree):
     return out
 
 
-def resolve(path, here, modules):
-    """The module `path` (as written in module `here`) lands in, if one of ours."""
+def resolve(path, here, modules, reexports=None):
+    """The module `path` (as written in module `here`) lands in, if one of ours; a name
+    a module re-exports (`pub use child::Name`) lands in the module it comes from."""
     segs = [s for s in path.split("::") if s]
     if not segs:
         return None
-    if segs[0] == "crate":
+    if segs[0] in ("crate", "$crate"):
         base = []
         segs = segs[1:]
     elif segs[0] == "super":
@@ -74,12 +79,35 @@ def resolve(path, here, modules):
         base = [] if here == "crate" else here.split("::")
         if "::".join(base + segs[:1]) not in modules:
             return None  # an outside crate
-    best = "::".join(base) or "crate"
+    best, matched = "::".join(base) or "crate", 0
     for n in range(1, len(segs) + 1):
         candidate = "::".join(base + segs[:n])
         if candidate in modules:
-            best = candidate
+            best, matched = candidate, n
+    forwarded = (reexports or {}).get(best, {})
+    if matched < len(segs) and segs[matched] in forwarded:
+        return forwarded[segs[matched]]
     return best
+
+
+def reexports_of(files, modules):
+    """Module -> {name: the module it comes from (None: another crate)} for every name
+    a module forwards with `pub use`."""
+    found = {}
+    for module, path in files.items():
+        names = {}
+        for tree in re.findall(r"\bpub\s+use\s+([^;]+);", code_of(open(path).read())):
+            for p in use_paths(tree):
+                flat = re.sub(r"\s+", "", p)
+                alias = re.search(r"as(\w+)$", flat)
+                target = re.sub(r"as\w+$", "", flat)
+                name = alias.group(1) if alias else target.split("::")[-1]
+                if name in ("*", "self", ""):
+                    continue
+                names[name] = resolve(target, module, modules)
+        if names:
+            found[module] = names
+    return found
 
 
 def graph(crate):
@@ -91,17 +119,19 @@ def graph(crate):
                 path = os.path.join(root, name)
                 files[module_of(src, path)] = path
     modules = set(files)
+    reexports = reexports_of(files, modules)
     edges = {m: set() for m in modules}
     for module, path in files.items():
-        code = code_of(open(path).read())
+        # A module's own `pub use` lines forward names to its importers: not imports.
+        code = re.sub(r"\bpub\s+use\s+[^;]+;", "", code_of(open(path).read()))
         paths = []
         for tree in re.findall(r"\buse\s+([^;]+);", code):
             paths += use_paths(tree)
         # Paths in code: from the crate root, or from a child module or a parent by name.
-        paths += re.findall(r"(?<![\w:])(?:crate|super|self)(?:::\w+)+", code)
+        paths += re.findall(r"(?<![\w:])\$?(?:crate|super|self)(?:::\w+)+", code)
         paths += re.findall(r"(?<![\w:])\w+(?:::\w+)+", code)
         for p in paths:
-            target = resolve(p, module, modules)
+            target = resolve(p, module, modules, reexports)
             if target and target != module:
                 edges[module].add(target)
     return edges
@@ -144,10 +174,19 @@ def backend_dependencies(root):
     return found
 
 
+def workspace_crates(root):
+    """The members of the workspace's Cargo.toml that have a src/ folder."""
+    manifest = open(os.path.join(root, "Cargo.toml")).read()
+    members = re.search(r"members\s*=\s*\[(.*?)\]", manifest, re.S).group(1)
+    names = re.findall(r'"([^"]+)"', members)
+    return [n for n in names if os.path.isdir(os.path.join(root, n, "src"))]
+
+
 def main(args):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ok = True
-    for crate in [a for a in args if not a.startswith("--")]:
+    crates = [a for a in args if not a.startswith("--")] or workspace_crates(root)
+    for crate in crates:
         edges = graph(os.path.join(root, crate))
         print(f"{crate}: module -> modules it imports")
         for m in sorted(edges, key=lambda m: (m != "crate", m)):

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cost;
 mod device;
 mod error;
 mod field;
@@ -17,9 +18,9 @@ use ark_ff::Zero;
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
-    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan, MsmSpan,
-    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceSync, Domain, ElementKind, Fr,
+    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan,
+    MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 pub use error::CpuError;
@@ -103,6 +104,10 @@ inventory::submit! {
 impl ProverBackend for CpuBackend {
     fn info(&self) -> &BackendInfo {
         &self.info
+    }
+
+    fn cost_model(&self) -> CostModel {
+        cost::measured()
     }
 
     fn budget(&self) -> &Arc<DeviceBudget> {

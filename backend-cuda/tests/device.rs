@@ -13,10 +13,10 @@ use ark_ff::{One, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_backend_cuda::CudaBackend;
 use crucible_conformance::{compare_with_arkworks, required_backends};
-use crucible_core::circuit::BenchCircuit;
 use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
-use crucible_core::key_file::generate_key;
 use crucible_core::registry::ProbeOptions;
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::{

@@ -100,7 +100,7 @@ pub fn mixed_scalars(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<Fr> 
 }
 
 /// Random bases: core's, which synthetic keys share.
-pub use crucible_core::random_points::random_bases;
+pub use crucible_core::fixtures::random_points::random_bases;
 
 #[cfg(test)]
 mod tests {

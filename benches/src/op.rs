@@ -98,9 +98,9 @@ impl Op {
 }
 
 /// The shape of the benchmark circuit with `constraints` constraints and `inputs` public
-/// inputs ([`BenchCircuit::shape`](crucible_core::circuit::BenchCircuit::shape)).
+/// inputs ([`BenchCircuit::shape`](crucible_core::fixtures::circuit::BenchCircuit::shape)).
 pub fn prove_shape(constraints: usize, inputs: usize) -> Result<ProofShape> {
-    crucible_core::circuit::BenchCircuit::shape(constraints, inputs)
+    crucible_core::fixtures::circuit::BenchCircuit::shape(constraints, inputs)
 }
 
 impl fmt::Display for Op {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ark_ff::{UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_core::circuit::BitHeavyCircuit;
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
 use crucible_core::groth16::{
     prove, schedule_for, KeyOptions, ProveOptions, ProvingKey, StagedKey,
 };

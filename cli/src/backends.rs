@@ -2,19 +2,54 @@
 
 use std::process::ExitCode;
 
+use clap::Args;
 use crucible_core::human_bytes;
-use crucible_core::registry::{probe_all, Probe, ProbeOptions};
+use crucible_core::registry::{probe_all, probe_listed, Probe};
 
+use crate::devices::{DeviceArgs, Takes};
+use crate::error::CliError;
 use crate::output::table;
-use crate::CliError;
 
-/// Probes every registered backend and prints a row per device (or per unavailable
+/// Arguments of `crucible backends`.
+#[derive(Args)]
+pub struct BackendsArgs {
+    /// Backend (`all`, the default, lists every one but the template, which is for
+    /// porters and listed only when named), budget cap and tuning file.
+    #[command(flatten)]
+    device: DeviceArgs,
+}
+
+/// Probes the registered backends and prints a row per device (or per unavailable
 /// backend, with the reason).
-pub fn run() -> Result<ExitCode, CliError> {
-    let options = ProbeOptions::default();
+pub fn run(args: &BackendsArgs) -> Result<ExitCode, CliError> {
+    args.device.check_takes(
+        "backends",
+        Takes {
+            devices: false,
+            workers: false,
+        },
+    )?;
+    let options = args.device.probe_options()?;
+    let which = args.device.backend_or("all");
+    let probed_all = if which == "all" {
+        probe_listed(&options)
+    } else {
+        let probed = probe_all(&options);
+        if !probed.iter().any(|p| p.registration.name == which) {
+            let names: Vec<_> = probed.iter().map(|p| p.registration.name).collect();
+            return Err(CliError(format!(
+                "unknown backend `{which}`: the backends are {}, or `all`",
+                names.join(", ")
+            )));
+        }
+        probed
+    };
     let mut rows = Vec::new();
-    for probed in probe_all(&options) {
+    for probed in probed_all {
         let name = probed.registration.name;
+        if which != "all" && which != name {
+            continue;
+        }
         for probe in probed.probes {
             rows.push(match probe {
                 Probe::Available(backend) => {

@@ -11,27 +11,28 @@ use crucible_benches::{
     measure, op_plans, total_bytes, HostMemory, Measurement, Op, ScalarMix, Task, Workload,
     PROVE_INPUTS,
 };
-use crucible_core::key_file::BenchKeyId;
-use crucible_core::priority;
-use crucible_core::registry::{probe_all, select, Probe, ProbeOptions};
-use crucible_core::synthetic_key::synthetic_key;
+use crucible_core::fixtures::key_cache::BenchKeyId;
+use crucible_core::fixtures::synthetic_key::synthetic_key;
+use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
 use crucible_core::{BackendInfo, ProverBackend};
 use serde_json::json;
 
+use crate::devices::{DeviceArgs, Takes};
+use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
 use crate::output::{load_key_id, progress_bar, table};
 use crate::parse::{self, SizeList};
 use crate::plot::{write_svg, Series};
-use crate::CliError;
 
 /// Arguments of `crucible bench`.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Backends: `all` (every available one but the unranked template; the others are
-    /// listed as skipped) or a comma list such as `cpu,cuda,wgpu` (each must be
-    /// available).
-    #[arg(long, default_value = "all")]
-    backend: String,
+    /// Backend, devices, budget cap and tuning file; `--backend` also takes a comma
+    /// list such as `cpu,cuda,wgpu` (each must be available). The `prove` operation runs
+    /// the fastest schedule that fits `--memory-limit` (streamed bases, sequenced
+    /// domain vectors).
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
     #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
     op: Op,
@@ -60,17 +61,14 @@ pub struct BenchArgs {
     /// before the clock starts (`ProverBackend::pin_scalars`; sppark's pinned mode).
     #[arg(long, default_value = "pageable")]
     host_memory: HostMemory,
-    /// Cap on each device's budget (`16GiB`): `prove` then runs the fastest schedule
-    /// that fits it (streamed bases, sequenced domain vectors).
-    #[arg(long, value_parser = parse::memory)]
-    memory_limit: Option<u64>,
     /// Write the results as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write the results as CSV here.
     #[arg(long)]
     csv: Option<PathBuf>,
-    /// Draw an SVG plot (time against size, log-log, one line per backend) here.
+    /// Draw an SVG plot (time against size, log-log, one line per backend) here; the
+    /// file name must end in `.svg`.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
@@ -154,24 +152,13 @@ fn write_file(path: &Path, contents: &str) -> Result<(), CliError> {
 /// The backends to run, and the (name, reason) of those skipped.
 type Backends = (Vec<Arc<dyn ProverBackend>>, Vec<(String, String)>);
 
-fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError> {
-    let options = ProbeOptions {
-        memory_limit,
-        ..ProbeOptions::default()
-    };
+fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
     let mut chosen: Vec<Arc<dyn ProverBackend>> = Vec::new();
     let mut skipped = Vec::new();
     if spec == "all" {
-        for probed in probe_all(&options) {
+        for probed in probe_listed(options) {
             for probe in probed.probes {
                 match probe {
-                    // Unranked backends prove nothing yet (the template): named only.
-                    Probe::Available(b) if b.info().priority == priority::UNRANKED => {
-                        skipped.push((
-                            b.info().label(),
-                            "unranked (it proves nothing yet); name it to bench it".into(),
-                        ))
-                    }
                     Probe::Available(b) => chosen.push(b),
                     Probe::Unavailable { reason } => {
                         skipped.push((probed.registration.name.to_string(), reason))
@@ -186,7 +173,7 @@ fn backends(spec: &str, memory_limit: Option<u64>) -> Result<Backends, CliError>
                     "empty backend name in `--backend {spec}`"
                 )));
             }
-            let backend = select(name, &options)?.backend;
+            let backend = select(name, options)?.backend;
             if !chosen
                 .iter()
                 .any(|b| b.info().label() == backend.info().label())
@@ -215,6 +202,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             "--synthetic-key applies to --op prove only".into(),
         ));
     }
+    args.device.check_takes(
+        "bench",
+        Takes {
+            devices: false,
+            workers: false,
+        },
+    )?;
     for &size in sizes {
         args.op.check_size(size)?;
     }
@@ -227,7 +221,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             check_writable(path, flag)?;
         }
     }
-    let (backends, skipped) = backends(&args.backend, args.memory_limit)?;
+    if let Some(plot) = &args.plot {
+        if !plot
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+        {
+            return Err(CliError(format!(
+                "--plot {}: the plot is written as SVG only; give a file name ending in .svg",
+                plot.display()
+            )));
+        }
+    }
+    let options = args.device.probe_options()?;
+    let (backends, skipped) = backends(args.device.backend_or("all"), &options)?;
     for (name, reason) in &skipped {
         eprintln!("skipped {name}: {reason}");
     }

@@ -1,14 +1,19 @@
 //! `crucible client`: drives a `crucible serve` daemon over gRPC: load and evict
 //! keys, prove, status, and a load test that measures proofs per second.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand};
 use crucible_benches::Stats;
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::groth16::Proof;
+use crucible_core::Fr;
+use crucible_files::artifacts::{write_proof, write_public};
 use crucible_service::client::{connect, verify, verifying_key};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::prover_client::ProverClient;
@@ -16,8 +21,9 @@ use crucible_service::proto::{self, prove_response, JobResult};
 use crucible_service::witness::Witness;
 use tonic::transport::Channel;
 
-use crate::output::{count, table};
-use crate::{parse, runtime, CliError};
+use crate::error::CliError;
+use crate::output::{count, file_form, table};
+use crate::{parse, runtime};
 
 /// Arguments of `crucible client`.
 #[derive(Args)]
@@ -59,6 +65,14 @@ enum ClientCommand {
         /// A `.wtns` file: every wire's value (for a `zkey:` key, from circom).
         #[arg(long)]
         wtns: Option<std::path::PathBuf>,
+        /// Write the proof here, as `crucible prove` does: snarkjs' `proof.json` form
+        /// for a `*.json` name, else arkworks' compressed binary.
+        #[arg(long)]
+        proof: Option<std::path::PathBuf>,
+        /// Write the public signals here: snarkjs' `public.json` form for `*.json`,
+        /// else arkworks' binary `Vec<Fr>`.
+        #[arg(long)]
+        public: Option<std::path::PathBuf>,
     },
     /// Devices, budgets, keys and queues.
     Status,
@@ -118,7 +132,9 @@ async fn load_key(
 /// Runs the subcommand.
 pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
     runtime::build()?.block_on(async {
-        let mut client = connect(&args.addr).await.map_err(service)?;
+        let mut client = connect(&args.addr)
+            .await
+            .map_err(|e| CliError(format!("cannot reach the daemon at {}: {e}", args.addr)))?;
         match &args.command {
             ClientCommand::LoadKey { id, key } => {
                 let key: KeyRef = key.parse().map_err(service)?;
@@ -139,6 +155,8 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                 id,
                 bench_seed,
                 wtns,
+                proof,
+                public,
             } => {
                 let witness = match wtns {
                     Some(path) => Witness::Wtns(
@@ -153,6 +171,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                 if result.state() != proto::JobState::Done {
                     return Ok(ExitCode::FAILURE);
                 }
+                write_files(&result, proof.as_deref(), public.as_deref())?;
             }
             ClientCommand::Status => print_status(&mut client).await?,
             ClientCommand::Bench {
@@ -168,6 +187,43 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Writes a done job's proof and public signals where `--proof` and `--public` say,
+/// through the writer `crucible prove` uses.
+fn write_files(
+    result: &JobResult,
+    proof: Option<&Path>,
+    public: Option<&Path>,
+) -> Result<(), CliError> {
+    let decode = |what: &str, e: ark_serialize::SerializationError| {
+        CliError(format!("the daemon's {what} does not decode: {e}"))
+    };
+    if let Some(path) = proof {
+        let value =
+            Proof::deserialize_compressed(&result.proof[..]).map_err(|e| decode("proof", e))?;
+        write_proof(path, &value)?;
+        println!(
+            "wrote the proof to {} ({})",
+            path.display(),
+            file_form(path)
+        );
+    }
+    if let Some(path) = public {
+        let values = result
+            .public_inputs
+            .iter()
+            .map(|bytes| Fr::deserialize_compressed(&bytes[..]))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| decode("public inputs", e))?;
+        write_public(path, &values)?;
+        println!(
+            "wrote the public signals to {} ({})",
+            path.display(),
+            file_form(path)
+        );
+    }
+    Ok(())
 }
 
 /// Submit + await, retrying while the server is busy.

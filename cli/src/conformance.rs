@@ -6,19 +6,19 @@ use std::path::PathBuf;
 
 use clap::Args;
 use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
-use crucible_core::registry::ProbeOptions;
 use crucible_core::MAX_LOG_SIZE;
 
-use crate::CliError;
+use crate::devices::{DeviceArgs, Takes};
+use crate::error::CliError;
 
 /// Arguments of `crucible conformance`.
 #[derive(Args)]
 pub struct ConformanceArgs {
-    /// A registered backend name, or `all`. Backends named in `CRUCIBLE_REQUIRE`
-    /// (comma-separated) fail the run when unavailable instead of being skipped, and
-    /// on every case they answer unsupported.
-    #[arg(long, default_value = "all")]
-    backend: String,
+    /// Backend (a registered name or `all`, the default), budget cap and tuning file.
+    /// Backends named in `CRUCIBLE_REQUIRE` (comma-separated) fail the run when
+    /// unavailable instead of being skipped, and on every case they answer unsupported.
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Largest NTT is 2^k; MSM edge sizes reach 2^k + 1.
     #[arg(long, default_value_t = 8)]
     max_log_size: u32,
@@ -28,11 +28,15 @@ pub struct ConformanceArgs {
     /// Only cases whose name contains this string (e.g. `msm/g2`).
     #[arg(long)]
     filter: Option<String>,
+    /// Print every case and the summary as one JSON object on stdout instead of a line
+    /// per case.
+    #[arg(long)]
+    json: bool,
     /// Also write every case and the summary as JSON to this file.
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
     /// Also write a JUnit XML report to this file (one test suite per backend).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
 }
 
@@ -45,6 +49,14 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
             args.max_log_size
         )));
     }
+    args.device.check_takes(
+        "conformance",
+        Takes {
+            devices: false,
+            workers: false,
+        },
+    )?;
+    let options = args.device.probe_options()?;
     let mut config = Config::new(args.max_log_size);
     if let Some(seed) = args.seed {
         config.seed = seed;
@@ -52,27 +64,42 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     config.filter = args.filter.clone();
     let mut cases = Vec::new();
     let summary = run_registered(
-        &args.backend,
+        args.device.backend_or("all"),
         &config,
         &required_backends(),
-        &ProbeOptions::default(),
+        &options,
         &mut |case| {
-            println!("{case}");
+            if !args.json {
+                println!("{case}");
+            }
             cases.push(case.clone());
         },
     );
-    println!("{summary}");
-    let write = |path: &PathBuf, text: String| {
-        std::fs::write(path, text)
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
+    let json_text = || {
+        serde_json::to_string_pretty(&json_report(&cases, &summary))
+            .map_err(|e| CliError(format!("cannot write JSON: {e}")))
     };
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&json_report(&cases, &summary))
-            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
-        write(path, text + "\n")?;
+    if args.json {
+        println!("{}", json_text()?);
+    } else {
+        println!("{summary}");
+    }
+    // Where a report went is said on stderr, so that `--json` keeps stdout JSON.
+    let write = |path: &PathBuf, text: String, what: &str| {
+        std::fs::write(path, text)
+            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!(
+            "wrote {what} of {} to {}",
+            crate::output::count(cases.len() as u64, "case"),
+            path.display()
+        );
+        Ok::<_, CliError>(())
+    };
+    if let Some(path) = &args.out {
+        write(path, json_text()? + "\n", "the JSON report")?;
     }
     if let Some(path) = &args.junit {
-        write(path, junit_report(&cases, &summary))?;
+        write(path, junit_report(&cases, &summary), "the JUnit report")?;
     }
     if !summary.ok() {
         return Ok(ExitCode::FAILURE);

@@ -1,29 +1,43 @@
-//! The backend and devices a long-running command proves on (`serve`, `worker`).
+//! The device options of every command that uses a backend: which backend, which of
+//! its devices, the budget cap, workers per device and the tuning file.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use crucible_core::registry::{select, select_devices, ProbeOptions};
+use crucible_core::registry::{registrations, select, select_devices, ProbeOptions};
+use crucible_core::tuning_file::TuningFile;
 use crucible_core::ProverBackend;
 
-use crate::prove::Devices;
-use crate::{parse, CliError};
+use crate::error::CliError;
+use crate::parse::{self, Devices};
 
-/// `--backend`, `--devices`, `--memory-limit`, `--workers-per-device`.
+/// `--backend`, `--devices`, `--memory-limit`, `--workers-per-device`, `--tuning`.
 #[derive(Args)]
 pub struct DeviceArgs {
-    /// Backend: a registered name (`cpu`, `cuda`, `cuda:1`) or `auto` (the best available).
-    #[arg(long, default_value = "auto")]
-    pub backend: String,
-    /// Devices of the backend: `all` or indices `0,2` (default: the one `--backend` names).
+    /// Backend: a registered name (`cpu`, `cuda`, `cuda:1`), `auto` (the best available)
+    /// or `all` (every available one). Default: `auto` where one backend proves (prove,
+    /// plan, serve, worker), `all` where backends are compared or listed (bench,
+    /// conformance, backends). The template backend (for porters) runs only when named.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Devices of the backend: `all` or indices `0,2` (default: the one `--backend`
+    /// names). prove, serve and worker only.
     #[arg(long, value_parser = parse::devices)]
     pub devices: Option<Devices>,
-    /// Cap on each device's budget (`512MiB`, `1.5GiB`, bytes).
+    /// Cap on each device's budget (`512MiB`, `1.5GiB`, bytes): the fastest schedule
+    /// whose staged key and one proof per worker fit is chosen (`crucible plan` prints
+    /// it, and the floor below which no schedule fits).
     #[arg(long, value_parser = parse::memory)]
     pub memory_limit: Option<u64>,
-    /// Workers per device; each holds at most one proof lease at a time.
-    #[arg(long, default_value = "1", value_parser = parse::size)]
-    pub workers_per_device: usize,
+    /// Workers per device, each holding at most one proof at a time (default 1).
+    /// prove, plan, serve and worker only.
+    #[arg(long, value_parser = parse::size)]
+    pub workers_per_device: Option<usize>,
+    /// TOML tuning file: a table per backend (`[cuda]`, `[wgpu]`) overriding its
+    /// defaults (default: the file `CRUCIBLE_TUNING` names, else none).
+    #[arg(long, value_name = "FILE")]
+    pub tuning: Option<PathBuf>,
 }
 
 /// The chosen devices, the backend's name and why it was chosen.
@@ -36,17 +50,66 @@ pub struct ChosenDevices {
     pub reason: String,
 }
 
+/// Which of the device options a command takes beyond `--backend`, `--memory-limit`
+/// and `--tuning`, which every one takes.
+#[derive(Clone, Copy)]
+pub struct Takes {
+    /// `--devices`.
+    pub devices: bool,
+    /// `--workers-per-device`.
+    pub workers: bool,
+}
+
 impl DeviceArgs {
-    /// Probes the backend and picks its devices.
+    /// `--backend`, or `default` when it is not given.
+    pub fn backend_or<'a>(&'a self, default: &'a str) -> &'a str {
+        self.backend.as_deref().unwrap_or(default)
+    }
+
+    /// `--workers-per-device` (1 when not given).
+    pub fn workers(&self) -> usize {
+        self.workers_per_device.unwrap_or(1)
+    }
+
+    /// Refuses the options `command` does not take, naming both.
+    pub fn check_takes(&self, command: &str, takes: Takes) -> Result<(), CliError> {
+        for (given, flag, taken) in [
+            (self.devices.is_some(), "--devices", takes.devices),
+            (
+                self.workers_per_device.is_some(),
+                "--workers-per-device",
+                takes.workers,
+            ),
+        ] {
+            if given && !taken {
+                return Err(CliError(format!(
+                    "`crucible {command}` does not take {flag}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Probe options carrying `--memory-limit` and the tuning file, whose tables are
+    /// checked against the registered backends before anything is probed.
+    pub fn probe_options(&self) -> Result<ProbeOptions, CliError> {
+        let tuning = TuningFile::from_arg_or_env(self.tuning.as_deref())?;
+        let known: Vec<&str> = registrations().iter().map(|r| r.name).collect();
+        tuning.check_backends(&known)?;
+        Ok(ProbeOptions {
+            budget_cap: self.memory_limit,
+            tuning: Arc::new(tuning),
+            ..ProbeOptions::default()
+        })
+    }
+
+    /// Probes the backend (`auto` unless named) and picks its devices.
     pub fn resolve(&self) -> Result<ChosenDevices, CliError> {
-        if self.workers_per_device == 0 {
+        if self.workers() == 0 {
             return Err(CliError("--workers-per-device must be at least 1".into()));
         }
-        let options = ProbeOptions {
-            memory_limit: self.memory_limit,
-            ..ProbeOptions::default()
-        };
-        let selected = select(&self.backend, &options)?;
+        let options = self.probe_options()?;
+        let selected = select(self.backend_or("auto"), &options)?;
         let backend = selected.backend.info().name.clone();
         let devices = chosen_devices(&selected.backend, self.devices.as_ref(), &options)?;
         Ok(ChosenDevices {

@@ -8,8 +8,8 @@ use clap::Args;
 use crucible_files::artifacts::{is_json, read_proving_key, write_vk};
 use crucible_files::Zkey;
 
+use crate::error::CliError;
 use crate::output::spinner;
-use crate::CliError;
 
 /// Arguments of `crucible export-vk`.
 #[derive(Args)]

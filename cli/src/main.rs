@@ -11,6 +11,7 @@ mod bench;
 mod client;
 mod conformance;
 mod devices;
+mod error;
 mod export_vk;
 mod memory_watch;
 mod output;
@@ -30,6 +31,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use error::CliError;
+
 // The roster links every backend crate, or the linker would drop them and their
 // `inventory` registrations with them.
 use crucible_backends as _;
@@ -45,7 +48,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List every registered backend and device: available or why not, device, memory.
-    Backends,
+    Backends(backends::BackendsArgs),
     /// Prove: K proofs of the built-in benchmark circuit through the engine, or one
     /// proof of your circuit from files (a snarkjs .zkey or an arkworks key, circom's
     /// .wtns and .r1cs), written as snarkjs JSON or arkworks binary.
@@ -73,37 +76,15 @@ enum Command {
     Client(client::ClientArgs),
 }
 
-/// A failure reported as `error: ...` with exit status 1.
-#[derive(Debug)]
-pub struct CliError(String);
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<crucible_core::Error> for CliError {
-    fn from(e: crucible_core::Error) -> Self {
-        CliError(e.to_string())
-    }
-}
-
-impl From<String> for CliError {
-    fn from(message: String) -> Self {
-        CliError(message)
-    }
-}
-
 /// Mesa's Vulkan device-select layer connects to Wayland to order the GPUs, and
 /// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment`
-/// on every probe where there is no session (servers, CI). Without a session there is
-/// nothing to order by, so the layer is switched off with its own variable, here,
-/// before any thread starts (a user who set it keeps their choice).
+/// on every probe where no user is logged in to a desktop (servers, CI). Without one
+/// there is nothing to order by, so the layer is switched off with its own variable,
+/// here, before any thread starts (a user who set it keeps their choice).
 fn quiet_vulkan_probe() {
-    let session = std::env::var_os("XDG_RUNTIME_DIR")
+    let desktop = std::env::var_os("XDG_RUNTIME_DIR")
         .is_some_and(|dir| std::path::Path::new(&dir).is_absolute());
-    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+    if !desktop && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
     }
 }
@@ -118,7 +99,7 @@ fn main() -> ExitCode {
     };
     crucible_service::logging::init(default_log);
     let result = match &cli.command {
-        Command::Backends => backends::run(),
+        Command::Backends(args) => backends::run(args),
         Command::Prove(args) => prove::run(args),
         Command::Verify(args) => verify::run(args),
         Command::ExportVk(args) => export_vk::run(args),

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crucible_core::fixtures::key_cache::{BenchKeyId, KeyCache, KeySource};
 use crucible_core::groth16::ProvingKey;
-use crucible_core::key_file::{BenchKeyId, KeyCache, KeySource};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// Left-aligns the first `left` columns and right-aligns the rest.
 pub fn table(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
@@ -136,9 +136,56 @@ pub fn load_key_id(id: &BenchKeyId) -> Result<LoadedKey, CliError> {
     Ok(LoadedKey { key, path, source })
 }
 
+/// The form a proof or public-signals file is written in, by its name.
+pub fn file_form(path: &std::path::Path) -> &'static str {
+    if crucible_files::artifacts::is_json(path) {
+        "snarkjs JSON"
+    } else {
+        "arkworks binary"
+    }
+}
+
+/// A database URL as errors print it: `host:port/database`, without the user and
+/// password (`postgres://user:password@host:port/database`).
+pub fn database_address(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    let rest = rest.split_once('?').map_or(rest, |(address, _)| address);
+    format!("postgres://{rest}")
+}
+
+/// What a predicted time assumes: whose cost model and its rates, the host's threads,
+/// and which phases it covers.
+pub fn predicted_time_assumes(backend: &dyn crucible_core::ProverBackend) -> String {
+    let m = backend.cost_model();
+    let source = if backend.info().name == "cpu" {
+        "measured on this host at first use"
+    } else {
+        "fitted to its measurements"
+    };
+    format!(
+        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s; {} host threads; stage + NTT + MSM only, not synthesis, evaluation or verification",
+        backend.info().label(),
+        m.msm_g1_ns_per_term,
+        m.msm_g2_ns_per_term,
+        m.ntt_ns_per_butterfly_stage,
+        m.stage_bytes_per_second / 1e9,
+        crucible_core::host::cores(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn database_addresses_leave_out_the_password() {
+        assert_eq!(
+            database_address("postgres://me:secret@db.local:5433/jobs?sslmode=disable"),
+            "postgres://db.local:5433/jobs"
+        );
+        assert_eq!(database_address("postgres://db/jobs"), "postgres://db/jobs");
+    }
 
     #[test]
     fn counts() {

@@ -1,11 +1,20 @@
-//! Parsers for sizes (`2^20`, `1048576`), size lists and ranges (`2^10..2^20`,
+//! Parsers for device lists (`all`, `0,2`), sizes (`2^20`, `1048576`), size lists and ranges (`2^10..2^20`,
 //! `1024,4096`) and memory amounts (`512MiB`, `1.5GiB`, plain bytes; the grammar is
 //! core's, shared with environment variables).
 
+/// Which devices of the backend a command uses (`--devices`).
+#[derive(Clone, Debug)]
+pub enum Devices {
+    /// Every available device.
+    All,
+    /// These indices.
+    Some(Vec<usize>),
+}
+
 /// Devices for `--devices`: `all` or a comma list of indices.
-pub fn devices(text: &str) -> Result<crate::prove::Devices, String> {
+pub fn devices(text: &str) -> Result<Devices, String> {
     if text == "all" {
-        return Ok(crate::prove::Devices::All);
+        return Ok(Devices::All);
     }
     let list = text
         .split(',')
@@ -15,7 +24,7 @@ pub fn devices(text: &str) -> Result<crate::prove::Devices, String> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::prove::Devices::Some(list))
+    Ok(Devices::Some(list))
 }
 
 /// A size: a decimal integer or `2^k`.

@@ -12,30 +12,23 @@ use crucible_core::groth16::Reduction;
 use crucible_core::registry::{select, ProbeOptions, Selected};
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 
-use crate::output::count;
-use crate::{parse, CliError};
+use crate::devices::{DeviceArgs, Takes};
+use crate::error::CliError;
+use crate::output::{count, predicted_time_assumes};
+use crate::parse;
 
-/// The circuit, backend and memory options `plan` and `prove` share.
+/// The circuit and device options `plan` and `prove` share.
 #[derive(Args)]
 pub struct ProofSetup {
-    /// Backend: a registered name (`cpu`, `cuda`, `cuda:1`) or `auto` (the best available).
-    #[arg(long, default_value = "auto")]
-    pub backend: String,
+    #[command(flatten)]
+    pub device: DeviceArgs,
     /// Constraints of the built-in benchmark circuit (`4096` or `2^12`); required
     /// unless `prove` is given circuit files (`--zkey`, or `--pk` with `--r1cs`).
     #[arg(long, value_parser = parse::size)]
     pub constraints: Option<usize>,
-    /// Public inputs of the circuit.
-    #[arg(long, default_value = "1", value_parser = parse::size)]
-    pub inputs: usize,
-    /// Cap on the device budget (`512MiB`, `1.5GiB`, bytes). The fastest schedule
-    /// whose staged key and one proof per worker fit is chosen (`crucible plan`
-    /// prints it, and the floor below which no schedule fits).
-    #[arg(long, value_parser = parse::memory)]
-    pub memory_limit: Option<u64>,
-    /// Workers per device; each holds at most one proof lease at a time.
-    #[arg(long, default_value = "1", value_parser = parse::size)]
-    pub workers_per_device: usize,
+    /// Public inputs of the built-in circuit (default 1).
+    #[arg(long, value_parser = parse::size)]
+    pub inputs: Option<usize>,
 }
 
 /// A [`ProofSetup`] checked and resolved: the backend chosen, the schedule planned.
@@ -49,12 +42,14 @@ pub struct Resolved {
 }
 
 impl ProofSetup {
-    /// Probe options carrying `--memory-limit`.
-    pub fn probe_options(&self) -> ProbeOptions {
-        ProbeOptions {
-            memory_limit: self.memory_limit,
-            ..ProbeOptions::default()
-        }
+    /// Public inputs of the built-in circuit.
+    pub fn inputs(&self) -> usize {
+        self.inputs.unwrap_or(1)
+    }
+
+    /// Workers per device.
+    pub fn workers_per_device(&self) -> usize {
+        self.device.workers()
     }
 
     /// `--constraints`, which the built-in circuit needs.
@@ -74,21 +69,16 @@ impl ProofSetup {
         if constraints == 0 {
             return Err(CliError("--constraints must be at least 1".into()));
         }
-        if !(1..=MAX_WORKERS_PER_DEVICE).contains(&self.workers_per_device) {
+        let workers = self.workers_per_device();
+        if !(1..=MAX_WORKERS_PER_DEVICE).contains(&workers) {
             return Err(CliError(format!(
-                "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {}",
-                self.workers_per_device
+                "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {workers}"
             )));
         }
-        let shape = prove_shape(constraints, self.inputs)?;
-        let options = self.probe_options();
-        let selected = select(&self.backend, &options)?;
-        let memory = MemorySummary::new(
-            &*selected.backend,
-            &shape,
-            &options,
-            self.workers_per_device,
-        )?;
+        let shape = prove_shape(constraints, self.inputs())?;
+        let options = self.device.probe_options()?;
+        let selected = select(self.device.backend_or("auto"), &options)?;
+        let memory = MemorySummary::new(&*selected.backend, &shape, &options, workers)?;
         if let Some(note) = &memory.capped {
             eprintln!("note: {note}");
         }
@@ -109,7 +99,7 @@ pub struct PlanArgs {
 
 /// The schedule chosen for a device's budget and where the budget comes from.
 pub struct MemorySummary {
-    /// The schedule, its plans, its prediction and the floor.
+    /// The schedule, its plans, its predicted time and the floor.
     pub choice: ScheduleChoice,
     /// Where the capacity comes from.
     pub capacity_source: String,
@@ -127,7 +117,7 @@ impl MemorySummary {
         workers: usize,
     ) -> Result<Self, CliError> {
         let capacity = backend.budget().capacity();
-        let capacity_source = match options.memory_limit {
+        let capacity_source = match options.budget_cap {
             Some(limit) if limit == capacity => {
                 format!("--memory-limit {}", human_bytes(limit))
             }
@@ -145,7 +135,7 @@ impl MemorySummary {
                 ),
             },
         };
-        let capped = options.memory_limit.filter(|l| *l > capacity).map(|limit| {
+        let capped = options.budget_cap.filter(|l| *l > capacity).map(|limit| {
             format!(
                 "--memory-limit {} ({limit} B) is more than {} offers: its budget is {} ({capacity} B, {capacity_source})",
                 human_bytes(limit),
@@ -174,6 +164,13 @@ impl MemorySummary {
 /// Prints the schedule, its plans, the floor and the memory–time curve.
 pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let setup = &args.setup;
+    setup.device.check_takes(
+        "plan",
+        Takes {
+            devices: false,
+            workers: true,
+        },
+    )?;
     let Resolved {
         shape,
         selected,
@@ -181,7 +178,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     } = setup.resolve()?;
     let backend = &*selected.backend;
     let label = backend.info().label();
-    let workers = setup.workers_per_device;
+    let workers = setup.workers_per_device();
     let choice = &memory.choice;
     let chosen = &choice.chosen;
 
@@ -189,7 +186,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!(
         "circuit: {}, {} ({} with the constant one, {})",
         count(shape.num_constraints as u64, "constraint"),
-        count(setup.inputs as u64, "public input"),
+        count(setup.inputs() as u64, "public input"),
         count(shape.num_instance as u64, "instance variable"),
         count(shape.num_witness as u64, "witness variable"),
     );
@@ -208,9 +205,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!();
     println!("schedule: {}", chosen.schedule);
     println!(
-        "predicted stage + compute: {:.1} ms a proof ({}'s cost model)",
+        "predicted stage + compute: {:.1} ms a proof\n  (assumes {})",
         chosen.predicted_seconds * 1e3,
-        backend.info().name
+        predicted_time_assumes(backend)
     );
     println!();
     println!("key plan (staged once per device, shared by its workers):");

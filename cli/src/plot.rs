@@ -4,7 +4,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// One line of the figure.
 pub struct Series {

@@ -10,22 +10,23 @@ use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
 use crucible_benches::{ScalarMix, Stats};
-use crucible_core::circuit::BitHeavyCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_core::fixtures::key_cache::BenchKeyId;
+use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::{CircuitMatrices, FixedShape, ProvingKey};
-use crucible_core::key_file::BenchKeyId;
-use crucible_core::registry::select_devices;
 use crucible_core::report::ProofReport;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
-use crucible_core::synthetic_key::synthetic_key;
 use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
+use crate::devices::{chosen_devices, Takes};
+use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
-use crate::output::{count, load_key_id, progress_bar, table};
+use crate::output::{count, load_key_id, predicted_time_assumes, progress_bar, table};
+use crate::parse;
 use crate::plan::{MemorySummary, ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
-use crate::{parse, CliError};
 
 /// Arguments of `crucible prove`.
 #[derive(Args)]
@@ -56,21 +57,17 @@ pub struct ProveArgs {
     /// memory available.
     #[arg(long, value_parser = parse::size)]
     synthesis_threads: Option<usize>,
-    /// The benchmark circuit's witness: `full` (every value full width), or
-    /// `bits=<share>`: that share of the constraints check a bit, so that share of the
-    /// witness is 0 or 1, as in bit-decomposition circuits (its own key).
-    #[arg(long, default_value = "full")]
-    witness: ScalarMix,
+    /// The benchmark circuit's witness: `full` (every value full width, the default),
+    /// or `bits=<share>`: that share of the constraints check a bit, so that share of
+    /// the witness is 0 or 1, as in bit-decomposition circuits (its own key).
+    #[arg(long)]
+    witness: Option<ScalarMix>,
     /// Prove with a key of the circuit's shape and pseudo-random points, built in
     /// seconds (a real setup takes minutes from about 2^22 constraints): the same
     /// device work, for timing and memory runs; the proofs do not verify, so
     /// verification is off and `--check` is refused.
     #[arg(long)]
     synthetic_key: bool,
-    /// Prove on several devices of the backend at once: `all` or indices `0,2`
-    /// (each job goes to the device with the most free budget).
-    #[arg(long, value_parser = parse::devices)]
-    devices: Option<Devices>,
     #[command(flatten)]
     files: FileInputs,
 }
@@ -80,15 +77,6 @@ impl ProveArgs {
     fn verifies(&self) -> bool {
         !self.no_verify && !self.synthetic_key
     }
-}
-
-/// Which devices of the backend the engine uses.
-#[derive(Clone, Debug)]
-pub enum Devices {
-    /// Every available device.
-    All,
-    /// These indices.
-    Some(Vec<usize>),
 }
 
 /// Everything one proof is made from.
@@ -146,15 +134,28 @@ struct ProofResult {
 
 /// Proves, checks and reports; exit 1 on any failed proof or mismatch.
 pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
-    if args.files.given() {
-        if args.proofs != 1
-            || args.devices.is_some()
-            || args.setup.workers_per_device != 1
-            || args.synthetic_key
-        {
-            return Err(CliError(
-                "--proofs, --devices, --workers-per-device and --synthetic-key apply to the built-in circuit; a key file proves one proof".into(),
-            ));
+    if let Some(key_flag) = args.files.key_flag() {
+        let device = &args.setup.device;
+        for (given, flag) in [
+            (args.proofs != 1, "--proofs"),
+            (device.devices.is_some(), "--devices"),
+            (device.workers_per_device.is_some(), "--workers-per-device"),
+            (args.synthetic_key, "--synthetic-key"),
+            (args.witness.is_some(), "--witness"),
+            (args.setup.constraints.is_some(), "--constraints"),
+            (args.setup.inputs.is_some(), "--inputs"),
+            (args.synthesis_threads.is_some(), "--synthesis-threads"),
+        ] {
+            if given {
+                return Err(CliError(format!(
+                    "{flag} applies to the built-in circuit, not to {key_flag}: a key file proves one proof of its own circuit, with the witness --wtns names"
+                )));
+            }
+        }
+        if args.seed.is_some() {
+            eprintln!(
+                "warning: --seed fixes the proof's randomness r and s: anyone who knows them can recover the witness from the proof; leave it out except in tests"
+            );
         }
         return prove_files::run(FileRun {
             setup: &args.setup,
@@ -170,8 +171,15 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             "{flag} needs a key file: --zkey c.zkey, or --pk key.bin (`crucible setup` makes one)"
         )));
     }
+    args.setup.device.check_takes(
+        "prove",
+        Takes {
+            devices: true,
+            workers: true,
+        },
+    )?;
     let seed = args.seed.unwrap_or(0);
-    let bits_per_mille = args.witness.per_mille();
+    let bits_per_mille = args.witness.unwrap_or(ScalarMix::FULL).per_mille();
     if !(1..=MAX_PROOFS).contains(&args.proofs) {
         return Err(CliError(format!(
             "--proofs must be between 1 and {MAX_PROOFS} (2^20) in one run, got {}",
@@ -208,31 +216,27 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     say(format!(
         "circuit: {}, {}, domain 2^{} ({} points){mix}",
         count(constraints as u64, "constraint"),
-        count(setup.inputs as u64, "public input"),
+        count(setup.inputs() as u64, "public input"),
         shape.log_domain,
         shape.domain_size()
     ));
 
     // Every check that can fail comes before the key, which can take minutes to make.
-    let backends = match &args.devices {
+    let backends = match &setup.device.devices {
         None => vec![Arc::clone(&backend)],
         Some(devices) => {
-            let indices = match devices {
-                Devices::All => None,
-                Devices::Some(list) => Some(list.as_slice()),
-            };
-            let chosen = select_devices(&backend.info().name, indices, &setup.probe_options())?;
+            let chosen = chosen_devices(&backend, Some(devices), &setup.device.probe_options()?)?;
             let labels: Vec<_> = chosen.iter().map(|b| b.info().label()).collect();
             say(format!("devices: {}", labels.join(", ")));
             chosen
         }
     };
-    let workers = setup.workers_per_device * backends.len();
+    let workers = setup.workers_per_device() * backends.len();
     let synthesis_threads = args
         .synthesis_threads
         .unwrap_or_else(|| auto_synthesis_threads_here(workers, &shape));
     let config = EngineConfig {
-        workers_per_device: setup.workers_per_device,
+        workers_per_device: setup.workers_per_device(),
         verify: args.verifies(),
         synthesis_threads,
         ..EngineConfig::default()
@@ -251,12 +255,12 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     let (pk, key_path, key_source) = if args.synthetic_key {
         say("proving key: synthetic (pseudo-random points; proofs are not verified)".into());
-        let key = synthetic_key(constraints, setup.inputs, seed)?;
+        let key = synthetic_key(constraints, setup.inputs(), seed)?;
         (key, "synthetic".to_string(), "synthetic")
     } else {
         let loaded = load_key_id(&BenchKeyId {
             constraints,
-            inputs: setup.inputs,
+            inputs: setup.inputs(),
             seed,
             bits_per_mille,
         })?;
@@ -277,11 +281,13 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             crucible_core::groth16::schedule::describe(key.schedule_choice())
         ));
     }
+    let assumes = predicted_time_assumes(&*backend);
+    say(format!("the predicted time assumes {assumes}"));
     // The circuit's shape is fixed: its matrices are built once, and each proof's
     // synthesis computes only its assignment (about 9x less host work a proof).
     let t = Instant::now();
     let matrices = CircuitMatrices::of(
-        proof_inputs(constraints, setup.inputs, seed, bits_per_mille, 0).circuit,
+        proof_inputs(constraints, setup.inputs(), seed, bits_per_mille, 0).circuit,
     )?;
     say(format!(
         "circuit matrices built once in {:.1} s; each proof synthesizes its assignment only",
@@ -290,9 +296,9 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     say(format!(
         "proving {} on {label} with {}",
         count(args.proofs as u64, "proof"),
-        count(setup.workers_per_device as u64, "worker"),
+        count(setup.workers_per_device() as u64, "worker"),
     ));
-    let inputs = setup.inputs;
+    let inputs = setup.inputs();
     let jobs = (0..args.proofs).map(|id| {
         let p = proof_inputs(constraints, inputs, seed, bits_per_mille, id);
         Job {
@@ -328,7 +334,11 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     if args.json {
         let key = json!({ "path": key_path, "source": key_source });
-        print_json(args, &selected.reason, key, &results, &stats)?;
+        let predicted = json!({
+            "stage_and_compute_ms": memory.choice.chosen.predicted_seconds * 1e3,
+            "assumes": assumes,
+        });
+        print_json(args, &selected.reason, key, predicted, &results, &stats)?;
     } else {
         print_text(args, &results, &stats, &memory);
     }
@@ -492,7 +502,7 @@ fn print_text(
         stats.failures,
         stats.wall.as_secs_f64(),
         stats.proofs_per_second(),
-        count(args.setup.workers_per_device as u64, "worker")
+        count(args.setup.workers_per_device() as u64, "worker")
     );
     let planned = reports.iter().map(|r| r.bytes_planned).max().unwrap_or(0);
     let peak = reports.iter().map(|r| r.peak_bytes).max().unwrap_or(0);
@@ -546,6 +556,7 @@ fn print_json(
     args: &ProveArgs,
     reason: &str,
     key: serde_json::Value,
+    predicted: serde_json::Value,
     results: &[ProofResult],
     stats: &EngineStats,
 ) -> Result<(), CliError> {
@@ -586,13 +597,14 @@ fn print_json(
         .collect();
     let out = json!({
         "selection": reason,
-        "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs, "seed": args.seed.unwrap_or(0) },
+        "circuit": { "constraints": args.setup.constraints, "inputs": args.setup.inputs(), "seed": args.seed.unwrap_or(0) },
         "key": key,
-        "workers_per_device": args.setup.workers_per_device,
+        "workers_per_device": args.setup.workers_per_device(),
         "verified": args.verifies(),
         "checked": args.check,
         "proofs": proofs,
         "phases": phases,
+        "predicted": predicted,
         "proofs_per_second": stats.proofs_per_second(),
         "stats": stats,
     });

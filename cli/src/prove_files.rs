@@ -5,26 +5,22 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
 use clap::Args;
 use crucible_conformance::{cross_check, hex, proof_bytes, verify_with_arkworks};
-use crucible_core::groth16::{
-    prove_synthesized, KeyOptions, ProofOutput, ProveOptions, ProvingKey, Reduction, StagedKey,
-    Synthesized,
-};
+use crucible_core::groth16::{KeyOptions, ProofOutput, ProveOptions, Reduction};
 use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
-use crucible_files::artifacts::{is_json, read_proving_key, write_proof, write_public};
-use crucible_files::{read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey};
+use crucible_files::artifacts::{write_proof, write_public};
+use crucible_files::KeyAndWitness;
 use serde_json::json;
 
-use crate::output::{count, spinner};
+use crate::error::CliError;
+use crate::output::{count, file_form, spinner};
 use crate::plan::ProofSetup;
-use crate::CliError;
 
 /// The user's circuit, key and witness files, and where the proof goes.
 #[derive(Args, Clone, Debug, Default)]
@@ -55,9 +51,16 @@ pub struct FileInputs {
 }
 
 impl FileInputs {
-    /// Whether a key file was given (the user's circuit instead of the built-in one).
-    pub fn given(&self) -> bool {
-        self.zkey.is_some() || self.pk.is_some()
+    /// The key file's flag (`--zkey` or `--pk`), when one was given: the user's circuit
+    /// instead of the built-in one.
+    pub fn key_flag(&self) -> Option<&'static str> {
+        if self.zkey.is_some() {
+            Some("--zkey")
+        } else if self.pk.is_some() {
+            Some("--pk")
+        } else {
+            None
+        }
     }
 
     /// The flag that only makes sense with a key file, if one was given without it.
@@ -89,11 +92,9 @@ pub struct FileRun<'a> {
     pub no_verify: bool,
 }
 
-/// A key, the circuit with its witness, and the reduction the key was made for.
+/// The key and witness read, and how to name the key.
 struct Loaded {
-    pk: Arc<ProvingKey>,
-    synthesized: Synthesized,
-    reduction: Reduction,
+    inputs: KeyAndWitness,
     key_kind: &'static str,
     key_path: PathBuf,
 }
@@ -110,37 +111,22 @@ fn required<'a>(path: &'a Option<PathBuf>, flag: &str, with: &str) -> Result<&'a
 fn load(files: &FileInputs) -> Result<Loaded, CliError> {
     let wtns = required(&files.wtns, "--wtns", "proving a key file")?;
     if let Some(zkey_path) = &files.zkey {
-        let zkey = spinner(&format!("reading {}", zkey_path.display()), || {
-            Zkey::read(zkey_path)
+        let inputs = spinner(&format!("reading {}", zkey_path.display()), || {
+            KeyAndWitness::read_zkey(zkey_path, wtns, files.r1cs.as_deref())
         })?;
-        let witness = read_witness(wtns)?;
-        let synthesized = match &files.r1cs {
-            Some(r1cs_path) => {
-                let r1cs = R1cs::read(r1cs_path)?;
-                zkey.check_matches(&r1cs, &name(zkey_path), &name(r1cs_path))?;
-                synthesized_from_r1cs(&r1cs, witness, &name(wtns))?
-            }
-            None => synthesized_from_zkey(&zkey.circuit(), witness, &name(wtns))?,
-        };
         return Ok(Loaded {
-            pk: Arc::new(zkey.proving_key),
-            synthesized,
-            reduction: Reduction::Circom,
+            inputs,
             key_kind: "snarkjs .zkey",
             key_path: zkey_path.clone(),
         });
     }
     let pk_path = required(&files.pk, "--pk or --zkey", "proving")?;
     let r1cs_path = required(&files.r1cs, "--r1cs", "--pk")?;
-    let pk = spinner(&format!("reading {}", pk_path.display()), || {
-        read_proving_key(pk_path)
+    let inputs = spinner(&format!("reading {}", pk_path.display()), || {
+        KeyAndWitness::read_arkworks(pk_path, r1cs_path, wtns)
     })?;
-    let r1cs = R1cs::read(r1cs_path)?;
-    let witness = read_witness(wtns)?;
     Ok(Loaded {
-        pk: Arc::new(pk),
-        synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,
-        reduction: Reduction::Libsnark,
+        inputs,
         key_kind: "arkworks proving key",
         key_path: pk_path.to_path_buf(),
     })
@@ -168,15 +154,9 @@ fn prove_once(
     s: Fr,
     verify: bool,
 ) -> Result<ProofOutput, CliError> {
-    let key_options = KeyOptions {
-        reduction: loaded.reduction,
-        ..KeyOptions::default()
-    };
-    let key = StagedKey::stage_with(backend, Arc::clone(&loaded.pk), &key_options)?;
-    let options = ProveOptions { verify };
-    let out = prove_synthesized(backend, &key, &loaded.synthesized, r, s, options);
-    key.release()?;
-    Ok(out?)
+    Ok(loaded
+        .inputs
+        .prove(backend, r, s, ProveOptions { verify })?)
 }
 
 /// Proves the files' circuit once; exit 1 when `--check` finds a difference.
@@ -187,9 +167,12 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         }
     };
     let loaded = load(args.files)?;
-    let Selected { backend, reason } = select(&args.setup.backend, &args.setup.probe_options())?;
+    let Selected { backend, reason } = select(
+        args.setup.device.backend_or("auto"),
+        &args.setup.device.probe_options()?,
+    )?;
     say(reason.clone());
-    let shape = loaded.synthesized.shape;
+    let shape = loaded.inputs.synthesized.shape;
     say(format!(
         "circuit: {}, {}, domain 2^{}; key: {} {} ({})",
         count(shape.num_constraints as u64, "constraint"),
@@ -197,7 +180,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         shape.log_domain,
         loaded.key_kind,
         loaded.key_path.display(),
-        reduction_name(loaded.reduction)
+        reduction_name(loaded.inputs.reduction)
     ));
 
     let mut rng: Box<dyn RngCore> = match args.seed {
@@ -231,7 +214,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         };
         let value = json!({
             "selection": reason,
-            "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.reduction) },
+            "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.inputs.reduction) },
             "circuit": { "constraints": shape.num_constraints, "public_signals": shape.num_instance - 1, "log_domain": shape.log_domain },
             "proof": hex(&bytes),
             "public_signals": public.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
@@ -261,7 +244,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             None => {}
             Some(CheckResult::Identical(others)) => say(format!(
                 "check: byte-identical to ark-groth16 ({}){}",
-                reduction_name(loaded.reduction),
+                reduction_name(loaded.inputs.reduction),
                 if others.is_empty() {
                     String::new()
                 } else {
@@ -280,12 +263,11 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             (&args.files.public, "public signals"),
         ] {
             if let Some(path) = path {
-                let form = if is_json(path) {
-                    "snarkjs JSON"
-                } else {
-                    "arkworks binary"
-                };
-                say(format!("wrote {what} to {} ({form})", path.display()));
+                say(format!(
+                    "wrote {what} to {} ({})",
+                    path.display(),
+                    file_form(path)
+                ));
             }
         }
     }
@@ -314,13 +296,13 @@ fn check_run(
     let others: Vec<&dyn ProverBackend> = cpu.iter().map(|b| &**b).collect();
     let check = spinner("checking against ark-groth16 and the CPU reference", || {
         let key_options = KeyOptions {
-            reduction: loaded.reduction,
+            reduction: loaded.inputs.reduction,
             ..KeyOptions::default()
         };
         Ok::<_, CliError>(cross_check(
             &others,
-            &loaded.pk,
-            &loaded.synthesized,
+            &loaded.inputs.proving_key,
+            &loaded.inputs.synthesized,
             &key_options,
             r,
             s,
@@ -336,7 +318,9 @@ fn check_run(
                 hex(&proof_bytes(reference))
             ));
         }
-        if let Err(e) = verify_with_arkworks(&loaded.pk, &out.public_inputs, reference) {
+        if let Err(e) =
+            verify_with_arkworks(&loaded.inputs.proving_key, &out.public_inputs, reference)
+        {
             mismatches.push(format!("ark-groth16's own proof: {e}"));
         }
     }

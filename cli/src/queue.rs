@@ -8,8 +8,9 @@ use crucible_service::key_ref::KeyRef;
 use crucible_service::queue::{NewJob, Queue};
 use crucible_service::witness::Witness;
 
-use crate::output::table;
-use crate::{parse, runtime, CliError};
+use crate::error::CliError;
+use crate::output::{database_address, table};
+use crate::{parse, runtime};
 
 /// Arguments of `crucible queue`.
 #[derive(Args)]
@@ -60,7 +61,12 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
     runtime::build()?.block_on(async {
         let queue = Queue::connect(&args.queue, 2, Duration::from_secs(10))
             .await
-            .map_err(failed)?;
+            .map_err(|e| {
+                CliError(format!(
+                    "cannot reach the job queue's database at {}: {e}",
+                    database_address(&args.queue)
+                ))
+            })?;
         queue.migrate().await.map_err(failed)?;
         match &args.command {
             QueueCommand::Submit {

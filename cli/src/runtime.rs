@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// A multi-threaded tokio runtime.
 pub fn build() -> Result<tokio::runtime::Runtime, CliError> {

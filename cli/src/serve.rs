@@ -8,7 +8,8 @@ use crucible_core::engine::EngineConfig;
 use crucible_service::server::{serve, ServeConfig};
 
 use crate::devices::DeviceArgs;
-use crate::{parse, runtime, CliError};
+use crate::error::CliError;
+use crate::{parse, runtime};
 
 /// Arguments of `crucible serve`.
 #[derive(Args)]
@@ -52,7 +53,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         backend: chosen.backend,
         devices: chosen.devices,
         engine: EngineConfig {
-            workers_per_device: args.devices.workers_per_device,
+            workers_per_device: args.devices.workers(),
             synthesis_threads: args.synthesis_threads.unwrap_or(1),
             verify: true,
             ..EngineConfig::default()
@@ -71,7 +72,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         println!(
             "devices: {} ({} per device)",
             labels.join(", "),
-            crate::output::count(args.devices.workers_per_device as u64, "worker")
+            crate::output::count(args.devices.workers() as u64, "worker")
         );
         println!("grpc listening on {}", runtime::local_addr(&grpc)?);
         if let Some(m) = &metrics {

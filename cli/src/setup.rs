@@ -12,8 +12,8 @@ use crucible_core::Bls12_381;
 use crucible_files::artifacts::{write_proving_key, write_vk};
 use crucible_files::{R1cs, R1csCircuit};
 
+use crate::error::CliError;
 use crate::output::{count, spinner};
-use crate::CliError;
 
 /// Arguments of `crucible setup`.
 #[derive(Args)]

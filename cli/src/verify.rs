@@ -8,7 +8,7 @@ use clap::Args;
 use crucible_core::Bls12_381;
 use crucible_files::artifacts::{read_proof, read_public, read_vk};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// Arguments of `crucible verify`.
 #[derive(Args)]

@@ -11,7 +11,9 @@ use crucible_service::metrics::Metrics;
 use crucible_service::worker::{self, unique_name, WorkerConfig};
 
 use crate::devices::DeviceArgs;
-use crate::{parse, runtime, CliError};
+use crate::error::CliError;
+use crate::output::database_address;
+use crate::{parse, runtime};
 
 /// Arguments of `crucible worker`.
 #[derive(Args)]
@@ -65,7 +67,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         name: unique_name(args.name.as_deref()),
         devices: chosen.devices,
         engine: EngineConfig {
-            workers_per_device: args.devices.workers_per_device,
+            workers_per_device: args.devices.workers(),
             synthesis_threads: args.synthesis_threads.unwrap_or(1),
             verify: true,
             ..EngineConfig::default()
@@ -98,7 +100,12 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         };
         let summary = worker::run(config, metrics, runtime::shutdown_signal())
             .await
-            .map_err(|e| CliError(e.to_string()))?;
+            .map_err(|e| {
+                CliError(format!(
+                    "worker on the job queue at {}: {e}",
+                    database_address(&args.queue)
+                ))
+            })?;
         if let Some(exporter) = exporter {
             exporter.abort();
         }

@@ -161,18 +161,158 @@ fn backends_lists_cpu() {
 }
 
 #[test]
-fn backends_lists_the_template_and_auto_never_picks_it() {
+fn the_template_is_listed_and_run_only_when_named() {
     let dir = TempDir::new("template");
     let run = crucible("backends", &dir.0);
     assert!(run.ok(), "{run:?}");
-    let row = run.stdout.lines().find(|l| l.starts_with("template:0"));
-    let row = row.unwrap_or_else(|| panic!("{run:?}"));
+    assert!(!run.stdout.contains("template"), "{run:?}");
+    let named = crucible("backends --backend template", &dir.0);
+    assert!(named.ok(), "{named:?}");
+    let row = named.stdout.lines().find(|l| l.starts_with("template:0"));
+    let row = row.unwrap_or_else(|| panic!("{named:?}"));
     assert!(row.contains("available"), "{row}");
+    assert!(!named.stdout.contains("cpu:0"), "{named:?}");
     let auto = crucible("prove --backend auto --constraints 2^4 --no-verify", &dir.0);
     assert!(auto.ok(), "{auto:?}");
     let chose = auto.stdout.lines().find(|l| l.starts_with("auto chose "));
     let chose = chose.unwrap_or_else(|| panic!("{auto:?}"));
     assert!(!chose.starts_with("auto chose template"), "{chose}");
+    let all = crucible(
+        "conformance --backend all --max-log-size 3 --filter ntt/forward --seed 1",
+        &dir.0,
+    );
+    assert!(all.ok(), "{all:?}");
+    assert!(!all.stdout.contains("template"), "{all:?}");
+    let bench = crucible("bench --op ntt --sizes 2^4 --repeat 1", &dir.0);
+    assert!(bench.ok(), "{bench:?}");
+    assert!(!bench.stdout.contains("template"), "{bench:?}");
+}
+
+#[test]
+fn an_unknown_backend_lists_the_backends() {
+    let dir = TempDir::new("unknown-backend");
+    let run = crucible("prove --backend gpu --constraints 2^4", &dir.0);
+    assert_fails_with(&run, "unknown backend `gpu`: the backends are ");
+    assert!(run.stderr.contains("cpu"), "{run:?}");
+    assert!(!run.stderr.contains("crucible_backend_gpu"), "{run:?}");
+    assert!(!run.stderr.contains("add `use"), "{run:?}");
+}
+
+#[test]
+fn a_tuning_file_is_checked_before_probing() {
+    let dir = TempDir::new("tuning");
+    let write = |name: &str, text: &str| {
+        let path = dir.path(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let misspelt = write("misspelt.toml", "[cdua]\nmsm_window = 3\n");
+    for command in [
+        "backends",
+        "plan --constraints 2^4",
+        "conformance --filter ntt/forward",
+    ] {
+        let run = crucible(&format!("{command} --tuning {misspelt}"), &dir.0);
+        assert_fails_with(&run, "no backend is named `cdua`");
+        assert!(run.stderr.contains(&misspelt), "names the file: {run:?}");
+    }
+    let not_a_table = write("not-a-table.toml", "cuda = 3\n");
+    let run = crucible(&format!("backends --tuning {not_a_table}"), &dir.0);
+    assert_fails_with(&run, "`cuda` is not a backend table");
+    let missing = dir.path("missing.toml").display().to_string();
+    let run = crucible(&format!("backends --tuning {missing}"), &dir.0);
+    assert_fails_with(&run, &missing);
+    // The variable names the file when the flag is absent; the flag wins over it.
+    let from_env = run_argv(&argv("backends"), &dir.0, &[("CRUCIBLE_TUNING", &misspelt)]);
+    assert_fails_with(&from_env, "no backend is named `cdua`");
+    let valid = write("valid.toml", "# defaults everywhere\n[wgpu]\n[cuda]\n");
+    let run = run_argv(
+        &argv(&format!("backends --tuning {valid}")),
+        &dir.0,
+        &[("CRUCIBLE_TUNING", &misspelt)],
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("cpu:0"), "{run:?}");
+    let run = crucible(
+        &format!("prove --backend cpu --constraints 2^4 --tuning {valid}"),
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+}
+
+#[test]
+fn an_option_a_mode_ignores_is_refused_naming_both() {
+    let dir = TempDir::new("ignored-options");
+    let files = "--zkey c.zkey --wtns w.wtns";
+    for (flag, extra) in [
+        ("--witness", "--witness bits=0.5"),
+        ("--proofs", "--proofs 4"),
+        ("--inputs", "--inputs 2"),
+        ("--workers-per-device", "--workers-per-device 2"),
+        ("--synthesis-threads", "--synthesis-threads 2"),
+        ("--devices", "--devices all"),
+    ] {
+        let run = crucible(&format!("prove {files} {extra}"), &dir.0);
+        assert_fails_with(
+            &run,
+            &format!("{flag} applies to the built-in circuit, not to --zkey"),
+        );
+    }
+    let run = crucible(&format!("prove {files} --constraints 2^4"), &dir.0);
+    assert!(!run.ok(), "{run:?}");
+    assert!(
+        run.stderr.contains("--zkey") && run.stderr.contains("--constraints"),
+        "{run:?}"
+    );
+    for command in [
+        "bench --op ntt --sizes 2^4 --devices all",
+        "bench --op ntt --sizes 2^4 --workers-per-device 2",
+        "conformance --devices 0",
+        "backends --workers-per-device 2",
+        "plan --constraints 2^4 --devices all",
+    ] {
+        let run = crucible(command, &dir.0);
+        let name = command.split_whitespace().next().unwrap();
+        let flag = command.split_whitespace().rev().nth(1).unwrap();
+        assert_fails_with(&run, &format!("`crucible {name}` does not take {flag}"));
+    }
+}
+
+#[test]
+fn a_seed_with_circuit_files_warns_that_it_reveals_the_witness() {
+    let dir = TempDir::new("seed-warning");
+    let run = crucible("prove --zkey c.zkey --wtns w.wtns --seed 1", &dir.0);
+    assert!(
+        run.stderr
+            .contains("warning: --seed fixes the proof's randomness r and s"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("recover the witness"), "{run:?}");
+    let unseeded = crucible("prove --zkey c.zkey --wtns w.wtns", &dir.0);
+    assert!(!unseeded.stderr.contains("warning:"), "{unseeded:?}");
+    let builtin = crucible("prove --backend cpu --constraints 2^4 --seed 1", &dir.0);
+    assert!(builtin.ok(), "{builtin:?}");
+    assert!(!builtin.stderr.contains("warning:"), "{builtin:?}");
+}
+
+#[test]
+fn an_unreachable_daemon_or_database_is_named_with_its_address() {
+    let dir = TempDir::new("unreachable");
+    // Port 1 on the loopback: nothing listens there.
+    let run = crucible("client --addr http://127.0.0.1:1 status", &dir.0);
+    assert_fails_with(&run, "cannot reach the daemon at http://127.0.0.1:1");
+    let run = crucible(
+        "queue --queue postgres://someone:hunter2@127.0.0.1:1/jobs status",
+        &dir.0,
+    );
+    assert_fails_with(
+        &run,
+        "cannot reach the job queue's database at postgres://127.0.0.1:1/jobs",
+    );
+    assert!(
+        !run.stderr.contains("hunter2"),
+        "prints the password: {run:?}"
+    );
 }
 
 #[test]
@@ -554,6 +694,10 @@ fn bench_rejects_bad_input_before_running() {
     assert_fails_with(&run, "cannot write --out file");
     let to_dir = bench(&format!("--op ntt --sizes 2^4 --plot {}", dir.0.display()));
     assert_fails_with(&to_dir, "is a directory");
+    let png = dir.path("y.png");
+    let run = bench(&format!("--op ntt --sizes 2^4 --plot {}", png.display()));
+    assert_fails_with(&run, "the plot is written as SVG only");
+    assert!(!png.exists(), "left {}", png.display());
     let unknown = crucible("bench --backend cpu,nosuch --op ntt --sizes 2^4", &dir.0);
     assert_fails_with(&unknown, "unknown backend `nosuch`");
 }
@@ -597,13 +741,19 @@ fn conformance_writes_json_and_junit_reports() {
     let (json, junit) = (dir.path("report.json"), dir.path("report.xml"));
     let mut args = argv("conformance --backend cpu --max-log-size 3 --filter ntt/forward --seed 9");
     args.extend([
-        "--json".into(),
+        "--out".into(),
         json.display().to_string(),
         "--junit".into(),
         junit.display().to_string(),
     ]);
     let run = run_argv(&args, &dir.0, &[]);
     assert!(run.ok(), "{run:?}");
+    let ran = run.stdout.lines().filter(|l| l.starts_with("ok ")).count();
+    for what in ["the JSON report", "the JUnit report"] {
+        let path = if what.contains("JSON") { &json } else { &junit };
+        let said = format!("wrote {what} of {ran} cases to {}", path.display());
+        assert!(run.stderr.contains(&said), "expected `{said}`: {run:?}");
+    }
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["seed"], 9);
     assert_eq!(report["failed"], 0);
@@ -864,4 +1014,36 @@ fn conformance_passes_a_correct_backend_at_the_smallest_sizes() {
             "--max-log-size {log}: {run:?}"
         );
     }
+}
+
+#[test]
+fn the_cpu_predicted_time_is_within_two_times_of_the_measured_proof() {
+    let dir = TempDir::new("cpu-predicted-time");
+    for log in [12, 13, 14] {
+        let run = crucible(
+            &format!("prove --backend cpu --constraints 2^{log} --proofs 3 --no-verify --json"),
+            &dir.0,
+        );
+        assert!(run.ok(), "{run:?}");
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let predicted = v["predicted"]["stage_and_compute_ms"].as_f64().unwrap();
+        let measured = v["phases"]["stage+compute"]["median_ms"].as_f64().unwrap();
+        let assumes = v["predicted"]["assumes"].as_str().unwrap();
+        assert!(
+            assumes.contains("cpu:0's cost model, measured on this host"),
+            "{assumes}"
+        );
+        assert!(assumes.contains("host threads"), "{assumes}");
+        let ratio = predicted / measured;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "2^{log}: predicted {predicted:.1} ms, measured {measured:.1} ms ({ratio:.2}x)"
+        );
+    }
+    let plan = crucible("plan --backend cpu --constraints 2^12", &dir.0);
+    assert!(plan.ok(), "{plan:?}");
+    assert!(
+        plan.stdout.contains("(assumes cpu:0's cost model"),
+        "{plan:?}"
+    );
 }

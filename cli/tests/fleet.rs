@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use ark_serialize::CanonicalDeserialize;
 use crucible_core::ark_groth16::{prepare_verifying_key, Groth16};
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::KeyCache;
 use crucible_core::groth16::Proof;
-use crucible_core::key_file::KeyCache;
 use crucible_core::{Bls12_381, Fr};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::queue::{NewJob, Queue};

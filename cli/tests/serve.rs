@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_service::client::{connect, verify, verifying_key};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::prover_client::ProverClient;

@@ -15,7 +15,7 @@ use crucible_core::groth16::{
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
 use crate::circom_reduction::CircomReduction;
-use crate::proof_cases::{hex, proof_bytes};
+use crate::proof_bytes::{hex, proof_bytes};
 use crate::CaseError;
 
 /// ark-groth16's proof of `synthesized` with `pk`, `r`, `s` and the reduction the key

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use ark_ff::UniformRand;
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
-use crucible_core::key_file::generate_key;
 use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
 
 use crate::items;

@@ -22,6 +22,7 @@ pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
+mod proof_bytes;
 mod proof_cases;
 mod report;
 mod schedule_cases;
@@ -35,6 +36,6 @@ pub use cross_check::{
 };
 pub use crucible_core::registry::required_backends;
 pub use empty_query_cases::ExactShapeCircuit;
-pub use proof_cases::{hex, proof_bytes};
+pub use proof_bytes::{hex, proof_bytes};
 pub use report::{json_report, junit_report};
 pub use suite::{run, run_registered, run_seed, Config};

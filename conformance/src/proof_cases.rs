@@ -4,30 +4,15 @@
 
 use std::sync::Arc;
 
-use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::circuit::{BenchCircuit, BitHeavyCircuit};
-use crucible_core::groth16::{KeyOptions, Proof, ProvingKey, Reduction};
-use crucible_core::key_file::generate_key;
+use crucible_core::fixtures::circuit::{BenchCircuit, BitHeavyCircuit};
+use crucible_core::fixtures::key_cache::generate_key;
+use crucible_core::groth16::{KeyOptions, ProvingKey, Reduction};
 use crucible_core::Bls12_381;
 
 use crate::circom_reduction::CircomReduction;
 use crate::cross_check::compare_with_arkworks_under;
 use crate::suite::Runner;
-
-/// Compressed bytes of a proof.
-pub fn proof_bytes(proof: &Proof) -> Vec<u8> {
-    let mut out = Vec::new();
-    proof
-        .serialize_compressed(&mut out)
-        .expect("writing to a Vec cannot fail");
-    out
-}
-
-/// Lowercase hex.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A key for `BenchCircuit { constraints, inputs }` from `seed`, in the layout the
 /// reduction proves with (a `.zkey`'s for snarkjs' reduction).

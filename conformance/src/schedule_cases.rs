@@ -8,10 +8,10 @@ use std::sync::Arc;
 use ark_ec::VariableBaseMSM;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng};
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{DomainVectors, KeyOptions, Query, QuerySet, Schedule};
 use crucible_core::group::{MsmGroup, G1, G2};
-use crucible_core::key_file::generate_key;
 use crucible_core::streamed_msm::{streamed_msm, HostMsm};
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
 

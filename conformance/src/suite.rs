@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::registry::{probe_all, Probe, ProbeOptions};
+use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
@@ -158,7 +158,13 @@ pub fn run_registered(
         ..Summary::default()
     };
     let mut seen = Vec::new();
-    for probed in probe_all(options) {
+    // `all` leaves out the backends run only when named (the template).
+    let probed_all = if which == "all" {
+        probe_listed(options)
+    } else {
+        probe_all(options)
+    };
+    for probed in probed_all {
         let name = probed.registration.name;
         if which != "all" && which != name {
             continue;

@@ -10,11 +10,11 @@ use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use common::*;
 use crucible_backends::cpu::CpuBackend;
-use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, Job, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{key_plan, key_shape, proof_plan};
-use crucible_core::key_file::generate_key;
 use crucible_core::{Bls12_381, DeviceBudget, Error, Fr, Phase, ProverBackend};
 
 #[test]

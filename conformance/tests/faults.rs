@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use crucible_core::engine::Prover;
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};
+use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::key_file::generate_key;
 use crucible_core::ProverBackend;
 
 const LIMIT: Duration = Duration::from_secs(120);

@@ -5,7 +5,7 @@ mod common;
 
 use ark_serialize::CanonicalSerialize;
 use common::*;
-use crucible_core::key_file::generate_key;
+use crucible_core::fixtures::key_cache::generate_key;
 
 #[test]
 fn untrusted_key_files_are_validated() {
@@ -79,7 +79,7 @@ fn untrusted_key_files_are_validated() {
 
 #[test]
 fn corrupt_key_cache_is_regenerated_never_used() {
-    use crucible_core::key_file::{KeyCache, KeySource};
+    use crucible_core::fixtures::key_cache::{KeyCache, KeySource};
     let dir = tempdir::Dir::new();
     let cache = KeyCache::new(&dir.0);
     let (pk, source) = cache
@@ -113,14 +113,14 @@ fn corrupt_key_cache_is_regenerated_never_used() {
     );
 }
 
-fn cache_in(dir: &tempdir::Dir) -> crucible_core::key_file::KeyCache {
-    crucible_core::key_file::KeyCache::new(&dir.0)
+fn cache_in(dir: &tempdir::Dir) -> crucible_core::fixtures::key_cache::KeyCache {
+    crucible_core::fixtures::key_cache::KeyCache::new(&dir.0)
 }
 
-fn regenerated(source: &crucible_core::key_file::KeySource) -> bool {
+fn regenerated(source: &crucible_core::fixtures::key_cache::KeySource) -> bool {
     matches!(
         source,
-        crucible_core::key_file::KeySource::Regenerated { .. }
+        crucible_core::fixtures::key_cache::KeySource::Regenerated { .. }
     )
 }
 
@@ -139,7 +139,7 @@ fn within<T: Send + 'static>(
 
 #[test]
 fn a_key_of_another_seed_copied_over_the_cache_file_is_regenerated() {
-    use crucible_core::key_file::KeySource;
+    use crucible_core::fixtures::key_cache::KeySource;
     let dir = tempdir::Dir::new();
     let cache = cache_in(&dir);
     let (other, _) = cache
@@ -167,7 +167,7 @@ fn a_key_of_another_seed_copied_over_the_cache_file_is_regenerated() {
 
 #[test]
 fn a_cache_file_holding_a_key_of_the_wrong_size_is_replaced() {
-    use crucible_core::key_file::{save_cached_key, BenchKeyId, KeySource};
+    use crucible_core::fixtures::key_cache::{save_cached_key, BenchKeyId, KeySource};
     let dir = tempdir::Dir::new();
     let cache = cache_in(&dir);
     let id = BenchKeyId {
@@ -206,7 +206,7 @@ fn a_cache_file_others_could_have_changed_is_never_used() {
     let (_, source) = cache
         .get_or_generate(CONSTRAINTS, INPUTS, 2, &mut |_| {})
         .unwrap();
-    let crucible_core::key_file::KeySource::Regenerated { why } = source else {
+    let crucible_core::fixtures::key_cache::KeySource::Regenerated { why } = source else {
         panic!("a world-writable cache file was used");
     };
     assert!(why.contains("writable by others"), "{why}");
@@ -214,7 +214,7 @@ fn a_cache_file_others_could_have_changed_is_never_used() {
 
 #[test]
 fn concurrent_writers_of_one_cache_file_all_succeed() {
-    use crucible_core::key_file::{load_cached_key, save_cached_key, BenchKeyId};
+    use crucible_core::fixtures::key_cache::{load_cached_key, save_cached_key, BenchKeyId};
     let dir = tempdir::Dir::new();
     let path = dir.0.join("shared.pk");
     let id = BenchKeyId {

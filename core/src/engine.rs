@@ -43,9 +43,11 @@ pub struct EngineConfig {
     pub verify: bool,
     /// The reduction the key was made for.
     pub reduction: Reduction,
-    /// A cap below each device's budget for the key and the workers' proofs; the
-    /// schedule is the fastest whose key and `workers_per_device` proofs fit it.
-    pub memory_limit: Option<u64>,
+    /// Bytes the schedule may plan for the key and the workers' proofs, below each
+    /// device's budget (`None`: the whole budget); the schedule is the fastest whose key
+    /// and `workers_per_device` proofs fit it. It caps what is planned, not the budget
+    /// (that is [`crate::registry::ProbeOptions::budget_cap`]).
+    pub schedule_cap: Option<u64>,
     /// A fixed schedule instead of the fastest that fits (tests, tuning).
     pub schedule: Option<Schedule>,
 }
@@ -83,7 +85,7 @@ impl Default for EngineConfig {
             synthesis_threads: 1,
             verify: true,
             reduction: Reduction::Libsnark,
-            memory_limit: None,
+            schedule_cap: None,
             schedule: None,
         }
     }
@@ -315,7 +317,7 @@ impl Prover {
         let options = KeyOptions {
             reduction: config.reduction,
             workers: config.workers_per_device,
-            memory_limit: config.memory_limit,
+            schedule_cap: config.schedule_cap,
             schedule: config.schedule,
         };
         let mut devices = Vec::with_capacity(backends.len());

@@ -12,8 +12,10 @@ use crate::{priority, Error, ProverBackend, Result};
 /// Options every probe receives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeOptions {
-    /// Cap on each device's budget, in bytes (`--memory-limit`).
-    pub memory_limit: Option<u64>,
+    /// Cap on each device's budget, in bytes (`--memory-limit`): the device memory the
+    /// backend hands out at all (the schedule's own cap is
+    /// [`crate::engine::EngineConfig::schedule_cap`]).
+    pub budget_cap: Option<u64>,
     /// Bytes of device memory left outside the budget for the driver and others.
     pub headroom: u64,
     /// The tuning file (`--tuning` or `CRUCIBLE_TUNING`): each backend reads its own
@@ -24,7 +26,7 @@ pub struct ProbeOptions {
 impl Default for ProbeOptions {
     fn default() -> Self {
         ProbeOptions {
-            memory_limit: None,
+            budget_cap: None,
             headroom: 512 << 20,
             tuning: Arc::new(TuningFile::none()),
         }
@@ -35,7 +37,7 @@ impl ProbeOptions {
     /// Budget capacity for a device that reports `device_bytes`.
     pub fn budget_capacity(&self, device_bytes: u64) -> u64 {
         let usable = device_bytes.saturating_sub(self.headroom);
-        match self.memory_limit {
+        match self.budget_cap {
             Some(limit) => limit.min(usable),
             None => usable,
         }
@@ -209,8 +211,7 @@ fn select_auto(options: &ProbeOptions) -> Result<Selected> {
     for probed in probe_all(options) {
         for probe in probed.probes {
             match probe {
-                // An unranked backend (the template) is used only when named.
-                Probe::Available(b) if b.info().priority == priority::UNRANKED => {}
+                Probe::Available(b) if named_only(&*b) => {}
                 Probe::Available(b) => {
                     if best
                         .as_ref()
@@ -261,10 +262,31 @@ fn unknown_backend(name: &str) -> String {
         );
     }
     format!(
-        "unknown backend `{name}` (registered: {}; or `auto`; a backend not listed is not linked: \
-         depend on its crate and add `use crucible_backend_{name} as _;`)",
+        "unknown backend `{name}`: the backends are {}, or `auto` for the best available (`crucible backends` lists their devices)",
         known.join(", ")
     )
+}
+
+/// Whether `backend` is run only when asked for by name: an [`priority::UNRANKED`]
+/// backend (the template, for porters) is left out of `auto`, `all` and the list of
+/// available backends.
+pub fn named_only(backend: &dyn ProverBackend) -> bool {
+    backend.info().priority == priority::UNRANKED
+}
+
+/// [`probe_all`] without the devices of backends that run only when named
+/// ([`named_only`]); a backend left with no probe is left out. What `all` means.
+pub fn probe_listed(options: &ProbeOptions) -> Vec<Probed> {
+    probe_all(options)
+        .into_iter()
+        .filter_map(|mut probed| {
+            let had = probed.probes.len();
+            probed
+                .probes
+                .retain(|p| !matches!(p, Probe::Available(b) if named_only(&**b)));
+            (had == 0 || !probed.probes.is_empty()).then_some(probed)
+        })
+        .collect()
 }
 
 /// Every available device of backend `name`, or only those whose index is listed in
@@ -343,6 +365,16 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("names no backend"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_backend_lists_the_backends_and_advises_no_crate() {
+        let e = select("gpu", &ProbeOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("unknown backend `gpu`"), "{e}");
+        assert!(!e.contains("crucible_backend_gpu"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The built-in benchmark circuit: exact sizes, a satisfied witness, and its speed.
 
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::{evaluate, synthesize};
 
 #[test]
@@ -74,7 +74,7 @@ fn synthesis_rate() {
 
 #[test]
 fn a_bit_heavy_circuit_has_its_share_of_bits_and_the_bench_shape() {
-    use crucible_core::circuit::BitHeavyCircuit;
+    use crucible_core::fixtures::circuit::BitHeavyCircuit;
     for (constraints, inputs, per_mille) in
         [(1000, 1, 900), (1023, 0, 990), (64, 3, 0), (64, 2, 1000)]
     {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::{synthesize, CircuitMatrices, FixedShape, Synthesize};
 use crucible_core::{Error, Fr};
 

@@ -8,6 +8,9 @@
 //!   [`synthesized_from_zkey`]) or as arkworks sees them ([`R1csCircuit`]);
 //! - proofs, public inputs and verifying keys in snarkjs' JSON ([`snarkjs_json`]) or
 //!   arkworks' binary form, chosen by file name ([`artifacts`]);
+//! - one call that proves a circom circuit from its `.zkey` and `.wtns` on a backend
+//!   ([`prove_zkey`]), or a key file and witness read once and proved as often as
+//!   wanted ([`KeyAndWitness`]);
 //! - development powers-of-tau files for snarkjs' Groth16 setup ([`ptau`]).
 //!
 //! Only BLS12-381 is supported (circom `--prime bls12381`, snarkjs' `bls12381` curve).
@@ -18,6 +21,7 @@ pub mod artifacts;
 mod binfile;
 mod circuit;
 mod encoding;
+mod key_and_witness;
 pub mod ptau;
 mod r1cs;
 pub mod snarkjs_json;
@@ -26,6 +30,7 @@ mod zkey;
 
 pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, ZkeyCircuit};
 pub use encoding::PointError;
+pub use key_and_witness::{prove_zkey, KeyAndWitness};
 pub use r1cs::R1cs;
 pub use wtns::{read_witness, read_witness_from};
 pub use zkey::Zkey;

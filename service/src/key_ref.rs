@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::EngineConfig;
+use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::{KeyCache, KeySource};
 use crucible_core::groth16::{key_shape_for, CircuitMatrices, ProvingKey, Reduction};
-use crucible_core::key_file::{KeyCache, KeySource};
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::Domain;
 use crucible_files::Zkey;
@@ -21,7 +21,7 @@ use crate::{ServiceError, ServiceResult};
 /// A proving key's identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KeyRef {
-    /// The built-in benchmark circuit's key (`crucible_core::circuit::BenchCircuit`),
+    /// The built-in benchmark circuit's key (`crucible_core::fixtures::circuit::BenchCircuit`),
     /// from ark-groth16's setup with `setup_seed`, read from the key cache
     /// (`CRUCIBLE_CACHE_DIR`) or generated into it.
     Bench {

@@ -5,13 +5,8 @@ use std::io::Cursor;
 use std::sync::Arc;
 
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
-use ark_std::rand::rngs::OsRng;
-use ark_std::UniformRand;
-use crucible_core::engine::Job;
 use crucible_core::{Error, Fr, Result};
 
-use crate::job_circuit::JobCircuit;
-use crate::key_circuit::KeyCircuit;
 use crate::proto;
 use crate::{ServiceError, ServiceResult};
 
@@ -88,29 +83,6 @@ impl Witness {
         }
     }
 
-    /// The engine job for this witness of `circuit`, with fresh secret randomness `r`,
-    /// `s` from the operating system; an error when the witness's kind cannot belong
-    /// to that circuit (its values are checked when the job is synthesized).
-    pub fn job(&self, id: u64, circuit: &KeyCircuit) -> ServiceResult<Job<JobCircuit>> {
-        if matches!(
-            (self, circuit),
-            (Witness::BenchSeed(_), KeyCircuit::Zkey(_))
-        ) {
-            return Err(ServiceError::Invalid(
-                "a benchmark seed is a witness of a benchmark key only; send a .wtns or an assignment".into(),
-            ));
-        }
-        Ok(Job {
-            id,
-            circuit: JobCircuit {
-                circuit: circuit.clone(),
-                witness: self.clone(),
-            },
-            r: Fr::rand(&mut OsRng),
-            s: Fr::rand(&mut OsRng),
-        })
-    }
-
     /// The kind and bytes stored in the job queue.
     pub fn encode(&self) -> (&'static str, Vec<u8>) {
         match self {
@@ -144,7 +116,8 @@ impl Witness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crucible_core::circuit::BenchCircuit;
+    use crate::key_circuit::KeyCircuit;
+    use crucible_core::fixtures::circuit::BenchCircuit;
     use crucible_core::groth16::{synthesize, CircuitMatrices, Synthesize};
 
     #[test]

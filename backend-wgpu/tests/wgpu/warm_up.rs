@@ -8,7 +8,7 @@ use ark_std::rand::rngs::StdRng;
 use ark_std::rand::{Rng, SeedableRng};
 use crucible_conformance::compare_with_arkworks;
 use crucible_core::ark_bls12_381::Bls12_381;
-use crucible_core::circuit::BenchCircuit;
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::StagedKey;
 
 use crate::common;

@@ -10,9 +10,9 @@ use ark_serialize::CanonicalSerialize;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_backends::cpu::CpuBackend;
 use crucible_conformance::{proof_bytes, run_seed};
-use crucible_core::circuit::BenchCircuit;
 use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
+use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::{key_plan, key_shape, proof_plan, ProvingKey, Schedule};
 use crucible_core::{Bls12_381, DeviceBudget, Fr, ProverBackend};
 

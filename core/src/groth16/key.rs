@@ -75,8 +75,10 @@ pub struct KeyOptions {
     /// Proofs that will run at once beside the key on this device (the engine's
     /// workers per device): the budget is shared between them.
     pub workers: usize,
-    /// A cap below the device budget for the key and its proofs (`None`: the budget).
-    pub memory_limit: Option<u64>,
+    /// Bytes the schedule may plan for the key and its proofs, below the device budget
+    /// (`None`: the whole budget). It caps what is planned, not the budget (that is
+    /// [`crate::registry::ProbeOptions::budget_cap`]).
+    pub schedule_cap: Option<u64>,
     /// A fixed schedule instead of the fastest that fits (tests, tuning).
     pub schedule: Option<Schedule>,
 }
@@ -86,14 +88,14 @@ impl Default for KeyOptions {
         KeyOptions {
             reduction: Reduction::Libsnark,
             workers: 1,
-            memory_limit: None,
+            schedule_cap: None,
             schedule: None,
         }
     }
 }
 
 /// Chooses the schedule `options` ask for on `backend`, for a key of `shape`: the
-/// fastest that fits the budget (capped by the memory limit), or the fixed one after
+/// fastest that fits the budget (capped by the schedule cap), or the fixed one after
 /// checking it fits.
 pub fn schedule_for(
     backend: &dyn ProverBackend,
@@ -101,7 +103,7 @@ pub fn schedule_for(
     options: &KeyOptions,
 ) -> Result<ScheduleChoice> {
     let capacity = options
-        .memory_limit
+        .schedule_cap
         .map_or(backend.budget().capacity(), |m| {
             m.min(backend.budget().capacity())
         });

@@ -1,0 +1,66 @@
+//! The CPU backend's cost model, measured on the host it runs on: the rates depend on
+//! the cores and their speed more than on anything a fixed table could know.
+//!
+//! The first call times one G1 MSM of 2^12 terms, one G2 MSM of 2^11 and one NTT of
+//! 2^14 through the same arkworks calls the backend proves with (a quarter of a second
+//! on two cores), and keeps the rates for the life of the process. An MSM's cost a term
+//! falls slowly with its size (Pippenger's windows widen), so the rates fit proofs
+//! from about 2^10 to 2^16 constraints best and overstate larger ones, never by more
+//! than its window ratio (about 2x at 2^20).
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use ark_ec::{CurveGroup, VariableBaseMSM};
+use ark_ff::{PrimeField, UniformRand};
+use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use crucible_core::ark_std::rand::{rngs::StdRng, SeedableRng};
+use crucible_core::fixtures::random_points::random_bases;
+use crucible_core::{CostModel, Fr, G1Projective, G2Projective};
+
+/// Terms of the timed G1 MSM.
+const G1_TERMS: usize = 1 << 12;
+/// Terms of the timed G2 MSM (a G2 term costs about three G1 terms).
+const G2_TERMS: usize = 1 << 11;
+/// log2 of the timed NTT's size.
+const NTT_LOG: u32 = 14;
+
+/// The rates measured on this host, once per process.
+pub fn measured() -> CostModel {
+    static MODEL: OnceLock<CostModel> = OnceLock::new();
+    *MODEL.get_or_init(measure)
+}
+
+fn measure() -> CostModel {
+    let fixed = CostModel::default();
+    let mut rng = StdRng::seed_from_u64(0x0c05_7a7e);
+    let g1 = msm_ns::<G1Projective>(G1_TERMS, &mut rng);
+    let g2 = msm_ns::<G2Projective>(G2_TERMS, &mut rng);
+    let per_term = |ns: f64, call: f64, terms: usize| ((ns - call) / terms as f64).max(1.0);
+    let n = 1usize << NTT_LOG;
+    let domain = Radix2EvaluationDomain::<Fr>::new(n).expect("2^14 is within the two-adicity");
+    let mut values: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let start = Instant::now();
+    domain.fft_in_place(&mut values);
+    let ntt_ns = start.elapsed().as_nanos() as f64;
+    CostModel {
+        msm_g1_ns_per_term: per_term(g1, fixed.msm_g1_call_ns, G1_TERMS),
+        msm_g2_ns_per_term: per_term(g2, fixed.msm_g2_call_ns, G2_TERMS),
+        ntt_ns_per_butterfly_stage: (ntt_ns / (n as f64 * f64::from(NTT_LOG))).max(0.01),
+        ..fixed
+    }
+}
+
+/// Nanoseconds of one MSM of `terms` random terms of `G`.
+fn msm_ns<G: CurveGroup<ScalarField = Fr> + VariableBaseMSM>(
+    terms: usize,
+    rng: &mut StdRng,
+) -> f64 {
+    let bases = random_bases::<G>(terms, rng);
+    let scalars: Vec<_> = (0..terms).map(|_| Fr::rand(rng).into_bigint()).collect();
+    let start = Instant::now();
+    let sum = G::msm_bigint(&bases, &scalars);
+    let ns = start.elapsed().as_nanos() as f64;
+    std::hint::black_box(sum);
+    ns
+}
