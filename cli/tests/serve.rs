@@ -377,13 +377,22 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
     let cache = TempDir::new("serve-zkey");
     let mut server = Daemon::start(
         "serve-zkey",
-        &["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"],
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--listen",
+            "127.0.0.1:0",
+            "--key-dir",
+            fixtures.to_str().expect("utf-8 path"),
+        ],
         &[],
         &cache.0,
     );
     let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
     let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
-    let key = KeyRef::zkey(&zkey_path).unwrap();
+    // The path is the client's, inside the server's key directory.
+    let key = KeyRef::zkey("multi_public.zkey").unwrap();
     let loaded = client
         .load_key(proto::LoadKeyRequest {
             key_id: "circom".into(),
@@ -439,6 +448,149 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
     // Still healthy after the failures.
     let result = prove_once(&mut client, "circom", &wtns).await;
     assert_eq!(verify(&vk, &result).expect("verifies"), want_inputs);
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+}
+
+/// What an outside client sends to take the daemon down is refused before any work,
+/// with the limit it passed named, and the daemon goes on proving: a key with 2^31
+/// public inputs, a key whose load needs more host memory than the operator allows,
+/// `.zkey` paths outside the key directory (never answering with a file's contents),
+/// a FIFO, a directory, a witness larger than its key's, and witnesses past the
+/// daemon's byte budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
+    let cache = TempDir::new("serve-hostile");
+    let keys = cache.0.join("keys");
+    std::fs::create_dir_all(keys.join("dir.zkey")).unwrap();
+    let fifo = keys.join("fifo.zkey");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo failed");
+    std::os::unix::fs::symlink("/etc/passwd", keys.join("passwd.zkey")).unwrap();
+    let mut server = Daemon::start(
+        "serve-hostile",
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--listen",
+            "127.0.0.1:0",
+            "--key-dir",
+            keys.to_str().expect("utf-8 path"),
+            "--max-key-memory",
+            "1GiB",
+            "--max-queued-witness-bytes",
+            "1000",
+        ],
+        &[],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
+    let load = |id: &str, key: KeyRef| proto::LoadKeyRequest {
+        key_id: id.into(),
+        source: Some(key.to_proto()),
+    };
+    let refusals = [
+        (
+            KeyRef::bench(1, 1 << 31, 0).unwrap(),
+            tonic::Code::ResourceExhausted,
+            "max_inputs",
+        ),
+        (
+            KeyRef::bench(1 << 22, 1, 1).unwrap(),
+            tonic::Code::ResourceExhausted,
+            "max_key_memory",
+        ),
+        (
+            KeyRef::zkey("/etc/passwd").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("../../../../etc/passwd").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("passwd.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("fifo.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "a FIFO",
+        ),
+        (
+            KeyRef::zkey("dir.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "a directory",
+        ),
+    ];
+    for (key, code, says) in refusals {
+        let call = client.load_key(load("bad", key.clone()));
+        let refused = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .unwrap_or_else(|_| panic!("loading {key} was not refused within 10 s"))
+            .unwrap_err();
+        assert_eq!(refused.code(), code, "{key}: {refused:?}");
+        assert!(refused.message().contains(says), "{key}: {refused:?}");
+        assert!(!refused.message().contains("root"), "{key}: {refused:?}");
+    }
+
+    // The daemon goes on: a small key loads, and proves.
+    let key = KeyRef::bench(CONSTRAINTS, INPUTS, 5).unwrap();
+    let loaded = client
+        .load_key(load("k", key))
+        .await
+        .expect("load a small key after the refusals")
+        .into_inner();
+    let vk = verifying_key(&loaded.verifying_key).expect("verifying key");
+    let witness = |values: usize| Witness::assignment(&vec![crucible_core::Fr::from(1u64); values]);
+    let submit = |w: Witness| proto::SubmitRequest {
+        key_id: "k".into(),
+        witness: Some(w.to_proto()),
+    };
+    // More values than the key has variables: refused at once by size.
+    let oversized = client
+        .submit(submit(witness(4 * CONSTRAINTS)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        oversized.code(),
+        tonic::Code::InvalidArgument,
+        "{oversized:?}"
+    );
+    assert!(
+        oversized.message().contains("more than a witness"),
+        "{oversized:?}"
+    );
+    // A witness of the key's size is over the 1000-byte budget of queued witnesses.
+    let budget = client
+        .submit(submit(witness(CONSTRAINTS + INPUTS + 2)))
+        .await
+        .unwrap_err();
+    assert_eq!(budget.code(), tonic::Code::ResourceExhausted, "{budget:?}");
+    assert!(
+        budget.message().contains("max_queued_witness_bytes"),
+        "{budget:?}"
+    );
+    let result = prove_once(&mut client, "k", &Witness::BenchSeed(9)).await;
+    let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        inputs,
+        BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed: 9
+        }
+        .public_inputs()
+    );
     server.terminate();
     let exit = server.wait_exit(Duration::from_secs(30));
     assert!(exit.success(), "serve exited with {exit}\n{}", server.log());

@@ -161,8 +161,9 @@ fn kind_of(meta: &Metadata) -> &'static str {
 }
 
 /// Opens `path` only if it is a regular file (through links): a FIFO would block the
-/// open, a device would never end. The opened file is checked again.
-fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
+/// open, a device would never end. The opened file is checked again. Errors name the
+/// path and what it is, never its contents.
+pub fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
     let not_regular = |meta: &Metadata| {
         Error::InvalidInput(format!(
             "{what} {} is {}, not a regular file",

@@ -28,4 +28,4 @@ pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, Zke
 pub use encoding::PointError;
 pub use r1cs::R1cs;
 pub use wtns::{read_witness, read_witness_from};
-pub use zkey::Zkey;
+pub use zkey::{Zkey, ZkeyHeader};

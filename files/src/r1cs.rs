@@ -81,6 +81,14 @@ impl R1cs {
             )));
         }
         let mut s = file.section(CONSTRAINTS, "constraints")?;
+        // Each constraint takes at least its three term counts: a count beyond the
+        // section is corrupt, and must not size an allocation.
+        if (num_constraints as u64).saturating_mul(12) > s.remaining() {
+            return Err(s.name.error(format!(
+                "the header claims {num_constraints} constraints, more than the constraints section's {} bytes hold",
+                s.remaining()
+            )));
+        }
         let (mut a, mut b, mut c) = (
             Vec::with_capacity(num_constraints),
             Vec::with_capacity(num_constraints),

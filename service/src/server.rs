@@ -15,16 +15,18 @@ use std::time::Instant;
 
 use ark_serialize::CanonicalSerialize;
 use crucible_core::engine::{EngineConfig, JobOutcome};
-use crucible_core::{Error, ProverBackend};
+use crucible_core::{Error, ProofShape, ProverBackend};
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
+use crate::admission::{KeyMemory, Limits, Reservation};
 use crate::feed::Push;
 use crate::hot_key::HotKey;
 use crate::job_circuit::JobCircuit;
 use crate::job_table::{has_ended, JobTable};
 use crate::key_circuit::KeyCircuit;
+use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
@@ -45,8 +47,16 @@ pub struct ServeConfig {
     /// Size each key's synthesis threads for its shape instead of taking
     /// `engine.synthesis_threads`.
     pub auto_synthesis_threads: bool,
-    /// The largest request accepted, in bytes (a `.wtns` of 2^20 wires is 32 MiB).
+    /// The largest request accepted, in bytes (a `.wtns` of 2^20 wires is 32 MiB);
+    /// a witness is further held to its key's size.
     pub max_message_bytes: usize,
+    /// Bytes of witnesses all queued and in-flight jobs may hold together; `Submit`
+    /// answers `RESOURCE_EXHAUSTED` beyond.
+    pub max_queued_witness_bytes: u64,
+    /// What a key may ask of the host and devices.
+    pub limits: Limits,
+    /// Where `zkey:` keys are read from.
+    pub key_dir: KeyDir,
     /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
@@ -62,6 +72,10 @@ struct KeyCounters {
 
 struct Resident {
     circuit: KeyCircuit,
+    /// The largest witness a job of this key may send, in bytes.
+    max_witness_bytes: u64,
+    /// Host memory held for the key while it is resident.
+    _memory: Reservation,
     hot: HotKey<JobCircuit>,
     counters: Arc<KeyCounters>,
 }
@@ -77,6 +91,7 @@ struct State {
     jobs: Arc<JobTable>,
     metrics: Arc<Metrics>,
     next_job: AtomicU64,
+    key_memory: KeyMemory,
 }
 
 /// The gRPC service (see `proto/crucible/v1/prover.proto`).
@@ -88,6 +103,7 @@ pub struct ProverService {
 fn status_of(e: ServiceError) -> Status {
     match &e {
         ServiceError::Invalid(_) => Status::invalid_argument(e.to_string()),
+        ServiceError::Limit(_) => Status::resource_exhausted(e.to_string()),
         ServiceError::Prover(p) => match p.root() {
             Error::OutOfBudget { .. } => Status::resource_exhausted(e.to_string()),
             Error::InvalidInput(_) | Error::Synthesis(_) => Status::invalid_argument(e.to_string()),
@@ -113,6 +129,14 @@ fn compressed(value: &impl CanonicalSerialize) -> Result<Vec<u8>, String> {
         .serialize_compressed(&mut bytes)
         .map_err(|e| format!("cannot serialize the proof: {e}"))?;
     Ok(bytes)
+}
+
+/// The largest witness of a key of `shape`: a `.wtns` or an assignment of its
+/// variables, 32 bytes each, and their headers.
+fn max_witness_bytes(shape: &ProofShape) -> u64 {
+    (shape.num_variables() as u64)
+        .saturating_mul(32)
+        .saturating_add(1024)
 }
 
 /// A finished engine job as the API's result.
@@ -177,9 +201,17 @@ impl State {
         }
     }
 
-    /// Loads and stages a key and starts its engine (blocking).
+    /// Admits, loads and stages a key and starts its engine (blocking).
     fn start_key(&self, key_id: &str, key_ref: KeyRef) -> ServiceResult<Resident> {
-        let loaded = key_ref.load()?;
+        let config = &self.config;
+        let admitted = config.limits.admit(
+            &key_ref,
+            &config.key_dir,
+            &config.devices,
+            config.engine.workers_per_device,
+            &self.key_memory,
+        )?;
+        let loaded = key_ref.load(&config.key_dir)?;
         let engine = loaded.engine_config(
             &EngineConfig {
                 verify: true,
@@ -227,6 +259,8 @@ impl State {
         )?;
         Ok(Resident {
             circuit: loaded.circuit,
+            max_witness_bytes: max_witness_bytes(&admitted.shape),
+            _memory: admitted.reservation,
             hot,
             counters,
         })
@@ -309,9 +343,23 @@ impl State {
         use proto::submit_response::Outcome;
         let resident = self.resident(&request.key_id)?;
         let witness = Witness::from_proto(request.witness.as_ref()).map_err(status_of)?;
+        let bytes = witness.byte_len() as u64;
+        if bytes > resident.max_witness_bytes {
+            return Err(Status::invalid_argument(format!(
+                "the witness has {bytes} bytes, more than a witness of key `{}` can hold ({} bytes)",
+                request.key_id, resident.max_witness_bytes
+            )));
+        }
         let id = self.next_job.fetch_add(1, Ordering::SeqCst);
         let job = witness.job(id, &resident.circuit).map_err(status_of)?;
-        self.jobs.insert(id, &request.key_id);
+        self.jobs
+            .insert(id, &request.key_id, bytes)
+            .map_err(|held| {
+                Status::resource_exhausted(format!(
+                    "queued witnesses hold {held} bytes; {bytes} more would pass the limit max_queued_witness_bytes = {}",
+                    self.config.max_queued_witness_bytes
+                ))
+            })?;
         let outcome = match resident.hot.try_push(job) {
             Push::Queued => Outcome::JobId(id),
             Push::Busy { depth, .. } => {
@@ -355,7 +403,10 @@ impl State {
 impl ProverService {
     /// A service with no key loaded.
     pub fn new(config: ServeConfig, metrics: Arc<Metrics>) -> Self {
-        let jobs = Arc::new(JobTable::new(config.retain_results));
+        let jobs = Arc::new(JobTable::new(
+            config.retain_results,
+            config.max_queued_witness_bytes,
+        ));
         ProverService {
             state: Arc::new(State {
                 config,
@@ -363,6 +414,7 @@ impl ProverService {
                 jobs,
                 metrics,
                 next_job: AtomicU64::new(1),
+                key_memory: KeyMemory::default(),
             }),
         }
     }
