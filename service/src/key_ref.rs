@@ -152,10 +152,13 @@ impl KeyRef {
                 let cache = KeyCache::new(KeyCache::default_dir());
                 let (pk, source) =
                     cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
-                        tracing::info!(path = %path.display(), "generating the proving key {self}");
+                        tracing::info!(path = %path.display(), key = self.to_string(), "generating the proving key");
                     })?;
                 if matches!(source, KeySource::Regenerated { .. }) {
-                    tracing::warn!("the key cache file of {self} was corrupt; regenerated it");
+                    tracing::warn!(
+                        key = self.to_string(),
+                        "the key cache file was corrupt; regenerated it"
+                    );
                 }
                 let matrices = CircuitMatrices::of(BenchCircuit {
                     constraints,

@@ -302,9 +302,8 @@ impl State {
                     .inc();
             }
         }
-        // Label sets of a key that left would otherwise linger in the gauges.
-        let _ = self.metrics.queue_depth.remove_label_values(&[key_id]);
-        let _ = self.metrics.in_flight.remove_label_values(&[key_id]);
+        // Series of a key that left would otherwise linger for good.
+        self.metrics.forget_key(key_id);
         proto::EvictKeyResponse {
             queued_failed,
             in_flight_finished: in_flight,
@@ -445,9 +444,14 @@ impl Prover for ProverService {
     ) -> Result<Response<proto::LoadKeyResponse>, Status> {
         let request = request.into_inner();
         let key_id = request.key_id;
-        if key_id.is_empty() || key_id.len() > 128 {
+        if key_id.is_empty()
+            || key_id.len() > 128
+            || !key_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        {
             return Err(Status::invalid_argument(
-                "a key id is 1 to 128 bytes".to_string(),
+                "a key id is 1 to 128 bytes of ASCII letters, digits and . _ : -".to_string(),
             ));
         }
         let key_ref = KeyRef::from_proto(request.source.as_ref()).map_err(status_of)?;
@@ -461,7 +465,11 @@ impl Prover for ProverService {
             keys.insert(key_id.clone(), Slot::Loading);
         }
         let started = Instant::now();
-        tracing::info!(key = %key_id, source = %key_ref, "loading");
+        tracing::info!(
+            key = key_id.as_str(),
+            source = key_ref.to_string(),
+            "loading"
+        );
         let state = Arc::clone(&self.state);
         let id = key_id.clone();
         let loaded = tokio::task::spawn_blocking(move || state.start_key(&id, key_ref))
@@ -475,7 +483,11 @@ impl Prover for ProverService {
             Ok(r) => Arc::new(r),
             Err(e) => {
                 self.state.keys().remove(&key_id);
-                tracing::warn!(key = %key_id, "loading failed: {e}");
+                tracing::warn!(
+                    key = key_id.as_str(),
+                    error = e.to_string(),
+                    "loading failed"
+                );
                 return Err(status_of(e));
             }
         };
@@ -485,7 +497,7 @@ impl Prover for ProverService {
             .keys()
             .insert(key_id.clone(), Slot::Resident(resident));
         let load_seconds = started.elapsed().as_secs_f64();
-        tracing::info!(key = %key_id, devices = ?info.devices, load_seconds, "resident");
+        tracing::info!(key = key_id.as_str(), devices = ?info.devices, load_seconds, "resident");
         let verifying_key = compressed(&info.verifying_key).map_err(Status::internal)?;
         Ok(Response::new(proto::LoadKeyResponse {
             key_id,

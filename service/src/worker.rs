@@ -163,7 +163,7 @@ pub async fn run(
                 Ok(true) => continue,
                 Ok(false) => idle = true,
                 Err(e) => {
-                    tracing::warn!("claiming a job failed: {e}");
+                    tracing::warn!(error = e.to_string(), "claiming a job failed");
                     idle = true;
                 }
             }
@@ -196,7 +196,12 @@ async fn keep_leases(queue: Queue, config: WorkerConfig, held: HeldJobs, metrics
         match queue.requeue_expired(config.lease_timeout).await {
             Ok(expired) => {
                 for e in expired {
-                    tracing::warn!(job = e.id, worker = %e.worker, state = %e.state, "lease expired");
+                    tracing::warn!(
+                        job = e.id,
+                        worker = e.worker.as_str(),
+                        state = e.state.as_str(),
+                        "lease expired"
+                    );
                     metrics.requeued.with_label_values(&["lost"]).inc();
                 }
             }
@@ -399,7 +404,8 @@ impl Worker {
 
     async fn fail_held(&mut self, id: i64, attempt: i32, error: &str) {
         self.summary.failed += 1;
-        tracing::warn!(job = id, attempt, "attempt failed: {error}");
+        // Errors carry client-supplied text: a field, which the log escapes.
+        tracing::warn!(job = id, attempt, error, "attempt failed");
         match self
             .queue
             .fail_attempt(&self.config.name, id, attempt, error)
@@ -471,7 +477,11 @@ impl Worker {
             match freed {
                 Ok(Ok(Some(end))) => {
                     if let Err(e) = end.release {
-                        tracing::error!(key = %name, "freeing the key failed: {e}");
+                        tracing::error!(
+                            key = name.as_str(),
+                            error = e.to_string(),
+                            "freeing the key failed"
+                        );
                     }
                 }
                 _ => tracing::warn!(key = %name, "the engine did not end in time"),
