@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use crucible_benches::Stats;
 use crucible_core::circuit::BenchCircuit;
-use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::client::{connect_with_token, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
-use crucible_service::proto::prover_client::ProverClient;
 use crucible_service::proto::{self, prove_response, JobResult};
 use crucible_service::witness::Witness;
-use tonic::transport::Channel;
 
 use crate::output::{count, table};
 use crate::{parse, runtime, CliError};
@@ -25,6 +23,9 @@ pub struct ClientArgs {
     /// The server: `http://host:port`.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     addr: String,
+    /// A file holding this client's bearer token (the server's `--tokens` names it).
+    #[arg(long)]
+    token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: ClientCommand,
 }
@@ -92,7 +93,7 @@ fn service(e: crucible_service::ServiceError) -> CliError {
 }
 
 async fn load_key(
-    client: &mut ProverClient<Channel>,
+    client: &mut Client,
     id: &str,
     key: &KeyRef,
 ) -> Result<proto::LoadKeyResponse, CliError> {
@@ -118,7 +119,18 @@ async fn load_key(
 /// Runs the subcommand.
 pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
     runtime::build()?.block_on(async {
-        let mut client = connect(&args.addr).await.map_err(service)?;
+        let token = match &args.token_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| CliError(format!("--token-file {}: {e}", path.display())))?
+                    .trim()
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let mut client = connect_with_token(&args.addr, token.as_deref())
+            .await
+            .map_err(service)?;
         match &args.command {
             ClientCommand::LoadKey { id, key } => {
                 let key: KeyRef = key.parse().map_err(service)?;
@@ -171,11 +183,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Submit + await, retrying while the server is busy.
-async fn prove(
-    client: &mut ProverClient<Channel>,
-    id: &str,
-    witness: Witness,
-) -> Result<JobResult, CliError> {
+async fn prove(client: &mut Client, id: &str, witness: Witness) -> Result<JobResult, CliError> {
     loop {
         let response = client
             .prove(proto::SubmitRequest {
@@ -219,7 +227,7 @@ fn print_result(result: &JobResult) {
     }
 }
 
-async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError> {
+async fn print_status(client: &mut Client) -> Result<(), CliError> {
     let s = client
         .status(proto::StatusRequest {})
         .await
@@ -285,7 +293,7 @@ async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError
 }
 
 async fn bench(
-    mut client: ProverClient<Channel>,
+    mut client: Client,
     id: &str,
     key: &KeyRef,
     proofs: usize,

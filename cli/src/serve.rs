@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use crucible_core::engine::EngineConfig;
 use crucible_service::admission::{Limits, DEFAULT_MAX_LOG_DOMAIN};
+use crucible_service::auth::Auth;
 use crucible_service::key_dir::KeyDir;
 use crucible_service::server::{serve, ServeConfig};
 
@@ -45,6 +46,14 @@ pub struct ServeArgs {
     max_queued_witness_bytes: u64,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Bearer tokens: one `<token> <identity> <operator|client>` a line. Operators
+    /// load and evict keys; clients submit, await and cancel their own jobs.
+    #[arg(long)]
+    tokens: Option<PathBuf>,
+    /// Serve without tokens (every caller is the operator): only on a loopback
+    /// `--listen` address.
+    #[arg(long, conflicts_with = "tokens")]
+    insecure: bool,
 }
 
 /// What a key may ask of the host: checked from its sizes before it is generated or
@@ -95,6 +104,21 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             "--queue-capacity and --synthesis-threads must be at least 1".into(),
         ));
     }
+    let auth = match (&args.tokens, args.insecure) {
+        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError(format!("--tokens: {e}")))?,
+        (None, true) if args.listen.ip().is_loopback() => Auth::Open,
+        (None, true) => {
+            return Err(CliError(format!(
+                "--insecure serves only on a loopback address, not {}; give --tokens FILE",
+                args.listen
+            )))
+        }
+        (None, false) => {
+            return Err(CliError(
+                "give --tokens FILE (bearer tokens), or --insecure to serve without authentication on a loopback address".into(),
+            ))
+        }
+    };
     let (limits, key_dir) = args.limits.resolve()?;
     let chosen = args.devices.resolve()?;
     println!("{}", chosen.reason);
@@ -115,6 +139,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         max_queued_witness_bytes: args.max_queued_witness_bytes,
         limits,
         key_dir,
+        auth,
     };
     runtime::build()?.block_on(async {
         let grpc = runtime::bind(args.listen).await?;

@@ -11,21 +11,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crucible_core::circuit::BenchCircuit;
-use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::client::{connect, connect_with_token, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
-use crucible_service::proto::prover_client::ProverClient;
 use crucible_service::proto::{self, submit_response, JobResult, JobState};
 use crucible_service::witness::Witness;
 use support::{Daemon, TempDir};
-use tonic::transport::Channel;
 
 const CONSTRAINTS: usize = 64;
 const INPUTS: usize = 1;
 const CAPACITY: u64 = 24;
 const CLIENTS: u64 = 8;
 const SUBMITS: u64 = 100;
-
-type Client = ProverClient<Channel>;
 
 /// Submits, retrying while busy; returns the job id and how many busy answers came.
 async fn submit(client: &mut Client, key_id: &str, seed: u64) -> (u64, u64) {
@@ -112,6 +108,7 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
             "all",
             "--workers-per-device",
             "2",
+            "--insecure",
             "--listen",
             "127.0.0.1:0",
             "--metrics-listen",
@@ -363,6 +360,7 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
             "serve",
             "--backend",
             "cpu",
+            "--insecure",
             "--listen",
             "127.0.0.1:0",
             "--key-dir",
@@ -453,12 +451,24 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         .expect("run mkfifo");
     assert!(made.success(), "mkfifo failed");
     std::os::unix::fs::symlink("/etc/passwd", keys.join("passwd.zkey")).unwrap();
+    // Bearer tokens: an operator, and two clients whose jobs are their own.
+    const OPERATOR: &str = "operator-token-0123456789abcdef";
+    const BOB: &str = "bob-token-0123456789abcdef";
+    const EVE: &str = "eve-token-0123456789abcdef";
+    let tokens = cache.0.join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("{OPERATOR} ops operator\n{BOB} bob client\n{EVE} eve client\n"),
+    )
+    .unwrap();
     let mut server = Daemon::start(
         "serve-hostile",
         &[
             "serve",
             "--backend",
             "cpu",
+            "--tokens",
+            tokens.to_str().expect("utf-8 path"),
             "--listen",
             "127.0.0.1:0",
             "--key-dir",
@@ -472,7 +482,19 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         &cache.0,
     );
     let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
-    let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
+    let url = format!("http://{grpc}");
+    let mut client = connect_with_token(&url, Some(OPERATOR))
+        .await
+        .expect("connect");
+    let mut bob = connect_with_token(&url, Some(BOB)).await.expect("connect");
+    let mut eve = connect_with_token(&url, Some(EVE)).await.expect("connect");
+    let mut nobody = connect(&url).await.expect("connect");
+    let anonymous = nobody.status(proto::StatusRequest {}).await.unwrap_err();
+    assert_eq!(
+        anonymous.code(),
+        tonic::Code::Unauthenticated,
+        "{anonymous:?}"
+    );
     let load = |id: &str, key: KeyRef| proto::LoadKeyRequest {
         key_id: id.into(),
         source: Some(key.to_proto()),
@@ -545,13 +567,40 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         .expect("load a small key after the refusals")
         .into_inner();
     let vk = verifying_key(&loaded.verifying_key).expect("verifying key");
+    let denied = bob
+        .load_key(load("bobs", KeyRef::bench(8, 1, 0).unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+    // Bob's job is Bob's: Eve can neither await nor cancel it.
+    let (job, _) = submit(&mut bob, "k", 11).await;
+    let hidden = eve
+        .r#await(proto::AwaitRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
+    let hidden = eve
+        .cancel(proto::CancelRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
+    let mine = await_job(&mut bob, job).await;
+    assert_eq!(
+        verify(&vk, &mine).unwrap_or_else(|e| panic!("{e}")),
+        BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed: 11
+        }
+        .public_inputs()
+    );
     let witness = |values: usize| Witness::assignment(&vec![crucible_core::Fr::from(1u64); values]);
     let submit = |w: Witness| proto::SubmitRequest {
         key_id: "k".into(),
         witness: Some(w.to_proto()),
     };
     // More values than the key has variables: refused at once by size.
-    let oversized = client
+    let oversized = bob
         .submit(submit(witness(4 * CONSTRAINTS)))
         .await
         .unwrap_err();
@@ -565,7 +614,7 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         "{oversized:?}"
     );
     // A witness of the key's size is over the 1000-byte budget of queued witnesses.
-    let budget = client
+    let budget = bob
         .submit(submit(witness(CONSTRAINTS + INPUTS + 2)))
         .await
         .unwrap_err();
@@ -574,7 +623,7 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         budget.message().contains("max_queued_witness_bytes"),
         "{budget:?}"
     );
-    let result = prove_once(&mut client, "k", &Witness::BenchSeed(9)).await;
+    let result = prove_once(&mut bob, "k", &Witness::BenchSeed(9)).await;
     let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         inputs,

@@ -10,6 +10,7 @@ use ark_groth16::VerifyingKey;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use serde_json::Value;
 
+use crate::output::write_atomically;
 use crate::snarkjs_json::{
     proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
 };
@@ -28,12 +29,7 @@ fn write_bytes(
     what: &str,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    let cannot = |e: std::io::Error| {
-        Error::InvalidInput(format!("cannot write {what} {}: {e}", path.display()))
-    };
-    let mut w = BufWriter::new(File::create(path).map_err(cannot)?);
-    write(&mut w).map_err(cannot)?;
-    w.flush().map_err(cannot)
+    write_atomically(path, what, write)
 }
 
 fn write_json(path: &Path, what: &str, value: &Value) -> Result<()> {
@@ -163,13 +159,10 @@ pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
 
 /// Writes an arkworks proving key (compressed, or not for faster loading).
 pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Result<()> {
-    let cannot = |e: &dyn std::fmt::Display| {
-        Error::InvalidInput(format!("cannot write proving key {}: {e}", path.display()))
-    };
-    let mut w = BufWriter::new(File::create(path).map_err(|e| cannot(&e))?);
-    pk.serialize_with_mode(&mut w, compress)
-        .map_err(|e| cannot(&e))?;
-    w.flush().map_err(|e| cannot(&e))
+    write_atomically(path, "proving key", |w| {
+        pk.serialize_with_mode(w, compress)
+            .map_err(std::io::Error::other)
+    })
 }
 
 /// Reads an arkworks proving key, compressed or not, streaming, with every point

@@ -18,6 +18,7 @@ pub mod artifacts;
 mod binfile;
 mod circuit;
 mod encoding;
+pub mod output;
 pub mod ptau;
 mod r1cs;
 pub mod snarkjs_json;

@@ -20,6 +20,8 @@ pub fn has_ended(state: JobState) -> bool {
 
 struct Entry {
     key_id: String,
+    /// The identity that submitted it: the only one that may see it.
+    owner: String,
     /// Witness bytes held until the job ends.
     witness_bytes: u64,
     submitted: Instant,
@@ -66,7 +68,13 @@ impl JobTable {
 
     /// Records a new queued job of key `key_id` holding `witness_bytes`; refused
     /// (with the bytes already held) when they would pass the table's limit.
-    pub fn insert(&self, id: u64, key_id: &str, witness_bytes: u64) -> Result<(), u64> {
+    pub fn insert(
+        &self,
+        id: u64,
+        key_id: &str,
+        owner: &str,
+        witness_bytes: u64,
+    ) -> Result<(), u64> {
         let mut inner = self.lock();
         let held = inner.witness_bytes;
         if held.saturating_add(witness_bytes) > self.max_witness_bytes {
@@ -82,6 +90,7 @@ impl JobTable {
             id,
             Entry {
                 key_id: key_id.to_string(),
+                owner: owner.to_string(),
                 witness_bytes,
                 submitted: Instant::now(),
                 result,
@@ -134,17 +143,27 @@ impl JobTable {
         Some(seconds)
     }
 
-    /// The job's key and its current state and result.
-    pub fn get(&self, id: u64) -> Option<(String, JobResult)> {
+    /// Whether a job with this id is known.
+    pub fn contains(&self, id: u64) -> bool {
+        self.lock().jobs.contains_key(&id)
+    }
+
+    /// The job's key and its current state and result, if `owner` submitted it.
+    pub fn get(&self, id: u64, owner: &str) -> Option<(String, JobResult)> {
         self.lock()
             .jobs
             .get(&id)
+            .filter(|e| e.owner == owner)
             .map(|e| (e.key_id.clone(), e.result.borrow().clone()))
     }
 
-    /// A receiver that sees the job's result change.
-    pub fn subscribe(&self, id: u64) -> Option<watch::Receiver<JobResult>> {
-        self.lock().jobs.get(&id).map(|e| e.result.subscribe())
+    /// A receiver that sees the job's result change, if `owner` submitted it.
+    pub fn subscribe(&self, id: u64, owner: &str) -> Option<watch::Receiver<JobResult>> {
+        self.lock()
+            .jobs
+            .get(&id)
+            .filter(|e| e.owner == owner)
+            .map(|e| e.result.subscribe())
     }
 
     /// Jobs of key `key_id` that have not ended.
@@ -173,27 +192,28 @@ mod tests {
     fn a_job_ends_once_and_old_results_are_dropped() {
         let table = JobTable::new(2, 100);
         for id in 1..=3 {
-            table.insert(id, "k", 30).unwrap();
+            table.insert(id, "k", "alice", 30).unwrap();
         }
         // 90 of 100 bytes held: a fourth job of 30 is refused, one of 10 fits.
-        assert_eq!(table.insert(4, "k", 30), Err(90));
-        table.insert(5, "k", 10).unwrap();
+        assert_eq!(table.insert(4, "k", "alice", 30), Err(90));
+        table.insert(5, "k", "alice", 10).unwrap();
         table.remove(5);
         assert_eq!(table.witness_bytes(), 90);
         table.set_proving(1);
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Proving);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Proving);
+        assert!(table.get(1, "bob").is_none());
         assert_eq!(table.unended_of("k").len(), 3);
         assert!(table.finish(1, ended(JobState::Done)).is_some());
         assert!(table.finish(1, ended(JobState::Failed)).is_none());
         assert_eq!(table.witness_bytes(), 60);
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Done);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Done);
         table.set_proving(1);
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Done);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Done);
         table.finish(2, ended(JobState::Cancelled));
         table.finish(3, ended(JobState::Failed));
         // Only the last two ended jobs are kept.
-        assert!(table.get(1).is_none());
-        assert_eq!(table.get(3).unwrap().1.job_id, 3);
+        assert!(table.get(1, "alice").is_none());
+        assert_eq!(table.get(3, "alice").unwrap().1.job_id, 3);
         assert!(table.unended_of("k").is_empty());
         assert_eq!(table.witness_bytes(), 0);
     }
@@ -201,8 +221,9 @@ mod tests {
     #[tokio::test]
     async fn awaiting_sees_the_end() {
         let table = std::sync::Arc::new(JobTable::new(8, 1 << 20));
-        table.insert(7, "k", 8).unwrap();
-        let mut rx = table.subscribe(7).unwrap();
+        table.insert(7, "k", "alice", 8).unwrap();
+        assert!(table.subscribe(7, "bob").is_none());
+        let mut rx = table.subscribe(7, "alice").unwrap();
         let t = std::sync::Arc::clone(&table);
         std::thread::spawn(move || {
             t.set_proving(7);

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod feed;

@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use ark_serialize::CanonicalSerialize;
+use ark_std::rand::rngs::OsRng;
+use ark_std::rand::RngCore;
 use crucible_core::engine::{EngineConfig, JobOutcome};
 use crucible_core::{Error, ProofShape, ProverBackend};
 use tokio::net::TcpListener;
@@ -21,6 +23,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
 use crate::admission::{KeyMemory, Limits, Reservation};
+use crate::auth::Auth;
 use crate::feed::Push;
 use crate::hot_key::HotKey;
 use crate::job_circuit::JobCircuit;
@@ -57,6 +60,8 @@ pub struct ServeConfig {
     pub limits: Limits,
     /// Where `zkey:` keys are read from.
     pub key_dir: KeyDir,
+    /// Who may call what.
+    pub auth: Auth,
     /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
@@ -90,7 +95,6 @@ struct State {
     keys: Mutex<HashMap<String, Slot>>,
     jobs: Arc<JobTable>,
     metrics: Arc<Metrics>,
-    next_job: AtomicU64,
     key_memory: KeyMemory,
 }
 
@@ -338,7 +342,22 @@ impl State {
         }
     }
 
-    fn submit(&self, request: proto::SubmitRequest) -> Result<proto::SubmitResponse, Status> {
+    /// A fresh job id: random, so ids are not reused across restarts or daemons and
+    /// cannot be guessed (63 bits, never 0).
+    fn new_job_id(&self) -> u64 {
+        loop {
+            let id = OsRng.next_u64() >> 1;
+            if id != 0 && !self.jobs.contains(id) {
+                return id;
+            }
+        }
+    }
+
+    fn submit(
+        &self,
+        owner: &str,
+        request: proto::SubmitRequest,
+    ) -> Result<proto::SubmitResponse, Status> {
         use proto::submit_response::Outcome;
         let resident = self.resident(&request.key_id)?;
         let witness = Witness::from_proto(request.witness.as_ref()).map_err(status_of)?;
@@ -349,10 +368,10 @@ impl State {
                 request.key_id, resident.max_witness_bytes
             )));
         }
-        let id = self.next_job.fetch_add(1, Ordering::SeqCst);
+        let id = self.new_job_id();
         let job = witness.job(id, &resident.circuit).map_err(status_of)?;
         self.jobs
-            .insert(id, &request.key_id, bytes)
+            .insert(id, &request.key_id, owner, bytes)
             .map_err(|held| {
                 Status::resource_exhausted(format!(
                     "queued witnesses hold {held} bytes; {bytes} more would pass the limit max_queued_witness_bytes = {}",
@@ -385,10 +404,10 @@ impl State {
         })
     }
 
-    async fn wait(&self, job_id: u64) -> Result<JobResult, Status> {
+    async fn wait(&self, owner: &str, job_id: u64) -> Result<JobResult, Status> {
         let mut rx = self
             .jobs
-            .subscribe(job_id)
+            .subscribe(job_id, owner)
             .ok_or_else(|| Status::not_found(format!("no job {job_id}")))?;
         let result = rx
             .wait_for(|r| has_ended(r.state()))
@@ -412,7 +431,6 @@ impl ProverService {
                 keys: Mutex::new(HashMap::new()),
                 jobs,
                 metrics,
-                next_job: AtomicU64::new(1),
                 key_memory: KeyMemory::default(),
             }),
         }
@@ -442,6 +460,11 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::LoadKeyRequest>,
     ) -> Result<Response<proto::LoadKeyResponse>, Status> {
+        self.state
+            .config
+            .auth
+            .identify(request.metadata())?
+            .require_operator("loading a key")?;
         let request = request.into_inner();
         let key_id = request.key_id;
         if key_id.is_empty()
@@ -515,6 +538,11 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::EvictKeyRequest>,
     ) -> Result<Response<proto::EvictKeyResponse>, Status> {
+        self.state
+            .config
+            .auth
+            .identify(request.metadata())?
+            .require_operator("evicting a key")?;
         let key_id = request.into_inner().key_id;
         let resident = {
             let mut keys = self.state.keys();
@@ -536,15 +564,19 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitResponse>, Status> {
-        self.state.submit(request.into_inner()).map(Response::new)
+        let who = self.state.config.auth.identify(request.metadata())?;
+        self.state
+            .submit(&who.name, request.into_inner())
+            .map(Response::new)
     }
 
     async fn r#await(
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<JobResult>, Status> {
+        let who = self.state.config.auth.identify(request.metadata())?;
         self.state
-            .wait(request.into_inner().job_id)
+            .wait(&who.name, request.into_inner().job_id)
             .await
             .map(Response::new)
     }
@@ -555,9 +587,10 @@ impl Prover for ProverService {
     ) -> Result<Response<proto::ProveResponse>, Status> {
         use proto::prove_response::Outcome;
         use proto::submit_response::Outcome as Submitted;
-        let submitted = self.state.submit(request.into_inner())?;
+        let who = self.state.config.auth.identify(request.metadata())?;
+        let submitted = self.state.submit(&who.name, request.into_inner())?;
         let outcome = match submitted.outcome {
-            Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(id).await?),
+            Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(&who.name, id).await?),
             Some(Submitted::Busy(busy)) => Outcome::Busy(busy),
             None => return Err(Status::internal("submit gave no outcome")),
         };
@@ -570,11 +603,12 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::CancelRequest>,
     ) -> Result<Response<proto::CancelResponse>, Status> {
+        let who = self.state.config.auth.identify(request.metadata())?;
         let id = request.into_inner().job_id;
         let state = &self.state;
         let (key_id, current) = state
             .jobs
-            .get(id)
+            .get(id, &who.name)
             .ok_or_else(|| Status::not_found(format!("no job {id}")))?;
         let mut cancelled = false;
         if current.state() == JobState::Queued {
@@ -598,7 +632,7 @@ impl Prover for ProverService {
         }
         let now = state
             .jobs
-            .get(id)
+            .get(id, &who.name)
             .map_or(current.state(), |(_, r)| r.state());
         Ok(Response::new(proto::CancelResponse {
             cancelled,
@@ -608,8 +642,9 @@ impl Prover for ProverService {
 
     async fn status(
         &self,
-        _request: Request<proto::StatusRequest>,
+        request: Request<proto::StatusRequest>,
     ) -> Result<Response<proto::StatusResponse>, Status> {
+        self.state.config.auth.identify(request.metadata())?;
         let state = &self.state;
         state.refresh_metrics();
         let devices = state
