@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// Ended jobs whose results stay available to `Await`.
     #[arg(long, default_value = "10000", value_parser = parse::size)]
     retain_results: usize,
+    /// At SIGTERM, how long open calls and in-flight proofs may take; then every
+    /// connection is closed and the daemon exits.
+    #[arg(long, default_value = "30s", value_parser = parse::duration)]
+    drain_timeout: std::time::Duration,
     /// Host threads synthesizing circuits ahead of the devices, per key. Default:
     /// sized for each key (two a worker, at most half the cores, within a quarter of
     /// the host memory available).
@@ -136,12 +140,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         max_message_bytes: usize::try_from(args.max_message_bytes).unwrap_or(usize::MAX),
         queue_capacity: args.queue_capacity,
         retain_results: args.retain_results,
+        drain_timeout: args.drain_timeout,
         max_queued_witness_bytes: args.max_queued_witness_bytes,
         limits,
         key_dir,
         auth,
     };
-    runtime::build()?.block_on(async {
+    let runtime = runtime::build()?;
+    let served = runtime.block_on(async {
         let grpc = runtime::bind(args.listen).await?;
         let metrics = match args.metrics_listen {
             Some(addr) => Some(runtime::bind(addr).await?),
@@ -164,5 +170,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError(e.to_string()))?;
         println!("stopped");
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // A key still loading (its setup runs on a blocking thread) does not hold the
+    // exit: the drain timeout has passed by now.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    served
 }

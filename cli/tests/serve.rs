@@ -477,6 +477,8 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
             "1GiB",
             "--max-queued-witness-bytes",
             "1000",
+            "--drain-timeout",
+            "2s",
         ],
         &[],
         &cache.0,
@@ -634,8 +636,36 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         }
         .public_inputs()
     );
+    // SIGTERM while a large key is still being generated: new connections are
+    // refused at once, and the daemon exits within the drain timeout (2 s).
+    let mut loader = client.clone();
+    let loading = tokio::spawn(async move {
+        loader
+            .load_key(proto::LoadKeyRequest {
+                key_id: "big".into(),
+                source: Some(KeyRef::bench(1 << 18, 1, 3).unwrap().to_proto()),
+            })
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopping = std::time::Instant::now();
     server.terminate();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = std::net::TcpStream::connect_timeout(
+        &grpc.parse().expect("a socket address"),
+        Duration::from_secs(1),
+    );
+    assert!(
+        refused.is_err(),
+        "a new connection was accepted during the drain"
+    );
     let exit = server.wait_exit(Duration::from_secs(30));
+    let took = stopping.elapsed();
+    assert!(
+        took < Duration::from_secs(6),
+        "the daemon took {took:?} to exit"
+    );
+    assert!(loading.await.expect("the load task").is_err());
     assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
     let log = server.log();
     assert!(

@@ -9,9 +9,11 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use ark_serialize::CanonicalSerialize;
 use ark_std::rand::rngs::OsRng;
@@ -19,6 +21,7 @@ use ark_std::rand::RngCore;
 use crucible_core::engine::{EngineConfig, JobOutcome};
 use crucible_core::{Error, ProofShape, ProverBackend};
 use tokio::net::TcpListener;
+use tokio_stream::Stream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
@@ -66,6 +69,9 @@ pub struct ServeConfig {
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
     pub retain_results: usize,
+    /// At shutdown, how long open calls and in-flight proofs may take before the
+    /// daemon closes every connection and exits.
+    pub drain_timeout: Duration,
 }
 
 #[derive(Default)]
@@ -693,6 +699,29 @@ impl Prover for ProverService {
     }
 }
 
+/// The server's connections until the stop signal, which closes the listener at
+/// once (the server stops polling it but would keep it open through the drain), so
+/// a new connection is refused instead of waiting.
+#[derive(Clone)]
+struct Closing(Arc<Mutex<Option<TcpIncoming>>>);
+
+impl Closing {
+    fn close(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+impl Stream for Closing {
+    type Item = <TcpIncoming as Stream>::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Some(incoming) => Pin::new(incoming).poll_next(cx),
+            None => Poll::Ready(None),
+        }
+    }
+}
+
 /// Serves the API on `grpc` (and metrics on `metrics_listener`) until `shutdown`
 /// completes, then evicts every key: queued jobs fail, in-flight proofs finish, every
 /// device's budget is returned.
@@ -713,14 +742,46 @@ pub async fn serve(
             Arc::new(move || state.refresh_metrics()),
         )
     });
-    let result = tonic::transport::Server::builder()
-        .add_service(
-            ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
-        )
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc), shutdown)
-        .await;
+    let drain = service.state.config.drain_timeout;
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let incoming = Closing(Arc::new(Mutex::new(Some(TcpIncoming::from(grpc)))));
+    let listener = incoming.clone();
+    let signal = async move {
+        shutdown.await;
+        listener.close();
+        let _ = stopping_tx.send(true);
+    };
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let mut server = Box::pin(
+        tonic::transport::Server::builder()
+            .add_service(
+                ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
+            )
+            .serve_with_incoming_shutdown(incoming, signal),
+    );
+    // The listener closes with the signal (new connections are refused); open calls
+    // get the drain timeout, then the server and its connections are dropped.
+    let result = tokio::select! {
+        result = &mut server => result,
+        () = async {
+            stopped(stopping).await;
+            tokio::time::sleep(drain).await;
+        } => {
+            tracing::warn!(seconds = drain.as_secs_f64(), "drain timeout: closing the open calls");
+            Ok(())
+        }
+    };
+    // Dropping the server closes the connections still open.
+    drop(server);
     tracing::info!("shutting down: evicting every key");
-    service.evict_all().await;
+    if tokio::time::timeout(drain, service.evict_all())
+        .await
+        .is_err()
+    {
+        tracing::warn!("in-flight proofs did not finish within the drain timeout");
+    }
     if let Some(exporter) = exporter {
         exporter.abort();
     }
