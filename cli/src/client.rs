@@ -14,12 +14,10 @@ use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::Proof;
 use crucible_core::Fr;
 use crucible_files::artifacts::{write_proof, write_public};
-use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::client::{connect_with_token, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
-use crucible_service::proto::prover_client::ProverClient;
 use crucible_service::proto::{self, prove_response, JobResult};
 use crucible_service::witness::Witness;
-use tonic::transport::Channel;
 
 use crate::error::CliError;
 use crate::output::{count, file_form, table};
@@ -31,6 +29,9 @@ pub struct ClientArgs {
     /// The server: `http://host:port`.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     addr: String,
+    /// A file holding this client's bearer token (the server's `--tokens` names it).
+    #[arg(long)]
+    token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: ClientCommand,
 }
@@ -106,7 +107,7 @@ fn service(e: crucible_service::ServiceError) -> CliError {
 }
 
 async fn load_key(
-    client: &mut ProverClient<Channel>,
+    client: &mut Client,
     id: &str,
     key: &KeyRef,
 ) -> Result<proto::LoadKeyResponse, CliError> {
@@ -132,7 +133,16 @@ async fn load_key(
 /// Runs the subcommand.
 pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
     runtime::build()?.block_on(async {
-        let mut client = connect(&args.addr)
+        let token = match &args.token_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| CliError(format!("--token-file {}: {e}", path.display())))?
+                    .trim()
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let mut client = connect_with_token(&args.addr, token.as_deref())
             .await
             .map_err(|e| CliError(format!("cannot reach the daemon at {}: {e}", args.addr)))?;
         match &args.command {
@@ -227,11 +237,7 @@ fn write_files(
 }
 
 /// Submit + await, retrying while the server is busy.
-async fn prove(
-    client: &mut ProverClient<Channel>,
-    id: &str,
-    witness: Witness,
-) -> Result<JobResult, CliError> {
+async fn prove(client: &mut Client, id: &str, witness: Witness) -> Result<JobResult, CliError> {
     loop {
         let response = client
             .prove(proto::SubmitRequest {
@@ -275,7 +281,7 @@ fn print_result(result: &JobResult) {
     }
 }
 
-async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError> {
+async fn print_status(client: &mut Client) -> Result<(), CliError> {
     let s = client
         .status(proto::StatusRequest {})
         .await
@@ -341,7 +347,7 @@ async fn print_status(client: &mut ProverClient<Channel>) -> Result<(), CliError
 }
 
 async fn bench(
-    mut client: ProverClient<Channel>,
+    mut client: Client,
     id: &str,
     key: &KeyRef,
     proofs: usize,

@@ -4,8 +4,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use crucible_core::key_file::open_regular;
 use crucible_service::key_ref::KeyRef;
-use crucible_service::queue::{NewJob, Queue};
+use crucible_service::queue::{NewJob, Queue, MAX_FAILURES, MAX_JOBS_PER_SUBMIT};
 use crucible_service::witness::Witness;
 
 use crate::error::CliError;
@@ -37,13 +38,14 @@ enum QueueCommand {
         /// `.wtns` files, one job each (stored in the queue; `--count` is ignored).
         #[arg(long, num_args = 1..)]
         wtns: Vec<std::path::PathBuf>,
-        /// How many jobs.
+        /// How many jobs (1 to 65536 in one submit).
         #[arg(long, default_value = "1", value_parser = parse::size)]
         count: usize,
         /// Higher first.
         #[arg(long, default_value_t = 0)]
         priority: i32,
-        /// Failed attempts (errors or lost leases) after which a job fails.
+        /// Failed attempts (errors or lost leases) after which a job fails (1 to 100;
+        /// each worker caps it further with its own `--max-failures`).
         #[arg(long, default_value_t = 3)]
         max_failures: i32,
     },
@@ -58,6 +60,26 @@ enum QueueCommand {
 /// Runs the subcommand.
 pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
     let failed = |e: crucible_service::ServiceError| CliError(e.to_string());
+    // Counts are checked before anything is allocated or connected.
+    if let QueueCommand::Submit {
+        wtns,
+        count,
+        max_failures,
+        ..
+    } = &args.command
+    {
+        let jobs = if wtns.is_empty() { *count } else { wtns.len() };
+        if !(1..=MAX_JOBS_PER_SUBMIT).contains(&jobs) {
+            return Err(CliError(format!(
+                "a submit queues 1 to {MAX_JOBS_PER_SUBMIT} jobs, this one {jobs} (--count or --wtns)"
+            )));
+        }
+        if !(1..=MAX_FAILURES).contains(max_failures) {
+            return Err(CliError(format!(
+                "--max-failures must be between 1 and {MAX_FAILURES}, got {max_failures}"
+            )));
+        }
+    }
     runtime::build()?.block_on(async {
         let queue = Queue::connect(&args.queue, 2, Duration::from_secs(10))
             .await
@@ -77,9 +99,6 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                 priority,
                 max_failures,
             } => {
-                if *max_failures < 1 {
-                    return Err(CliError("--max-failures must be at least 1".into()));
-                }
                 let key: KeyRef = key.parse().map_err(failed)?;
                 let witnesses: Vec<Witness> = if wtns.is_empty() {
                     (0..*count as u64)
@@ -87,9 +106,12 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                         .collect()
                 } else {
                     let read = |path: &std::path::PathBuf| {
-                        std::fs::read(path)
-                            .map(|bytes| Witness::Wtns(bytes.into()))
-                            .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
+                        let (mut file, meta) = open_regular(path, "witness")?;
+                        let mut bytes = Vec::with_capacity(meta.len() as usize);
+                        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| {
+                            CliError(format!("cannot read {}: {e}", path.display()))
+                        })?;
+                        Ok::<_, CliError>(Witness::Wtns(bytes.into()))
                     };
                     wtns.iter().map(read).collect::<Result<_, _>>()?
                 };

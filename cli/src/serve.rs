@@ -1,10 +1,14 @@
 //! `crucible serve`: the gRPC proving daemon (crucible_service::server).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use crucible_core::engine::EngineConfig;
+use crucible_service::admission::{Limits, DEFAULT_MAX_LOG_DOMAIN};
+use crucible_service::auth::Auth;
+use crucible_service::key_dir::KeyDir;
 use crucible_service::server::{serve, ServeConfig};
 
 use crate::devices::DeviceArgs;
@@ -28,15 +32,74 @@ pub struct ServeArgs {
     /// Ended jobs whose results stay available to `Await`.
     #[arg(long, default_value = "10000", value_parser = parse::size)]
     retain_results: usize,
+    /// At SIGTERM, how long open calls and in-flight proofs may take; then every
+    /// connection is closed and the daemon exits.
+    #[arg(long, default_value = "30s", value_parser = parse::duration)]
+    drain_timeout: std::time::Duration,
     /// Host threads synthesizing circuits ahead of the devices, per key. Default:
     /// sized for each key (two a worker, at most half the cores, within a quarter of
     /// the host memory available).
     #[arg(long, value_parser = parse::size)]
     synthesis_threads: Option<usize>,
     /// The largest request accepted, in bytes (`.wtns` and assignment witnesses are
-    /// 32 bytes a variable).
-    #[arg(long, default_value = "1GiB", value_parser = parse::memory)]
+    /// 32 bytes a variable; each is further held to its key's size).
+    #[arg(long, default_value = "64MiB", value_parser = parse::memory)]
     max_message_bytes: u64,
+    /// Bytes of witnesses all queued and in-flight jobs may hold together; a submit
+    /// beyond is refused (`RESOURCE_EXHAUSTED`).
+    #[arg(long, default_value = "1GiB", value_parser = parse::memory)]
+    max_queued_witness_bytes: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Bearer tokens: one `<token> <identity> <operator|client>` a line. Operators
+    /// load and evict keys; clients submit, await and cancel their own jobs.
+    #[arg(long)]
+    tokens: Option<PathBuf>,
+    /// Serve without tokens (every caller is the operator): only on a loopback
+    /// `--listen` address.
+    #[arg(long, conflicts_with = "tokens")]
+    insecure: bool,
+}
+
+/// What a key may ask of the host: checked from its sizes before it is generated or
+/// read (`crucible serve` and `crucible worker`).
+#[derive(Args)]
+pub struct LimitArgs {
+    /// The most constraints of a key.
+    #[arg(long, default_value = "2^25", value_parser = parse::size)]
+    max_constraints: usize,
+    /// The most public inputs of a key.
+    #[arg(long, default_value = "2^16", value_parser = parse::size)]
+    max_inputs: usize,
+    /// The largest evaluation domain, as log2 of its points.
+    #[arg(long, default_value_t = DEFAULT_MAX_LOG_DOMAIN)]
+    max_log_domain: u32,
+    /// Host memory all keys loading or resident may take together (a key's load
+    /// takes about three times its uncompressed size). Default: half the host memory.
+    #[arg(long, value_parser = parse::memory)]
+    max_key_memory: Option<u64>,
+    /// The directory `zkey:` keys are read from (a client's path resolves inside it;
+    /// no `..` or link leaves it). Without it, `zkey:` keys are refused.
+    #[arg(long)]
+    key_dir: Option<PathBuf>,
+}
+
+impl LimitArgs {
+    /// The limits and the key directory.
+    pub fn resolve(&self) -> Result<(Limits, KeyDir), CliError> {
+        let defaults = Limits::default();
+        let limits = Limits {
+            max_constraints: self.max_constraints,
+            max_inputs: self.max_inputs,
+            max_log_domain: self.max_log_domain,
+            max_key_memory: self.max_key_memory.unwrap_or(defaults.max_key_memory),
+        };
+        let key_dir = match &self.key_dir {
+            Some(dir) => KeyDir::new(dir).map_err(|e| CliError(format!("--key-dir: {e}")))?,
+            None => KeyDir::none(),
+        };
+        Ok((limits, key_dir))
+    }
 }
 
 /// Serves until SIGINT or SIGTERM, then evicts every key and exits.
@@ -46,6 +109,22 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             "--queue-capacity and --synthesis-threads must be at least 1".into(),
         ));
     }
+    let auth = match (&args.tokens, args.insecure) {
+        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError(format!("--tokens: {e}")))?,
+        (None, true) if args.listen.ip().is_loopback() => Auth::Open,
+        (None, true) => {
+            return Err(CliError(format!(
+                "--insecure serves only on a loopback address, not {}; give --tokens FILE",
+                args.listen
+            )))
+        }
+        (None, false) => {
+            return Err(CliError(
+                "give --tokens FILE (bearer tokens), or --insecure to serve without authentication on a loopback address".into(),
+            ))
+        }
+    };
+    let (limits, key_dir) = args.limits.resolve()?;
     let chosen = args.devices.resolve()?;
     println!("{}", chosen.reason);
     let labels: Vec<_> = chosen.devices.iter().map(|d| d.info().label()).collect();
@@ -62,8 +141,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         max_message_bytes: usize::try_from(args.max_message_bytes).unwrap_or(usize::MAX),
         queue_capacity: args.queue_capacity,
         retain_results: args.retain_results,
+        drain_timeout: args.drain_timeout,
+        max_queued_witness_bytes: args.max_queued_witness_bytes,
+        limits,
+        key_dir,
+        auth,
     };
-    runtime::build()?.block_on(async {
+    let runtime = runtime::build()?;
+    let served = runtime.block_on(async {
         let grpc = runtime::bind(args.listen).await?;
         let metrics = match args.metrics_listen {
             Some(addr) => Some(runtime::bind(addr).await?),
@@ -86,5 +171,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError(e.to_string()))?;
         println!("stopped");
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // A key still loading (its setup runs on a blocking thread) does not hold the
+    // exit: the drain timeout has passed by now.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    served
 }

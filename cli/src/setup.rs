@@ -10,6 +10,7 @@ use clap::Args;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::Bls12_381;
 use crucible_files::artifacts::{write_proving_key, write_vk};
+use crucible_files::output::check_outputs;
 use crucible_files::{R1cs, R1csCircuit};
 
 use crate::error::CliError;
@@ -45,6 +46,11 @@ for production, run a multi-party ceremony (e.g. snarkjs' powers of tau and phas
 /// Runs the setup and writes the keys.
 pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
     eprintln!("{NOT_A_CEREMONY}");
+    let mut outputs = vec![("--out", args.out.as_path())];
+    if let Some(vk) = &args.vk {
+        outputs.push(("--vk", vk.as_path()));
+    }
+    check_outputs(&[("--r1cs", args.r1cs.as_path())], &outputs)?;
     let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || {
         R1cs::read(&args.r1cs)
     })?;

@@ -8,11 +8,13 @@ use std::time::Duration;
 use clap::Args;
 use crucible_core::engine::EngineConfig;
 use crucible_service::metrics::Metrics;
-use crucible_service::worker::{self, unique_name, WorkerConfig};
+use crucible_service::queue::MAX_FAILURES;
+use crucible_service::worker::{self, unique_name, WorkerConfig, MIN_POLL};
 
 use crate::devices::DeviceArgs;
 use crate::error::CliError;
 use crate::output::database_address;
+use crate::serve::LimitArgs;
 use crate::{parse, runtime};
 
 /// Arguments of `crucible worker`.
@@ -33,9 +35,15 @@ pub struct WorkerArgs {
     /// How often leases are renewed (well under --lease-timeout).
     #[arg(long, default_value = "5s", value_parser = parse::duration)]
     heartbeat: Duration,
-    /// How long to wait before asking again when the queue is empty.
+    /// How long to wait before asking again when the queue is empty (at least 50ms).
     #[arg(long, default_value = "250ms", value_parser = parse::duration)]
     poll: Duration,
+    /// A job fails after at most this many failed attempts (errors or lost leases),
+    /// whatever its own `--max-failures` asked for.
+    #[arg(long, default_value_t = 3)]
+    max_failures: i32,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// At SIGTERM, how long in-flight proofs may take to finish and be committed.
     #[arg(long, default_value = "60s", value_parser = parse::duration)]
     drain_timeout: Duration,
@@ -60,6 +68,19 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
     if args.synthesis_threads == Some(0) {
         return Err(CliError("--synthesis-threads must be at least 1".into()));
     }
+    if args.poll < MIN_POLL {
+        return Err(CliError(format!(
+            "--poll ({:?}) must be at least {MIN_POLL:?}",
+            args.poll
+        )));
+    }
+    if !(1..=MAX_FAILURES).contains(&args.max_failures) {
+        return Err(CliError(format!(
+            "--max-failures must be between 1 and {MAX_FAILURES}, got {}",
+            args.max_failures
+        )));
+    }
+    let (limits, key_dir) = args.limits.resolve()?;
     let chosen = args.devices.resolve()?;
     println!("{}", chosen.reason);
     let config = WorkerConfig {
@@ -77,6 +98,9 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         heartbeat: args.heartbeat,
         poll: args.poll,
         drain_timeout: args.drain_timeout,
+        max_failures: args.max_failures,
+        limits,
+        key_dir,
     };
     println!("worker {}", config.name);
     let metrics = Metrics::new();

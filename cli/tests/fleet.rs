@@ -135,7 +135,8 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     let zkey = crucible_files::Zkey::read(&zkey_path).expect("the fixture .zkey");
     let wtns = std::fs::read(fixtures.join("multi_public.wtns")).expect("the fixture .wtns");
     let values = crucible_files::read_witness(&fixtures.join("multi_public.wtns")).unwrap();
-    let zkey_ref = KeyRef::zkey(&zkey_path).unwrap();
+    // Workers read `.zkey` keys from their key directory (`--key-dir`).
+    let zkey_ref = KeyRef::zkey("multi_public.zkey").unwrap();
     let circom_job = |witness| NewJob {
         key: zkey_ref.clone(),
         witness,
@@ -158,6 +159,19 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         .await
         .expect("submit a truncated .wtns")[0];
 
+    // A poison job: a key no worker admits (2^31 public inputs, past max_inputs),
+    // asking for 100 attempts; the workers' cap (--max-failures 2) ends it `failed`
+    // after two, each naming the limit, and no worker stops for it.
+    let poison = queue
+        .submit(&[NewJob {
+            key: KeyRef::bench(1, 1 << 31, 0).unwrap(),
+            witness: Witness::BenchSeed(0),
+            priority: 5,
+            max_failures: 100,
+        }])
+        .await
+        .expect("submit the poison job")[0];
+
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect(&db_url)
@@ -173,6 +187,7 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     .await
     .expect("insert a malformed job");
     let cache_dir = cache.0.to_str().expect("utf-8 temp dir").to_string();
+    let fixtures_dir = fixtures.to_str().expect("utf-8 path");
     let mut fleet = Fleet {
         workers: (0..WORKERS)
             .map(|i| {
@@ -199,6 +214,10 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
                         "50ms",
                         "--drain-timeout",
                         "30s",
+                        "--max-failures",
+                        "2",
+                        "--key-dir",
+                        fixtures_dir,
                     ],
                     &[("CRUCIBLE_CPU_DEVICES", "2"), ("RUST_LOG", "info")],
                     std::path::Path::new(&cache_dir),
@@ -239,7 +258,7 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     // The other two finish the queue, w0's jobs included once its leases expire.
     wait_until(&pool, done, (JOBS + CIRCOM_JOBS) as i64, start, &fleet).await;
     let failed = "SELECT count(*) FROM crucible_jobs WHERE state = 'failed'";
-    wait_until(&pool, failed, 2, start, &fleet).await;
+    wait_until(&pool, failed, 3, start, &fleet).await;
     for w in &mut fleet.workers[2..] {
         w.terminate();
         let status = w.wait_exit(Duration::from_secs(40));
@@ -260,7 +279,19 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         (JOBS + CIRCOM_JOBS) as i64,
         "{counts:?}"
     );
-    assert_eq!(counts.total("failed"), 2, "{counts:?}");
+    assert_eq!(counts.total("failed"), 3, "{counts:?}");
+    let poison = queue.job(poison).await.unwrap().expect("the poison job");
+    assert_eq!(
+        (poison.state.as_str(), poison.failures),
+        ("failed", 2),
+        "{poison:?}"
+    );
+    for a in &poison.attempt_log {
+        assert!(
+            a.error.as_deref().is_some_and(|e| e.contains("max_inputs")),
+            "{poison:?}"
+        );
+    }
     let zkey_pvk = prepare_verifying_key(&zkey.proving_key.vk);
     for id in &circom_ids {
         let job = queue.job(*id).await.unwrap().expect("circom job");

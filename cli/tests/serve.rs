@@ -11,21 +11,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crucible_core::fixtures::circuit::BenchCircuit;
-use crucible_service::client::{connect, verify, verifying_key};
+use crucible_service::client::{connect, connect_with_token, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
-use crucible_service::proto::prover_client::ProverClient;
 use crucible_service::proto::{self, submit_response, JobResult, JobState};
 use crucible_service::witness::Witness;
 use support::{Daemon, TempDir};
-use tonic::transport::Channel;
 
 const CONSTRAINTS: usize = 64;
 const INPUTS: usize = 1;
 const CAPACITY: u64 = 24;
 const CLIENTS: u64 = 8;
 const SUBMITS: u64 = 100;
-
-type Client = ProverClient<Channel>;
 
 /// Submits, retrying while busy; returns the job id and how many busy answers came.
 async fn submit(client: &mut Client, key_id: &str, seed: u64) -> (u64, u64) {
@@ -112,6 +108,7 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
             "all",
             "--workers-per-device",
             "2",
+            "--insecure",
             "--listen",
             "127.0.0.1:0",
             "--metrics-listen",
@@ -284,37 +281,19 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
         .unwrap_err();
     assert_eq!(gone.code(), tonic::Code::NotFound);
 
-    // The metrics tell the same story.
+    // The metrics tell the same story, and the evicted key's series are gone.
     let m = scrape(&metrics_addr);
     let key_label = "key=\"k\"";
-    assert_eq!(
-        metric(&m, "crucible_proofs_total", &[key_label]),
-        done as f64,
-        "proofs"
-    );
-    assert_eq!(
-        metric(
-            &m,
-            "crucible_failures_total",
-            &[key_label, "phase=\"evicted\""]
-        ),
-        failed as f64
-    );
-    assert_eq!(
-        metric(&m, "crucible_cancelled_total", &[key_label]),
-        cancelled as f64
-    );
-    assert_eq!(metric(&m, "crucible_busy_total", &[key_label]), busy as f64);
     assert_eq!(
         metric(&m, "crucible_phase_seconds_count", &["phase=\"msm\""]),
         done as f64
     );
     assert_eq!(metric(&m, "crucible_budget_in_use_bytes", &[]), 0.0);
     assert!(metric(&m, "crucible_budget_capacity_bytes", &[]) > 0.0);
+    let lingering: Vec<_> = m.keys().filter(|s| s.contains(key_label)).collect();
     assert!(
-        !m.keys()
-            .any(|s| s.starts_with("crucible_queue_depth{") && s.contains(key_label)),
-        "an evicted key's queue depth lingers"
+        lingering.is_empty(),
+        "an evicted key's series linger: {lingering:?}"
     );
 
     // The freed budget serves a new key.
@@ -377,13 +356,23 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
     let cache = TempDir::new("serve-zkey");
     let mut server = Daemon::start(
         "serve-zkey",
-        &["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"],
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--insecure",
+            "--listen",
+            "127.0.0.1:0",
+            "--key-dir",
+            fixtures.to_str().expect("utf-8 path"),
+        ],
         &[],
         &cache.0,
     );
     let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
     let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
-    let key = KeyRef::zkey(&zkey_path).unwrap();
+    // The path is the client's, inside the server's key directory.
+    let key = KeyRef::zkey("multi_public.zkey").unwrap();
     let loaded = client
         .load_key(proto::LoadKeyRequest {
             key_id: "circom".into(),
@@ -442,4 +431,254 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
     server.terminate();
     let exit = server.wait_exit(Duration::from_secs(30));
     assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+}
+
+/// What an outside client sends to take the daemon down is refused before any work,
+/// with the limit it passed named, and the daemon goes on proving: a key with 2^31
+/// public inputs, a key whose load needs more host memory than the operator allows,
+/// `.zkey` paths outside the key directory (never answering with a file's contents),
+/// a FIFO, a directory, a witness larger than its key's, and witnesses past the
+/// daemon's byte budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
+    let cache = TempDir::new("serve-hostile");
+    let keys = cache.0.join("keys");
+    std::fs::create_dir_all(keys.join("dir.zkey")).unwrap();
+    let fifo = keys.join("fifo.zkey");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo failed");
+    std::os::unix::fs::symlink("/etc/passwd", keys.join("passwd.zkey")).unwrap();
+    // Bearer tokens: an operator, and two clients whose jobs are their own.
+    const OPERATOR: &str = "operator-token-0123456789abcdef";
+    const BOB: &str = "bob-token-0123456789abcdef";
+    const EVE: &str = "eve-token-0123456789abcdef";
+    let tokens = cache.0.join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("{OPERATOR} ops operator\n{BOB} bob client\n{EVE} eve client\n"),
+    )
+    .unwrap();
+    let mut server = Daemon::start(
+        "serve-hostile",
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--tokens",
+            tokens.to_str().expect("utf-8 path"),
+            "--listen",
+            "127.0.0.1:0",
+            "--key-dir",
+            keys.to_str().expect("utf-8 path"),
+            "--max-key-memory",
+            "1GiB",
+            "--max-queued-witness-bytes",
+            "1000",
+            "--drain-timeout",
+            "2s",
+        ],
+        &[],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let url = format!("http://{grpc}");
+    let mut client = connect_with_token(&url, Some(OPERATOR))
+        .await
+        .expect("connect");
+    let mut bob = connect_with_token(&url, Some(BOB)).await.expect("connect");
+    let mut eve = connect_with_token(&url, Some(EVE)).await.expect("connect");
+    let mut nobody = connect(&url).await.expect("connect");
+    let anonymous = nobody.status(proto::StatusRequest {}).await.unwrap_err();
+    assert_eq!(
+        anonymous.code(),
+        tonic::Code::Unauthenticated,
+        "{anonymous:?}"
+    );
+    let load = |id: &str, key: KeyRef| proto::LoadKeyRequest {
+        key_id: id.into(),
+        source: Some(key.to_proto()),
+    };
+    let refusals = [
+        (
+            KeyRef::bench(1, 1 << 31, 0).unwrap(),
+            tonic::Code::ResourceExhausted,
+            "max_inputs",
+        ),
+        (
+            KeyRef::bench(1 << 22, 1, 1).unwrap(),
+            tonic::Code::ResourceExhausted,
+            "max_key_memory",
+        ),
+        (
+            KeyRef::zkey("/etc/passwd").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("../../../../etc/passwd").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("passwd.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "outside the key directory",
+        ),
+        (
+            KeyRef::zkey("fifo.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "a FIFO",
+        ),
+        (
+            KeyRef::zkey("dir.zkey").unwrap(),
+            tonic::Code::InvalidArgument,
+            "a directory",
+        ),
+    ];
+    for (key, code, says) in refusals {
+        let call = client.load_key(load("bad", key.clone()));
+        let refused = match tokio::time::timeout(Duration::from_secs(10), call).await {
+            Ok(answer) => answer.unwrap_err(),
+            Err(_) => panic!("loading {key} was not refused within 10 s"),
+        };
+        assert_eq!(refused.code(), code, "{key}: {refused:?}");
+        assert!(refused.message().contains(says), "{key}: {refused:?}");
+        assert!(!refused.message().contains("root"), "{key}: {refused:?}");
+    }
+
+    // A key id or a path holding a newline cannot forge a log line.
+    let forged = client
+        .load_key(load("a\nINFO forged", KeyRef::bench(8, 1, 0).unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(forged.code(), tonic::Code::InvalidArgument, "{forged:?}");
+    let forged = client
+        .load_key(load("p", KeyRef::zkey("x\nINFO forged").unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(forged.code(), tonic::Code::InvalidArgument, "{forged:?}");
+
+    // The daemon goes on: a small key loads, and proves.
+    let key = KeyRef::bench(CONSTRAINTS, INPUTS, 5).unwrap();
+    let loaded = client
+        .load_key(load("k", key))
+        .await
+        .expect("load a small key after the refusals")
+        .into_inner();
+    let vk = verifying_key(&loaded.verifying_key).expect("verifying key");
+    let denied = bob
+        .load_key(load("bobs", KeyRef::bench(8, 1, 0).unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+    // Bob's job is Bob's: Eve can neither await nor cancel it.
+    let (job, _) = submit(&mut bob, "k", 11).await;
+    let hidden = eve
+        .r#await(proto::AwaitRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
+    let hidden = eve
+        .cancel(proto::CancelRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
+    let mine = await_job(&mut bob, job).await;
+    assert_eq!(
+        verify(&vk, &mine).unwrap_or_else(|e| panic!("{e}")),
+        BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed: 11
+        }
+        .public_inputs()
+    );
+    let witness = |values: usize| Witness::assignment(&vec![crucible_core::Fr::from(1u64); values]);
+    let submit = |w: Witness| proto::SubmitRequest {
+        key_id: "k".into(),
+        witness: Some(w.to_proto()),
+    };
+    // More values than the key has variables: refused at once by size.
+    let oversized = bob
+        .submit(submit(witness(4 * CONSTRAINTS)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        oversized.code(),
+        tonic::Code::InvalidArgument,
+        "{oversized:?}"
+    );
+    assert!(
+        oversized.message().contains("more than a witness"),
+        "{oversized:?}"
+    );
+    // A witness of the key's size is over the 1000-byte budget of queued witnesses.
+    let budget = bob
+        .submit(submit(witness(CONSTRAINTS + INPUTS + 2)))
+        .await
+        .unwrap_err();
+    assert_eq!(budget.code(), tonic::Code::ResourceExhausted, "{budget:?}");
+    assert!(
+        budget.message().contains("max_queued_witness_bytes"),
+        "{budget:?}"
+    );
+    let result = prove_once(&mut bob, "k", &Witness::BenchSeed(9)).await;
+    let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        inputs,
+        BenchCircuit {
+            constraints: CONSTRAINTS,
+            inputs: INPUTS,
+            seed: 9
+        }
+        .public_inputs()
+    );
+    // SIGTERM while a large key is still being generated: new connections are
+    // refused at once, and the daemon exits within the drain timeout (2 s).
+    let mut loader = client.clone();
+    let loading = tokio::spawn(async move {
+        loader
+            .load_key(proto::LoadKeyRequest {
+                key_id: "big".into(),
+                source: Some(KeyRef::bench(1 << 18, 1, 3).unwrap().to_proto()),
+            })
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopping = std::time::Instant::now();
+    server.terminate();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = std::net::TcpStream::connect_timeout(
+        &grpc.parse().expect("a socket address"),
+        Duration::from_secs(1),
+    );
+    assert!(
+        refused.is_err(),
+        "a new connection was accepted during the drain"
+    );
+    let exit = server.wait_exit(Duration::from_secs(30));
+    let took = stopping.elapsed();
+    assert!(
+        took < Duration::from_secs(6),
+        "the daemon took {took:?} to exit"
+    );
+    assert!(loading.await.expect("the load task").is_err());
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+    let log = server.log();
+    assert!(
+        !log.lines().any(|l| l.starts_with("INFO forged")),
+        "a forged log line:\n{log}"
+    );
+
+    // A worker's poll interval has a floor (checked before it connects).
+    let poll = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args(["worker", "--queue", "postgres://nowhere/db", "--poll", "0s"])
+        .output()
+        .expect("run crucible worker");
+    assert!(!poll.status.success());
+    let said = String::from_utf8_lossy(&poll.stderr);
+    assert!(said.contains("--poll"), "{said}");
 }

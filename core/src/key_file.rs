@@ -67,7 +67,7 @@ fn kind_of(meta: &Metadata) -> &'static str {
 
 /// Opens `path` only if it is a regular file (through links): a FIFO would block the
 /// open, a device would never end. The opened file is checked again.
-pub(crate) fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
+pub fn open_regular(path: &Path, what: &str) -> Result<(File, Metadata)> {
     let not_regular = |meta: &Metadata| {
         Error::InvalidInput(format!(
             "{what} {} is {}, not a regular file",

@@ -3,18 +3,19 @@
 //! compressed when written; compressed or not when read, validated either way).
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use ark_groth16::VerifyingKey;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use serde_json::Value;
 
+use crate::output::write_atomically;
 use crate::snarkjs_json::{
     proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
 };
 use crucible_core::groth16::{Proof, ProvingKey};
-use crucible_core::key_file::load_untrusted_key;
+use crucible_core::key_file::{load_untrusted_key, open_regular};
 use crucible_core::{Bls12_381, Error, Fr, Result};
 
 /// Whether `path` names a snarkjs JSON file (by its `.json` extension).
@@ -28,12 +29,7 @@ fn write_bytes(
     what: &str,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    let cannot = |e: std::io::Error| {
-        Error::InvalidInput(format!("cannot write {what} {}: {e}", path.display()))
-    };
-    let mut w = BufWriter::new(File::create(path).map_err(cannot)?);
-    write(&mut w).map_err(cannot)?;
-    w.flush().map_err(cannot)
+    write_atomically(path, what, write)
 }
 
 fn write_json(path: &Path, what: &str, value: &Value) -> Result<()> {
@@ -51,9 +47,25 @@ fn write_binary(path: &Path, what: &str, value: &impl CanonicalSerialize) -> Res
     write_bytes(path, what, |w| w.write_all(&bytes))
 }
 
+/// The largest proof, public-input or verifying-key file read (a verifying key of
+/// 2^16 public inputs is under 7 MiB in arkworks' form, about 20 MiB in JSON).
+pub const MAX_SMALL_FILE_BYTES: u64 = 64 << 20;
+
+/// Opens a regular file no larger than [`MAX_SMALL_FILE_BYTES`].
+fn open_small(path: &Path, what: &str) -> Result<File> {
+    let (file, meta) = open_regular(path, what)?;
+    if meta.len() > MAX_SMALL_FILE_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "{what} {} has {} bytes, more than the {MAX_SMALL_FILE_BYTES} such a file can hold",
+            path.display(),
+            meta.len()
+        )));
+    }
+    Ok(file)
+}
+
 fn read_json(path: &Path, what: &str) -> Result<Value> {
-    let file = File::open(path)
-        .map_err(|e| Error::InvalidInput(format!("cannot open {what} {}: {e}", path.display())))?;
+    let file = open_small(path, what)?;
     serde_json::from_reader(BufReader::new(file))
         .map_err(|e| Error::InvalidInput(format!("{}: not valid JSON: {e}", path.display())))
 }
@@ -61,7 +73,9 @@ fn read_json(path: &Path, what: &str) -> Result<Value> {
 /// Reads a small arkworks-serialized value that must fill the whole file, in either
 /// compression, with every point validated.
 fn read_binary<T: CanonicalDeserialize>(path: &Path, what: &str) -> Result<T> {
-    let bytes = std::fs::read(path)
+    let mut bytes = Vec::new();
+    open_small(path, what)?
+        .read_to_end(&mut bytes)
         .map_err(|e| Error::InvalidInput(format!("cannot read {what} {}: {e}", path.display())))?;
     let mut errors = Vec::new();
     for (compress, form) in [
@@ -145,13 +159,10 @@ pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
 
 /// Writes an arkworks proving key (compressed, or not for faster loading).
 pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Result<()> {
-    let cannot = |e: &dyn std::fmt::Display| {
-        Error::InvalidInput(format!("cannot write proving key {}: {e}", path.display()))
-    };
-    let mut w = BufWriter::new(File::create(path).map_err(|e| cannot(&e))?);
-    pk.serialize_with_mode(&mut w, compress)
-        .map_err(|e| cannot(&e))?;
-    w.flush().map_err(|e| cannot(&e))
+    write_atomically(path, "proving key", |w| {
+        pk.serialize_with_mode(w, compress)
+            .map_err(std::io::Error::other)
+    })
 }
 
 /// Reads an arkworks proving key, compressed or not, streaming, with every point

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Take};
 use std::path::Path;
 
+use crucible_core::key_file::open_regular;
 use crucible_core::{Error, Result};
 
 /// A file's display name and a way to build errors that name it.
@@ -43,6 +44,7 @@ pub(crate) struct BinFile<R> {
     reader: R,
     pub name: Named,
     sections: Vec<Section>,
+    len: u64,
 }
 
 /// Opens `path` as a container with this magic and a version from 1 to `max_version`.
@@ -52,9 +54,7 @@ pub(crate) fn open(
     kind: &str,
     max_version: u32,
 ) -> Result<BinFile<BufReader<File>>> {
-    let file = File::open(path).map_err(|e| {
-        Error::InvalidInput(format!("cannot open {kind} file {}: {e}", path.display()))
-    })?;
+    let (file, _) = open_regular(path, &format!("{kind} file"))?;
     BinFile::new(
         BufReader::with_capacity(1 << 20, file),
         Named(path.display().to_string()),
@@ -82,9 +82,9 @@ impl<R: Read + Seek> BinFile<R> {
             .read_exact(&mut head)
             .map_err(|_| name.error(format!("not a {kind} file (shorter than its header)")))?;
         if &head[..4] != magic {
+            // The bytes found are not repeated: an error must not show a file's contents.
             return Err(name.error(format!(
-                "not a {kind} file (starts with {:?}, expected {:?})",
-                String::from_utf8_lossy(&head[..4]),
+                "not a {kind} file (it does not start with {:?})",
                 String::from_utf8_lossy(magic)
             )));
         }
@@ -127,7 +127,13 @@ impl<R: Read + Seek> BinFile<R> {
             reader,
             name,
             sections,
+            len,
         })
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
     }
 
     /// Whether a section of this type is present.

@@ -18,8 +18,7 @@
 //!
 //! Points are affine, coordinates in Montgomery form, as in a `.zkey`.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use ark_ec::scalar_mul::BatchMulPreprocessing;
@@ -76,12 +75,7 @@ impl DevPtau {
     /// Writes the file to `path` (created or truncated), with the phase-2 sections
     /// when `prepared`.
     pub fn write_file(&self, path: &Path, prepared: bool) -> Result<()> {
-        let io = |e: std::io::Error| {
-            Error::InvalidInput(format!("{}: cannot write: {e}", path.display()))
-        };
-        let mut out = BufWriter::new(File::create(path).map_err(io)?);
-        self.write(&mut out, prepared).map_err(io)?;
-        out.flush().map_err(io)
+        crate::output::write_atomically(path, "powers of tau", |out| self.write(out, prepared))
     }
 
     /// Writes the file's bytes, with the phase-2 sections when `prepared`.

@@ -81,6 +81,14 @@ impl R1cs {
             )));
         }
         let mut s = file.section(CONSTRAINTS, "constraints")?;
+        // Each constraint takes at least its three term counts: a count beyond the
+        // section is corrupt, and must not size an allocation.
+        if (num_constraints as u64).saturating_mul(12) > s.remaining() {
+            return Err(s.name.error(format!(
+                "the header claims {num_constraints} constraints, more than the constraints section's {} bytes hold",
+                s.remaining()
+            )));
+        }
         let (mut a, mut b, mut c) = (
             Vec::with_capacity(num_constraints),
             Vec::with_capacity(num_constraints),
@@ -150,4 +158,49 @@ fn linear_combination<R: Read>(
         lc.push((value, wire));
     }
     Ok(lc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `.r1cs` whose header claims `constraints` constraints over an empty
+    /// constraints section.
+    fn claiming(constraints: u32) -> Vec<u8> {
+        let prime = modulus_bytes(Fr::MODULUS);
+        let mut header = (prime.len() as u32).to_le_bytes().to_vec();
+        header.extend_from_slice(&prime);
+        for count in [2u32, 0, 1, 0] {
+            header.extend_from_slice(&count.to_le_bytes()); // wires, outputs, public, private
+        }
+        header.extend_from_slice(&0u64.to_le_bytes()); // labels
+        header.extend_from_slice(&constraints.to_le_bytes());
+        let mut file = b"r1cs".to_vec();
+        file.extend_from_slice(&1u32.to_le_bytes());
+        file.extend_from_slice(&2u32.to_le_bytes());
+        file.extend_from_slice(&HEADER.to_le_bytes());
+        file.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        file.extend_from_slice(&header);
+        file.extend_from_slice(&CONSTRAINTS.to_le_bytes());
+        file.extend_from_slice(&0u64.to_le_bytes());
+        file
+    }
+
+    #[test]
+    fn a_header_claiming_more_constraints_than_the_file_holds_is_refused_before_allocating() {
+        let err = R1cs::from_reader(std::io::Cursor::new(claiming(u32::MAX)), "huge.r1cs")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("claims 4294967295 constraints"), "{err}");
+        let empty = R1cs::from_reader(std::io::Cursor::new(claiming(0)), "empty.r1cs").unwrap();
+        assert_eq!(empty.num_constraints(), 0);
+    }
+
+    #[test]
+    fn special_files_are_refused_by_kind() {
+        let err = R1cs::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(err.contains("a device"), "{err}");
+        let err = R1cs::read(&std::env::temp_dir()).unwrap_err().to_string();
+        assert!(err.contains("a directory"), "{err}");
+    }
 }

@@ -23,7 +23,7 @@ use crate::encoding::{
 };
 use crate::R1cs;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::{Domain, Error, Fq, Fr, G1Affine, Result};
+use crucible_core::{Domain, Error, Fq, Fr, G1Affine, ProofShape, Result};
 
 const PROTOCOL: u32 = 1;
 const GROTH16_HEADER: u32 = 2;
@@ -61,7 +61,88 @@ pub struct Zkey {
     pub b: Arc<Matrix<Fr>>,
 }
 
+/// A `.zkey`'s sizes, read from its header alone: what a server plans a key's memory
+/// from before reading the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZkeyHeader {
+    /// Wires, the constant one included.
+    pub num_wires: usize,
+    /// Public signals (the constant one not counted).
+    pub num_public: usize,
+    /// The evaluation domain's size (a power of two).
+    pub domain_size: usize,
+    /// The file's length in bytes.
+    pub file_bytes: u64,
+}
+
+impl ZkeyHeader {
+    /// The proof's sizes this key implies: the most constraints its domain holds,
+    /// the constant one plus the public signals as instance, the rest as witness.
+    pub fn shape(&self) -> Result<ProofShape> {
+        let instance = self.num_public + 1;
+        ProofShape::new(
+            self.domain_size.saturating_sub(instance).max(1),
+            instance,
+            self.num_wires - instance,
+        )
+    }
+}
+
 impl Zkey {
+    /// Reads only the protocol and the Groth16 header of a `.zkey` (a few hundred
+    /// bytes): its sizes, checked against each other and against the sections the
+    /// file holds, nothing allocated from them.
+    pub fn read_header(path: &Path) -> Result<ZkeyHeader> {
+        let mut file = binfile::open(path, b"zkey", "snarkjs .zkey", 1)?;
+        let file_bytes = file.len();
+        let (num_wires, num_public, domain_size) = Self::sizes(&mut file)?;
+        // Every point of the queries is in the file: a header claiming more is corrupt.
+        let points = (num_wires as u64)
+            .saturating_mul(3 * G1_BYTES as u64 + G2_BYTES as u64)
+            .saturating_add((domain_size as u64).saturating_mul(G1_BYTES as u64));
+        if points > file_bytes {
+            return Err(file.name.error(format!(
+                "the header claims {num_wires} wires and a domain of {domain_size}, more points than the file's {file_bytes} bytes hold"
+            )));
+        }
+        Ok(ZkeyHeader {
+            num_wires,
+            num_public,
+            domain_size,
+            file_bytes,
+        })
+    }
+
+    /// The protocol check and the header's sizes (wires, public signals, domain).
+    fn sizes<R: Read + Seek>(file: &mut BinFile<R>) -> Result<(usize, usize, usize)> {
+        let mut s = file.section(PROTOCOL, "protocol")?;
+        let protocol = s.u32()?;
+        s.finish()?;
+        if protocol != GROTH16 {
+            return Err(Error::Unsupported(format!(
+                "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
+                file.name.0
+            )));
+        }
+        let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
+        check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
+        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
+        let num_wires = h.usize32()?;
+        let num_public = h.usize32()?;
+        let domain_size = h.usize32()?;
+        if num_public + 1 > num_wires {
+            return Err(file.name.error(format!(
+                "{num_public} public signals do not fit in {num_wires} wires"
+            )));
+        }
+        if !domain_size.is_power_of_two() {
+            return Err(file
+                .name
+                .error(format!("domain size {domain_size} is not a power of two")));
+        }
+        Ok((num_wires, num_public, domain_size))
+    }
+
     /// Reads and validates a `.zkey` (every point on its curve and in the subgroup,
     /// every length consistent with the header).
     pub fn read(path: &Path) -> Result<Zkey> {

@@ -7,15 +7,55 @@ use crucible_core::ark_groth16::{
 };
 use crucible_core::groth16::Proof;
 use crucible_core::{Bls12_381, Fr};
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::service::Interceptor;
 use tonic::transport::Channel;
 
 use crate::proto::prover_client::ProverClient;
 use crate::proto::{JobResult, JobState};
 use crate::{ServiceError, ServiceResult};
 
-/// Connects to a server at `addr` (`http://host:port`).
-pub async fn connect(addr: &str) -> ServiceResult<ProverClient<Channel>> {
-    Ok(ProverClient::connect(addr.to_string()).await?)
+/// Adds `authorization: Bearer <token>` to every request (nothing without a token).
+#[derive(Clone)]
+pub struct BearerToken(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl Interceptor for BearerToken {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A client of the API, sending its bearer token (if any) with every call.
+pub type Client = ProverClient<InterceptedService<Channel, BearerToken>>;
+
+/// Connects to a server at `addr` (`http://host:port`), without a token.
+pub async fn connect(addr: &str) -> ServiceResult<Client> {
+    connect_with_token(addr, None).await
+}
+
+/// Connects to a server at `addr`, sending `token` as a bearer token.
+pub async fn connect_with_token(addr: &str, token: Option<&str>) -> ServiceResult<Client> {
+    let value = token
+        .map(|t| {
+            format!("Bearer {t}")
+                .parse()
+                .map_err(|_| ServiceError::Invalid("a token is printable ASCII".into()))
+        })
+        .transpose()?;
+    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
+        .map_err(|e| ServiceError::Invalid(format!("bad server address {addr}: {e}")))?
+        .connect()
+        .await?;
+    Ok(ProverClient::with_interceptor(channel, BearerToken(value)))
 }
 
 /// The prepared verifying key from `LoadKeyResponse::verifying_key` (validated).

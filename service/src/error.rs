@@ -30,6 +30,9 @@ pub enum ServiceError {
     /// A request or a stored value that does not make sense.
     #[error("{0}")]
     Invalid(String),
+    /// A request beyond one of the operator's limits (the message names the limit).
+    #[error("{0}")]
+    Limit(String),
 }
 
 impl ServiceError {

@@ -20,6 +20,10 @@ pub fn has_ended(state: JobState) -> bool {
 
 struct Entry {
     key_id: String,
+    /// The identity that submitted it: the only one that may see it.
+    owner: String,
+    /// Witness bytes held until the job ends.
+    witness_bytes: u64,
     submitted: Instant,
     result: watch::Sender<JobResult>,
 }
@@ -27,50 +31,82 @@ struct Entry {
 struct Inner {
     jobs: HashMap<u64, Entry>,
     ended: VecDeque<u64>,
+    /// Witness bytes of the jobs not ended.
+    witness_bytes: u64,
 }
 
 /// Every job the server knows.
 pub struct JobTable {
     inner: Mutex<Inner>,
     retain: usize,
+    max_witness_bytes: u64,
 }
 
 impl JobTable {
-    /// A table keeping the results of the last `retain` ended jobs.
-    pub fn new(retain: usize) -> Self {
+    /// A table keeping the results of the last `retain` ended jobs, whose unended
+    /// jobs hold at most `max_witness_bytes` of witnesses together.
+    pub fn new(retain: usize, max_witness_bytes: u64) -> Self {
         JobTable {
             inner: Mutex::new(Inner {
                 jobs: HashMap::new(),
                 ended: VecDeque::new(),
+                witness_bytes: 0,
             }),
             retain: retain.max(1),
+            max_witness_bytes,
         }
+    }
+
+    /// Witness bytes the jobs not ended hold.
+    pub fn witness_bytes(&self) -> u64 {
+        self.lock().witness_bytes
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records a new queued job of key `key_id`.
-    pub fn insert(&self, id: u64, key_id: &str) {
+    /// Records a new queued job of key `key_id` holding `witness_bytes`; refused
+    /// (with the bytes already held) when they would pass the table's limit.
+    pub fn insert(
+        &self,
+        id: u64,
+        key_id: &str,
+        owner: &str,
+        witness_bytes: u64,
+    ) -> Result<(), u64> {
+        let mut inner = self.lock();
+        let held = inner.witness_bytes;
+        if held.saturating_add(witness_bytes) > self.max_witness_bytes {
+            return Err(held);
+        }
+        inner.witness_bytes = held + witness_bytes;
         let (result, _) = watch::channel(JobResult {
             job_id: id,
             state: JobState::Queued.into(),
             ..JobResult::default()
         });
-        self.lock().jobs.insert(
+        inner.jobs.insert(
             id,
             Entry {
                 key_id: key_id.to_string(),
+                owner: owner.to_string(),
+                witness_bytes,
                 submitted: Instant::now(),
                 result,
             },
         );
+        Ok(())
     }
 
     /// Forgets a job that was never queued.
     pub fn remove(&self, id: u64) {
-        self.lock().jobs.remove(&id);
+        let mut inner = self.lock();
+        if let Some(entry) = inner.jobs.remove(&id) {
+            if !has_ended(entry.result.borrow().state()) {
+                inner.witness_bytes -= entry.witness_bytes;
+            }
+        }
     }
 
     /// Marks a queued job as proving.
@@ -93,9 +129,11 @@ impl JobTable {
             return None;
         }
         let seconds = entry.submitted.elapsed().as_secs_f64();
+        let bytes = entry.witness_bytes;
         result.job_id = id;
         result.seconds = seconds;
         entry.result.send_replace(result);
+        inner.witness_bytes -= bytes;
         inner.ended.push_back(id);
         while inner.ended.len() > self.retain {
             if let Some(old) = inner.ended.pop_front() {
@@ -105,17 +143,27 @@ impl JobTable {
         Some(seconds)
     }
 
-    /// The job's key and its current state and result.
-    pub fn get(&self, id: u64) -> Option<(String, JobResult)> {
+    /// Whether a job with this id is known.
+    pub fn contains(&self, id: u64) -> bool {
+        self.lock().jobs.contains_key(&id)
+    }
+
+    /// The job's key and its current state and result, if `owner` submitted it.
+    pub fn get(&self, id: u64, owner: &str) -> Option<(String, JobResult)> {
         self.lock()
             .jobs
             .get(&id)
+            .filter(|e| e.owner == owner)
             .map(|e| (e.key_id.clone(), e.result.borrow().clone()))
     }
 
-    /// A receiver that sees the job's result change.
-    pub fn subscribe(&self, id: u64) -> Option<watch::Receiver<JobResult>> {
-        self.lock().jobs.get(&id).map(|e| e.result.subscribe())
+    /// A receiver that sees the job's result change, if `owner` submitted it.
+    pub fn subscribe(&self, id: u64, owner: &str) -> Option<watch::Receiver<JobResult>> {
+        self.lock()
+            .jobs
+            .get(&id)
+            .filter(|e| e.owner == owner)
+            .map(|e| e.result.subscribe())
     }
 
     /// Jobs of key `key_id` that have not ended.
@@ -142,31 +190,40 @@ mod tests {
 
     #[test]
     fn a_job_ends_once_and_old_results_are_dropped() {
-        let table = JobTable::new(2);
+        let table = JobTable::new(2, 100);
         for id in 1..=3 {
-            table.insert(id, "k");
+            table.insert(id, "k", "alice", 30).unwrap();
         }
+        // 90 of 100 bytes held: a fourth job of 30 is refused, one of 10 fits.
+        assert_eq!(table.insert(4, "k", "alice", 30), Err(90));
+        table.insert(5, "k", "alice", 10).unwrap();
+        table.remove(5);
+        assert_eq!(table.witness_bytes(), 90);
         table.set_proving(1);
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Proving);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Proving);
+        assert!(table.get(1, "bob").is_none());
         assert_eq!(table.unended_of("k").len(), 3);
         assert!(table.finish(1, ended(JobState::Done)).is_some());
         assert!(table.finish(1, ended(JobState::Failed)).is_none());
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Done);
+        assert_eq!(table.witness_bytes(), 60);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Done);
         table.set_proving(1);
-        assert_eq!(table.get(1).unwrap().1.state(), JobState::Done);
+        assert_eq!(table.get(1, "alice").unwrap().1.state(), JobState::Done);
         table.finish(2, ended(JobState::Cancelled));
         table.finish(3, ended(JobState::Failed));
         // Only the last two ended jobs are kept.
-        assert!(table.get(1).is_none());
-        assert_eq!(table.get(3).unwrap().1.job_id, 3);
+        assert!(table.get(1, "alice").is_none());
+        assert_eq!(table.get(3, "alice").unwrap().1.job_id, 3);
         assert!(table.unended_of("k").is_empty());
+        assert_eq!(table.witness_bytes(), 0);
     }
 
     #[tokio::test]
     async fn awaiting_sees_the_end() {
-        let table = std::sync::Arc::new(JobTable::new(8));
-        table.insert(7, "k");
-        let mut rx = table.subscribe(7).unwrap();
+        let table = std::sync::Arc::new(JobTable::new(8, 1 << 20));
+        table.insert(7, "k", "alice", 8).unwrap();
+        assert!(table.subscribe(7, "bob").is_none());
+        let mut rx = table.subscribe(7, "alice").unwrap();
         let t = std::sync::Arc::clone(&table);
         std::thread::spawn(move || {
             t.set_proving(7);

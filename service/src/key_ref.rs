@@ -15,6 +15,7 @@ use crucible_core::Domain;
 use crucible_files::Zkey;
 
 use crate::key_circuit::KeyCircuit;
+use crate::key_dir::KeyDir;
 use crate::proto;
 use crate::{ServiceError, ServiceResult};
 
@@ -138,9 +139,10 @@ impl KeyRef {
     }
 
     /// Reads the key and its circuit (for a benchmark key: the key from the key cache,
-    /// generated there when missing or corrupt, and the circuit's matrices built once).
-    /// Blocking: seconds to minutes for a large key.
-    pub fn load(&self) -> ServiceResult<LoadedKey> {
+    /// generated there when missing or corrupt, and the circuit's matrices built once;
+    /// a `.zkey` from `key_dir`). Blocking: seconds to minutes for a large key; admit
+    /// it first ([`crate::admission::Limits::admit`]).
+    pub fn load(&self, key_dir: &KeyDir) -> ServiceResult<LoadedKey> {
         match self {
             &KeyRef::Bench {
                 constraints,
@@ -150,10 +152,13 @@ impl KeyRef {
                 let cache = KeyCache::new(KeyCache::default_dir());
                 let (pk, source) =
                     cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
-                        tracing::info!(path = %path.display(), "generating the proving key {self}");
+                        tracing::info!(path = %path.display(), key = self.to_string(), "generating the proving key");
                     })?;
                 if matches!(source, KeySource::Regenerated { .. }) {
-                    tracing::warn!("the key cache file of {self} was corrupt; regenerated it");
+                    tracing::warn!(
+                        key = self.to_string(),
+                        "the key cache file was corrupt; regenerated it"
+                    );
                 }
                 let matrices = CircuitMatrices::of(BenchCircuit {
                     constraints,
@@ -171,7 +176,8 @@ impl KeyRef {
                 })
             }
             KeyRef::Zkey { path } => {
-                let zkey = Zkey::read(path)?;
+                let file = key_dir.resolve(path)?;
+                let zkey = Zkey::read(&file).map_err(|e| key_dir.client_error(path, &file, e))?;
                 let circuit = KeyCircuit::Zkey(Arc::new(zkey.circuit()));
                 Ok(LoadedKey {
                     pk: zkey.proving_key,

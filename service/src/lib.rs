@@ -13,6 +13,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod admission;
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod feed;
@@ -20,6 +22,7 @@ pub mod hot_key;
 pub mod job_circuit;
 pub mod job_table;
 pub mod key_circuit;
+pub mod key_dir;
 pub mod key_ref;
 pub mod logging;
 pub mod metrics;

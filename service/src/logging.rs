@@ -6,7 +6,9 @@ use tracing_subscriber::EnvFilter;
 
 /// Installs the log subscriber (colour only when stderr is a terminal): `RUST_LOG`
 /// if set (e.g. `crucible_service=debug`), else `default` (e.g. `info`). Calling it
-/// twice keeps the first.
+/// twice keeps the first. Text a client can choose (key ids, paths, errors) is
+/// logged as a field, which the formatter writes escaped and quoted, so it cannot
+/// forge a line.
 pub fn init(default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     // Fails only when a subscriber is already installed, which is fine.

@@ -1,6 +1,7 @@
 //! Prometheus metrics of the server and the workers: proofs, failures by phase,
 //! per-phase latency, budget in use, queue depth.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crucible_core::engine::JobOutcome;
@@ -193,6 +194,32 @@ impl Metrics {
             self.budget_capacity
                 .with_label_values(&[label.as_str()])
                 .set(gauge_value(budget.capacity()));
+        }
+    }
+
+    /// Removes every series labelled with `key` (a key that was evicted), so the
+    /// exposition does not grow with every key ever loaded.
+    pub fn forget_key(&self, key: &str) {
+        let families = self.registry.gather();
+        for family in &families {
+            for metric in family.get_metric() {
+                let labels = metric.get_label();
+                if !labels.iter().any(|l| l.name() == "key" && l.value() == key) {
+                    continue;
+                }
+                let series: HashMap<&str, &str> =
+                    labels.iter().map(|l| (l.name(), l.value())).collect();
+                let _ = match family.name() {
+                    "crucible_proofs_total" => self.proofs.remove(&series),
+                    "crucible_failures_total" => self.failures.remove(&series),
+                    "crucible_job_seconds" => self.job_seconds.remove(&series),
+                    "crucible_busy_total" => self.busy.remove(&series),
+                    "crucible_cancelled_total" => self.cancelled.remove(&series),
+                    "crucible_queue_depth" => self.queue_depth.remove(&series),
+                    "crucible_in_flight" => self.in_flight.remove(&series),
+                    _ => Ok(()),
+                };
+            }
         }
     }
 

@@ -10,7 +10,7 @@ use sqlx::Row;
 
 use crate::key_ref::KeyRef;
 use crate::witness::Witness;
-use crate::{migrations, ServiceResult};
+use crate::{migrations, ServiceError, ServiceResult};
 
 /// One job to queue.
 #[derive(Clone, Debug)]
@@ -120,10 +120,17 @@ impl QueueCounts {
     }
 }
 
+/// The most jobs one [`Queue::submit`] queues (one transaction).
+pub const MAX_JOBS_PER_SUBMIT: usize = 1 << 16;
+/// The most failures a job may ask for before it fails ([`NewJob::max_failures`]);
+/// workers cap it further (`crucible worker --max-failures`).
+pub const MAX_FAILURES: i32 = 100;
+
 /// A connection pool to the queue's database.
 #[derive(Clone, Debug)]
 pub struct Queue {
     pool: PgPool,
+    failure_cap: i32,
 }
 
 /// The states a job can be in.
@@ -138,7 +145,38 @@ impl Queue {
             .acquire_timeout(timeout)
             .connect(url)
             .await?;
-        Ok(Queue { pool })
+        Ok(Queue {
+            pool,
+            failure_cap: MAX_FAILURES,
+        })
+    }
+
+    /// This queue handle fails a job after at most `cap` failed attempts, whatever
+    /// the job asked for (a worker's server-side cap on retries).
+    pub fn with_failure_cap(mut self, cap: i32) -> Queue {
+        self.failure_cap = cap.clamp(1, MAX_FAILURES);
+        self
+    }
+
+    /// Checks a batch before anything is written: its size and each job's
+    /// failure limit.
+    pub fn check(jobs: &[NewJob]) -> ServiceResult<()> {
+        if jobs.len() > MAX_JOBS_PER_SUBMIT {
+            return Err(ServiceError::Limit(format!(
+                "{} jobs in one submit, over the limit of {MAX_JOBS_PER_SUBMIT}",
+                jobs.len()
+            )));
+        }
+        if let Some(job) = jobs
+            .iter()
+            .find(|j| !(1..=MAX_FAILURES).contains(&j.max_failures))
+        {
+            return Err(ServiceError::Invalid(format!(
+                "max_failures must be between 1 and {MAX_FAILURES}, got {}",
+                job.max_failures
+            )));
+        }
+        Ok(())
     }
 
     /// Applies the schema migrations not yet applied.
@@ -147,8 +185,10 @@ impl Queue {
         Ok(())
     }
 
-    /// Queues `jobs` in one transaction; returns their ids in order.
+    /// Queues `jobs` in one transaction (checked first: [`Queue::check`]); returns
+    /// their ids in order.
     pub async fn submit(&self, jobs: &[NewJob]) -> ServiceResult<Vec<i64>> {
+        Queue::check(jobs)?;
         let mut tx = self.pool.begin().await?;
         let mut ids = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -277,7 +317,8 @@ impl Queue {
     }
 
     /// Records a failed attempt: the job goes back to the queue, or fails once it
-    /// has failed `max_failures` times. Returns the job's new state.
+    /// has failed `max_failures` times (at most this handle's failure cap). Returns
+    /// the job's new state.
     pub async fn fail_attempt(
         &self,
         worker: &str,
@@ -288,8 +329,8 @@ impl Queue {
         let mut tx = self.pool.begin().await?;
         let state: Option<String> = sqlx::query_scalar(
             "UPDATE crucible_jobs SET failures = failures + 1, \
-                 state = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, \
-                 finished_at = CASE WHEN failures + 1 >= max_failures THEN now() END, \
+                 state = CASE WHEN failures + 1 >= LEAST(max_failures, $4) THEN 'failed' ELSE 'queued' END, \
+                 finished_at = CASE WHEN failures + 1 >= LEAST(max_failures, $4) THEN now() END, \
                  lease_owner = NULL, heartbeat_at = NULL \
              WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3 \
              RETURNING state",
@@ -297,6 +338,7 @@ impl Queue {
         .bind(id)
         .bind(worker)
         .bind(attempt)
+        .bind(self.failure_cap)
         .fetch_optional(&mut *tx)
         .await?;
         if state.is_some() {
@@ -334,14 +376,15 @@ impl Queue {
         Ok(Fenced::Applied)
     }
 
-    /// Requeues (or fails, past their failure limit) the running jobs whose lease has
-    /// not been renewed for `timeout`, by the database's clock.
+    /// Requeues (or fails, past their failure limit or this handle's failure cap)
+    /// the running jobs whose lease has not been renewed for `timeout`, by the
+    /// database's clock.
     pub async fn requeue_expired(&self, timeout: Duration) -> ServiceResult<Vec<Expired>> {
         let rows = sqlx::query_as::<_, (i64, String, String)>(
             "WITH lost AS ( \
                  UPDATE crucible_jobs j SET failures = j.failures + 1, \
-                     state = CASE WHEN j.failures + 1 >= j.max_failures THEN 'failed' ELSE 'queued' END, \
-                     finished_at = CASE WHEN j.failures + 1 >= j.max_failures THEN now() END, \
+                     state = CASE WHEN j.failures + 1 >= LEAST(j.max_failures, $2) THEN 'failed' ELSE 'queued' END, \
+                     finished_at = CASE WHEN j.failures + 1 >= LEAST(j.max_failures, $2) THEN now() END, \
                      lease_owner = NULL, heartbeat_at = NULL \
                  WHERE j.id IN (SELECT id FROM crucible_jobs \
                                 WHERE state = 'running' AND heartbeat_at < now() - make_interval(secs => $1::float8) \
@@ -353,6 +396,7 @@ impl Queue {
              RETURNING a.job_id, a.worker, lost.state",
         )
         .bind(timeout.as_secs_f64())
+        .bind(self.failure_cap)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows

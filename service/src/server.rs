@@ -9,22 +9,30 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use ark_serialize::CanonicalSerialize;
+use ark_std::rand::rngs::OsRng;
+use ark_std::rand::RngCore;
 use crucible_core::engine::{EngineConfig, JobOutcome};
-use crucible_core::{Error, ProverBackend};
+use crucible_core::{Error, ProofShape, ProverBackend};
 use tokio::net::TcpListener;
+use tokio_stream::Stream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
+use crate::admission::{KeyMemory, Limits, Reservation};
+use crate::auth::Auth;
 use crate::feed::Push;
 use crate::hot_key::HotKey;
 use crate::job_circuit::JobCircuit;
 use crate::job_table::{has_ended, JobTable};
 use crate::key_circuit::KeyCircuit;
+use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
@@ -45,12 +53,25 @@ pub struct ServeConfig {
     /// Size each key's synthesis threads for its shape instead of taking
     /// `engine.synthesis_threads`.
     pub auto_synthesis_threads: bool,
-    /// The largest request accepted, in bytes (a `.wtns` of 2^20 wires is 32 MiB).
+    /// The largest request accepted, in bytes (a `.wtns` of 2^20 wires is 32 MiB);
+    /// a witness is further held to its key's size.
     pub max_message_bytes: usize,
+    /// Bytes of witnesses all queued and in-flight jobs may hold together; `Submit`
+    /// answers `RESOURCE_EXHAUSTED` beyond.
+    pub max_queued_witness_bytes: u64,
+    /// What a key may ask of the host and devices.
+    pub limits: Limits,
+    /// Where `zkey:` keys are read from.
+    pub key_dir: KeyDir,
+    /// Who may call what.
+    pub auth: Auth,
     /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
     pub retain_results: usize,
+    /// At shutdown, how long open calls and in-flight proofs may take before the
+    /// daemon closes every connection and exits.
+    pub drain_timeout: Duration,
 }
 
 #[derive(Default)]
@@ -62,6 +83,10 @@ struct KeyCounters {
 
 struct Resident {
     circuit: KeyCircuit,
+    /// The largest witness a job of this key may send, in bytes.
+    max_witness_bytes: u64,
+    /// Host memory held for the key while it is resident.
+    _memory: Reservation,
     hot: HotKey<JobCircuit>,
     counters: Arc<KeyCounters>,
 }
@@ -76,7 +101,7 @@ struct State {
     keys: Mutex<HashMap<String, Slot>>,
     jobs: Arc<JobTable>,
     metrics: Arc<Metrics>,
-    next_job: AtomicU64,
+    key_memory: KeyMemory,
 }
 
 /// The gRPC service (see `proto/crucible/v1/prover.proto`).
@@ -88,6 +113,7 @@ pub struct ProverService {
 fn status_of(e: ServiceError) -> Status {
     match &e {
         ServiceError::Invalid(_) => Status::invalid_argument(e.to_string()),
+        ServiceError::Limit(_) => Status::resource_exhausted(e.to_string()),
         ServiceError::Prover(p) => match p.root() {
             Error::OutOfBudget { .. } => Status::resource_exhausted(e.to_string()),
             Error::InvalidInput(_) | Error::Synthesis(_) => Status::invalid_argument(e.to_string()),
@@ -113,6 +139,14 @@ fn compressed(value: &impl CanonicalSerialize) -> Result<Vec<u8>, String> {
         .serialize_compressed(&mut bytes)
         .map_err(|e| format!("cannot serialize the proof: {e}"))?;
     Ok(bytes)
+}
+
+/// The largest witness of a key of `shape`: a `.wtns` or an assignment of its
+/// variables, 32 bytes each, and their headers.
+fn max_witness_bytes(shape: &ProofShape) -> u64 {
+    (shape.num_variables() as u64)
+        .saturating_mul(32)
+        .saturating_add(1024)
 }
 
 /// A finished engine job as the API's result.
@@ -177,9 +211,17 @@ impl State {
         }
     }
 
-    /// Loads and stages a key and starts its engine (blocking).
+    /// Admits, loads and stages a key and starts its engine (blocking).
     fn start_key(&self, key_id: &str, key_ref: KeyRef) -> ServiceResult<Resident> {
-        let loaded = key_ref.load()?;
+        let config = &self.config;
+        let admitted = config.limits.admit(
+            &key_ref,
+            &config.key_dir,
+            &config.devices,
+            config.engine.workers_per_device,
+            &self.key_memory,
+        )?;
+        let loaded = key_ref.load(&config.key_dir)?;
         let engine = loaded.engine_config(
             &EngineConfig {
                 verify: true,
@@ -227,6 +269,8 @@ impl State {
         )?;
         Ok(Resident {
             circuit: loaded.circuit,
+            max_witness_bytes: max_witness_bytes(&admitted.shape),
+            _memory: admitted.reservation,
             hot,
             counters,
         })
@@ -268,9 +312,8 @@ impl State {
                     .inc();
             }
         }
-        // Label sets of a key that left would otherwise linger in the gauges.
-        let _ = self.metrics.queue_depth.remove_label_values(&[key_id]);
-        let _ = self.metrics.in_flight.remove_label_values(&[key_id]);
+        // Series of a key that left would otherwise linger for good.
+        self.metrics.forget_key(key_id);
         proto::EvictKeyResponse {
             queued_failed,
             in_flight_finished: in_flight,
@@ -305,13 +348,42 @@ impl State {
         }
     }
 
-    fn submit(&self, request: proto::SubmitRequest) -> Result<proto::SubmitResponse, Status> {
+    /// A fresh job id: random, so ids are not reused across restarts or daemons and
+    /// cannot be guessed (63 bits, never 0).
+    fn new_job_id(&self) -> u64 {
+        loop {
+            let id = OsRng.next_u64() >> 1;
+            if id != 0 && !self.jobs.contains(id) {
+                return id;
+            }
+        }
+    }
+
+    fn submit(
+        &self,
+        owner: &str,
+        request: proto::SubmitRequest,
+    ) -> Result<proto::SubmitResponse, Status> {
         use proto::submit_response::Outcome;
         let resident = self.resident(&request.key_id)?;
         let witness = Witness::from_proto(request.witness.as_ref()).map_err(status_of)?;
-        let id = self.next_job.fetch_add(1, Ordering::SeqCst);
+        let bytes = witness.byte_len() as u64;
+        if bytes > resident.max_witness_bytes {
+            return Err(Status::invalid_argument(format!(
+                "the witness has {bytes} bytes, more than a witness of key `{}` can hold ({} bytes)",
+                request.key_id, resident.max_witness_bytes
+            )));
+        }
+        let id = self.new_job_id();
         let job = witness.job(id, &resident.circuit).map_err(status_of)?;
-        self.jobs.insert(id, &request.key_id);
+        self.jobs
+            .insert(id, &request.key_id, owner, bytes)
+            .map_err(|held| {
+                Status::resource_exhausted(format!(
+                    "queued witnesses hold {held} bytes; {bytes} more would pass the limit max_queued_witness_bytes = {}",
+                    self.config.max_queued_witness_bytes
+                ))
+            })?;
         let outcome = match resident.hot.try_push(job) {
             Push::Queued => Outcome::JobId(id),
             Push::Busy { depth, .. } => {
@@ -338,10 +410,10 @@ impl State {
         })
     }
 
-    async fn wait(&self, job_id: u64) -> Result<JobResult, Status> {
+    async fn wait(&self, owner: &str, job_id: u64) -> Result<JobResult, Status> {
         let mut rx = self
             .jobs
-            .subscribe(job_id)
+            .subscribe(job_id, owner)
             .ok_or_else(|| Status::not_found(format!("no job {job_id}")))?;
         let result = rx
             .wait_for(|r| has_ended(r.state()))
@@ -355,14 +427,17 @@ impl State {
 impl ProverService {
     /// A service with no key loaded.
     pub fn new(config: ServeConfig, metrics: Arc<Metrics>) -> Self {
-        let jobs = Arc::new(JobTable::new(config.retain_results));
+        let jobs = Arc::new(JobTable::new(
+            config.retain_results,
+            config.max_queued_witness_bytes,
+        ));
         ProverService {
             state: Arc::new(State {
                 config,
                 keys: Mutex::new(HashMap::new()),
                 jobs,
                 metrics,
-                next_job: AtomicU64::new(1),
+                key_memory: KeyMemory::default(),
             }),
         }
     }
@@ -391,11 +466,21 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::LoadKeyRequest>,
     ) -> Result<Response<proto::LoadKeyResponse>, Status> {
+        self.state
+            .config
+            .auth
+            .identify(request.metadata())?
+            .require_operator("loading a key")?;
         let request = request.into_inner();
         let key_id = request.key_id;
-        if key_id.is_empty() || key_id.len() > 128 {
+        if key_id.is_empty()
+            || key_id.len() > 128
+            || !key_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        {
             return Err(Status::invalid_argument(
-                "a key id is 1 to 128 bytes".to_string(),
+                "a key id is 1 to 128 bytes of ASCII letters, digits and . _ : -".to_string(),
             ));
         }
         let key_ref = KeyRef::from_proto(request.source.as_ref()).map_err(status_of)?;
@@ -409,7 +494,11 @@ impl Prover for ProverService {
             keys.insert(key_id.clone(), Slot::Loading);
         }
         let started = Instant::now();
-        tracing::info!(key = %key_id, source = %key_ref, "loading");
+        tracing::info!(
+            key = key_id.as_str(),
+            source = key_ref.to_string(),
+            "loading"
+        );
         let state = Arc::clone(&self.state);
         let id = key_id.clone();
         let loaded = tokio::task::spawn_blocking(move || state.start_key(&id, key_ref))
@@ -423,7 +512,11 @@ impl Prover for ProverService {
             Ok(r) => Arc::new(r),
             Err(e) => {
                 self.state.keys().remove(&key_id);
-                tracing::warn!(key = %key_id, "loading failed: {e}");
+                tracing::warn!(
+                    key = key_id.as_str(),
+                    error = e.to_string(),
+                    "loading failed"
+                );
                 return Err(status_of(e));
             }
         };
@@ -433,7 +526,7 @@ impl Prover for ProverService {
             .keys()
             .insert(key_id.clone(), Slot::Resident(resident));
         let load_seconds = started.elapsed().as_secs_f64();
-        tracing::info!(key = %key_id, devices = ?info.devices, load_seconds, "resident");
+        tracing::info!(key = key_id.as_str(), devices = ?info.devices, load_seconds, "resident");
         let verifying_key = compressed(&info.verifying_key).map_err(Status::internal)?;
         Ok(Response::new(proto::LoadKeyResponse {
             key_id,
@@ -451,6 +544,11 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::EvictKeyRequest>,
     ) -> Result<Response<proto::EvictKeyResponse>, Status> {
+        self.state
+            .config
+            .auth
+            .identify(request.metadata())?
+            .require_operator("evicting a key")?;
         let key_id = request.into_inner().key_id;
         let resident = {
             let mut keys = self.state.keys();
@@ -472,15 +570,19 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitResponse>, Status> {
-        self.state.submit(request.into_inner()).map(Response::new)
+        let who = self.state.config.auth.identify(request.metadata())?;
+        self.state
+            .submit(&who.name, request.into_inner())
+            .map(Response::new)
     }
 
     async fn r#await(
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<JobResult>, Status> {
+        let who = self.state.config.auth.identify(request.metadata())?;
         self.state
-            .wait(request.into_inner().job_id)
+            .wait(&who.name, request.into_inner().job_id)
             .await
             .map(Response::new)
     }
@@ -491,9 +593,10 @@ impl Prover for ProverService {
     ) -> Result<Response<proto::ProveResponse>, Status> {
         use proto::prove_response::Outcome;
         use proto::submit_response::Outcome as Submitted;
-        let submitted = self.state.submit(request.into_inner())?;
+        let who = self.state.config.auth.identify(request.metadata())?;
+        let submitted = self.state.submit(&who.name, request.into_inner())?;
         let outcome = match submitted.outcome {
-            Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(id).await?),
+            Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(&who.name, id).await?),
             Some(Submitted::Busy(busy)) => Outcome::Busy(busy),
             None => return Err(Status::internal("submit gave no outcome")),
         };
@@ -506,11 +609,12 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::CancelRequest>,
     ) -> Result<Response<proto::CancelResponse>, Status> {
+        let who = self.state.config.auth.identify(request.metadata())?;
         let id = request.into_inner().job_id;
         let state = &self.state;
         let (key_id, current) = state
             .jobs
-            .get(id)
+            .get(id, &who.name)
             .ok_or_else(|| Status::not_found(format!("no job {id}")))?;
         let mut cancelled = false;
         if current.state() == JobState::Queued {
@@ -534,7 +638,7 @@ impl Prover for ProverService {
         }
         let now = state
             .jobs
-            .get(id)
+            .get(id, &who.name)
             .map_or(current.state(), |(_, r)| r.state());
         Ok(Response::new(proto::CancelResponse {
             cancelled,
@@ -544,8 +648,9 @@ impl Prover for ProverService {
 
     async fn status(
         &self,
-        _request: Request<proto::StatusRequest>,
+        request: Request<proto::StatusRequest>,
     ) -> Result<Response<proto::StatusResponse>, Status> {
+        self.state.config.auth.identify(request.metadata())?;
         let state = &self.state;
         state.refresh_metrics();
         let devices = state
@@ -594,6 +699,29 @@ impl Prover for ProverService {
     }
 }
 
+/// The server's connections until the stop signal, which closes the listener at
+/// once (the server stops polling it but would keep it open through the drain), so
+/// a new connection is refused instead of waiting.
+#[derive(Clone)]
+struct Closing(Arc<Mutex<Option<TcpIncoming>>>);
+
+impl Closing {
+    fn close(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+impl Stream for Closing {
+    type Item = <TcpIncoming as Stream>::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Some(incoming) => Pin::new(incoming).poll_next(cx),
+            None => Poll::Ready(None),
+        }
+    }
+}
+
 /// Serves the API on `grpc` (and metrics on `metrics_listener`) until `shutdown`
 /// completes, then evicts every key: queued jobs fail, in-flight proofs finish, every
 /// device's budget is returned.
@@ -614,14 +742,46 @@ pub async fn serve(
             Arc::new(move || state.refresh_metrics()),
         )
     });
-    let result = tonic::transport::Server::builder()
-        .add_service(
-            ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
-        )
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc), shutdown)
-        .await;
+    let drain = service.state.config.drain_timeout;
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let incoming = Closing(Arc::new(Mutex::new(Some(TcpIncoming::from(grpc)))));
+    let listener = incoming.clone();
+    let signal = async move {
+        shutdown.await;
+        listener.close();
+        let _ = stopping_tx.send(true);
+    };
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let mut server = Box::pin(
+        tonic::transport::Server::builder()
+            .add_service(
+                ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
+            )
+            .serve_with_incoming_shutdown(incoming, signal),
+    );
+    // The listener closes with the signal (new connections are refused); open calls
+    // get the drain timeout, then the server and its connections are dropped.
+    let result = tokio::select! {
+        result = &mut server => result,
+        () = async {
+            stopped(stopping).await;
+            tokio::time::sleep(drain).await;
+        } => {
+            tracing::warn!(seconds = drain.as_secs_f64(), "drain timeout: closing the open calls");
+            Ok(())
+        }
+    };
+    // Dropping the server closes the connections still open.
+    drop(server);
     tracing::info!("shutting down: evicting every key");
-    service.evict_all().await;
+    if tokio::time::timeout(drain, service.evict_all())
+        .await
+        .is_err()
+    {
+        tracing::warn!("in-flight proofs did not finish within the drain timeout");
+    }
     if let Some(exporter) = exporter {
         exporter.abort();
     }

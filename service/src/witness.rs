@@ -74,6 +74,14 @@ impl Witness {
         }
     }
 
+    /// The bytes the witness holds in memory.
+    pub fn byte_len(&self) -> usize {
+        match self {
+            Witness::BenchSeed(_) => 8,
+            Witness::Wtns(bytes) | Witness::Assignment(bytes) => bytes.len(),
+        }
+    }
+
     /// How errors name this witness.
     pub fn name(&self) -> &'static str {
         match self {

@@ -14,10 +14,12 @@ use crucible_core::engine::{EngineConfig, JobOutcome};
 use crucible_core::ProverBackend;
 use tokio::sync::mpsc;
 
+use crate::admission::{KeyMemory, Limits, Reservation};
 use crate::feed::Push;
 use crate::hot_key::HotKey;
 use crate::job_circuit::JobCircuit;
 use crate::key_circuit::KeyCircuit;
+use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::queue::{Claimed, Fenced, Queue, STATES};
@@ -46,7 +48,17 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// At shutdown, how long in-flight proofs may take to finish and be committed.
     pub drain_timeout: Duration,
+    /// A job fails after at most this many failed attempts, whatever it asked for.
+    pub max_failures: i32,
+    /// What a job's key may ask of the host and devices.
+    pub limits: Limits,
+    /// Where `zkey:` keys are read from.
+    pub key_dir: KeyDir,
 }
+
+/// The shortest `poll` a worker accepts: an idle fleet asks the database at most
+/// this often per worker.
+pub const MIN_POLL: Duration = Duration::from_millis(50);
 
 /// What a worker did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +107,7 @@ struct Worker {
     done_tx: mpsc::UnboundedSender<(String, JobOutcome)>,
     summary: WorkerSummary,
     room: usize,
+    key_memory: KeyMemory,
 }
 
 /// Runs a worker until `shutdown` completes; returns what it did.
@@ -108,7 +121,15 @@ pub async fn run(
             "a worker needs at least one device".into(),
         ));
     }
-    let queue = Queue::connect(&config.url, 4, Duration::from_secs(10)).await?;
+    if config.poll < MIN_POLL {
+        return Err(ServiceError::Invalid(format!(
+            "the poll interval {:?} is below the floor of {MIN_POLL:?}",
+            config.poll
+        )));
+    }
+    let queue = Queue::connect(&config.url, 4, Duration::from_secs(10))
+        .await?
+        .with_failure_cap(config.max_failures);
     queue.migrate().await?;
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let room = 2 * config.engine.workers_per_device * config.devices.len();
@@ -128,6 +149,7 @@ pub async fn run(
         done_tx,
         summary: WorkerSummary::default(),
         room,
+        key_memory: KeyMemory::default(),
     };
     tracing::info!(worker = %worker.config.name, room, "claiming jobs");
     tokio::pin!(shutdown);
@@ -141,7 +163,7 @@ pub async fn run(
                 Ok(true) => continue,
                 Ok(false) => idle = true,
                 Err(e) => {
-                    tracing::warn!("claiming a job failed: {e}");
+                    tracing::warn!(error = e.to_string(), "claiming a job failed");
                     idle = true;
                 }
             }
@@ -174,7 +196,12 @@ async fn keep_leases(queue: Queue, config: WorkerConfig, held: HeldJobs, metrics
         match queue.requeue_expired(config.lease_timeout).await {
             Ok(expired) => {
                 for e in expired {
-                    tracing::warn!(job = e.id, worker = %e.worker, state = %e.state, "lease expired");
+                    tracing::warn!(
+                        job = e.id,
+                        worker = e.worker.as_str(),
+                        state = e.state.as_str(),
+                        "lease expired"
+                    );
                     metrics.requeued.with_label_values(&["lost"]).inc();
                 }
             }
@@ -204,6 +231,8 @@ fn encode(value: &impl CanonicalSerialize) -> Result<Vec<u8>, String> {
 struct WorkerKey {
     hot: Arc<HotKey<JobCircuit>>,
     circuit: KeyCircuit,
+    /// Host memory held for the key while it is staged.
+    _memory: Arc<Reservation>,
 }
 
 impl Worker {
@@ -254,8 +283,16 @@ impl Worker {
         if let Some(resident) = self.keys.get(name) {
             return Ok(resident.clone());
         }
+        let admitted = self.config.limits.admit(
+            &key,
+            &self.config.key_dir,
+            &self.config.devices,
+            self.config.engine.workers_per_device,
+            &self.key_memory,
+        )?;
         tracing::info!(key = name, "staging the key");
         let started = Instant::now();
+        let key_dir = self.config.key_dir.clone();
         let auto_threads = self.config.auto_synthesis_threads;
         let (devices, engine, room) = (
             self.config.devices.clone(),
@@ -268,7 +305,7 @@ impl Worker {
         let done = self.done_tx.clone();
         let label = name.to_string();
         let (hot, circuit) = tokio::task::spawn_blocking(move || {
-            let loaded = key.load()?;
+            let loaded = key.load(&key_dir)?;
             let engine = loaded.engine_config(&engine, auto_threads, devices.len())?;
             let hot = HotKey::start(
                 devices,
@@ -294,6 +331,7 @@ impl Worker {
         let resident = WorkerKey {
             hot: Arc::new(hot),
             circuit,
+            _memory: Arc::new(admitted.reservation),
         };
         self.keys.insert(name.to_string(), resident.clone());
         Ok(resident)
@@ -366,7 +404,8 @@ impl Worker {
 
     async fn fail_held(&mut self, id: i64, attempt: i32, error: &str) {
         self.summary.failed += 1;
-        tracing::warn!(job = id, attempt, "attempt failed: {error}");
+        // Errors carry client-supplied text: a field, which the log escapes.
+        tracing::warn!(job = id, attempt, error, "attempt failed");
         match self
             .queue
             .fail_attempt(&self.config.name, id, attempt, error)
@@ -438,7 +477,11 @@ impl Worker {
             match freed {
                 Ok(Ok(Some(end))) => {
                     if let Err(e) = end.release {
-                        tracing::error!(key = %name, "freeing the key failed: {e}");
+                        tracing::error!(
+                            key = name.as_str(),
+                            error = e.to_string(),
+                            "freeing the key failed"
+                        );
                     }
                 }
                 _ => tracing::warn!(key = %name, "the engine did not end in time"),
