@@ -7,9 +7,9 @@
 use std::sync::{Arc, Mutex};
 
 use crucible_core::fixtures::circuit::BenchCircuit;
+use crucible_core::fixtures::key_cache::key_bytes;
 use crucible_core::groth16::schedule::choose;
 use crucible_core::groth16::Reduction;
-use crucible_core::key_file::key_bytes;
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 use crucible_files::Zkey;
 
