@@ -1,5 +1,5 @@
 //! The one grammar for byte sizes, shared by command-line flags (`--memory-limit`) and
-//! environment variables (`CRUCIBLE_WGPU_MEMORY`): `512MiB`, `1.5GiB`, `8G`, bytes.
+//! the tuning file (the `[wgpu]` table's `memory` key): `512MiB`, `1.5GiB`, `8G`, bytes.
 
 use crate::{Error, Result};
 
