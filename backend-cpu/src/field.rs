@@ -8,5 +8,6 @@ pub fn element_bytes(kind: ElementKind) -> u64 {
         ElementKind::Scalar => size_of::<Fr>(),
         ElementKind::G1 => size_of::<G1Affine>(),
         ElementKind::G2 => size_of::<G2Affine>(),
+        ElementKind::Index => size_of::<u32>(),
     }) as u64
 }

@@ -11,6 +11,7 @@ mod field;
 mod memory;
 mod msm;
 mod ntt;
+mod sparse_product;
 
 use std::sync::Arc;
 
@@ -19,8 +20,9 @@ use ark_ff::Zero;
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceSync, Domain, ElementKind, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease, MemoryPlan,
-    MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, IndexBuf, Lease,
+    MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    SparseMatrixBufs,
 };
 
 pub use error::CpuError;
@@ -152,6 +154,25 @@ impl ProverBackend for CpuBackend {
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
         memory::copy_front(lease, dst.id(), src)
+    }
+
+    fn stage_indices(&self, lease: &mut Lease, dst: IndexBuf, src: &[u32]) -> Result<()> {
+        memory::copy_front(lease, dst.id(), src)
+    }
+
+    fn supports_sparse_product(&self) -> bool {
+        true
+    }
+
+    fn sparse_product(
+        &self,
+        work: &mut Lease,
+        matrices: &Lease,
+        matrix: SparseMatrixBufs,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        sparse_product::sparse_product(work, matrices, matrix, z, out)
     }
 
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {

@@ -26,6 +26,7 @@ pub fn alloc(lease: &mut Lease, item: PlanKey, kind: ElementKind, len: usize) ->
         ElementKind::Scalar => lease.allocate(item, bytes, || try_zeroed(len, Fr::zero())),
         ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, G1Affine::identity())),
         ElementKind::G2 => lease.allocate(item, bytes, || try_zeroed(len, G2Affine::identity())),
+        ElementKind::Index => lease.allocate(item, bytes, || try_zeroed(len, 0u32)),
     }
 }
 

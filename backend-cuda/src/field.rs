@@ -62,6 +62,7 @@ pub fn words(kind: ElementKind) -> usize {
         ElementKind::Scalar => FR_WORDS,
         ElementKind::G1 => G1_WORDS,
         ElementKind::G2 => G2_WORDS,
+        ElementKind::Index => 1,
     }
 }
 

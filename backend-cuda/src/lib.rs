@@ -214,7 +214,7 @@ impl CudaBackend {
     /// pay for them.
     fn planes_for(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Option<msm::Planes> {
         let group = match (kind, usage) {
-            (_, BufferUse::Plain) | (ElementKind::Scalar, _) => return None,
+            (_, BufferUse::Plain) | (ElementKind::Scalar | ElementKind::Index, _) => return None,
             (ElementKind::G1, BufferUse::Resident) => Group::G1,
             (ElementKind::G2, BufferUse::Resident) => Group::G2,
         };
@@ -428,7 +428,9 @@ impl ProverBackend for CudaBackend {
     ) -> Result<BufferId> {
         self.sorts.scalars_written();
         let group = match kind {
-            ElementKind::Scalar => return memory::alloc(self.stream(), lease, key, kind, len),
+            ElementKind::Scalar | ElementKind::Index => {
+                return memory::alloc(self.stream(), lease, key, kind, len)
+            }
             ElementKind::G1 => Group::G1,
             ElementKind::G2 => Group::G2,
         };

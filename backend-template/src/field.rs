@@ -18,5 +18,6 @@ pub fn element_bytes(kind: ElementKind) -> u64 {
         ElementKind::Scalar => FR_BYTES,
         ElementKind::G1 => 2 * FQ_BYTES,
         ElementKind::G2 => 4 * FQ_BYTES,
+        ElementKind::Index => 4,
     }
 }

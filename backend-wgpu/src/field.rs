@@ -60,6 +60,7 @@ pub fn element_bytes(kind: ElementKind) -> u64 {
         ElementKind::Scalar => Fr::WORDS,
         ElementKind::G1 => G1Affine::WORDS,
         ElementKind::G2 => G2Affine::WORDS,
+        ElementKind::Index => 1,
     } as u64
 }
 

@@ -49,7 +49,7 @@ pub fn buffer_bytes(kind: ElementKind, len: usize) -> crucible_core::Result<u64>
     let data = plain_bytes(element_bytes(kind), len)?;
     Ok(match kind {
         ElementKind::Scalar => data.saturating_add(readback_bytes(len)),
-        ElementKind::G1 | ElementKind::G2 => data,
+        ElementKind::G1 | ElementKind::G2 | ElementKind::Index => data,
     })
 }
 

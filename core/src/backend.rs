@@ -57,6 +57,8 @@ pub enum ElementKind {
     G1,
     /// G2 affine points.
     G2,
+    /// 32-bit words: a sparse matrix's row starts and entries ([`SparseMatrixBufs`]).
+    Index,
 }
 
 macro_rules! buffer_handle {
@@ -102,6 +104,29 @@ buffer_handle!(
     /// A device buffer of G2 affine points.
     G2Buf
 );
+buffer_handle!(
+    /// A device buffer of 32-bit words.
+    IndexBuf
+);
+
+/// One sparse matrix on a device, rows compressed (CSR), staged by core from a
+/// [`SparseMatrix`](crate::groth16::SparseMatrix) that checked every index:
+/// row `r` holds the entries `row_starts[r]..row_starts[r + 1]`; entry `k` is the two
+/// words `entries[2k]` (a column: an index into the assignment) and `entries[2k + 1]`
+/// (an index into `coefficients`). `coefficients[0]` is one and `coefficients[1]`
+/// minus one, always, so a kernel may add or subtract the assignment's value directly
+/// for those two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseMatrixBufs {
+    /// `rows + 1` word offsets (in entries, not words) into `entries`.
+    pub row_starts: IndexBuf,
+    /// Two words an entry: column, coefficient index.
+    pub entries: IndexBuf,
+    /// The matrix's distinct coefficients, as scalars.
+    pub coefficients: ScalarBuf,
+    /// Rows of the matrix.
+    pub rows: usize,
+}
 
 /// How a buffer of bases will be used, so that a backend can lay it out for that use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -239,6 +264,45 @@ pub trait ProverBackend: Send + Sync {
 
     /// Stage phase: copies G2 bases into the front of `dst`, as [`Self::stage_g1`].
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()>;
+
+    /// Stage phase: copies `src` into the first `src.len()` words of `dst`, with
+    /// [`Self::stage_scalars`]'s ordering. Only a backend whose
+    /// [`Self::supports_sparse_product`] is true is asked; the default refuses.
+    fn stage_indices(&self, lease: &mut Lease, dst: IndexBuf, src: &[u32]) -> Result<()> {
+        let _ = (lease, dst, src);
+        Err(crate::Error::Unsupported(format!(
+            "{} has no index buffers",
+            self.info().name
+        )))
+    }
+
+    /// Whether [`Self::sparse_product`] runs on this backend: the QAP evaluation
+    /// (A·z, B·z, C·z) then happens on the device, with the matrices staged once with
+    /// the key and only the assignment crossing the bus per proof. The default is
+    /// false: the host evaluates and the three vectors are staged.
+    fn supports_sparse_product(&self) -> bool {
+        false
+    }
+
+    /// Compute phase: `out[r] = Σ coefficients[entries[2k+1]] · z[entries[2k]]` over
+    /// `k` in `row_starts[r]..row_starts[r+1]` for `r < matrix.rows`, and `out[r] = 0`
+    /// for the rest of `out` (so `out` is ready for the NTTs whatever it held). The
+    /// matrix lives in `matrices` (the staged key's lease), `z` and `out` in `work`;
+    /// [`check_sparse_product`] has passed. The default refuses.
+    fn sparse_product(
+        &self,
+        work: &mut Lease,
+        matrices: &Lease,
+        matrix: SparseMatrixBufs,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        let _ = (work, matrices, matrix, z, out);
+        Err(crate::Error::Unsupported(format!(
+            "{} has no sparse product",
+            self.info().name
+        )))
+    }
 
     /// Copies scalars back to the host.
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>>;
@@ -392,6 +456,12 @@ impl dyn ProverBackend + '_ {
         Ok(ScalarBuf { id, len })
     }
 
+    /// Allocates `len` 32-bit words from plan item `key`.
+    pub fn alloc_indices(&self, lease: &mut Lease, key: PlanKey, len: usize) -> Result<IndexBuf> {
+        let id = self.alloc(lease, key, ElementKind::Index, len, BufferUse::Plain)?;
+        Ok(IndexBuf { id, len })
+    }
+
     /// Allocates `len` G1 bases laid out for `usage` from plan item `key`.
     pub fn alloc_g1(
         &self,
@@ -464,6 +534,31 @@ pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
             span.scalar_offset,
             span.len,
             span.scalars.len()
+        )))
+    }
+}
+
+/// Checks a [`ProverBackend::sparse_product`]'s buffers against each other (core
+/// calls it before every product; a backend may call it again).
+pub fn check_sparse_product(matrix: &SparseMatrixBufs, z: ScalarBuf, out: ScalarBuf) -> Result<()> {
+    let ok = matrix.rows <= out.len()
+        && matrix.row_starts.len() == matrix.rows + 1
+        && matrix.entries.len() % 2 == 0
+        && matrix.coefficients.len() >= 2
+        && !z.is_empty()
+        && z.id() != out.id();
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::Error::InvalidInput(format!(
+            "sparse product: {} rows ({} row starts, {} entry words, {} coefficients) \
+             into {} values from an assignment of {}",
+            matrix.rows,
+            matrix.row_starts.len(),
+            matrix.entries.len(),
+            matrix.coefficients.len(),
+            out.len(),
+            z.len()
         )))
     }
 }

@@ -22,8 +22,8 @@
 //!   of tiles) writes the very places it read: one tile for the whole domain (read
 //!   reversed), or a launch centered on the middle stages (2s + k = log_n, no batch),
 //!   whose tiles the reversal maps onto each other in pairs. So the stages below it run
-//!   on the data where it lies, element i at bitrev(i) ([`Layout::LOAD_REVERSED`] and
-//!   [`Layout::STORE_REVERSED`]); the centered launch reads at bitrev(i), pairs each
+//!   on the data where it lies, element i at bitrev(i) ([`Layout::REVERSED`]); the
+//!   centered launch reads at bitrev(i), pairs each
 //!   tile with its mirror ([`Tile::partner`]) and writes at i; the stages above it run
 //!   in natural order. Three launches from 2^(b+1) to about 2^(3b−1) for tiles of 2^b.
 //!   [`fused_plan_with_sides`] runs the side stages in smaller tiles than the middle

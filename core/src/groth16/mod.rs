@@ -12,6 +12,7 @@ mod prove;
 mod prove_with_rng;
 mod reduction;
 pub mod schedule;
+mod sparse_matrix;
 mod synthesize;
 mod verify;
 
@@ -22,6 +23,7 @@ pub use prove::{prove, prove_evaluated, prove_synthesized, ProofOutput, ProveOpt
 pub use prove_with_rng::prove_with_rng;
 pub use reduction::{snarkjs_root_of_unity, Reduction};
 pub use schedule::{DomainVectors, Query, QuerySet, Schedule, ScheduleChoice, ScheduledPlan};
+pub use sparse_matrix::{row_value, QapMatrices, SparseMatrix};
 pub use synthesize::{synthesize, CircuitMatrices, FixedShape, Synthesize, Synthesized};
 pub use verify::verify;
 
