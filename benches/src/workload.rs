@@ -201,7 +201,7 @@ fn prove_plans(
     inputs: usize,
 ) -> Result<Vec<MemoryPlan>> {
     let shape = prove_shape(constraints, inputs)?;
-    let choice = schedule_for(backend, &shape, &KeyOptions::default())?;
+    let choice = schedule_for(backend, &shape, &KeyOptions::default(), None)?;
     Ok(vec![choice.chosen.key, choice.chosen.proof])
 }
 

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use clap::Args;
 use crucible_benches::prove_shape;
 use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
 use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
-use crucible_core::groth16::Reduction;
+use crucible_core::groth16::{MatrixSizes, Reduction};
 use crucible_core::registry::{select, ProbeOptions, Selected};
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
 
@@ -39,6 +40,9 @@ pub struct Resolved {
     pub selected: Selected,
     /// Its schedule against its budget.
     pub memory: MemorySummary,
+    /// The built-in circuit's matrix sizes, where the backend can evaluate on the
+    /// device (the schedule then may).
+    pub matrices: Option<MatrixSizes>,
 }
 
 impl ProofSetup {
@@ -61,10 +65,11 @@ impl ProofSetup {
         })
     }
 
-    /// Checks the counts, selects the backend and chooses the schedule (nothing is
+    /// Checks the counts, selects the backend and chooses the schedule for the
+    /// built-in circuit with `bits_per_mille` of its rows checking bits (nothing is
     /// allocated). A budget below the floor is an error naming the floor; a
     /// `--memory-limit` above what the device offers is said to be capped.
-    pub fn resolve(&self) -> Result<Resolved, CliError> {
+    pub fn resolve(&self, bits_per_mille: u16) -> Result<Resolved, CliError> {
         let constraints = self.constraints()?;
         if constraints == 0 {
             return Err(CliError("--constraints must be at least 1".into()));
@@ -78,7 +83,22 @@ impl ProofSetup {
         let shape = prove_shape(constraints, self.inputs())?;
         let options = self.device.probe_options()?;
         let selected = select(self.device.backend_or("auto"), &options)?;
-        let memory = MemorySummary::new(&*selected.backend, &shape, &options, workers)?;
+        let matrices = selected.backend.supports_sparse_product().then(|| {
+            BitHeavyCircuit {
+                constraints,
+                inputs: self.inputs(),
+                seed: 0,
+                bits_per_mille,
+            }
+            .matrix_sizes()
+        });
+        let memory = MemorySummary::new(
+            &*selected.backend,
+            &shape,
+            &options,
+            workers,
+            matrices.as_ref(),
+        )?;
         if let Some(note) = &memory.capped {
             eprintln!("note: {note}");
         }
@@ -86,6 +106,7 @@ impl ProofSetup {
             shape,
             selected,
             memory,
+            matrices,
         })
     }
 }
@@ -109,12 +130,14 @@ pub struct MemorySummary {
 }
 
 impl MemorySummary {
-    /// Chooses the schedule of `shape` on `backend` for `workers` proofs at once.
+    /// Chooses the schedule of `shape` (with its `matrices`, where known) on
+    /// `backend` for `workers` proofs at once.
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
         options: &ProbeOptions,
         workers: usize,
+        matrices: Option<&MatrixSizes>,
     ) -> Result<Self, CliError> {
         let capacity = backend.budget().capacity();
         let capacity_source = match options.budget_cap {
@@ -143,7 +166,14 @@ impl MemorySummary {
                 human_bytes(capacity),
             )
         });
-        match choose(backend, shape, Reduction::Libsnark, capacity, workers) {
+        match choose(
+            backend,
+            shape,
+            Reduction::Libsnark,
+            capacity,
+            workers,
+            matrices,
+        ) {
             Ok(choice) => Ok(MemorySummary {
                 choice,
                 capacity_source,
@@ -175,7 +205,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         shape,
         selected,
         memory,
-    } = setup.resolve()?;
+        matrices,
+    } = setup.resolve(0)?;
     let backend = &*selected.backend;
     let label = backend.info().label();
     let workers = setup.workers_per_device();
@@ -232,7 +263,13 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     );
     println!();
     println!("memory–time curve (budget for key + {workers} proofs → schedule, predicted time):");
-    for plan in frontier(backend, &shape, Reduction::Libsnark, workers)? {
+    for plan in frontier(
+        backend,
+        &shape,
+        Reduction::Libsnark,
+        workers,
+        matrices.as_ref(),
+    )? {
         let mark = if plan.schedule == chosen.schedule {
             "  <- chosen"
         } else {

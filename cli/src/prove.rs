@@ -192,7 +192,8 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         shape,
         selected,
         memory,
-    } = setup.resolve()?;
+        matrices: matrix_sizes,
+    } = setup.resolve(bits_per_mille)?;
     let backend = Arc::clone(&selected.backend);
     let label = backend.info().label();
     let say = |line: String| {
@@ -234,7 +235,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     let workers = setup.workers_per_device() * backends.len();
     let synthesis_threads = args
         .synthesis_threads
-        .unwrap_or_else(|| auto_synthesis_threads_here(workers, &shape));
+        .unwrap_or_else(|| auto_synthesis_threads_here(workers, &shape, matrix_sizes.is_some()));
     let config = EngineConfig {
         workers_per_device: setup.workers_per_device(),
         verify: args.verifies(),
@@ -273,7 +274,27 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         (loaded.key, loaded.path.display().to_string(), source)
     };
     let pk = Arc::new(pk);
-    let prover = Prover::new(backends, Arc::clone(&pk), config)?;
+    // The circuit's shape is fixed: its matrices are built once, and each proof's
+    // synthesis computes only its assignment (about 9x less host work a proof); in the
+    // device layout too where the devices evaluate A·z, B·z and C·z themselves.
+    let t = Instant::now();
+    let matrices = CircuitMatrices::of(
+        proof_inputs(constraints, setup.inputs(), seed, bits_per_mille, 0).circuit,
+    )?;
+    let qap = match matrix_sizes {
+        Some(_) => Some(matrices.qap()?),
+        None => None,
+    };
+    say(format!(
+        "circuit matrices built once in {:.1} s{}; each proof synthesizes its assignment only",
+        t.elapsed().as_secs_f64(),
+        if qap.is_some() {
+            ", in the device layout too"
+        } else {
+            ""
+        }
+    ));
+    let prover = Prover::for_circuit(backends, Arc::clone(&pk), qap, config)?;
     for key in prover.keys() {
         say(format!(
             "{}: {}",
@@ -283,16 +304,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     let assumes = predicted_time_assumes(&*backend);
     say(format!("the predicted time assumes {assumes}"));
-    // The circuit's shape is fixed: its matrices are built once, and each proof's
-    // synthesis computes only its assignment (about 9x less host work a proof).
-    let t = Instant::now();
-    let matrices = CircuitMatrices::of(
-        proof_inputs(constraints, setup.inputs(), seed, bits_per_mille, 0).circuit,
-    )?;
-    say(format!(
-        "circuit matrices built once in {:.1} s; each proof synthesizes its assignment only",
-        t.elapsed().as_secs_f64()
-    ));
     say(format!(
         "proving {} on {label} with {}",
         count(args.proofs as u64, "proof"),

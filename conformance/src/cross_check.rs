@@ -9,8 +9,8 @@ use ark_groth16::r1cs_to_qap::LibsnarkReduction;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use ark_std::rand::RngCore;
 use crucible_core::groth16::{
-    prove_synthesized, synthesize, KeyOptions, Proof, ProveOptions, ProvingKey, Reduction,
-    StagedKey, Synthesized,
+    prove_synthesized, synthesize, Evaluation, KeyOptions, Proof, ProveOptions, ProvingKey,
+    QapMatrices, Reduction, StagedKey, Synthesized,
 };
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
@@ -122,8 +122,20 @@ pub fn cross_check(
     }
 }
 
-/// `backend`'s proof of `synthesized`: `pk` staged under `key_options`, proved with
-/// `r` and `s` (not verified), the key released.
+/// Which matrices a key is staged with, for the schedules that evaluate on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StagedMatrices {
+    /// A, B and C, as an arkworks circuit has them.
+    WithC,
+    /// A and B only, C·z taken as A·z ∘ B·z (as for a `.zkey`; the same values for a
+    /// satisfied circuit).
+    WithoutC,
+}
+
+/// `backend`'s proof of `synthesized`: `pk` staged under `key_options` with the
+/// circuit's matrices (so the chooser may evaluate on the device, and a fixed schedule
+/// that evaluates there can), proved with `r` and `s` (not verified), the key
+/// released.
 fn prove_on(
     backend: &dyn ProverBackend,
     pk: &Arc<ProvingKey>,
@@ -132,11 +144,54 @@ fn prove_on(
     r: Fr,
     s: Fr,
 ) -> crucible_core::Result<Proof> {
-    let key = StagedKey::stage_with(backend, Arc::clone(pk), key_options)?;
+    prove_with_matrices(
+        backend,
+        pk,
+        synthesized,
+        key_options,
+        r,
+        s,
+        StagedMatrices::WithC,
+    )
+}
+
+fn prove_with_matrices(
+    backend: &dyn ProverBackend,
+    pk: &Arc<ProvingKey>,
+    synthesized: &Synthesized,
+    key_options: &KeyOptions,
+    r: Fr,
+    s: Fr,
+    staged: StagedMatrices,
+) -> crucible_core::Result<Proof> {
+    let c = match staged {
+        StagedMatrices::WithC => Some(&*synthesized.c),
+        StagedMatrices::WithoutC => None,
+    };
+    let qap = Arc::new(QapMatrices::new(
+        synthesized.shape,
+        &synthesized.a,
+        &synthesized.b,
+        c,
+    )?);
+    let synthesized = Synthesized {
+        qap: Some(Arc::clone(&qap)),
+        ..synthesized.clone()
+    };
+    let key = StagedKey::stage_for_circuit(backend, Arc::clone(pk), Some(qap), key_options)?;
+    let wants_device = key_options
+        .schedule
+        .is_some_and(|s| s.evaluation == Evaluation::Device);
+    if wants_device && !key.evaluates(&synthesized) {
+        key.release()?;
+        return Err(crucible_core::Error::InvalidInput(
+            "the schedule evaluates on the device, but the key holds no matrices".into(),
+        ));
+    }
     let out = prove_synthesized(
         backend,
         &key,
-        synthesized,
+        &synthesized,
         r,
         s,
         ProveOptions { verify: false },
@@ -182,10 +237,22 @@ pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
     rng: &mut impl RngCore,
     options: &KeyOptions,
 ) -> Result<(), CaseError> {
+    compare_staged(backend, pk, circuit, rng, options, StagedMatrices::WithC)
+}
+
+/// [`compare_with_arkworks_under`] with the key staged with `staged` matrices.
+pub fn compare_staged<C: ConstraintSynthesizer<Fr>>(
+    backend: &dyn ProverBackend,
+    pk: Arc<ProvingKey>,
+    circuit: C,
+    rng: &mut impl RngCore,
+    options: &KeyOptions,
+    staged: StagedMatrices,
+) -> Result<(), CaseError> {
     let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let want = reference_proof(&pk, &synthesized, options.reduction, r, s)?;
-    let got = prove_on(backend, &pk, &synthesized, options, r, s)?;
+    let got = prove_with_matrices(backend, &pk, &synthesized, options, r, s, staged)?;
     let (got_bytes, want_bytes) = (proof_bytes(&got), proof_bytes(&want));
     if got_bytes != want_bytes {
         return Err(fail!(

@@ -26,6 +26,10 @@ pub const FACTORS: PlanKey = PlanKey::new(OWNER, "factors");
 pub const HUGE: PlanKey = PlanKey::new(OWNER, "huge");
 /// A key no plan holds.
 pub const NOT_IN_PLAN: PlanKey = PlanKey::new(OWNER, "not_in_plan");
+/// A sparse matrix's row starts.
+pub const ROW_STARTS: PlanKey = PlanKey::new(OWNER, "row_starts");
+/// A sparse matrix's entries.
+pub const ENTRIES: PlanKey = PlanKey::new(OWNER, "entries");
 /// Streamed chunk buffers.
 pub const CHUNK: PlanKey = PlanKey::new(OWNER, "chunk");
 

@@ -18,6 +18,7 @@ mod cases;
 pub mod circom_reduction;
 mod cross_check;
 mod empty_query_cases;
+mod evaluation_cases;
 pub mod items;
 mod lease_checks;
 mod msm_cases;
@@ -31,8 +32,8 @@ mod suite;
 
 pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use cross_check::{
-    compare_with_arkworks, compare_with_arkworks_under, cross_check, reference_proof,
-    verify_with_arkworks, BackendProof, CrossCheck,
+    compare_staged, compare_with_arkworks, compare_with_arkworks_under, cross_check,
+    reference_proof, verify_with_arkworks, BackendProof, CrossCheck, StagedMatrices,
 };
 pub use crucible_core::registry::required_backends;
 pub use empty_query_cases::ExactShapeCircuit;

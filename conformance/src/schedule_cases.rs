@@ -10,7 +10,7 @@ use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng};
 use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::fixtures::key_cache::generate_key;
-use crucible_core::groth16::{DomainVectors, KeyOptions, Query, QuerySet, Schedule};
+use crucible_core::groth16::{DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Schedule};
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::{streamed_msm, HostMsm};
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
@@ -122,6 +122,7 @@ fn schedules(chunk: usize) -> Vec<Schedule> {
         resident,
         domain,
         chunk,
+        evaluation: Evaluation::Host,
     };
     vec![
         Schedule {

@@ -8,7 +8,7 @@ use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    empty_query_cases, lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases,
+    empty_query_cases, evaluation_cases, lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases,
     staging_cases, CaseError, CaseResult, Outcome, Summary,
 };
 
@@ -138,6 +138,7 @@ fn run_backend(
     proof_cases::run(&mut runner);
     schedule_cases::run(&mut runner);
     empty_query_cases::run(&mut runner);
+    evaluation_cases::run(&mut runner);
     lease_checks::run(&mut runner);
     runner.summary
 }

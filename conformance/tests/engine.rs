@@ -332,7 +332,7 @@ fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
     key.release().unwrap();
 
     // Below the floor of every schedule: BelowFloor at once, nothing allocated.
-    let floor = crucible_core::groth16::schedule_for(&probe, &shape, &KeyOptions::default())
+    let floor = crucible_core::groth16::schedule_for(&probe, &shape, &KeyOptions::default(), None)
         .unwrap()
         .floor_bytes();
     let tiny = CpuBackend::with_budget(DeviceBudget::new("cpu:0", floor - 1));

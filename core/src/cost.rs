@@ -22,6 +22,8 @@ pub struct CostModel {
     /// True when a staging copy runs beside compute already queued (a copy
     /// stream): a streamed chunk's copy then hides behind the previous chunk's MSM.
     pub overlaps_staging: bool,
+    /// The sparse product (A·z, B·z, C·z on the device): nanoseconds per matrix entry.
+    pub sparse_ns_per_entry: f64,
 }
 
 impl Default for CostModel {
@@ -37,6 +39,7 @@ impl Default for CostModel {
             ntt_ns_per_butterfly_stage: 3.04,
             stage_bytes_per_second: 4.0e9,
             overlaps_staging: false,
+            sparse_ns_per_entry: 1.0,
         }
     }
 }
@@ -59,6 +62,11 @@ impl CostModel {
     pub fn ntt_seconds(&self, log_size: u32) -> f64 {
         let n = (1u64 << log_size) as f64;
         n * f64::from(log_size.max(1)) * self.ntt_ns_per_butterfly_stage * 1e-9
+    }
+
+    /// Predicted seconds of sparse products over `entries` matrix entries.
+    pub fn sparse_seconds(&self, entries: u64) -> f64 {
+        entries as f64 * self.sparse_ns_per_entry * 1e-9
     }
 
     /// Predicted seconds to stage `bytes` from the host.

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use crate::busy_clock::BusyClock;
 use crate::groth16::{
     evaluate, key_plan, proof_plan, prove_evaluated, Evaluations, KeyOptions, ProofOutput,
-    ProveOptions, ProvingKey, Reduction, Schedule, StagedKey, Synthesize, Synthesized,
+    ProveOptions, ProvingKey, QapMatrices, Reduction, Schedule, StagedKey, Synthesize,
+    Synthesized,
 };
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
@@ -219,11 +220,13 @@ impl Device {
     fn open(
         backend: Arc<dyn ProverBackend>,
         pk: &Arc<ProvingKey>,
+        matrices: Option<&Arc<QapMatrices>>,
         options: &KeyOptions,
     ) -> Result<Device> {
         let label = backend.info().label();
         let budget = Arc::clone(backend.budget());
-        let key = StagedKey::stage_with(&*backend, Arc::clone(pk), options)?;
+        let key =
+            StagedKey::stage_for_circuit(&*backend, Arc::clone(pk), matrices.cloned(), options)?;
         let proof_bytes = key.schedule_choice().chosen.proof.total_bytes();
         Ok(Device {
             backend,
@@ -249,7 +252,8 @@ pub struct Prover {
     shape: ProofShape,
 }
 
-fn synthesize_job<C: Synthesize>(job: Job<C>) -> Synthesis {
+// Synthesizes a job and evaluates it on the host unless every device evaluates it.
+fn synthesize_job<C: Synthesize>(job: Job<C>, devices: &[Device]) -> Synthesis {
     let t = Instant::now();
     // Synthesis turns a panicking circuit into an error.
     let result = job
@@ -260,8 +264,14 @@ fn synthesize_job<C: Synthesize>(job: Job<C>) -> Synthesis {
             let synthesize_time = t.elapsed();
             let t = Instant::now();
             // A·z, B·z, C·z here too, not on the device worker: a worker evaluating leaves
-            // its device to the other workers (at 2^20 on the H200, 70-80 ms of a proof's ~180).
-            let evals = evaluate(&synthesized).phase(Phase::Evaluate)?;
+            // its device to the other workers (at 2^20 on the H200, 70-80 ms of a proof's
+            // ~180). Unless the devices evaluate them from their staged matrices.
+            let on_devices = devices.iter().all(|d| d.key.evaluates(&synthesized));
+            let evals = if on_devices {
+                None
+            } else {
+                Some(evaluate(&synthesized).phase(Phase::Evaluate)?)
+            };
             Ok(Ready {
                 synthesized,
                 evals,
@@ -274,10 +284,11 @@ fn synthesize_job<C: Synthesize>(job: Job<C>) -> Synthesis {
     Synthesis { id: job.id, result }
 }
 
-// A job ready for a device: its circuit synthesized and evaluated, its randomness.
+// A job ready for a device: its circuit synthesized and evaluated (or to be
+// evaluated on the device: `None`), its randomness.
 struct Ready {
     synthesized: Synthesized,
-    evals: Evaluations,
+    evals: Option<Evaluations>,
     r: Fr,
     s: Fr,
     synthesize_time: Duration,
@@ -307,6 +318,20 @@ impl Prover {
         pk: Arc<ProvingKey>,
         config: EngineConfig,
     ) -> Result<Prover> {
+        Self::for_circuit(backends, pk, None, config)
+    }
+
+    /// [`Prover::new`] for jobs of one circuit whose `matrices` are known: a device
+    /// whose chosen schedule evaluates on the device stages them with the key, and
+    /// the jobs carrying them ([`Synthesized::qap`]: a
+    /// [`crate::groth16::FixedShape`] circuit made from the same
+    /// [`crate::groth16::CircuitMatrices`]) stage only their assignment.
+    pub fn for_circuit(
+        backends: Vec<Arc<dyn ProverBackend>>,
+        pk: Arc<ProvingKey>,
+        matrices: Option<Arc<QapMatrices>>,
+        config: EngineConfig,
+    ) -> Result<Prover> {
         if backends.is_empty() {
             return Err(Error::InvalidInput(
                 "the engine needs at least one device".into(),
@@ -323,7 +348,9 @@ impl Prover {
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {
             // A backend that panics while planning or staging is a failed device.
-            let opened = catch_unwind(AssertUnwindSafe(|| Device::open(backend, &pk, &options)))
+            let opened = catch_unwind(AssertUnwindSafe(|| {
+                Device::open(backend, &pk, matrices.as_ref(), &options)
+            }))
                 .unwrap_or_else(|panic| {
                     Err(Error::device(
                         "backend",
@@ -396,7 +423,7 @@ impl Prover {
                             break;
                         }
                     };
-                    if tx.send(synthesize_job(job)).is_err() {
+                    if tx.send(synthesize_job(job, &self.devices)).is_err() {
                         break;
                     }
                 });
@@ -486,13 +513,31 @@ impl Prover {
         let options = ProveOptions {
             verify: self.config.verify,
         };
+        // A job left to the devices' sparse products is evaluated here should this
+        // device's key not hold its matrices.
+        let host_evals = match &ready.evals {
+            None if !device.key.evaluates(&ready.synthesized) => {
+                match evaluate(&ready.synthesized).phase(Phase::Evaluate) {
+                    Ok(evals) => Some(evals),
+                    Err(e) => {
+                        return Attempt {
+                            result: Err(e),
+                            release_errors: Vec::new(),
+                            device_failed: false,
+                        }
+                    }
+                }
+            }
+            _ => None,
+        };
+        let evals = ready.evals.as_ref().or(host_evals.as_ref());
         let in_flight = device.busy.enter();
         let proved = catch_unwind(AssertUnwindSafe(|| {
             prove_evaluated(
                 &*device.backend,
                 &device.key,
                 &ready.synthesized,
-                &ready.evals,
+                evals,
                 ready.r,
                 ready.s,
                 options,

@@ -14,6 +14,7 @@ use crate::{
     G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
     ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
+use crate::{IndexBuf, SparseMatrixBufs};
 
 /// The calls a fault can be injected into: one per method of [`ProverBackend`], and
 /// [`FaultOp::LeaseSync`] for [`DeviceSync::synchronize`].
@@ -45,6 +46,10 @@ pub enum FaultOp {
     StageG2,
     /// `read_scalars`.
     ReadScalars,
+    /// `stage_indices`.
+    StageIndices,
+    /// `sparse_product`.
+    SparseProduct,
     /// `ntt`.
     Ntt,
     /// `mul_assign`.
@@ -69,7 +74,7 @@ pub enum FaultOp {
 
 impl FaultOp {
     /// Every call a fault can be injected into.
-    pub const ALL: [FaultOp; 23] = [
+    pub const ALL: [FaultOp; 25] = [
         FaultOp::Info,
         FaultOp::Budget,
         FaultOp::DeviceSync,
@@ -83,6 +88,8 @@ impl FaultOp {
         FaultOp::StageG1,
         FaultOp::StageG2,
         FaultOp::ReadScalars,
+        FaultOp::StageIndices,
+        FaultOp::SparseProduct,
         FaultOp::Ntt,
         FaultOp::MulAssign,
         FaultOp::SubMulAssign,
@@ -396,6 +403,35 @@ impl ProverBackend for FaultyBackend {
             kind
         };
         self.inner.ntt(lease, buf, domain, kind)
+    }
+    fn stage_indices(&self, lease: &mut Lease, dst: IndexBuf, src: &[u32]) -> Result<()> {
+        if self.check(FaultOp::StageIndices)? {
+            // A wrong column: still in range, so the product is wrong, not unsafe.
+            let mut wrong = src.to_vec();
+            if let Some(first) = wrong.first_mut() {
+                *first = 0;
+            }
+            return self.inner.stage_indices(lease, dst, &wrong);
+        }
+        self.inner.stage_indices(lease, dst, src)
+    }
+    fn supports_sparse_product(&self) -> bool {
+        self.inner.supports_sparse_product()
+    }
+    fn sparse_product(
+        &self,
+        work: &mut Lease,
+        matrices: &Lease,
+        matrix: SparseMatrixBufs,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        self.inner.sparse_product(work, matrices, matrix, z, out)?;
+        if self.check(FaultOp::SparseProduct)? {
+            // Every value squared.
+            return self.inner.mul_assign(work, out, out).map(|_| ());
+        }
+        Ok(())
     }
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
         if self.check(FaultOp::MulAssign)? {

@@ -40,6 +40,7 @@ pub fn synthesized_from_r1cs(
         b: Arc::clone(&r1cs.b),
         c: Arc::clone(&r1cs.c),
         assignment: witness,
+        qap: None,
     })
 }
 
@@ -109,6 +110,7 @@ pub fn synthesized_from_zkey(
         b: Arc::clone(&zkey.b),
         c: Arc::new(c),
         assignment: witness,
+        qap: None,
     })
 }
 

@@ -213,7 +213,7 @@ impl Limits {
         let reservation = memory.reserve(need, self.max_key_memory, &what)?;
         for device in devices {
             let capacity = device.budget().capacity();
-            match choose(&**device, &shape, reduction, capacity, workers) {
+            match choose(&**device, &shape, reduction, capacity, workers, None) {
                 Ok(_) => {}
                 Err(e @ Error::BelowFloor { .. }) => {
                     return Err(ServiceError::Limit(format!(

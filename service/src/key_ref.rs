@@ -69,7 +69,7 @@ impl LoadedKey {
         if auto_threads {
             let shape = key_shape_for(&self.pk, self.reduction)?;
             config.synthesis_threads =
-                auto_synthesis_threads_here(config.workers_per_device * devices, &shape);
+                auto_synthesis_threads_here(config.workers_per_device * devices, &shape, false);
         }
         Ok(config)
     }

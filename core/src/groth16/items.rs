@@ -29,6 +29,13 @@ pub const L_QUERY: PlanKey = PlanKey::new(OWNER, "l_query");
 /// The key's `b_g2_query`, resident.
 pub const B_G2_QUERY: PlanKey = PlanKey::new(OWNER, "b_g2_query");
 
+/// A staged matrix's row starts (`.at(0)` A, `.at(1)` B, `.at(2)` C).
+pub const MATRIX_ROW_STARTS: PlanKey = PlanKey::new(OWNER, "matrix_row_starts");
+/// A staged matrix's entries (two words an entry).
+pub const MATRIX_ENTRIES: PlanKey = PlanKey::new(OWNER, "matrix_entries");
+/// A staged matrix's distinct coefficients.
+pub const MATRIX_COEFFICIENTS: PlanKey = PlanKey::new(OWNER, "matrix_coefficients");
+
 /// Items that live in a proof's chunk lease (the bases lease of its streamed MSMs).
 pub fn is_chunk(key: PlanKey) -> bool {
     key == G1_CHUNK.at(0) || key == G1_CHUNK.at(1) || key == G2_CHUNK.at(0) || key == G2_CHUNK.at(1)

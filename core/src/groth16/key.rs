@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use ark_groth16::PreparedVerifyingKey;
 
-use super::schedule::{choose, Query, ScheduleChoice, ScheduledPlan};
-use super::{ProvingKey, Reduction, Schedule};
+use super::schedule::{choose, Evaluation, MatrixSizes, Query, ScheduleChoice, ScheduledPlan};
+use super::{items, ProvingKey, QapMatrices, Reduction, Schedule, Synthesized};
 use crate::{
     Bls12_381, BufferUse, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape,
-    ProverBackend, Result,
+    ProverBackend, Result, SparseMatrixBufs,
 };
 
 /// The sizes an ark-groth16 (libsnark reduction) proving key was made for, read from
@@ -94,25 +94,39 @@ impl Default for KeyOptions {
     }
 }
 
-/// Chooses the schedule `options` ask for on `backend`, for a key of `shape`: the
-/// fastest that fits the budget (capped by the schedule cap), or the fixed one after
-/// checking it fits.
+/// Chooses the schedule `options` ask for on `backend`, for a key of `shape` (and the
+/// circuit's `matrices`, where they will be staged with it): the fastest that fits
+/// the budget (capped by the schedule cap), or the fixed one after checking it fits.
 pub fn schedule_for(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     options: &KeyOptions,
+    matrices: Option<&MatrixSizes>,
 ) -> Result<ScheduleChoice> {
     let capacity = options
         .schedule_cap
         .map_or(backend.budget().capacity(), |m| {
             m.min(backend.budget().capacity())
         });
-    let mut choice = choose(backend, shape, options.reduction, capacity, options.workers)?;
+    let mut choice = choose(
+        backend,
+        shape,
+        options.reduction,
+        capacity,
+        options.workers,
+        matrices,
+    )?;
     if let Some(fixed) = options.schedule {
         // A fixed schedule runs as many of the workers' proofs at once as it fits
         // (the others wait for memory, as with a chosen one); not even one is an
         // error naming the bytes it needs.
-        let plan = ScheduledPlan::new(backend, shape, options.reduction, fixed)?;
+        if fixed.evaluation == Evaluation::Device && !backend.supports_sparse_product() {
+            return Err(Error::Unsupported(format!(
+                "{} has no sparse product: it cannot evaluate on the device",
+                backend.info().label()
+            )));
+        }
+        let plan = ScheduledPlan::new(backend, shape, options.reduction, fixed, matrices)?;
         let fit = (1..=options.workers.max(1))
             .rev()
             .find(|&w| plan.bytes_for(w) <= capacity);
@@ -157,6 +171,14 @@ impl ResidentBases {
     }
 }
 
+/// A circuit's matrices staged with a key, for the device evaluation.
+pub struct StagedMatrices {
+    /// The host layout they were staged from (a proof's circuit must carry the same).
+    pub source: Arc<QapMatrices>,
+    /// A, B, then C where there is one.
+    pub buffers: Vec<SparseMatrixBufs>,
+}
+
 /// A proving key whose resident bases live on one device, shared by every proof
 /// there; the host copy (one, shared by every device) serves the streamed queries.
 pub struct StagedKey {
@@ -168,6 +190,7 @@ pub struct StagedKey {
     backend_label: String,
     lease: Lease,
     bases: ResidentBases,
+    matrices: Option<StagedMatrices>,
 }
 
 impl StagedKey {
@@ -184,15 +207,54 @@ impl StagedKey {
         pk: Arc<ProvingKey>,
         options: &KeyOptions,
     ) -> Result<StagedKey> {
+        Self::stage_for_circuit(backend, pk, None, options)
+    }
+
+    /// [`StagedKey::stage_with`], with the circuit's `matrices` as candidates for the
+    /// device: where the chosen schedule evaluates there, they are staged with the
+    /// bases, and proofs whose circuit carries the same matrices
+    /// ([`Synthesized::qap`]) stage only their assignment.
+    pub fn stage_for_circuit(
+        backend: &dyn ProverBackend,
+        pk: Arc<ProvingKey>,
+        matrices: Option<Arc<QapMatrices>>,
+        options: &KeyOptions,
+    ) -> Result<StagedKey> {
         let shape = key_shape_for(&pk, options.reduction)?;
-        let choice = schedule_for(backend, &shape, options).phase(Phase::Allocate)?;
+        if let Some(m) = &matrices {
+            if m.shape != shape {
+                return Err(Error::InvalidInput(format!(
+                    "the circuit's matrices are for {} constraints, {} instance and {} witness variables; the key for {}, {} and {}",
+                    m.shape.num_constraints,
+                    m.shape.num_instance,
+                    m.shape.num_witness,
+                    shape.num_constraints,
+                    shape.num_instance,
+                    shape.num_witness
+                )));
+            }
+        }
+        let sizes = matrices.as_ref().map(|m| m.sizes());
+        let choice =
+            schedule_for(backend, &shape, options, sizes.as_ref()).phase(Phase::Allocate)?;
         let plan = choice.chosen.key.clone();
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
         // The kernels compile (where a backend compiles them) while the bases copy.
         let domain = shape.domain();
         let (staged, warmed) = std::thread::scope(|scope| {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
-            let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule);
+            let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule)
+                .and_then(|bases| {
+                    let staged = match (&matrices, choice.chosen.schedule.evaluation) {
+                        (Some(m), Evaluation::Device) => Some(StagedMatrices {
+                            buffers: stage_matrices(backend, m, &mut lease)?,
+                            source: Arc::clone(m),
+                        }),
+                        _ => None,
+                    };
+                    backend.synchronize().phase(Phase::Stage)?;
+                    Ok((bases, staged))
+                });
             let warmed = warm_up.join().unwrap_or_else(|panic| {
                 Err(crate::Error::device(
                     "backend",
@@ -201,7 +263,7 @@ impl StagedKey {
             });
             (staged, warmed)
         });
-        let bases = staged?;
+        let (bases, matrices) = staged?;
         warmed.phase(Phase::Allocate)?;
         Ok(StagedKey {
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
@@ -212,7 +274,22 @@ impl StagedKey {
             backend_label: backend.info().label(),
             lease,
             bases,
+            matrices,
         })
+    }
+
+    /// The circuit's matrices on the device, where the schedule evaluates there.
+    pub fn matrices(&self) -> Option<&StagedMatrices> {
+        self.matrices.as_ref()
+    }
+
+    /// Whether a proof of `synthesized` evaluates on the device: the key holds the
+    /// matrices that circuit carries.
+    pub fn evaluates(&self, synthesized: &Synthesized) -> bool {
+        match (&self.matrices, &synthesized.qap) {
+            (Some(staged), Some(qap)) => Arc::ptr_eq(&staged.source, qap),
+            _ => false,
+        }
     }
 
     /// The host copy of the key (the final combination, the streamed queries).
@@ -286,7 +363,8 @@ impl StagedKey {
     }
 }
 
-/// Copies `schedule`'s resident queries of `pk` into `lease` and waits for the copies.
+/// Copies `schedule`'s resident queries of `pk` into `lease` (the caller waits for the
+/// copies).
 fn stage_resident(
     backend: &dyn ProverBackend,
     pk: &ProvingKey,
@@ -319,6 +397,45 @@ fn stage_resident(
             }
         }
     }
-    backend.synchronize().phase(Phase::Stage)?;
     Ok(bases)
+}
+
+/// Copies A, B (and C) of `matrices` into `lease`, each in the key plan's items.
+fn stage_matrices(
+    backend: &dyn ProverBackend,
+    matrices: &QapMatrices,
+    lease: &mut Lease,
+) -> Result<Vec<SparseMatrixBufs>> {
+    matrices
+        .staged()
+        .enumerate()
+        .map(|(i, m)| {
+            let at = i as u32;
+            let words = |lease: &mut Lease, key: crate::PlanKey, src: &[u32]| {
+                let buf = backend
+                    .alloc_indices(lease, key, src.len())
+                    .phase(Phase::Allocate)?;
+                backend.stage_indices(lease, buf, src).phase(Phase::Stage)?;
+                Ok::<_, Error>(buf)
+            };
+            let row_starts = words(lease, items::MATRIX_ROW_STARTS.at(at), m.row_starts())?;
+            let entries = words(lease, items::MATRIX_ENTRIES.at(at), m.entry_words())?;
+            let coefficients = backend
+                .alloc_scalars(
+                    lease,
+                    items::MATRIX_COEFFICIENTS.at(at),
+                    m.coefficients().len(),
+                )
+                .phase(Phase::Allocate)?;
+            backend
+                .stage_scalars(lease, coefficients, m.coefficients())
+                .phase(Phase::Stage)?;
+            Ok(SparseMatrixBufs {
+                row_starts,
+                entries,
+                coefficients,
+                rows: m.rows(),
+            })
+        })
+        .collect()
 }

@@ -17,12 +17,17 @@ mod synthesize;
 mod verify;
 
 pub use evaluate::{evaluate, Evaluations};
-pub use key::{key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey};
+pub use key::{
+    key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey, StagedMatrices,
+};
 pub use plan::{key_plan, proof_plan};
 pub use prove::{prove, prove_evaluated, prove_synthesized, ProofOutput, ProveOptions};
 pub use prove_with_rng::prove_with_rng;
 pub use reduction::{snarkjs_root_of_unity, Reduction};
-pub use schedule::{DomainVectors, Query, QuerySet, Schedule, ScheduleChoice, ScheduledPlan};
+pub use schedule::{
+    DomainVectors, Evaluation, MatrixSizes, Query, QuerySet, Schedule, ScheduleChoice,
+    ScheduledPlan,
+};
 pub use sparse_matrix::{row_value, QapMatrices, SparseMatrix};
 pub use synthesize::{synthesize, CircuitMatrices, FixedShape, Synthesize, Synthesized};
 pub use verify::verify;

@@ -1,13 +1,19 @@
 //! The memory plans of the resident schedule, ark-groth16's reduction: the shortcuts
 //! most callers want (every schedule's plans: [`ScheduledPlan`](super::ScheduledPlan)).
 
-use super::schedule::{key_plan_for, proof_plan_for, QuerySet};
+use super::schedule::{key_plan_for, proof_plan_for};
 use super::{Reduction, Schedule};
 use crate::{MemoryPlan, ProofShape, ProverBackend, Result};
 
 /// Plan for the staged proving key with every query resident.
 pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
-    key_plan_for(backend, shape, Reduction::Libsnark, QuerySet::ALL)
+    key_plan_for(
+        backend,
+        shape,
+        Reduction::Libsnark,
+        &Schedule::RESIDENT,
+        None,
+    )
 }
 
 /// Plan for one proof with everything resident: the three domain vectors, the

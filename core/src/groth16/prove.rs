@@ -7,7 +7,7 @@ use ark_ec::CurveGroup;
 use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
-use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Query};
+use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Evaluation, Query};
 use super::{
     evaluate, items, synthesize, verify, Evaluations, Proof, Reduction, Schedule, StagedKey,
     Synthesized,
@@ -17,7 +17,7 @@ use crate::report::{PhaseTimes, ProofReport};
 use crate::streamed_msm::streamed_msm;
 use crate::{
     BufferUse, Fr, G1Projective, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, Phase,
-    PhaseExt, ProofShape, ProverBackend, Result, ScalarBuf,
+    PhaseExt, ProofShape, ProverBackend, Result, ScalarBuf, SparseMatrixBufs,
 };
 
 /// Choices for one proof.
@@ -107,8 +107,9 @@ fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<Proof
     }
 }
 
-/// Proves an already synthesized circuit under the key's schedule: evaluates it, then
-/// [`prove_evaluated`].
+/// Proves an already synthesized circuit under the key's schedule: evaluates it on
+/// the host unless the key evaluates it on the device ([`StagedKey::evaluates`]),
+/// then [`prove_evaluated`].
 pub fn prove_synthesized(
     backend: &dyn ProverBackend,
     key: &StagedKey,
@@ -118,28 +119,49 @@ pub fn prove_synthesized(
     options: ProveOptions,
 ) -> Result<ProofOutput> {
     let t = Instant::now();
-    let evals = evaluate(synthesized).phase(Phase::Evaluate)?;
+    let evals = host_evaluation(key, synthesized)?;
     let evaluate_time = t.elapsed();
-    let mut out = prove_evaluated(backend, key, synthesized, &evals, r, s, options)?;
+    let mut out = prove_evaluated(backend, key, synthesized, evals.as_ref(), r, s, options)?;
     out.report.times.evaluate = evaluate_time;
     Ok(out)
 }
 
-/// Proves a synthesized circuit whose A·z, B·z, C·z are already evaluated (the
-/// engine does both on its synthesis threads, ahead of the device, so that a device
+/// A·z, B·z and C·z on the host where the key does not evaluate `synthesized` on the
+/// device (`None` where it does).
+pub fn host_evaluation(key: &StagedKey, synthesized: &Synthesized) -> Result<Option<Evaluations>> {
+    if key.evaluates(synthesized) {
+        return Ok(None);
+    }
+    evaluate(synthesized).phase(Phase::Evaluate).map(Some)
+}
+
+/// Proves a synthesized circuit whose A·z, B·z, C·z are already evaluated on the host
+/// (`evals`), or, with `None`, evaluated on the device from the key's matrices (the
+/// engine evaluates on its synthesis threads, ahead of the device, so that a device
 /// worker's time is the device's). The report's synthesis and evaluation times are
 /// the caller's to fill in.
 pub fn prove_evaluated(
     backend: &dyn ProverBackend,
     key: &StagedKey,
     synthesized: &Synthesized,
-    evals: &Evaluations,
+    evals: Option<&Evaluations>,
     r: Fr,
     s: Fr,
     options: ProveOptions,
 ) -> Result<ProofOutput> {
     let shape = synthesized.shape;
     key.check_matches(&shape)?;
+    let values = match evals {
+        Some(evals) => Values::Host(evals),
+        None => match key.matrices() {
+            Some(staged) if key.evaluates(synthesized) => Values::Device(&staged.buffers),
+            _ => {
+                return Err(crate::Error::InvalidInput(
+                    "the circuit was not evaluated, and the key holds no matrices of it to evaluate on the device".into(),
+                ))
+            }
+        },
+    };
     let schedule = key.schedule();
     let reduction = key.reduction();
     let mut times = PhaseTimes::default();
@@ -164,10 +186,11 @@ pub fn prove_evaluated(
     let (h, z) = quotient(
         backend,
         &mut leases.work,
+        key.lease(),
         &shape,
         &schedule,
         reduction,
-        evals,
+        values,
         &synthesized.assignment,
         &mut stage_time,
     )?;
@@ -215,21 +238,32 @@ pub fn prove_evaluated(
     })
 }
 
+/// Where A·z, B·z and C·z come from: the host's evaluations, staged, or the
+/// matrices staged with the key (A, B, then C where there is one), multiplied out on
+/// the device.
+#[derive(Clone, Copy)]
+enum Values<'a> {
+    Host(&'a Evaluations),
+    Device(&'a [SparseMatrixBufs]),
+}
+
 /// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
 /// the other MSMs, through the schedule's domain vectors.
 ///
-/// Each vector is staged just before the transforms that use it, so that a backend
-/// whose staging returns once the copy is queued (CUDA: a copy stream) converts and
-/// copies the next vector while the device transforms the last one. `stage_time`
-/// gathers the host's time inside the staging calls.
+/// Host values: each vector is staged just before the transforms that use it, so
+/// that a backend whose staging returns once the copy is queued (CUDA: a copy
+/// stream) converts and copies the next vector while the device transforms the last
+/// one. Device values: z is staged first and each vector is a sparse product of it.
+/// `stage_time` gathers the host's time inside the staging calls.
 #[allow(clippy::too_many_arguments)]
 fn quotient(
     backend: &dyn ProverBackend,
     lease: &mut Lease,
+    key_lease: &Lease,
     shape: &ProofShape,
     schedule: &Schedule,
     reduction: Reduction,
-    evals: &Evaluations,
+    values: Values<'_>,
     assignment: &[Fr],
     stage_time: &mut std::time::Duration,
 ) -> Result<(ScalarBuf, ScalarBuf)> {
@@ -262,8 +296,61 @@ fn quotient(
     let alloc = |lease: &mut Lease, key, len| {
         guarded(Phase::Allocate, || backend.alloc_scalars(lease, key, len))
     };
+    // z has an item of its own where the domain vectors are resident or the schedule
+    // evaluates on the device; otherwise it takes b's buffer at the end.
+    let own_z = schedule.domain == DomainVectors::Resident
+        || schedule.evaluation == Evaluation::Device;
     let a = alloc(lease, items::DOMAIN_A, n)?;
     let b = alloc(lease, items::DOMAIN_B, n)?;
+    let evals = match values {
+        Values::Host(evals) => evals,
+        Values::Device(matrices) => {
+            let z = alloc(lease, items::ASSIGNMENT, vars)?;
+            stage(lease, z, assignment)?;
+            let product = |lease: &mut Lease, m: usize, out: ScalarBuf| {
+                let matrix = *matrices.get(m).ok_or_else(|| {
+                    crate::Error::InvalidInput(format!("the key holds no matrix {m}"))
+                })?;
+                crate::check_sparse_product(&matrix, z, out)?;
+                backend.sparse_product(lease, key_lease, matrix, z, out)
+            };
+            guarded(Phase::Evaluate, || {
+                product(lease, 0, a)?;
+                product(lease, 1, b)
+            })?;
+            match schedule.domain {
+                DomainVectors::Resident => {
+                    let c = alloc(lease, items::DOMAIN_C, n)?;
+                    guarded(Phase::Evaluate, || {
+                        if matrices.len() > 2 {
+                            product(lease, 2, c)
+                        } else {
+                            // C·z = A·z ∘ B·z, before either is transformed.
+                            product(lease, 0, c)?;
+                            backend.mul_assign(lease, c, b)
+                        }
+                    })?;
+                    guarded(Phase::Ntt, || {
+                        to_coset(lease, a)?;
+                        to_coset(lease, b)?;
+                        backend.mul_assign(lease, a, b)?;
+                        finish(lease, a, c)
+                    })?;
+                }
+                DomainVectors::Sequenced => {
+                    guarded(Phase::Ntt, || {
+                        to_coset(lease, a)?;
+                        to_coset(lease, b)?;
+                        backend.mul_assign(lease, a, b)
+                    })?;
+                    // C·z into b's buffer (a schedule without C is never sequenced).
+                    guarded(Phase::Evaluate, || product(lease, 2, b))?;
+                    guarded(Phase::Ntt, || finish(lease, a, b))?;
+                }
+            }
+            return Ok((a, z));
+        }
+    };
     stage(lease, a, &evals.a)?;
     guarded(Phase::Ntt, || to_coset(lease, a))?;
     stage(lease, b, &evals.b)?;
@@ -281,11 +368,16 @@ fn quotient(
             z
         }
         DomainVectors::Sequenced => {
-            // c reuses b's buffer, then the assignment takes its item.
+            // c reuses b's buffer, then the assignment takes its own item or b's.
             stage(lease, b, &evals.c)?;
             guarded(Phase::Ntt, || finish(lease, a, b))?;
-            lease.free(b.id()).phase(Phase::Allocate)?;
-            let z = alloc(lease, items::DOMAIN_B, vars)?;
+            let item = if own_z {
+                items::ASSIGNMENT
+            } else {
+                lease.free(b.id()).phase(Phase::Allocate)?;
+                items::DOMAIN_B
+            };
+            let z = alloc(lease, item, vars)?;
             stage(lease, z, assignment)?;
             z
         }

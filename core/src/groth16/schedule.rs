@@ -3,7 +3,9 @@
 //! A schedule says which of the key's queries stay resident on the device (staged
 //! once, shared by every proof there) and which stream from the host copy in chunks
 //! through two chunk buffers per proof, and whether the domain vectors are all
-//! resident or sequenced through two domain-sized buffers. Every schedule is an
+//! resident or sequenced through two domain-sized buffers, and whether A·z, B·z and
+//! C·z are evaluated on the host or on the device from matrices staged with the key
+//! ([`Evaluation`]). Every schedule is an
 //! exact pair of [`MemoryPlan`]s; the chooser takes the fastest one whose key and
 //! `workers` proofs fit the budget, by the backend's [`CostModel`](crate::CostModel).
 
@@ -152,6 +154,55 @@ pub enum DomainVectors {
     Sequenced,
 }
 
+/// Where A·z, B·z and C·z are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evaluation {
+    /// On the host (in parallel over rows); the three vectors are staged per proof.
+    Host,
+    /// On the device ([`ProverBackend::sparse_product`]) from the circuit's matrices,
+    /// staged once with the key; per proof only the assignment is staged, and the
+    /// assignment stays on the device for the whole proof.
+    Device,
+}
+
+/// The sizes of a circuit's matrices in the device layout
+/// ([`QapMatrices`](super::QapMatrices)), what a schedule that evaluates on the device
+/// stages with the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct MatrixSizes {
+    /// Rows of A, B and C (A with the instance rows appended).
+    pub rows: [usize; 3],
+    /// Entries of A, B and C.
+    pub entries: [usize; 3],
+    /// Distinct coefficients of A, B and C.
+    pub coefficients: [usize; 3],
+    /// Whether C is staged; without it C·z is A·z ∘ B·z (a `.zkey`'s circuit).
+    pub has_c: bool,
+}
+
+impl MatrixSizes {
+    /// The matrices staged: A, B, and C where there is one.
+    pub fn staged(&self) -> usize {
+        if self.has_c {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Entries a proof's sparse products read (A twice without C: once for A·z,
+    /// once for the product that stands for C·z).
+    pub fn product_entries(&self) -> u64 {
+        let [a, b, c] = self.entries.map(|e| e as u64);
+        if self.has_c {
+            a + b + c
+        } else {
+            2 * a + b
+        }
+    }
+}
+
 /// How one proof uses device memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Schedule {
@@ -161,14 +212,18 @@ pub struct Schedule {
     pub domain: DomainVectors,
     /// Points per chunk of a streamed MSM (ignored when nothing streams).
     pub chunk: usize,
+    /// Where A·z, B·z and C·z are computed.
+    pub evaluation: Evaluation,
 }
 
 impl Schedule {
-    /// Everything resident: the fastest schedule, and the one with the most bytes.
+    /// Everything resident, evaluated on the host: the fastest schedule without the
+    /// circuit's matrices.
     pub const RESIDENT: Schedule = Schedule {
         resident: QuerySet::ALL,
         domain: DomainVectors::Resident,
         chunk: 0,
+        evaluation: Evaluation::Host,
     };
 
     /// Whether any query streams.
@@ -199,12 +254,31 @@ impl Schedule {
         }
     }
 
-    /// Checks the schedule can run (a streamed query needs chunks of at least a point).
-    pub fn validate(&self) -> Result<()> {
+    /// Checks the schedule can run for a key with `matrices` (`None`: without the
+    /// circuit's matrices): a streamed query needs chunks of at least a point, a
+    /// device evaluation the matrices, and one without C all three domain vectors
+    /// (its C·z is a product of the other two, computed before their transforms).
+    pub fn validate(&self, matrices: Option<&MatrixSizes>) -> Result<()> {
         if self.streams() && self.chunk == 0 {
             return Err(Error::InvalidInput(
                 "a schedule that streams bases needs a chunk of at least one point".into(),
             ));
+        }
+        if self.evaluation == Evaluation::Device {
+            match matrices {
+                None => {
+                    return Err(Error::InvalidInput(
+                        "a schedule that evaluates on the device needs the circuit's matrices"
+                            .into(),
+                    ))
+                }
+                Some(m) if !m.has_c && self.domain == DomainVectors::Sequenced => {
+                    return Err(Error::InvalidInput(
+                        "a circuit without C (a .zkey's) evaluates on the device only with resident domain vectors".into(),
+                    ))
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
     }
@@ -214,6 +288,13 @@ impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == Schedule::RESIDENT {
             return f.write_str("resident");
+        }
+        if self.evaluation == Evaluation::Device {
+            let host = Schedule {
+                evaluation: Evaluation::Host,
+                ..*self
+            };
+            return write!(f, "{host}; evaluated on the device");
         }
         let domain = match self.domain {
             DomainVectors::Resident => "resident",
@@ -246,20 +327,22 @@ pub struct ScheduledPlan {
 }
 
 impl ScheduledPlan {
-    /// The plans of `schedule` for a key of `shape` on `backend` (the schedule as the
-    /// key runs it: [`Schedule::for_shape`]).
+    /// The plans of `schedule` for a key of `shape` (with `matrices` where the
+    /// circuit's are known) on `backend` (the schedule as the key runs it:
+    /// [`Schedule::for_shape`]).
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
         reduction: Reduction,
         schedule: Schedule,
+        matrices: Option<&MatrixSizes>,
     ) -> Result<ScheduledPlan> {
         let schedule = schedule.for_shape(shape, reduction);
-        schedule.validate()?;
+        schedule.validate(matrices)?;
         Ok(ScheduledPlan {
-            key: key_plan_for(backend, shape, reduction, schedule.resident)?,
+            key: key_plan_for(backend, shape, reduction, &schedule, matrices)?,
             proof: proof_plan_for(backend, shape, reduction, &schedule)?,
-            predicted_seconds: predict(backend, shape, reduction, &schedule),
+            predicted_seconds: predict(backend, shape, reduction, &schedule, matrices),
             schedule,
         })
     }
@@ -277,17 +360,35 @@ impl ScheduledPlan {
 /// dominates. The floor is computed with it.
 pub const MIN_CHUNK: usize = 1 << 12;
 
-/// Plan for the staged key: the resident queries, laid out for reuse.
+/// Plan for the staged key: the resident queries, laid out for reuse, and the
+/// matrices where the schedule evaluates on the device.
 pub fn key_plan_for(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
-    resident: QuerySet,
+    schedule: &Schedule,
+    matrices: Option<&MatrixSizes>,
 ) -> Result<MemoryPlan> {
     let mut plan = MemoryPlan::new(format!("proving key on {}", backend.info().label()));
-    for q in resident.iter() {
+    for q in schedule.resident.iter() {
         let bytes = backend.buffer_bytes(q.kind(), q.len(shape, reduction), BufferUse::Resident)?;
         plan.item(q.key(), bytes);
+    }
+    if let (Evaluation::Device, Some(m)) = (schedule.evaluation, matrices) {
+        let words = |len: usize| backend.buffer_bytes(ElementKind::Index, len, BufferUse::Plain);
+        for i in 0..m.staged() {
+            let at = i as u32;
+            plan.item(items::MATRIX_ROW_STARTS.at(at), words(m.rows[i] + 1)?)
+                .item(items::MATRIX_ENTRIES.at(at), words(2 * m.entries[i])?)
+                .item(
+                    items::MATRIX_COEFFICIENTS.at(at),
+                    backend.buffer_bytes(
+                        ElementKind::Scalar,
+                        m.coefficients[i],
+                        BufferUse::Plain,
+                    )?,
+                );
+        }
     }
     Ok(plan)
 }
@@ -308,16 +409,22 @@ pub fn proof_plan_for(
         shape.log_domain,
         backend.info().label()
     ));
-    match schedule.domain {
-        DomainVectors::Resident => {
+    match (schedule.domain, schedule.evaluation) {
+        (DomainVectors::Resident, _) => {
             plan.item(items::DOMAIN_A, scalars(n)?)
                 .item(items::DOMAIN_B, scalars(n)?)
                 .item(items::DOMAIN_C, scalars(n)?)
                 .item(items::ASSIGNMENT, scalars(vars)?);
         }
-        DomainVectors::Sequenced => {
+        (DomainVectors::Sequenced, Evaluation::Host) => {
             plan.item(items::DOMAIN_A, scalars(n)?)
                 .item(items::DOMAIN_B, scalars(n.max(vars))?);
+        }
+        // The products read the assignment, so it is staged first and stays.
+        (DomainVectors::Sequenced, Evaluation::Device) => {
+            plan.item(items::DOMAIN_A, scalars(n)?)
+                .item(items::DOMAIN_B, scalars(n)?)
+                .item(items::ASSIGNMENT, scalars(vars)?);
         }
     }
     let mut need = ScratchNeed {
@@ -368,26 +475,38 @@ pub fn chunk_lens(shape: &ProofShape, reduction: Reduction, schedule: &Schedule)
     (g1, g2)
 }
 
-/// Predicted stage + compute seconds of one proof under `schedule`.
+/// Predicted stage + compute seconds of one proof under `schedule` (`matrices`: the
+/// circuit's, for a device evaluation).
 pub fn predict(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
+    matrices: Option<&MatrixSizes>,
 ) -> f64 {
     let model = backend.cost_model();
     let n = shape.domain_size();
     let scalar_bytes = backend.element_bytes(ElementKind::Scalar);
     let ntt = f64::from(reduction.transforms()) * model.ntt_seconds(shape.log_domain);
-    // a, b, c and z; with a copy stream the later vectors hide behind the transforms
-    // of the earlier ones, unless they wait for a buffer (sequenced).
-    let vectors = 3 * n as u64 * scalar_bytes + shape.num_variables() as u64 * scalar_bytes;
-    let hidden = match (model.overlaps_staging, schedule.domain) {
-        (false, _) => 0.0,
-        (true, DomainVectors::Resident) => 0.5,
-        (true, DomainVectors::Sequenced) => 0.25,
+    let z_bytes = shape.num_variables() as u64 * scalar_bytes;
+    let staging = match (schedule.evaluation, matrices) {
+        // Only z crosses the bus, before anything can run; then the products.
+        (Evaluation::Device, Some(m)) => {
+            model.stage_seconds(z_bytes) + model.sparse_seconds(m.product_entries())
+        }
+        _ => {
+            // a, b, c and z; with a copy stream the later vectors hide behind the
+            // transforms of the earlier ones, unless they wait for a buffer
+            // (sequenced).
+            let vectors = 3 * n as u64 * scalar_bytes + z_bytes;
+            let hidden = match (model.overlaps_staging, schedule.domain) {
+                (false, _) => 0.0,
+                (true, DomainVectors::Resident) => 0.5,
+                (true, DomainVectors::Sequenced) => 0.25,
+            };
+            model.stage_seconds(vectors) * (1.0 - hidden)
+        }
     };
-    let staging = model.stage_seconds(vectors) * (1.0 - hidden);
     let mut msm = 0.0;
     for q in Query::ALL {
         let terms = q.msm_terms(shape, reduction);
@@ -413,9 +532,15 @@ pub fn predict(
 }
 
 /// Every schedule the chooser considers for `shape`: each resident set, each domain
-/// layout, and chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM; each
-/// as the key runs it ([`Schedule::for_shape`]), once.
-fn candidates(shape: &ProofShape, reduction: Reduction) -> Vec<Schedule> {
+/// layout, chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM, and each
+/// evaluation `backend` can run with `matrices`; each as the key runs it
+/// ([`Schedule::for_shape`]), once.
+fn candidates(
+    backend: &dyn ProverBackend,
+    shape: &ProofShape,
+    reduction: Reduction,
+    matrices: Option<&MatrixSizes>,
+) -> Vec<Schedule> {
     let longest = Query::ALL
         .iter()
         .map(|q| q.msm_terms(shape, reduction))
@@ -429,30 +554,34 @@ fn candidates(shape: &ProofShape, reduction: Reduction) -> Vec<Schedule> {
         c = c.saturating_mul(2);
     }
     chunks.push(longest);
+    let mut evaluations = vec![Evaluation::Host];
+    if matrices.is_some() && backend.supports_sparse_product() {
+        evaluations.push(Evaluation::Device);
+    }
     let mut out = Vec::new();
     for resident in QuerySet::all_subsets() {
         for domain in [DomainVectors::Resident, DomainVectors::Sequenced] {
-            if resident == QuerySet::ALL {
-                out.push(Schedule {
-                    resident,
-                    domain,
-                    chunk: 0,
-                });
-                continue;
-            }
-            for &chunk in &chunks {
-                out.push(Schedule {
-                    resident,
-                    domain,
-                    chunk,
-                });
+            for &evaluation in &evaluations {
+                let chunks: &[usize] = if resident == QuerySet::ALL {
+                    &[0]
+                } else {
+                    &chunks
+                };
+                for &chunk in chunks {
+                    out.push(Schedule {
+                        resident,
+                        domain,
+                        chunk,
+                        evaluation,
+                    });
+                }
             }
         }
     }
     let mut seen = std::collections::HashSet::new();
     out.into_iter()
         .map(|s| s.for_shape(shape, reduction))
-        .filter(|s| seen.insert(*s))
+        .filter(|s| s.validate(matrices).is_ok() && seen.insert(*s))
         .collect()
 }
 
@@ -482,17 +611,20 @@ impl ScheduleChoice {
 /// (ties go to the one with fewer bytes). When no schedule fits `workers` proofs at
 /// once, the fastest that fits as many as can (down to one) is chosen and the other
 /// workers wait for memory; [`ScheduleChoice::workers`] says how many fit. Below the
-/// floor of one proof: [`Error::BelowFloor`], at once.
+/// floor of one proof: [`Error::BelowFloor`], at once. With the circuit's `matrices`
+/// (and a backend with a sparse product), schedules that evaluate on the device are
+/// candidates too.
 pub fn choose(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
     capacity: u64,
     workers: usize,
+    matrices: Option<&MatrixSizes>,
 ) -> Result<ScheduleChoice> {
-    let plans = candidates(shape, reduction)
+    let plans = candidates(backend, shape, reduction, matrices)
         .into_iter()
-        .map(|s| ScheduledPlan::new(backend, shape, reduction, s))
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices))
         .collect::<Result<Vec<_>>>()?;
     let floor_of = |w: usize| {
         plans
@@ -535,11 +667,12 @@ pub fn frontier(
     shape: &ProofShape,
     reduction: Reduction,
     workers: usize,
+    matrices: Option<&MatrixSizes>,
 ) -> Result<Vec<ScheduledPlan>> {
     let workers = workers.max(1);
-    let mut all = candidates(shape, reduction)
+    let mut all = candidates(backend, shape, reduction, matrices)
         .into_iter()
-        .map(|s| ScheduledPlan::new(backend, shape, reduction, s))
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices))
         .collect::<Result<Vec<_>>>()?;
     all.sort_by(|a, b| {
         a.bytes_for(workers)

@@ -10,6 +10,7 @@ use ark_ff::{Field, Zero};
 use ark_relations::utils::matrix::Matrix;
 use rayon::prelude::*;
 
+use super::schedule::MatrixSizes;
 use super::{Evaluations, Synthesized};
 use crate::{Error, Fr, ProofShape, Result};
 
@@ -250,6 +251,28 @@ impl QapMatrices {
     /// The layout of a synthesized circuit's matrices.
     pub fn of(s: &Synthesized) -> Result<QapMatrices> {
         QapMatrices::new(s.shape, &s.a, &s.b, Some(&s.c))
+    }
+
+    /// The sizes a schedule plans the staged matrices with.
+    pub fn sizes(&self) -> MatrixSizes {
+        let c = self.c.as_ref();
+        MatrixSizes {
+            rows: [self.a.rows(), self.b.rows(), c.map_or(0, SparseMatrix::rows)],
+            entries: [self.a.len(), self.b.len(), c.map_or(0, SparseMatrix::len)],
+            coefficients: [
+                self.a.coefficients().len(),
+                self.b.coefficients().len(),
+                c.map_or(0, |c| c.coefficients().len()),
+            ],
+            has_c: c.is_some(),
+        }
+    }
+
+    /// The staged matrices in order: A, B, then C where there is one.
+    pub fn staged(&self) -> impl Iterator<Item = &SparseMatrix> {
+        [Some(&self.a), Some(&self.b), self.c.as_ref()]
+            .into_iter()
+            .flatten()
     }
 
     /// Entries of the three matrices together (what staging them costs, with the row

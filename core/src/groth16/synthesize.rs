@@ -3,7 +3,7 @@
 //! a fixed shape whose matrices are built once ([`FixedShape`]), or a circuit already
 //! synthesized.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisMode,
@@ -11,6 +11,7 @@ use ark_relations::gr1cs::{
 };
 use ark_relations::utils::matrix::Matrix;
 
+use super::QapMatrices;
 use crate::{Error, Fr, ProofShape, Result};
 
 /// A synthesized circuit: its R1CS matrices and full assignment. The matrices are
@@ -27,6 +28,10 @@ pub struct Synthesized {
     pub c: Arc<Matrix<Fr>>,
     /// Instance assignment (starting with the constant one) then witness.
     pub assignment: Vec<Fr>,
+    /// The same circuit's matrices in the device layout, where they were built once
+    /// for many proofs ([`CircuitMatrices::qap`]): a key staged with these
+    /// ([`super::StagedKey::stage_for_circuit`]) evaluates this circuit on the device.
+    pub qap: Option<Arc<QapMatrices>>,
 }
 
 /// What an engine job proves: anything that yields matrices and a full assignment.
@@ -59,12 +64,30 @@ pub struct CircuitMatrices {
     a: Arc<Matrix<Fr>>,
     b: Arc<Matrix<Fr>>,
     c: Arc<Matrix<Fr>>,
+    // Built on first use, shared by every clone.
+    qap: Arc<OnceLock<Arc<QapMatrices>>>,
 }
 
 impl CircuitMatrices {
     /// Synthesizes `circuit` in full once and keeps its matrices.
     pub fn of<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<CircuitMatrices> {
         Ok(Self::from(&synthesize(circuit)?))
+    }
+
+    /// The matrices in the device layout, built on the first call (in parallel) and
+    /// shared after: instances made by [`CircuitMatrices::with_assignment`] from then
+    /// on carry them, so a key staged with them evaluates on the device.
+    pub fn qap(&self) -> Result<Arc<QapMatrices>> {
+        if let Some(built) = self.qap.get() {
+            return Ok(Arc::clone(built));
+        }
+        let built = Arc::new(QapMatrices::new(
+            self.shape,
+            &self.a,
+            &self.b,
+            Some(&self.c),
+        )?);
+        Ok(Arc::clone(self.qap.get_or_init(|| built)))
     }
 
     /// These matrices with `assignment`, its length checked against the shape.
@@ -82,6 +105,7 @@ impl CircuitMatrices {
             b: Arc::clone(&self.b),
             c: Arc::clone(&self.c),
             assignment,
+            qap: self.qap.get().cloned(),
         })
     }
 }
@@ -93,6 +117,7 @@ impl From<&Synthesized> for CircuitMatrices {
             a: Arc::clone(&s.a),
             b: Arc::clone(&s.b),
             c: Arc::clone(&s.c),
+            qap: Arc::new(s.qap.clone().map(OnceLock::from).unwrap_or_default()),
         }
     }
 }
@@ -191,5 +216,6 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
         b: Arc::new(b),
         c: Arc::new(c),
         assignment,
+        qap: None,
     })
 }

@@ -1,0 +1,240 @@
+//! The QAP evaluation on the device: the sparse product on its own (empty rows, a
+//! variable twice in a row, the constant column, rows longer than a workgroup, the
+//! zeroed tail) against the host's, and whole proofs under schedules that evaluate
+//! on the device, byte for byte against ark-groth16, with both reductions and with
+//! C taken as A·z ∘ B·z (a `.zkey`'s circuit).
+
+use std::sync::Arc;
+
+use ark_ff::{Field, UniformRand};
+use ark_std::rand::{rngs::StdRng, Rng};
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_core::fixtures::key_cache::{generate_key_id, BenchKeyId};
+use crucible_core::groth16::{
+    DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Reduction, Schedule, SparseMatrix,
+};
+use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, SparseMatrixBufs};
+
+use crate::cross_check::{compare_staged, StagedMatrices};
+use crate::empty_query_cases::ExactShapeCircuit;
+use crate::items;
+use crate::suite::Runner;
+use crate::CaseError;
+
+/// Entries of the long row: more than a workgroup or a warp handles at once.
+const LONG_ROW: usize = 300;
+
+/// A random matrix of `rows` rows over `columns` columns: empty rows, rows naming a
+/// variable twice, the constant column, coefficients one, minus one and random, and
+/// one row of [`LONG_ROW`] entries.
+fn random_rows(rng: &mut StdRng, rows: usize, columns: usize) -> Vec<Vec<(Fr, usize)>> {
+    let coefficient = |rng: &mut StdRng| match rng.gen_range(0..4) {
+        0 => Fr::ONE,
+        1 => -Fr::ONE,
+        2 => Fr::from(rng.gen_range(2u64..6)),
+        _ => Fr::rand(rng),
+    };
+    (0..rows)
+        .map(|r| {
+            let len = match r % 7 {
+                0 => 0,
+                3 if r == 3 => LONG_ROW,
+                _ => rng.gen_range(1..6),
+            };
+            let mut row: Vec<(Fr, usize)> = (0..len)
+                .map(|_| (coefficient(rng), rng.gen_range(0..columns)))
+                .collect();
+            if r % 5 == 1 {
+                // The same variable twice, and the constant one.
+                let col = rng.gen_range(0..columns);
+                row.push((coefficient(rng), col));
+                row.push((coefficient(rng), col));
+                row.push((coefficient(rng), 0));
+            }
+            row
+        })
+        .collect()
+}
+
+/// One sparse product into a buffer longer than the matrix, holding other values
+/// before, against the host's product and a zero tail.
+fn product_case(
+    backend: &dyn ProverBackend,
+    rng: &mut StdRng,
+    rows: usize,
+    identity_rows: usize,
+    columns: usize,
+) -> Result<(), CaseError> {
+    if !backend.supports_sparse_product() {
+        return Err(CaseError::Unsupported(format!(
+            "{} has no sparse product",
+            backend.info().name
+        )));
+    }
+    let matrix = SparseMatrix::new(&random_rows(rng, rows, columns), identity_rows, columns)?;
+    let z: Vec<Fr> = (0..columns).map(|_| Fr::rand(rng)).collect();
+    let out_len = matrix.rows() + 5;
+    let before: Vec<Fr> = (0..out_len).map(|_| Fr::rand(rng)).collect();
+    let mut want = vec![Fr::from(0u64); out_len];
+    matrix.evaluate_into(&z, &mut want[..matrix.rows()]);
+
+    let words = |len: usize| items::bytes(backend, ElementKind::Index, len);
+    let scalars = |len: usize| items::bytes(backend, ElementKind::Scalar, len);
+    let mut matrix_plan = MemoryPlan::new("conformance sparse matrix");
+    matrix_plan
+        .item(items::ROW_STARTS, words(matrix.row_starts().len()))
+        .item(items::ENTRIES, words(matrix.entry_words().len()))
+        .item(items::FACTORS, scalars(matrix.coefficients().len()));
+    let mut work_plan = MemoryPlan::new("conformance sparse product");
+    work_plan
+        .item(items::X, scalars(columns))
+        .item(items::Y, scalars(out_len));
+    let mut held = backend.allocate(matrix_plan)?;
+    let mut work = backend.allocate(work_plan)?;
+    let row_starts =
+        backend.alloc_indices(&mut held, items::ROW_STARTS, matrix.row_starts().len())?;
+    let entries = backend.alloc_indices(&mut held, items::ENTRIES, matrix.entry_words().len())?;
+    let coefficients =
+        backend.alloc_scalars(&mut held, items::FACTORS, matrix.coefficients().len())?;
+    backend.stage_indices(&mut held, row_starts, matrix.row_starts())?;
+    backend.stage_indices(&mut held, entries, matrix.entry_words())?;
+    backend.stage_scalars(&mut held, coefficients, matrix.coefficients())?;
+    let zbuf = backend.alloc_scalars(&mut work, items::X, columns)?;
+    let out = backend.alloc_scalars(&mut work, items::Y, out_len)?;
+    backend.stage_scalars(&mut work, zbuf, &z)?;
+    backend.stage_scalars(&mut work, out, &before)?;
+    let bufs = SparseMatrixBufs {
+        row_starts,
+        entries,
+        coefficients,
+        rows: matrix.rows(),
+    };
+    crucible_core::check_sparse_product(&bufs, zbuf, out)?;
+    backend.sparse_product(&mut work, &held, bufs, zbuf, out)?;
+    let got = backend.read_scalars(&work, out)?;
+    work.release()?;
+    held.release()?;
+    if let Some(r) = (0..out_len).find(|&r| got[r] != want[r]) {
+        let what = if r < matrix.rows() {
+            format!(
+                "row {r} ({} entries)",
+                matrix.row_starts()[r + 1] - matrix.row_starts()[r]
+            )
+        } else {
+            format!("tail value {r} (past {} rows)", matrix.rows())
+        };
+        return Err(fail!(
+            "sparse product of {rows}+{identity_rows} rows over {columns} columns: {what} is {}, want {}",
+            got[r],
+            want[r]
+        ));
+    }
+    Ok(())
+}
+
+/// The schedules a device evaluation is proved under: every domain layout, bases
+/// resident and streamed (chunks of `chunk` points).
+fn schedules(chunk: usize) -> Vec<Schedule> {
+    let device = |resident, domain| Schedule {
+        resident,
+        domain,
+        chunk,
+        evaluation: Evaluation::Device,
+    };
+    vec![
+        device(QuerySet::ALL, DomainVectors::Resident),
+        device(QuerySet::ALL, DomainVectors::Sequenced),
+        device(QuerySet::NONE, DomainVectors::Sequenced),
+        device(QuerySet::ALL.without(Query::BG2), DomainVectors::Resident),
+    ]
+}
+
+/// The sparse product at sizes around a workgroup, then proofs evaluated on the
+/// device on domain boundaries.
+pub fn run(r: &mut Runner<'_>) {
+    let backend = r.backend;
+    for (rows, identity_rows, columns) in [(1, 0, 1), (7, 3, 5), (255, 1, 40), (1100, 4, 300)] {
+        r.case(
+            &format!("sparse-product/rows={rows}+{identity_rows}/columns={columns}"),
+            |rng| product_case(backend, rng, rows, identity_rows, columns),
+        );
+    }
+    let unsupported = |backend: &dyn ProverBackend| {
+        CaseError::Unsupported(format!("{} has no sparse product", backend.info().name))
+    };
+    let k = r.config.proof_log_size.min(5);
+    for inputs in [0usize, 3] {
+        for delta in [-1i64, 0, 1] {
+            let total = (1i64 << k) + delta;
+            let constraints = (total - inputs as i64 - 1).max(1) as usize;
+            let name = format!(
+                "device-evaluation/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}"
+            );
+            r.case(&name, |rng| {
+                if !backend.supports_sparse_product() {
+                    return Err(unsupported(backend));
+                }
+                // A tenth of the rows check bits (b·b = b): a variable twice in a row.
+                let id = BenchKeyId {
+                    constraints,
+                    inputs,
+                    seed: rng.gen(),
+                    bits_per_mille: 100,
+                };
+                let pk = Arc::new(generate_key_id(&id)?);
+                let circuit = BitHeavyCircuit {
+                    constraints,
+                    inputs,
+                    seed: rng.gen(),
+                    bits_per_mille: 100,
+                };
+                for schedule in schedules(7) {
+                    let options = KeyOptions {
+                        schedule: Some(schedule),
+                        ..KeyOptions::default()
+                    };
+                    compare_staged(
+                        backend,
+                        pk.clone(),
+                        circuit,
+                        rng,
+                        &options,
+                        StagedMatrices::WithC,
+                    )
+                    .map_err(|e| e.context(&format!("schedule {schedule}")))?;
+                }
+                Ok(())
+            });
+        }
+    }
+    // snarkjs' reduction with C·z taken as A·z ∘ B·z, as a `.zkey` is proved; and
+    // ark-groth16's with the same, which gives the same values for a satisfied circuit.
+    for (reduction, tag) in [(Reduction::Circom, "circom"), (Reduction::Libsnark, "libsnark")] {
+        for delta in [-1i64, 0, 1] {
+            let inputs = 2;
+            let constraints = ((1i64 << k) + delta - inputs as i64 - 1).max(1) as usize;
+            let name = format!("device-evaluation-without-c/{tag}/constraints={constraints}/2^{k}{delta:+}");
+            r.case(&name, |rng| {
+                if !backend.supports_sparse_product() {
+                    return Err(unsupported(backend));
+                }
+                let circuit = ExactShapeCircuit {
+                    constraints,
+                    inputs,
+                    witnesses: 3,
+                    seed: rng.gen(),
+                };
+                let pk = Arc::new(circuit.key(reduction, rng.gen())?);
+                let options = KeyOptions {
+                    reduction,
+                    schedule: Some(Schedule {
+                        evaluation: Evaluation::Device,
+                        ..Schedule::RESIDENT
+                    }),
+                    ..KeyOptions::default()
+                };
+                compare_staged(backend, pk, circuit, rng, &options, StagedMatrices::WithoutC)
+            });
+        }
+    }
+}
