@@ -11,7 +11,8 @@ use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, Synthesis
 use ark_relations::lc;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::groth16::{
-    key_shape_for, DomainVectors, Evaluation, KeyOptions, ProvingKey, Query, QuerySet, Reduction, Schedule,
+    key_shape_for, DomainVectors, Evaluation, KeyOptions, ProvingKey, Query, QuerySet, Reduction,
+    Schedule,
 };
 use crucible_core::{Bls12_381, Fr};
 

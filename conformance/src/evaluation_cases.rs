@@ -209,11 +209,16 @@ pub fn run(r: &mut Runner<'_>) {
     }
     // snarkjs' reduction with C·z taken as A·z ∘ B·z, as a `.zkey` is proved; and
     // ark-groth16's with the same, which gives the same values for a satisfied circuit.
-    for (reduction, tag) in [(Reduction::Circom, "circom"), (Reduction::Libsnark, "libsnark")] {
+    for (reduction, tag) in [
+        (Reduction::Circom, "circom"),
+        (Reduction::Libsnark, "libsnark"),
+    ] {
         for delta in [-1i64, 0, 1] {
             let inputs = 2;
             let constraints = ((1i64 << k) + delta - inputs as i64 - 1).max(1) as usize;
-            let name = format!("device-evaluation-without-c/{tag}/constraints={constraints}/2^{k}{delta:+}");
+            let name = format!(
+                "device-evaluation-without-c/{tag}/constraints={constraints}/2^{k}{delta:+}"
+            );
             r.case(&name, |rng| {
                 if !backend.supports_sparse_product() {
                     return Err(unsupported(backend));
@@ -233,7 +238,14 @@ pub fn run(r: &mut Runner<'_>) {
                     }),
                     ..KeyOptions::default()
                 };
-                compare_staged(backend, pk, circuit, rng, &options, StagedMatrices::WithoutC)
+                compare_staged(
+                    backend,
+                    pk,
+                    circuit,
+                    rng,
+                    &options,
+                    StagedMatrices::WithoutC,
+                )
             });
         }
     }

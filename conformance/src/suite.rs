@@ -8,8 +8,8 @@ use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions};
 use crucible_core::ProverBackend;
 
 use crate::{
-    empty_query_cases, evaluation_cases, lease_checks, msm_cases, ntt_cases, proof_cases, schedule_cases,
-    staging_cases, CaseError, CaseResult, Outcome, Summary,
+    empty_query_cases, evaluation_cases, lease_checks, msm_cases, ntt_cases, proof_cases,
+    schedule_cases, staging_cases, CaseError, CaseResult, Outcome, Summary,
 };
 
 /// What to run.

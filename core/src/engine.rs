@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 use crate::busy_clock::BusyClock;
 use crate::groth16::{
     evaluate, key_plan, proof_plan, prove_evaluated, Evaluations, KeyOptions, ProofOutput,
-    ProveOptions, ProvingKey, QapMatrices, Reduction, Schedule, StagedKey, Synthesize,
-    Synthesized,
+    ProveOptions, ProvingKey, QapMatrices, Reduction, Schedule, StagedKey, Synthesize, Synthesized,
 };
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
@@ -351,12 +350,12 @@ impl Prover {
             let opened = catch_unwind(AssertUnwindSafe(|| {
                 Device::open(backend, &pk, matrices.as_ref(), &options)
             }))
-                .unwrap_or_else(|panic| {
-                    Err(Error::device(
-                        "backend",
-                        format!("panicked while staging the key: {}", panic_message(&*panic)),
-                    ))
-                });
+            .unwrap_or_else(|panic| {
+                Err(Error::device(
+                    "backend",
+                    format!("panicked while staging the key: {}", panic_message(&*panic)),
+                ))
+            });
             devices.push(opened?);
         }
         Ok(Prover {

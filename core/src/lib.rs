@@ -42,8 +42,8 @@ mod windows;
 
 pub use backend::{
     check_front, check_padded, check_read_len, check_span, check_sparse_product, plain_bytes,
-    BackendInfo, BufferUse, DeviceMarker, DeviceMemory, ElementKind, G1Buf, G2Buf, IndexBuf, MsmSpan,
-    NttKind, ProverBackend, ScalarBuf, ScratchNeed, SparseMatrixBufs,
+    BackendInfo, BufferUse, DeviceMarker, DeviceMemory, ElementKind, G1Buf, G2Buf, IndexBuf,
+    MsmSpan, NttKind, ProverBackend, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
 pub use byte_size::parse_byte_size;

@@ -243,8 +243,8 @@ impl StagedKey {
         let domain = shape.domain();
         let (staged, warmed) = std::thread::scope(|scope| {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
-            let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule)
-                .and_then(|bases| {
+            let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule).and_then(
+                |bases| {
                     let staged = match (&matrices, choice.chosen.schedule.evaluation) {
                         (Some(m), Evaluation::Device) => Some(StagedMatrices {
                             buffers: stage_matrices(backend, m, &mut lease)?,
@@ -254,7 +254,8 @@ impl StagedKey {
                     };
                     backend.synchronize().phase(Phase::Stage)?;
                     Ok((bases, staged))
-                });
+                },
+            );
             let warmed = warm_up.join().unwrap_or_else(|panic| {
                 Err(crate::Error::device(
                     "backend",

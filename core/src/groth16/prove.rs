@@ -298,8 +298,8 @@ fn quotient(
     };
     // z has an item of its own where the domain vectors are resident or the schedule
     // evaluates on the device; otherwise it takes b's buffer at the end.
-    let own_z = schedule.domain == DomainVectors::Resident
-        || schedule.evaluation == Evaluation::Device;
+    let own_z =
+        schedule.domain == DomainVectors::Resident || schedule.evaluation == Evaluation::Device;
     let a = alloc(lease, items::DOMAIN_A, n)?;
     let b = alloc(lease, items::DOMAIN_B, n)?;
     let evals = match values {

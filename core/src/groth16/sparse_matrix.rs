@@ -50,11 +50,11 @@ impl SparseMatrix {
             })?;
             row_starts.push(start);
         }
-        if let Some(bad) = rows
-            .par_iter()
-            .enumerate()
-            .find_map_any(|(r, row)| row.iter().find(|(_, col)| *col >= columns).map(|e| (r, e.1)))
-        {
+        if let Some(bad) = rows.par_iter().enumerate().find_map_any(|(r, row)| {
+            row.iter()
+                .find(|(_, col)| *col >= columns)
+                .map(|e| (r, e.1))
+        }) {
             return Err(Error::InvalidInput(format!(
                 "row {} names variable {} of {columns}",
                 bad.0, bad.1
@@ -257,7 +257,11 @@ impl QapMatrices {
     pub fn sizes(&self) -> MatrixSizes {
         let c = self.c.as_ref();
         MatrixSizes {
-            rows: [self.a.rows(), self.b.rows(), c.map_or(0, SparseMatrix::rows)],
+            rows: [
+                self.a.rows(),
+                self.b.rows(),
+                c.map_or(0, SparseMatrix::rows),
+            ],
             entries: [self.a.len(), self.b.len(), c.map_or(0, SparseMatrix::len)],
             coefficients: [
                 self.a.coefficients().len(),
