@@ -236,8 +236,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!();
     println!("schedule: {}", chosen.schedule);
     println!(
-        "predicted stage + compute: {:.1} ms a proof\n  (assumes {})",
+        "predicted stage + compute: {:.1} ms a proof; {:.2} proofs/s with {} in flight\n  (assumes {}; the host's synthesis not counted)",
         chosen.predicted_seconds * 1e3,
+        choice.proofs_per_second,
+        count(choice.workers as u64, "proof"),
         predicted_time_assumes(backend)
     );
     println!();
@@ -262,7 +264,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         choice.floor.schedule
     );
     println!();
-    println!("memory–time curve (budget for key + {workers} proofs → schedule, predicted time):");
+    println!(
+        "memory–time curve (budget for key + {workers} proofs → schedule, predicted time, proofs/s with {workers} in flight):"
+    );
+    let overlaps = backend.cost_model().overlaps_staging;
     for plan in frontier(
         backend,
         &shape,
@@ -276,9 +281,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             ""
         };
         println!(
-            "  {:>12}  {:>9.1} ms  {}{mark}",
+            "  {:>12}  {:>9.1} ms  {:>7.2}/s  {}{mark}",
             human_bytes(plan.bytes_for(workers)),
             plan.predicted_seconds * 1e3,
+            plan.proofs_per_second(workers, overlaps),
             plan.schedule
         );
     }

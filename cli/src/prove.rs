@@ -14,6 +14,7 @@ use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
 use crucible_core::fixtures::circuit::BitHeavyCircuit;
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
+use crucible_core::groth16::schedule::ScheduleChoice;
 use crucible_core::groth16::{CircuitMatrices, FixedShape, ProvingKey};
 use crucible_core::report::ProofReport;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
@@ -25,7 +26,7 @@ use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
 use crate::output::{count, load_key_id, predicted_time_assumes, progress_bar, table};
 use crate::parse;
-use crate::plan::{MemorySummary, ProofSetup, Resolved};
+use crate::plan::{ProofSetup, Resolved};
 use crate::prove_files::{self, FileInputs, FileRun};
 
 /// Arguments of `crucible prove`.
@@ -334,6 +335,9 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
         say(sampled.describe(backend.budget().capacity()));
     }
+    // The schedule the devices ran (chosen with the circuit's matrices).
+    let devices = prover.keys().count();
+    let ran = prover.keys().next().map(|k| k.schedule_choice().clone());
     let released = prover.release();
     outcomes.sort_by_key(|o| o.id);
 
@@ -345,13 +349,22 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
     }
     if args.json {
         let key = json!({ "path": key_path, "source": key_source });
+        let choice = ran.as_ref().unwrap_or(&memory.choice);
         let predicted = json!({
-            "stage_and_compute_ms": memory.choice.chosen.predicted_seconds * 1e3,
+            "stage_and_compute_ms": choice.chosen.predicted_seconds * 1e3,
+            "proofs_per_second": choice.proofs_per_second * devices as f64,
+            "schedule": choice.chosen.schedule.to_string(),
             "assumes": assumes,
         });
         print_json(args, &selected.reason, key, predicted, &results, &stats)?;
     } else {
-        print_text(args, &results, &stats, &memory);
+        print_text(
+            args,
+            &results,
+            &stats,
+            ran.as_ref().unwrap_or(&memory.choice),
+            devices,
+        );
     }
     for panic in &stats.caller_panics {
         eprintln!("error: {panic}");
@@ -485,7 +498,8 @@ fn print_text(
     args: &ProveArgs,
     results: &[ProofResult],
     stats: &EngineStats,
-    memory: &MemorySummary,
+    choice: &ScheduleChoice,
+    devices: usize,
 ) {
     for r in results {
         println!("{}", proof_line(r, !args.no_verify));
@@ -521,8 +535,14 @@ fn print_text(
         "memory per proof: {} planned ({planned} B), {} peak ({peak} B); staged key: {} ({} B)",
         human_bytes(planned),
         human_bytes(peak),
-        human_bytes(memory.choice.chosen.key.total_bytes()),
-        memory.choice.chosen.key.total_bytes()
+        human_bytes(choice.chosen.key.total_bytes()),
+        choice.chosen.key.total_bytes()
+    );
+    println!(
+        "predicted: {:.2} proofs/second on the devices ({:.1} ms a proof, {} in flight a device; the host's synthesis not counted)",
+        choice.proofs_per_second * devices as f64,
+        choice.chosen.predicted_seconds * 1e3,
+        choice.workers
     );
     for (i, d) in stats.devices.iter().enumerate() {
         println!(

@@ -17,7 +17,8 @@ pub struct PhaseTimes {
     /// Circuit synthesis (host).
     #[serde(serialize_with = "serialize_duration")]
     pub synthesize: Duration,
-    /// A·z, B·z, C·z (host).
+    /// A·z, B·z, C·z on the host; zero where the device evaluates them (its sparse
+    /// products are then part of `ntt`).
     #[serde(serialize_with = "serialize_duration")]
     pub evaluate: Duration,
     /// Budget acquisition and device allocation (includes waiting for memory).
@@ -28,8 +29,9 @@ pub struct PhaseTimes {
     /// meanwhile).
     #[serde(serialize_with = "serialize_duration")]
     pub stage: Duration,
-    /// NTTs and pointwise ops: the rest of the wall time from the first staging call
-    /// to the end of the transforms, so `stage + ntt` is that whole span.
+    /// NTTs and pointwise ops (and the sparse products of a device evaluation): the
+    /// rest of the wall time from the first staging call to the end of the transforms,
+    /// so `stage + ntt` is that whole span.
     #[serde(serialize_with = "serialize_duration")]
     pub ntt: Duration,
     /// The five MSMs.

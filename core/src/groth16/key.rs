@@ -137,6 +137,8 @@ pub fn schedule_for(
                 capacity,
             });
         };
+        choice.proofs_per_second =
+            plan.proofs_per_second(workers, backend.cost_model().overlaps_staging);
         choice.chosen = plan;
         choice.workers = workers;
     }
@@ -221,16 +223,16 @@ impl StagedKey {
         options: &KeyOptions,
     ) -> Result<StagedKey> {
         let shape = key_shape_for(&pk, options.reduction)?;
+        // A key knows its domain, not its constraints: the matrices must agree on
+        // the variables and the domain.
         if let Some(m) = &matrices {
-            if m.shape != shape {
+            let (k, c) = (&shape, &m.shape);
+            if (k.num_instance, k.num_witness, k.log_domain)
+                != (c.num_instance, c.num_witness, c.log_domain)
+            {
                 return Err(Error::InvalidInput(format!(
-                    "the circuit's matrices are for {} constraints, {} instance and {} witness variables; the key for {}, {} and {}",
-                    m.shape.num_constraints,
-                    m.shape.num_instance,
-                    m.shape.num_witness,
-                    shape.num_constraints,
-                    shape.num_instance,
-                    shape.num_witness
+                    "the circuit's matrices are for {} instance and {} witness variables over a domain of 2^{}; the key for {}, {} and 2^{}",
+                    c.num_instance, c.num_witness, c.log_domain, k.num_instance, k.num_witness, k.log_domain
                 )));
             }
         }

@@ -322,8 +322,13 @@ pub struct ScheduledPlan {
     pub key: MemoryPlan,
     /// One proof's plan (domain vectors, chunk buffers, scratch).
     pub proof: MemoryPlan,
-    /// Predicted stage + compute seconds of one proof.
+    /// Predicted stage + compute seconds of one proof (its latency).
     pub predicted_seconds: f64,
+    /// Of which the device's compute (transforms, products, MSMs).
+    pub compute_seconds: f64,
+    /// And the copies from the host (vectors, streamed bases), which a backend with a
+    /// copy stream runs beside another proof's compute.
+    pub copy_seconds: f64,
 }
 
 impl ScheduledPlan {
@@ -339,12 +344,30 @@ impl ScheduledPlan {
     ) -> Result<ScheduledPlan> {
         let schedule = schedule.for_shape(shape, reduction);
         schedule.validate(matrices)?;
+        let p = predict(backend, shape, reduction, &schedule, matrices);
         Ok(ScheduledPlan {
             key: key_plan_for(backend, shape, reduction, &schedule, matrices)?,
             proof: proof_plan_for(backend, shape, reduction, &schedule)?,
-            predicted_seconds: predict(backend, shape, reduction, &schedule, matrices),
+            predicted_seconds: p.latency,
+            compute_seconds: p.compute,
+            copy_seconds: p.copy,
             schedule,
         })
+    }
+
+    /// Predicted proofs per second with `workers` proofs in flight at once on one
+    /// device: each proof takes its latency, and proofs overlap up to the device's
+    /// own limit, its compute or, with a copy stream, its copies, whichever is longer
+    /// (without one, copies and compute take turns). So two streamed proofs can beat
+    /// one resident proof at a time, where the resident schedule fits only one.
+    pub fn proofs_per_second(&self, workers: usize, overlaps_staging: bool) -> f64 {
+        let device = if overlaps_staging {
+            self.compute_seconds.max(self.copy_seconds)
+        } else {
+            self.compute_seconds + self.copy_seconds
+        };
+        let latency = self.predicted_seconds.max(device).max(1e-12);
+        (workers.max(1) as f64 / latency).min(1.0 / device.max(1e-12))
     }
 
     /// Bytes of the key and `workers` proofs at once.
@@ -475,60 +498,81 @@ pub fn chunk_lens(shape: &ProofShape, reduction: Reduction, schedule: &Schedule)
     (g1, g2)
 }
 
-/// Predicted stage + compute seconds of one proof under `schedule` (`matrices`: the
-/// circuit's, for a device evaluation).
+/// A proof's predicted seconds: its latency, and the device's compute and copies in it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prediction {
+    /// Stage + compute, start to end.
+    pub latency: f64,
+    /// Transforms, sparse products and MSMs.
+    pub compute: f64,
+    /// Host-to-device copies.
+    pub copy: f64,
+}
+
+/// Predicted seconds of one proof under `schedule` (`matrices`: the circuit's, for a
+/// device evaluation).
 pub fn predict(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
     matrices: Option<&MatrixSizes>,
-) -> f64 {
+) -> Prediction {
     let model = backend.cost_model();
     let n = shape.domain_size();
     let scalar_bytes = backend.element_bytes(ElementKind::Scalar);
     let ntt = f64::from(reduction.transforms()) * model.ntt_seconds(shape.log_domain);
     let z_bytes = shape.num_variables() as u64 * scalar_bytes;
-    let staging = match (schedule.evaluation, matrices) {
+    let (staging, mut copy, sparse) = match (schedule.evaluation, matrices) {
         // Only z crosses the bus, before anything can run; then the products.
         (Evaluation::Device, Some(m)) => {
-            model.stage_seconds(z_bytes) + model.sparse_seconds(m.product_entries())
+            let z = model.stage_seconds(z_bytes);
+            let sparse = model.sparse_seconds(m.product_entries());
+            (z + sparse, z, sparse)
         }
         _ => {
             // a, b, c and z; with a copy stream the later vectors hide behind the
             // transforms of the earlier ones, unless they wait for a buffer
             // (sequenced).
-            let vectors = 3 * n as u64 * scalar_bytes + z_bytes;
+            let vectors = model.stage_seconds(3 * n as u64 * scalar_bytes + z_bytes);
             let hidden = match (model.overlaps_staging, schedule.domain) {
                 (false, _) => 0.0,
                 (true, DomainVectors::Resident) => 0.5,
                 (true, DomainVectors::Sequenced) => 0.25,
             };
-            model.stage_seconds(vectors) * (1.0 - hidden)
+            (vectors * (1.0 - hidden), vectors, 0.0)
         }
     };
+    let mut compute = ntt + sparse;
     let mut msm = 0.0;
     for q in Query::ALL {
         let terms = q.msm_terms(shape, reduction);
         let g2 = q.kind() == ElementKind::G2;
         if schedule.resident.contains(q) || terms == 0 {
             msm += model.msm_seconds(terms, g2);
+            compute += model.msm_seconds(terms, g2);
             continue;
         }
         let chunk = schedule.chunk.max(1);
         let full = terms / chunk;
         let rest = terms % chunk;
-        let compute = full as f64 * model.msm_seconds(chunk, g2) + model.msm_seconds(rest, g2);
+        let chunks = full as f64 * model.msm_seconds(chunk, g2) + model.msm_seconds(rest, g2);
         let point = backend.element_bytes(q.kind());
-        let copy = model.stage_seconds(terms as u64 * point);
+        let bases = model.stage_seconds(terms as u64 * point);
         msm += if model.overlaps_staging {
             // The first chunk's copy is not hidden; then each copy runs beside an MSM.
-            compute.max(copy) + model.stage_seconds(chunk.min(terms) as u64 * point)
+            chunks.max(bases) + model.stage_seconds(chunk.min(terms) as u64 * point)
         } else {
-            compute + copy
+            chunks + bases
         };
+        compute += chunks;
+        copy += bases;
     }
-    ntt + staging + msm
+    Prediction {
+        latency: ntt + staging + msm,
+        compute,
+        copy,
+    }
 }
 
 /// Every schedule the chooser considers for `shape`: each resident set, each domain
@@ -588,7 +632,8 @@ fn candidates(
 /// The schedule chosen for a budget, with the floor of its shape.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ScheduleChoice {
-    /// The fastest schedule whose key and workers' proofs fit.
+    /// The schedule of the most proofs per second for the workers asked (with one
+    /// worker, the fastest) whose key and proofs in flight fit.
     pub chosen: ScheduledPlan,
     /// The schedule with the fewest bytes (key plus the workers' proofs).
     pub floor: ScheduledPlan,
@@ -597,6 +642,8 @@ pub struct ScheduleChoice {
     /// Proofs that fit at once beside the key (at most the workers asked for; the
     /// other workers wait for memory).
     pub workers: usize,
+    /// Predicted proofs per second of one device with that many in flight.
+    pub proofs_per_second: f64,
 }
 
 impl ScheduleChoice {
@@ -607,13 +654,15 @@ impl ScheduleChoice {
     }
 }
 
-/// Chooses the fastest schedule whose key plus `workers` proofs fit `capacity` bytes
-/// (ties go to the one with fewer bytes). When no schedule fits `workers` proofs at
-/// once, the fastest that fits as many as can (down to one) is chosen and the other
-/// workers wait for memory; [`ScheduleChoice::workers`] says how many fit. Below the
-/// floor of one proof: [`Error::BelowFloor`], at once. With the circuit's `matrices`
-/// (and a backend with a sparse product), schedules that evaluate on the device are
-/// candidates too.
+/// Chooses the schedule of the most proofs per second for `workers` proofs at once
+/// ([`ScheduledPlan::proofs_per_second`]) among those whose key plus the proofs that
+/// run at once fit `capacity` bytes: each schedule runs as many of the workers'
+/// proofs at once as fit (down to one; the other workers wait for memory), so a
+/// streamed schedule that fits two proofs competes with a resident one that fits one.
+/// Ties go to the lower latency, then to fewer bytes. With one worker this is the
+/// fastest schedule that fits. Below the floor of one proof: [`Error::BelowFloor`],
+/// at once. With the circuit's `matrices` (and a backend with a sparse product),
+/// schedules that evaluate on the device are candidates too.
 pub fn choose(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
@@ -633,31 +682,36 @@ pub fn choose(
             .cloned()
             .ok_or_else(|| Error::InvalidInput("no schedule for this shape".into()))
     };
-    for w in (1..=workers.max(1)).rev() {
-        let best = plans
-            .iter()
-            .filter(|p| p.bytes_for(w) <= capacity)
-            .min_by(|a, b| {
-                a.predicted_seconds
-                    .total_cmp(&b.predicted_seconds)
-                    .then(a.bytes_for(w).cmp(&b.bytes_for(w)))
-            });
-        if let Some(chosen) = best {
-            return Ok(ScheduleChoice {
-                chosen: chosen.clone(),
-                floor: floor_of(w)?,
-                capacity,
-                workers: w,
-            });
-        }
+    let overlaps = backend.cost_model().overlaps_staging;
+    // Each schedule with the most of the workers' proofs that fit beside its key.
+    let best = plans
+        .iter()
+        .filter_map(|p| {
+            let fit = (1..=workers.max(1))
+                .rev()
+                .find(|&w| p.bytes_for(w) <= capacity)?;
+            Some((p, fit, p.proofs_per_second(fit, overlaps)))
+        })
+        .max_by(|(a, wa, ra), (b, wb, rb)| {
+            ra.total_cmp(rb)
+                .then(b.predicted_seconds.total_cmp(&a.predicted_seconds))
+                .then(b.bytes_for(*wb).cmp(&a.bytes_for(*wa)))
+        });
+    match best {
+        Some((chosen, fit, rate)) => Ok(ScheduleChoice {
+            chosen: chosen.clone(),
+            floor: floor_of(fit)?,
+            capacity,
+            workers: fit,
+            proofs_per_second: rate,
+        }),
+        None => Err(Error::BelowFloor {
+            budget: backend.budget().name().to_string(),
+            capacity,
+            floor: floor_of(1)?.bytes_for(1),
+            workers: 1,
+        }),
     }
-    let floor = floor_of(1)?;
-    Err(Error::BelowFloor {
-        budget: backend.budget().name().to_string(),
-        capacity,
-        floor: floor.bytes_for(1),
-        workers: 1,
-    })
 }
 
 /// The memory–time curve of a shape: the schedules that no other beats on both
@@ -694,12 +748,13 @@ pub fn frontier(
 /// A one-line summary of a choice, for logs and the CLI.
 pub fn describe(choice: &ScheduleChoice) -> String {
     format!(
-        "schedule {} ({} for the key and {} per proof, {} workers; floor {}), predicted {:.1} ms",
+        "schedule {} ({} for the key and {} per proof, {} workers; floor {}), predicted {:.1} ms a proof, {:.2} proofs/s",
         choice.chosen.schedule,
         human_bytes(choice.chosen.key.total_bytes()),
         human_bytes(choice.chosen.proof.total_bytes()),
         choice.workers,
         human_bytes(choice.floor_bytes()),
-        choice.chosen.predicted_seconds * 1e3
+        choice.chosen.predicted_seconds * 1e3,
+        choice.proofs_per_second
     )
 }
