@@ -95,6 +95,15 @@ pub fn fr_to_words(src: &[Fr], dst: &mut [u32]) {
         .for_each(|(w, x)| limbs_to_words(&x.0 .0, w));
 }
 
+/// Copies 32-bit words (index buffers: they are the device's words as they are) into
+/// device words, on every core.
+pub fn copy_words(src: &[u32], dst: &mut [u32]) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(par_min(1))
+        .zip(src.par_chunks(par_min(1)))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
 /// Appends the Fr values of device words to `out`, on every core: each thread writes,
 /// and so pages in, its own part of `out` (one thread paging in a fresh 32 MiB vector
 /// alone took longer than the copy from the device).

@@ -467,6 +467,20 @@ launches! {
         plane: u32,
         shift: u32,
     ) = [PlanesG1 = "planes_g1", PlanesG2 = "planes_g2"];
+    /// sparse_product.cu: `out[r]` = row `r` of a compressed-row matrix at `z` for
+    /// `r < rows`, zero from `rows` to `n`; threads = n.
+    fn sparse_product(
+        out: Dev<'_, elem::Fr>,
+        row_starts: Dev<'_, elem::U32>,
+        entries: Dev<'_, elem::U32>,
+        coefficients: Dev<'_, elem::Fr>,
+        z: Dev<'_, elem::Fr>,
+        rows: u32,
+        n: u32,
+        entry_count: u32,
+        coefficient_count: u32,
+        z_len: u32,
+    ) = [SparseProduct = "sparse_product"];
 }
 
 /// The loaded kernels of one device, one function per [`Kernel`].
@@ -584,11 +598,12 @@ pub fn grid_2d(x: usize, windows: usize, block: u32) -> LaunchConfig {
 mod tests {
     use super::*;
 
-    const SOURCES: [&str; 4] = [
+    const SOURCES: [&str; 5] = [
         include_str!("../kernels/ntt.cu"),
         include_str!("../kernels/msm.cu"),
         include_str!("../kernels/planes.cu"),
         include_str!("../kernels/ones.cu"),
+        include_str!("../kernels/sparse_product.cu"),
     ];
 
     /// A kernel's parameters as its source declares them: (name, C type with `const`,

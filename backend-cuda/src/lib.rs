@@ -21,7 +21,8 @@
 //! build compiled) and `tuning` at the bottom; `kernels` (the CUBINs: embedded, cached
 //! on disk or compiled by NVRTC) and `launch` (one typed function per kernel);
 //! `memory` (buffers under a lease) and `staging` (bulk copies through pinned host
-//! buffers, both ways); then the operations, `pointwise`, `ntt/` and `msm/`; this file
+//! buffers, both ways); then the operations, `pointwise`, `sparse_product` (A·z, B·z
+//! and C·z from the matrices staged with the key), `ntt/` and `msm/`; this file
 //! registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -41,6 +42,7 @@ mod ntt;
 mod pinned;
 mod pointwise;
 mod programs;
+mod sparse_product;
 mod staging;
 mod tuning;
 
@@ -51,8 +53,8 @@ use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
     DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey, ProverBackend,
-    Result, ScalarBuf, ScratchNeed,
+    G2Projective, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
+    ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
 pub use error::CudaError;
@@ -394,6 +396,14 @@ impl ProverBackend for CudaBackend {
         }
     }
 
+    // Every program compiles (or loads from the binary or the disk cache) at once, on
+    // the first use of any kernel: beside the key's staging rather than in its first
+    // proof.
+    fn warm_up(&self, domain: &Domain) -> Result<()> {
+        let _ = domain;
+        self.kernels().map(|_| ())
+    }
+
     fn device_memory(&self) -> Result<Option<DeviceMemory>> {
         let (free, total) = device::memory_info(&self.device.ctx)?;
         Ok(Some(DeviceMemory { free, total }))
@@ -486,6 +496,39 @@ impl ProverBackend for CudaBackend {
             |r, w| field::g2_to_words(&src[r], w),
         )?;
         self.bases_staged(Group::G2, lease, dst.id(), dst.len())
+    }
+
+    // As stage_scalars: through the staging buffers on the copy stream; a kernel that
+    // reads the words waits for the copy (cudarc's buffer events).
+    fn stage_indices(&self, lease: &mut Lease, dst: IndexBuf, src: &[u32]) -> Result<()> {
+        crucible_core::check_front("indices", src.len(), dst.len())?;
+        self.upload::<CudaBuffer>(lease, dst.id(), src.len(), 1, |r, w| {
+            field::copy_words(&src[r], w)
+        })
+    }
+
+    fn supports_sparse_product(&self) -> bool {
+        true
+    }
+
+    fn sparse_product(
+        &self,
+        work: &mut Lease,
+        matrices: &Lease,
+        matrix: SparseMatrixBufs,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        self.sorts.scalars_written();
+        sparse_product::sparse_product(
+            self.stream(),
+            self.kernels()?,
+            work,
+            matrices,
+            matrix,
+            z,
+            out,
+        )
     }
 
     // Through the pinned read-back buffers, converted on every core while the next

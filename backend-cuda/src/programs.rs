@@ -19,11 +19,15 @@ pub const HEADERS: [&str; 3] = [
 ];
 
 /// The kernel files: the name their programs take, and the source.
-pub const FILES: [(&str, &str); 4] = [
+pub const FILES: [(&str, &str); 5] = [
     ("ntt", include_str!("../kernels/ntt.cu")),
     ("msm", include_str!("../kernels/msm.cu")),
     ("planes", include_str!("../kernels/planes.cu")),
     ("ones", include_str!("../kernels/ones.cu")),
+    (
+        "sparse_product",
+        include_str!("../kernels/sparse_product.cu"),
+    ),
 ];
 
 /// How a kernel file opens a part of its kernels (curve.cuh): `#if CRU_WITH(PART)`.
@@ -129,10 +133,11 @@ mod tests {
             "planes-g2",
             "ones-g1",
             "ones-g2",
+            "sparse_product",
         ] {
             assert!(names.contains(&expected), "{expected} not in {names:?}");
         }
-        assert_eq!(names.len(), 16, "{names:?}");
+        assert_eq!(names.len(), 17, "{names:?}");
         for (name, source) in FILES {
             let of_file: Vec<&Program> = split.iter().filter(|p| p.files == [source]).collect();
             let parts = parts(source);

@@ -1,7 +1,8 @@
 //! CUDA-only checks: device memory returns to its baseline after a proof and after an
 //! injected failure, the next proof succeeds; a second process taking the memory a
 //! proof was budgeted for is a named error the next proof survives; edge-valued
-//! field arithmetic; scalars crossing both ways through several staging chunks.
+//! field arithmetic; scalars crossing both ways through several staging chunks; the
+//! sparse product (A·z from the matrix in compressed rows) against the host's rows.
 //! Without a GPU these report "skipped" with the reason, unless `CRUCIBLE_REQUIRE`
 //! names `cuda`, which turns unavailability into a failure.
 
@@ -370,6 +371,156 @@ fn field_edge_values_match_arkworks() {
         );
     }
     lease.release().unwrap();
+}
+
+/// A random R1CS-like matrix over `columns` variables: `rows` rows of 0 to 4 entries
+/// (repeated columns among them), coefficients one, minus one, small and random ones,
+/// a long row, then `identity` instance rows.
+fn random_matrix(
+    rng: &mut StdRng,
+    rows: usize,
+    columns: usize,
+    identity: usize,
+) -> crucible_core::groth16::SparseMatrix {
+    use ark_std::rand::Rng;
+    let others: Vec<Fr> = (0..5).map(|_| Fr::rand(rng)).collect();
+    let coefficient = |rng: &mut StdRng| match rng.gen_range(0..10) {
+        0..=3 => Fr::one(),
+        4..=6 => -Fr::one(),
+        7 => Fr::from(2u64),
+        _ => others[rng.gen_range(0..others.len())],
+    };
+    let mut matrix: Vec<Vec<(Fr, usize)>> = (0..rows)
+        .map(|_| {
+            let len = rng.gen_range(0..=4);
+            let mut row: Vec<(Fr, usize)> = Vec::with_capacity(len);
+            for _ in 0..len {
+                let column = match row.last() {
+                    Some(&(_, c)) if rng.gen_bool(0.2) => c,
+                    _ => rng.gen_range(0..columns),
+                };
+                row.push((coefficient(rng), column));
+            }
+            row
+        })
+        .collect();
+    let long = rng.gen_range(0..rows);
+    matrix[long] = (0..5000)
+        .map(|_| (coefficient(rng), rng.gen_range(0..columns)))
+        .collect();
+    crucible_core::groth16::SparseMatrix::new(&matrix, identity, columns).unwrap()
+}
+
+/// The sparse product against the host's rows (`row_value`) and zeros past them: the
+/// matrix staged once in its own lease, two assignments each staged just before a
+/// product (the second copy waits for the first product's reads, each product for its
+/// copy), the outputs holding garbage before; invalid operands are refused.
+#[test]
+fn sparse_products_match_the_host_rows() {
+    use crucible_core::groth16::row_value;
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let backend: &dyn ProverBackend = &*cuda;
+    assert!(cuda.supports_sparse_product());
+    let (rows, identity, columns, n) = (3000, 5, 700, 4096);
+    let matrix = random_matrix(&mut rng, rows, columns, identity);
+    let keys = [
+        "row_starts",
+        "entries",
+        "coefficients",
+        "z",
+        "out_a",
+        "out_b",
+    ]
+    .map(|name| PlanKey::new("test", name));
+    let bytes = |kind, len| cuda.buffer_bytes(kind, len, BufferUse::Plain).unwrap();
+    let mut matrix_plan = MemoryPlan::new("matrix");
+    matrix_plan
+        .item(
+            keys[0],
+            bytes(ElementKind::Index, matrix.row_starts().len()),
+        )
+        .item(
+            keys[1],
+            bytes(ElementKind::Index, matrix.entry_words().len()),
+        )
+        .item(
+            keys[2],
+            bytes(ElementKind::Scalar, matrix.coefficients().len()),
+        );
+    let mut work_plan = MemoryPlan::new("work");
+    work_plan
+        .item(keys[3], bytes(ElementKind::Scalar, columns))
+        .item(keys[4], bytes(ElementKind::Scalar, n))
+        .item(keys[5], bytes(ElementKind::Scalar, n));
+    let mut matrices = backend.allocate(matrix_plan).unwrap();
+    let mut work = backend.allocate(work_plan).unwrap();
+    let bufs = crucible_core::SparseMatrixBufs {
+        row_starts: backend
+            .alloc_indices(&mut matrices, keys[0], matrix.row_starts().len())
+            .unwrap(),
+        entries: backend
+            .alloc_indices(&mut matrices, keys[1], matrix.entry_words().len())
+            .unwrap(),
+        coefficients: backend
+            .alloc_scalars(&mut matrices, keys[2], matrix.coefficients().len())
+            .unwrap(),
+        rows: matrix.rows(),
+    };
+    cuda.stage_indices(&mut matrices, bufs.row_starts, matrix.row_starts())
+        .unwrap();
+    cuda.stage_indices(&mut matrices, bufs.entries, matrix.entry_words())
+        .unwrap();
+    cuda.stage_scalars(&mut matrices, bufs.coefficients, matrix.coefficients())
+        .unwrap();
+    let z = backend.alloc_scalars(&mut work, keys[3], columns).unwrap();
+    let outs = [
+        backend.alloc_scalars(&mut work, keys[4], n).unwrap(),
+        backend.alloc_scalars(&mut work, keys[5], n).unwrap(),
+    ];
+    let garbage: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let mut assignments = Vec::new();
+    for out in outs {
+        cuda.stage_scalars(&mut work, out, &garbage).unwrap();
+        let values: Vec<Fr> = (0..columns).map(|_| Fr::rand(&mut rng)).collect();
+        cuda.stage_scalars(&mut work, z, &values).unwrap();
+        cuda.sparse_product(&mut work, &matrices, bufs, z, out)
+            .unwrap();
+        assignments.push(values);
+    }
+    for (round, (out, values)) in outs.iter().zip(&assignments).enumerate() {
+        let got = cuda.read_scalars(&work, *out).unwrap();
+        for (r, value) in got.iter().enumerate() {
+            let want = if r < matrix.rows() {
+                row_value(
+                    matrix.row_starts(),
+                    matrix.entry_words(),
+                    matrix.coefficients(),
+                    r,
+                    values,
+                )
+            } else {
+                Fr::zero()
+            };
+            assert_eq!(
+                *value,
+                want,
+                "product {round}, row {r} of {} (out {n}, seed {seed})",
+                matrix.rows()
+            );
+        }
+    }
+    // The assignment cannot be the output, and indices do not overflow their buffer.
+    assert!(cuda
+        .sparse_product(&mut work, &matrices, bufs, z, z)
+        .is_err());
+    let too_many = vec![0u32; matrix.row_starts().len() + 1];
+    assert!(cuda
+        .stage_indices(&mut matrices, bufs.row_starts, &too_many)
+        .is_err());
+    work.release().unwrap();
+    matrices.release().unwrap();
 }
 
 /// Window planes under each `msm_planes_build` of the tuning file's `[cuda]` table

@@ -36,6 +36,10 @@
 //                         affine points: plane 0 = points (entries N .. STRIDE - 1 of
 //                         every plane filled with the sentinel a5a5..), then planes.cu's
 //                         launches for plane = 1 .. PLANES - 1
+//   sparse ROWS N ENTRY_COUNT COEFFICIENT_COUNT Z_LEN row_starts[ROWS+1] entries[2*ENTRY_COUNT]
+//          coefficients[COEFFICIENT_COUNT] z[Z_LEN]
+//                         -> out[N] after one sparse_product launch (out filled with the
+//                         sentinel a5a5.. before it, every input exactly its length)
 // Scratch vectors have exactly the sizes msm.cu documents; build with
 // -fsanitize=address to have any out-of-bounds access stop the run.
 #include <chrono>
@@ -54,6 +58,7 @@
 #include "../msm.cu"
 #include "../planes.cu"
 #include "../ones.cu"
+#include "../sparse_product.cu"
 
 static const u32 BLOCK = 64;  // any size works; 64 exercises multi-block grids
 
@@ -641,6 +646,24 @@ static void planes_cmd(K kernel) {
     for (auto& p : table) { wr(p.x); wr(p.y); }
 }
 
+// sparse_product.cu over vectors of exactly the documented lengths (an index the kernel
+// follows outside them stops the asan build); out starts as the sentinel, so a row
+// left unwritten shows.
+static void sparse_cmd() {
+    const u32 rows = rd_u32(), n = rd_u32(), entry_count = rd_u32(), coefficient_count = rd_u32(), z_len = rd_u32();
+    std::vector<u32> row_starts((size_t)rows + 1), entries(2 * (size_t)entry_count);
+    for (auto& v : row_starts) v = rd_u32();
+    for (auto& v : entries) v = rd_u32();
+    const std::vector<Fr> coefficients = rd_frs(coefficient_count), z = rd_frs(z_len);
+    std::vector<Fr> out(n);
+    if (n) memset((void*)out.data(), 0xa5, out.size() * sizeof(Fr));
+    launch(n, 1, [&] {
+        sparse_product(out.data(), row_starts.data(), entries.data(), coefficients.data(), z.data(), rows, n,
+                       entry_count, coefficient_count, z_len);
+    });
+    for (auto& x : out) wr(x);
+}
+
 int main() {
     const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_tree, msm_g1_reduce_tiles, msm_g1_reduce_records);
     const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_tree, msm_g2_reduce_tiles, msm_g2_reduce_records);
@@ -657,6 +680,7 @@ int main() {
         if (kind == "transform_tiles") { transform_tiles_cmd(); printf("\n"); continue; }
         if (kind == "scan") { scan_cmd(); printf("\n"); continue; }
         if (kind == "classify") { classify_cmd(); printf("\n"); continue; }
+        if (kind == "sparse") { sparse_cmd(); printf("\n"); continue; }
         in >> op;
         if (kind == "fr") field_cmd<FrCfg>(op);
         else if (kind == "fq") field_cmd<FqCfg>(op);

@@ -15,7 +15,7 @@ import argparse, ctypes, glob, os, subprocess, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 KDIR = os.path.dirname(HERE)
 HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
-FILES = ["ntt.cu", "msm.cu", "planes.cu", "ones.cu"]
+FILES = ["ntt.cu", "msm.cu", "planes.cu", "ones.cu", "sparse_product.cu"]
 
 
 def programs():

@@ -850,6 +850,122 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
     cs.add(f"{case} tree", f"msm_ones {g} tree {DEVICE_TILE[g]} {tail}", check)
 
 
+def sparse_row_value(row_starts, entries, coefficients, z, r):
+    """Row r of a compressed-row matrix at z, as sparse_product.cu documents it: index 0
+    adds z, 1 subtracts it (coefficients[0] and [1] unread), any other below the table's
+    length adds coefficient * z; a column past z, a coefficient index past the table and
+    a row's end past the entries read nothing."""
+    entry_count = len(entries) // 2
+    acc = 0
+    for k in range(row_starts[r], min(row_starts[r + 1], entry_count)):
+        col, ci = entries[2 * k], entries[2 * k + 1]
+        if col >= len(z):
+            continue
+        if ci == 0:
+            acc += z[col]
+        elif ci == 1:
+            acc -= z[col]
+        elif ci < len(coefficients):
+            acc += coefficients[ci] * z[col]
+    return acc % R
+
+
+def sparse_matrix(rng, lengths, z_len, coefficient_count, repeat=0.3):
+    """Row starts and entry words for rows of the given lengths: columns in [0, z_len),
+    a row's columns repeating one another with probability `repeat`, coefficient
+    indices 0 (one), 1 (minus one) and the others of the table about equally."""
+    row_starts, entries = [0], []
+    for length in lengths:
+        cols = []
+        for _ in range(length):
+            cols.append(rng.choice(cols) if cols and rng.random() < repeat else rng.randrange(z_len))
+        for col in cols:
+            pick = rng.random()
+            ci = 0 if pick < 0.35 else 1 if pick < 0.6 or coefficient_count == 2 else rng.randrange(2, coefficient_count)
+            entries += [col, ci]
+        row_starts.append(row_starts[-1] + length)
+    return row_starts, entries
+
+
+def sparse_cases(cs, rng, quick):
+    """sparse_product.cu: out[r] = row r at z for every row of the matrix, zero for the
+    rest of out (the harness fills out with a sentinel first). Typical R1CS rows (1-4
+    entries), empty rows, long rows, repeated columns, every kind of coefficient index,
+    values at the ends of [0, r) (sums and differences at their reductions), several
+    blocks, and indices outside the buffers (which read nothing)."""
+    edges = [1, R - 1, 2, R - 2, 0, (R - 1) // 2, unmont(R - 1, "fr"), unmont(1, "fr")]
+
+    def table(count):
+        others = [rng.choice(edges) if rng.random() < 0.3 else rng.randrange(R) for _ in range(count - 2)]
+        return [1, R - 1] + others
+
+    def typical(rows):
+        return [rng.choice((0, 1, 1, 2, 2, 3, 3, 4)) for _ in range(rows)]
+
+    # (name, lengths of the rows, out length, z length, coefficients)
+    shapes = [
+        ("typical rows, a zero tail", typical(300), 512, 100, table(7)),
+        ("no tail", typical(130), 130, 40, table(3)),
+        ("no rows, all tail", [], 70, 5, table(2)),
+        ("no rows, no out", [], 0, 1, table(2)),
+        ("only empty rows", [0] * 9, 12, 3, table(4)),
+        ("long rows among short ones", [0, 1, 700, 3, 0, 257, 2, 64, 65, 1], 16, 50, table(9)),
+        ("one coefficient table entry (one, minus one only)", typical(90), 128, 30, table(2)),
+        ("several blocks", typical(1000) + [200], 1100, 400, table(20)),
+        ("identity rows at the end (A's instance rows)", typical(40) + [1] * 6, 64, 20, table(5)),
+    ]
+    if not quick:
+        shapes += [
+            ("long rows only", [rng.randrange(100, 2000) for _ in range(8)], 8, 1000, table(50)),
+            ("many rows", typical(5000), 8192, 3000, table(100)),
+            ("one column", typical(200), 256, 1, table(6)),
+        ]
+    for name, lengths, n, z_len, coefficients in shapes:
+        rows = len(lengths)
+        row_starts, entries = sparse_matrix(rng, lengths, z_len, len(coefficients))
+        if name.startswith("identity rows"):
+            for i in range(6):
+                k = row_starts[rows - 6 + i]
+                entries[2 * k:2 * k + 2] = [i, 0]
+        z = edge_mix(rng, z_len)
+        add_sparse_case(cs, f"sparse {name}", row_starts, entries, coefficients, z, n)
+    # One column repeated along a long row, at the ends of [0, r): the running sum
+    # crosses the modulus at every step.
+    z = [R - 1, 1, 0, unmont(R - 1, "fr"), rng.randrange(R)]
+    for col in range(len(z)):
+        for ci in (0, 1, 2):
+            entries = [col, ci] * 600
+            add_sparse_case(cs, f"sparse one column repeated, index {ci}", [0, 600], entries, [1, R - 1, R - 2], z, 3)
+    # The one-and-minus-one shortcut: table slots 0 and 1 hold anything, never read.
+    row_starts, entries = sparse_matrix(rng, typical(100), 30, 5)
+    coefficients = table(5)
+    z = edge_mix(rng, 30)
+    got_coefficients = [rng.randrange(R), rng.randrange(R)] + coefficients[2:]
+    exp = [sparse_row_value(row_starts, entries, coefficients, z, r) for r in range(100)] + [0] * 28
+    add_sparse_case(cs, "sparse ones and minus ones added directly", row_starts, entries, got_coefficients, z, 128, exp)
+    # Indices outside the buffers read nothing: columns past z, coefficient indices past
+    # the table, a last row ending past the entries.
+    lengths = typical(50) + [5]
+    row_starts, entries = sparse_matrix(rng, lengths, 20, 6)
+    for k in rng.sample(range(len(entries) // 2), len(entries) // 8):
+        if rng.random() < 0.5:
+            entries[2 * k] = rng.choice((20, 21, 0xFFFFFFFF))
+        else:
+            entries[2 * k + 1] = rng.choice((6, 7, 0xFFFFFFFF))
+    row_starts[-1] += 3
+    add_sparse_case(cs, "sparse indices outside the buffers", row_starts, entries, table(6), edge_mix(rng, 20), 64)
+
+
+def add_sparse_case(cs, name, row_starts, entries, coefficients, z, n, exp=None):
+    rows = len(row_starts) - 1
+    if exp is None:
+        exp = [sparse_row_value(row_starts, entries, coefficients, z, r) for r in range(rows)] + [0] * (n - rows)
+    enc = lambda v: h(mont(v, "fr"))
+    cmd = f"sparse {rows} {n} {len(entries) // 2} {len(coefficients)} {len(z)} " + " ".join(
+        [str(v) for v in row_starts + entries] + [enc(v) for v in coefficients + z])
+    cs.add(name, cmd, lambda t, exp=exp: fr_list(t) == exp)
+
+
 SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed
 
 
@@ -931,6 +1047,7 @@ def main():
         ("msm", lambda: msm_cases(cs, rng, args.quick, pts)),
         ("ones", lambda: ones_cases(cs, rng, args.quick, pts)),
         ("planes", lambda: planes_cases(cs, rng, args.quick, pts)),
+        ("sparse", lambda: sparse_cases(cs, rng, args.quick)),
     ]
     only = set(args.only.split(",")) if args.only else {name for name, _ in groups}
     for name, generate in groups:
