@@ -278,6 +278,7 @@ fn synthesize_job<C: Synthesize>(job: Job<C>, devices: &[Device]) -> Synthesis {
                 s: job.s,
                 synthesize_time,
                 evaluate_time: t.elapsed(),
+                ready_at: Instant::now(),
             })
         });
     Synthesis { id: job.id, result }
@@ -292,6 +293,8 @@ struct Ready {
     s: Fr,
     synthesize_time: Duration,
     evaluate_time: Duration,
+    // When it was ready, for the time it then waited for a device worker.
+    ready_at: Instant,
 }
 
 // A job off the synthesis threads: ready, or failed on the host (its error as it came).
@@ -530,6 +533,7 @@ impl Prover {
             _ => None,
         };
         let evals = ready.evals.as_ref().or(host_evals.as_ref());
+        let queued = ready.ready_at.elapsed();
         let in_flight = device.busy.enter();
         let proved = catch_unwind(AssertUnwindSafe(|| {
             prove_evaluated(
@@ -566,6 +570,7 @@ impl Prover {
             result: result.map(|mut out| {
                 out.report.times.synthesize = ready.synthesize_time;
                 out.report.times.evaluate = ready.evaluate_time;
+                out.report.times.queued = queued;
                 out
             }),
             release_errors,

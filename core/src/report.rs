@@ -43,14 +43,20 @@ pub struct PhaseTimes {
     /// Pairing check of the finished proof (zero when verification is off).
     #[serde(serialize_with = "serialize_duration")]
     pub verify: Duration,
+    /// Synthesized and evaluated, waiting for a device worker (the engine's queue):
+    /// time the host was ahead of the devices. Not work, so not in [`Self::total`].
+    #[serde(serialize_with = "serialize_duration")]
+    pub queued: Duration,
 }
 
 impl PhaseTimes {
-    /// Names and values in pipeline order.
-    pub fn named(&self) -> [(&'static str, Duration); 8] {
+    /// Names and values in pipeline order (the queue wait between the host's phases
+    /// and the device's).
+    pub fn named(&self) -> [(&'static str, Duration); 9] {
         [
             ("synthesize", self.synthesize),
             ("evaluate", self.evaluate),
+            ("queued", self.queued),
             ("allocate", self.allocate),
             ("stage", self.stage),
             ("ntt", self.ntt),
@@ -66,9 +72,13 @@ impl PhaseTimes {
         self.stage + self.ntt + self.msm
     }
 
-    /// Sum of all phases.
+    /// Sum of all phases (the queue wait left out).
     pub fn total(&self) -> Duration {
-        self.named().iter().map(|(_, d)| *d).sum()
+        self.named()
+            .iter()
+            .filter(|(name, _)| *name != "queued")
+            .map(|(_, d)| *d)
+            .sum()
     }
 }
 
