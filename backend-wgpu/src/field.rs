@@ -142,6 +142,19 @@ where
     }
 }
 
+/// A sparse matrix's index words (row starts, entries) are stored as they are.
+impl DeviceElement for u32 {
+    const WORDS: usize = 1;
+
+    fn write_words(&self, out: &mut [u32]) {
+        out[0] = *self;
+    }
+
+    fn read_words(words: &[u32]) -> Result<Self, WgpuError> {
+        Ok(words[0])
+    }
+}
+
 /// Words of one homogeneous projective point over `P`'s base field.
 pub const fn projective_words<P: SWCurveConfig>() -> usize
 where

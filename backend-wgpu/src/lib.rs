@@ -7,7 +7,9 @@
 //! wide limbs in `u64` columns (field_code.rs, fr_code.rs: Fr's NTT product over
 //! eight 32-bit limbs, Fq over 28-bit limbs for G1 and 32-bit for G2); every device
 //! buffer, scratch included, is allocated through the proof's [`Lease`] and split into
-//! chunks that fit the adapter's binding limit. One backend instance per adapter;
+//! chunks that fit the adapter's binding limit. The QAP's A·z, B·z and C·z run on the
+//! device too (`sparse_product`: the matrices staged once with the key, compressed
+//! rows of 32-bit words). One backend instance per adapter;
 //! `CRUCIBLE_WGPU_ADAPTER` picks one when there are several. Host data reaches the
 //! device through two kept upload buffers (16 MiB each by default, left out of the
 //! budget), converted on every core; a proof's domain vectors are zeroed past their
@@ -45,6 +47,7 @@ mod pipeline_cache;
 mod profile;
 mod readback;
 mod shaders;
+mod sparse_product;
 mod straight;
 mod tuning;
 mod upload;
@@ -55,8 +58,8 @@ use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
-    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind,
-    PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, IndexBuf, Lease, MemoryPlan, MsmSpan,
+    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
 pub use adapter::{WgpuOptions, ADAPTER_ENV};
@@ -501,6 +504,31 @@ impl ProverBackend for WgpuBackend {
         )?)
     }
 
+    fn stage_indices(&self, lease: &mut Lease, dst: IndexBuf, src: &[u32]) -> Result<()> {
+        Ok(memory::stage(
+            &self.ctx,
+            &self.uploads,
+            buffer(lease, dst.id())?,
+            ElementKind::Index,
+            src,
+        )?)
+    }
+
+    fn supports_sparse_product(&self) -> bool {
+        true
+    }
+
+    fn sparse_product(
+        &self,
+        work: &mut Lease,
+        matrices: &Lease,
+        matrix: SparseMatrixBufs,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        sparse_product::sparse_product(&self.ctx, work, matrices, matrix, z, out)
+    }
+
     fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
         Ok(memory::read(&self.ctx, buffer(lease, src.id())?)?)
     }
@@ -510,6 +538,7 @@ impl ProverBackend for WgpuBackend {
         let mut wanted = ntt::pipelines(&self.ctx, domain)?;
         wanted.extend(msm::pipelines::<g1::Config>(&self.ctx)?);
         wanted.extend(msm::pipelines::<g2::Config>(&self.ctx)?);
+        wanted.extend(sparse_product::pipelines(&self.ctx));
         // All at once, each on a thread of its own: the slowest one is the wait (both
         // curves' MSMs name the sort's pipelines: created once).
         let created = self.ctx.prepare(&wanted)?;

@@ -213,6 +213,46 @@ params_struct! {
     }
 }
 
+params_struct! {
+    /// Parameters of one sparse product dispatch (shaders/sparse_product.wgsl).
+    SparseParams {
+        /// Threads (rows of the bound `out` chunk) in this dispatch.
+        count: u32,
+        /// Global row of thread 0 (the `out` chunk's first).
+        base: u32,
+        /// Rows of the matrix: the rows from here on are zero.
+        rows: u32,
+        /// 0: the first pass over the `out` chunk, which writes every row; 1: a later
+        /// one, which adds to the rows it has entries for.
+        accumulate: u32,
+        /// Global index of `starts_lo`'s first word.
+        starts_lo_base: u32,
+        /// Words in `starts_lo`.
+        starts_lo_len: u32,
+        /// Global index of `starts_hi`'s first word.
+        starts_hi_base: u32,
+        /// First entry (not word) the bound entries chunk holds.
+        entry_base: u32,
+        /// Entries the bound entries chunk holds.
+        entry_count: u32,
+        /// First column the bound `z` chunk holds.
+        z_base: u32,
+        /// Columns the bound `z` chunk holds.
+        z_count: u32,
+        /// First coefficient the bound coefficients chunk holds.
+        coeff_base: u32,
+        /// Coefficients the bound coefficients chunk holds.
+        coeff_count: u32,
+        /// 1 when this pass adds the entries of coefficient one and minus one (the
+        /// passes of the first coefficients chunk).
+        signs: u32,
+        /// Padding to 16 bytes.
+        pad0: u32,
+        /// Padding to 16 bytes.
+        pad1: u32,
+    }
+}
+
 /// Bytes of the largest parameter block of any kernel: what one uniform slot holds.
 pub const PARAMS_BYTES: u64 = {
     let sizes = [
@@ -220,6 +260,7 @@ pub const PARAMS_BYTES: u64 = {
         std::mem::size_of::<MsmParams>(),
         std::mem::size_of::<FrTestParams>(),
         std::mem::size_of::<ProgramTestParams>(),
+        std::mem::size_of::<SparseParams>(),
     ];
     let mut most = 0;
     let mut k = 0;
@@ -300,11 +341,13 @@ mod tests {
             Module::FormulaTestG1,
             Module::FormulaTestG2,
         ]);
+        check::<SparseParams>(&[Module::SparseProduct, Module::SparseProductWide]);
         let sizes = [
             std::mem::size_of::<NttParams>(),
             std::mem::size_of::<MsmParams>(),
             std::mem::size_of::<FrTestParams>(),
             std::mem::size_of::<ProgramTestParams>(),
+            std::mem::size_of::<SparseParams>(),
         ];
         assert_eq!(PARAMS_BYTES, *sizes.iter().max().unwrap() as u64);
     }

@@ -257,6 +257,12 @@ pub enum Module {
     FormulaTestG1,
     /// Test entry points of the Fq2 operations and G2's addition in G2's form.
     FormulaTestG2,
+    /// A sparse matrix times the assignment (A·z, B·z, C·z), over fr.wgsl's 16-bit
+    /// limbs.
+    SparseProduct,
+    /// The same kernel over the wide Fr code (fr_code.rs: `SHADER_INT64`), where the
+    /// NTT's product is the wide one.
+    SparseProductWide,
 }
 
 /// A parameter block whose WGSL struct params.rs generates.
@@ -266,16 +272,20 @@ enum ParamsBlock {
     Msm,
     FrTest,
     ProgramTest,
+    Sparse,
 }
 
 impl ParamsBlock {
     fn wgsl(self) -> String {
-        use crate::params::{FrTestParams, MsmParams, NttParams, ProgramTestParams, WgslStruct};
+        use crate::params::{
+            FrTestParams, MsmParams, NttParams, ProgramTestParams, SparseParams, WgslStruct,
+        };
         match self {
             ParamsBlock::Ntt => NttParams::wgsl(),
             ParamsBlock::Msm => MsmParams::wgsl(),
             ParamsBlock::FrTest => FrTestParams::wgsl(),
             ParamsBlock::ProgramTest => ProgramTestParams::wgsl(),
+            ParamsBlock::Sparse => SparseParams::wgsl(),
         }
     }
 }
@@ -326,6 +336,7 @@ const MSM_XYZZ: &str = include_str!("../shaders/msm_xyzz.wgsl");
 const FR_TEST: &str = include_str!("../shaders/fr_test.wgsl");
 const PROGRAM_TEST_PARAMS: &str = include_str!("../shaders/program_test_params.wgsl");
 const PROGRAM_TEST: &str = include_str!("../shaders/program_test.wgsl");
+const SPARSE_PRODUCT: &str = include_str!("../shaders/sparse_product.wgsl");
 
 /// Where the MSM kernels' parameters name the point addition's program.
 const MSM_PROGRAM: [&str; 2] = ["params.prog_start", "params.prog_len"];
@@ -350,7 +361,7 @@ const G2_TESTED: &[Program] = &[
 
 impl Module {
     /// Every module, in the order of [`Module::index`].
-    pub const ALL: [Module; 12] = [
+    pub const ALL: [Module; 14] = [
         Module::Ntt,
         Module::NttUnrolled,
         Module::NttWide,
@@ -363,6 +374,8 @@ impl Module {
         Module::ProgramTest,
         Module::FormulaTestG1,
         Module::FormulaTestG2,
+        Module::SparseProduct,
+        Module::SparseProductWide,
     ];
 
     /// The straight-line MSM module of the curve whose addition is `add`, or the
@@ -468,6 +481,15 @@ impl Module {
                 Wgsl(PROGRAM_TEST_PARAMS),
                 FormulaTests(G2_TESTED),
             ],
+            Module::SparseProduct => &[
+                FieldConstants,
+                Wgsl(FR),
+                Params(ParamsBlock::Sparse),
+                Wgsl(SPARSE_PRODUCT),
+            ],
+            Module::SparseProductWide => {
+                &[FrWide, Params(ParamsBlock::Sparse), Wgsl(SPARSE_PRODUCT)]
+            }
         }
     }
 
@@ -586,7 +608,7 @@ mod tests {
                 LimbBits::RANGE
                     .flat_map(|b| [Formulas::Straight, Formulas::Registers].map(|f| config(b, f)))
                     .collect()
-            } else if module == Module::NttWide {
+            } else if matches!(module, Module::NttWide | Module::SparseProductWide) {
                 vec![ShaderConfig {
                     int64: true,
                     ..config(LimbBits::DEFAULT.bits(), Formulas::Interpreted)
@@ -607,6 +629,9 @@ mod tests {
                 }
                 match module {
                     Module::ProgramTest => assert_eq!(names, ["program_op"]),
+                    Module::SparseProduct | Module::SparseProductWide => {
+                        assert_eq!(names, ["sparse_product"])
+                    }
                     Module::MsmBuckets => {
                         assert_eq!(names, ["accumulate", "merge_tasks", "reduce_level"])
                     }

@@ -11,6 +11,7 @@ mod field;
 mod msm;
 mod ntt;
 mod pipeline_cache;
+mod sparse_product;
 mod staging;
 mod straight;
 mod warm_up;
