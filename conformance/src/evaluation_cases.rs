@@ -13,7 +13,7 @@ use crucible_core::fixtures::key_cache::{generate_key_id, BenchKeyId};
 use crucible_core::groth16::{
     DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Reduction, Schedule, SparseMatrix,
 };
-use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, SparseMatrixBufs};
+use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, ScratchNeed, SparseMatrixBufs};
 
 use crate::cross_check::{compare_staged, StagedMatrices};
 use crate::empty_query_cases::ExactShapeCircuit;
@@ -89,6 +89,8 @@ fn product_case(
     work_plan
         .item(items::X, scalars(columns))
         .item(items::Y, scalars(out_len));
+    // The scratch every plan of a pointwise operation holds (wgpu's parameters).
+    work_plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
     let mut held = backend.allocate(matrix_plan)?;
     let mut work = backend.allocate(work_plan)?;
     let row_starts =
