@@ -11,18 +11,25 @@ use crucible_benches::{
     measure, op_plans, total_bytes, HostMemory, Measurement, Op, ScalarMix, Task, Workload,
     PROVE_INPUTS,
 };
+use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
+use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
 use crucible_core::{BackendInfo, ProverBackend};
 use serde_json::json;
 
+use crate::bench_throughput::{
+    measure_throughput, throughput_table, ThroughputRow, ThroughputSpec,
+};
 use crate::devices::{DeviceArgs, Takes};
 use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
 use crate::output::{load_key_id, progress_bar, table};
 use crate::parse::{self, SizeList};
 use crate::plot::{write_svg, Series};
+use crate::proof_run::BuiltIn;
+use crate::prove::MAX_PROOFS;
 
 /// Arguments of `crucible bench`.
 #[derive(Args)]
@@ -39,9 +46,17 @@ pub struct BenchArgs {
     /// Sizes: a doubling range `2^10..2^20` (inclusive) or a list `1024,4096`.
     #[arg(long, value_parser = parse::size_list)]
     sizes: SizeList,
-    /// Timed runs per backend and size (after one warm-up run), at most 1000000.
-    #[arg(long, default_value_t = 10)]
-    repeat: usize,
+    /// Timed runs per backend and size (after one warm-up run), at most 1000000
+    /// (default 10). Not with `--proofs`, whose K proofs are the run.
+    #[arg(long)]
+    repeat: Option<usize>,
+    /// `prove` only: K proofs through the engine with `--workers-per-device` workers
+    /// (default 1) instead of one proof's latency: proofs per second, the predicted
+    /// proofs per second, device busy, each phase's median and the host's peak
+    /// resident memory. The fastest schedule for that many workers within
+    /// `--memory-limit` runs; the devices evaluate A·z, B·z, C·z where they can.
+    #[arg(long, value_parser = parse::size)]
+    proofs: Option<usize>,
     /// Seed of the random inputs (and of the proving keys for `prove`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -191,11 +206,33 @@ fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
 /// Runs the benchmark; every input is checked before the first timed run.
 pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let sizes = &args.sizes.0;
-    if !(1..=MAX_REPEAT).contains(&args.repeat) {
+    let repeat = args.repeat.unwrap_or(10);
+    if !(1..=MAX_REPEAT).contains(&repeat) {
         return Err(CliError(format!(
-            "--repeat must be between 1 and {MAX_REPEAT}, got {}",
-            args.repeat
+            "--repeat must be between 1 and {MAX_REPEAT}, got {repeat}"
         )));
+    }
+    if let Some(proofs) = args.proofs {
+        if args.op != Op::Prove {
+            return Err(CliError("--proofs applies to --op prove only".into()));
+        }
+        if !(1..=MAX_PROOFS).contains(&proofs) {
+            return Err(CliError(format!(
+                "--proofs must be between 1 and {MAX_PROOFS} (2^20), got {proofs}"
+            )));
+        }
+        for (given, flag) in [
+            (args.repeat.is_some(), "--repeat"),
+            (args.csv.is_some(), "--csv"),
+            (args.plot.is_some(), "--plot"),
+            (args.host_memory != HostMemory::Pageable, "--host-memory"),
+        ] {
+            if given {
+                return Err(CliError(format!(
+                    "{flag} does not apply with --proofs (K proofs through the engine: JSON and the table only)"
+                )));
+            }
+        }
     }
     if args.synthetic_key && args.op != Op::Prove {
         return Err(CliError(
@@ -206,9 +243,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
         "bench",
         Takes {
             devices: false,
-            workers: false,
+            workers: args.proofs.is_some(),
         },
     )?;
+    let workers = args.device.workers();
+    if !(1..=MAX_WORKERS_PER_DEVICE).contains(&workers) {
+        return Err(CliError(format!(
+            "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {workers}"
+        )));
+    }
     for &size in sizes {
         args.op.check_size(size)?;
     }
@@ -237,6 +280,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     for (name, reason) in &skipped {
         eprintln!("skipped {name}: {reason}");
     }
+    if let Some(proofs) = args.proofs {
+        return run_throughput(args, &backends, &skipped, &options, proofs, workers);
+    }
     // Every budget is checked before any work (a proof's key can take minutes to make).
     for backend in &backends {
         for &size in sizes {
@@ -254,27 +300,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let tasks: Vec<(usize, Task)> = sizes
         .iter()
         .map(|&size| {
-            let task = Task::new(args.op, size, |n| -> Result<_, CliError> {
-                if args.synthetic_key {
-                    eprintln!(
-                        "building a synthetic key for {n} constraints (proofs will not verify)"
-                    );
-                    return Ok(Arc::new(synthetic_key(n, PROVE_INPUTS, args.seed)?));
-                }
-                let id = BenchKeyId {
-                    constraints: n,
-                    inputs: PROVE_INPUTS,
-                    seed: args.seed,
-                    bits_per_mille: args.scalars.per_mille(),
-                };
-                Ok(Arc::new(load_key_id(&id)?.key))
-            })?
-            .with_scalar_mix(args.scalars)?
-            .with_host_memory(args.host_memory)?;
+            let task = Task::new(args.op, size, |n| prove_key(args, n))?
+                .with_scalar_mix(args.scalars)?
+                .with_host_memory(args.host_memory)?;
             Ok((size, task))
         })
         .collect::<Result<_, CliError>>()?;
-    let runs = (backends.len() * tasks.len()) as u64 * (args.repeat as u64 + 1);
+    let runs = (backends.len() * tasks.len()) as u64 * (repeat as u64 + 1);
     let bar = progress_bar(runs, "benchmarking");
     let mut rows = Vec::new();
     for backend in &backends {
@@ -285,7 +317,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             let mut workload = Workload::prepare(&**backend, task.clone(), seed)
                 .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
             let watch = MemoryWatch::start(Arc::clone(backend));
-            let measured = measure(&mut workload, args.repeat, &mut || bar.inc(1));
+            let measured = measure(&mut workload, repeat, &mut || bar.inc(1));
             if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
                 bar.println(format!(
                     "{label} {} {size}: {}",
@@ -338,7 +370,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.plot {
         let title = format!(
             "{} on {} ({} cores), median of {}",
-            args.op, machine.cpu_model, machine.cores, args.repeat
+            args.op, machine.cpu_model, machine.cores, repeat
         );
         write_svg(
             path,
@@ -346,6 +378,77 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             &format!("size ({})", args.op.size_unit()),
             &plot_series(&backends, &rows),
         )?;
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The proving key of the built-in circuit at `constraints`: synthetic, or the cached
+/// (or generated) real one.
+fn prove_key(args: &BenchArgs, constraints: usize) -> Result<Arc<ProvingKey>, CliError> {
+    if args.synthetic_key {
+        eprintln!(
+            "building a synthetic key for {constraints} constraints (proofs will not verify)"
+        );
+        return Ok(Arc::new(synthetic_key(
+            constraints,
+            PROVE_INPUTS,
+            args.seed,
+        )?));
+    }
+    let id = BenchKeyId {
+        constraints,
+        inputs: PROVE_INPUTS,
+        seed: args.seed,
+        bits_per_mille: args.scalars.per_mille(),
+    };
+    Ok(Arc::new(load_key_id(&id)?.key))
+}
+
+/// `--proofs K`: every backend's throughput at every size, then the table and JSON.
+fn run_throughput(
+    args: &BenchArgs,
+    backends: &[Arc<dyn ProverBackend>],
+    skipped: &[(String, String)],
+    options: &ProbeOptions,
+    proofs: usize,
+    workers: usize,
+) -> Result<ExitCode, CliError> {
+    let mut rows = Vec::new();
+    for &size in &args.sizes.0 {
+        let key = prove_key(args, size)?;
+        for backend in backends {
+            rows.push(measure_throughput(ThroughputSpec {
+                backend,
+                options,
+                circuit: BuiltIn {
+                    constraints: size,
+                    inputs: PROVE_INPUTS,
+                    seed: args.seed,
+                    bits_per_mille: args.scalars.per_mille(),
+                },
+                key: Arc::clone(&key),
+                proofs,
+                workers,
+                verify: !args.synthetic_key,
+            })?);
+        }
+    }
+    if args.scalars != ScalarMix::FULL {
+        println!(
+            "witness: {} (that share of the constraints check a bit)",
+            args.scalars
+        );
+    }
+    println!("{}", throughput_table(&rows));
+    if let Some(path) = &args.out {
+        let machine = Machine::here();
+        let mut report = report_head(args, &machine, backends, skipped);
+        report["mode"] = json!("throughput");
+        report["results"] = json!(rows.iter().map(ThroughputRow::json).collect::<Vec<_>>());
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+        write_file(path, &(text + "\n"))?;
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -441,18 +544,33 @@ fn json_report(
             })
         })
         .collect();
+    let mut report = report_head(args, machine, backends, skipped);
+    report["mode"] = json!("latency");
+    report["repeat"] = json!(args.repeat.unwrap_or(10));
+    report["results"] = json!(results);
+    report
+}
+
+/// What every `--out` report starts with: the version, the machine, the run's options.
+fn report_head(
+    args: &BenchArgs,
+    machine: &Machine,
+    backends: &[Arc<dyn ProverBackend>],
+    skipped: &[(String, String)],
+) -> serde_json::Value {
     json!({
         "crucible_version": VERSION,
         "git_commit": GIT_COMMIT,
         "machine": { "hostname": machine.hostname, "cpu_model": machine.cpu_model, "cores": machine.cores },
         "op": args.op,
         "size_unit": args.op.size_unit(),
-        "repeat": args.repeat,
         "seed": args.seed,
         "synthetic_key": args.synthetic_key,
+        "scalars": args.scalars.to_string(),
+        "memory_limit_bytes": args.device.memory_limit,
+        "workers_per_device": args.device.workers(),
         "backends": backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
         "skipped": skipped.iter().map(|(name, reason)| json!({ "backend": name, "reason": reason })).collect::<Vec<_>>(),
-        "results": results,
     })
 }
 
@@ -489,7 +607,7 @@ fn csv_report(args: &BenchArgs, machine: &Machine, rows: &[Row]) -> String {
             tr.max_ms.to_string(),
             s_res,
             s_tr,
-            args.repeat.to_string(),
+            args.repeat.unwrap_or(10).to_string(),
             VERSION.to_string(),
             GIT_COMMIT.to_string(),
             machine.hostname.clone(),

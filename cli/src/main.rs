@@ -8,6 +8,7 @@
 
 mod backends;
 mod bench;
+mod bench_throughput;
 mod client;
 mod conformance;
 mod devices;
@@ -18,6 +19,7 @@ mod output;
 mod parse;
 mod plan;
 mod plot;
+mod proof_run;
 mod prove;
 mod prove_files;
 mod queue;

@@ -3,30 +3,26 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
 
-use ark_ff::UniformRand;
-use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
-use crucible_benches::{ScalarMix, Stats};
-use crucible_core::engine::{EngineConfig, EngineStats, Job, JobOutcome, Prover};
-use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_benches::ScalarMix;
+use crucible_core::engine::{EngineConfig, EngineStats, JobOutcome};
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::schedule::ScheduleChoice;
-use crucible_core::groth16::{CircuitMatrices, FixedShape, ProvingKey};
+use crucible_core::groth16::ProvingKey;
+use crucible_core::human_bytes;
 use crucible_core::report::ProofReport;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
-use crucible_core::{human_bytes, Fr};
 use serde_json::json;
 
 use crate::devices::{chosen_devices, Takes};
 use crate::error::CliError;
-use crate::memory_watch::MemoryWatch;
 use crate::output::{count, load_key_id, predicted_time_assumes, progress_bar, table};
 use crate::parse;
 use crate::plan::{ProofSetup, Resolved};
+use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, ProofInputs, Ran, RunSpec};
 use crate::prove_files::{self, FileInputs, FileRun};
 
 /// Arguments of `crucible prove`.
@@ -80,41 +76,8 @@ impl ProveArgs {
     }
 }
 
-/// Everything one proof is made from.
-#[derive(Clone, Copy)]
-struct ProofInputs {
-    circuit: BitHeavyCircuit,
-    r: Fr,
-    s: Fr,
-}
-
 /// Most proofs one run makes (each outcome is kept until the run's report).
 pub const MAX_PROOFS: usize = 1 << 20;
-
-/// Proof `id`'s witness seed and r, s, from an RNG seeded by `seed` and `id` alone, so
-/// the jobs are produced one at a time and `--check` can recompute any of them.
-fn proof_inputs(
-    constraints: usize,
-    inputs: usize,
-    seed: u64,
-    bits_per_mille: u16,
-    id: usize,
-) -> ProofInputs {
-    // Kept apart from the key's setup randomness, which is also derived from `seed`;
-    // the odd multiplier makes every id's stream distinct.
-    let stream = seed ^ 0x9e37_79b9_7f4a_7c15 ^ (id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
-    let mut rng = StdRng::seed_from_u64(stream);
-    ProofInputs {
-        circuit: BitHeavyCircuit {
-            constraints,
-            inputs,
-            seed: rng.gen(),
-            bits_per_mille,
-        },
-        r: Fr::rand(&mut rng),
-        s: Fr::rand(&mut rng),
-    }
-}
 
 /// How a proof compared with ark-groth16's.
 enum Check {
@@ -196,7 +159,6 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         matrices: matrix_sizes,
     } = setup.resolve(bits_per_mille)?;
     let backend = Arc::clone(&selected.backend);
-    let label = backend.info().label();
     let say = |line: String| {
         if !args.json {
             println!("{line}");
@@ -275,86 +237,48 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         (loaded.key, loaded.path.display().to_string(), source)
     };
     let pk = Arc::new(pk);
-    // The circuit's shape is fixed: its matrices are built once, and each proof's
-    // synthesis computes only its assignment (about 9x less host work a proof); in the
-    // device layout too where the devices evaluate A·z, B·z and C·z themselves.
-    let t = Instant::now();
-    let matrices = CircuitMatrices::of(
-        proof_inputs(constraints, setup.inputs(), seed, bits_per_mille, 0).circuit,
-    )?;
-    let qap = match matrix_sizes {
-        Some(_) => Some(matrices.qap()?),
-        None => None,
+    let circuit = BuiltIn {
+        constraints,
+        inputs: setup.inputs(),
+        seed,
+        bits_per_mille,
     };
-    say(format!(
-        "circuit matrices built once in {:.1} s{}; each proof synthesizes its assignment only",
-        t.elapsed().as_secs_f64(),
-        if qap.is_some() {
-            ", in the device layout too"
-        } else {
-            ""
-        }
-    ));
-    let prover = Prover::for_circuit(backends, Arc::clone(&pk), qap, config)?;
-    for key in prover.keys() {
-        say(format!(
-            "{}: {}",
-            key.backend_label(),
-            crucible_core::groth16::schedule::describe(key.schedule_choice())
-        ));
+    let ran = prove_built_in(
+        &circuit,
+        RunSpec {
+            backends,
+            pk: Arc::clone(&pk),
+            device_evaluation: matrix_sizes.is_some(),
+            config,
+            proofs: args.proofs,
+        },
+        &say,
+    )?;
+    if let Some(memory) = &ran.memory {
+        say(memory.clone());
     }
-    let assumes = predicted_time_assumes(&*backend);
-    say(format!("the predicted time assumes {assumes}"));
-    say(format!(
-        "proving {} on {label} with {}",
-        count(args.proofs as u64, "proof"),
-        count(setup.workers_per_device() as u64, "worker"),
-    ));
-    let inputs = setup.inputs();
-    let jobs = (0..args.proofs).map(|id| {
-        let p = proof_inputs(constraints, inputs, seed, bits_per_mille, id);
-        Job {
-            id: id as u64,
-            circuit: FixedShape {
-                matrices: matrices.clone(),
-                circuit: p.circuit,
-            },
-            r: p.r,
-            s: p.s,
-        }
-    });
-    let watch = MemoryWatch::start(Arc::clone(&backend));
-    let bar = progress_bar(args.proofs as u64, "proving");
-    let mut outcomes: Vec<JobOutcome> = Vec::new();
-    let stats = prover.run(jobs, |outcome| {
-        tracing::debug!(proof = outcome.id, device = %outcome.device, ok = outcome.result.is_ok(), "proof finished");
-        bar.inc(1);
-        outcomes.push(outcome);
-    });
-    bar.finish_and_clear();
-    if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
-        say(sampled.describe(backend.budget().capacity()));
-    }
-    // The schedule the devices ran (chosen with the circuit's matrices).
-    let devices = prover.keys().count();
-    let ran = prover.keys().next().map(|k| k.schedule_choice().clone());
-    let released = prover.release();
-    outcomes.sort_by_key(|o| o.id);
-
+    let Ran {
+        outcomes,
+        stats,
+        choice: ran,
+        devices,
+        matrices_seconds,
+        released,
+        ..
+    } = ran;
     let mut results: Vec<ProofResult> = outcomes.into_iter().map(to_result).collect();
     if args.check {
-        check_all(&mut results, &pk, |id| {
-            proof_inputs(constraints, inputs, seed, bits_per_mille, id)
-        });
+        check_all(&mut results, &pk, |id| circuit.proof(id));
     }
     if args.json {
-        let key = json!({ "path": key_path, "source": key_source });
+        let key =
+            json!({ "path": key_path, "source": key_source, "matrices_seconds": matrices_seconds });
         let choice = ran.as_ref().unwrap_or(&memory.choice);
         let predicted = json!({
             "stage_and_compute_ms": choice.chosen.predicted_seconds * 1e3,
             "proofs_per_second": choice.proofs_per_second * devices as f64,
             "schedule": choice.chosen.schedule.to_string(),
-            "assumes": assumes,
+            "assumes": predicted_time_assumes(&*backend),
         });
         print_json(args, &selected.reason, key, predicted, &results, &stats)?;
     } else {
@@ -454,44 +378,6 @@ fn reports(results: &[ProofResult]) -> Vec<&ProofReport> {
         .iter()
         .filter_map(|r| r.outcome.as_ref().ok().map(|(report, _)| report))
         .collect()
-}
-
-/// Median and max of each phase across the successful proofs.
-fn phase_stats(reports: &[&ProofReport]) -> Vec<(&'static str, Stats)> {
-    let Some(first) = reports.first() else {
-        return Vec::new();
-    };
-    let mut phases: Vec<(&'static str, Stats)> = first
-        .times
-        .named()
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _))| {
-            (
-                *name,
-                Stats::of(
-                    &reports
-                        .iter()
-                        .map(|r| r.times.named()[i].1)
-                        .collect::<Vec<_>>(),
-                ),
-            )
-        })
-        .collect();
-    phases.push((
-        "stage+compute",
-        Stats::of(
-            &reports
-                .iter()
-                .map(|r| r.times.stage_and_compute())
-                .collect::<Vec<_>>(),
-        ),
-    ));
-    phases.push((
-        "total",
-        Stats::of(&reports.iter().map(|r| r.times.total()).collect::<Vec<_>>()),
-    ));
-    phases
 }
 
 fn print_text(

@@ -1,0 +1,242 @@
+//! `crucible bench --op prove --proofs K`: K proofs of the built-in circuit through the
+//! engine with W workers a device, as a prover serving many proofs runs them; the row
+//! is proofs per second, the predicted proofs per second, how busy the device was, the
+//! median of each phase and the host's peak resident memory.
+
+use std::sync::Arc;
+
+use crucible_core::engine::EngineConfig;
+use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_core::groth16::ProvingKey;
+use crucible_core::registry::ProbeOptions;
+use crucible_core::synthesis_threads::auto_synthesis_threads_here;
+use crucible_core::ProverBackend;
+use serde_json::json;
+
+use crate::error::CliError;
+use crate::output::table;
+use crate::plan::MemorySummary;
+use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, RunSpec};
+
+/// One throughput run of one backend at one size.
+pub struct ThroughputSpec<'a> {
+    /// The device.
+    pub backend: &'a Arc<dyn ProverBackend>,
+    /// Its probe options (the budget cap).
+    pub options: &'a ProbeOptions,
+    /// The circuit (its constraints are the row's size).
+    pub circuit: BuiltIn,
+    /// The proving key.
+    pub key: Arc<ProvingKey>,
+    /// Proofs to make.
+    pub proofs: usize,
+    /// Workers on the device.
+    pub workers: usize,
+    /// Whether each proof is verified (not with a synthetic key).
+    pub verify: bool,
+}
+
+/// What one throughput run measured.
+pub struct ThroughputRow {
+    /// The backend's label (`cuda:0`).
+    pub label: String,
+    /// The device's name.
+    pub device_name: String,
+    /// Constraints.
+    pub size: usize,
+    /// Proofs made.
+    pub proofs: usize,
+    /// Proofs that failed.
+    pub failures: usize,
+    /// Workers on the device.
+    pub workers: usize,
+    /// Host threads synthesizing ahead of the device.
+    pub synthesis_threads: usize,
+    /// Proofs per second over the run's wall time.
+    pub proofs_per_second: f64,
+    /// The cost model's proofs per second for the schedule it chose.
+    pub predicted_proofs_per_second: f64,
+    /// Share of the run the device had a proof in flight.
+    pub device_busy: f64,
+    /// The schedule that ran.
+    pub schedule: String,
+    /// Median milliseconds of each phase of a proof.
+    pub phases: Vec<(&'static str, f64)>,
+    /// Seconds building the circuit's matrices, once.
+    pub matrices_seconds: f64,
+    /// Wall time of the proofs.
+    pub wall_seconds: f64,
+    /// The host's peak resident memory during the run, where the kernel reports it.
+    pub host_peak_rss: Option<u64>,
+}
+
+/// Runs `spec` and measures it.
+pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, CliError> {
+    let backend = spec.backend;
+    let circuit = spec.circuit;
+    let shape = crucible_benches::prove_shape(circuit.constraints, circuit.inputs)?;
+    let matrices = backend.supports_sparse_product().then(|| {
+        BitHeavyCircuit {
+            constraints: circuit.constraints,
+            inputs: circuit.inputs,
+            seed: 0,
+            bits_per_mille: circuit.bits_per_mille,
+        }
+        .matrix_sizes()
+    });
+    // Refused here, before any proof, where no schedule fits the budget.
+    MemorySummary::new(
+        &**backend,
+        &shape,
+        spec.options,
+        spec.workers,
+        matrices.as_ref(),
+    )?;
+    let synthesis_threads = auto_synthesis_threads_here(spec.workers, &shape, matrices.is_some());
+    let config = EngineConfig {
+        workers_per_device: spec.workers,
+        verify: spec.verify,
+        synthesis_threads,
+        ..EngineConfig::default()
+    };
+    config.check()?;
+    reset_peak_rss();
+    let ran = prove_built_in(
+        &circuit,
+        RunSpec {
+            backends: vec![Arc::clone(backend)],
+            pk: spec.key,
+            device_evaluation: matrices.is_some(),
+            config,
+            proofs: spec.proofs,
+        },
+        &|line| eprintln!("{line}"),
+    )?;
+    let host_peak_rss = peak_rss();
+    ran.released?;
+    if let Some(failed) = ran.outcomes.iter().find_map(|o| o.result.as_ref().err()) {
+        return Err(CliError(format!(
+            "prove at {} constraints on {}: a proof failed: {failed}",
+            circuit.constraints,
+            backend.info().label()
+        )));
+    }
+    let reports: Vec<_> = ran
+        .outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|out| &out.report))
+        .collect();
+    let choice = ran.choice.as_ref();
+    Ok(ThroughputRow {
+        label: backend.info().label(),
+        device_name: backend.info().device_name.clone(),
+        size: circuit.constraints,
+        proofs: ran.stats.proofs,
+        failures: ran.stats.failures,
+        workers: spec.workers,
+        synthesis_threads,
+        proofs_per_second: ran.stats.proofs_per_second(),
+        predicted_proofs_per_second: choice.map_or(0.0, |c| c.proofs_per_second),
+        device_busy: ran.stats.busy_fraction(0),
+        schedule: choice.map_or_else(String::new, |c| c.chosen.schedule.to_string()),
+        phases: phase_stats(&reports)
+            .into_iter()
+            .map(|(name, s)| (name, s.median_ms))
+            .collect(),
+        matrices_seconds: ran.matrices_seconds,
+        wall_seconds: ran.stats.wall.as_secs_f64(),
+        host_peak_rss,
+    })
+}
+
+impl ThroughputRow {
+    /// The row as a JSON object of `bench --out`.
+    pub fn json(&self) -> serde_json::Value {
+        let phases: serde_json::Map<String, serde_json::Value> = self
+            .phases
+            .iter()
+            .map(|(name, ms)| (name.to_string(), json!(ms)))
+            .collect();
+        json!({
+            "backend": self.label,
+            "device": self.device_name,
+            "size": self.size,
+            "proofs": self.proofs,
+            "failures": self.failures,
+            "workers_per_device": self.workers,
+            "synthesis_threads": self.synthesis_threads,
+            "proofs_per_second": self.proofs_per_second,
+            "predicted_proofs_per_second": self.predicted_proofs_per_second,
+            "device_busy": self.device_busy,
+            "schedule": self.schedule,
+            "phase_median_ms": phases,
+            "matrices_seconds": self.matrices_seconds,
+            "wall_seconds": self.wall_seconds,
+            "host_peak_rss_bytes": self.host_peak_rss,
+        })
+    }
+}
+
+/// The rows as a text table.
+pub fn throughput_table(rows: &[ThroughputRow]) -> String {
+    let phase = |r: &ThroughputRow, name: &str| {
+        r.phases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or_else(|| "-".into(), |(_, ms)| format!("{ms:.0}"))
+    };
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.label.clone(),
+                r.size.to_string(),
+                format!("{} x {}", r.proofs, r.workers),
+                format!("{:.3}", r.proofs_per_second),
+                format!("{:.3}", r.predicted_proofs_per_second),
+                format!("{:.1} %", 100.0 * r.device_busy),
+                phase(r, "synthesize"),
+                phase(r, "evaluate"),
+                phase(r, "queued"),
+                phase(r, "stage"),
+                phase(r, "ntt"),
+                phase(r, "msm"),
+                r.host_peak_rss
+                    .map_or_else(|| "-".into(), crucible_core::human_bytes),
+            ]
+        })
+        .collect();
+    let headers = [
+        "backend",
+        "constraints",
+        "proofs x workers",
+        "proofs/s",
+        "predicted",
+        "device busy",
+        "synthesize",
+        "evaluate",
+        "queued",
+        "stage",
+        "ntt",
+        "msm",
+        "host peak RSS",
+    ];
+    format!(
+        "{}\n(phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose)",
+        table(&headers, &cells, 1)
+    )
+}
+
+/// Resets the process's peak resident memory (Linux: `5` into /proc/self/clear_refs),
+/// so each row's peak is its own. Where the kernel refuses, the peak is the process's.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident memory (VmHWM), where the kernel reports it.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
