@@ -29,29 +29,17 @@ use crucible_core::hash::Fnv1a;
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
+use crucible_core::cache_dir::{cache_folder, CUDA};
+
 use crate::driver;
 use crate::embedded;
 use crate::error::{CudaError, CudaResult};
 use crate::programs::{programs, Program};
 
-/// Where compiled kernels are cached: the `cuda` folder of crucible's cache directory,
-/// found as core's key cache finds it (`crucible_core::key_file`): `CRUCIBLE_CACHE_DIR`,
-/// else `XDG_CACHE_HOME/crucible`, else `HOME/.cache/crucible`, else the system temp
-/// dir's `crucible`; an empty variable counts as unset.
+/// Where compiled kernels are cached: the `cuda` folder of crucible's cache directory
+/// (`crucible_core::cache_dir`).
 fn cache_dir() -> PathBuf {
-    cache_dir_from(|name| std::env::var_os(name))
-}
-
-/// [`cache_dir`] in the environment `var` gives.
-fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
-    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = set("CRUCIBLE_CACHE_DIR") {
-        return dir.join("cuda");
-    }
-    let base = set("XDG_CACHE_HOME")
-        .or_else(|| set("HOME").map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("crucible").join("cuda")
+    cache_folder(CUDA)
 }
 
 /// The cache key of a compile: FNV-1a over every part, part boundaries counted.
@@ -391,31 +379,6 @@ mod tests {
                 kernel.name()
             );
         }
-    }
-
-    #[test]
-    fn the_cache_is_the_cuda_folder_of_crucibles_cache_directory() {
-        use std::ffi::OsString;
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| OsString::from(v))
-            }
-        };
-        let dir = cache_dir_from(env(&[("CRUCIBLE_CACHE_DIR", "/c"), ("HOME", "/h")]));
-        assert_eq!(dir, PathBuf::from("/c/cuda"));
-        let dir = cache_dir_from(env(&[
-            ("CRUCIBLE_CACHE_DIR", ""),
-            ("XDG_CACHE_HOME", "/x"),
-            ("HOME", "/h"),
-        ]));
-        assert_eq!(dir, PathBuf::from("/x/crucible/cuda"));
-        let dir = cache_dir_from(env(&[("HOME", "/h")]));
-        assert_eq!(dir, PathBuf::from("/h/.cache/crucible/cuda"));
-        let dir = cache_dir_from(env(&[]));
-        assert_eq!(dir, std::env::temp_dir().join("crucible").join("cuda"));
     }
 
     #[test]

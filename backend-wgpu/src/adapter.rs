@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crucible_core::cache_dir::{cache_folder, WGPU};
 use crucible_core::priority;
 use crucible_core::registry::ProbeOptions;
 use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::pipeline_cache::{cache_dir_from_env, CachePlace};
+use crate::pipeline_cache::CachePlace;
 use crate::shaders::{Formulas, PerCurve};
 use crate::tuning::{AdapterClass, Tuned, WgpuTuning};
 use crate::upload::Uploads;
@@ -62,8 +63,8 @@ pub struct WgpuOptions {
     /// adapter's class.
     pub tuning: WgpuTuning,
     /// The folder compiled pipelines are saved in (pipeline_cache.rs); `None`: not
-    /// saved. [`WgpuOptions::from_probe`] takes `$CRUCIBLE_CACHE_DIR/wgpu`, else the
-    /// user's cache folder.
+    /// saved. [`WgpuOptions::from_probe`] takes the `wgpu` folder of crucible's cache
+    /// directory (`crucible_core::cache_dir`).
     pub pipeline_cache: Option<PathBuf>,
 }
 
@@ -79,7 +80,7 @@ impl WgpuOptions {
             adapter,
             max_binding_bytes: None,
             tuning: WgpuTuning::from_file(&options.tuning)?,
-            pipeline_cache: cache_dir_from_env(),
+            pipeline_cache: Some(cache_folder(WGPU)),
         })
     }
 }

@@ -10,7 +10,6 @@
 //! (and overwritten by the next save). wgpu checks the data's own header (adapter,
 //! driver's cache UUID, wgpu's format) before handing it to the driver.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -18,23 +17,6 @@ use crucible_core::hash::Fnv1a;
 
 /// The first bytes of a saved cache file (and its format's version).
 const MAGIC: &[u8; 8] = b"CRUWGPC1";
-
-/// The pipeline cache folder the environment `var` gives: `$CRUCIBLE_CACHE_DIR/wgpu`,
-/// else `$XDG_CACHE_HOME/crucible/wgpu`, else `$HOME/.cache/crucible/wgpu` (empty
-/// variables count as unset); `None` when there is no home to put it in.
-pub fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = set("CRUCIBLE_CACHE_DIR") {
-        return Some(dir.join("wgpu"));
-    }
-    let base = set("XDG_CACHE_HOME").or_else(|| set("HOME").map(|h| h.join(".cache")))?;
-    Some(base.join("crucible").join("wgpu"))
-}
-
-/// The cache folder of this process's environment.
-pub fn cache_dir_from_env() -> Option<PathBuf> {
-    cache_dir_from(|name| std::env::var_os(name))
-}
 
 /// Where a device's pipeline caches live.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,39 +236,6 @@ impl ModuleCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| OsString::from(v))
-        }
-    }
-
-    #[test]
-    fn cache_dir_is_the_crucible_cache_dir_then_the_user_cache() {
-        let dir = |pairs: &[(&str, &str)]| cache_dir_from(env(pairs));
-        let cache = "CRUCIBLE_CACHE_DIR";
-        assert_eq!(
-            dir(&[(cache, "/c"), ("HOME", "/h")]),
-            Some("/c/wgpu".into())
-        );
-        assert_eq!(
-            dir(&[(cache, ""), ("HOME", "/h")]),
-            Some("/h/.cache/crucible/wgpu".into()),
-            "empty: unset"
-        );
-        assert_eq!(
-            dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
-            Some("/x/crucible/wgpu".into())
-        );
-        assert_eq!(
-            dir(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]),
-            Some("/h/.cache/crucible/wgpu".into())
-        );
-        assert_eq!(dir(&[]), None);
-    }
 
     fn adapter(backend: wgpu::Backend, driver: &str) -> wgpu::AdapterInfo {
         wgpu::AdapterInfo {

@@ -97,6 +97,7 @@ impl LoadedKey {
             KeySource::Cached => "cached",
             KeySource::Generated => "generated",
             KeySource::Regenerated { .. } => "regenerated",
+            KeySource::Unsaved { .. } => "generated, not cached",
         }
     }
 }
@@ -130,8 +131,12 @@ pub fn load_key_id(id: &BenchKeyId) -> Result<LoadedKey, CliError> {
         }
     }
     let (key, source) = result?;
-    if let KeySource::Regenerated { why } = &source {
-        eprintln!("note: regenerated the cached key: {why}");
+    match &source {
+        KeySource::Regenerated { why } => eprintln!("note: regenerated the cached key: {why}"),
+        KeySource::Unsaved { why } => eprintln!(
+            "warning: the key cache is unusable, so the key was not cached (the next run generates it again): {why}"
+        ),
+        KeySource::Cached | KeySource::Generated => {}
     }
     Ok(LoadedKey { key, path, source })
 }

@@ -15,6 +15,7 @@ use crucible_core::groth16::{KeyOptions, ProofOutput, ProveOptions, Reduction};
 use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
 use crucible_files::artifacts::{write_proof, write_public};
+use crucible_files::output::check_outputs;
 use crucible_files::KeyAndWitness;
 use serde_json::json;
 
@@ -61,6 +62,25 @@ impl FileInputs {
         } else {
             None
         }
+    }
+
+    /// Refuses, before anything is read, a `--proof` or `--public` that names an input
+    /// file or the other output.
+    pub fn check_outputs(&self) -> Result<(), CliError> {
+        fn given<'a>(pairs: &[(&'a str, &'a Option<PathBuf>)]) -> Vec<(&'a str, &'a Path)> {
+            pairs
+                .iter()
+                .filter_map(|&(flag, p)| p.as_deref().map(|p| (flag, p)))
+                .collect()
+        }
+        let inputs = given(&[
+            ("--zkey", &self.zkey),
+            ("--pk", &self.pk),
+            ("--r1cs", &self.r1cs),
+            ("--wtns", &self.wtns),
+        ]);
+        let outputs = given(&[("--proof", &self.proof), ("--public", &self.public)]);
+        Ok(check_outputs(&inputs, &outputs)?)
     }
 
     /// The flag that only makes sense with a key file, if one was given without it.
@@ -166,6 +186,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             println!("{line}");
         }
     };
+    args.files.check_outputs()?;
     let loaded = load(args.files)?;
     let Selected { backend, reason } = select(
         args.setup.device.backend_or("auto"),

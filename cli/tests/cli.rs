@@ -20,6 +20,14 @@ impl TempDir {
     fn path(&self, file: &str) -> PathBuf {
         self.0.join(file)
     }
+
+    /// A file of the key cache when this directory is `CRUCIBLE_CACHE_DIR` (its
+    /// `keys` folder, made here).
+    fn key(&self, file: &str) -> PathBuf {
+        let keys = self.0.join("keys");
+        std::fs::create_dir_all(&keys).unwrap();
+        keys.join(file)
+    }
 }
 
 impl Drop for TempDir {
@@ -529,7 +537,7 @@ fn bad_input_is_a_clear_error_never_a_panic() {
 #[test]
 fn corrupt_or_truncated_key_cache_is_regenerated_and_the_proof_still_checks() {
     let dir = TempDir::new("corrupt");
-    let key = dir.path("bench-n100-p1-s0.pk");
+    let key = dir.key("bench-n100-p1-s0.pk");
     let command = "prove --backend cpu --constraints 100 --check";
     std::fs::write(&key, b"this is not a proving key").unwrap();
     let run = crucible(command, &dir.0);
@@ -561,12 +569,42 @@ fn corrupt_or_truncated_key_cache_is_regenerated_and_the_proof_still_checks() {
 }
 
 #[test]
-fn unreadable_key_cache_is_refused_with_a_clear_error() {
-    let dir = TempDir::new("unreadable");
+fn an_unusable_key_cache_is_a_warning_and_the_proof_goes_on() {
+    let dir = TempDir::new("unusable-cache");
     // A directory where the key file should be: it can be neither read nor replaced.
-    std::fs::create_dir_all(dir.path("bench-n100-p1-s0.pk").join("x")).unwrap();
-    let run = crucible("prove --backend cpu --constraints 100", &dir.0);
-    assert_fails_with(&run, "bench-n100-p1-s0.pk");
+    std::fs::create_dir_all(dir.key("bench-n100-p1-s0.pk").join("x")).unwrap();
+    let run = crucible("prove --backend cpu --constraints 100 --check", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    assert!(
+        run.stderr.contains("warning: the key cache is unusable"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("bench-n100-p1-s0.pk"), "{run:?}");
+    assert!(
+        run.stdout.contains("byte-identical to ark-groth16"),
+        "{run:?}"
+    );
+    // A cache directory that cannot be created (below a regular file).
+    let file = dir.path("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let run = run_argv(
+        &argv("prove --backend cpu --constraints 100 --check"),
+        &file.join("cache"),
+        &[],
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(
+        run.stderr.contains("warning: the key cache is unusable"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("proving key (generated, not cached)"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("byte-identical to ark-groth16"),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -793,6 +831,38 @@ fn file_flags_need_a_key_file_and_the_built_in_circuit_its_size() {
     assert_fails_with(&verify, "nosuch.json");
 }
 
+#[test]
+fn outputs_naming_an_input_or_each_other_are_refused_before_reading() {
+    let dir = TempDir::new("output-clash");
+    let (zkey, wtns) = (dir.path("k.zkey"), dir.path("w.wtns"));
+    std::fs::write(&zkey, b"the key's bytes").unwrap();
+    std::fs::write(&wtns, b"the witness's bytes").unwrap();
+    let (z, w) = (zkey.display(), wtns.display());
+    let over_key = crucible(
+        &format!("prove --backend cpu --zkey {z} --wtns {w} --proof {z}"),
+        &dir.0,
+    );
+    assert_fails_with(&over_key, "names the input --zkey");
+    let over_witness = crucible(
+        &format!("prove --backend cpu --zkey {z} --wtns {w} --public {w}"),
+        &dir.0,
+    );
+    assert_fails_with(&over_witness, "names the input --wtns");
+    let out = dir.path("out.json");
+    let both = crucible(
+        &format!(
+            "prove --backend cpu --zkey {z} --wtns {w} --proof {o} --public {o}",
+            o = out.display()
+        ),
+        &dir.0,
+    );
+    assert_fails_with(&both, "--proof and --public name one file");
+    // Refused before reading: the inputs are not even valid files, and are untouched.
+    assert_eq!(std::fs::read(&zkey).unwrap(), b"the key's bytes");
+    assert_eq!(std::fs::read(&wtns).unwrap(), b"the witness's bytes");
+    assert!(!out.exists());
+}
+
 /// Asserts a clean failure: exit status 1 (not a signal, not clap's 2), `error:` naming
 /// `message`, no panic.
 fn assert_exit_1(run: &Run, message: &str) {
@@ -884,11 +954,7 @@ fn a_key_copied_from_another_seed_is_never_used() {
     let dir = TempDir::new("other-seed");
     let run = crucible("prove --backend cpu --constraints 2^6 --seed 1", &dir.0);
     assert!(run.ok(), "{run:?}");
-    std::fs::copy(
-        dir.path("bench-n64-p1-s1.pk"),
-        dir.path("bench-n64-p1-s0.pk"),
-    )
-    .unwrap();
+    std::fs::copy(dir.key("bench-n64-p1-s1.pk"), dir.key("bench-n64-p1-s0.pk")).unwrap();
     let run = crucible(
         "prove --backend cpu --constraints 2^6 --seed 0 --check",
         &dir.0,
@@ -906,7 +972,7 @@ fn a_key_copied_from_another_seed_is_never_used() {
 #[test]
 fn odd_files_in_place_of_the_cached_key_never_hang() {
     let dir = TempDir::new("odd-cache");
-    let key = dir.path("bench-n64-p1-s0.pk");
+    let key = dir.key("bench-n64-p1-s0.pk");
     let prove = || crucible("prove --backend cpu --constraints 2^6", &dir.0);
     let fifo = Command::new("mkfifo").arg(&key).status();
     if fifo.is_ok_and(|s| s.success()) {
@@ -939,7 +1005,15 @@ fn odd_files_in_place_of_the_cached_key_never_hang() {
     );
     std::fs::remove_file(&key).unwrap();
     std::fs::create_dir(&key).unwrap();
-    assert_exit_1(&prove(), "is a directory");
+    let run = prove();
+    assert!(
+        run.ok() && run.stdout.contains("(generated, not cached)"),
+        "directory: {run:?}"
+    );
+    assert!(
+        run.stderr.contains("warning: the key cache is unusable"),
+        "{run:?}"
+    );
 }
 
 #[test]

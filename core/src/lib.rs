@@ -14,6 +14,7 @@ mod backend;
 mod budget;
 mod busy_clock;
 mod byte_size;
+pub mod cache_dir;
 mod cost;
 mod domain;
 pub mod engine;

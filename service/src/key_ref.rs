@@ -154,11 +154,18 @@ impl KeyRef {
                     cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
                         tracing::info!(path = %path.display(), key = self.to_string(), "generating the proving key");
                     })?;
-                if matches!(source, KeySource::Regenerated { .. }) {
-                    tracing::warn!(
+                match &source {
+                    KeySource::Regenerated { why } => tracing::warn!(
                         key = self.to_string(),
-                        "the key cache file was corrupt; regenerated it"
-                    );
+                        why = why.as_str(),
+                        "the key cache file was unusable; regenerated it"
+                    ),
+                    KeySource::Unsaved { why } => tracing::warn!(
+                        key = self.to_string(),
+                        why = why.as_str(),
+                        "the key cache is unusable; the key was not cached"
+                    ),
+                    KeySource::Cached | KeySource::Generated => {}
                 }
                 let matrices = CircuitMatrices::of(BenchCircuit {
                     constraints,
