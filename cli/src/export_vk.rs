@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::Args;
 use crucible_files::artifacts::{is_json, read_proving_key, write_vk};
 use crucible_files::Zkey;
 
 use crate::error::CliError;
-use crate::output::spinner;
+use crate::output::{load_line, spinner};
 
 /// Arguments of `crucible export-vk`.
 #[derive(Args)]
@@ -28,20 +29,21 @@ pub struct ExportVkArgs {
 
 /// Reads the key and writes its verifying key to every `--out`.
 pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
-    let vk = match (&args.zkey, &args.pk) {
+    let started = Instant::now();
+    let (vk, path) = match (&args.zkey, &args.pk) {
         (Some(zkey), _) => {
-            spinner(&format!("reading {}", zkey.display()), || Zkey::read(zkey))?
-                .proving_key
-                .vk
+            let key = spinner(&format!("reading {}", zkey.display()), || Zkey::read(zkey))?;
+            (key.proving_key.vk, zkey)
         }
         (None, Some(pk)) => {
-            spinner(&format!("reading {}", pk.display()), || {
+            let key = spinner(&format!("reading {}", pk.display()), || {
                 read_proving_key(pk)
-            })?
-            .vk
+            })?;
+            (key.vk, pk)
         }
         (None, None) => return Err(CliError("give --zkey or --pk".into())),
     };
+    println!("{}", load_line(path, started.elapsed().as_secs_f64()));
     for out in &args.out {
         write_vk(out, &vk)?;
         let form = if is_json(out) {

@@ -1,7 +1,7 @@
 //! What several commands print: tables, durations, progress bars, the proving key
 //! with a spinner while it is generated.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crucible_core::fixtures::key_cache::{BenchKeyId, KeyCache, KeySource};
@@ -78,6 +78,15 @@ where
     let result = work();
     bar.finish_and_clear();
     Ok(result?)
+}
+
+/// `key loaded in S s (N MB, R MB/s)`: reading and validating the key file.
+pub fn load_line(path: &Path, seconds: f64) -> String {
+    let mb = std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6);
+    format!(
+        "key loaded in {seconds:.2} s ({mb:.1} MB, {:.1} MB/s)",
+        mb / seconds.max(1e-9)
+    )
 }
 
 /// A proving key of the benchmark circuit and where it came from.

@@ -20,7 +20,7 @@ use crucible_files::KeyAndWitness;
 use serde_json::json;
 
 use crate::error::CliError;
-use crate::output::{count, file_form, spinner};
+use crate::output::{count, file_form, load_line, spinner};
 use crate::plan::ProofSetup;
 
 /// The user's circuit, key and witness files, and where the proof goes.
@@ -203,6 +203,8 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         loaded.key_path.display(),
         reduction_name(loaded.inputs.reduction)
     ));
+    let load_seconds = loaded.inputs.key_load_time.as_secs_f64();
+    say(load_line(&loaded.key_path, load_seconds));
 
     let mut rng: Box<dyn RngCore> = match args.seed {
         Some(seed) => Box::new(StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15)),
@@ -235,7 +237,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
         };
         let value = json!({
             "selection": reason,
-            "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.inputs.reduction) },
+            "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.inputs.reduction), "load_seconds": load_seconds },
             "circuit": { "constraints": shape.num_constraints, "public_signals": shape.num_instance - 1, "log_domain": shape.log_domain },
             "proof": hex(&bytes),
             "public_signals": public.iter().map(|x| x.to_string()).collect::<Vec<_>>(),

@@ -1125,3 +1125,34 @@ fn the_cpu_predicted_time_is_within_two_times_of_the_measured_proof() {
         "{plan:?}"
     );
 }
+
+/// `prove --zkey` and `export-vk --zkey` report how long reading and checking the
+/// key took, in text and in `--json` (`key.load_seconds`).
+#[test]
+fn key_files_report_their_load_time() {
+    let dir = TempDir::new("load-time");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");
+    let zkey = fixtures.join("multi_public.zkey");
+    let wtns = fixtures.join("multi_public.wtns");
+    let files = format!("--zkey {} --wtns {}", zkey.display(), wtns.display());
+    let run = crucible(&format!("prove --backend cpu {files} --json"), &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let seconds = report["key"]["load_seconds"].as_f64();
+    assert!(
+        seconds.is_some_and(|s| s > 0.0 && s < 60.0),
+        "{}",
+        run.stdout
+    );
+    let run = crucible(&format!("prove --backend cpu {files}"), &dir.0);
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("key loaded in "), "{run:?}");
+    assert!(run.stdout.contains(" MB/s)"), "{run:?}");
+    let vk = dir.0.join("vk.json");
+    let run = crucible(
+        &format!("export-vk --zkey {} --out {}", zkey.display(), vk.display()),
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("key loaded in "), "{run:?}");
+}

@@ -19,6 +19,7 @@ pub mod circom_reduction;
 mod cross_check;
 mod empty_query_cases;
 mod evaluation_cases;
+pub mod fuzz;
 pub mod items;
 mod lease_checks;
 mod msm_cases;

@@ -7,8 +7,7 @@ use std::io::Read;
 
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Field, PrimeField};
-use rayon::prelude::*;
+use ark_ff::{BigInt, PrimeField};
 
 use crate::binfile::SectionReader;
 use crucible_core::{Fq, Fr, G1Affine, G2Affine, Result};
@@ -21,9 +20,6 @@ pub const FQ_BYTES: usize = 48;
 pub const G1_BYTES: usize = 2 * FQ_BYTES;
 /// Bytes of an affine G2 point (x.c0, x.c1, y.c0, y.c1).
 pub const G2_BYTES: usize = 4 * FQ_BYTES;
-
-/// Points decoded per parallel batch while streaming a section.
-const BATCH: usize = 1 << 14;
 
 fn bigint<const N: usize>(bytes: &[u8]) -> BigInt<N> {
     let mut limbs = [0u64; N];
@@ -45,15 +41,13 @@ pub fn fr_plain(bytes: &[u8]) -> Option<Fr> {
 
 /// A scalar written as snarkjs writes `.zkey` coefficients: the integer `v·R² mod r`
 /// (R = 2^256), so that reading it as a Montgomery form twice gives `v`.
+///
+/// Taken as Montgomery limbs the integer is the element `v·R`, whose product with
+/// the element whose limbs are 1 (`R⁻¹`) is `v`: one multiplication.
 pub fn fr_zkey_coefficient(bytes: &[u8]) -> Option<Fr> {
-    let stored = fr_plain(bytes)?;
-    Some(stored * montgomery_r_inv_squared())
-}
-
-fn montgomery_r_inv_squared() -> Fr {
-    let r = Fr::from(2u64).pow([256]);
-    let r_inv = r.inverse().expect("2^256 is invertible mod r");
-    r_inv.square()
+    let stored = bigint::<4>(bytes);
+    (stored < Fr::MODULUS)
+        .then(|| Fr::new_unchecked(stored) * Fr::new_unchecked(BigInt::from(1u64)))
 }
 
 fn fq_montgomery(bytes: &[u8]) -> Option<Fq> {
@@ -149,48 +143,6 @@ pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
     checked(G2Affine::new_unchecked(x, y))
 }
 
-/// Reads `count` elements of `size` bytes each from a section, decoding batches in
-/// parallel; the first bad element is an error naming the file, the section and its
-/// index.
-pub fn read_all<R: Read, T: Send, E: std::fmt::Display + Send>(
-    section: &mut SectionReader<'_, R>,
-    count: usize,
-    size: usize,
-    decode: impl Fn(&[u8]) -> Result<T, E> + Sync,
-) -> Result<Vec<T>> {
-    let needed = (count as u64).checked_mul(size as u64);
-    if needed.is_none_or(|n| n > section.remaining()) {
-        return Err(section.name.error(format!(
-            "section `{}` holds {} bytes, too few for {count} elements of {size} bytes",
-            section.what,
-            section.remaining()
-        )));
-    }
-    let mut out = Vec::with_capacity(count);
-    let mut buf = vec![0u8; BATCH.min(count.max(1)) * size];
-    let mut done = 0;
-    while done < count {
-        let n = BATCH.min(count - done);
-        let bytes = &mut buf[..n * size];
-        section.bytes(bytes)?;
-        let decoded: Vec<Result<T, E>> = bytes.par_chunks_exact(size).map(&decode).collect();
-        for (i, d) in decoded.into_iter().enumerate() {
-            match d {
-                Ok(v) => out.push(v),
-                Err(e) => {
-                    return Err(section.name.error(format!(
-                        "section `{}`, element {} of {count}: {e}",
-                        section.what,
-                        done + i
-                    )))
-                }
-            }
-        }
-        done += n;
-    }
-    Ok(out)
-}
-
 /// Reads one element of `size` bytes from a section and decodes it.
 pub fn read_one<R: Read, T, E: std::fmt::Display>(
     section: &mut SectionReader<'_, R>,
@@ -229,4 +181,33 @@ pub fn check_prime<R: Read>(
 /// A plain scalar decoder for [`read_all`].
 pub fn fr_plain_checked(bytes: &[u8]) -> Result<Fr, &'static str> {
     fr_plain(bytes).ok_or("value is not below the scalar field's modulus")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ff::{BigInteger, Field, UniformRand};
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+
+    /// The coefficient decoder against the definition: the stored integer times
+    /// R⁻² (R = 2^256), for edge values and random ones.
+    #[test]
+    fn zkey_coefficients_are_the_stored_integer_over_r_squared() {
+        let r_inv_squared = Fr::from(2u64).pow([256]).inverse().unwrap().square();
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut stored: Vec<Fr> = vec![Fr::from(0u64), Fr::from(1u64), -Fr::from(1u64)];
+        stored.extend((0..200).map(|_| Fr::rand(&mut rng)));
+        for s in stored {
+            let mut bytes = s.into_bigint().to_bytes_le();
+            bytes.resize(FR_BYTES, 0);
+            assert_eq!(
+                fr_zkey_coefficient(&bytes),
+                Some(s * r_inv_squared),
+                "stored {s}, seed {seed}"
+            );
+        }
+        // The modulus itself is not a value.
+        assert_eq!(fr_zkey_coefficient(&modulus_bytes(Fr::MODULUS)), None);
+    }
 }

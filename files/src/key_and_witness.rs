@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ark_std::rand::rngs::OsRng;
 use ark_std::UniformRand;
@@ -23,6 +24,9 @@ pub struct KeyAndWitness {
     pub synthesized: Synthesized,
     /// snarkjs' reduction for a `.zkey`, ark-groth16's for an arkworks key.
     pub reduction: Reduction,
+    /// How long reading and validating the key file took (the witness and the
+    /// circuit not counted).
+    pub key_load_time: Duration,
 }
 
 fn name(path: &Path) -> String {
@@ -34,7 +38,9 @@ impl KeyAndWitness {
     /// checked against the key and every constraint against the witness first (without,
     /// the key's own matrices are used).
     pub fn read_zkey(zkey: &Path, wtns: &Path, r1cs: Option<&Path>) -> Result<Self> {
+        let started = Instant::now();
         let key = Zkey::read(zkey)?;
+        let key_load_time = started.elapsed();
         let witness = read_witness(wtns)?;
         let synthesized = match r1cs {
             Some(r1cs_path) => {
@@ -48,19 +54,23 @@ impl KeyAndWitness {
             proving_key: Arc::new(key.proving_key),
             synthesized,
             reduction: Reduction::Circom,
+            key_load_time,
         })
     }
 
     /// An arkworks `ProvingKey<Bls12_381>` file (ark-groth16's reduction), circom's
     /// `.r1cs` and a `.wtns`.
     pub fn read_arkworks(pk: &Path, r1cs: &Path, wtns: &Path) -> Result<Self> {
+        let started = Instant::now();
         let proving_key = read_proving_key(pk)?;
+        let key_load_time = started.elapsed();
         let r1cs = R1cs::read(r1cs)?;
         let witness = read_witness(wtns)?;
         Ok(KeyAndWitness {
             proving_key: Arc::new(proving_key),
             synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,
             reduction: Reduction::Libsnark,
+            key_load_time,
         })
     }
 

@@ -19,6 +19,7 @@
 
 pub mod artifacts;
 mod binfile;
+mod bulk;
 mod circuit;
 mod encoding;
 mod key_and_witness;
@@ -28,6 +29,7 @@ mod r1cs;
 pub mod snarkjs_json;
 mod wtns;
 mod zkey;
+mod zkey_writer;
 
 pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, ZkeyCircuit};
 pub use encoding::PointError;

@@ -7,7 +7,8 @@ use std::path::Path;
 use ark_ff::{One, PrimeField};
 
 use crate::binfile::{self, BinFile};
-use crate::encoding::{check_prime, fr_plain_checked, modulus_bytes, read_all, FR_BYTES};
+use crate::bulk::read_all;
+use crate::encoding::{check_prime, fr_plain_checked, modulus_bytes, FR_BYTES};
 use crucible_core::{Fr, Result};
 
 const HEADER: u32 = 1;

@@ -17,26 +17,27 @@ use ark_groth16::VerifyingKey;
 use ark_relations::utils::matrix::Matrix;
 
 use crate::binfile::{self, BinFile, SectionReader};
+use crate::bulk::read_all;
 use crate::encoding::{
-    check_prime, fr_zkey_coefficient, g1_zkey, g2_zkey, modulus_bytes, read_all, read_one,
-    FR_BYTES, G1_BYTES, G2_BYTES,
+    check_prime, fr_zkey_coefficient, g1_zkey, g2_zkey, modulus_bytes, read_one, FR_BYTES,
+    G1_BYTES, G2_BYTES,
 };
 use crate::R1cs;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::{Domain, Error, Fq, Fr, G1Affine, ProofShape, Result};
 
-const PROTOCOL: u32 = 1;
-const GROTH16_HEADER: u32 = 2;
-const IC: u32 = 3;
-const COEFFICIENTS: u32 = 4;
-const POINTS_A: u32 = 5;
-const POINTS_B1: u32 = 6;
-const POINTS_B2: u32 = 7;
-const POINTS_C: u32 = 8;
-const POINTS_H: u32 = 9;
+pub(crate) const PROTOCOL: u32 = 1;
+pub(crate) const GROTH16_HEADER: u32 = 2;
+pub(crate) const IC: u32 = 3;
+pub(crate) const COEFFICIENTS: u32 = 4;
+pub(crate) const POINTS_A: u32 = 5;
+pub(crate) const POINTS_B1: u32 = 6;
+pub(crate) const POINTS_B2: u32 = 7;
+pub(crate) const POINTS_C: u32 = 8;
+pub(crate) const POINTS_H: u32 = 9;
 
 /// snarkjs' protocol id for Groth16.
-const GROTH16: u32 = 1;
+pub(crate) const GROTH16: u32 = 1;
 
 /// A `.zkey`'s proving key and the constraint matrices it carries.
 ///

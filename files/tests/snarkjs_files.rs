@@ -22,6 +22,10 @@ use crucible_files::{
 };
 use serde_json::Value;
 
+#[path = "support/bad_points.rs"]
+mod bad_points;
+use bad_points::non_subgroup_g1_zkey_bytes;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -305,29 +309,6 @@ fn damaged_zkeys_are_clear_errors_naming_the_file() {
         e.contains("not BLS12-381's") && e.contains("bls12381"),
         "{e}"
     );
-}
-
-/// A point on y² = x³ + 4 (BLS12-381's G1 curve) outside the r-order subgroup, in a
-/// .zkey's Montgomery form: found by trying x = 0, 1, 2, … (the cofactor is large, so
-/// the first point found is outside the subgroup).
-fn non_subgroup_g1_zkey_bytes() -> Vec<u8> {
-    use ark_ff::{BigInteger, Field, PrimeField};
-    use crucible_core::{Fq, G1Affine};
-    let mut x = Fq::from(0u64);
-    loop {
-        if let Some(y) = (x.square() * x + Fq::from(4u64)).sqrt() {
-            let p = G1Affine::new_unchecked(x, y);
-            if p.is_on_curve() && !p.is_in_correct_subgroup_assuming_on_curve() {
-                let mont = |f: Fq| {
-                    let mut b = (f * Fq::from(2u64).pow([384])).into_bigint().to_bytes_le();
-                    b.resize(48, 0);
-                    b
-                };
-                return [mont(x), mont(y)].concat();
-            }
-        }
-        x += Fq::one();
-    }
 }
 
 #[test]

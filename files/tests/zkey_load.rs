@@ -1,0 +1,139 @@
+//! Loading `.zkey` keys: the writer against snarkjs' own file, large keys read in
+//! bulk and checked over all cores, and bad points deep in a large query named by
+//! section and index.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use crucible_files::Zkey;
+
+#[path = "support/bad_points.rs"]
+mod bad_points;
+#[path = "support/big_zkey.rs"]
+mod big_zkey;
+
+use bad_points::{non_subgroup_g1_zkey_bytes, non_subgroup_g2_zkey_bytes};
+use big_zkey::{big_zkey, big_zkey_bytes};
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The sections of an iden3 container: (type, body).
+fn sections(data: &[u8]) -> Vec<(u32, &[u8])> {
+    let count = u32::from_le_bytes(data[8..12].try_into().unwrap());
+    let mut pos = 12;
+    (0..count)
+        .map(|_| {
+            let kind = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap());
+            let size = u64::from_le_bytes(data[pos + 4..pos + 12].try_into().unwrap()) as usize;
+            let body = &data[pos + 12..pos + 12 + size];
+            pos += 12 + size;
+            (kind, body)
+        })
+        .collect()
+}
+
+fn body_offset(data: &[u8], kind: u32) -> usize {
+    let (_, body) = sections(data)
+        .into_iter()
+        .find(|(k, _)| *k == kind)
+        .unwrap_or_else(|| panic!("no section {kind}"));
+    body.as_ptr() as usize - data.as_ptr() as usize
+}
+
+fn read(data: Vec<u8>) -> crucible_core::Result<Zkey> {
+    Zkey::from_reader(Cursor::new(data), "big.zkey")
+}
+
+fn same_key(x: &Zkey, y: &Zkey) {
+    assert_eq!(x.proving_key, y.proving_key);
+    assert_eq!(
+        (x.num_public, x.num_wires, x.num_constraints, x.domain_size),
+        (y.num_public, y.num_wires, y.num_constraints, y.domain_size)
+    );
+    assert_eq!(x.a, y.a);
+    assert_eq!(x.b, y.b);
+}
+
+#[test]
+fn written_keys_are_snarkjs_sections_byte_for_byte() {
+    let original = fixture("multi_public.zkey");
+    let key = read(original.clone()).unwrap();
+    let mut written = Vec::new();
+    key.write_to(&mut written).unwrap();
+    let theirs = sections(&original);
+    let ours = sections(&written);
+    // snarkjs' sections 1 to 9, in its order; its section 10 (contributions) is not
+    // written.
+    assert_eq!(ours.len(), 9);
+    assert_eq!(ours, theirs[..9]);
+    assert_eq!(theirs[9].0, 10);
+    same_key(&read(written).unwrap(), &key);
+}
+
+#[test]
+fn large_keys_round_trip() {
+    let key = big_zkey(12, 3000, 5);
+    let mut bytes = Vec::new();
+    key.write_to(&mut bytes).unwrap();
+    same_key(&read(bytes).unwrap(), &key);
+}
+
+/// One key of 2^13 H points and 4000 wires; each damaged copy has one bad point
+/// near the end of a query, which the parallel decoder must find and name.
+#[test]
+fn bad_points_deep_in_large_queries_are_named_by_index() {
+    let good = big_zkey_bytes(13, 4000, 11);
+    let damage = |kind: u32, index: usize, size: usize, bytes: &[u8]| {
+        let mut data = good.clone();
+        let at = body_offset(&good, kind) + index * size;
+        data[at..at + size].copy_from_slice(bytes);
+        read(data).unwrap_err().to_string()
+    };
+    let g1 = 96;
+    let g2 = 192;
+
+    // Off the curve: y + 1 (Montgomery limbs of y changed in the lowest bit).
+    let mut off_curve = good[body_offset(&good, 9) + 8000 * g1..][..g1].to_vec();
+    off_curve[g1 / 2] ^= 1;
+    let e = damage(9, 8000, g1, &off_curve);
+    assert!(
+        e.contains("big.zkey")
+            && e.contains("section `points H`, element 8000 of 8192")
+            && (e.contains("not on the curve") || e.contains("not below the field modulus")),
+        "{e}"
+    );
+
+    let e = damage(5, 3990, g1, &non_subgroup_g1_zkey_bytes());
+    assert!(
+        e.contains("section `points A`, element 3990 of 4000")
+            && e.contains("not in the prime-order subgroup"),
+        "{e}"
+    );
+
+    let e = damage(7, 3777, g2, &non_subgroup_g2_zkey_bytes());
+    assert!(
+        e.contains("section `points B2`, element 3777 of 4000")
+            && e.contains("not in the prime-order subgroup"),
+        "{e}"
+    );
+
+    // Two bad points in one query: the lower index is named.
+    let mut data = good.clone();
+    let base = body_offset(&good, 8);
+    for index in [3500usize, 1234] {
+        data[base + index * g1..base + (index + 1) * g1]
+            .copy_from_slice(&non_subgroup_g1_zkey_bytes());
+    }
+    let e = read(data).unwrap_err().to_string();
+    assert!(
+        e.contains("section `points C`, element 1234 of 3998"),
+        "{e}"
+    );
+}
