@@ -682,3 +682,137 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
     let said = String::from_utf8_lossy(&poll.stderr);
     assert!(said.contains("--poll"), "{said}");
 }
+
+/// A process's resident memory (`VmRSS`) or its peak (`VmHWM`), in bytes.
+fn process_memory(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    kib * 1024
+}
+
+/// 64 clients push the largest witness the key admits, as fast as the daemon answers,
+/// while the engine is busy. Memory is bounded in bytes: the daemon's peak RSS stays
+/// within its memory with the key loaded, plus the queued-witness budget, plus two
+/// copies of a message per client (one arriving, one decoded), plus 256 MiB for
+/// everything else; refusals are `RESOURCE_EXHAUSTED` naming the budget; every
+/// accepted job ends, and another client's proof still completes and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_clients_pushing_the_largest_witnesses_stay_within_a_memory_bound() {
+    const FLOOD_CONSTRAINTS: usize = 1 << 13;
+    const FLOOD_CLIENTS: usize = 64;
+    const BUDGET: u64 = 8 << 20;
+    let cache = TempDir::new("serve-flood");
+    let mut server = Daemon::start(
+        "serve-flood",
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--insecure",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-queued-witness-bytes",
+            &BUDGET.to_string(),
+        ],
+        &[],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let url = format!("http://{grpc}");
+    let mut client = connect(&url).await.expect("connect");
+    let key = KeyRef::bench(FLOOD_CONSTRAINTS, INPUTS, 5).unwrap();
+    let loaded = client
+        .load_key(proto::LoadKeyRequest {
+            key_id: "k".into(),
+            source: Some(key.to_proto()),
+        })
+        .await
+        .expect("load the key")
+        .into_inner();
+    let vk = verifying_key(&loaded).expect("the verifying key");
+    let baseline = process_memory(server.pid(), "VmRSS:");
+    // The largest witness the key admits: one value for each of its variables.
+    let largest = Witness::assignment(&vec![
+        crucible_core::Fr::from(1u64);
+        FLOOD_CONSTRAINTS + INPUTS + 2
+    ]);
+    let message = largest.byte_len() as u64;
+    let deadline = std::time::Instant::now() + Duration::from_secs(8);
+    let mut flood = Vec::new();
+    for _ in 0..FLOOD_CLIENTS {
+        let url = url.clone();
+        let witness = largest.clone();
+        flood.push(tokio::spawn(async move {
+            let mut client = connect(&url).await.expect("connect");
+            let (mut accepted, mut refused) = (Vec::new(), 0u64);
+            while std::time::Instant::now() < deadline {
+                let answer = client
+                    .submit(proto::SubmitRequest {
+                        key_id: "k".into(),
+                        witness: Some(witness.to_proto()),
+                    })
+                    .await;
+                match answer.map(|r| r.into_inner().outcome) {
+                    Ok(Some(submit_response::Outcome::JobId(id))) => accepted.push(id),
+                    Ok(Some(submit_response::Outcome::Busy(_))) => refused += 1,
+                    Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                        assert!(
+                            status.message().contains("max_queued_witness_bytes"),
+                            "{status:?}"
+                        );
+                        refused += 1;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    other => panic!("submit: {other:?}"),
+                }
+            }
+            (client, accepted, refused)
+        }));
+    }
+    let (mut accepted, mut refused) = (0usize, 0u64);
+    for task in flood {
+        let (mut client, ids, refusals) = task.await.expect("a client task");
+        refused += refusals;
+        accepted += ids.len();
+        for id in ids {
+            let ended = tokio::time::timeout(Duration::from_secs(600), await_job(&mut client, id))
+                .await
+                .unwrap_or_else(|_| panic!("job {id} did not end\n{}", server.log()));
+            assert!(
+                matches!(ended.state(), JobState::Done | JobState::Failed),
+                "job {id}: {ended:?}"
+            );
+        }
+    }
+    let peak = process_memory(server.pid(), "VmHWM:");
+    let bound = baseline + BUDGET + 2 * FLOOD_CLIENTS as u64 * message + (256 << 20);
+    println!(
+        "{accepted} accepted, {refused} refused; RSS {baseline} B with the key, peak {peak} B, bound {bound} B ({message}-byte witnesses)"
+    );
+    assert!(refused > 0, "the flood never reached the witness budget");
+    assert!(accepted > 0, "no submit was accepted");
+    assert!(
+        peak <= bound,
+        "peak RSS {peak} B over the bound {bound} B\n{}",
+        server.log()
+    );
+    // Another client's proof still completes and verifies.
+    let result = prove_once(&mut client, "k", &Witness::BenchSeed(11)).await;
+    let inputs = verify(&vk, &result).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        inputs,
+        BenchCircuit {
+            constraints: FLOOD_CONSTRAINTS,
+            inputs: INPUTS,
+            seed: 11
+        }
+        .public_inputs()
+    );
+    server.terminate();
+    assert!(server.wait_exit(Duration::from_secs(60)).success());
+}
