@@ -734,7 +734,7 @@ async fn sixty_four_clients_pushing_the_largest_witnesses_stay_within_a_memory_b
         .await
         .expect("load the key")
         .into_inner();
-    let vk = verifying_key(&loaded).expect("the verifying key");
+    let vk = verifying_key(&loaded.verifying_key).expect("the verifying key");
     let baseline = process_memory(server.pid(), "VmRSS:");
     // The largest witness the key admits: one value for each of its variables.
     let largest = Witness::assignment(&vec![
