@@ -290,7 +290,12 @@ mod tests {
     #[test]
     fn the_common_name_names_the_identity_and_the_organization_its_role() {
         use rcgen::DnType::{CommonName, CountryName, OrganizationName};
-        let cases: Vec<(Vec<(rcgen::DnType, &str)>, Result<(&str, Role), &str>)> = vec![
+        /// A subject, and the identity and role it names or what its refusal says.
+        type Case = (
+            Vec<(rcgen::DnType, &'static str)>,
+            Result<(&'static str, Role), &'static str>,
+        );
+        let cases: Vec<Case> = vec![
             (vec![(CommonName, "alice")], Ok(("alice", Role::Client))),
             (
                 vec![
