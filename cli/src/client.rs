@@ -1,7 +1,7 @@
 //! `crucible client`: drives a `crucible serve` daemon over gRPC: load and evict
 //! keys, prove, status, and a load test that measures proofs per second.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -14,9 +14,10 @@ use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::Proof;
 use crucible_core::Fr;
 use crucible_files::artifacts::{write_proof, write_public};
-use crucible_service::client::{connect_with_token, verify, verifying_key, Client};
+use crucible_service::client::{connect_with, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::{self, prove_response, JobResult};
+use crucible_service::tls::{CertificateFile, ClientTls, PrivateKeyFile};
 use crucible_service::witness::Witness;
 
 use crate::error::CliError;
@@ -26,14 +27,50 @@ use crate::{parse, runtime};
 /// Arguments of `crucible client`.
 #[derive(Args)]
 pub struct ClientArgs {
-    /// The server: `http://host:port`.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
-    addr: String,
+    /// The server: `http://host:port`, or `https://host:port` with `--tls-ca` (the
+    /// host a name in the server's certificate). Default: `http://127.0.0.1:50051`,
+    /// with `--tls-ca` `https://localhost:50051`.
+    #[arg(long)]
+    addr: Option<String>,
     /// A file holding this client's bearer token (the server's `--tokens` names it).
     #[arg(long)]
     token_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: ClientTlsArgs,
     #[command(subcommand)]
     command: ClientCommand,
+}
+
+/// The client's TLS.
+#[derive(Args)]
+struct ClientTlsArgs {
+    /// The CA (PEM) that signed the server's certificate: connect with TLS.
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
+    /// This client's certificate (PEM), for a server with mutual TLS.
+    #[arg(long, requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+impl ClientTlsArgs {
+    /// The files, read and checked; `None` without `--tls-ca`.
+    fn resolve(&self) -> Result<Option<ClientTls>, CliError> {
+        let Some(ca) = &self.tls_ca else {
+            return Ok(None);
+        };
+        let ca = CertificateFile::read(ca).map_err(|e| CliError(format!("--tls-ca: {e}")))?;
+        let identity = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((
+                CertificateFile::read(cert).map_err(|e| CliError(format!("--tls-cert: {e}")))?,
+                PrivateKeyFile::read(key).map_err(|e| CliError(format!("--tls-key: {e}")))?,
+            )),
+            _ => None,
+        };
+        Ok(Some(ClientTls { ca, identity }))
+    }
 }
 
 #[derive(Subcommand)]
@@ -142,9 +179,25 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
             ),
             None => None,
         };
-        let mut client = connect_with_token(&args.addr, token.as_deref())
+        let tls = args.tls.resolve()?;
+        let addr = match (&args.addr, &tls) {
+            (Some(addr), Some(_)) if addr.starts_with("http://") => {
+                return Err(CliError(format!(
+                    "--addr {addr} with --tls-ca: the address is https://host:port"
+                )))
+            }
+            (Some(addr), None) if addr.starts_with("https://") => {
+                return Err(CliError(format!(
+                    "--addr {addr}: give --tls-ca, the CA that signed the server's certificate"
+                )))
+            }
+            (Some(addr), _) => addr.clone(),
+            (None, Some(_)) => "https://localhost:50051".to_string(),
+            (None, None) => "http://127.0.0.1:50051".to_string(),
+        };
+        let mut client = connect_with(&addr, token.as_deref(), tls.as_ref())
             .await
-            .map_err(|e| CliError(format!("cannot reach the daemon at {}: {e}", args.addr)))?;
+            .map_err(|e| CliError(format!("cannot reach the daemon at {addr}: {e}")))?;
         match &args.command {
             ClientCommand::LoadKey { id, key } => {
                 let key: KeyRef = key.parse().map_err(service)?;

@@ -10,6 +10,7 @@ use crucible_service::admission::{Limits, DEFAULT_MAX_LOG_DOMAIN};
 use crucible_service::auth::Auth;
 use crucible_service::key_dir::KeyDir;
 use crucible_service::server::{serve, ServeConfig};
+use crucible_service::tls::{CertificateFile, PrivateKeyFile, ServerTls};
 
 use crate::devices::DeviceArgs;
 use crate::error::CliError;
@@ -59,6 +60,44 @@ pub struct ServeArgs {
     /// `--listen` address.
     #[arg(long, conflicts_with = "tokens")]
     insecure: bool,
+    #[command(flatten)]
+    tls: ServerTlsArgs,
+}
+
+/// The daemon's TLS (required off loopback).
+#[derive(Args)]
+pub struct ServerTlsArgs {
+    /// The daemon's certificate chain (PEM), served with TLS.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A CA (PEM) that signs client certificates: mutual TLS, every client must
+    /// present one. Without `--tokens`, the certificate's CN names the client and an
+    /// O of `operator` gives it the operator role.
+    #[arg(long, requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+}
+
+impl ServerTlsArgs {
+    /// The files, read and checked; `None` without `--tls-cert`.
+    pub fn resolve(&self) -> Result<Option<ServerTls>, CliError> {
+        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
+            return Ok(None);
+        };
+        let cert = CertificateFile::read(cert).map_err(|e| CliError(format!("--tls-cert: {e}")))?;
+        let key = PrivateKeyFile::read(key).map_err(|e| CliError(format!("--tls-key: {e}")))?;
+        let client_ca = self
+            .tls_client_ca
+            .as_deref()
+            .map(CertificateFile::read)
+            .transpose()
+            .map_err(|e| CliError(format!("--tls-client-ca: {e}")))?;
+        ServerTls::new(cert, key, client_ca)
+            .map(Some)
+            .map_err(|e| CliError(format!("--tls-cert, --tls-key: {e}")))
+    }
 }
 
 /// What a key may ask of the host: checked from its sizes before it is generated or
@@ -102,6 +141,31 @@ impl LimitArgs {
     }
 }
 
+/// Who may call: tokens, client certificates (mutual TLS without tokens), or anyone
+/// (`--insecure`, loopback only). Off loopback the daemon speaks only TLS.
+fn authentication(args: &ServeArgs, tls: Option<&ServerTls>) -> Result<Auth, CliError> {
+    let loopback = args.listen.ip().is_loopback();
+    if tls.is_none() && !loopback {
+        return Err(CliError(format!(
+            "{} is not a loopback address: give --tls-cert and --tls-key (plain text is served on loopback only)",
+            args.listen
+        )));
+    }
+    let mutual = tls.is_some_and(ServerTls::mutual);
+    match (&args.tokens, args.insecure) {
+        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError(format!("--tokens: {e}"))),
+        (None, _) if mutual => Ok(Auth::Certificates),
+        (None, true) if loopback => Ok(Auth::Open),
+        (None, true) => Err(CliError(format!(
+            "--insecure serves only on a loopback address, not {}; give --tokens FILE or --tls-client-ca",
+            args.listen
+        ))),
+        (None, false) => Err(CliError(
+            "give --tokens FILE (bearer tokens), --tls-client-ca PEM (client certificates), or --insecure to serve without authentication on a loopback address".into(),
+        )),
+    }
+}
+
 /// Serves until SIGINT or SIGTERM, then evicts every key and exits.
 pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
     if args.queue_capacity == 0 || args.synthesis_threads == Some(0) {
@@ -109,21 +173,8 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             "--queue-capacity and --synthesis-threads must be at least 1".into(),
         ));
     }
-    let auth = match (&args.tokens, args.insecure) {
-        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError(format!("--tokens: {e}")))?,
-        (None, true) if args.listen.ip().is_loopback() => Auth::Open,
-        (None, true) => {
-            return Err(CliError(format!(
-                "--insecure serves only on a loopback address, not {}; give --tokens FILE",
-                args.listen
-            )))
-        }
-        (None, false) => {
-            return Err(CliError(
-                "give --tokens FILE (bearer tokens), or --insecure to serve without authentication on a loopback address".into(),
-            ))
-        }
-    };
+    let tls = args.tls.resolve()?;
+    let auth = authentication(args, tls.as_ref())?;
     let (limits, key_dir) = args.limits.resolve()?;
     let chosen = args.devices.resolve()?;
     println!("{}", chosen.reason);
@@ -146,6 +197,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         limits,
         key_dir,
         auth,
+        tls,
     };
     let runtime = runtime::build()?;
     let served = runtime.block_on(async {
@@ -158,6 +210,19 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
             "devices: {} ({} per device)",
             labels.join(", "),
             crate::output::count(args.devices.workers() as u64, "worker")
+        );
+        println!(
+            "grpc security: {}, {}",
+            match &config.tls {
+                Some(tls) if tls.mutual() => "mutual TLS",
+                Some(_) => "TLS",
+                None => "plain text",
+            },
+            match &config.auth {
+                Auth::Open => "no authentication",
+                Auth::Tokens(_) => "bearer tokens",
+                Auth::Certificates => "client certificates",
+            }
         );
         println!("grpc listening on {}", runtime::local_addr(&grpc)?);
         if let Some(m) = &metrics {

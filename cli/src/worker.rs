@@ -20,7 +20,9 @@ use crate::{parse, runtime};
 /// Arguments of `crucible worker`.
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// The queue's database: `postgres://user:password@host:port/database`.
+    /// The queue's database: `postgres://user:password@host:port/database`; TLS
+    /// with `?sslmode=require`, the server's certificate checked with `verify-full`
+    /// (against the system's CAs, or `&sslrootcert=ca.pem`).
     #[arg(long)]
     queue: String,
     #[command(flatten)]

@@ -4,7 +4,9 @@
 //! for its own witness, and the whole run is bounded in time.
 //!
 //! Needs `CRUCIBLE_TEST_POSTGRES_URL` (a role that may create databases); each run
-//! makes its own database and drops it.
+//! makes its own database and drops it. A URL with `sslmode=require` (or
+//! `verify-ca`, `verify-full`) runs the whole fleet over TLS, and the test checks
+//! that Postgres reports the queue's connection encrypted.
 
 mod support;
 
@@ -82,6 +84,17 @@ async fn wait_until(pool: &PgPool, sql: &str, at_least: i64, start: Instant, fle
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+/// Whether `url`'s `sslmode` demands TLS (`require`, `verify-ca`, `verify-full`).
+fn asks_for_tls(url: &str) -> bool {
+    url.split_once('?').is_some_and(|(_, query)| {
+        query.split('&').any(|p| {
+            matches!(
+                p,
+                "sslmode=require" | "sslmode=verify-ca" | "sslmode=verify-full"
+            )
+        })
+    })
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_workers_prove_every_job_exactly_once_through_kills() {
@@ -114,6 +127,23 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
         .await
         .expect("connect to the test database");
     queue.migrate().await.expect("migrate");
+    if asks_for_tls(&url) {
+        let check = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&db_url)
+            .await
+            .expect("connect to the test database");
+        let encrypted: bool =
+            sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+                .fetch_one(&check)
+                .await
+                .expect("read pg_stat_ssl");
+        assert!(
+            encrypted,
+            "the URL asks for TLS but Postgres reports the connection unencrypted"
+        );
+        check.close().await;
+    }
     let key = KeyRef::bench(CONSTRAINTS, INPUTS, SETUP_SEED).unwrap();
     let jobs: Vec<NewJob> = (0..JOBS)
         .map(|i| NewJob {

@@ -1,7 +1,8 @@
 //! A gRPC client drives `crucible serve` (2 logical CPU devices, 2 workers each):
 //! load a key, 100 submits from 8 concurrent clients with some cancelled, overflow
 //! the queue to see "busy", evict the key while jobs are queued (they fail cleanly,
-//! the budget returns to zero), and status and metrics say so.
+//! the budget returns to zero), and status and metrics say so. Hostile requests are
+//! refused before work; over mutual TLS only certified clients are served.
 
 mod support;
 
@@ -11,9 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crucible_core::fixtures::circuit::BenchCircuit;
-use crucible_service::client::{connect, connect_with_token, verify, verifying_key, Client};
+use crucible_service::client::{
+    connect, connect_with, connect_with_token, verify, verifying_key, Client,
+};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::{self, submit_response, JobResult, JobState};
+use crucible_service::tls::{CertificateFile, ClientTls, PrivateKeyFile};
 use crucible_service::witness::Witness;
 use support::{Daemon, TempDir};
 
@@ -681,6 +685,375 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
     assert!(!poll.status.success());
     let said = String::from_utf8_lossy(&poll.stderr);
     assert!(said.contains("--poll"), "{said}");
+}
+
+/// A certificate authority and the certificates it signs, written as PEM files into
+/// a test's directory.
+struct Pki {
+    dir: std::path::PathBuf,
+    ca: rcgen::Certificate,
+    ca_key: rcgen::KeyPair,
+}
+
+impl Pki {
+    fn new(dir: &std::path::Path, name: &str) -> Pki {
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let ca = params.self_signed(&ca_key).expect("the CA certificate");
+        std::fs::write(dir.join(format!("{name}.pem")), ca.pem()).unwrap();
+        Pki {
+            dir: dir.to_path_buf(),
+            ca,
+            ca_key,
+        }
+    }
+
+    /// Signs a certificate for `subject` (names for a server, none for a client),
+    /// writing `<file>.pem` and `<file>.key`; returns their paths.
+    fn issue(
+        &self,
+        file: &str,
+        subject: &[(rcgen::DnType, &str)],
+        names: &[&str],
+        purpose: rcgen::ExtendedKeyUsagePurpose,
+    ) -> (std::path::PathBuf, std::path::PathBuf) {
+        let key = rcgen::KeyPair::generate().expect("a key");
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = rcgen::CertificateParams::new(names).expect("params");
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        for (ty, value) in subject {
+            params.distinguished_name.push(ty.clone(), *value);
+        }
+        params.extended_key_usages = vec![purpose];
+        let cert = params
+            .signed_by(&key, &self.ca, &self.ca_key)
+            .expect("sign");
+        let (cert_path, key_path) = (
+            self.dir.join(format!("{file}.pem")),
+            self.dir.join(format!("{file}.key")),
+        );
+        std::fs::write(&cert_path, cert.pem()).unwrap();
+        std::fs::write(&key_path, key.serialize_pem()).unwrap();
+        (cert_path, key_path)
+    }
+}
+
+fn path_str(p: &std::path::Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// A client's TLS: `ca` trusted, and `identity` (certificate, key) presented.
+fn client_tls(
+    ca: &std::path::Path,
+    identity: Option<&(std::path::PathBuf, std::path::PathBuf)>,
+) -> ClientTls {
+    ClientTls {
+        ca: CertificateFile::read(ca).expect("the CA file"),
+        identity: identity.map(|(cert, key)| {
+            (
+                CertificateFile::read(cert).expect("the certificate file"),
+                PrivateKeyFile::read(key).expect("the key file"),
+            )
+        }),
+    }
+}
+
+/// A connection and a status call that must fail: what the refusal said.
+async fn refused(url: &str, token: Option<&str>, tls: Option<&ClientTls>) -> String {
+    let attempt = async {
+        let mut client = connect_with(url, token, tls)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        client
+            .status(proto::StatusRequest {})
+            .await
+            .map_err(|e| format!("status: {e}"))
+    };
+    match tokio::time::timeout(Duration::from_secs(20), attempt).await {
+        Ok(Err(e)) => e,
+        Ok(Ok(_)) => panic!("a client that must be refused was served (token {token:?})"),
+        Err(_) => panic!("a refused client hung instead of failing (token {token:?})"),
+    }
+}
+
+/// Mutual TLS with tokens, between real processes: certificates made here (a CA, the
+/// daemon's, clients'). A client with a certificate the CA signed and a valid token
+/// proves; without a certificate, with one the CA did not sign, without a token, in
+/// plain text, or trusting another CA, it is refused and the daemon goes on. Then
+/// mutual TLS alone: the certificate's CN names the client and its O the role. The
+/// CLI's flags: plain text off loopback, and bad PEM files, named in the errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_tls_admits_only_certified_clients_with_tokens() {
+    use rcgen::DnType::{CommonName, OrganizationName};
+    use rcgen::ExtendedKeyUsagePurpose::{ClientAuth, ServerAuth};
+    let cache = TempDir::new("serve-tls");
+    let dir = &cache.0;
+    let pki = Pki::new(dir, "ca");
+    let server_identity = pki.issue(
+        "server",
+        &[(CommonName, "crucible daemon")],
+        &["127.0.0.1", "localhost"],
+        ServerAuth,
+    );
+    let bob_cert = pki.issue("bob", &[(CommonName, "bob")], &[], ClientAuth);
+    let ops_cert = pki.issue(
+        "ops",
+        &[(OrganizationName, "operator"), (CommonName, "ops")],
+        &[],
+        ClientAuth,
+    );
+    // A client certificate, and a CA, that the daemon's CA has nothing to do with.
+    let rogue = Pki::new(dir, "rogue-ca");
+    let rogue_cert = rogue.issue("mallory", &[(CommonName, "bob")], &[], ClientAuth);
+    let ca = dir.join("ca.pem");
+    const OPERATOR: &str = "operator-token-0123456789abcdef";
+    const BOB: &str = "bob-token-0123456789abcdef";
+    let tokens = dir.join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("{OPERATOR} ops operator\n{BOB} bob client\n"),
+    )
+    .unwrap();
+    let tls_args = [
+        "--tls-cert",
+        path_str(&server_identity.0),
+        "--tls-key",
+        path_str(&server_identity.1),
+        "--tls-client-ca",
+        path_str(&ca),
+    ];
+    let start = |name: &str, auth: &[&str]| {
+        let mut args = vec!["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(&tls_args);
+        args.extend_from_slice(auth);
+        Daemon::start(name, &args, &[], dir)
+    };
+
+    let mut server = start("serve-tls", &["--tokens", path_str(&tokens)]);
+    let security = server.wait_for_line("grpc security: ", Duration::from_secs(60));
+    assert_eq!(security, "mutual TLS, bearer tokens", "{}", server.log());
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(10));
+    let url = format!("https://{grpc}");
+    let bob_tls = client_tls(&ca, Some(&bob_cert));
+    let ops_tls = client_tls(&ca, Some(&ops_cert));
+
+    let mut bob = connect_with(&url, Some(BOB), Some(&bob_tls))
+        .await
+        .unwrap_or_else(|e| panic!("bob connects: {e}\n{}", server.log()));
+    let mut ops = connect_with(&url, Some(OPERATOR), Some(&ops_tls))
+        .await
+        .expect("the operator connects");
+    let key = KeyRef::bench(CONSTRAINTS, INPUTS, 7).unwrap();
+    let loaded = ops
+        .load_key(proto::LoadKeyRequest {
+            key_id: "k".into(),
+            source: Some(key.to_proto()),
+        })
+        .await
+        .expect("load the key over mutual TLS")
+        .into_inner();
+    let vk = verifying_key(&loaded.verifying_key).expect("verifying key");
+    let prove_checked = |result: JobResult, seed: u64| {
+        assert_eq!(
+            verify(&vk, &result).unwrap_or_else(|e| panic!("seed {seed}: {e}")),
+            expected_inputs(seed),
+            "seed {seed}"
+        );
+    };
+    prove_checked(prove_once(&mut bob, "k", &Witness::BenchSeed(21)).await, 21);
+
+    let refusals = [
+        (
+            "no client certificate",
+            refused(&url, Some(BOB), Some(&client_tls(&ca, None))).await,
+        ),
+        (
+            "a certificate another CA signed",
+            refused(&url, Some(BOB), Some(&client_tls(&ca, Some(&rogue_cert)))).await,
+        ),
+        (
+            "plain text",
+            refused(&format!("http://{grpc}"), Some(BOB), None).await,
+        ),
+        (
+            "trusting another CA",
+            refused(
+                &url,
+                Some(BOB),
+                Some(&client_tls(&dir.join("rogue-ca.pem"), Some(&bob_cert))),
+            )
+            .await,
+        ),
+    ];
+    // Each is refused by the transport (the token they send is valid).
+    for (case, said) in &refusals {
+        println!("{case}: {said}");
+        assert!(
+            ["transport error", "protocol error", "UnknownIssuer"]
+                .iter()
+                .any(|s| said.contains(s)),
+            "{case}: {said}"
+        );
+    }
+    // A certified client still needs its token: tokens name identities here.
+    let tokenless = refused(&url, None, Some(&bob_tls)).await;
+    assert!(
+        tokenless.contains("bearer token"),
+        "a certified client without a token: {tokenless}"
+    );
+    // The daemon goes on after every refusal.
+    prove_checked(prove_once(&mut bob, "k", &Witness::BenchSeed(22)).await, 22);
+    // The command line client: mutual TLS and its token file.
+    let ops_token = dir.join("ops-token");
+    std::fs::write(&ops_token, OPERATOR).unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args([
+            "client",
+            "--addr",
+            &url,
+            "--tls-ca",
+            path_str(&ca),
+            "--tls-cert",
+            path_str(&ops_cert.0),
+            "--tls-key",
+            path_str(&ops_cert.1),
+            "--token-file",
+            path_str(&ops_token),
+            "status",
+        ])
+        .output()
+        .expect("run crucible client");
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success() && said.contains("backend cpu"),
+        "crucible client status over mutual TLS:\n{said}\n{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+
+    // Mutual TLS alone: the certificate names the client (CN) and its role (O).
+    let mut server = start("serve-tls-certs", &[]);
+    let security = server.wait_for_line("grpc security: ", Duration::from_secs(60));
+    assert_eq!(
+        security,
+        "mutual TLS, client certificates",
+        "{}",
+        server.log()
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(10));
+    let url = format!("https://{grpc}");
+    let mut bob = connect_with(&url, None, Some(&bob_tls))
+        .await
+        .expect("bob connects");
+    let mut ops = connect_with(&url, None, Some(&ops_tls))
+        .await
+        .expect("the operator connects");
+    let load = proto::LoadKeyRequest {
+        key_id: "k".into(),
+        source: Some(key.to_proto()),
+    };
+    let denied = bob.load_key(load.clone()).await.unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+    assert!(denied.message().contains("`bob`"), "{denied:?}");
+    ops.load_key(load).await.expect("the operator loads a key");
+    let (job, _) = submit(&mut bob, "k", 23).await;
+    let hidden = ops
+        .r#await(proto::AwaitRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
+    prove_checked(await_job(&mut bob, job).await, 23);
+    println!(
+        "no client certificate: {}",
+        refused(&url, None, Some(&client_tls(&ca, None))).await
+    );
+
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+
+    // The flags: plain text off loopback is refused; a bad PEM file is named with
+    // its flag; an http address with a CA is refused rather than sent in plain text.
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(&garbage, "not a certificate\n").unwrap();
+    let refusals: [(&[&str], &[&str]); 5] = [
+        (
+            &[
+                "serve",
+                "--listen",
+                "0.0.0.0:0",
+                "--tokens",
+                path_str(&tokens),
+            ],
+            &["0.0.0.0:0", "--tls-cert"],
+        ),
+        (
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--tokens",
+                path_str(&tokens),
+                "--tls-cert",
+                path_str(&garbage),
+                "--tls-key",
+                path_str(&server_identity.1),
+            ],
+            &["--tls-cert", path_str(&garbage), "no PEM certificate"],
+        ),
+        (
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--tokens",
+                path_str(&tokens),
+                "--tls-cert",
+                path_str(&server_identity.0),
+                "--tls-key",
+                path_str(&bob_cert.1),
+            ],
+            &["do not make a TLS identity", path_str(&bob_cert.1)],
+        ),
+        (
+            &["client", "--tls-ca", path_str(&garbage), "status"],
+            &["--tls-ca", path_str(&garbage)],
+        ),
+        (
+            &[
+                "client",
+                "--addr",
+                &format!("http://{grpc}"),
+                "--tls-ca",
+                path_str(&ca),
+                "status",
+            ],
+            &["https://"],
+        ),
+    ];
+    for (args, says) in refusals {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
+            .args(args)
+            .env("CRUCIBLE_CACHE_DIR", dir)
+            .output()
+            .expect("run crucible");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        for s in says {
+            assert!(stderr.contains(s), "{args:?}: `{s}` not in: {stderr}");
+        }
+    }
 }
 
 /// A process's resident memory (`VmRSS`) or its peak (`VmHWM`), in bytes.

@@ -1,7 +1,8 @@
 //! Who may call what: bearer tokens from a file the operator writes, each naming an
 //! identity and its role. Operators load and evict keys; clients (and operators)
 //! submit, await and cancel their own jobs. A job is visible only to the identity
-//! that submitted it.
+//! that submitted it. Under mutual TLS without tokens, the client's certificate names
+//! the identity instead ([`crate::tls::certificate_identity`]).
 
 // Called from tonic's handlers, which return `Status` by value.
 #![allow(clippy::result_large_err)]
@@ -11,7 +12,7 @@ use std::fmt;
 use std::path::Path;
 
 use tonic::metadata::MetadataMap;
-use tonic::Status;
+use tonic::{Request, Status};
 
 use crate::{ServiceError, ServiceResult};
 
@@ -41,6 +42,9 @@ pub enum Auth {
     Open,
     /// Bearer tokens: token → identity.
     Tokens(HashMap<String, Identity>),
+    /// Client certificates (mutual TLS, the server's client CA having checked them):
+    /// the subject's CN is the identity, an O of `operator` the operator role.
+    Certificates,
 }
 
 impl fmt::Debug for Auth {
@@ -49,6 +53,7 @@ impl fmt::Debug for Auth {
             Auth::Open => f.write_str("Open"),
             // Never the tokens themselves.
             Auth::Tokens(t) => write!(f, "Tokens({} identities)", t.len()),
+            Auth::Certificates => f.write_str("Certificates"),
         }
     }
 }
@@ -101,33 +106,49 @@ impl Auth {
         Ok(Auth::Tokens(tokens))
     }
 
-    /// The caller of a request with `metadata`: `UNAUTHENTICATED` without a known
-    /// bearer token.
-    pub fn identify(&self, metadata: &MetadataMap) -> Result<Identity, Status> {
-        let tokens = match self {
-            Auth::Open => {
-                return Ok(Identity {
-                    name: "local".into(),
-                    role: Role::Operator,
-                })
-            }
-            Auth::Tokens(t) => t,
-        };
-        let given = metadata
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| Status::unauthenticated("a bearer token is required"))?;
-        // Every token is compared in full, so the time taken says nothing of which
-        // one a guess came close to.
-        let mut found = None;
-        for (token, identity) in tokens {
-            if constant_time_eq(token.as_bytes(), given.as_bytes()) {
-                found = Some(identity.clone());
+    /// The caller of `request`: `UNAUTHENTICATED` without a known bearer token, or
+    /// under [`Auth::Certificates`] without a client certificate naming one.
+    pub fn identify<T>(&self, request: &Request<T>) -> Result<Identity, Status> {
+        match self {
+            Auth::Open => Ok(Identity {
+                name: "local".into(),
+                role: Role::Operator,
+            }),
+            Auth::Tokens(tokens) => token_identity(tokens, request.metadata()),
+            Auth::Certificates => {
+                let certs = request
+                    .peer_certs()
+                    .ok_or_else(|| Status::unauthenticated("a client certificate is required"))?;
+                let leaf = certs
+                    .first()
+                    .ok_or_else(|| Status::unauthenticated("a client certificate is required"))?;
+                let (name, role) =
+                    crate::tls::certificate_identity(leaf).map_err(Status::unauthenticated)?;
+                Ok(Identity { name, role })
             }
         }
-        found.ok_or_else(|| Status::unauthenticated("unknown bearer token"))
     }
+}
+
+/// The identity whose bearer token `metadata` carries.
+fn token_identity(
+    tokens: &HashMap<String, Identity>,
+    metadata: &MetadataMap,
+) -> Result<Identity, Status> {
+    let given = metadata
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or_else(|| Status::unauthenticated("a bearer token is required"))?;
+    // Every token is compared in full, so the time taken says nothing of which
+    // one a guess came close to.
+    let mut found = None;
+    for (token, identity) in tokens {
+        if constant_time_eq(token.as_bytes(), given.as_bytes()) {
+            found = Some(identity.clone());
+        }
+    }
+    found.ok_or_else(|| Status::unauthenticated("unknown bearer token"))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -163,23 +184,28 @@ mod tests {
         )
         .unwrap();
         let auth = Auth::from_file(&path).unwrap();
-        let mut md = MetadataMap::new();
+        let mut request = Request::new(());
         assert_eq!(
-            auth.identify(&md).unwrap_err().code(),
+            auth.identify(&request).unwrap_err().code(),
             tonic::Code::Unauthenticated
         );
-        md.insert(
+        request.metadata_mut().insert(
             "authorization",
             "Bearer cl-token-0123456789".parse().unwrap(),
         );
-        let bob = auth.identify(&md).unwrap();
+        let bob = auth.identify(&request).unwrap();
         assert_eq!((bob.name.as_str(), bob.role), ("bob", Role::Client));
         assert!(bob.require_operator("loading a key").is_err());
-        md.insert(
+        request.metadata_mut().insert(
             "authorization",
             "Bearer cl-token-0123456788".parse().unwrap(),
         );
-        assert!(auth.identify(&md).is_err());
+        assert!(auth.identify(&request).is_err());
+        // Without TLS there is no client certificate to name anyone.
+        assert_eq!(
+            Auth::Certificates.identify(&request).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
         std::fs::write(&path, "short bob client\n").unwrap();
         let err = Auth::from_file(&path).unwrap_err().to_string();
         assert!(err.contains("line 1") && !err.contains("short"), "{err}");

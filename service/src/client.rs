@@ -14,6 +14,7 @@ use tonic::transport::Channel;
 
 use crate::proto::prover_client::ProverClient;
 use crate::proto::{JobResult, JobState};
+use crate::tls::{causes, ClientTls};
 use crate::{ServiceError, ServiceResult};
 
 /// Adds `authorization: Bearer <token>` to every request (nothing without a token).
@@ -42,8 +43,20 @@ pub async fn connect(addr: &str) -> ServiceResult<Client> {
     connect_with_token(addr, None).await
 }
 
-/// Connects to a server at `addr`, sending `token` as a bearer token.
+/// Connects to a server at `addr` (`http://host:port`), sending `token` as a
+/// bearer token.
 pub async fn connect_with_token(addr: &str, token: Option<&str>) -> ServiceResult<Client> {
+    connect_with(addr, token, None).await
+}
+
+/// Connects to a server at `addr`, sending `token` as a bearer token, over TLS when
+/// `tls` is given (then `addr` is `https://host:port`, `host` being a name the
+/// server's certificate holds; plain `http://` otherwise).
+pub async fn connect_with(
+    addr: &str,
+    token: Option<&str>,
+    tls: Option<&ClientTls>,
+) -> ServiceResult<Client> {
     let value = token
         .map(|t| {
             format!("Bearer {t}")
@@ -51,10 +64,33 @@ pub async fn connect_with_token(addr: &str, token: Option<&str>) -> ServiceResul
                 .map_err(|_| ServiceError::Invalid("a token is printable ASCII".into()))
         })
         .transpose()?;
-    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
-        .map_err(|e| ServiceError::Invalid(format!("bad server address {addr}: {e}")))?
+    let mut endpoint = tonic::transport::Endpoint::from_shared(addr.to_string())
+        .map_err(|e| ServiceError::Invalid(format!("bad server address {addr}: {e}")))?;
+    // tonic sends plain text to an `http://` address even with a TLS configuration:
+    // the scheme and the configuration must agree.
+    let https = endpoint.uri().scheme_str() == Some("https");
+    match tls {
+        Some(tls) if https => {
+            endpoint = endpoint
+                .tls_config(tls.config())
+                .map_err(|e| ServiceError::Invalid(format!("TLS: {}", causes(&e))))?;
+        }
+        Some(_) => {
+            return Err(ServiceError::Invalid(format!(
+                "{addr}: with TLS the address is https://host:port"
+            )))
+        }
+        None if https => {
+            return Err(ServiceError::Invalid(format!(
+                "{addr}: an https address needs the CA that signed the server's certificate"
+            )))
+        }
+        None => {}
+    }
+    let channel = endpoint
         .connect()
-        .await?;
+        .await
+        .map_err(|e| ServiceError::Invalid(format!("connecting to {addr}: {}", causes(&e))))?;
     Ok(ProverClient::with_interceptor(channel, BearerToken(value)))
 }
 

@@ -9,6 +9,9 @@
 //!   leases kept by heartbeats and requeued when a worker stops, the verified proof
 //!   committed in the transaction that marks its job done.
 //!
+//! The daemon speaks TLS ([`tls`]) with bearer tokens or client certificates
+//! ([`auth`]); the queue reaches Postgres over TLS when its URL asks (`sslmode`).
+//!
 //! Both export Prometheus [`metrics`] and log through `tracing` ([`logging`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -31,6 +34,7 @@ mod migrations;
 pub mod proto;
 pub mod queue;
 pub mod server;
+pub mod tls;
 pub mod witness;
 pub mod worker;
 

@@ -37,6 +37,7 @@ use crate::key_ref::KeyRef;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
 use crate::proto::{self, JobResult, JobState};
+use crate::tls::{causes, ServerTls};
 use crate::witness::Witness;
 use crate::{metrics_http, ServiceError, ServiceResult};
 
@@ -65,6 +66,9 @@ pub struct ServeConfig {
     pub key_dir: KeyDir,
     /// Who may call what.
     pub auth: Auth,
+    /// TLS (mutual with a client CA); plain text when `None`, which the front end
+    /// allows only on a loopback address.
+    pub tls: Option<ServerTls>,
     /// The most jobs one key holds, queued or in flight; `Submit` answers busy beyond.
     pub queue_capacity: usize,
     /// Ended jobs whose results stay available to `Await`.
@@ -469,7 +473,7 @@ impl Prover for ProverService {
         self.state
             .config
             .auth
-            .identify(request.metadata())?
+            .identify(&request)?
             .require_operator("loading a key")?;
         let request = request.into_inner();
         let key_id = request.key_id;
@@ -547,7 +551,7 @@ impl Prover for ProverService {
         self.state
             .config
             .auth
-            .identify(request.metadata())?
+            .identify(&request)?
             .require_operator("evicting a key")?;
         let key_id = request.into_inner().key_id;
         let resident = {
@@ -570,7 +574,7 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitResponse>, Status> {
-        let who = self.state.config.auth.identify(request.metadata())?;
+        let who = self.state.config.auth.identify(&request)?;
         self.state
             .submit(&who.name, request.into_inner())
             .map(Response::new)
@@ -580,7 +584,7 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<JobResult>, Status> {
-        let who = self.state.config.auth.identify(request.metadata())?;
+        let who = self.state.config.auth.identify(&request)?;
         self.state
             .wait(&who.name, request.into_inner().job_id)
             .await
@@ -593,7 +597,7 @@ impl Prover for ProverService {
     ) -> Result<Response<proto::ProveResponse>, Status> {
         use proto::prove_response::Outcome;
         use proto::submit_response::Outcome as Submitted;
-        let who = self.state.config.auth.identify(request.metadata())?;
+        let who = self.state.config.auth.identify(&request)?;
         let submitted = self.state.submit(&who.name, request.into_inner())?;
         let outcome = match submitted.outcome {
             Some(Submitted::JobId(id)) => Outcome::Result(self.state.wait(&who.name, id).await?),
@@ -609,7 +613,7 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::CancelRequest>,
     ) -> Result<Response<proto::CancelResponse>, Status> {
-        let who = self.state.config.auth.identify(request.metadata())?;
+        let who = self.state.config.auth.identify(&request)?;
         let id = request.into_inner().job_id;
         let state = &self.state;
         let (key_id, current) = state
@@ -650,7 +654,7 @@ impl Prover for ProverService {
         &self,
         request: Request<proto::StatusRequest>,
     ) -> Result<Response<proto::StatusResponse>, Status> {
-        self.state.config.auth.identify(request.metadata())?;
+        self.state.config.auth.identify(&request)?;
         let state = &self.state;
         state.refresh_metrics();
         let devices = state
@@ -734,6 +738,12 @@ pub async fn serve(
     let metrics = Metrics::new();
     let max_message_bytes = config.max_message_bytes;
     let service = ProverService::new(config, Arc::clone(&metrics));
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = &service.state.config.tls {
+        builder = builder
+            .tls_config(tls.config())
+            .map_err(|e| ServiceError::Invalid(format!("TLS: {}", causes(&e))))?;
+    }
     let exporter = metrics_listener.map(|listener| {
         let state = Arc::clone(&service.state);
         metrics_http::spawn(
@@ -755,7 +765,7 @@ pub async fn serve(
         let _ = rx.wait_for(|s| *s).await;
     };
     let mut server = Box::pin(
-        tonic::transport::Server::builder()
+        builder
             .add_service(
                 ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
             )
