@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use crucible_core::engine::EngineConfig;
-use crucible_core::fixtures::circuit::BitHeavyCircuit;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::ProbeOptions;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
@@ -15,7 +14,7 @@ use serde_json::json;
 
 use crate::error::CliError;
 use crate::output::table;
-use crate::plan::MemorySummary;
+use crate::plan::{built_in_matrices, MemorySummary};
 use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, RunSpec};
 
 /// One throughput run of one backend at one size.
@@ -75,15 +74,12 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
     let backend = spec.backend;
     let circuit = spec.circuit;
     let shape = crucible_benches::prove_shape(circuit.constraints, circuit.inputs)?;
-    let matrices = backend.supports_sparse_product().then(|| {
-        BitHeavyCircuit {
-            constraints: circuit.constraints,
-            inputs: circuit.inputs,
-            seed: 0,
-            bits_per_mille: circuit.bits_per_mille,
-        }
-        .matrix_sizes()
-    });
+    let matrices = built_in_matrices(
+        &**backend,
+        circuit.constraints,
+        circuit.inputs,
+        circuit.bits_per_mille,
+    );
     // Refused here, before any proof, where no schedule fits the budget.
     MemorySummary::new(
         &**backend,

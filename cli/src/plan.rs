@@ -32,6 +32,25 @@ pub struct ProofSetup {
     pub inputs: Option<usize>,
 }
 
+/// The built-in circuit's matrix sizes where `backend` can evaluate on the device (its
+/// schedules may then stage them), else `None`.
+pub fn built_in_matrices(
+    backend: &dyn ProverBackend,
+    constraints: usize,
+    inputs: usize,
+    bits_per_mille: u16,
+) -> Option<MatrixSizes> {
+    backend.supports_sparse_product().then(|| {
+        BitHeavyCircuit {
+            constraints,
+            inputs,
+            seed: 0,
+            bits_per_mille,
+        }
+        .matrix_sizes()
+    })
+}
+
 /// A [`ProofSetup`] checked and resolved: the backend chosen, the schedule planned.
 pub struct Resolved {
     /// The proof's sizes.
@@ -83,15 +102,12 @@ impl ProofSetup {
         let shape = prove_shape(constraints, self.inputs())?;
         let options = self.device.probe_options()?;
         let selected = select(self.device.backend_or("auto"), &options)?;
-        let matrices = selected.backend.supports_sparse_product().then(|| {
-            BitHeavyCircuit {
-                constraints,
-                inputs: self.inputs(),
-                seed: 0,
-                bits_per_mille,
-            }
-            .matrix_sizes()
-        });
+        let matrices = built_in_matrices(
+            &*selected.backend,
+            constraints,
+            self.inputs(),
+            bits_per_mille,
+        );
         let memory = MemorySummary::new(
             &*selected.backend,
             &shape,

@@ -369,6 +369,23 @@ pub fn assert_no_failures(report: &FuzzReport) {
     );
 }
 
+/// A fuzz test: [`fuzz`] with the run's seed (`CRUCIBLE_SEED`, else fresh) for
+/// [`fuzz_seconds`], then [`assert_no_failures`].
+pub fn fuzz_test<F>(name: &str, seeds: Vec<Vec<u8>>, per_input: Duration, check: F)
+where
+    F: Fn(&[u8]) -> Result<Verdict, String> + Send + 'static,
+{
+    let report = fuzz(
+        name,
+        crate::run_seed(),
+        seeds,
+        fuzz_seconds(),
+        per_input,
+        check,
+    );
+    assert_no_failures(&report);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ark_serialize::Compress;
-use crucible_conformance::fuzz::{assert_no_failures, fuzz, fuzz_seconds, Verdict};
-use crucible_conformance::{proof_bytes, run_seed};
+use crucible_conformance::fuzz::{fuzz_test, Verdict};
+use crucible_conformance::proof_bytes;
 use crucible_files::artifacts::{
     read_proof, read_proving_key, read_public, read_vk, write_proof, write_proving_key,
     write_public, write_vk,
@@ -44,8 +44,7 @@ fn run(
     seeds: Vec<Vec<u8>>,
     check: impl Fn(&[u8]) -> Result<Verdict, String> + Send + 'static,
 ) {
-    let report = fuzz(name, run_seed(), seeds, fuzz_seconds(), PER_INPUT, check);
-    assert_no_failures(&report);
+    fuzz_test(name, seeds, PER_INPUT, check);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_conformance::fuzz::{assert_no_failures, fuzz, fuzz_seconds, Verdict};
+use crucible_conformance::fuzz::{fuzz_test, Verdict};
 use crucible_conformance::run_seed;
 use crucible_core::Fr;
 use crucible_service::key_ref::KeyRef;
@@ -25,8 +25,7 @@ fn run(
     seeds: Vec<Vec<u8>>,
     check: impl Fn(&[u8]) -> Result<Verdict, String> + Send + 'static,
 ) {
-    let report = fuzz(name, run_seed(), seeds, fuzz_seconds(), PER_INPUT, check);
-    assert_no_failures(&report);
+    fuzz_test(name, seeds, PER_INPUT, check);
 }
 
 #[test]
