@@ -4,9 +4,9 @@
 //! The first call times one G1 MSM of 2^12 terms, one G2 MSM of 2^11 and one NTT of
 //! 2^14 through the same arkworks calls the backend proves with (a quarter of a second
 //! on two cores), and keeps the rates for the life of the process. An MSM's cost a term
-//! falls slowly with its size (Pippenger's windows widen), so the rates fit proofs
-//! from about 2^10 to 2^16 constraints best and overstate larger ones, never by more
-//! than its window ratio (about 2x at 2^20).
+//! falls slowly with its size as Pippenger's windows widen; the model scales the
+//! measured rates to each length by arkworks' window choice
+//! ([`MsmScaling::Windowed`]).
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -16,7 +16,7 @@ use ark_ff::{PrimeField, UniformRand};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use crucible_core::ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::fixtures::random_points::random_bases;
-use crucible_core::{CostModel, Fr, G1Projective, G2Projective};
+use crucible_core::{CostModel, Fr, G1Projective, G2Projective, MsmScaling};
 
 /// Terms of the timed G1 MSM.
 const G1_TERMS: usize = 1 << 12;
@@ -53,6 +53,10 @@ fn measure() -> CostModel {
         msm_g1_ns_per_term: per_term(g1, fixed.msm_g1_call_ns, G1_TERMS),
         msm_g2_ns_per_term: per_term(g2, fixed.msm_g2_call_ns, G2_TERMS),
         ntt_ns_per_butterfly_stage: (ntt_ns / (n as f64 * f64::from(NTT_LOG))).max(0.01),
+        msm_scaling: MsmScaling::Windowed {
+            g1_terms: G1_TERMS,
+            g2_terms: G2_TERMS,
+        },
         ..fixed
     }
 }

@@ -1,7 +1,7 @@
 //! The rates this backend's schedules are predicted with, fitted to the H200
 //! (BENCHMARKS.md, CUDA MSM and schedules).
 
-use crucible_core::CostModel;
+use crucible_core::{CostModel, MsmScaling};
 
 /// Plain-window MSMs (no planes: the streamed chunks' case and the conservative one
 /// for resident bases), fitted for the least relative error over the sizes a schedule
@@ -30,5 +30,6 @@ pub fn cost_model() -> CostModel {
         // An entry reads 8 bytes of matrix and 32 of assignment (scattered): about
         // 40 bytes at the H200's ~2 TB/s of random 32-byte reads.
         sparse_ns_per_entry: 0.03,
+        msm_scaling: MsmScaling::Flat,
     }
 }

@@ -24,6 +24,53 @@ pub struct CostModel {
     pub overlaps_staging: bool,
     /// The sparse product (A·z, B·z, C·z on the device): nanoseconds per matrix entry.
     pub sparse_ns_per_entry: f64,
+    /// How an MSM's cost a term depends on its length.
+    pub msm_scaling: MsmScaling,
+}
+
+/// How an MSM's cost a term depends on its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum MsmScaling {
+    /// The same at every length: the rates are fitted over the lengths a schedule
+    /// runs (a GPU sizes its windows to fill the device).
+    Flat,
+    /// Pippenger with arkworks' windows (`⌊0.69·⌈log2 n⌉⌋ + 2` bits, signed digits):
+    /// the rates were measured on MSMs of `g1_terms` and `g2_terms` terms, and another
+    /// length scales them by its bucket additions a term, which fall as the windows
+    /// widen (about half as many at 2^20 terms as at 2^12).
+    Windowed {
+        /// Terms of the G1 MSM the G1 rate was measured on.
+        g1_terms: usize,
+        /// Terms of the G2 MSM the G2 rate was measured on.
+        g2_terms: usize,
+    },
+}
+
+impl MsmScaling {
+    /// The cost a term of an MSM of `terms` terms, relative to the rate's (1 when flat).
+    pub fn relative_cost(self, terms: usize, g2: bool) -> f64 {
+        match self {
+            MsmScaling::Flat => 1.0,
+            MsmScaling::Windowed { g1_terms, g2_terms } => {
+                let measured = if g2 { g2_terms } else { g1_terms };
+                windowed_adds_per_term(terms) / windowed_adds_per_term(measured)
+            }
+        }
+    }
+}
+
+/// Bucket additions a term of a Pippenger MSM of `terms` terms with arkworks' window
+/// choice: each of the `⌈255 / c⌉` windows adds every term into a bucket, then sums
+/// its `2^(c-1)` signed buckets in about `2^c` additions.
+fn windowed_adds_per_term(terms: usize) -> f64 {
+    let terms = terms.max(1);
+    let c = if terms < 32 {
+        3
+    } else {
+        (terms.next_power_of_two().trailing_zeros() as usize * 69 / 100) + 2
+    };
+    let windows = 255usize.div_ceil(c) as f64;
+    windows * (1.0 + (1u64 << c) as f64 / terms as f64)
 }
 
 impl Default for CostModel {
@@ -40,6 +87,7 @@ impl Default for CostModel {
             stage_bytes_per_second: 4.0e9,
             overlaps_staging: false,
             sparse_ns_per_entry: 1.0,
+            msm_scaling: MsmScaling::Flat,
         }
     }
 }
@@ -55,7 +103,8 @@ impl CostModel {
         } else {
             (self.msm_g1_call_ns, self.msm_g1_ns_per_term)
         };
-        (call + per_term * terms as f64) * 1e-9
+        let scale = self.msm_scaling.relative_cost(terms, g2);
+        (call + per_term * scale * terms as f64) * 1e-9
     }
 
     /// Predicted seconds of one NTT over `2^log_size` elements.

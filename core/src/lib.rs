@@ -48,7 +48,7 @@ pub use backend::{
 };
 pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
 pub use byte_size::parse_byte_size;
-pub use cost::CostModel;
+pub use cost::{CostModel, MsmScaling};
 pub use domain::{Domain, MAX_LOG_SIZE};
 pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
