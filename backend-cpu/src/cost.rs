@@ -1,8 +1,9 @@
 //! The CPU backend's cost model, measured on the host it runs on: the rates depend on
 //! the cores and their speed more than on anything a fixed table could know.
 //!
-//! The first call times one G1 MSM of 2^12 terms, one G2 MSM of 2^11 and one NTT of
-//! 2^14 through the same arkworks calls the backend proves with (a quarter of a second
+//! The first call times one G1 MSM of 2^12 terms (once with full-width scalars, once
+//! with scalars of 0 and 1, the terms of a bit-decomposition witness), one G2 MSM of
+//! 2^11 and one NTT of 2^14 through the same arkworks calls the backend proves with (a quarter of a second
 //! on two cores), and keeps the rates for the life of the process. An MSM's cost a term
 //! falls slowly with its size as Pippenger's windows widen; the model scales the
 //! measured rates to each length by arkworks' window choice
@@ -14,7 +15,7 @@ use std::time::Instant;
 use ark_ec::{CurveGroup, VariableBaseMSM};
 use ark_ff::{PrimeField, UniformRand};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
-use crucible_core::ark_std::rand::{rngs::StdRng, SeedableRng};
+use crucible_core::ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use crucible_core::fixtures::random_points::random_bases;
 use crucible_core::{CostModel, Fr, G1Projective, G2Projective, MsmScaling};
 
@@ -34,8 +35,9 @@ pub fn measured() -> CostModel {
 fn measure() -> CostModel {
     let fixed = CostModel::default();
     let mut rng = StdRng::seed_from_u64(0x0c05_7a7e);
-    let g1 = msm_ns::<G1Projective>(G1_TERMS, &mut rng);
-    let g2 = msm_ns::<G2Projective>(G2_TERMS, &mut rng);
+    let g1 = msm_ns::<G1Projective>(G1_TERMS, false, &mut rng);
+    let g1_bits = msm_ns::<G1Projective>(G1_TERMS, true, &mut rng);
+    let g2 = msm_ns::<G2Projective>(G2_TERMS, false, &mut rng);
     let per_term = |ns: f64, call: f64, terms: usize| ((ns - call) / terms as f64).max(1.0);
     let n = 1usize << NTT_LOG;
     let domain = Radix2EvaluationDomain::<Fr>::new(n).expect("2^14 is within the two-adicity");
@@ -53,6 +55,8 @@ fn measure() -> CostModel {
         msm_g1_ns_per_term: per_term(g1, fixed.msm_g1_call_ns, G1_TERMS),
         msm_g2_ns_per_term: per_term(g2, fixed.msm_g2_call_ns, G2_TERMS),
         ntt_ns_per_butterfly_stage: (ntt_ns / (n as f64 * f64::from(NTT_LOG))).max(0.01),
+        msm_bit_term_cost: ((g1_bits - fixed.msm_g1_call_ns) / (g1 - fixed.msm_g1_call_ns))
+            .clamp(0.02, 1.0),
         msm_scaling: MsmScaling::Windowed {
             g1_terms: G1_TERMS,
             g2_terms: G2_TERMS,
@@ -61,13 +65,23 @@ fn measure() -> CostModel {
     }
 }
 
-/// Nanoseconds of one MSM of `terms` random terms of `G` (the faster of two runs).
+/// Nanoseconds of one MSM of `terms` random terms of `G` (the faster of two runs),
+/// with scalars of 0 and 1 where `bits`, full-width ones otherwise.
 fn msm_ns<G: CurveGroup<ScalarField = Fr> + VariableBaseMSM>(
     terms: usize,
+    bits: bool,
     rng: &mut StdRng,
 ) -> f64 {
     let bases = random_bases::<G>(terms, rng);
-    let scalars: Vec<_> = (0..terms).map(|_| Fr::rand(rng).into_bigint()).collect();
+    let scalars: Vec<_> = (0..terms)
+        .map(|_| {
+            if bits {
+                Fr::from(rng.gen::<bool>()).into_bigint()
+            } else {
+                Fr::rand(rng).into_bigint()
+            }
+        })
+        .collect();
     (0..2)
         .map(|_| {
             let start = Instant::now();

@@ -17,7 +17,10 @@ use crucible_core::{CostModel, MsmScaling};
 /// three launches at both sizes, slower than today's, so an upper bound). Staging: pinned
 /// double-buffered copies measured 25 GB/s for bases (MSM G1 2^24 "+transfers" 188 ms
 /// against 129 ms resident for 1.6 GB of points and 0.5 GB of scalars, which overlap
-/// in part).
+/// in part). A term whose scalar is 0 or 1 skips the windows: a 2^20-constraint proof's
+/// MSMs took 61.79 ms with full-width scalars and 32.04 ms with nine tenths of the
+/// witness 0 or 1 (BENCHMARKS.md, proofs on the H200), which with a G2 term at 3.5
+/// G1 terms and the H query full width puts such a term at 0.38 of a full one.
 pub fn cost_model() -> CostModel {
     CostModel {
         msm_g1_ns_per_term: 8.45,
@@ -31,5 +34,6 @@ pub fn cost_model() -> CostModel {
         // 40 bytes at the H200's ~2 TB/s of random 32-byte reads.
         sparse_ns_per_entry: 0.03,
         msm_scaling: MsmScaling::Flat,
+        msm_bit_term_cost: 0.38,
     }
 }

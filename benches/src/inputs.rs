@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_core::Fr;
+use crucible_core::{Fr, ScalarMix};
 use rayon::prelude::*;
 
 const CHUNK: usize = 1 << 12;
@@ -33,65 +33,13 @@ pub fn random_scalars(len: usize, rng: &mut impl Rng) -> Vec<Fr> {
     draw_parallel(len, rng, Fr::rand)
 }
 
-/// What MSM scalars look like: full width, or with a share `bits` of them 0 or 1 (each
-/// equally likely), as in circuits built from bit decompositions (SHA-256, range
-/// checks), where most witness values are bits.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ScalarMix {
-    /// The share of scalars that are 0 or 1, in [0, 1].
-    pub bits: f64,
-}
-
-impl ScalarMix {
-    /// Every scalar full width.
-    pub const FULL: ScalarMix = ScalarMix { bits: 0.0 };
-
-    /// The share of bits in thousandths, rounded (as the bit-heavy circuit takes it).
-    pub fn per_mille(&self) -> u16 {
-        (self.bits * 1000.0).round() as u16
-    }
-}
-
-/// `full` or `bits=<share>` (e.g. `bits=0.9`).
-impl FromStr for ScalarMix {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<ScalarMix, String> {
-        let bad = || {
-            format!("`{s}` is not a scalar mix (expected `full` or `bits=<share in 0..1>`, e.g. bits=0.9)")
-        };
-        if s == "full" {
-            return Ok(ScalarMix::FULL);
-        }
-        let share: f64 = s
-            .strip_prefix("bits=")
-            .ok_or_else(bad)?
-            .parse()
-            .map_err(|_| bad())?;
-        if !(0.0..=1.0).contains(&share) {
-            return Err(bad());
-        }
-        Ok(ScalarMix { bits: share })
-    }
-}
-
-impl fmt::Display for ScalarMix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.bits == 0.0 {
-            write!(f, "full")
-        } else {
-            write!(f, "bits={}", self.bits)
-        }
-    }
-}
-
 /// `len` random scalars of `mix`, drawn in parallel from `rng`.
 pub fn mixed_scalars(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<Fr> {
-    if mix.bits == 0.0 {
+    if mix == ScalarMix::FULL {
         return random_scalars(len, rng);
     }
     draw_parallel(len, rng, |rng| {
-        if rng.gen_bool(mix.bits) {
+        if rng.gen_bool(mix.bits()) {
             Fr::from(u64::from(rng.gen::<bool>()))
         } else {
             Fr::rand(rng)
@@ -116,11 +64,6 @@ mod tests {
             .filter(|x| **x == Fr::from(0u64) || **x == Fr::from(1u64))
             .count();
         assert!((17_600..18_400).contains(&bits), "{bits} of 20000 are bits");
-        assert_eq!(mix.to_string().parse::<ScalarMix>().unwrap(), mix);
-        for bad in ["bits=1.5", "bits=", "half", "bits=-0.1"] {
-            assert!(bad.parse::<ScalarMix>().is_err(), "{bad}");
-        }
-        assert_eq!("full".parse::<ScalarMix>().unwrap(), ScalarMix::FULL);
     }
 
     #[test]

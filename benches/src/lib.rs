@@ -14,7 +14,7 @@ pub mod reference;
 mod stats;
 mod workload;
 
-pub use inputs::{mixed_scalars, random_bases, random_scalars, HostMemory, ScalarMix};
+pub use inputs::{mixed_scalars, random_bases, random_scalars, HostMemory};
 pub use op::{prove_shape, Op, PROVE_INPUTS};
 pub use stats::{measure, Measurement, Stats};
 pub use workload::{op_plans, total_bytes, workload_plans, ProveTask, RunTimes, Task, Workload};

@@ -18,7 +18,8 @@ use crucible_core::{
 };
 
 use crate::op::prove_shape;
-use crate::{mixed_scalars, random_bases, random_scalars, HostMemory, Op, ScalarMix};
+use crate::{mixed_scalars, random_bases, random_scalars, HostMemory, Op};
+use crucible_core::ScalarMix;
 
 /// The times of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

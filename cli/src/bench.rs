@@ -8,15 +8,14 @@ use std::sync::Arc;
 
 use clap::Args;
 use crucible_benches::{
-    measure, op_plans, total_bytes, HostMemory, Measurement, Op, ScalarMix, Task, Workload,
-    PROVE_INPUTS,
+    measure, op_plans, total_bytes, HostMemory, Measurement, Op, Task, Workload, PROVE_INPUTS,
 };
 use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
-use crucible_core::{BackendInfo, ProverBackend};
+use crucible_core::{BackendInfo, ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::bench_throughput::{

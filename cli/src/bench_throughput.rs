@@ -9,7 +9,7 @@ use crucible_core::engine::EngineConfig;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::ProbeOptions;
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
-use crucible_core::ProverBackend;
+use crucible_core::{ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::error::CliError;
@@ -87,12 +87,14 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         spec.options,
         spec.workers,
         matrices.as_ref(),
+        ScalarMix::from_per_mille(circuit.bits_per_mille),
     )?;
     let synthesis_threads = auto_synthesis_threads_here(spec.workers, &shape, matrices.is_some());
     let config = EngineConfig {
         workers_per_device: spec.workers,
         verify: spec.verify,
         synthesis_threads,
+        witness: ScalarMix::from_per_mille(circuit.bits_per_mille),
         ..EngineConfig::default()
     };
     config.check()?;

@@ -11,7 +11,7 @@ use crucible_core::fixtures::circuit::BitHeavyCircuit;
 use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
 use crucible_core::groth16::{MatrixSizes, Reduction};
 use crucible_core::registry::{select, ProbeOptions, Selected};
-use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
+use crucible_core::{human_bytes, Error, ProofShape, ProverBackend, ScalarMix};
 
 use crate::devices::{DeviceArgs, Takes};
 use crate::error::CliError;
@@ -30,6 +30,12 @@ pub struct ProofSetup {
     /// Public inputs of the built-in circuit (default 1).
     #[arg(long, value_parser = parse::size)]
     pub inputs: Option<usize>,
+    /// The built-in circuit's witness: `full` (every value full width, the default),
+    /// or `bits=<share>`: that share of the constraints check a bit, so that share of
+    /// the witness is 0 or 1, as in bit-decomposition circuits (its own key; its MSMs
+    /// are cheaper, which the predicted times count).
+    #[arg(long)]
+    pub witness: Option<ScalarMix>,
 }
 
 /// The built-in circuit's matrix sizes where `backend` can evaluate on the device (its
@@ -75,6 +81,11 @@ impl ProofSetup {
         self.device.workers()
     }
 
+    /// The built-in circuit's witness mix (`--witness`, full width by default).
+    pub fn witness(&self) -> ScalarMix {
+        self.witness.unwrap_or(ScalarMix::FULL)
+    }
+
     /// `--constraints`, which the built-in circuit needs.
     pub fn constraints(&self) -> Result<usize, CliError> {
         self.constraints.ok_or_else(|| {
@@ -85,10 +96,11 @@ impl ProofSetup {
     }
 
     /// Checks the counts, selects the backend and chooses the schedule for the
-    /// built-in circuit with `bits_per_mille` of its rows checking bits (nothing is
-    /// allocated). A budget below the floor is an error naming the floor; a
-    /// `--memory-limit` above what the device offers is said to be capped.
-    pub fn resolve(&self, bits_per_mille: u16) -> Result<Resolved, CliError> {
+    /// built-in circuit with its `--witness` (nothing is allocated). A budget below
+    /// the floor is an error naming the floor; a `--memory-limit` above what the
+    /// device offers is said to be capped.
+    pub fn resolve(&self) -> Result<Resolved, CliError> {
+        let witness = self.witness();
         let constraints = self.constraints()?;
         if constraints == 0 {
             return Err(CliError("--constraints must be at least 1".into()));
@@ -106,7 +118,7 @@ impl ProofSetup {
             &*selected.backend,
             constraints,
             self.inputs(),
-            bits_per_mille,
+            witness.per_mille(),
         );
         let memory = MemorySummary::new(
             &*selected.backend,
@@ -114,6 +126,7 @@ impl ProofSetup {
             &options,
             workers,
             matrices.as_ref(),
+            witness,
         )?;
         if let Some(note) = &memory.capped {
             eprintln!("note: {note}");
@@ -147,13 +160,14 @@ pub struct MemorySummary {
 
 impl MemorySummary {
     /// Chooses the schedule of `shape` (with its `matrices`, where known) on
-    /// `backend` for `workers` proofs at once.
+    /// `backend` for `workers` proofs at once of witnesses of `witness`.
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
         options: &ProbeOptions,
         workers: usize,
         matrices: Option<&MatrixSizes>,
+        witness: ScalarMix,
     ) -> Result<Self, CliError> {
         let capacity = backend.budget().capacity();
         let capacity_source = match options.budget_cap {
@@ -189,6 +203,7 @@ impl MemorySummary {
             capacity,
             workers,
             matrices,
+            witness,
         ) {
             Ok(choice) => Ok(MemorySummary {
                 choice,
@@ -222,7 +237,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         selected,
         memory,
         matrices,
-    } = setup.resolve(0)?;
+    } = setup.resolve()?;
     let backend = &*selected.backend;
     let label = backend.info().label();
     let workers = setup.workers_per_device();
@@ -290,6 +305,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         Reduction::Libsnark,
         workers,
         matrices.as_ref(),
+        setup.witness(),
     )? {
         let mark = if plan.schedule == chosen.schedule {
             "  <- chosen"

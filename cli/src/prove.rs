@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
-use crucible_benches::ScalarMix;
 use crucible_core::engine::{EngineConfig, EngineStats, JobOutcome};
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
@@ -54,11 +53,6 @@ pub struct ProveArgs {
     /// memory available.
     #[arg(long, value_parser = parse::size)]
     synthesis_threads: Option<usize>,
-    /// The benchmark circuit's witness: `full` (every value full width, the default),
-    /// or `bits=<share>`: that share of the constraints check a bit, so that share of
-    /// the witness is 0 or 1, as in bit-decomposition circuits (its own key).
-    #[arg(long)]
-    witness: Option<ScalarMix>,
     /// Prove with a key of the circuit's shape and pseudo-random points, built in
     /// seconds (a real setup takes minutes from about 2^22 constraints): the same
     /// device work, for timing and memory runs; the proofs do not verify, so
@@ -105,7 +99,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             (device.devices.is_some(), "--devices"),
             (device.workers_per_device.is_some(), "--workers-per-device"),
             (args.synthetic_key, "--synthetic-key"),
-            (args.witness.is_some(), "--witness"),
+            (args.setup.witness.is_some(), "--witness"),
             (args.setup.constraints.is_some(), "--constraints"),
             (args.setup.inputs.is_some(), "--inputs"),
             (args.synthesis_threads.is_some(), "--synthesis-threads"),
@@ -143,7 +137,8 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         },
     )?;
     let seed = args.seed.unwrap_or(0);
-    let bits_per_mille = args.witness.unwrap_or(ScalarMix::FULL).per_mille();
+    let witness = args.setup.witness();
+    let bits_per_mille = witness.per_mille();
     if !(1..=MAX_PROOFS).contains(&args.proofs) {
         return Err(CliError(format!(
             "--proofs must be between 1 and {MAX_PROOFS} (2^20) in one run, got {}",
@@ -157,7 +152,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         selected,
         memory,
         matrices: matrix_sizes,
-    } = setup.resolve(bits_per_mille)?;
+    } = setup.resolve()?;
     let backend = Arc::clone(&selected.backend);
     let say = |line: String| {
         if !args.json {
@@ -203,6 +198,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         workers_per_device: setup.workers_per_device(),
         verify: args.verifies(),
         synthesis_threads,
+        witness,
         ..EngineConfig::default()
     };
     config.check()?;

@@ -2,6 +2,8 @@
 //! transforms and multiplies. Each backend reports its own, fitted to measurements
 //! (BENCHMARKS.md says where each number comes from).
 
+use crate::ScalarMix;
+
 /// Fitted rates of one backend on one device.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct CostModel {
@@ -26,6 +28,9 @@ pub struct CostModel {
     pub sparse_ns_per_entry: f64,
     /// How an MSM's cost a term depends on its length.
     pub msm_scaling: MsmScaling,
+    /// What a term whose scalar is 0 or 1 costs, as a share of a full-width term's
+    /// cost (1: no cheaper). Bit-decomposition witnesses are mostly such terms.
+    pub msm_bit_term_cost: f64,
 }
 
 /// How an MSM's cost a term depends on its length.
@@ -88,13 +93,15 @@ impl Default for CostModel {
             overlaps_staging: false,
             sparse_ns_per_entry: 1.0,
             msm_scaling: MsmScaling::Flat,
+            msm_bit_term_cost: 1.0,
         }
     }
 }
 
 impl CostModel {
-    /// Predicted seconds of one MSM call over `terms` terms (G2 when `g2`).
-    pub fn msm_seconds(&self, terms: usize, g2: bool) -> f64 {
+    /// Predicted seconds of one MSM call over `terms` terms (G2 when `g2`) whose
+    /// scalars are of `mix`.
+    pub fn msm_seconds(&self, terms: usize, g2: bool, mix: ScalarMix) -> f64 {
         if terms == 0 {
             return 0.0;
         }
@@ -104,7 +111,9 @@ impl CostModel {
             (self.msm_g1_call_ns, self.msm_g1_ns_per_term)
         };
         let scale = self.msm_scaling.relative_cost(terms, g2);
-        (call + per_term * scale * terms as f64) * 1e-9
+        let bits = mix.bits();
+        let full_terms = 1.0 - bits + bits * self.msm_bit_term_cost;
+        (call + per_term * scale * full_terms * terms as f64) * 1e-9
     }
 
     /// Predicted seconds of one NTT over `2^log_size` elements.

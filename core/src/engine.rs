@@ -23,7 +23,7 @@ use crate::groth16::{
 };
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
-    ProverBackend, Result,
+    ProverBackend, Result, ScalarMix,
 };
 
 /// Most workers per device (each is a thread holding at most one proof lease).
@@ -50,6 +50,9 @@ pub struct EngineConfig {
     pub schedule_cap: Option<u64>,
     /// A fixed schedule instead of the fastest that fits (tests, tuning).
     pub schedule: Option<Schedule>,
+    /// What the jobs' witnesses are known to look like, for the chooser's predicted
+    /// times ([`ScalarMix::FULL`] when nothing is known).
+    pub witness: ScalarMix,
 }
 
 impl EngineConfig {
@@ -87,6 +90,7 @@ impl Default for EngineConfig {
             reduction: Reduction::Libsnark,
             schedule_cap: None,
             schedule: None,
+            witness: ScalarMix::FULL,
         }
     }
 }
@@ -346,6 +350,7 @@ impl Prover {
             workers: config.workers_per_device,
             schedule_cap: config.schedule_cap,
             schedule: config.schedule,
+            witness: config.witness,
         };
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {

@@ -35,6 +35,7 @@ pub mod priority;
 pub mod registry;
 pub mod report;
 pub mod run_seed;
+mod scalar_mix;
 mod shape;
 pub mod streamed_msm;
 pub mod synthesis_threads;
@@ -54,6 +55,7 @@ pub use error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
 pub use pinned::{HostPin, PinnedScalars};
 pub use plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
+pub use scalar_mix::ScalarMix;
 pub use shape::ProofShape;
 pub use windows::combine_windows;
 

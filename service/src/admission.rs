@@ -10,7 +10,7 @@ use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::fixtures::key_cache::key_bytes;
 use crucible_core::groth16::schedule::choose;
 use crucible_core::groth16::Reduction;
-use crucible_core::{human_bytes, Error, ProofShape, ProverBackend};
+use crucible_core::{human_bytes, Error, ProofShape, ProverBackend, ScalarMix};
 use crucible_files::Zkey;
 
 use crate::key_dir::KeyDir;
@@ -213,7 +213,15 @@ impl Limits {
         let reservation = memory.reserve(need, self.max_key_memory, &what)?;
         for device in devices {
             let capacity = device.budget().capacity();
-            match choose(&**device, &shape, reduction, capacity, workers, None) {
+            match choose(
+                &**device,
+                &shape,
+                reduction,
+                capacity,
+                workers,
+                None,
+                ScalarMix::FULL,
+            ) {
                 Ok(_) => {}
                 Err(e @ Error::BelowFloor { .. }) => {
                     return Err(ServiceError::Limit(format!(

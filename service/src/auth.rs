@@ -14,25 +14,8 @@ use std::path::Path;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Status};
 
+use crate::identity::{Identity, Role};
 use crate::{ServiceError, ServiceResult};
-
-/// What an identity may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Loads and evicts keys, and everything a client does.
-    Operator,
-    /// Submits, awaits and cancels its own jobs; reads the status.
-    Client,
-}
-
-/// A caller, as its token names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
-    /// Its name (jobs belong to it).
-    pub name: String,
-    /// Its role.
-    pub role: Role,
-}
 
 /// How callers are identified.
 #[derive(Clone)]

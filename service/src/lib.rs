@@ -22,6 +22,7 @@ pub mod client;
 pub mod error;
 pub mod feed;
 pub mod hot_key;
+pub mod identity;
 pub mod job_circuit;
 pub mod job_table;
 pub mod key_circuit;

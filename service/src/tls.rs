@@ -9,7 +9,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
-use crate::auth::Role;
+use crate::identity::Role;
 use crate::{ServiceError, ServiceResult};
 
 /// A PEM file of one or more X.509 certificates, checked to parse.

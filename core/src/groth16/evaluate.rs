@@ -5,18 +5,8 @@
 use ark_ff::Zero;
 use rayon::prelude::*;
 
-use super::Synthesized;
+use super::{Evaluations, Synthesized};
 use crate::{Error, Fr, Result};
-
-/// The three evaluation vectors' leading rows; every later row of the domain is zero.
-pub struct Evaluations {
-    /// A·z (m rows), then the instance assignment at rows `m..m + num_instance`.
-    pub a: Vec<Fr>,
-    /// B·z (m rows).
-    pub b: Vec<Fr>,
-    /// C·z (m rows).
-    pub c: Vec<Fr>,
-}
 
 fn row_value(row: &[(Fr, usize)], z: &[Fr]) -> Fr {
     row.iter().map(|(coeff, var)| *coeff * z[*var]).sum()

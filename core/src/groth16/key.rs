@@ -9,7 +9,7 @@ use super::schedule::{choose, Evaluation, MatrixSizes, Query, ScheduleChoice, Sc
 use super::{items, ProvingKey, QapMatrices, Reduction, Schedule, Synthesized};
 use crate::{
     Bls12_381, BufferUse, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape,
-    ProverBackend, Result, SparseMatrixBufs,
+    ProverBackend, Result, ScalarMix, SparseMatrixBufs,
 };
 
 /// The sizes an ark-groth16 (libsnark reduction) proving key was made for, read from
@@ -81,6 +81,9 @@ pub struct KeyOptions {
     pub schedule_cap: Option<u64>,
     /// A fixed schedule instead of the fastest that fits (tests, tuning).
     pub schedule: Option<Schedule>,
+    /// What the proofs' witnesses are known to look like, for predicting their time
+    /// ([`ScalarMix::FULL`] when nothing is known).
+    pub witness: ScalarMix,
 }
 
 impl Default for KeyOptions {
@@ -90,6 +93,7 @@ impl Default for KeyOptions {
             workers: 1,
             schedule_cap: None,
             schedule: None,
+            witness: ScalarMix::FULL,
         }
     }
 }
@@ -115,6 +119,7 @@ pub fn schedule_for(
         capacity,
         options.workers,
         matrices,
+        options.witness,
     )?;
     if let Some(fixed) = options.schedule {
         // A fixed schedule runs as many of the workers' proofs at once as it fits
@@ -126,7 +131,14 @@ pub fn schedule_for(
                 backend.info().label()
             )));
         }
-        let plan = ScheduledPlan::new(backend, shape, options.reduction, fixed, matrices)?;
+        let plan = ScheduledPlan::new(
+            backend,
+            shape,
+            options.reduction,
+            fixed,
+            matrices,
+            options.witness,
+        )?;
         let fit = (1..=options.workers.max(1))
             .rev()
             .find(|&w| plan.bytes_for(w) <= capacity);

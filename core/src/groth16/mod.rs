@@ -5,6 +5,7 @@
 //! the same key, circuit, `r` and `s`, the same proof, under every schedule.
 
 mod evaluate;
+mod evaluations;
 pub mod items;
 mod key;
 mod plan;
@@ -16,7 +17,8 @@ mod sparse_matrix;
 mod synthesize;
 mod verify;
 
-pub use evaluate::{evaluate, Evaluations};
+pub use evaluate::evaluate;
+pub use evaluations::Evaluations;
 pub use key::{
     key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey, StagedMatrices,
 };

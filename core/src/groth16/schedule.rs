@@ -14,7 +14,7 @@ use std::fmt;
 use super::{items, Reduction};
 use crate::{
     human_bytes, BufferUse, ElementKind, Error, MemoryPlan, PlanKey, ProofShape, ProverBackend,
-    Result, ScratchNeed,
+    Result, ScalarMix, ScratchNeed,
 };
 
 /// One query of a proving key.
@@ -82,6 +82,15 @@ impl Query {
         match self {
             Query::A | Query::BG1 | Query::BG2 => shape.num_variables() - 1,
             other => other.len(shape, reduction),
+        }
+    }
+
+    /// The mix of this query's MSM scalars in a proof whose witness is of `witness`:
+    /// the quotient's coefficients (`h`) are full width whatever the witness.
+    pub fn scalars(self, witness: ScalarMix) -> ScalarMix {
+        match self {
+            Query::H => ScalarMix::FULL,
+            _ => witness,
         }
     }
 
@@ -334,17 +343,18 @@ pub struct ScheduledPlan {
 impl ScheduledPlan {
     /// The plans of `schedule` for a key of `shape` (with `matrices` where the
     /// circuit's are known) on `backend` (the schedule as the key runs it:
-    /// [`Schedule::for_shape`]).
+    /// [`Schedule::for_shape`]), its time predicted for witnesses of `witness`.
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
         reduction: Reduction,
         schedule: Schedule,
         matrices: Option<&MatrixSizes>,
+        witness: ScalarMix,
     ) -> Result<ScheduledPlan> {
         let schedule = schedule.for_shape(shape, reduction);
         schedule.validate(matrices)?;
-        let p = predict(backend, shape, reduction, &schedule, matrices);
+        let p = predict(backend, shape, reduction, &schedule, matrices, witness);
         Ok(ScheduledPlan {
             key: key_plan_for(backend, shape, reduction, &schedule, matrices)?,
             proof: proof_plan_for(backend, shape, reduction, &schedule)?,
@@ -510,13 +520,14 @@ pub struct Prediction {
 }
 
 /// Predicted seconds of one proof under `schedule` (`matrices`: the circuit's, for a
-/// device evaluation).
+/// device evaluation) whose witness is of `witness`.
 pub fn predict(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
     matrices: Option<&MatrixSizes>,
+    witness: ScalarMix,
 ) -> Prediction {
     let model = backend.cost_model();
     let n = shape.domain_size();
@@ -548,15 +559,17 @@ pub fn predict(
     for q in Query::ALL {
         let terms = q.msm_terms(shape, reduction);
         let g2 = q.kind() == ElementKind::G2;
+        let mix = q.scalars(witness);
         if schedule.resident.contains(q) || terms == 0 {
-            msm += model.msm_seconds(terms, g2);
-            compute += model.msm_seconds(terms, g2);
+            msm += model.msm_seconds(terms, g2, mix);
+            compute += model.msm_seconds(terms, g2, mix);
             continue;
         }
         let chunk = schedule.chunk.max(1);
         let full = terms / chunk;
         let rest = terms % chunk;
-        let chunks = full as f64 * model.msm_seconds(chunk, g2) + model.msm_seconds(rest, g2);
+        let chunks =
+            full as f64 * model.msm_seconds(chunk, g2, mix) + model.msm_seconds(rest, g2, mix);
         let point = backend.element_bytes(q.kind());
         let bases = model.stage_seconds(terms as u64 * point);
         msm += if model.overlaps_staging {
@@ -662,7 +675,8 @@ impl ScheduleChoice {
 /// Ties go to the lower latency, then to fewer bytes. With one worker this is the
 /// fastest schedule that fits. Below the floor of one proof: [`Error::BelowFloor`],
 /// at once. With the circuit's `matrices` (and a backend with a sparse product),
-/// schedules that evaluate on the device are candidates too.
+/// schedules that evaluate on the device are candidates too. Times are predicted for
+/// witnesses of `witness` ([`ScalarMix::FULL`] when nothing is known of them).
 pub fn choose(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
@@ -670,10 +684,11 @@ pub fn choose(
     capacity: u64,
     workers: usize,
     matrices: Option<&MatrixSizes>,
+    witness: ScalarMix,
 ) -> Result<ScheduleChoice> {
     let plans = candidates(backend, shape, reduction, matrices)
         .into_iter()
-        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices))
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices, witness))
         .collect::<Result<Vec<_>>>()?;
     let floor_of = |w: usize| {
         plans
@@ -722,11 +737,12 @@ pub fn frontier(
     reduction: Reduction,
     workers: usize,
     matrices: Option<&MatrixSizes>,
+    witness: ScalarMix,
 ) -> Result<Vec<ScheduledPlan>> {
     let workers = workers.max(1);
     let mut all = candidates(backend, shape, reduction, matrices)
         .into_iter()
-        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices))
+        .map(|s| ScheduledPlan::new(backend, shape, reduction, s, matrices, witness))
         .collect::<Result<Vec<_>>>()?;
     all.sort_by(|a, b| {
         a.bytes_for(workers)

@@ -11,7 +11,7 @@ use ark_relations::utils::matrix::Matrix;
 use rayon::prelude::*;
 
 use super::schedule::MatrixSizes;
-use super::{Evaluations, Synthesized};
+use super::Evaluations;
 use crate::{Error, Fr, ProofShape, Result};
 
 /// Rows handled together by the parallel loops (small enough to balance, large
@@ -246,11 +246,6 @@ impl QapMatrices {
             b: b?,
             c: c?,
         })
-    }
-
-    /// The layout of a synthesized circuit's matrices.
-    pub fn of(s: &Synthesized) -> Result<QapMatrices> {
-        QapMatrices::new(s.shape, &s.a, &s.b, Some(&s.c))
     }
 
     /// The sizes a schedule plans the staged matrices with.

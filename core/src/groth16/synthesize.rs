@@ -34,6 +34,13 @@ pub struct Synthesized {
     pub qap: Option<Arc<QapMatrices>>,
 }
 
+impl Synthesized {
+    /// This circuit's matrices in the device layout.
+    pub fn qap_matrices(&self) -> Result<QapMatrices> {
+        QapMatrices::new(self.shape, &self.a, &self.b, Some(&self.c))
+    }
+}
+
 /// What an engine job proves: anything that yields matrices and a full assignment.
 /// Every arkworks circuit is one (synthesized as ark-groth16 does); so is a
 /// [`Synthesized`] (already done) and a [`FixedShape`] circuit.
