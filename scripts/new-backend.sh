@@ -6,7 +6,7 @@
 #
 #   scripts/new-backend.sh mygpu
 #
-# Then `cargo run --release -p crucible-cli -- backends` lists it, and
+# Then `cargo run --release -p crucible-cli -- backends --backend NAME` lists it, and
 # `cargo run --release -p crucible-cli -- conformance --backend mygpu` reports every
 # case as unsupported, each saying what to implement in which file.
 set -euo pipefail
