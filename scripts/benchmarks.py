@@ -106,6 +106,7 @@ class Doc:
         self.peers("MSM against sppark", ["msm-g1", "msm-g2"], "MSM")
         self.peers("NTT against sppark", ["ntt"], "NTT")
         self.proofs()
+        self.throughput()
         self.wgpu()
         self.cpu()
         self.conformance()
@@ -191,6 +192,52 @@ class Doc:
             ])
         self.table(
             ["run", "stage", "NTT", "MSM", "stage + compute", "proofs/s", "busy", "check"], rows
+        )
+        self.provenance([f for f, _ in runs])
+
+    def throughput(self):
+        """`crucible bench --op prove --proofs K` rows: the proving service's view."""
+        runs = [
+            ("h200-cuda-prove-2p26-bits-throughput.json", "2^26, `bits=0.9`, 20 GiB"),
+            ("h200-cuda-prove-2p24-bits-throughput.json", "2^24, `bits=0.9`, 20 GiB"),
+            ("h200-cuda-prove-2p24-full-throughput.json", "2^24, full width, no limit"),
+            ("h200-cuda-prove-2p20-bench-throughput.json", "2^20, full width, no limit"),
+        ]
+        runs = [(f, label) for f, label in runs if f in self.entries]
+        if not runs:
+            return
+        self.out("## Proofs per second at scale on the H200 (CUDA)", "")
+        self.out(
+            "`crucible bench --op prove --proofs K --workers-per-device 2`: K proofs of the",
+            "built-in circuit through the engine, two in flight on the device, with a synthetic",
+            "key. proofs/s: over the whole run, the first proof's synthesis included; steady: once",
+            "the first proof has ended (what a prover serving without end sustains); predicted:",
+            "the cost model's proofs/s for the schedule it chose. Busy: the share of the run with",
+            "a proof in flight on the device. Phases: median ms a proof. Host peak RSS: the",
+            "process's, matrices and key included.",
+            "",
+        )
+        rows = []
+        for f, label in runs:
+            for r in load(f)["results"]:
+                ph = r["phase_median_ms"]
+                steady = r.get("steady_proofs_per_second")
+                rss = r.get("host_peak_rss_bytes")
+                rows.append([
+                    label,
+                    f"{r['proofs']} × {r['workers_per_device']}",
+                    f"{r['proofs_per_second']:.3f}",
+                    f"**{steady:.3f}**" if steady else "—",
+                    f"{r['predicted_proofs_per_second']:.3f}",
+                    f"{100 * r['device_busy']:.1f} %",
+                    " / ".join(ms(ph.get(k), 0) for k in ("synthesize", "evaluate", "stage", "ntt", "msm")),
+                    f"{rss / 2**30:.1f} GiB" if rss else "—",
+                    r["schedule"],
+                ])
+        self.table(
+            ["run", "proofs × workers", "proofs/s", "steady", "predicted", "device busy",
+             "synthesize / evaluate / stage / ntt / msm", "host peak RSS", "schedule"],
+            rows,
         )
         self.provenance([f for f, _ in runs])
 

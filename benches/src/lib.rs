@@ -1,5 +1,5 @@
-//! crucible-benches: the one implementation of "time a backend operation", shared by
-//! `crucible bench` and the criterion benches in `benches/`.
+//! crucible-benches: the one implementation of "time a backend operation", behind
+//! `crucible bench`.
 //!
 //! A [`Workload`] allocates its leases and stages what stays resident once, then each
 //! [`Workload::run`] draws fresh random full-width inputs (untimed), stages them, runs

@@ -51,8 +51,13 @@ pub struct ThroughputRow {
     pub workers: usize,
     /// Host threads synthesizing ahead of the device.
     pub synthesis_threads: usize,
-    /// Proofs per second over the run's wall time.
+    /// Proofs per second over the run's wall time (the first proof's synthesis, before
+    /// the device has work, included).
     pub proofs_per_second: f64,
+    /// Proofs per second once the pipeline is full: the proofs after the first over
+    /// the time from the first's end to the last's ([`steady_rate`]), what a prover
+    /// serving proofs without end sustains.
+    pub steady_proofs_per_second: Option<f64>,
     /// The cost model's proofs per second for the schedule it chose.
     pub predicted_proofs_per_second: f64,
     /// Share of the run the device had a proof in flight.
@@ -134,6 +139,7 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         workers: spec.workers,
         synthesis_threads,
         proofs_per_second: ran.stats.proofs_per_second(),
+        steady_proofs_per_second: steady_rate(&ran.ended_at),
         predicted_proofs_per_second: choice.map_or(0.0, |c| c.proofs_per_second),
         device_busy: ran.stats.busy_fraction(0),
         schedule: choice.map_or_else(String::new, |c| c.chosen.schedule.to_string()),
@@ -164,6 +170,7 @@ impl ThroughputRow {
             "workers_per_device": self.workers,
             "synthesis_threads": self.synthesis_threads,
             "proofs_per_second": self.proofs_per_second,
+            "steady_proofs_per_second": self.steady_proofs_per_second,
             "predicted_proofs_per_second": self.predicted_proofs_per_second,
             "device_busy": self.device_busy,
             "schedule": self.schedule,
@@ -191,6 +198,8 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
                 r.size.to_string(),
                 format!("{} x {}", r.proofs, r.workers),
                 format!("{:.3}", r.proofs_per_second),
+                r.steady_proofs_per_second
+                    .map_or_else(|| "-".into(), |p| format!("{p:.3}")),
                 format!("{:.3}", r.predicted_proofs_per_second),
                 format!("{:.1} %", 100.0 * r.device_busy),
                 phase(r, "synthesize"),
@@ -209,6 +218,7 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
         "constraints",
         "proofs x workers",
         "proofs/s",
+        "steady",
         "predicted",
         "device busy",
         "synthesize",
@@ -220,9 +230,18 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
         "host peak RSS",
     ];
     format!(
-        "{}\n(phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose)",
+        "{}\n(proofs/s: over the whole run; steady: once the first proof has ended; phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose)",
         table(&headers, &cells, 1)
     )
+}
+
+/// Proofs per second after the first proof ended: the proofs after the first over the
+/// time between the first's end and the last's, from the proofs' end times in the
+/// order they ended. `None` with fewer than two proofs.
+pub fn steady_rate(ended_at: &[std::time::Duration]) -> Option<f64> {
+    let (first, last) = (ended_at.first()?, ended_at.last()?);
+    let span = last.saturating_sub(*first).as_secs_f64();
+    (ended_at.len() >= 2 && span > 0.0).then(|| (ended_at.len() - 1) as f64 / span)
 }
 
 /// Resets the process's peak resident memory (Linux: `5` into /proc/self/clear_refs),
@@ -237,4 +256,27 @@ fn peak_rss() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::steady_rate;
+
+    #[test]
+    fn the_steady_rate_leaves_out_the_pipeline_fill() {
+        let at = |s: &[f64]| {
+            s.iter()
+                .map(|&x| Duration::from_secs_f64(x))
+                .collect::<Vec<_>>()
+        };
+        // The first proof ends at 10 s, then one every 2.5 s: 0.4 proofs/s, where the
+        // whole run's 5 proofs in 20 s say 0.25.
+        let rate = steady_rate(&at(&[10.0, 12.5, 15.0, 17.5, 20.0])).unwrap();
+        assert!((rate - 0.4).abs() < 1e-9, "{rate}");
+        assert_eq!(steady_rate(&at(&[3.0])), None);
+        assert_eq!(steady_rate(&at(&[])), None);
+        assert_eq!(steady_rate(&at(&[2.0, 2.0])), None);
+    }
 }

@@ -209,10 +209,14 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                     .await
                     .map_err(grpc)?
                     .into_inner();
-                println!(
-                    "evicted `{id}`: {} queued jobs failed, {} in-flight proofs finished",
-                    r.queued_failed, r.in_flight_finished
-                );
+                if r.load_called_off {
+                    println!("evicted `{id}` while it loaded: its load stops at its next phase");
+                } else {
+                    println!(
+                        "evicted `{id}`: {} queued jobs failed, {} in-flight proofs finished",
+                        r.queued_failed, r.in_flight_finished
+                    );
+                }
             }
             ClientCommand::Prove {
                 id,

@@ -4,7 +4,7 @@
 //! threads take them, and the devices are released at the end.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
@@ -87,6 +87,8 @@ pub struct Ran {
     pub outcomes: Vec<JobOutcome>,
     /// Wall time, device busy time, budgets.
     pub stats: EngineStats,
+    /// When each proof ended, from the start of the run, in the order they ended.
+    pub ended_at: Vec<Duration>,
     /// The schedule the devices ran (chosen with the circuit's matrices).
     pub choice: Option<ScheduleChoice>,
     /// Devices that proved.
@@ -170,7 +172,10 @@ pub fn prove_built_in(
     let watch = MemoryWatch::start(Arc::clone(&first));
     let bar = progress_bar(proofs as u64, "proving");
     let mut outcomes: Vec<JobOutcome> = Vec::new();
+    let mut ended_at = Vec::new();
+    let started = Instant::now();
     let stats = prover.run(jobs, |outcome| {
+        ended_at.push(started.elapsed());
         tracing::debug!(proof = outcome.id, device = %outcome.device, ok = outcome.result.is_ok(), "proof finished");
         bar.inc(1);
         outcomes.push(outcome);
@@ -186,6 +191,7 @@ pub fn prove_built_in(
     Ok(Ran {
         outcomes,
         stats,
+        ended_at,
         choice,
         devices,
         matrices_seconds,

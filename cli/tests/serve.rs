@@ -324,6 +324,132 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
     );
 }
 
+/// Loads `key` under `id` with the operator's client until the id is free (a load
+/// called off still holds it until it stops); panics after 120 s.
+async fn load_when_free(client: &mut Client, id: &str, key: &KeyRef) -> proto::LoadKeyResponse {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let request = proto::LoadKeyRequest {
+            key_id: id.into(),
+            source: Some(key.to_proto()),
+        };
+        match client.load_key(request).await {
+            Ok(loaded) => return loaded.into_inner(),
+            Err(e) if e.code() == tonic::Code::AlreadyExists && e.message().contains("loading") => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "`{id}` still loading: {e:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("loading `{id}` again: {e:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
+    let cache = TempDir::new("serve-call-off");
+    let mut server = Daemon::start(
+        "serve-call-off",
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--insecure",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+        &cache.0,
+    );
+    let grpc = server.wait_for_line("grpc listening on ", Duration::from_secs(60));
+    let mut client = connect(&format!("http://{grpc}")).await.expect("connect");
+    // A key generated from scratch (an empty cache): seconds of setup, long enough
+    // for the calls below to land while it loads. Each case takes a new seed, so
+    // none is served from the cache the case before left.
+    let slow = |seed| KeyRef::bench(1 << 14, 1, seed).unwrap();
+    let small = KeyRef::bench(CONSTRAINTS, INPUTS, 3).unwrap();
+
+    // Evicted while loading: the eviction says so, the load is answered CANCELLED
+    // naming why, and the id is free again with nothing held.
+    let loading = {
+        let mut client = client.clone();
+        tokio::spawn(async move {
+            client
+                .load_key(proto::LoadKeyRequest {
+                    key_id: "slow".into(),
+                    source: Some(slow(11).to_proto()),
+                })
+                .await
+        })
+    };
+    let evicted = loop {
+        match client
+            .evict_key(proto::EvictKeyRequest {
+                key_id: "slow".into(),
+            })
+            .await
+        {
+            Ok(evicted) => break evicted.into_inner(),
+            // The load has not reached the daemon yet.
+            Err(e) if e.code() == tonic::Code::NotFound => {
+                tokio::time::sleep(Duration::from_millis(5)).await
+            }
+            Err(e) => panic!("evicting a loading key: {e:?}"),
+        }
+    };
+    assert!(evicted.load_called_off, "{evicted:?}");
+    let answer = loading.await.expect("the load task").unwrap_err();
+    assert_eq!(answer.code(), tonic::Code::Cancelled, "{answer:?}");
+    assert!(
+        answer.message().contains("evicted while loading"),
+        "{answer:?}"
+    );
+    let status = client
+        .status(proto::StatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(status.keys.is_empty(), "{status:?}");
+    assert!(
+        status.devices.iter().all(|d| d.in_use_bytes == 0),
+        "{status:?}"
+    );
+    let loaded = load_when_free(&mut client, "slow", &small).await;
+    assert_eq!(loaded.constraints, CONSTRAINTS as u64);
+
+    // The client gives up (its deadline passes): the load stops at its next phase
+    // and frees the id, which then loads.
+    let request = proto::LoadKeyRequest {
+        key_id: "abandoned".into(),
+        source: Some(slow(12).to_proto()),
+    };
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), client.load_key(request)).await;
+    assert!(
+        gave_up.is_err(),
+        "a 2^14 key loaded within 200 ms: {gave_up:?}"
+    );
+    let loaded = load_when_free(&mut client, "abandoned", &small).await;
+    assert_eq!(loaded.constraints, CONSTRAINTS as u64);
+    assert!(server.log().contains("went away"), "{}", server.log());
+
+    // SIGTERM during a load: the daemon calls it off and exits.
+    let mut lingering = client.clone();
+    let _load = tokio::spawn(async move {
+        lingering
+            .load_key(proto::LoadKeyRequest {
+                key_id: "late".into(),
+                source: Some(slow(13).to_proto()),
+            })
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    server.terminate();
+    let exit = server.wait_exit(Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit}\n{}", server.log());
+}
+
 /// Proves once through `Prove`; the job's result (done or failed).
 async fn prove_once(client: &mut Client, key_id: &str, witness: &Witness) -> JobResult {
     let proved = client

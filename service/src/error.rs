@@ -33,6 +33,10 @@ pub enum ServiceError {
     /// A request beyond one of the operator's limits (the message names the limit).
     #[error("{0}")]
     Limit(String),
+    /// Work called off before it finished (a key evicted while it loaded, a client
+    /// that went away, the daemon shutting down); what it held is freed.
+    #[error("{0}")]
+    Cancelled(String),
 }
 
 impl ServiceError {

@@ -28,6 +28,7 @@ pub mod job_table;
 pub mod key_circuit;
 pub mod key_dir;
 pub mod key_ref;
+pub mod load_ticket;
 pub mod logging;
 pub mod metrics;
 pub mod metrics_http;

@@ -34,6 +34,7 @@ use crate::job_table::{has_ended, JobTable};
 use crate::key_circuit::KeyCircuit;
 use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
+use crate::load_ticket::LoadTicket;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
 use crate::proto::{self, JobResult, JobState};
@@ -96,7 +97,7 @@ struct Resident {
 }
 
 enum Slot {
-    Loading,
+    Loading(LoadTicket),
     Resident(Arc<Resident>),
 }
 
@@ -118,6 +119,7 @@ fn status_of(e: ServiceError) -> Status {
     match &e {
         ServiceError::Invalid(_) => Status::invalid_argument(e.to_string()),
         ServiceError::Limit(_) => Status::resource_exhausted(e.to_string()),
+        ServiceError::Cancelled(_) => Status::cancelled(e.to_string()),
         ServiceError::Prover(p) => match p.root() {
             Error::OutOfBudget { .. } => Status::resource_exhausted(e.to_string()),
             Error::InvalidInput(_) | Error::Synthesis(_) => Status::invalid_argument(e.to_string()),
@@ -208,7 +210,7 @@ impl State {
     fn resident(&self, key_id: &str) -> Result<Arc<Resident>, Status> {
         match self.keys().get(key_id) {
             Some(Slot::Resident(r)) => Ok(Arc::clone(r)),
-            Some(Slot::Loading) => Err(Status::failed_precondition(format!(
+            Some(Slot::Loading(_)) => Err(Status::failed_precondition(format!(
                 "key `{key_id}` is still loading"
             ))),
             None => Err(Status::not_found(format!("no key `{key_id}` is loaded"))),
@@ -216,7 +218,13 @@ impl State {
     }
 
     /// Admits, loads and stages a key and starts its engine (blocking).
-    fn start_key(&self, key_id: &str, key_ref: KeyRef) -> ServiceResult<Resident> {
+    /// Checks `ticket` between its phases: a load called off stops at the next one.
+    fn start_key(
+        &self,
+        key_id: &str,
+        key_ref: KeyRef,
+        ticket: &LoadTicket,
+    ) -> ServiceResult<Resident> {
         let config = &self.config;
         let admitted = config.limits.admit(
             &key_ref,
@@ -225,7 +233,9 @@ impl State {
             config.engine.workers_per_device,
             &self.key_memory,
         )?;
+        ticket.check(key_id, "reading the key")?;
         let loaded = key_ref.load(&config.key_dir)?;
+        ticket.check(key_id, "staging it on the devices")?;
         let engine = loaded.engine_config(
             &EngineConfig {
                 verify: true,
@@ -280,6 +290,45 @@ impl State {
         })
     }
 
+    /// Loads `key_id` (blocking) and fills its slot: with the resident key, or, if
+    /// the load failed or was called off, by removing the slot (a key staged before
+    /// its load was called off is freed on every device first).
+    fn load_into_slot(
+        &self,
+        key_id: &str,
+        key_ref: KeyRef,
+        ticket: &LoadTicket,
+    ) -> ServiceResult<Arc<Resident>> {
+        let loaded = self.start_key(key_id, key_ref, ticket).map(Arc::new);
+        // Under the lock, so an eviction sees either the loading slot (and calls the
+        // load off, which this check then sees) or the resident key.
+        let mut keys = self.keys();
+        let error = match (loaded, ticket.check(key_id, "serving it")) {
+            (Ok(resident), Ok(())) => {
+                keys.insert(key_id.to_string(), Slot::Resident(Arc::clone(&resident)));
+                return Ok(resident);
+            }
+            (Err(e), _) => {
+                keys.remove(key_id);
+                e
+            }
+            (Ok(resident), Err(cancelled)) => {
+                keys.remove(key_id);
+                drop(keys);
+                resident.hot.close();
+                if let Some(Err(e)) = resident.hot.wait().map(|end| end.release) {
+                    tracing::error!(
+                        key = key_id,
+                        "freeing a key whose load was called off failed: {e}"
+                    );
+                }
+                cancelled
+            }
+        };
+        tracing::warn!(key = key_id, error = error.to_string(), "loading failed");
+        Err(error)
+    }
+
     /// Fails the key's queued jobs, waits for its in-flight proofs and frees it.
     async fn evict(&self, key_id: &str, resident: Arc<Resident>) -> proto::EvictKeyResponse {
         let queued = resident.hot.close();
@@ -321,6 +370,7 @@ impl State {
         proto::EvictKeyResponse {
             queued_failed,
             in_flight_finished: in_flight,
+            load_called_off: false,
         }
     }
 
@@ -330,7 +380,7 @@ impl State {
             .iter()
             .filter_map(|(id, slot)| match slot {
                 Slot::Resident(r) => Some((id.clone(), Arc::clone(r))),
-                Slot::Loading => None,
+                Slot::Loading(_) => None,
             })
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -454,7 +504,12 @@ impl ProverService {
             ids.into_iter()
                 .filter_map(|id| match keys.remove(&id) {
                     Some(Slot::Resident(r)) => Some((id, r)),
-                    _ => None,
+                    Some(Slot::Loading(ticket)) => {
+                        ticket.call_off("the daemon is shutting down");
+                        keys.insert(id, Slot::Loading(ticket));
+                        None
+                    }
+                    None => None,
                 })
                 .collect()
         };
@@ -488,14 +543,23 @@ impl Prover for ProverService {
             ));
         }
         let key_ref = KeyRef::from_proto(request.source.as_ref()).map_err(status_of)?;
+        let ticket = LoadTicket::default();
         {
             let mut keys = self.state.keys();
-            if keys.contains_key(&key_id) {
-                return Err(Status::already_exists(format!(
-                    "key `{key_id}` is already loaded"
-                )));
+            match keys.get(&key_id) {
+                Some(Slot::Resident(_)) => {
+                    return Err(Status::already_exists(format!(
+                        "key `{key_id}` is already loaded"
+                    )))
+                }
+                Some(Slot::Loading(_)) => {
+                    return Err(Status::already_exists(format!(
+                        "key `{key_id}` is loading (or its called-off load is stopping)"
+                    )))
+                }
+                None => {}
             }
-            keys.insert(key_id.clone(), Slot::Loading);
+            keys.insert(key_id.clone(), Slot::Loading(ticket.clone()));
         }
         let started = Instant::now();
         tracing::info!(
@@ -503,32 +567,27 @@ impl Prover for ProverService {
             source = key_ref.to_string(),
             "loading"
         );
+        // The load runs on a blocking thread and fills the slot itself, so a client
+        // that goes away (its deadline passed, it disconnected) leaves no slot behind:
+        // dropping this request's future calls the load off at its next phase.
+        let called_off = ticket.call_off_on_drop(
+            "the client that asked for it went away (its deadline passed or it disconnected)",
+        );
         let state = Arc::clone(&self.state);
         let id = key_id.clone();
-        let loaded = tokio::task::spawn_blocking(move || state.start_key(&id, key_ref))
-            .await
-            .unwrap_or_else(|e| {
-                Err(ServiceError::Invalid(format!(
-                    "loading the key panicked: {e}"
-                )))
-            });
+        let loaded =
+            tokio::task::spawn_blocking(move || state.load_into_slot(&id, key_ref, &ticket)).await;
+        called_off.disarm();
         let resident = match loaded {
-            Ok(r) => Arc::new(r),
+            Ok(Ok(resident)) => resident,
+            Ok(Err(e)) => return Err(status_of(e)),
             Err(e) => {
                 self.state.keys().remove(&key_id);
-                tracing::warn!(
-                    key = key_id.as_str(),
-                    error = e.to_string(),
-                    "loading failed"
-                );
-                return Err(status_of(e));
+                return Err(Status::internal(format!("loading the key panicked: {e}")));
             }
         };
         let info = resident.hot.info().clone();
         let (constraints, public_inputs) = resident.circuit.sizes();
-        self.state
-            .keys()
-            .insert(key_id.clone(), Slot::Resident(resident));
         let load_seconds = started.elapsed().as_secs_f64();
         tracing::info!(key = key_id.as_str(), devices = ?info.devices, load_seconds, "resident");
         let verifying_key = compressed(&info.verifying_key).map_err(Status::internal)?;
@@ -558,11 +617,19 @@ impl Prover for ProverService {
             let mut keys = self.state.keys();
             match keys.remove(&key_id) {
                 Some(Slot::Resident(r)) => r,
-                Some(Slot::Loading) => {
-                    keys.insert(key_id.clone(), Slot::Loading);
-                    return Err(Status::failed_precondition(format!(
-                        "key `{key_id}` is still loading"
-                    )));
+                Some(Slot::Loading(ticket)) => {
+                    // The load stops at its next phase, frees what it holds and
+                    // removes the slot; its caller is answered CANCELLED.
+                    ticket.call_off("it was evicted while loading");
+                    keys.insert(key_id.clone(), Slot::Loading(ticket));
+                    tracing::info!(
+                        key = key_id.as_str(),
+                        "evicted while loading: the load stops at its next phase"
+                    );
+                    return Ok(Response::new(proto::EvictKeyResponse {
+                        load_called_off: true,
+                        ..Default::default()
+                    }));
                 }
                 None => return Err(Status::not_found(format!("no key `{key_id}` is loaded"))),
             }

@@ -11,6 +11,7 @@ random inputs and compares each result with the reference. Prints the seed; reru
 Usage: run_tests.py [--seed S] [--quick] [--builds chain,asan[,tsan]] [--only ones,msm,...]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
 from math import isqrt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1032,6 +1033,16 @@ def main():
     print(f"seed {seed}")
     rng = random.Random(seed)
 
+    # The builds compile while the cases are generated, then run side by side: each is
+    # one process, and CI has two cores.
+    tmp = tempfile.TemporaryDirectory()
+    builds = args.builds.split(",")
+    compiling = {}
+    for build in builds:
+        exe = os.path.join(tmp.name, "harness_" + build)
+        cmd = ["g++", "-std=c++17", "-pthread", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
+        compiling[build] = (exe, subprocess.Popen(cmd))
+
     t0 = time.time()
     pts = {g: random_points(g, rng, 6 if args.quick else 16) for g in GROUPS}
     cs = Cases()
@@ -1056,14 +1067,21 @@ def main():
     print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
     stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
 
+    def run(build):
+        exe, compiler = compiling[build]
+        if compiler.wait() != 0:
+            return build, None, 0.0
+        t1 = time.time()
+        r = subprocess.run([exe], input=stdin, capture_output=True, text=True)
+        return build, r, time.time() - t1
+
     passed = failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for build in args.builds.split(","):
-            exe = os.path.join(tmp, "harness_" + build)
-            cmd = ["g++", "-std=c++17", "-pthread", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
-            subprocess.run(cmd, check=True)
-            t1 = time.time()
-            r = subprocess.run([exe], input=stdin, capture_output=True, text=True)
+    with tmp, ThreadPoolExecutor(len(builds)) as pool:
+        for build, r, seconds in pool.map(run, builds):
+            if r is None:
+                print(f"[{build}] the harness did not compile")
+                failed += 1
+                continue
             lines = r.stdout.split("\n")
             if r.returncode != 0:
                 print(f"[{build}] harness exited {r.returncode}:\n{r.stderr[-4000:]}")
@@ -1079,7 +1097,7 @@ def main():
                     fails.setdefault(name, (i, toks))
             for name, (i, toks) in fails.items():
                 print(f"[{build}] FAIL {name} (case {i}, seed {seed}): got {' '.join(toks)[:300]}")
-            print(f"[{build}] {len(cs.items)} cases run in {time.time() - t1:.1f}s, {len(fails)} failing kinds")
+            print(f"[{build}] {len(cs.items)} cases run in {seconds:.1f}s, {len(fails)} failing kinds")
     print(f"{passed} passed, {failed} failed")
     if failed:
         print(f"seed {seed}")

@@ -1,10 +1,10 @@
-//! The wgpu backend's tests, in one binary (each test binary links wgpu and arkworks,
-//! and the staged test executables must fit the device machine's transfer limit).
-//! The tests run one at a time (`common::serial`): they share backends, whose shader
-//! pipelines are slow to compile on llvmpipe, and assert their budgets.
+//! The wgpu backend's tests, in one binary (each test binary links wgpu and arkworks
+//! anew). The tests run one at a time (`common::serial`): they share backends, whose
+//! shader pipelines are slow to compile on llvmpipe, and assert their budgets. The
+//! conformance suite runs on wgpu from `conformance/tests/registered.rs`, with every
+//! other registered backend (`CRUCIBLE_CONFORMANCE_BACKEND=wgpu` for wgpu alone).
 
 mod common;
-mod conformance;
 mod curve;
 mod errors;
 mod field;
