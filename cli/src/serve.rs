@@ -78,6 +78,10 @@ pub struct ServerTlsArgs {
     /// O of `operator` gives it the operator role.
     #[arg(long, requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
+    /// How long a client may take to complete its TLS handshake after connecting; a
+    /// connection that has not by then is closed.
+    #[arg(long, default_value = "10s", value_parser = parse::duration)]
+    tls_handshake_timeout: std::time::Duration,
 }
 
 impl ServerTlsArgs {
@@ -94,7 +98,7 @@ impl ServerTlsArgs {
             .map(CertificateFile::read)
             .transpose()
             .map_err(|e| CliError(format!("--tls-client-ca: {e}")))?;
-        ServerTls::new(cert, key, client_ca)
+        ServerTls::new(cert, key, client_ca, self.tls_handshake_timeout)
             .map(Some)
             .map_err(|e| CliError(format!("--tls-cert, --tls-key: {e}")))
     }

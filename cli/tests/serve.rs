@@ -956,6 +956,8 @@ async fn mutual_tls_admits_only_certified_clients_with_tokens() {
         path_str(&server_identity.1),
         "--tls-client-ca",
         path_str(&ca),
+        "--tls-handshake-timeout",
+        "1s",
     ];
     let start = |name: &str, auth: &[&str]| {
         let mut args = vec!["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"];
@@ -1042,8 +1044,37 @@ async fn mutual_tls_admits_only_certified_clients_with_tokens() {
         tokenless.contains("bearer token"),
         "a certified client without a token: {tokenless}"
     );
-    // The daemon goes on after every refusal.
+    // The daemon goes on after every refusal, and beside a connection that never
+    // completes its handshake (silent after the first byte of a ClientHello), which
+    // it closes after the handshake timeout (1 s here).
+    let mut silent = std::net::TcpStream::connect(&grpc).expect("connect");
+    std::io::Write::write_all(&mut silent, &[0x16]).unwrap();
+    let opened = std::time::Instant::now();
     prove_checked(prove_once(&mut bob, "k", &Witness::BenchSeed(22)).await, 22);
+    let closed = tokio::task::spawn_blocking(move || {
+        silent
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let read = std::io::Read::read(&mut silent, &mut byte);
+        (read.map_err(|e| e.kind()), opened.elapsed())
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(closed.0, Ok(0) | Err(std::io::ErrorKind::ConnectionReset)),
+        "the silent connection: {closed:?}"
+    );
+    assert!(
+        closed.1 >= Duration::from_millis(900) && closed.1 < Duration::from_secs(10),
+        "closed after {:?}, the timeout is 1 s",
+        closed.1
+    );
+    assert!(
+        server.log().contains("TLS handshake timed out"),
+        "{}",
+        server.log()
+    );
     // The command line client: mutual TLS and its token file.
     let ops_token = dir.join("ops-token");
     std::fs::write(&ops_token, OPERATOR).unwrap();

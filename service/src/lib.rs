@@ -37,6 +37,7 @@ pub mod proto;
 pub mod queue;
 pub mod server;
 pub mod tls;
+pub mod tls_handshakes;
 pub mod witness;
 pub mod worker;
 

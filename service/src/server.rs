@@ -38,7 +38,8 @@ use crate::load_ticket::LoadTicket;
 use crate::metrics::{gauge_value, Metrics};
 use crate::proto::prover_server::{Prover, ProverServer};
 use crate::proto::{self, JobResult, JobState};
-use crate::tls::{causes, ServerTls};
+use crate::tls::ServerTls;
+use crate::tls_handshakes::TlsHandshakes;
 use crate::witness::Witness;
 use crate::{metrics_http, ServiceError, ServiceResult};
 
@@ -773,17 +774,26 @@ impl Prover for ProverService {
 /// The server's connections until the stop signal, which closes the listener at
 /// once (the server stops polling it but would keep it open through the drain), so
 /// a new connection is refused instead of waiting.
-#[derive(Clone)]
-struct Closing(Arc<Mutex<Option<TcpIncoming>>>);
+struct Closing<S>(Arc<Mutex<Option<S>>>);
 
-impl Closing {
+impl<S> Clone for Closing<S> {
+    fn clone(&self) -> Self {
+        Closing(Arc::clone(&self.0))
+    }
+}
+
+impl<S> Closing<S> {
+    fn new(incoming: S) -> Self {
+        Closing(Arc::new(Mutex::new(Some(incoming))))
+    }
+
     fn close(&self) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
-impl Stream for Closing {
-    type Item = <TcpIncoming as Stream>::Item;
+impl<S: Stream + Unpin> Stream for Closing<S> {
+    type Item = S::Item;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
@@ -793,6 +803,39 @@ impl Stream for Closing {
     }
 }
 
+/// The server on `incoming` until `shutdown`, when the listener closes (new
+/// connections are refused at once) and `stopping` says so.
+fn serving<S, IO, E>(
+    api: ProverServer<ProverService>,
+    incoming: S,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    stopping: tokio::sync::watch::Sender<bool>,
+) -> Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>>
+where
+    S: Stream<Item = Result<IO, E>> + Unpin + Send + 'static,
+    IO: tokio::io::AsyncRead
+        + tokio::io::AsyncWrite
+        + tonic::transport::server::Connected
+        + Unpin
+        + Send
+        + 'static,
+    IO::ConnectInfo: Clone + Send + Sync + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+{
+    let incoming = Closing::new(incoming);
+    let listener = incoming.clone();
+    let signal = async move {
+        shutdown.await;
+        listener.close();
+        let _ = stopping.send(true);
+    };
+    Box::pin(
+        tonic::transport::Server::builder()
+            .add_service(api)
+            .serve_with_incoming_shutdown(incoming, signal),
+    )
+}
+
 /// Serves the API on `grpc` (and metrics on `metrics_listener`) until `shutdown`
 /// completes, then evicts every key: queued jobs fail, in-flight proofs finish, every
 /// device's budget is returned.
@@ -800,17 +843,11 @@ pub async fn serve(
     config: ServeConfig,
     grpc: TcpListener,
     metrics_listener: Option<TcpListener>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> ServiceResult<()> {
     let metrics = Metrics::new();
     let max_message_bytes = config.max_message_bytes;
     let service = ProverService::new(config, Arc::clone(&metrics));
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(tls) = &service.state.config.tls {
-        builder = builder
-            .tls_config(tls.config())
-            .map_err(|e| ServiceError::Invalid(format!("TLS: {}", causes(&e))))?;
-    }
     let exporter = metrics_listener.map(|listener| {
         let state = Arc::clone(&service.state);
         metrics_http::spawn(
@@ -821,25 +858,23 @@ pub async fn serve(
     });
     let drain = service.state.config.drain_timeout;
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
-    let incoming = Closing(Arc::new(Mutex::new(Some(TcpIncoming::from(grpc)))));
-    let listener = incoming.clone();
-    let signal = async move {
-        shutdown.await;
-        listener.close();
-        let _ = stopping_tx.send(true);
-    };
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
-    let mut server = Box::pin(
-        builder
-            .add_service(
-                ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes),
-            )
-            .serve_with_incoming_shutdown(incoming, signal),
-    );
-    // The listener closes with the signal (new connections are refused); open calls
-    // get the drain timeout, then the server and its connections are dropped.
+    let api = ProverServer::new(service.clone()).max_decoding_message_size(max_message_bytes);
+    let tcp = TcpIncoming::from(grpc);
+    // The listener closes with the signal: new connections are refused at once.
+    let mut server = match &service.state.config.tls {
+        Some(tls) => serving(
+            api,
+            TlsHandshakes::new(tcp, tls.acceptor()?, tls.handshake_timeout),
+            shutdown,
+            stopping_tx,
+        ),
+        None => serving(api, tcp, shutdown, stopping_tx),
+    };
+    // Open calls get the drain timeout, then the server and its connections are
+    // dropped.
     let result = tokio::select! {
         result = &mut server => result,
         () = async {

@@ -1,13 +1,19 @@
-//! TLS for the gRPC API (rustls through tonic): the PEM files an operator and a
-//! client name, read and checked before anything listens or connects, so that a bad
-//! file is reported with its path instead of as a failed handshake; and the identity
-//! a client certificate names under mutual TLS.
+//! TLS for the gRPC API (rustls): the PEM files an operator and a client name, read
+//! and checked before anything listens or connects, so that a bad file is reported
+//! with its path instead of as a failed handshake; the daemon's acceptor (its
+//! handshakes bounded in time by [`crate::tls_handshakes`]); and the identity a
+//! client certificate names under mutual TLS.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
+use tokio_rustls::TlsAcceptor;
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 use crate::identity::Role;
 use crate::{ServiceError, ServiceResult};
@@ -74,6 +80,13 @@ impl CertificateFile {
     fn certificate(&self) -> Certificate {
         Certificate::from_pem(&self.pem)
     }
+
+    fn certificates(&self) -> Vec<CertificateDer<'static>> {
+        // Checked to parse when read.
+        CertificateDer::pem_slice_iter(&self.pem)
+            .filter_map(Result::ok)
+            .collect()
+    }
 }
 
 impl PrivateKeyFile {
@@ -98,13 +111,17 @@ impl PrivateKeyFile {
     }
 }
 
-/// The daemon's TLS: its certificate chain and key, and with a client CA, mutual
-/// TLS (every client must present a certificate that CA signed).
+/// The daemon's TLS: its certificate chain and key, with a client CA mutual TLS
+/// (every client must present a certificate that CA signed), and how long a client
+/// may take to complete its handshake.
 #[derive(Clone, Debug)]
 pub struct ServerTls {
     cert: CertificateFile,
     key: PrivateKeyFile,
     client_ca: Option<CertificateFile>,
+    /// A connection whose TLS handshake has not completed this long after it was
+    /// accepted is closed.
+    pub handshake_timeout: Duration,
 }
 
 impl ServerTls {
@@ -113,38 +130,67 @@ impl ServerTls {
         cert: CertificateFile,
         key: PrivateKeyFile,
         client_ca: Option<CertificateFile>,
+        handshake_timeout: Duration,
     ) -> ServiceResult<ServerTls> {
         let tls = ServerTls {
             cert,
             key,
             client_ca,
+            handshake_timeout,
         };
-        tonic::transport::Server::builder()
-            .tls_config(tls.config())
+        tls.acceptor()?;
+        Ok(tls)
+    }
+
+    /// The acceptor of the daemon's connections: TLS 1.2 and 1.3 (rustls with ring),
+    /// HTTP/2 by ALPN, client certificates required under mutual TLS.
+    pub fn acceptor(&self) -> ServiceResult<TlsAcceptor> {
+        // ring: the provider tonic's client side and sqlx are built with here (rustls
+        // marks it deprecated for its lack of post-quantum key exchange).
+        #[allow(deprecated)]
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ServiceError::Invalid(format!("TLS: {e}")))?;
+        let builder = match &self.client_ca {
+            None => builder.with_no_client_auth(),
+            Some(ca) => {
+                let mut roots = RootCertStore::empty();
+                for cert in ca.certificates() {
+                    roots.add(cert).map_err(|e| {
+                        ServiceError::Invalid(format!(
+                            "{}: not a CA certificate: {e}",
+                            ca.path.display()
+                        ))
+                    })?;
+                }
+                let verifier =
+                    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                        .build()
+                        .map_err(|e| {
+                            ServiceError::Invalid(format!("{}: {e}", ca.path.display()))
+                        })?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let key = PrivateKeyDer::from_pem_slice(&self.key.pem)
+            .map_err(|e| ServiceError::Invalid(format!("{}: {e}", self.key.path.display())))?;
+        let mut config = builder
+            .with_single_cert(self.cert.certificates(), key)
             .map_err(|e| {
                 ServiceError::Invalid(format!(
-                    "the certificate {} and the key {} do not make a TLS identity: {}",
-                    tls.cert.path.display(),
-                    tls.key.path.display(),
-                    causes(&e)
+                    "the certificate {} and the key {} do not make a TLS identity: {e}",
+                    self.cert.path.display(),
+                    self.key.path.display(),
                 ))
             })?;
-        Ok(tls)
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        Ok(TlsAcceptor::from(Arc::new(config)))
     }
 
     /// Whether clients must present a certificate.
     pub fn mutual(&self) -> bool {
         self.client_ca.is_some()
-    }
-
-    /// tonic's configuration.
-    pub fn config(&self) -> ServerTlsConfig {
-        let config =
-            ServerTlsConfig::new().identity(Identity::from_pem(&self.cert.pem, &self.key.pem));
-        match &self.client_ca {
-            Some(ca) => config.client_ca_root(ca.certificate()),
-            None => config,
-        }
     }
 }
 
@@ -365,7 +411,7 @@ mod tests {
         let cert = CertificateFile::read(&path("cert.pem")).unwrap();
         let key = PrivateKeyFile::read(&path("key.pem")).unwrap();
         assert!(format!("{key:?}").contains("key.pem"));
-        ServerTls::new(cert.clone(), key, None).unwrap();
+        ServerTls::new(cert.clone(), key, None, Duration::from_secs(10)).unwrap();
         for bad in ["empty.pem", "garbage.pem", "key.pem", "missing.pem"] {
             let e = CertificateFile::read(&path(bad)).unwrap_err().to_string();
             assert!(e.contains(&path(bad).display().to_string()), "{bad}: {e}");
@@ -375,7 +421,9 @@ mod tests {
             assert!(e.contains(&path(bad).display().to_string()), "{bad}: {e}");
         }
         let other = PrivateKeyFile::read(&path("other.pem")).unwrap();
-        let e = ServerTls::new(cert, other, None).unwrap_err().to_string();
+        let e = ServerTls::new(cert, other, None, Duration::from_secs(10))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("cert.pem") && e.contains("other.pem"),
             "a key that is not the certificate's: {e}"
