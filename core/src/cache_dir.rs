@@ -10,6 +10,8 @@ pub const KEYS: &str = "keys";
 pub const CUDA: &str = "cuda";
 /// The folder of wgpu's pipeline caches.
 pub const WGPU: &str = "wgpu";
+/// The folder of the digests of `.zkey` keys whose points passed their checks.
+pub const VALIDATED: &str = "validated";
 
 /// `folder` of the cache directory in the environment `var` gives:
 /// `$CRUCIBLE_CACHE_DIR/<folder>`, else `$XDG_CACHE_HOME/crucible/<folder>`, else

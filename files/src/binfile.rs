@@ -64,6 +64,13 @@ pub(crate) fn open(
     )
 }
 
+impl<R> BinFile<R> {
+    /// The reader, once the file has been read.
+    pub fn into_reader(self) -> R {
+        self.reader
+    }
+}
+
 impl<R: Read + Seek> BinFile<R> {
     /// Reads the header and the section table of `reader`.
     pub fn new(

@@ -77,26 +77,48 @@ impl std::fmt::Display for PointError {
 }
 
 fn checked<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
-    if p.is_zero() {
-        return Ok(p);
-    }
-    if !p.is_on_curve() {
-        return Err(PointError::NotOnCurve);
-    }
+    let p = on_curve(p)?;
     if !p.is_in_correct_subgroup_assuming_on_curve() {
         return Err(PointError::NotInSubgroup);
     }
     Ok(p)
 }
 
+fn on_curve<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
+    if !p.is_zero() && !p.is_on_curve() {
+        return Err(PointError::NotOnCurve);
+    }
+    Ok(p)
+}
+
+/// The lowest index of a point of `points` (each on its curve) outside the
+/// prime-order subgroup, checked over all cores.
+pub fn outside_subgroup<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize> {
+    use rayon::prelude::*;
+    points
+        .par_iter()
+        .with_min_len(64)
+        .position_first(|p| !p.is_zero() && !p.is_in_correct_subgroup_assuming_on_curve())
+}
+
 /// A G1 point in `.zkey` form (Montgomery x, y; all zeros for infinity), validated.
 pub fn g1_zkey(bytes: &[u8]) -> Result<G1Affine, PointError> {
+    checked(g1_zkey_unchecked(bytes)?)
+}
+
+/// A G1 point in `.zkey` form, checked to be on the curve only (its subgroup is
+/// checked later, or was before: [`outside_subgroup`]).
+pub fn g1_zkey_on_curve(bytes: &[u8]) -> Result<G1Affine, PointError> {
+    on_curve(g1_zkey_unchecked(bytes)?)
+}
+
+fn g1_zkey_unchecked(bytes: &[u8]) -> Result<G1Affine, PointError> {
     if bytes.iter().all(|b| *b == 0) {
         return Ok(G1Affine::zero());
     }
     let x = fq_montgomery(&bytes[..FQ_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
     let y = fq_montgomery(&bytes[FQ_BYTES..G1_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
-    checked(G1Affine::new_unchecked(x, y))
+    Ok(G1Affine::new_unchecked(x, y))
 }
 
 /// The `.zkey` form of a base-field element: its Montgomery limbs, little-endian.
@@ -131,6 +153,15 @@ pub fn g2_zkey_bytes(p: &G2Affine, out: &mut [u8]) {
 
 /// A G2 point in `.zkey` form (Montgomery x.c0, x.c1, y.c0, y.c1), validated.
 pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
+    checked(g2_zkey_unchecked(bytes)?)
+}
+
+/// A G2 point in `.zkey` form, checked to be on the curve only.
+pub fn g2_zkey_on_curve(bytes: &[u8]) -> Result<G2Affine, PointError> {
+    on_curve(g2_zkey_unchecked(bytes)?)
+}
+
+fn g2_zkey_unchecked(bytes: &[u8]) -> Result<G2Affine, PointError> {
     if bytes.iter().all(|b| *b == 0) {
         return Ok(G2Affine::zero());
     }
@@ -140,7 +171,7 @@ pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
     };
     let x = crucible_core::ark_bls12_381::Fq2::new(c(0)?, c(1)?);
     let y = crucible_core::ark_bls12_381::Fq2::new(c(2)?, c(3)?);
-    checked(G2Affine::new_unchecked(x, y))
+    Ok(G2Affine::new_unchecked(x, y))
 }
 
 /// Reads one element of `size` bytes from a section and decodes it.

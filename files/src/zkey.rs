@@ -8,7 +8,7 @@
 //! (and the constant one) to A, as arkworks' reductions do; they are checked here and
 //! left out of the matrices.
 
-use std::io::{Read, Seek};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,11 +19,13 @@ use ark_relations::utils::matrix::Matrix;
 use crate::binfile::{self, BinFile, SectionReader};
 use crate::bulk::read_all;
 use crate::encoding::{
-    check_prime, fr_zkey_coefficient, g1_zkey, g2_zkey, modulus_bytes, read_one, FR_BYTES,
-    G1_BYTES, G2_BYTES,
+    check_prime, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
+    modulus_bytes, outside_subgroup, read_one, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
 };
+use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
 use crucible_core::groth16::ProvingKey;
+use crucible_core::key_file::open_regular;
 use crucible_core::{Domain, Error, Fq, Fr, G1Affine, ProofShape, Result};
 
 pub(crate) const PROTOCOL: u32 = 1;
@@ -38,6 +40,15 @@ pub(crate) const POINTS_H: u32 = 9;
 
 /// snarkjs' protocol id for Groth16.
 pub(crate) const GROTH16: u32 = 1;
+
+/// Whether a read ran the points' subgroup checks ([`Zkey::read_remembering`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubgroupChecks {
+    /// They ran, and passed.
+    Ran,
+    /// The bytes read had passed them before: they were skipped.
+    Remembered,
+}
 
 /// A `.zkey`'s proving key and the constraint matrices it carries.
 ///
@@ -145,23 +156,89 @@ impl Zkey {
     }
 
     /// Reads and validates a `.zkey` (every point on its curve and in the subgroup,
-    /// every length consistent with the header).
+    /// every length consistent with the header). The subgroup checks are skipped for
+    /// bytes that passed them before, remembered in the cache directory
+    /// ([`ValidatedKeys::in_cache`]; see [`Zkey::read_remembering`]).
     pub fn read(path: &Path) -> Result<Zkey> {
-        Self::from_bin(binfile::open(path, b"zkey", "snarkjs .zkey", 1)?)
+        Self::read_remembering(path, &ValidatedKeys::in_cache()).map(|(key, _)| key)
     }
 
-    /// Reads a `.zkey` from any seekable reader; `name` is used in error messages.
+    /// [`Zkey::read`] with the digests of checked keys in `validated`: when the bytes
+    /// read digest to one there, the points' subgroup checks (most of the load time)
+    /// are skipped; otherwise they run and, passed, the digest is remembered (where
+    /// `validated` cannot be written, the checks simply run again next time). Says
+    /// which.
+    pub fn read_remembering(
+        path: &Path,
+        validated: &ValidatedKeys,
+    ) -> Result<(Zkey, SubgroupChecks)> {
+        let (file, _) = open_regular(path, "snarkjs .zkey file")?;
+        let mut bin = BinFile::new(
+            Digesting::new(BufReader::with_capacity(1 << 20, file)),
+            binfile::Named(path.display().to_string()),
+            b"zkey",
+            "snarkjs .zkey",
+            1,
+        )?;
+        let key = Self::from_bin(&mut bin)?;
+        let name = bin.name.clone();
+        let digest = bin.into_reader().digest();
+        if validated.contains(&digest) {
+            return Ok((key, SubgroupChecks::Remembered));
+        }
+        key.check_subgroups(&name)?;
+        let _ = validated.remember(&digest);
+        Ok((key, SubgroupChecks::Ran))
+    }
+
+    /// Reads and validates a `.zkey` from any seekable reader; `name` is used in error
+    /// messages.
     pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<Zkey> {
-        Self::from_bin(BinFile::new(
+        let mut bin = BinFile::new(
             reader,
             binfile::Named(name.to_string()),
             b"zkey",
             "snarkjs .zkey",
             1,
-        )?)
+        )?;
+        let key = Self::from_bin(&mut bin)?;
+        key.check_subgroups(&bin.name)?;
+        Ok(key)
     }
 
-    fn from_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<Zkey> {
+    /// Every query point in the prime-order subgroup (the header's points were
+    /// checked as they were read); the first one outside is named by its section
+    /// and index.
+    fn check_subgroups(&self, name: &binfile::Named) -> Result<()> {
+        let pk = &self.proving_key;
+        let g1 = [
+            ("IC", &pk.vk.gamma_abc_g1),
+            ("points A", &pk.a_query),
+            ("points B1", &pk.b_g1_query),
+            ("points C", &pk.l_query),
+            ("points H", &pk.h_query),
+        ];
+        let outside = g1
+            .into_iter()
+            .map(|(what, points)| (what, points.len(), outside_subgroup(points)))
+            .chain(std::iter::once((
+                "points B2",
+                pk.b_g2_query.len(),
+                outside_subgroup(&pk.b_g2_query),
+            )))
+            .find_map(|(what, len, at)| at.map(|i| (what, len, i)));
+        match outside {
+            None => Ok(()),
+            Some((what, len, i)) => Err(name.error(format!(
+                "section `{what}`, element {i} of {len}: {}",
+                PointError::NotInSubgroup
+            ))),
+        }
+    }
+
+    /// The key's sections, every point checked to be on its curve (the queries'
+    /// subgroups are the caller's to check: [`Zkey::check_subgroups`]).
+    fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey> {
         let mut s = file.section(PROTOCOL, "protocol")?;
         let protocol = s.u32()?;
         s.finish()?;
@@ -200,20 +277,20 @@ impl Zkey {
 
         let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<G1Affine>> {
             let mut s = file.section(kind, what)?;
-            let points = read_all(&mut s, count, G1_BYTES, g1_zkey)?;
+            let points = read_all(&mut s, count, G1_BYTES, g1_zkey_on_curve)?;
             s.finish()?;
             Ok(points)
         };
-        let gamma_abc_g1 = points_g1(&mut file, IC, "IC", num_public + 1)?;
-        let a_query = points_g1(&mut file, POINTS_A, "points A", num_wires)?;
-        let b_g1_query = points_g1(&mut file, POINTS_B1, "points B1", num_wires)?;
-        let l_query = points_g1(&mut file, POINTS_C, "points C", num_wires - num_public - 1)?;
-        let h_query = points_g1(&mut file, POINTS_H, "points H", domain_size)?;
+        let gamma_abc_g1 = points_g1(file, IC, "IC", num_public + 1)?;
+        let a_query = points_g1(file, POINTS_A, "points A", num_wires)?;
+        let b_g1_query = points_g1(file, POINTS_B1, "points B1", num_wires)?;
+        let l_query = points_g1(file, POINTS_C, "points C", num_wires - num_public - 1)?;
+        let h_query = points_g1(file, POINTS_H, "points H", domain_size)?;
         let mut s = file.section(POINTS_B2, "points B2")?;
-        let b_g2_query = read_all(&mut s, num_wires, G2_BYTES, g2_zkey)?;
+        let b_g2_query = read_all(&mut s, num_wires, G2_BYTES, g2_zkey_on_curve)?;
         s.finish()?;
 
-        let (a, b) = coefficients(&mut file, num_wires, num_public, domain_size)?;
+        let (a, b) = coefficients(file, num_wires, num_public, domain_size)?;
         let num_constraints = a.len();
         let want = Domain::for_circuit(num_constraints, num_public + 1)?.size;
         if want != domain_size {

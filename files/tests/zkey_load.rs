@@ -5,7 +5,8 @@
 use std::io::Cursor;
 use std::path::Path;
 
-use crucible_files::Zkey;
+use crucible_files::validated_keys::ValidatedKeys;
+use crucible_files::{SubgroupChecks, Zkey};
 
 #[path = "support/bad_points.rs"]
 mod bad_points;
@@ -136,4 +137,39 @@ fn bad_points_deep_in_large_queries_are_named_by_index() {
         e.contains("section `points C`, element 1234 of 3998"),
         "{e}"
     );
+}
+
+/// A key read a second time skips the subgroup checks; the same path holding other
+/// bytes (a point moved out of the subgroup) is checked again and refused, and never
+/// remembered.
+#[test]
+fn checked_keys_are_remembered_by_their_bytes() {
+    let dir = std::env::temp_dir().join(format!("crucible-zkey-memo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let validated = ValidatedKeys::at(dir.join("validated"));
+    let path = dir.join("k.zkey");
+    let good = big_zkey_bytes(10, 900, 3);
+    std::fs::write(&path, &good).unwrap();
+    let (first, checks) = Zkey::read_remembering(&path, &validated).unwrap();
+    assert_eq!(checks, SubgroupChecks::Ran);
+    let (again, checks) = Zkey::read_remembering(&path, &validated).unwrap();
+    assert_eq!(checks, SubgroupChecks::Remembered);
+    same_key(&first, &again);
+    same_key(&first, &read(good.clone()).unwrap());
+
+    let mut bad = good.clone();
+    let at = body_offset(&good, 6) + 321 * 96;
+    bad[at..at + 96].copy_from_slice(&non_subgroup_g1_zkey_bytes());
+    std::fs::write(&path, &bad).unwrap();
+    for _ in 0..2 {
+        let e = Zkey::read_remembering(&path, &validated)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("section `points B1`, element 321 of 900")
+                && e.contains("not in the prime-order subgroup"),
+            "{e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
