@@ -324,6 +324,20 @@ async fn a_client_drives_the_daemon_through_load_submit_cancel_busy_and_evict() 
     );
 }
 
+/// Waits until the daemon's log holds `text` (it reaches the test through a pipe,
+/// so a line may come just after what it reports); panics after 10 s.
+async fn wait_for_log(server: &Daemon, text: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !server.log().contains(text) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no `{text}` in the log\n{}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Loads `key` under `id` with the operator's client until the id is free (a load
 /// called off still holds it until it stops); panics after 120 s.
 async fn load_when_free(client: &mut Client, id: &str, key: &KeyRef) -> proto::LoadKeyResponse {
@@ -432,7 +446,7 @@ async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
     );
     let loaded = load_when_free(&mut client, "abandoned", &small).await;
     assert_eq!(loaded.constraints, CONSTRAINTS as u64);
-    assert!(server.log().contains("went away"), "{}", server.log());
+    wait_for_log(&server, "went away").await;
 
     // SIGTERM during a load: the daemon calls it off and exits.
     let mut lingering = client.clone();
@@ -1070,11 +1084,7 @@ async fn mutual_tls_admits_only_certified_clients_with_tokens() {
         "closed after {:?}, the timeout is 1 s",
         closed.1
     );
-    assert!(
-        server.log().contains("TLS handshake timed out"),
-        "{}",
-        server.log()
-    );
+    wait_for_log(&server, "TLS handshake timed out").await;
     // The command line client: mutual TLS and its token file.
     let ops_token = dir.join("ops-token");
     std::fs::write(&ops_token, OPERATOR).unwrap();

@@ -54,9 +54,20 @@ pub(crate) fn open(
     kind: &str,
     max_version: u32,
 ) -> Result<BinFile<BufReader<File>>> {
+    open_with(path, magic, kind, max_version, |reader| reader)
+}
+
+/// [`open`], every byte read through `wrap`'s reader (the header included).
+pub(crate) fn open_with<R: Read + Seek>(
+    path: &Path,
+    magic: &[u8; 4],
+    kind: &str,
+    max_version: u32,
+    wrap: impl FnOnce(BufReader<File>) -> R,
+) -> Result<BinFile<R>> {
     let (file, _) = open_regular(path, &format!("{kind} file"))?;
     BinFile::new(
-        BufReader::with_capacity(1 << 20, file),
+        wrap(BufReader::with_capacity(1 << 20, file)),
         Named(path.display().to_string()),
         magic,
         kind,

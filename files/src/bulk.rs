@@ -19,7 +19,7 @@ pub const BLOCK_BYTES: usize = 64 << 20;
 
 /// Elements a core decodes at a time (points take tens of microseconds each, so
 /// this is well above rayon's per-task cost and still balances across cores).
-const MIN_CHUNK: usize = 64;
+pub(crate) const MIN_CHUNK: usize = 64;
 
 /// Decodes `bytes`, elements of `size` bytes each, appending them to `out` in order;
 /// on failure `out` is left as it was and the lowest failing index within `bytes`

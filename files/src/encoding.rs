@@ -97,7 +97,7 @@ pub fn outside_subgroup<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize>
     use rayon::prelude::*;
     points
         .par_iter()
-        .with_min_len(64)
+        .with_min_len(crate::bulk::MIN_CHUNK)
         .position_first(|p| !p.is_zero() && !p.is_in_correct_subgroup_assuming_on_curve())
 }
 

@@ -13,17 +13,6 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
-/// The BLAKE3 digest of the bytes a reader consumed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Digest(pub [u8; 32]);
-
-impl Digest {
-    /// Lowercase hexadecimal.
-    pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
-
 /// A reader that digests every byte read through it, and every seek.
 pub(crate) struct Digesting<R> {
     inner: R,
@@ -38,8 +27,8 @@ impl<R> Digesting<R> {
         }
     }
 
-    pub(crate) fn digest(self) -> Digest {
-        Digest(*self.hasher.finalize().as_bytes())
+    pub(crate) fn digest(self) -> blake3::Hash {
+        self.hasher.finalize()
     }
 }
 
@@ -81,15 +70,16 @@ impl ValidatedKeys {
     }
 
     /// Whether a key that digests to `digest` passed the checks before.
-    pub fn contains(&self, digest: &Digest) -> bool {
-        std::fs::symlink_metadata(self.dir.join(digest.hex())).is_ok_and(|m| m.is_file())
+    pub fn contains(&self, digest: &blake3::Hash) -> bool {
+        std::fs::symlink_metadata(self.dir.join(digest.to_hex().as_str()))
+            .is_ok_and(|m| m.is_file())
     }
 
     /// Remembers that a key that digests to `digest` passed the checks. A folder that
     /// cannot be written only means the checks run again next time.
-    pub fn remember(&self, digest: &Digest) -> std::io::Result<()> {
+    pub fn remember(&self, digest: &blake3::Hash) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        std::fs::write(self.dir.join(digest.hex()), b"")
+        std::fs::write(self.dir.join(digest.to_hex().as_str()), b"")
     }
 }
 
@@ -99,7 +89,7 @@ mod tests {
 
     use super::*;
 
-    fn digest_of(data: &[u8], seek_to: u64) -> Digest {
+    fn digest_of(data: &[u8], seek_to: u64) -> blake3::Hash {
         let mut r = Digesting::new(Cursor::new(data.to_vec()));
         r.seek(SeekFrom::Start(seek_to)).unwrap();
         let mut rest = Vec::new();
@@ -125,7 +115,10 @@ mod tests {
     fn remembered_digests_are_found_and_others_are_not() {
         let dir = std::env::temp_dir().join(format!("crucible-validated-{}", std::process::id()));
         let keys = ValidatedKeys::at(dir.clone());
-        let (a, b) = (Digest([1; 32]), Digest([2; 32]));
+        let (a, b) = (
+            blake3::Hash::from_bytes([1; 32]),
+            blake3::Hash::from_bytes([2; 32]),
+        );
         assert!(!keys.contains(&a));
         keys.remember(&a).unwrap();
         assert!(keys.contains(&a) && !keys.contains(&b));

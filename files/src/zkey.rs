@@ -8,7 +8,7 @@
 //! (and the constant one) to A, as arkworks' reductions do; they are checked here and
 //! left out of the matrices.
 
-use std::io::{BufReader, Read, Seek};
+use std::io::{Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,7 +25,6 @@ use crate::encoding::{
 use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::key_file::open_regular;
 use crucible_core::{Domain, Error, Fq, Fr, G1Affine, ProofShape, Result};
 
 pub(crate) const PROTOCOL: u32 = 1;
@@ -172,14 +171,7 @@ impl Zkey {
         path: &Path,
         validated: &ValidatedKeys,
     ) -> Result<(Zkey, SubgroupChecks)> {
-        let (file, _) = open_regular(path, "snarkjs .zkey file")?;
-        let mut bin = BinFile::new(
-            Digesting::new(BufReader::with_capacity(1 << 20, file)),
-            binfile::Named(path.display().to_string()),
-            b"zkey",
-            "snarkjs .zkey",
-            1,
-        )?;
+        let mut bin = binfile::open_with(path, b"zkey", "snarkjs .zkey", 1, Digesting::new)?;
         let key = Self::from_bin(&mut bin)?;
         let name = bin.name.clone();
         let digest = bin.into_reader().digest();

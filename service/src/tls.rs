@@ -23,6 +23,7 @@ use crate::{ServiceError, ServiceResult};
 pub struct CertificateFile {
     path: PathBuf,
     pem: Vec<u8>,
+    certificates: Vec<CertificateDer<'static>>,
 }
 
 /// A PEM file of one private key (PKCS#8, PKCS#1 or SEC1), checked to parse.
@@ -69,6 +70,7 @@ impl CertificateFile {
         Ok(CertificateFile {
             path: path.to_path_buf(),
             pem,
+            certificates,
         })
     }
 
@@ -79,13 +81,6 @@ impl CertificateFile {
 
     fn certificate(&self) -> Certificate {
         Certificate::from_pem(&self.pem)
-    }
-
-    fn certificates(&self) -> Vec<CertificateDer<'static>> {
-        // Checked to parse when read.
-        CertificateDer::pem_slice_iter(&self.pem)
-            .filter_map(Result::ok)
-            .collect()
     }
 }
 
@@ -156,7 +151,7 @@ impl ServerTls {
             None => builder.with_no_client_auth(),
             Some(ca) => {
                 let mut roots = RootCertStore::empty();
-                for cert in ca.certificates() {
+                for cert in ca.certificates.iter().cloned() {
                     roots.add(cert).map_err(|e| {
                         ServiceError::Invalid(format!(
                             "{}: not a CA certificate: {e}",
@@ -176,7 +171,7 @@ impl ServerTls {
         let key = PrivateKeyDer::from_pem_slice(&self.key.pem)
             .map_err(|e| ServiceError::Invalid(format!("{}: {e}", self.key.path.display())))?;
         let mut config = builder
-            .with_single_cert(self.cert.certificates(), key)
+            .with_single_cert(self.cert.certificates.clone(), key)
             .map_err(|e| {
                 ServiceError::Invalid(format!(
                     "the certificate {} and the key {} do not make a TLS identity: {e}",
