@@ -207,14 +207,17 @@ pub fn natural_plan(log_n: u32, tile_bits: u32) -> Vec<Tile> {
 /// launches than a reversal pass and [`natural_plan`] (with tiles of 2^9: 2^27 alone;
 /// of 2^10: 2^30 alone), or tile_bits < 2 leaves no room for a centered launch.
 pub fn fused_plan(log_n: u32, tile_bits: u32) -> Option<Vec<Tile>> {
-    fused_plan_with_sides(log_n, tile_bits, tile_bits)
+    let plan = fused_plan_with_sides(log_n, tile_bits, tile_bits)?;
+    let unfused = 1 + log_n.div_ceil(tile_bits) as usize;
+    (plan.len() <= unfused).then_some(plan)
 }
 
 /// [`fused_plan`] with the stages on each side of the centered launch in tiles of at
-/// most 2^side_bits (side_bits ≤ tile_bits): a kernel whose side tiles are smaller
-/// than its paired middle's, e.g. one warp's. A domain of at most 2^tile_bits is one
-/// launch (its kernel's choice). `None` as for [`fused_plan`], counted with
-/// tile_bits' launches.
+/// most 2^side_bits: a backend whose side launches run another kernel than its paired
+/// middle's, e.g. one with a warp's tiles (smaller, or larger than a small middle's). A domain of at most 2^tile_bits is one
+/// launch (its kernel's choice). A plan for every size, however many launches (for a
+/// backend with no reversal pass); `None` only where tile_bits < 2 leaves no room for
+/// a centered launch.
 pub fn fused_plan_with_sides(log_n: u32, tile_bits: u32, side_bits: u32) -> Option<Vec<Tile>> {
     if log_n <= tile_bits {
         return Some(vec![Tile {
@@ -234,10 +237,10 @@ pub fn fused_plan_with_sides(log_n: u32, tile_bits: u32, side_bits: u32) -> Opti
         tile_bits.checked_sub(2)?
     };
     let side = (log_n - mid) / 2;
-    if mid == 0 || 2 * side.div_ceil(tile_bits) + 1 > log_n.div_ceil(tile_bits) + 1 {
+    if mid == 0 {
         return None;
     }
-    let side_bits = side_bits.clamp(1, tile_bits);
+    let side_bits = side_bits.max(1);
     let mut tiles = Vec::new();
     let mut s = 0;
     for k in split_even(side, side_bits) {
@@ -392,14 +395,16 @@ mod tests {
                     assert!(fused.len() <= natural.len() + 1, "{fused:?}");
                     check_plan(&fused, log_n, tile_bits, true);
                 }
-                for side_bits in 1..tile_bits {
+                for side_bits in 1..tile_bits + 3 {
                     if let Some(plan) = fused_plan_with_sides(log_n, tile_bits, side_bits) {
-                        check_plan(&plan, log_n, tile_bits, true);
-                        for t in plan
-                            .iter()
-                            .filter(|t| !t.layout.paired && log_n > tile_bits)
-                        {
-                            assert!(t.bits() <= side_bits, "{plan:?}");
+                        check_plan(&plan, log_n, tile_bits.max(side_bits), true);
+                        for t in plan.iter().filter(|_| log_n > tile_bits) {
+                            let most = if t.layout.paired {
+                                tile_bits - 1
+                            } else {
+                                side_bits
+                            };
+                            assert!(t.bits() <= most, "{plan:?}");
                         }
                     }
                 }
@@ -480,7 +485,7 @@ mod tests {
         for log_n in 1..=10 {
             let domain = Domain::with_log_size(log_n).unwrap();
             for tile_bits in 1..=9u32 {
-                for side_bits in [tile_bits, tile_bits.div_ceil(2)] {
+                for side_bits in [tile_bits, tile_bits.div_ceil(2), tile_bits + 2] {
                     let Some(tiles) = fused_plan_with_sides(log_n, tile_bits, side_bits) else {
                         continue;
                     };
