@@ -85,9 +85,12 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
     compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng).unwrap();
     let (after_ok, _) = free_total(&cuda);
     println!("free device memory: baseline {baseline}, after a proof {after_ok} (total {total})");
-    assert_eq!(
-        after_ok, baseline,
-        "a successful proof left device memory allocated"
+    // At least the baseline free: memory held at the baseline may be let go later (an
+    // H100 showed 32 MiB more free after a failed MSM); less free would be a leak.
+    assert!(
+        after_ok >= baseline,
+        "a successful proof left {} bytes of device memory allocated",
+        baseline - after_ok
     );
     assert_eq!(cuda.budget().in_use(), 0);
 
@@ -119,9 +122,10 @@ fn device_memory_returns_to_baseline_after_success_and_failure() {
         let err = result.expect_err("the injected fault fails the proof");
         println!("{op:?} fault: {err}");
         let (after_fail, _) = free_total(&cuda);
-        assert_eq!(
-            after_fail, baseline,
-            "failure in {op:?} left device memory allocated"
+        assert!(
+            after_fail >= baseline,
+            "failure in {op:?} left {} bytes of device memory allocated",
+            baseline - after_fail
         );
         assert_eq!(cuda.budget().in_use(), 0);
         compare_with_arkworks(&*cuda, pk.clone(), circuit, &mut rng)

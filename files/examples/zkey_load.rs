@@ -4,14 +4,18 @@
 //!     cargo run --profile test -p crucible-files --example zkey_load -- read FILE.zkey [TIMES]
 //!
 //! The key written is `tests/support/big_zkey.rs`'s (one term per row, distinct
-//! points; not a setup). `read` prints each load's seconds and MB/s and the threads
-//! used (`RAYON_NUM_THREADS` sets them).
+//! points; not a setup). `read` prints each load's seconds and MB/s, the threads used
+//! (`RAYON_NUM_THREADS` sets them) and whether the subgroup checks ran: the first read
+//! of a key checks every point, later ones find its bytes among the keys that passed
+//! (the cache directory's `validated/`; point `CRUCIBLE_CACHE_DIR` at an empty folder
+//! to time the checks again).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crucible_files::Zkey;
+use crucible_files::validated_keys::ValidatedKeys;
+use crucible_files::{SubgroupChecks, Zkey};
 
 #[path = "../tests/support/big_zkey.rs"]
 mod big_zkey;
@@ -33,12 +37,17 @@ fn write(out: &str, log_domain: u32, wires: usize, seed: u64) -> crucible_core::
 
 fn read(path: &str, times: usize) -> crucible_core::Result<()> {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) as f64;
+    let validated = ValidatedKeys::in_cache();
     for _ in 0..times {
         let started = Instant::now();
-        let key = Zkey::read(Path::new(path))?;
+        let (key, checks) = Zkey::read_remembering(Path::new(path), &validated)?;
         let seconds = started.elapsed().as_secs_f64();
+        let checks = match checks {
+            SubgroupChecks::Ran => "subgroup checks ran",
+            SubgroupChecks::Remembered => "checked before",
+        };
         println!(
-            "read {path} ({:.1} MB, {} wires, domain {}) in {seconds:.3} s: {:.1} MB/s on {} threads",
+            "read {path} ({:.1} MB, {} wires, domain {}) in {seconds:.3} s: {:.1} MB/s on {} threads, {checks}",
             bytes / 1e6,
             key.num_wires,
             key.domain_size,
