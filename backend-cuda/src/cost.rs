@@ -14,13 +14,14 @@ use crucible_core::{CostModel, MsmScaling};
 /// 2.4 times what it costs: a 2^20-constraint proof streamed in chunks of 16384 was
 /// predicted 1412 ms and ran 932.) NTT: 0.375 ms at 2^20 and 5.74 ms at 2^24 give
 /// 0.0143–0.0179 ns a butterfly stage (the larger kept; measured with the tiles of
-/// three launches at both sizes, slower than today's, so an upper bound). Staging: pinned
-/// double-buffered copies measured 25 GB/s for bases (MSM G1 2^24 "+transfers" 188 ms
-/// against 129 ms resident for 1.6 GB of points and 0.5 GB of scalars, which overlap
-/// in part). A term whose scalar is 0 or 1 skips the windows: a 2^20-constraint proof's
-/// MSMs took 61.79 ms with full-width scalars and 32.04 ms with nine tenths of the
-/// witness 0 or 1 (BENCHMARKS.md, proofs on the H200), which with a G2 term at 3.5
-/// G1 terms and the H query full width puts such a term at 0.38 of a full one.
+/// three launches at both sizes, slower than today's, so an upper bound). Staging: the
+/// one-shot MSM G1 of 2^24 terms from the host with nine tenths of its scalars 0 or 1
+/// (so the copies, not the MSM, set its time) took 61.13 ms for 1.61 GB of points and
+/// 0.54 GB of scalars: 35 GB/s (BENCHMARKS.md, MSM G1 with a bit-heavy witness). A term
+/// whose scalar is 0 or 1 skips the windows: the same MSMs resident took 2.81 / 17.83
+/// ms at 2^20 / 2^24 against 8.59 / 105.9 full width, 0.96 ns a term past 2^20
+/// against 6.19, which puts such a term at 0.06 of a full one. (0.38, fitted to whole
+/// 2^20 proofs, priced the bit-heavy 2^26 proof's MSMs at 1.5 times what they took.)
 pub fn cost_model() -> CostModel {
     CostModel {
         msm_g1_ns_per_term: 8.45,
@@ -28,12 +29,12 @@ pub fn cost_model() -> CostModel {
         msm_g1_call_ns: 1.65e6,
         msm_g2_call_ns: 5.22e6,
         ntt_ns_per_butterfly_stage: 0.0179,
-        stage_bytes_per_second: 25.0e9,
+        stage_bytes_per_second: 35.0e9,
         overlaps_staging: true,
         // An entry reads 8 bytes of matrix and 32 of assignment (scattered): about
         // 40 bytes at the H200's ~2 TB/s of random 32-byte reads.
         sparse_ns_per_entry: 0.03,
         msm_scaling: MsmScaling::Flat,
-        msm_bit_term_cost: 0.38,
+        msm_bit_term_cost: 0.06,
     }
 }

@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use crucible_core::engine::EngineConfig;
+use crucible_core::fixtures::circuit::synthesis_time;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::ProbeOptions;
-use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::{ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::error::CliError;
 use crate::output::table;
-use crate::plan::{built_in_matrices, MemorySummary};
+use crate::plan::{built_in_host, built_in_matrices, MemorySummary};
 use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, RunSpec};
 
 /// One throughput run of one backend at one size.
@@ -86,6 +86,12 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         circuit.bits_per_mille,
     );
     // Refused here, before any proof, where no schedule fits the budget.
+    let host = built_in_host(
+        spec.workers,
+        &shape,
+        matrices.is_some(),
+        circuit.constraints,
+    );
     MemorySummary::new(
         &**backend,
         &shape,
@@ -93,11 +99,13 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         spec.workers,
         matrices.as_ref(),
         ScalarMix::from_per_mille(circuit.bits_per_mille),
+        Some(&host),
     )?;
-    let synthesis_threads = auto_synthesis_threads_here(spec.workers, &shape, matrices.is_some());
+    let synthesis_threads = host.threads as usize;
     let config = EngineConfig {
         workers_per_device: spec.workers,
         verify: spec.verify,
+        synthesis_time: Some(synthesis_time(circuit.constraints)),
         synthesis_threads,
         witness: ScalarMix::from_per_mille(circuit.bits_per_mille),
         ..EngineConfig::default()

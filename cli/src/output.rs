@@ -178,7 +178,7 @@ pub fn predicted_time_assumes(backend: &dyn crucible_core::ProverBackend) -> Str
         "fitted to its measurements"
     };
     format!(
-        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s; {} host threads; stage + NTT + MSM only, not synthesis, evaluation or verification",
+        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s; {} host threads; stage + NTT + MSM, capped by what the synthesis threads supply where the circuit's synthesis time is known (the built-in circuits'); verification not counted",
         backend.info().label(),
         m.msm_g1_ns_per_term,
         m.msm_g2_ns_per_term,

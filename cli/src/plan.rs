@@ -7,10 +7,12 @@ use std::process::ExitCode;
 use clap::Args;
 use crucible_benches::prove_shape;
 use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
-use crucible_core::fixtures::circuit::BitHeavyCircuit;
+use crucible_core::fixtures::circuit::{synthesis_time, BitHeavyCircuit};
 use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
 use crucible_core::groth16::{MatrixSizes, Reduction};
+use crucible_core::host_stages::HostStages;
 use crucible_core::registry::{select, ProbeOptions, Selected};
+use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend, ScalarMix};
 
 use crate::devices::{DeviceArgs, Takes};
@@ -68,6 +70,23 @@ pub struct Resolved {
     /// The built-in circuit's matrix sizes, where the backend can evaluate on the
     /// device (the schedule then may).
     pub matrices: Option<MatrixSizes>,
+    /// The host's stages as the engine would run them for one device.
+    pub host: HostStages,
+}
+
+/// The host's stages of the built-in circuit of `constraints` constraints for one
+/// device with `workers` workers: the engine's default synthesis threads and the
+/// circuit's expected synthesis time.
+pub fn built_in_host(
+    workers: usize,
+    shape: &ProofShape,
+    device_evaluation: bool,
+    constraints: usize,
+) -> HostStages {
+    HostStages {
+        threads: auto_synthesis_threads_here(workers, shape, device_evaluation) as f64,
+        synthesis_seconds: synthesis_time(constraints).as_secs_f64(),
+    }
 }
 
 impl ProofSetup {
@@ -120,6 +139,7 @@ impl ProofSetup {
             self.inputs(),
             witness.per_mille(),
         );
+        let host = built_in_host(workers, &shape, matrices.is_some(), constraints);
         let memory = MemorySummary::new(
             &*selected.backend,
             &shape,
@@ -127,6 +147,7 @@ impl ProofSetup {
             workers,
             matrices.as_ref(),
             witness,
+            Some(&host),
         )?;
         if let Some(note) = &memory.capped {
             eprintln!("note: {note}");
@@ -136,6 +157,7 @@ impl ProofSetup {
             selected,
             memory,
             matrices,
+            host,
         })
     }
 }
@@ -160,7 +182,8 @@ pub struct MemorySummary {
 
 impl MemorySummary {
     /// Chooses the schedule of `shape` (with its `matrices`, where known) on
-    /// `backend` for `workers` proofs at once of witnesses of `witness`.
+    /// `backend` for `workers` proofs at once of witnesses of `witness`, fed by
+    /// `host` where its stages are known.
     pub fn new(
         backend: &dyn ProverBackend,
         shape: &ProofShape,
@@ -168,6 +191,7 @@ impl MemorySummary {
         workers: usize,
         matrices: Option<&MatrixSizes>,
         witness: ScalarMix,
+        host: Option<&HostStages>,
     ) -> Result<Self, CliError> {
         let capacity = backend.budget().capacity();
         let capacity_source = match options.budget_cap {
@@ -204,6 +228,7 @@ impl MemorySummary {
             workers,
             matrices,
             witness,
+            host,
         ) {
             Ok(choice) => Ok(MemorySummary {
                 choice,
@@ -237,6 +262,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         selected,
         memory,
         matrices,
+        host,
     } = setup.resolve()?;
     let backend = &*selected.backend;
     let label = backend.info().label();
@@ -267,11 +293,12 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     println!();
     println!("schedule: {}", chosen.schedule);
     println!(
-        "predicted stage + compute: {:.1} ms a proof; {:.2} proofs/s with {} in flight\n  (assumes {}; the host's synthesis not counted)",
+        "predicted stage + compute: {:.1} ms a proof; {:.2} proofs/s with {} in flight\n  (assumes {}; {})",
         chosen.predicted_seconds * 1e3,
         choice.proofs_per_second,
         count(choice.workers as u64, "proof"),
-        predicted_time_assumes(backend)
+        predicted_time_assumes(backend),
+        host_assumes(&host, chosen.host_entries)
     );
     println!();
     println!("key plan (staged once per device, shared by its workers):");
@@ -316,9 +343,29 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             "  {:>12}  {:>9.1} ms  {:>7.2}/s  {}{mark}",
             human_bytes(plan.bytes_for(workers)),
             plan.predicted_seconds * 1e3,
-            plan.proofs_per_second(workers, overlaps),
+            plan.proofs_per_second(workers, overlaps, Some(&host)),
             plan.schedule
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the host model assumes: the synthesis threads, a proof's synthesis and its
+/// evaluation on the host (`entries` matrix entries, 0 where the device evaluates),
+/// and the most proofs a second they supply.
+fn host_assumes(host: &HostStages, entries: u64) -> String {
+    let evaluation = if entries == 0 {
+        "evaluated on the device".to_string()
+    } else {
+        format!(
+            "{:.0} ms evaluating on the host",
+            HostStages::evaluation_seconds(entries) * 1e3
+        )
+    };
+    format!(
+        "host: {} synthesis threads, each proof {:.0} ms synthesizing (the built-in circuit's expected time) and {evaluation}: at most {:.2} proofs/s",
+        host.threads,
+        host.synthesis_seconds * 1e3,
+        host.proofs_per_second(entries)
+    )
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use crucible_benches::reference::{ark_groth16_prove, hex, proof_bytes};
 use crucible_core::engine::{EngineConfig, EngineStats, JobOutcome};
+use crucible_core::fixtures::circuit::synthesis_time;
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::schedule::ScheduleChoice;
@@ -152,6 +153,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         selected,
         memory,
         matrices: matrix_sizes,
+        ..
     } = setup.resolve()?;
     let backend = Arc::clone(&selected.backend);
     let say = |line: String| {
@@ -199,6 +201,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
         verify: args.verifies(),
         synthesis_threads,
         witness,
+        synthesis_time: Some(synthesis_time(constraints)),
         ..EngineConfig::default()
     };
     config.check()?;
@@ -421,7 +424,7 @@ fn print_text(
         choice.chosen.key.total_bytes()
     );
     println!(
-        "predicted: {:.2} proofs/second on the devices ({:.1} ms a proof, {} in flight a device; the host's synthesis not counted)",
+        "predicted: {:.2} proofs/second on the devices ({:.1} ms a proof, {} in flight a device; no more than the synthesis threads supply)",
         choice.proofs_per_second * devices as f64,
         choice.chosen.predicted_seconds * 1e3,
         choice.workers

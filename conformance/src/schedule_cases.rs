@@ -171,9 +171,12 @@ pub fn run(r: &mut Runner<'_>) {
             one_shot_case::<G2>(backend, rng, lens, from)
         });
     }
+    // Each kind of schedule meets every domain boundary and every count of public
+    // inputs once (an orthogonal array: schedule j runs on boundary d with inputs i
+    // where i + d + j = 0 mod 3): 15 proofs where the full product takes 45.
     let k = r.config.proof_log_size.min(6);
-    for inputs in [0usize, 1, 5] {
-        for delta in [-1i64, 0, 1] {
+    for (i, inputs) in [0usize, 1, 5].into_iter().enumerate() {
+        for (d, delta) in [-1i64, 0, 1].into_iter().enumerate() {
             let total = (1i64 << k) + delta;
             let constraints = (total - inputs as i64 - 1).max(1) as usize;
             let name =
@@ -186,7 +189,8 @@ pub fn run(r: &mut Runner<'_>) {
                     inputs,
                     seed: seed.wrapping_add(1),
                 };
-                for schedule in schedules(7) {
+                let planned = schedules(7).into_iter().enumerate();
+                for (_, schedule) in planned.filter(|(j, _)| (i + d + j) % 3 == 0) {
                     let options = KeyOptions {
                         schedule: Some(schedule),
                         ..KeyOptions::default()

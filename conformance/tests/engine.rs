@@ -300,6 +300,65 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
 }
 
 #[test]
+fn a_host_that_cannot_keep_up_turns_the_choice_to_device_evaluation() {
+    use crucible_core::fixtures::circuit::BitHeavyCircuit;
+    use crucible_core::groth16::schedule_for;
+    use crucible_core::groth16::{Evaluation, KeyOptions};
+    use crucible_core::host_stages::HostStages;
+    let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", u64::MAX));
+    let circuit = BitHeavyCircuit {
+        constraints: 1 << 12,
+        inputs: 1,
+        seed: seed(),
+        bits_per_mille: 900,
+    };
+    let shape = BenchCircuit::shape(circuit.constraints, circuit.inputs).unwrap();
+    let matrices = circuit.matrix_sizes();
+    let options = |host| KeyOptions {
+        workers: 2,
+        host,
+        ..KeyOptions::default()
+    };
+    // A host so slow that its evaluation of a proof's 12,700 entries (0.27 ms at
+    // EVALUATION_NS_PER_ENTRY) supplies about 0.04 proofs/s: evaluating on the device,
+    // which leaves the host nothing to evaluate, is chosen instead, and the choice's
+    // rate is that of the device, no longer capped by the host.
+    let slow = HostStages {
+        threads: 1e-5,
+        synthesis_seconds: 0.0,
+    };
+    let host_cap = slow.proofs_per_second(
+        matrices.entries[..matrices.staged()]
+            .iter()
+            .map(|e| *e as u64)
+            .sum(),
+    );
+    assert!(host_cap < 0.05, "{host_cap}");
+    let starved = schedule_for(&backend, &shape, &options(Some(slow)), Some(&matrices)).unwrap();
+    assert_eq!(starved.chosen.schedule.evaluation, Evaluation::Device);
+    assert_eq!(starved.chosen.host_entries, 0);
+    assert!(
+        starved.proofs_per_second > host_cap,
+        "{}",
+        starved.proofs_per_second
+    );
+    // A host that synthesizes slowly caps every schedule's rate at its own.
+    let synthesis = HostStages {
+        threads: 1.0,
+        synthesis_seconds: 100.0,
+    };
+    let capped =
+        schedule_for(&backend, &shape, &options(Some(synthesis)), Some(&matrices)).unwrap();
+    assert!(
+        capped.proofs_per_second <= 0.01 + 1e-12,
+        "{}",
+        capped.proofs_per_second
+    );
+    let free = schedule_for(&backend, &shape, &options(None), Some(&matrices)).unwrap();
+    assert!(free.proofs_per_second > capped.proofs_per_second);
+}
+
+#[test]
 fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
     use crucible_core::groth16::{KeyOptions, Schedule, StagedKey};
     let seed = seed();

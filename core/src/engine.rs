@@ -21,6 +21,7 @@ use crate::groth16::{
     evaluate, key_plan, proof_plan, prove_evaluated, Evaluations, KeyOptions, ProofOutput,
     ProveOptions, ProvingKey, QapMatrices, Reduction, Schedule, StagedKey, Synthesize, Synthesized,
 };
+use crate::host_stages::HostStages;
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
     ProverBackend, Result, ScalarMix,
@@ -53,6 +54,11 @@ pub struct EngineConfig {
     /// What the jobs' witnesses are known to look like, for the chooser's predicted
     /// times ([`ScalarMix::FULL`] when nothing is known).
     pub witness: ScalarMix,
+    /// One job's synthesis on one thread, where the caller can tell (the built-in
+    /// circuits' [`crate::fixtures::circuit::synthesis_time`]): the chooser then serves no more
+    /// proofs per second than the synthesis threads supply. Their host evaluations
+    /// are counted either way ([`crate::host_stages`]).
+    pub synthesis_time: Option<Duration>,
 }
 
 impl EngineConfig {
@@ -91,6 +97,7 @@ impl Default for EngineConfig {
             schedule_cap: None,
             schedule: None,
             witness: ScalarMix::FULL,
+            synthesis_time: None,
         }
     }
 }
@@ -345,12 +352,18 @@ impl Prover {
         }
         config.check()?;
         let shape = crate::groth16::key_shape_for(&pk, config.reduction)?;
+        // The synthesis threads feed every device: each gets its share.
+        let host = HostStages {
+            threads: config.synthesis_threads as f64 / backends.len() as f64,
+            synthesis_seconds: config.synthesis_time.unwrap_or_default().as_secs_f64(),
+        };
         let options = KeyOptions {
             reduction: config.reduction,
             workers: config.workers_per_device,
             schedule_cap: config.schedule_cap,
             schedule: config.schedule,
             witness: config.witness,
+            host: Some(host),
         };
         let mut devices = Vec::with_capacity(backends.len());
         for backend in backends {

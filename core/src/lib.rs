@@ -25,6 +25,7 @@ pub mod groth16;
 pub mod group;
 pub mod hash;
 pub mod host;
+pub mod host_stages;
 pub mod key_file;
 mod lease;
 pub mod limbs;

@@ -221,6 +221,7 @@ impl Limits {
                 workers,
                 None,
                 ScalarMix::FULL,
+                None,
             ) {
                 Ok(_) => {}
                 Err(e @ Error::BelowFloor { .. }) => {

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
+use sqlx::Connection;
 use sqlx::Row;
 
 use crate::key_ref::KeyRef;
@@ -138,8 +139,24 @@ pub const STATES: [&str; 4] = ["queued", "running", "done", "failed"];
 
 impl Queue {
     /// Connects to `url` (`postgres://user:password@host/db`) with up to
-    /// `connections` connections, failing within `timeout` when it is unreachable.
+    /// `connections` connections. A first connection is opened alone, so that a
+    /// refused one, a wrong password or a failed TLS handshake is an error at once
+    /// naming its cause (the pool would retry it until `timeout` and report only
+    /// that); a server that does not answer fails within `timeout`.
     pub async fn connect(url: &str, connections: u32, timeout: Duration) -> ServiceResult<Queue> {
+        match tokio::time::timeout(timeout, PgConnection::connect(url)).await {
+            Ok(first) => first?.close().await?,
+            Err(_) => {
+                let late = std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {timeout:?}"),
+                );
+                return Err(ServiceError::io(
+                    "connecting to the job queue's database",
+                    late,
+                ));
+            }
+        }
         let pool = PgPoolOptions::new()
             .max_connections(connections.max(1))
             .acquire_timeout(timeout)

@@ -7,6 +7,7 @@ use ark_groth16::PreparedVerifyingKey;
 
 use super::schedule::{choose, Evaluation, MatrixSizes, Query, ScheduleChoice, ScheduledPlan};
 use super::{items, ProvingKey, QapMatrices, Reduction, Schedule, Synthesized};
+use crate::host_stages::HostStages;
 use crate::{
     Bls12_381, BufferUse, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape,
     ProverBackend, Result, ScalarMix, SparseMatrixBufs,
@@ -68,7 +69,7 @@ pub fn key_shape_for(pk: &ProvingKey, reduction: Reduction) -> Result<ProofShape
 }
 
 /// How a key is staged: its reduction and the schedule its proofs run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyOptions {
     /// The reduction the key was made for.
     pub reduction: Reduction,
@@ -84,6 +85,9 @@ pub struct KeyOptions {
     /// What the proofs' witnesses are known to look like, for predicting their time
     /// ([`ScalarMix::FULL`] when nothing is known).
     pub witness: ScalarMix,
+    /// The host's stages that feed this device, where known: the chooser then serves
+    /// no more proofs per second than the host supplies.
+    pub host: Option<HostStages>,
 }
 
 impl Default for KeyOptions {
@@ -94,6 +98,7 @@ impl Default for KeyOptions {
             schedule_cap: None,
             schedule: None,
             witness: ScalarMix::FULL,
+            host: None,
         }
     }
 }
@@ -120,6 +125,7 @@ pub fn schedule_for(
         options.workers,
         matrices,
         options.witness,
+        options.host.as_ref(),
     )?;
     if let Some(fixed) = options.schedule {
         // A fixed schedule runs as many of the workers' proofs at once as it fits
@@ -149,8 +155,11 @@ pub fn schedule_for(
                 capacity,
             });
         };
-        choice.proofs_per_second =
-            plan.proofs_per_second(workers, backend.cost_model().overlaps_staging);
+        choice.proofs_per_second = plan.proofs_per_second(
+            workers,
+            backend.cost_model().overlaps_staging,
+            options.host.as_ref(),
+        );
         choice.chosen = plan;
         choice.workers = workers;
     }

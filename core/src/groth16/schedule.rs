@@ -12,6 +12,7 @@
 use std::fmt;
 
 use super::{items, Reduction};
+use crate::host_stages::HostStages;
 use crate::{
     human_bytes, BufferUse, ElementKind, Error, MemoryPlan, PlanKey, ProofShape, ProverBackend,
     Result, ScalarMix, ScratchNeed,
@@ -338,6 +339,9 @@ pub struct ScheduledPlan {
     /// And the copies from the host (vectors, streamed bases), which a backend with a
     /// copy stream runs beside another proof's compute.
     pub copy_seconds: f64,
+    /// Matrix entries a proof's evaluation reads on the host: 0 where the device
+    /// evaluates (or the circuit's matrices are not known).
+    pub host_entries: u64,
 }
 
 impl ScheduledPlan {
@@ -355,7 +359,12 @@ impl ScheduledPlan {
         let schedule = schedule.for_shape(shape, reduction);
         schedule.validate(matrices)?;
         let p = predict(backend, shape, reduction, &schedule, matrices, witness);
+        let host_entries = match (schedule.evaluation, matrices) {
+            (Evaluation::Host, Some(m)) => m.entries[..m.staged()].iter().map(|e| *e as u64).sum(),
+            _ => 0,
+        };
         Ok(ScheduledPlan {
+            host_entries,
             key: key_plan_for(backend, shape, reduction, &schedule, matrices)?,
             proof: proof_plan_for(backend, shape, reduction, &schedule)?,
             predicted_seconds: p.latency,
@@ -369,15 +378,23 @@ impl ScheduledPlan {
     /// device: each proof takes its latency, and proofs overlap up to the device's
     /// own limit, its compute or, with a copy stream, its copies, whichever is longer
     /// (without one, copies and compute take turns). So two streamed proofs can beat
-    /// one resident proof at a time, where the resident schedule fits only one.
-    pub fn proofs_per_second(&self, workers: usize, overlaps_staging: bool) -> f64 {
+    /// one resident proof at a time, where the resident schedule fits only one. With
+    /// the `host`'s stages, no more than the host supplies (its synthesis, and the
+    /// evaluation where this schedule leaves it to the host).
+    pub fn proofs_per_second(
+        &self,
+        workers: usize,
+        overlaps_staging: bool,
+        host: Option<&HostStages>,
+    ) -> f64 {
         let device = if overlaps_staging {
             self.compute_seconds.max(self.copy_seconds)
         } else {
             self.compute_seconds + self.copy_seconds
         };
         let latency = self.predicted_seconds.max(device).max(1e-12);
-        (workers.max(1) as f64 / latency).min(1.0 / device.max(1e-12))
+        let rate = (workers.max(1) as f64 / latency).min(1.0 / device.max(1e-12));
+        host.map_or(rate, |h| rate.min(h.proofs_per_second(self.host_entries)))
     }
 
     /// Bytes of the key and `workers` proofs at once.
@@ -676,7 +693,10 @@ impl ScheduleChoice {
 /// fastest schedule that fits. Below the floor of one proof: [`Error::BelowFloor`],
 /// at once. With the circuit's `matrices` (and a backend with a sparse product),
 /// schedules that evaluate on the device are candidates too. Times are predicted for
-/// witnesses of `witness` ([`ScalarMix::FULL`] when nothing is known of them).
+/// witnesses of `witness` ([`ScalarMix::FULL`] when nothing is known of them), and
+/// capped by what the `host` supplies where its stages are known (so a schedule that
+/// evaluates on the device wins where the host's evaluation would starve it).
+#[allow(clippy::too_many_arguments)]
 pub fn choose(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
@@ -685,6 +705,7 @@ pub fn choose(
     workers: usize,
     matrices: Option<&MatrixSizes>,
     witness: ScalarMix,
+    host: Option<&HostStages>,
 ) -> Result<ScheduleChoice> {
     let plans = candidates(backend, shape, reduction, matrices)
         .into_iter()
@@ -705,7 +726,7 @@ pub fn choose(
             let fit = (1..=workers.max(1))
                 .rev()
                 .find(|&w| p.bytes_for(w) <= capacity)?;
-            Some((p, fit, p.proofs_per_second(fit, overlaps)))
+            Some((p, fit, p.proofs_per_second(fit, overlaps, host)))
         })
         .max_by(|(a, wa, ra), (b, wb, rb)| {
             ra.total_cmp(rb)
