@@ -3,7 +3,7 @@
 
     python3 scripts/benchmarks.py               # writes BENCHMARKS.md
     python3 scripts/benchmarks.py --check       # exits 1 if BENCHMARKS.md is not what the files give
-    python3 scripts/benchmarks.py commands      # the crucible commands of docs/results/index.json
+    python3 scripts/benchmarks.py commands [MACHINE]  # index.json's crucible commands of MACHINE (h200)
     python3 scripts/benchmarks.py sppark LOG    # sppark's peer harness output -> h200-sppark-*.json
     python3 scripts/benchmarks.py stamp FILE    # adds the commit and the machine to a `prove --json` file
     python3 scripts/benchmarks.py conformance LOG...  # conformance summary lines -> h200-conformance.json
@@ -196,17 +196,17 @@ class Doc:
         self.provenance([f for f, _ in runs])
 
     def throughput(self):
-        """`crucible bench --op prove --proofs K` rows: the proving service's view."""
-        runs = [
-            ("h200-cuda-prove-2p26-bits-throughput.json", "2^26, `bits=0.9`, 20 GiB"),
-            ("h200-cuda-prove-2p24-bits-throughput.json", "2^24, `bits=0.9`, 20 GiB"),
-            ("h200-cuda-prove-2p24-full-throughput.json", "2^24, full width, no limit"),
-            ("h200-cuda-prove-2p20-bench-throughput.json", "2^20, full width, no limit, real key"),
+        """`crucible bench --op prove --proofs K` rows: the proving service's view, a
+        table per card (the H100's from the chooser that counts the host's stages)."""
+        cards = [
+            ("h100", "With the chooser that counts the host's stages and the refitted CUDA "
+                     "cost model."),
+            ("h200", "Before the chooser counted the host's stages (the bit-heavy 2^24 row "
+                     "evaluated on the host)."),
         ]
-        runs = [(f, label) for f, label in runs if f in self.entries]
-        if not runs:
+        if not any(self.throughput_runs(card) for card, _ in cards):
             return
-        self.out("## Proofs per second at scale on the H200 (CUDA)", "")
+        self.out("## Proofs per second at scale (CUDA)", "")
         self.out(
             "`crucible bench --op prove --proofs K --workers-per-device 2`: K proofs of the",
             "built-in circuit through the engine, two workers on the device (as many in flight as",
@@ -218,6 +218,26 @@ class Doc:
             "process's, matrices and key included.",
             "",
         )
+        for card, note in cards:
+            self.throughput_on(card, note)
+        self.bit_scalars()
+
+    def throughput_runs(self, card):
+        """The throughput result files of `card` there are, with their row labels."""
+        runs = [
+            (f"{card}-cuda-prove-2p26-bits-throughput.json", "2^26, `bits=0.9`, 20 GiB"),
+            (f"{card}-cuda-prove-2p24-bits-throughput.json", "2^24, `bits=0.9`, 20 GiB"),
+            (f"{card}-cuda-prove-2p24-full-throughput.json", "2^24, full width, no limit"),
+            (f"{card}-cuda-prove-2p20-bench-throughput.json", "2^20, full width, no limit, real key"),
+        ]
+        return [(f, label) for f, label in runs if f in self.entries]
+
+    def throughput_on(self, card, note):
+        """The throughput table of the result files of `card`."""
+        runs = self.throughput_runs(card)
+        if not runs:
+            return
+        self.out(f"### On the {card.upper()}", "", note, "")
         rows = []
         for f, label in runs:
             for r in load(f)["results"]:
@@ -241,7 +261,6 @@ class Doc:
             rows,
         )
         self.provenance([f for f, _ in runs])
-        self.bit_scalars()
 
     def bit_scalars(self):
         """MSM G1 with nine tenths of the scalars 0 or 1, against full-width scalars."""
@@ -422,9 +441,10 @@ def conformance(logs):
 
 
 def main(argv):
-    if argv[:1] == ["commands"]:
+    if argv[:1] == ["commands"] and len(argv) <= 2:
+        machine = argv[1] if len(argv) == 2 else "h200"
         for e in load("index.json")["files"]:
-            if e["command"].startswith("crucible "):
+            if e["command"].startswith("crucible ") and e["machine"] == machine:
                 print(e["command"])
         return 0
     if argv[:1] == ["sppark"] and len(argv) == 2:

@@ -3,11 +3,12 @@
 # driver: the tables were measured on an H200; the CPU table is the same machine's host),
 # writing the result files under docs/results/, then regenerates BENCHMARKS.md from them.
 #
-#   scripts/gpu-tables.sh [--sppark HARNESS] [--no-build]
+#   scripts/gpu-tables.sh [--machine NAME] [--sppark HARNESS] [--no-build]
 #
 # The commands are the ones docs/results/index.json names for each file (printed by
 # `python3 scripts/benchmarks.py commands`), so each table's "Reproduce" block is what
-# ran. --sppark HARNESS: the run script of sppark's peer harness (kept outside this
+# ran. --machine NAME: the files of another machine of index.json (default h200; h100
+# holds the proofs-per-second rows only). --sppark HARNESS: the run script of sppark's peer harness (kept outside this
 # repository: it builds sppark with nvcc, generates inputs with arkworks and prints one
 # table, every result checked); it runs first, on the same card, with the sizes of the
 # tables, and its table becomes docs/results/h200-sppark-*.json. Without it the sppark
@@ -16,9 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sppark="" build=1
+sppark="" build=1 machine=h200
 while [ $# -gt 0 ]; do
   case "$1" in
+    --machine) machine=$2; shift 2 ;;
     --sppark) sppark=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     *) echo "gpu-tables.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
@@ -35,13 +37,13 @@ command -v crucible >/dev/null || { echo "gpu-tables.sh: no crucible binary in $
 export CRUCIBLE_REQUIRE=cuda,wgpu
 logs="$(mktemp -d)"
 
-if [ -n "$sppark" ]; then
+if [ -n "$sppark" ] && [ "$machine" = h200 ]; then
   echo "== sppark peer ($sppark)"
   bash "$sppark" g1:20 g1:24 g2:20 ntt:20 ntt:24 | tee "$logs/sppark.log"
   python3 scripts/benchmarks.py sppark "$logs/sppark.log"
 fi
 
-python3 scripts/benchmarks.py commands | while IFS= read -r line; do
+python3 scripts/benchmarks.py commands "$machine" | while IFS= read -r line; do
   case "$line" in
     "crucible conformance "*) continue ;;           # run below, one log per command
   esac
@@ -52,14 +54,17 @@ python3 scripts/benchmarks.py commands | while IFS= read -r line; do
   esac
 done
 
-i=0
-for args in "--backend all" "--backend cuda --max-log-size 20"; do
-  i=$((i + 1))
-  echo "== crucible conformance $args"
-  # shellcheck disable=SC2086
-  { echo "crucible conformance $args"; crucible conformance $args; } | tee "$logs/conformance$i.log"
-done
-python3 scripts/benchmarks.py conformance "$logs/conformance1.log" "$logs/conformance2.log"
+# The conformance table is the h200 machine's.
+if [ "$machine" = h200 ]; then
+  i=0
+  for args in "--backend all" "--backend cuda --max-log-size 20"; do
+    i=$((i + 1))
+    echo "== crucible conformance $args"
+    # shellcheck disable=SC2086
+    { echo "crucible conformance $args"; crucible conformance $args; } | tee "$logs/conformance$i.log"
+  done
+  python3 scripts/benchmarks.py conformance "$logs/conformance1.log" "$logs/conformance2.log"
+fi
 
 python3 scripts/benchmarks.py
 echo "BENCHMARKS.md regenerated; the logs are in $logs"
