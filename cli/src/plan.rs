@@ -363,8 +363,8 @@ fn host_assumes(host: &HostStages, entries: u64) -> String {
         )
     };
     format!(
-        "host: {} synthesis threads, each proof {:.0} ms synthesizing (the built-in circuit's expected time) and {evaluation}: at most {:.2} proofs/s",
-        host.threads,
+        "host: {}, each proof {:.0} ms synthesizing (the built-in circuit's expected time) and {evaluation}: at most {:.2} proofs/s",
+        count(host.threads as u64, "synthesis thread"),
         host.synthesis_seconds * 1e3,
         host.proofs_per_second(entries)
     )
