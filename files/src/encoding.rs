@@ -91,23 +91,13 @@ fn on_curve<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
     Ok(p)
 }
 
-/// The lowest index of a point of `points` (each on its curve) outside the
-/// prime-order subgroup, checked over all cores.
-pub fn outside_subgroup<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize> {
-    use rayon::prelude::*;
-    points
-        .par_iter()
-        .with_min_len(crate::bulk::MIN_CHUNK)
-        .position_first(|p| !p.is_zero() && !p.is_in_correct_subgroup_assuming_on_curve())
-}
-
 /// A G1 point in `.zkey` form (Montgomery x, y; all zeros for infinity), validated.
 pub fn g1_zkey(bytes: &[u8]) -> Result<G1Affine, PointError> {
     checked(g1_zkey_unchecked(bytes)?)
 }
 
 /// A G1 point in `.zkey` form, checked to be on the curve only (its subgroup is
-/// checked later, or was before: [`outside_subgroup`]).
+/// checked later, or was before: `subgroup::outside_subgroup`).
 pub fn g1_zkey_on_curve(bytes: &[u8]) -> Result<G1Affine, PointError> {
     on_curve(g1_zkey_unchecked(bytes)?)
 }

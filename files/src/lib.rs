@@ -27,6 +27,7 @@ pub mod output;
 pub mod ptau;
 mod r1cs;
 pub mod snarkjs_json;
+mod subgroup;
 pub mod validated_keys;
 mod wtns;
 mod zkey;

@@ -20,8 +20,9 @@ use crate::binfile::{self, BinFile, SectionReader};
 use crate::bulk::read_all;
 use crate::encoding::{
     check_prime, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
-    modulus_bytes, outside_subgroup, read_one, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
+    modulus_bytes, read_one, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
 };
+use crate::subgroup::outside_subgroup;
 use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
 use crucible_core::groth16::ProvingKey;
