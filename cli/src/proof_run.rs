@@ -123,8 +123,9 @@ pub fn prove_built_in(
     // synthesis computes only its assignment (about 9x less host work a proof); in the
     // device layout too where the devices evaluate A·z, B·z and C·z themselves.
     let t = Instant::now();
-    let matrices = CircuitMatrices::of(circuit.proof(0).circuit)?;
+    let mut matrices = CircuitMatrices::of(circuit.proof(0).circuit)?;
     let qap = if device_evaluation {
+        matrices = matrices.into_device_layout()?;
         Some(matrices.qap()?)
     } else {
         None

@@ -13,8 +13,12 @@ fn row_value(row: &[(Fr, usize)], z: &[Fr]) -> Fr {
 }
 
 /// Evaluates the matrices at the assignment and checks every constraint holds
-/// (an unsatisfied witness is an error naming the first failing constraint).
+/// (an unsatisfied witness is an error naming the first failing constraint); from
+/// the device layout where the circuit carries it (the same values).
 pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
+    if let Some(qap) = &s.qap {
+        return qap.evaluate(&s.assignment);
+    }
     let m = s.shape.num_constraints;
     let z = &s.assignment;
     if z.len() != s.shape.num_variables() {

@@ -20,7 +20,9 @@ use crate::{Error, Fr, ProofShape, Result};
 pub struct Synthesized {
     /// Sizes (domain included).
     pub shape: ProofShape,
-    /// Matrix A, one row per constraint, `(coefficient, variable)` pairs.
+    /// Matrix A, one row per constraint, `(coefficient, variable)` pairs; empty where
+    /// the circuit's matrices are kept in the device layout only (`qap`, see
+    /// [`CircuitMatrices::into_device_layout`]).
     pub a: Arc<Matrix<Fr>>,
     /// Matrix B.
     pub b: Arc<Matrix<Fr>>,
@@ -37,7 +39,10 @@ pub struct Synthesized {
 impl Synthesized {
     /// This circuit's matrices in the device layout.
     pub fn qap_matrices(&self) -> Result<QapMatrices> {
-        QapMatrices::new(self.shape, &self.a, &self.b, Some(&self.c))
+        match &self.qap {
+            Some(qap) => Ok(QapMatrices::clone(qap)),
+            None => QapMatrices::new(self.shape, &self.a, &self.b, Some(&self.c)),
+        }
     }
 }
 
@@ -95,6 +100,21 @@ impl CircuitMatrices {
             Some(&self.c),
         )?);
         Ok(Arc::clone(self.qap.get_or_init(|| built)))
+    }
+
+    /// These matrices in the device layout only ([`CircuitMatrices::qap`]), the row
+    /// lists dropped: the host then holds one copy of the circuit (at 2^26 constraints
+    /// the row lists alone are tens of GiB). Instances made from the result evaluate
+    /// from that layout, on the device or on the host ([`QapMatrices::evaluate`]).
+    pub fn into_device_layout(self) -> Result<CircuitMatrices> {
+        let qap = self.qap()?;
+        Ok(CircuitMatrices {
+            shape: self.shape,
+            a: Arc::default(),
+            b: Arc::default(),
+            c: Arc::default(),
+            qap: Arc::new(OnceLock::from(qap)),
+        })
     }
 
     /// These matrices with `assignment`, its length checked against the shape.
@@ -225,4 +245,47 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
         assignment,
         qap: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::circuit::BitHeavyCircuit;
+    use crate::groth16::evaluate;
+
+    #[test]
+    fn the_device_layout_alone_evaluates_as_the_row_lists_do() {
+        let seed = ark_std::rand::random::<u64>();
+        for (constraints, inputs, bits_per_mille) in [(1, 0, 0), (37, 3, 900), (300, 2, 333)] {
+            let circuit = |seed| BitHeavyCircuit {
+                constraints,
+                inputs,
+                seed,
+                bits_per_mille,
+            };
+            let case = format!("seed {seed}, {constraints} constraints, {inputs} inputs");
+            let rows = CircuitMatrices::of(circuit(seed)).unwrap();
+            let layout = rows.clone().into_device_layout().unwrap();
+            // Another instance of the same shape: only its assignment is taken.
+            let instance = FixedShape {
+                matrices: layout.clone(),
+                circuit: circuit(seed ^ 1),
+            }
+            .synthesize()
+            .unwrap();
+            assert!(instance.a.is_empty() && instance.qap.is_some(), "{case}");
+            let want =
+                evaluate(&rows.with_assignment(instance.assignment.clone()).unwrap()).unwrap();
+            let got = evaluate(&instance).unwrap();
+            assert!(
+                got.a == want.a && got.b == want.b && got.c == want.c,
+                "{case}"
+            );
+            assert_eq!(
+                instance.qap_matrices().unwrap(),
+                *rows.qap().unwrap(),
+                "{case}"
+            );
+        }
+    }
 }
