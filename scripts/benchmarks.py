@@ -215,7 +215,8 @@ class Doc:
             "the first proof has ended (what a prover serving without end sustains); predicted:",
             "the cost model's proofs/s for the schedule it chose. Busy: the share of the run with",
             "a proof in flight on the device. Phases: median ms a proof. Host peak RSS: the",
-            "process's, matrices and key included.",
+            "process's, matrices and key included; in brackets, from the first proof on (the key,",
+            "the matrices and the proofs in flight, without the matrices' one-time build).",
             "",
         )
         for card, note in cards:
@@ -244,6 +245,10 @@ class Doc:
                 ph = r["phase_median_ms"]
                 steady = r.get("steady_proofs_per_second")
                 rss = r.get("host_peak_rss_bytes")
+                proving = r.get("host_proving_peak_rss_bytes")
+                rss_cell = f"{rss / 2**30:.1f} GiB" if rss else "—"
+                if proving:
+                    rss_cell += f" ({proving / 2**30:.1f} proving)"
                 rows.append([
                     label,
                     f"{r['proofs']} × {r['workers_per_device']}",
@@ -252,7 +257,7 @@ class Doc:
                     f"{r['predicted_proofs_per_second']:.3f}",
                     f"{100 * r['device_busy']:.1f} %",
                     " / ".join(ms(ph.get(k), 0) for k in ("synthesize", "evaluate", "stage", "ntt", "msm")),
-                    f"{rss / 2**30:.1f} GiB" if rss else "—",
+                    rss_cell,
                     r["schedule"],
                 ])
         self.table(

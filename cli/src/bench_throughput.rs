@@ -13,6 +13,7 @@ use crucible_core::{ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::error::CliError;
+use crate::host_memory::{peak_rss, reset_peak_rss};
 use crate::output::table;
 use crate::plan::{built_in_host, built_in_matrices, MemorySummary};
 use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, RunSpec};
@@ -72,6 +73,9 @@ pub struct ThroughputRow {
     pub wall_seconds: f64,
     /// The host's peak resident memory during the run, where the kernel reports it.
     pub host_peak_rss: Option<u64>,
+    /// The same from the first proof on: the key, the matrices and the proofs in
+    /// flight, without the one-time build of the matrices.
+    pub host_proving_peak_rss: Option<u64>,
 }
 
 /// Runs `spec` and measures it.
@@ -120,10 +124,12 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
             device_evaluation: matrices.is_some(),
             config,
             proofs: spec.proofs,
+            split_peak_rss: true,
         },
         &|line| eprintln!("{line}"),
     )?;
-    let host_peak_rss = peak_rss();
+    let host_proving_peak_rss = peak_rss();
+    let host_peak_rss = host_proving_peak_rss.max(ran.setup_peak_rss);
     ran.released?;
     if let Some(failed) = ran.outcomes.iter().find_map(|o| o.result.as_ref().err()) {
         return Err(CliError(format!(
@@ -158,6 +164,7 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         matrices_seconds: ran.matrices_seconds,
         wall_seconds: ran.stats.wall.as_secs_f64(),
         host_peak_rss,
+        host_proving_peak_rss,
     })
 }
 
@@ -186,6 +193,7 @@ impl ThroughputRow {
             "matrices_seconds": self.matrices_seconds,
             "wall_seconds": self.wall_seconds,
             "host_peak_rss_bytes": self.host_peak_rss,
+            "host_proving_peak_rss_bytes": self.host_proving_peak_rss,
         })
     }
 }
@@ -218,6 +226,8 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
                 phase(r, "msm"),
                 r.host_peak_rss
                     .map_or_else(|| "-".into(), crucible_core::human_bytes),
+                r.host_proving_peak_rss
+                    .map_or_else(|| "-".into(), crucible_core::human_bytes),
             ]
         })
         .collect();
@@ -236,9 +246,10 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
         "ntt",
         "msm",
         "host peak RSS",
+        "proving",
     ];
     format!(
-        "{}\n(proofs/s: over the whole run; steady: once the first proof has ended; phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose)",
+        "{}\n(proofs/s: over the whole run; steady: once the first proof has ended; phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose; host peak RSS: over the run, proving: from the first proof on)",
         table(&headers, &cells, 1)
     )
 }
@@ -250,20 +261,6 @@ pub fn steady_rate(ended_at: &[std::time::Duration]) -> Option<f64> {
     let (first, last) = (ended_at.first()?, ended_at.last()?);
     let span = last.saturating_sub(*first).as_secs_f64();
     (ended_at.len() >= 2 && span > 0.0).then(|| (ended_at.len() - 1) as f64 / span)
-}
-
-/// Resets the process's peak resident memory (Linux: `5` into /proc/self/clear_refs),
-/// so each row's peak is its own. Where the kernel refuses, the peak is the process's.
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// The process's peak resident memory (VmHWM), where the kernel reports it.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 #[cfg(test)]

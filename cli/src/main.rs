@@ -14,6 +14,7 @@ mod conformance;
 mod devices;
 mod error;
 mod export_vk;
+mod host_memory;
 mod memory_watch;
 mod output;
 mod parse;

@@ -17,6 +17,7 @@ use crucible_core::report::ProofReport;
 use crucible_core::{Fr, ProverBackend};
 
 use crate::error::CliError;
+use crate::host_memory;
 use crate::memory_watch::MemoryWatch;
 use crate::output::{count, predicted_time_assumes, progress_bar};
 
@@ -79,6 +80,9 @@ pub struct RunSpec {
     pub config: EngineConfig,
     /// Proofs to make.
     pub proofs: usize,
+    /// Whether the host's peak memory starts over at the first proof
+    /// ([`Ran::setup_peak_rss`] keeps the setup's).
+    pub split_peak_rss: bool,
 }
 
 /// What a run did.
@@ -99,6 +103,9 @@ pub struct Ran {
     pub memory: Option<String>,
     /// What releasing the devices' keys returned.
     pub released: crucible_core::Result<()>,
+    /// The host's peak memory before the first proof (building the matrices, staging
+    /// the key), where [`RunSpec::split_peak_rss`] asked for it.
+    pub setup_peak_rss: Option<u64>,
 }
 
 /// Proves `spec.proofs` proofs of `circuit`, saying each step through `say`.
@@ -113,6 +120,7 @@ pub fn prove_built_in(
         device_evaluation,
         config,
         proofs,
+        split_peak_rss,
     } = spec;
     let first = Arc::clone(
         backends
@@ -174,6 +182,13 @@ pub fn prove_built_in(
     let bar = progress_bar(proofs as u64, "proving");
     let mut outcomes: Vec<JobOutcome> = Vec::new();
     let mut ended_at = Vec::new();
+    let setup_peak_rss = if split_peak_rss {
+        let setup = host_memory::peak_rss();
+        host_memory::reset_peak_rss();
+        setup
+    } else {
+        None
+    };
     let started = Instant::now();
     let stats = prover.run(jobs, |outcome| {
         ended_at.push(started.elapsed());
@@ -198,6 +213,7 @@ pub fn prove_built_in(
         matrices_seconds,
         memory,
         released,
+        setup_peak_rss,
     })
 }
 

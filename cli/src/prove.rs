@@ -250,6 +250,7 @@ pub fn run(args: &ProveArgs) -> Result<ExitCode, CliError> {
             device_evaluation: matrix_sizes.is_some(),
             config,
             proofs: args.proofs,
+            split_peak_rss: false,
         },
         &say,
     )?;
