@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn the_device_layout_alone_evaluates_as_the_row_lists_do() {
-        let seed = ark_std::rand::random::<u64>();
+        let seed = crate::run_seed::run_seed();
         for (constraints, inputs, bits_per_mille) in [(1, 0, 0), (37, 3, 900), (300, 2, 333)] {
             let circuit = |seed| BitHeavyCircuit {
                 constraints,
