@@ -30,6 +30,7 @@ pub fn cost_model() -> CostModel {
         msm_g2_call_ns: 5.22e6,
         ntt_ns_per_butterfly_stage: 0.0179,
         stage_bytes_per_second: 35.0e9,
+        streamed_bases_bytes_per_second: 35.0e9,
         overlaps_staging: true,
         // An entry reads 8 bytes of matrix and 32 of assignment (scattered): about
         // 40 bytes at the H200's ~2 TB/s of random 32-byte reads.

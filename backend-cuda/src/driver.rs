@@ -13,7 +13,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::sys as nvrtc;
 
 use crate::error::{CudaError, CudaResult};
-use crucible_core::Fr;
+use crucible_core::{Fr, G1Affine, G2Affine};
 
 use crate::field::{FrArg, FrSeeds};
 
@@ -253,11 +253,37 @@ pub fn host_register(
     start: usize,
     bytes: usize,
 ) -> Result<(), DriverError> {
+    register(ctx, start, bytes, 0)
+}
+
+/// [`host_register`] for the copies of every context of the process
+/// (`CU_MEMHOSTREGISTER_PORTABLE`): one pin of a key's host copy serves every device.
+pub fn host_register_portable(
+    ctx: &Arc<CudaContext>,
+    start: usize,
+    bytes: usize,
+) -> Result<(), DriverError> {
+    register(
+        ctx,
+        start,
+        bytes,
+        cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE,
+    )
+}
+
+fn register(
+    ctx: &Arc<CudaContext>,
+    start: usize,
+    bytes: usize,
+    flags: u32,
+) -> Result<(), DriverError> {
     ctx.bind_to_thread()?;
-    // SAFETY: registration only locks the pages (flags 0: for this context's copies,
-    // nothing mapped into the device's address space); no memory is accessed.
-    unsafe { cudarc::driver::sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, bytes, 0) }
-        .result()
+    // SAFETY: registration only locks the pages (flags 0 or PORTABLE: nothing mapped
+    // into the device's address space); no memory is accessed.
+    unsafe {
+        cudarc::driver::sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, bytes, flags)
+    }
+    .result()
 }
 
 /// Undoes [`host_register`] of the range at `start` (`cuMemHostUnregister`); its
@@ -291,6 +317,76 @@ fn fr_is_device_words() -> bool {
         let raw = unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), 24) };
         raw == words
     })
+}
+
+/// Whether arkworks' affine points of `A` lie in memory exactly as the device's
+/// words of them (field.rs): `A` is its coordinates' Montgomery limbs and nothing
+/// else (no flag, no padding: `size` bytes, as BLS12-381's points are in arkworks
+/// 0.6, whose identity is (0, 0) as the device's is), which `to_words` writes. Checked
+/// on values, once per type, instead of assumed: the type is not `repr(C)`.
+fn points_are_device_words<A: ark_ec::AffineRepr>(
+    size: usize,
+    to_words: fn(&[A], &mut [u32]),
+) -> bool {
+    use ark_ec::CurveGroup;
+    // The two coordinates alone fill the point's size: no room for padding or a flag.
+    let coordinates = 2 * std::mem::size_of::<A::BaseField>();
+    if std::mem::size_of::<A>() != size
+        || coordinates != size
+        || std::mem::align_of::<A>() < 4
+        || cfg!(target_endian = "big")
+    {
+        return false;
+    }
+    let g = A::generator().into_group();
+    let mut probe: Vec<A> = (1..=4u64)
+        .map(|k| (g * A::ScalarField::from(k.wrapping_mul(0x9e37_79b9_7f4a_7c15))).into_affine())
+        .collect();
+    probe.push(A::zero());
+    let words = size / 4;
+    let mut want = vec![0u32; probe.len() * words];
+    to_words(&probe, &mut want);
+    // SAFETY: `A` is `size` bytes, which its two coordinates alone fill (checked): no
+    // padding, every byte an initialised limb byte, and its alignment (checked) suits
+    // u32 reads.
+    let raw =
+        unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), probe.len() * words) };
+    raw == want
+}
+
+/// `points` as the device's words, where points of `A` lie in memory as the device's
+/// `size` bytes of them ([`points_are_device_words`], checked once into `same`).
+fn points_device_words<'a, A: ark_ec::AffineRepr>(
+    points: &'a [A],
+    same: &std::sync::OnceLock<bool>,
+    size: usize,
+    to_words: fn(&[A], &mut [u32]),
+) -> Option<&'a [u32]> {
+    let same = *same.get_or_init(|| points_are_device_words::<A>(size, to_words));
+    // SAFETY: a point of `A` is exactly `size` bytes of initialised u32-aligned words
+    // without padding (checked), so the slice's bytes are initialised words, borrowed
+    // for as long as `points`.
+    same.then(|| unsafe {
+        std::slice::from_raw_parts(
+            points.as_ptr().cast::<u32>(),
+            std::mem::size_of_val(points) / 4,
+        )
+    })
+}
+
+/// `points` as the device's words, where G1 points lie in memory as them: a copy of
+/// these words stages the points as they are.
+pub fn g1_device_words(points: &[G1Affine]) -> Option<&[u32]> {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let size = crate::field::G1_WORDS * 4;
+    points_device_words(points, &SAME, size, crate::field::g1_to_words)
+}
+
+/// As [`g1_device_words`], for G2 points.
+pub fn g2_device_words(points: &[G2Affine]) -> Option<&[u32]> {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let size = crate::field::G2_WORDS * 4;
+    points_device_words(points, &SAME, size, crate::field::g2_to_words)
 }
 
 /// `scalars` as the device's words, where [`fr_is_device_words`]: a copy of these

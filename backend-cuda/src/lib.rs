@@ -22,7 +22,8 @@
 //! on disk or compiled by NVRTC) and `launch` (one typed function per kernel);
 //! `memory` (buffers under a lease) and `staging` (bulk copies through pinned host
 //! buffers, both ways); then the operations, `pointwise`, `sparse_product` (A·z, B·z
-//! and C·z from the matrices staged with the key), `ntt/` and `msm/`; this file
+//! and C·z from the matrices staged with the key), `ntt/` and `msm/`; `pinned_bases`
+//! (streamed bases copied straight from a pinned key into `msm/`'s buffers); this file
 //! registers the backend and implements the trait by delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -40,6 +41,7 @@ mod memory;
 mod msm;
 mod ntt;
 mod pinned;
+mod pinned_bases;
 mod pointwise;
 mod programs;
 mod sparse_product;
@@ -53,7 +55,7 @@ use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
     DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
+    G2Projective, HostPin, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
     ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
@@ -280,6 +282,24 @@ impl CudaBackend {
         self.upload::<B>(lease, id, len, words, fill)
     }
 
+    /// Stages `points` bases (given as their device `words`) into bases buffer `id`
+    /// (of `len` points, staged `whole` where it has planes) in one copy straight from
+    /// a pinned key, where they lie in one; false (nothing done) otherwise.
+    fn stage_pinned(
+        &self,
+        lease: &mut Lease,
+        (id, len): (BufferId, usize),
+        whole: bool,
+        (points, words): (usize, Option<&[u32]>),
+    ) -> Result<bool> {
+        if points > len || (whole && points != len) {
+            return Err(Error::InvalidInput(format!(
+                "staging {points} elements into a buffer of {len}"
+            )));
+        }
+        pinned_bases::upload(&self.device.copy, lease, id, words)
+    }
+
     /// Copies `src` to the front of scalar buffer `id`: pinned scalars in one copy,
     /// straight from the caller's memory; the rest through the staging buffers,
     /// converted on every core.
@@ -452,6 +472,14 @@ impl ProverBackend for CudaBackend {
         self.pins.pin(&self.device.ctx, scalars)
     }
 
+    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        pinned_bases::pin(&self.device.ctx, driver::g1_device_words(bases))
+    }
+
+    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        pinned_bases::pin(&self.device.ctx, driver::g2_device_words(bases))
+    }
+
     fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
         crucible_core::check_front("scalars", src.len(), dst.len())?;
         self.sorts.scalars_written();
@@ -474,6 +502,10 @@ impl ProverBackend for CudaBackend {
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
         let whole = msm::void_planes(lease, dst.id())?;
+        let words = driver::g1_device_words(src);
+        if self.stage_pinned(lease, (dst.id(), dst.len()), whole, (src.len(), words))? {
+            return self.bases_staged(Group::G1, lease, dst.id(), dst.len());
+        }
         self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),
@@ -487,6 +519,10 @@ impl ProverBackend for CudaBackend {
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
         let whole = msm::void_planes(lease, dst.id())?;
+        let words = driver::g2_device_words(src);
+        if self.stage_pinned(lease, (dst.id(), dst.len()), whole, (src.len(), words))? {
+            return self.bases_staged(Group::G2, lease, dst.id(), dst.len());
+        }
         self.stage_words::<BasesBuffer>(
             lease,
             dst.id(),

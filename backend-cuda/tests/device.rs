@@ -736,6 +736,114 @@ fn pinned_scalars_cross_in_one_copy_each_way() {
     lease.release().unwrap();
 }
 
+/// A key whose queries all stream is pinned once for every staging of it: each
+/// staged copy's proofs copy its points as they lie and are byte-identical to
+/// ark-groth16's, before and after the other copy is released.
+#[test]
+fn a_pinned_key_streams_its_bases_as_they_lie_and_proves_as_arkworks() {
+    use crucible_core::groth16::{DomainVectors, Evaluation, KeyOptions, QuerySet, Schedule};
+    let Some(cuda) = backend() else { return };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (constraints, inputs) = ((1 << 13) + 5, 3);
+    let pk = Arc::new(generate_key(constraints, inputs, seed).unwrap());
+    let circuit = BenchCircuit {
+        constraints,
+        inputs,
+        seed: seed + 1,
+    };
+    // Chunks that split every query, one not a divisor of any length.
+    let options = KeyOptions {
+        schedule: Some(Schedule {
+            resident: QuerySet::NONE,
+            domain: DomainVectors::Sequenced,
+            chunk: 3001,
+            evaluation: Evaluation::Host,
+        }),
+        ..KeyOptions::default()
+    };
+    let first = StagedKey::stage_with(&*cuda, pk.clone(), &options).unwrap();
+    let second = StagedKey::stage_with(&*cuda, pk.clone(), &options).unwrap();
+    for key in [&first, &second] {
+        assert_eq!(key.pinned_queries(), QuerySet::ALL, "seed {seed}");
+    }
+    let check = |key: &StagedKey, rng: &mut StdRng, case: &str| {
+        let (r, s) = (Fr::rand(rng), Fr::rand(rng));
+        let out = prove(&*cuda, key, circuit, r, s, ProveOptions::default()).unwrap();
+        let want = crucible_core::ark_groth16::Groth16::<crucible_core::Bls12_381>::create_proof_with_reduction(
+            circuit, &pk, r, s,
+        )
+        .unwrap();
+        assert_eq!(
+            crucible_conformance::proof_bytes(&out.proof),
+            crucible_conformance::proof_bytes(&want),
+            "seed {seed}, {case}: differs from ark-groth16"
+        );
+    };
+    check(&first, &mut rng, "first staging");
+    check(&second, &mut rng, "second staging");
+    first.release().unwrap();
+    check(&second, &mut rng, "second staging, the first released");
+    second.release().unwrap();
+    assert_eq!(cuda.budget().in_use(), 0);
+}
+
+/// Streamed bases' staging rate from a pinned key against the staging buffers, for
+/// measurements on a GPU machine: `--ignored --nocapture pinned_bases_throughput`.
+#[test]
+#[ignore]
+fn pinned_bases_throughput() {
+    use ark_ec::{CurveGroup, PrimeGroup};
+    use crucible_core::{G1Affine, G1Projective};
+    let Some(cuda) = backend() else { return };
+    let dynb = &*cuda as &dyn ProverBackend;
+    let n = 1usize << 22;
+    let mut rng = StdRng::seed_from_u64(seed());
+    let seeds: Vec<G1Affine> = (0..1024)
+        .map(|_| (G1Projective::generator() * Fr::rand(&mut rng)).into_affine())
+        .collect();
+    let points: Vec<G1Affine> = (0..n).map(|i| seeds[i % seeds.len()]).collect();
+    let key = PlanKey::new("test", "chunk");
+    let mut plan = MemoryPlan::new("pinned bases");
+    plan.item(
+        key,
+        cuda.buffer_bytes(ElementKind::G1, n, BufferUse::Plain)
+            .unwrap(),
+    );
+    let mut lease = dynb.allocate(plan).unwrap();
+    let buf = dynb.alloc_g1(&mut lease, key, n, BufferUse::Plain).unwrap();
+    let gb = (n * 96) as f64 / 1e9;
+    let mut rate = |label: &str| {
+        let mut times: Vec<f64> = (0..7)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                cuda.stage_g1(&mut lease, buf, &points).unwrap();
+                cuda.synchronize().unwrap();
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "{label}: 2^22 G1 points ({:.0} MB) staged in a median {:.2} ms of 7: {:.1} GB/s",
+            gb * 1e3,
+            median * 1e3,
+            gb / median
+        );
+    };
+    rate("through the staging buffers");
+    let t = std::time::Instant::now();
+    let pin = cuda.pin_g1_bases(&points).unwrap().expect("pinned");
+    println!(
+        "pinning {:.0} MB took {:.1} ms",
+        gb * 1e3,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    rate("straight from pinned memory");
+    drop(pin);
+    lease.release().unwrap();
+}
+
 /// Staging and read-back throughput (host conversion plus the pinned copies), for
 /// measurements on a GPU machine: `--ignored --nocapture staging_throughput`.
 #[test]

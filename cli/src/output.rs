@@ -178,12 +178,13 @@ pub fn predicted_time_assumes(backend: &dyn crucible_core::ProverBackend) -> Str
         "fitted to its measurements"
     };
     format!(
-        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s; {} host threads; stage + NTT + MSM, capped by what the synthesis threads supply where the circuit's synthesis time is known (the built-in circuits'); verification not counted",
+        "{}'s cost model, {source}: MSM G1 {:.0} ns and G2 {:.0} ns a term, NTT {:.2} ns a butterfly, staging {:.1} GB/s, a key's streamed bases {:.1} GB/s; {} host threads; stage + NTT + MSM, capped by what the synthesis threads supply where the circuit's synthesis time is known (the built-in circuits'); verification not counted",
         backend.info().label(),
         m.msm_g1_ns_per_term,
         m.msm_g2_ns_per_term,
         m.ntt_ns_per_butterfly_stage,
         m.stage_bytes_per_second / 1e9,
+        m.streamed_bases_bytes_per_second / 1e9,
         crucible_core::host::cores(),
     )
 }

@@ -150,10 +150,19 @@ pub fn prove_built_in(
     let workers = config.workers_per_device;
     let prover = Prover::for_circuit(backends, pk, qap, config)?;
     for key in prover.keys() {
+        let pinned: Vec<&str> = key.pinned_queries().iter().map(|q| q.name()).collect();
         say(format!(
-            "{}: {}",
+            "{}: {}{}",
             key.backend_label(),
-            crucible_core::groth16::schedule::describe(key.schedule_choice())
+            crucible_core::groth16::schedule::describe(key.schedule_choice()),
+            if pinned.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; streamed from the key's host copy, pinned and copied as it lies: {}",
+                    pinned.join(",")
+                )
+            }
         ));
     }
     say(format!(

@@ -11,7 +11,7 @@ use ark_ff::Zero;
 
 use crate::{
     BufferId, CostModel, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
-    G2Projective, Lease, MemoryPlan, PinnedScalars, PlanKey, Result,
+    G2Projective, HostPin, Lease, MemoryPlan, PinnedScalars, PlanKey, Result,
 };
 
 /// A point in a device's queue (see [`ProverBackend::device_marker`]).
@@ -325,6 +325,24 @@ pub trait ProverBackend: Send + Sync {
     /// the CPU, wgpu): the scalars are used the same way, unpinned.
     fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
         Ok(PinnedScalars::unpinned(scalars))
+    }
+
+    /// Page-locks a host copy of G1 bases that proofs stream (a proving key's streamed
+    /// queries) for every device of this backend in the process, until the returned
+    /// pin drops: [`Self::stage_g1`] of any part of them into a streamed chunk's buffer
+    /// then copies the points as they lie in host memory, with no conversion on the
+    /// host. Pinning the same memory again (another device, another staged copy of the
+    /// key) shares the one pin. `None`: nothing pinned (the default, for a backend
+    /// whose copies gain nothing from it), and the bases are staged as any others.
+    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        let _ = bases;
+        Ok(None)
+    }
+
+    /// [`Self::pin_g1_bases`] for G2 bases (`b_g2_query`), staged by [`Self::stage_g2`].
+    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        let _ = bases;
+        Ok(None)
     }
 
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.

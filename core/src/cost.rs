@@ -21,6 +21,11 @@ pub struct CostModel {
     pub ntt_ns_per_butterfly_stage: f64,
     /// Host to device staging, bytes per second (conversion and copy together).
     pub stage_bytes_per_second: f64,
+    /// A staged key's streamed bases, host to device, bytes per second: the staging
+    /// rate where they are converted as any other copy; the link's rate where the
+    /// backend pins the key and copies its points as they lie
+    /// ([`crate::ProverBackend::pin_g1_bases`]).
+    pub streamed_bases_bytes_per_second: f64,
     /// True when a staging copy runs beside compute already queued (a copy
     /// stream): a streamed chunk's copy then hides behind the previous chunk's MSM.
     pub overlaps_staging: bool,
@@ -90,6 +95,7 @@ impl Default for CostModel {
             msm_g2_call_ns: 50_000.0,
             ntt_ns_per_butterfly_stage: 3.04,
             stage_bytes_per_second: 4.0e9,
+            streamed_bases_bytes_per_second: 4.0e9,
             overlaps_staging: false,
             sparse_ns_per_entry: 1.0,
             msm_scaling: MsmScaling::Flat,
@@ -130,5 +136,10 @@ impl CostModel {
     /// Predicted seconds to stage `bytes` from the host.
     pub fn stage_seconds(&self, bytes: u64) -> f64 {
         bytes as f64 / self.stage_bytes_per_second
+    }
+
+    /// Predicted seconds to stream `bytes` of a staged key's bases from the host.
+    pub fn stream_seconds(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.streamed_bases_bytes_per_second
     }
 }

@@ -11,7 +11,7 @@ use ark_ff::One;
 use crate::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
     DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
+    G2Projective, HostPin, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
     ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 use crate::{IndexBuf, SparseMatrixBufs};
@@ -395,6 +395,12 @@ impl ProverBackend for FaultyBackend {
     }
     fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
         self.inner.pin_scalars(scalars)
+    }
+    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        self.inner.pin_g1_bases(bases)
+    }
+    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        self.inner.pin_g2_bases(bases)
     }
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
         let kind = if self.check(FaultOp::Ntt)? {

@@ -16,8 +16,8 @@ use crate::Fr;
 
 /// What undoes a backend's pin when dropped (CUDA: unregisters the memory). Dropped
 /// only when no copy of the backend's uses the memory any more: every copy to or
-/// from pinned scalars has finished when the call that made it returns.
-pub trait HostPin: Send {}
+/// from pinned memory has finished when the call that made it returns.
+pub trait HostPin: Send + Sync {}
 
 /// The caller's scalars, pinned for one backend (or not, where the backend has no
 /// faster copy for pinned memory: [`PinnedScalars::is_pinned`]), used as a `[Fr]`.

@@ -5,12 +5,14 @@ use std::sync::Arc;
 
 use ark_groth16::PreparedVerifyingKey;
 
-use super::schedule::{choose, Evaluation, MatrixSizes, Query, ScheduleChoice, ScheduledPlan};
+use super::schedule::{
+    choose, Evaluation, MatrixSizes, Query, QuerySet, ScheduleChoice, ScheduledPlan,
+};
 use super::{items, ProvingKey, QapMatrices, Reduction, Schedule, Synthesized};
 use crate::host_stages::HostStages;
 use crate::{
-    Bls12_381, BufferUse, Error, G1Buf, G2Buf, Lease, LeaseUsage, Phase, PhaseExt, ProofShape,
-    ProverBackend, Result, ScalarMix, SparseMatrixBufs,
+    Bls12_381, BufferUse, Error, G1Buf, G2Buf, HostPin, Lease, LeaseUsage, Phase, PhaseExt,
+    ProofShape, ProverBackend, Result, ScalarMix, SparseMatrixBufs,
 };
 
 /// The sizes an ark-groth16 (libsnark reduction) proving key was made for, read from
@@ -214,6 +216,10 @@ pub struct StagedKey {
     lease: Lease,
     bases: ResidentBases,
     matrices: Option<StagedMatrices>,
+    // The streamed queries' host memory, page-locked for the backend's copies while
+    // the key is staged (shared with every other device that pinned the same key).
+    pins: Vec<Box<dyn HostPin>>,
+    pinned: QuerySet,
 }
 
 impl StagedKey {
@@ -262,6 +268,8 @@ impl StagedKey {
             schedule_for(backend, &shape, options, sizes.as_ref()).phase(Phase::Allocate)?;
         let plan = choice.chosen.key.clone();
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
+        let (pins, pinned) = pin_streamed(backend, &pk, choice.chosen.schedule, &shape, options)
+            .phase(Phase::Allocate)?;
         // The kernels compile (where a backend compiles them) while the bases copy.
         let domain = shape.domain();
         let (staged, warmed) = std::thread::scope(|scope| {
@@ -299,7 +307,16 @@ impl StagedKey {
             lease,
             bases,
             matrices,
+            pins,
+            pinned,
         })
+    }
+
+    /// The streamed queries whose host memory the backend pinned, so that proofs copy
+    /// their points as they lie ([`ProverBackend::pin_g1_bases`]); empty where the
+    /// backend pins nothing or nothing streams.
+    pub fn pinned_queries(&self) -> QuerySet {
+        self.pinned
     }
 
     /// The circuit's matrices on the device, where the schedule evaluates there.
@@ -361,9 +378,12 @@ impl StagedKey {
         &self.backend_label
     }
 
-    /// Frees the bases and returns their budget.
+    /// Frees the bases and returns their budget; the streamed queries are unpinned
+    /// (where no other staged copy of the key holds them).
     pub fn release(self) -> Result<LeaseUsage> {
-        self.lease.release()
+        let usage = self.lease.release();
+        drop(self.pins);
+        usage
     }
 
     /// Checks that a circuit of `shape` matches this key.
@@ -385,6 +405,37 @@ impl StagedKey {
         }
         Ok(())
     }
+}
+
+/// Pins the host memory of the queries `schedule` streams for a key of `shape`, where
+/// the backend pins bases; returns the pins and the queries they cover.
+fn pin_streamed(
+    backend: &dyn ProverBackend,
+    pk: &ProvingKey,
+    schedule: Schedule,
+    shape: &ProofShape,
+    options: &KeyOptions,
+) -> Result<(Vec<Box<dyn HostPin>>, QuerySet)> {
+    let runs = schedule.for_shape(shape, options.reduction);
+    let mut pins = Vec::new();
+    let mut pinned = QuerySet::NONE;
+    for q in Query::ALL
+        .into_iter()
+        .filter(|q| !runs.resident.contains(*q))
+    {
+        let pin = match q {
+            Query::A => backend.pin_g1_bases(&pk.a_query)?,
+            Query::BG1 => backend.pin_g1_bases(&pk.b_g1_query)?,
+            Query::H => backend.pin_g1_bases(&pk.h_query)?,
+            Query::L => backend.pin_g1_bases(&pk.l_query)?,
+            Query::BG2 => backend.pin_g2_bases(&pk.b_g2_query)?,
+        };
+        if let Some(pin) = pin {
+            pins.push(pin);
+            pinned = pinned.with(q);
+        }
+    }
+    Ok((pins, pinned))
 }
 
 /// Copies `schedule`'s resident queries of `pk` into `lease` (the caller waits for the

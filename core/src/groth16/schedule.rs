@@ -588,10 +588,10 @@ pub fn predict(
         let chunks =
             full as f64 * model.msm_seconds(chunk, g2, mix) + model.msm_seconds(rest, g2, mix);
         let point = backend.element_bytes(q.kind());
-        let bases = model.stage_seconds(terms as u64 * point);
+        let bases = model.stream_seconds(terms as u64 * point);
         msm += if model.overlaps_staging {
             // The first chunk's copy is not hidden; then each copy runs beside an MSM.
-            chunks.max(bases) + model.stage_seconds(chunk.min(terms) as u64 * point)
+            chunks.max(bases) + model.stream_seconds(chunk.min(terms) as u64 * point)
         } else {
             chunks + bases
         };
