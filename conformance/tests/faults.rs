@@ -13,7 +13,7 @@ use common::*;
 use crucible_core::engine::Prover;
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};
 use crucible_core::fixtures::key_cache::generate_key;
-use crucible_core::groth16::ProvingKey;
+use crucible_core::groth16::{ProvingKey, Query};
 use crucible_core::ProverBackend;
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -152,6 +152,51 @@ fn release_errors_are_reported_with_the_job_and_take_the_device_out() {
     );
     assert_identical(&pk, seed, 6, &outcomes);
     release(prover, &devices);
+}
+
+/// Staging a key asks the backend to pin exactly the queries its schedule streams
+/// that have terms (none when all are resident); a pin that fails fails the staging
+/// with its error and leaves no byte of the budget taken.
+#[test]
+fn staging_pins_the_streamed_queries_and_a_failed_pin_leaks_nothing() {
+    use crucible_core::groth16::{
+        DomainVectors, Evaluation, KeyOptions, QuerySet, Schedule, StagedKey,
+    };
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let streamed = |resident| KeyOptions {
+        schedule: Some(Schedule {
+            resident,
+            domain: DomainVectors::Sequenced,
+            chunk: 100,
+            evaluation: Evaluation::Host,
+        }),
+        ..KeyOptions::default()
+    };
+    let pins = |d: &FaultyBackend| (d.calls(FaultOp::PinG1Bases), d.calls(FaultOp::PinG2Bases));
+    let cases = [
+        (QuerySet::NONE, (4, 1)),
+        (QuerySet::ALL, (0, 0)),
+        (QuerySet::NONE.with(Query::H).with(Query::BG2), (3, 0)),
+    ];
+    for (resident, want) in cases {
+        let device = faulty(&pk, 2, Vec::new());
+        let key = StagedKey::stage_with(&*device, Arc::clone(&pk), &streamed(resident)).unwrap();
+        assert_eq!(pins(&device), want, "resident {resident:?} (seed {seed})");
+        // The CPU backend pins nothing: every query streams as before.
+        assert_eq!(key.pinned_queries(), QuerySet::NONE);
+        key.release().unwrap();
+        assert_eq!(device.budget().in_use(), 0);
+    }
+    for op in [FaultOp::PinG1Bases, FaultOp::PinG2Bases] {
+        let device = faulty(&pk, 2, Vec::new());
+        device.add_rule(rule(op, 1, 0, FaultKind::Error));
+        let err = StagedKey::stage_with(&*device, Arc::clone(&pk), &streamed(QuerySet::NONE))
+            .err()
+            .unwrap_or_else(|| panic!("{op:?}: staging succeeded (seed {seed})"));
+        assert!(err.to_string().contains("injected fault"), "{op:?}: {err}");
+        assert_eq!(device.budget().in_use(), 0, "{op:?}: bytes leaked");
+    }
 }
 
 /// The caller's callback panics on some outcomes: the run goes on, every outcome is

@@ -68,13 +68,17 @@ pub enum FaultOp {
     DeviceMemory,
     /// `cost_model`.
     CostModel,
+    /// `pin_g1_bases`.
+    PinG1Bases,
+    /// `pin_g2_bases`.
+    PinG2Bases,
     /// [`DeviceSync::synchronize`] of the sync object a lease waits on when released.
     LeaseSync,
 }
 
 impl FaultOp {
     /// Every call a fault can be injected into.
-    pub const ALL: [FaultOp; 25] = [
+    pub const ALL: [FaultOp; 27] = [
         FaultOp::Info,
         FaultOp::Budget,
         FaultOp::DeviceSync,
@@ -99,6 +103,8 @@ impl FaultOp {
         FaultOp::DeviceMarker,
         FaultOp::DeviceMemory,
         FaultOp::CostModel,
+        FaultOp::PinG1Bases,
+        FaultOp::PinG2Bases,
         FaultOp::LeaseSync,
     ];
 }
@@ -113,7 +119,8 @@ pub enum FaultKind {
     /// The call returns a wrong result: a corrupted MSM, NTT, product, read-back or
     /// staged value; plans and sizes too small; a plan not checked by the backend; a
     /// buffer one element short; a sync that does not wait; no device marker or
-    /// memory figures; the default cost model; another device's name. `budget` has no
+    /// memory figures; the default cost model; another device's name; bases left
+    /// unpinned. `budget` has no
     /// wrong result and runs normally.
     WrongResult,
 }
@@ -396,10 +403,17 @@ impl ProverBackend for FaultyBackend {
     fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
         self.inner.pin_scalars(scalars)
     }
+    // A wrong result pins nothing: the bases stream as any others.
     fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        if self.check(FaultOp::PinG1Bases)? {
+            return Ok(None);
+        }
         self.inner.pin_g1_bases(bases)
     }
     fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        if self.check(FaultOp::PinG2Bases)? {
+            return Ok(None);
+        }
         self.inner.pin_g2_bases(bases)
     }
     fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
