@@ -158,6 +158,13 @@ impl CudaBackend {
             .map(|k| k.report.to_string())
     }
 
+    /// Bytes of staged keys' streamed bases that are pinned and ready to be copied as
+    /// they lie, over every device of the process (pinning runs in the background
+    /// after a key is staged, pinned_bases.rs). For tests and diagnostics.
+    pub fn pinned_bases_ready(&self) -> usize {
+        pinned_bases::ready_bytes()
+    }
+
     /// Whether the window planes of bases buffer `id` of `lease` are built
     /// (msm/planes.rs): None for a buffer without room for planes. For tests and
     /// diagnostics.

@@ -11,8 +11,11 @@
 //!
 //! The memory is registered `PORTABLE`, once per process for every context, and kept
 //! until the last pin of it drops: every device and every worker streams from the one
-//! pinned copy of the key. A build whose points do not lie as the device's words pins
-//! nothing, and every copy goes through the staging buffers.
+//! pinned copy of the key. Registering tens of GiB takes seconds, so it runs on a
+//! thread of its own: the first proofs' copies go through the staging buffers until it
+//! is done, rather than wait for it. A build whose points do not lie as the device's
+//! words pins nothing, and where the driver refuses (memory pinned by someone else,
+//! more than the host will lock) every copy goes through the staging buffers.
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,18 +27,149 @@ use crate::driver;
 use crate::error::CudaError;
 use crate::msm::BasesBuffer;
 
-/// One pinned range of the process and the pins that hold it.
-struct Registered {
-    range: Range<usize>,
-    holders: usize,
-    ctx: Arc<CudaContext>,
+/// What registers host memory with the driver and unregisters it (a context).
+trait Registrar: Send + Sync {
+    /// Page-locks `range` for every context's copies, or says why not.
+    fn register(&self, range: &Range<usize>) -> std::result::Result<(), String>;
+    /// Undoes a registration that succeeded.
+    fn unregister(&self, range: &Range<usize>);
 }
 
-/// Every range pinned for streamed bases, by any device of the process.
-static REGISTERED: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+struct CudaRegistrar(Arc<CudaContext>);
 
-fn registered() -> std::sync::MutexGuard<'static, Vec<Registered>> {
-    REGISTERED.lock().unwrap_or_else(PoisonError::into_inner)
+impl Registrar for CudaRegistrar {
+    fn register(&self, range: &Range<usize>) -> std::result::Result<(), String> {
+        driver::host_register_portable(&self.0, range.start, range.len()).map_err(|e| e.to_string())
+    }
+
+    // No copy of the range is in flight (see `BasesPin`); a failure is kept by the
+    // context for its next checked call.
+    fn unregister(&self, range: &Range<usize>) {
+        self.0
+            .record_err(driver::host_unregister(&self.0, range.start));
+    }
+}
+
+/// How far a range's registration has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Its thread is registering it: copies go through the staging buffers meanwhile.
+    Pending,
+    /// Registered: copies read it straight.
+    Ready,
+    /// The driver refused it: copies go through the staging buffers.
+    Refused,
+}
+
+/// One range, the pins that hold it, and what registered it.
+struct Entry {
+    range: Range<usize>,
+    holders: usize,
+    state: State,
+    registrar: Arc<dyn Registrar>,
+}
+
+/// The ranges pinned, or being pinned, for streamed bases.
+struct Registry {
+    entries: Mutex<Vec<Entry>>,
+}
+
+/// Every device's ranges: one registration serves every context of the process.
+static PROCESS: Registry = Registry::new();
+
+impl Registry {
+    const fn new() -> Registry {
+        Registry {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Holds `range` until the returned pin drops: the first holder starts its
+    /// registration with `registrar` on a thread of its own, later ones share it.
+    fn hold(&'static self, range: Range<usize>, registrar: Arc<dyn Registrar>) -> BasesPin {
+        let mut all = self.lock();
+        if let Some(e) = all.iter_mut().find(|e| e.range == range) {
+            e.holders += 1;
+            return BasesPin {
+                registry: self,
+                range,
+            };
+        }
+        all.push(Entry {
+            range: range.clone(),
+            holders: 1,
+            state: State::Pending,
+            registrar: Arc::clone(&registrar),
+        });
+        drop(all);
+        let pinning = range.clone();
+        std::thread::spawn(move || self.registered(pinning, registrar));
+        BasesPin {
+            registry: self,
+            range,
+        }
+    }
+
+    /// `range`'s registration has ended: ready for copies, refused, or undone at once
+    /// where every holder left meanwhile.
+    fn registered(&self, range: Range<usize>, registrar: Arc<dyn Registrar>) {
+        let result = registrar.register(&range);
+        let mut all = self.lock();
+        let i = all.iter().position(|e| e.range == range);
+        match (result, i) {
+            (Ok(()), Some(i)) if all[i].holders > 0 => all[i].state = State::Ready,
+            (Ok(()), i) => {
+                if let Some(i) = i {
+                    all.swap_remove(i);
+                }
+                drop(all);
+                registrar.unregister(&range);
+            }
+            (Err(why), i) => {
+                tracing::warn!(
+                    "{} bytes of streamed bases stay unpinned ({why}): they are converted on the host for every proof",
+                    range.len()
+                );
+                match i {
+                    Some(i) if all[i].holders > 0 => all[i].state = State::Refused,
+                    Some(i) => {
+                        all.swap_remove(i);
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Whether all of `r` lies in one registered range.
+    fn covers(&self, r: &Range<usize>) -> bool {
+        !r.is_empty()
+            && self.lock().iter().any(|e| {
+                e.state == State::Ready && e.range.start <= r.start && r.end <= e.range.end
+            })
+    }
+
+    /// One holder of `range` left: the last one unregisters it (a pending
+    /// registration, its thread once done).
+    fn release(&self, range: &Range<usize>) {
+        let mut all = self.lock();
+        let Some(i) = all.iter().position(|e| e.range == *range) else {
+            return;
+        };
+        all[i].holders -= 1;
+        if all[i].holders > 0 || all[i].state == State::Pending {
+            return;
+        }
+        let entry = all.swap_remove(i);
+        drop(all);
+        if entry.state == State::Ready {
+            entry.registrar.unregister(range);
+        }
+    }
 }
 
 /// The address range of `words`.
@@ -47,73 +181,45 @@ fn range_of(words: &[u32]) -> Range<usize> {
 /// Pins the host memory of bases, given as their device words (`None` where this
 /// build's points are not the device's words: `driver::g1_device_words`), for every
 /// context's copies, or joins the pin that another device (or another staging of the
-/// same key) made of the same memory. `None`: nothing pinned (no such words, none at
-/// all, memory pinned by someone else, or a host that cannot lock that much memory:
-/// then the copies go through the staging buffers).
+/// same key) made of the same memory; copies read it straight once it is registered
+/// (in the background). `None`: nothing to pin (no such words, or none at all).
 pub fn pin(ctx: &Arc<CudaContext>, words: Option<&[u32]>) -> Result<Option<Box<dyn HostPin>>> {
-    let Some(words) = words else {
+    let Some(range) = words.map(range_of).filter(|r| !r.is_empty()) else {
         return Ok(None);
     };
-    let range = range_of(words);
-    if range.is_empty() {
-        return Ok(None);
-    }
-    // Held across the registration, so that two devices pinning the same key at once
-    // register it once.
-    let mut all = registered();
-    if let Some(r) = all.iter_mut().find(|r| r.range == range) {
-        r.holders += 1;
-        return Ok(Some(Box::new(BasesPin { range })));
-    }
-    // Pinning only speeds the copies up: where the driver refuses (memory pinned
-    // already, more than the host will lock, anything else), the bases stream as
-    // any others, and a broken context shows in the next checked call.
-    if let Err(e) = driver::host_register_portable(ctx, range.start, range.len()) {
-        tracing::warn!(
-            "{} bytes of streamed bases stay unpinned ({e}): they are converted on the host for every proof",
-            range.len()
-        );
-        return Ok(None);
-    }
-    all.push(Registered {
-        range: range.clone(),
-        holders: 1,
-        ctx: ctx.clone(),
-    });
-    Ok(Some(Box::new(BasesPin { range })))
+    let registrar: Arc<dyn Registrar> = Arc::new(CudaRegistrar(ctx.clone()));
+    Ok(Some(Box::new(PROCESS.hold(range, registrar))))
 }
 
-/// Whether all of `words` lies in one pinned range.
+/// Bytes of streamed bases registered and ready for straight copies, over every
+/// device of the process.
+pub fn ready_bytes() -> usize {
+    PROCESS
+        .lock()
+        .iter()
+        .filter(|e| e.state == State::Ready)
+        .map(|e| e.range.len())
+        .sum()
+}
+
+/// Whether all of `words` lies in one registered range.
 fn covered(words: &[u32]) -> bool {
-    let r = range_of(words);
-    !r.is_empty()
-        && registered()
-            .iter()
-            .any(|p| p.range.start <= r.start && r.end <= p.range.end)
+    PROCESS.covers(&range_of(words))
 }
 
-/// One holder of a pinned range: the range is unregistered when its last holder drops.
+/// One holder of a range. A copy from the range has completed when the staging call
+/// that made it returns, and a proof that stages from a key holds the key's pin, so
+/// the last holder's drop finds no copy in flight.
 struct BasesPin {
+    registry: &'static Registry,
     range: Range<usize>,
 }
 
 impl HostPin for BasesPin {}
 
 impl Drop for BasesPin {
-    // A copy from the range has completed when the staging call that made it returns,
-    // so the last holder's drop finds no copy in flight. A failure is kept by the
-    // context for its next checked call.
     fn drop(&mut self) {
-        let mut all = registered();
-        let Some(i) = all.iter().position(|r| r.range == self.range) else {
-            return;
-        };
-        all[i].holders -= 1;
-        if all[i].holders == 0 {
-            let r = all.swap_remove(i);
-            r.ctx
-                .record_err(driver::host_unregister(&r.ctx, r.range.start));
-        }
+        self.registry.release(&self.range);
     }
 }
 
@@ -177,6 +283,109 @@ mod tests {
         let mut want = vec![0u32; g2.len() * crate::field::G2_WORDS];
         crate::field::g2_to_words(&g2, &mut want);
         assert_eq!(driver::g2_device_words(&g2), Some(&want[..]));
+    }
+
+    /// Counts registrations and undoings; each registration waits for a go.
+    struct Fake {
+        registered: AtomicUsize,
+        unregistered: AtomicUsize,
+        refuse: bool,
+        go: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl Registrar for Fake {
+        fn register(&self, _: &Range<usize>) -> std::result::Result<(), String> {
+            let _ = self.go.lock().unwrap().recv();
+            self.registered.fetch_add(1, Ordering::SeqCst);
+            if self.refuse {
+                Err("refused".into())
+            } else {
+                Ok(())
+            }
+        }
+        fn unregister(&self, _: &Range<usize>) {
+            self.unregistered.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn fake(refuse: bool) -> (Arc<Fake>, std::sync::mpsc::Sender<()>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let fake = Arc::new(Fake {
+            registered: AtomicUsize::new(0),
+            unregistered: AtomicUsize::new(0),
+            refuse,
+            go: Mutex::new(rx),
+        });
+        (fake, tx)
+    }
+
+    /// Waits until `registry` has no registration pending.
+    fn settle(registry: &Registry) {
+        let start = std::time::Instant::now();
+        while registry.lock().iter().any(|e| e.state == State::Pending) {
+            assert!(start.elapsed().as_secs() < 20, "a registration never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn holders_share_one_registration_that_the_last_one_undoes() {
+        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let (fake, go) = fake(false);
+        let range = 4096..8192;
+        let first = registry.hold(range.clone(), fake.clone());
+        let second = registry.hold(range.clone(), fake.clone());
+        // Pending: copies go through the staging buffers.
+        assert!(!registry.covers(&(5000..6000)));
+        go.send(()).unwrap();
+        settle(registry);
+        assert_eq!(fake.registered.load(Ordering::SeqCst), 1);
+        assert!(registry.covers(&(5000..6000)));
+        assert!(registry.covers(&range));
+        assert!(
+            !registry.covers(&(4000..6000)),
+            "a range past the pinned one"
+        );
+        assert!(!registry.covers(&(5000..5000)), "an empty range");
+        drop(first);
+        assert!(registry.covers(&range), "the second holder keeps it");
+        assert_eq!(fake.unregistered.load(Ordering::SeqCst), 0);
+        drop(second);
+        assert!(!registry.covers(&range));
+        assert_eq!(fake.unregistered.load(Ordering::SeqCst), 1);
+        assert!(registry.lock().is_empty());
+    }
+
+    #[test]
+    fn holders_gone_before_the_registration_ends_undo_it_then() {
+        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let (fake, go) = fake(false);
+        drop(registry.hold(0..4096, fake.clone()));
+        assert_eq!(registry.lock().len(), 1, "pending until its thread is done");
+        go.send(()).unwrap();
+        let start = std::time::Instant::now();
+        while fake.unregistered.load(Ordering::SeqCst) == 0 {
+            assert!(start.elapsed().as_secs() < 20, "never undone");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(registry.lock().is_empty());
+        assert!(!registry.covers(&(0..4096)));
+    }
+
+    #[test]
+    fn a_refused_registration_is_never_covered_nor_undone() {
+        let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+        let (fake, go) = fake(true);
+        let pin = registry.hold(0..4096, fake.clone());
+        go.send(()).unwrap();
+        settle(registry);
+        assert_eq!(fake.registered.load(Ordering::SeqCst), 1);
+        assert!(!registry.covers(&(0..4096)));
+        drop(pin);
+        assert!(registry.lock().is_empty());
+        assert_eq!(fake.unregistered.load(Ordering::SeqCst), 0);
     }
 
     #[test]

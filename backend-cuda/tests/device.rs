@@ -2,7 +2,8 @@
 //! injected failure, the next proof succeeds; a second process taking the memory a
 //! proof was budgeted for is a named error the next proof survives; edge-valued
 //! field arithmetic; scalars crossing both ways through several staging chunks; the
-//! sparse product (A·z from the matrix in compressed rows) against the host's rows.
+//! sparse product (A·z from the matrix in compressed rows) against the host's rows; a
+//! pinned key's streamed bases copied as they lie, proofs byte-identical to arkworks.
 //! Without a GPU these report "skipped" with the reason, unless `CRUCIBLE_REQUIRE`
 //! names `cuda`, which turns unavailability into a failure.
 
@@ -742,6 +743,8 @@ fn pinned_scalars_cross_in_one_copy_each_way() {
 #[test]
 fn a_pinned_key_streams_its_bases_as_they_lie_and_proves_as_arkworks() {
     use crucible_core::groth16::{DomainVectors, Evaluation, KeyOptions, QuerySet, Schedule};
+    // One pinning test at a time: the pinned bytes are counted over the process.
+    let _serial = serial();
     let Some(cuda) = backend() else { return };
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -767,6 +770,7 @@ fn a_pinned_key_streams_its_bases_as_they_lie_and_proves_as_arkworks() {
     for key in [&first, &second] {
         assert_eq!(key.pinned_queries(), QuerySet::ALL, "seed {seed}");
     }
+    wait_for_pinned(&cuda, key_points_bytes(&pk));
     let check = |key: &StagedKey, rng: &mut StdRng, case: &str| {
         let (r, s) = (Fr::rand(rng), Fr::rand(rng));
         let out = prove(&*cuda, key, circuit, r, s, ProveOptions::default()).unwrap();
@@ -788,6 +792,29 @@ fn a_pinned_key_streams_its_bases_as_they_lie_and_proves_as_arkworks() {
     assert_eq!(cuda.budget().in_use(), 0);
 }
 
+/// Bytes of a key's five queries.
+fn key_points_bytes(pk: &crucible_core::groth16::ProvingKey) -> usize {
+    use std::mem::size_of_val;
+    size_of_val(&pk.a_query[..])
+        + size_of_val(&pk.b_g1_query[..])
+        + size_of_val(&pk.h_query[..])
+        + size_of_val(&pk.l_query[..])
+        + size_of_val(&pk.b_g2_query[..])
+}
+
+/// Waits until at least `bytes` of streamed bases are pinned (in the background).
+fn wait_for_pinned(cuda: &CudaBackend, bytes: usize) {
+    let start = std::time::Instant::now();
+    while cuda.pinned_bases_ready() < bytes {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{} of {bytes} bytes pinned after a minute",
+            cuda.pinned_bases_ready()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 /// Streamed bases' staging rate from a pinned key against the staging buffers, for
 /// measurements on a GPU machine: `--ignored --nocapture pinned_bases_throughput`.
 #[test]
@@ -795,6 +822,7 @@ fn a_pinned_key_streams_its_bases_as_they_lie_and_proves_as_arkworks() {
 fn pinned_bases_throughput() {
     use ark_ec::{CurveGroup, PrimeGroup};
     use crucible_core::{G1Affine, G1Projective};
+    let _serial = serial();
     let Some(cuda) = backend() else { return };
     let dynb = &*cuda as &dyn ProverBackend;
     let n = 1usize << 22;
@@ -834,6 +862,7 @@ fn pinned_bases_throughput() {
     rate("through the staging buffers");
     let t = std::time::Instant::now();
     let pin = cuda.pin_g1_bases(&points).unwrap().expect("pinned");
+    wait_for_pinned(&cuda, n * 96);
     println!(
         "pinning {:.0} MB took {:.1} ms",
         gb * 1e3,
