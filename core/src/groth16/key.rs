@@ -207,6 +207,11 @@ pub struct StagedMatrices {
 /// A proving key whose resident bases live on one device, shared by every proof
 /// there; the host copy (one, shared by every device) serves the streamed queries.
 pub struct StagedKey {
+    // The streamed queries' host memory, page-locked for the backend's copies while
+    // the key is staged (shared with every other device that pinned the same key).
+    // Declared first, so dropped before the key's memory may be freed with `pk`.
+    pins: Vec<Box<dyn HostPin>>,
+    pinned: QuerySet,
     pk: Arc<ProvingKey>,
     pvk: PreparedVerifyingKey<Bls12_381>,
     shape: ProofShape,
@@ -216,10 +221,6 @@ pub struct StagedKey {
     lease: Lease,
     bases: ResidentBases,
     matrices: Option<StagedMatrices>,
-    // The streamed queries' host memory, page-locked for the backend's copies while
-    // the key is staged (shared with every other device that pinned the same key).
-    pins: Vec<Box<dyn HostPin>>,
-    pinned: QuerySet,
 }
 
 impl StagedKey {
