@@ -90,14 +90,20 @@ impl Registry {
 
     /// Holds `range` until the returned pin drops: the first holder starts its
     /// registration with `registrar` on a thread of its own, later ones share it.
-    fn hold(&'static self, range: Range<usize>, registrar: Arc<dyn Registrar>) -> BasesPin {
+    /// `None` where every holder of the same range left while it was registering:
+    /// that registration may hold the pages of memory freed since, so it is undone
+    /// once done and never shared.
+    fn hold(&'static self, range: Range<usize>, registrar: Arc<dyn Registrar>) -> Option<BasesPin> {
         let mut all = self.lock();
         if let Some(e) = all.iter_mut().find(|e| e.range == range) {
+            if e.holders == 0 {
+                return None;
+            }
             e.holders += 1;
-            return BasesPin {
+            return Some(BasesPin {
                 registry: self,
                 range,
-            };
+            });
         }
         all.push(Entry {
             range: range.clone(),
@@ -108,10 +114,10 @@ impl Registry {
         drop(all);
         let pinning = range.clone();
         std::thread::spawn(move || self.registered(pinning, registrar));
-        BasesPin {
+        Some(BasesPin {
             registry: self,
             range,
-        }
+        })
     }
 
     /// `range`'s registration has ended: ready for copies, refused, or undone at once
@@ -182,13 +188,16 @@ fn range_of(words: &[u32]) -> Range<usize> {
 /// build's points are not the device's words: `driver::g1_device_words`), for every
 /// context's copies, or joins the pin that another device (or another staging of the
 /// same key) made of the same memory; copies read it straight once it is registered
-/// (in the background). `None`: nothing to pin (no such words, or none at all).
+/// (in the background). `None`: nothing pinned (no such words, none at all, or memory
+/// at the address of an abandoned registration, `Registry::hold`).
 pub fn pin(ctx: &Arc<CudaContext>, words: Option<&[u32]>) -> Result<Option<Box<dyn HostPin>>> {
     let Some(range) = words.map(range_of).filter(|r| !r.is_empty()) else {
         return Ok(None);
     };
     let registrar: Arc<dyn Registrar> = Arc::new(CudaRegistrar(ctx.clone()));
-    Ok(Some(Box::new(PROCESS.hold(range, registrar))))
+    Ok(PROCESS
+        .hold(range, registrar)
+        .map(|pin| Box::new(pin) as Box<dyn HostPin>))
 }
 
 /// Bytes of streamed bases registered and ready for straight copies, over every
@@ -335,8 +344,8 @@ mod tests {
         let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
         let (fake, go) = fake(false);
         let range = 4096..8192;
-        let first = registry.hold(range.clone(), fake.clone());
-        let second = registry.hold(range.clone(), fake.clone());
+        let first = registry.hold(range.clone(), fake.clone()).unwrap();
+        let second = registry.hold(range.clone(), fake.clone()).unwrap();
         // Pending: copies go through the staging buffers.
         assert!(!registry.covers(&(5000..6000)));
         go.send(()).unwrap();
@@ -362,8 +371,10 @@ mod tests {
     fn holders_gone_before_the_registration_ends_undo_it_then() {
         let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
         let (fake, go) = fake(false);
-        drop(registry.hold(0..4096, fake.clone()));
+        drop(registry.hold(0..4096, fake.clone()).unwrap());
         assert_eq!(registry.lock().len(), 1, "pending until its thread is done");
+        // Memory at that address now may not be what the registration pinned.
+        assert!(registry.hold(0..4096, fake.clone()).is_none());
         go.send(()).unwrap();
         let start = std::time::Instant::now();
         while fake.unregistered.load(Ordering::SeqCst) == 0 {
@@ -378,7 +389,7 @@ mod tests {
     fn a_refused_registration_is_never_covered_nor_undone() {
         let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
         let (fake, go) = fake(true);
-        let pin = registry.hold(0..4096, fake.clone());
+        let pin = registry.hold(0..4096, fake.clone()).unwrap();
         go.send(()).unwrap();
         settle(registry);
         assert_eq!(fake.registered.load(Ordering::SeqCst), 1);
