@@ -9,7 +9,8 @@ use rayon::prelude::*;
 /// Rows a task evaluates.
 const BLOCK_ROWS: usize = 1 << 12;
 
-/// `out` = `matrix` · `z`, zero past the matrix's rows.
+/// `out` from the matrix's first row on = `matrix` · `z`, zero past its rows; the rows
+/// before its first are left as they are (a streamed chunk).
 pub fn sparse_product(
     work: &mut Lease,
     matrices: &Lease,
@@ -23,7 +24,8 @@ pub fn sparse_product(
     let coefficients = matrices.get::<Vec<Fr>>(matrix.coefficients.id())?;
     let [z, out] = work.get_disjoint_mut::<Vec<Fr>, 2>([z.id(), out.id()])?;
     let z: &[Fr] = z;
-    out.par_chunks_mut(BLOCK_ROWS)
+    out[matrix.first_row..]
+        .par_chunks_mut(BLOCK_ROWS)
         .enumerate()
         .for_each(|(block, values)| {
             for (i, v) in values.iter_mut().enumerate() {

@@ -1,8 +1,10 @@
 //! A·z, B·z and C·z on the device (kernels/sparse_product.cu): one R1CS matrix, staged
 //! once with the key in compressed rows, at the assignment staged for the proof, one
-//! thread a row. The matrix's buffers are in the key's lease, the assignment and the
-//! result in the proof's; the kernel runs on the compute stream, after the copies into
-//! its buffers on the copy stream (cudarc's buffer events, as for any kernel).
+//! thread a row. The matrix's buffers are in the key's lease (or, for a run of a
+//! streamed matrix, in the proof's chunk lease), the assignment and the result in the
+//! proof's; the kernel runs on the compute stream, after the copies into its buffers
+//! on the copy stream (cudarc's buffer events, as for any kernel). A run writes the
+//! view of the result from its first row on.
 
 use std::sync::Arc;
 
@@ -29,7 +31,7 @@ impl Counts {
     fn of(matrix: &SparseMatrixBufs, z: ScalarBuf, out: ScalarBuf) -> Result<Counts> {
         Counts::new(
             matrix.rows,
-            out.len(),
+            out.len() - matrix.first_row,
             matrix.entries.len() / 2,
             matrix.coefficients.len(),
             z.len(),
@@ -81,7 +83,9 @@ fn words_of<'a>(
     }
 }
 
-/// `out` = `matrix` · `z`, zero past the matrix's rows.
+/// `out` from the matrix's first row on = `matrix` · `z`, zero past its rows: the
+/// kernel writes the view of `out` that starts there (the rows before it are left as
+/// they are, a streamed chunk's).
 pub fn sparse_product(
     stream: &Arc<CudaStream>,
     k: &Kernels,
@@ -119,11 +123,12 @@ pub fn sparse_product(
     if counts.n == 0 {
         return Ok(());
     }
+    let out_view = out_words.slice(matrix.first_row * FR_WORDS..);
     launch::sparse_product(
         k,
         stream,
-        grid_1d(out.len()),
-        Dev::new(out_words),
+        grid_1d(counts.n as usize),
+        Dev::view(&out_view),
         Dev::new(row_starts),
         Dev::new(entries),
         Dev::new(coefficients),

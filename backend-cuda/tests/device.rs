@@ -472,6 +472,7 @@ fn sparse_products_match_the_host_rows() {
             .alloc_scalars(&mut matrices, keys[2], matrix.coefficients().len())
             .unwrap(),
         rows: matrix.rows(),
+        first_row: 0,
     };
     cuda.stage_indices(&mut matrices, bufs.row_starts, matrix.row_starts())
         .unwrap();

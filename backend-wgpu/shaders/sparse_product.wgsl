@@ -11,7 +11,8 @@
 // triple, the ±1 entries to the passes of the first coefficient chunk, so the passes
 // over every triple add up each row exactly once: the first pass of an `out` chunk
 // writes its rows (zero past the matrix's rows, whatever `out` held), the others add
-// to them. Indices are checked on the host when the matrix is built (core's
+// to them. A streamed chunk of a matrix is written from `out` row `first_row` on; the
+// rows before it are left as they are. Indices are checked on the host when the matrix is built (core's
 // SparseMatrix), and storage reads are bounds-checked by wgpu in any case.
 
 // SparseParams is generated from params.rs and placed before this file.
@@ -74,7 +75,13 @@ fn sparse_product(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     if t >= params.count {
         return;
     }
-    let r = params.base + t;
+    // Row r of the matrix is row first_row + r of `out` (a streamed chunk's rows);
+    // the rows of `out` before it are another chunk's.
+    let o = params.base + t;
+    if o < params.first_row {
+        return;
+    }
+    let r = o - params.first_row;
     var sum = Fr();
     var added = false;
     if r < params.rows {

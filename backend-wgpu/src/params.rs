@@ -218,9 +218,9 @@ params_struct! {
     SparseParams {
         /// Threads (rows of the bound `out` chunk) in this dispatch.
         count: u32,
-        /// Global row of thread 0 (the `out` chunk's first).
+        /// Global row of `out` of thread 0 (the `out` chunk's first).
         base: u32,
-        /// Rows of the matrix: the rows from here on are zero.
+        /// Rows of the matrix: the rows of `out` from `first_row + rows` on are zero.
         rows: u32,
         /// 0: the first pass over the `out` chunk, which writes every row; 1: a later
         /// one, which adds to the rows it has entries for.
@@ -246,8 +246,9 @@ params_struct! {
         /// 1 when this pass adds the entries of coefficient one and minus one (the
         /// passes of the first coefficients chunk).
         signs: u32,
-        /// Padding to 16 bytes.
-        pad0: u32,
+        /// Row of `out` that the matrix's row 0 is (a streamed chunk's first row): the
+        /// rows before it are left as they are.
+        first_row: u32,
         /// Padding to 16 bytes.
         pad1: u32,
     }

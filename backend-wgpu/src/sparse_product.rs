@@ -91,7 +91,7 @@ pub fn sparse_product(
         let work: &Lease = work;
         let ops = Operands::get(work, matrices, &matrix, z, out)?;
         let mut batch = Batch::new(ctx, Some(work.get::<ParamsBuffer>(params)?), ENTRY);
-        record(ctx, &mut batch, &ops, matrix.rows)?;
+        record(ctx, &mut batch, &ops, (matrix.first_row, matrix.rows))?;
         batch.submit()?;
         Ok(())
     })();
@@ -111,12 +111,13 @@ fn index(value: usize, what: &str) -> Result<u32, WgpuError> {
     })
 }
 
-/// Records the passes of every `out` chunk into `batch`.
+/// Records the passes of every `out` chunk from row `first_row` on into `batch`: the
+/// matrix's `rows` rows there, zeros after them.
 fn record<'a>(
     ctx: &Context,
     batch: &mut Batch<'a>,
     ops: &Operands<'a>,
-    rows: usize,
+    (first_row, rows): (usize, usize),
 ) -> Result<(), WgpuError> {
     let Operands {
         row_starts: starts,
@@ -125,7 +126,7 @@ fn record<'a>(
         z,
         out,
     } = *ops;
-    if entries.chunks.is_empty() {
+    if entries.chunks.is_empty() && first_row == 0 {
         // No entry anywhere: every row is zero.
         out.chunks.iter().for_each(|c| batch.clear(c));
         return Ok(());
@@ -145,14 +146,19 @@ fn record<'a>(
     for (c, out_chunk) in out.chunks.iter().enumerate() {
         let first = c * out.chunk_len;
         let count = out.chunk_elems(c);
-        if first >= rows {
+        if first + count <= first_row {
+            // Before the matrix's rows: another chunk's.
+            continue;
+        }
+        if first >= first_row + rows {
             // Past the matrix: zero, whatever it held.
             batch.clear(out_chunk);
             continue;
         }
-        // Rows first..first + count read the starts first..=last.
-        let last = (first + count).min(rows);
-        let (lo, _) = starts.locate(first);
+        // The matrix's rows in this chunk, from..last, read the starts from..=last.
+        let from = first.max(first_row) - first_row;
+        let last = (first + count).min(first_row + rows) - first_row;
+        let (lo, _) = starts.locate(from);
         let (hi, _) = starts.locate(last);
         let starts_chunk = |i: usize| {
             starts.chunks.get(i).ok_or_else(|| WgpuError::Length {
@@ -169,6 +175,7 @@ fn record<'a>(
             starts_lo_base: index(lo * starts.chunk_len, "row start")?,
             starts_lo_len: index(starts.chunk_elems(lo), "row starts in a chunk")?,
             starts_hi_base: index(hi * starts.chunk_len, "row start")?,
+            first_row: index(first_row, "row")?,
             ..SparseParams::default()
         };
         for (zc, z_chunk) in z.chunks.iter().enumerate() {
@@ -178,9 +185,21 @@ fn record<'a>(
                 p.coeff_base = index(cc * coefficients.chunk_len, "coefficient")?;
                 p.coeff_count = index(coefficients.chunk_elems(cc), "coefficients in a chunk")?;
                 p.signs = u32::from(cc == 0);
-                for (ec, entry_words) in entries.chunks.iter().enumerate() {
+                // Without entries (a streamed run of empty rows), one pass of no entry
+                // still writes the zeros of the rows from `first_row` on; the row
+                // starts' chunk stands in for the binding.
+                let entry_chunks: Vec<(usize, _)> = if entries.chunks.is_empty() {
+                    vec![(0, starts_lo)]
+                } else {
+                    entries.chunks.iter().enumerate().collect()
+                };
+                for (ec, entry_words) in entry_chunks {
                     p.entry_base = index(ec * entry_chunk, "entry")?;
-                    p.entry_count = index(entries.chunk_elems(ec) / 2, "entries in a chunk")?;
+                    p.entry_count = if entries.chunks.is_empty() {
+                        0
+                    } else {
+                        index(entries.chunk_elems(ec) / 2, "entries in a chunk")?
+                    };
                     batch.dispatch(
                         pipeline.clone(),
                         &p,

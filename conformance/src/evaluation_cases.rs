@@ -1,8 +1,9 @@
 //! The QAP evaluation on the device: the sparse product on its own (empty rows, a
 //! variable twice in a row, the constant column, rows longer than a workgroup, the
-//! zeroed tail) against the host's, and whole proofs under schedules that evaluate
-//! on the device, byte for byte against ark-groth16, with both reductions and with
-//! C taken as A·z ∘ B·z (a `.zkey`'s circuit).
+//! zeroed tail, a streamed run's rows from a row of the output on) against the
+//! host's, and whole proofs under schedules that evaluate on the device, the matrices
+//! staged with the key or streamed in runs, byte for byte against ark-groth16, with
+//! both reductions and with C taken as A·z ∘ B·z (a `.zkey`'s circuit).
 
 use std::sync::Arc;
 
@@ -57,13 +58,15 @@ fn random_rows(rng: &mut StdRng, rows: usize, columns: usize) -> Vec<Vec<(Fr, us
 }
 
 /// One sparse product into a buffer longer than the matrix, holding other values
-/// before, against the host's product and a zero tail.
+/// before, against the host's product and a zero tail. With `first_row` > 0 the
+/// matrix stands for a streamed run of rows: its rows land from that row of the
+/// buffer on, the values before it stay, and its row starts sit in a buffer with room
+/// for more (as a run's buffer is sized for the longest run).
 fn product_case(
     backend: &dyn ProverBackend,
     rng: &mut StdRng,
-    rows: usize,
-    identity_rows: usize,
-    columns: usize,
+    (rows, identity_rows, columns): (usize, usize, usize),
+    first_row: usize,
 ) -> Result<(), CaseError> {
     if !backend.supports_sparse_product() {
         return Err(CaseError::Unsupported(format!(
@@ -73,16 +76,18 @@ fn product_case(
     }
     let matrix = SparseMatrix::new(&random_rows(rng, rows, columns), identity_rows, columns)?;
     let z: Vec<Fr> = (0..columns).map(|_| Fr::rand(rng)).collect();
-    let out_len = matrix.rows() + 5;
+    let out_len = first_row + matrix.rows() + 5;
     let before: Vec<Fr> = (0..out_len).map(|_| Fr::rand(rng)).collect();
     let mut want = vec![Fr::from(0u64); out_len];
-    matrix.evaluate_into(&z, &mut want[..matrix.rows()]);
+    want[..first_row].copy_from_slice(&before[..first_row]);
+    matrix.evaluate_into(&z, &mut want[first_row..first_row + matrix.rows()]);
+    let slack = if first_row > 0 { 9 } else { 0 };
 
     let words = |len: usize| items::bytes(backend, ElementKind::Index, len);
     let scalars = |len: usize| items::bytes(backend, ElementKind::Scalar, len);
     let mut matrix_plan = MemoryPlan::new("conformance sparse matrix");
     matrix_plan
-        .item(items::ROW_STARTS, words(matrix.row_starts().len()))
+        .item(items::ROW_STARTS, words(matrix.row_starts().len() + slack))
         .item(items::ENTRIES, words(matrix.entry_words().len()))
         .item(items::FACTORS, scalars(matrix.coefficients().len()));
     let mut work_plan = MemoryPlan::new("conformance sparse product");
@@ -93,8 +98,11 @@ fn product_case(
     work_plan.merge(&backend.scratch_plan(&ScratchNeed::default()));
     let mut held = backend.allocate(matrix_plan)?;
     let mut work = backend.allocate(work_plan)?;
-    let row_starts =
-        backend.alloc_indices(&mut held, items::ROW_STARTS, matrix.row_starts().len())?;
+    let row_starts = backend.alloc_indices(
+        &mut held,
+        items::ROW_STARTS,
+        matrix.row_starts().len() + slack,
+    )?;
     let entries = backend.alloc_indices(&mut held, items::ENTRIES, matrix.entry_words().len())?;
     let coefficients =
         backend.alloc_scalars(&mut held, items::FACTORS, matrix.coefficients().len())?;
@@ -110,6 +118,7 @@ fn product_case(
         entries,
         coefficients,
         rows: matrix.rows(),
+        first_row,
     };
     crucible_core::check_sparse_product(&bufs, zbuf, out)?;
     backend.sparse_product(&mut work, &held, bufs, zbuf, out)?;
@@ -117,16 +126,22 @@ fn product_case(
     work.release()?;
     held.release()?;
     if let Some(r) = (0..out_len).find(|&r| got[r] != want[r]) {
-        let what = if r < matrix.rows() {
+        let what = if r < first_row {
+            format!("value {r}, before the first row {first_row}, changed")
+        } else if r < first_row + matrix.rows() {
+            let m = r - first_row;
             format!(
-                "row {r} ({} entries)",
-                matrix.row_starts()[r + 1] - matrix.row_starts()[r]
+                "row {m} ({} entries) at {r}",
+                matrix.row_starts()[m + 1] - matrix.row_starts()[m]
             )
         } else {
-            format!("tail value {r} (past {} rows)", matrix.rows())
+            format!(
+                "tail value {r} (past {} rows from {first_row})",
+                matrix.rows()
+            )
         };
         return Err(fail!(
-            "sparse product of {rows}+{identity_rows} rows over {columns} columns: {what} is {}, want {}",
+            "sparse product of {rows}+{identity_rows} rows over {columns} columns from row {first_row}: {what} is {}, want {}",
             got[r],
             want[r]
         ));
@@ -135,20 +150,42 @@ fn product_case(
 }
 
 /// The schedules a device evaluation is proved under: every domain layout, bases
-/// resident and streamed (chunks of `chunk` points).
+/// resident and streamed (chunks of `chunk` points), with the matrices staged with the
+/// key; then streamed in runs of 3 entries (many runs, some rows alone in theirs)
+/// under both domain layouts, and in runs that hold each matrix whole.
 fn schedules(chunk: usize) -> Vec<Schedule> {
-    let device = |resident, domain| Schedule {
+    let at = |resident, domain, evaluation| Schedule {
         resident,
         domain,
         chunk,
-        evaluation: Evaluation::Device,
+        evaluation,
     };
+    let device = Evaluation::Device;
+    let runs = Evaluation::DeviceStreamed { chunk: 3 };
+    let whole = Evaluation::DeviceStreamed { chunk: 1 << 20 };
+    let some = QuerySet::ALL.without(Query::BG2);
     vec![
-        device(QuerySet::ALL, DomainVectors::Resident),
-        device(QuerySet::ALL, DomainVectors::Sequenced),
-        device(QuerySet::NONE, DomainVectors::Sequenced),
-        device(QuerySet::ALL.without(Query::BG2), DomainVectors::Resident),
+        at(QuerySet::ALL, DomainVectors::Resident, device),
+        at(QuerySet::ALL, DomainVectors::Sequenced, device),
+        at(QuerySet::NONE, DomainVectors::Sequenced, device),
+        at(some, DomainVectors::Resident, device),
+        at(QuerySet::ALL, DomainVectors::Resident, runs),
+        at(QuerySet::NONE, DomainVectors::Sequenced, runs),
+        at(some, DomainVectors::Sequenced, whole),
     ]
+}
+
+/// [`compare_staged`] with `staged`'s matrices, the failure named by its second part.
+fn compare_named<C: ark_relations::gr1cs::ConstraintSynthesizer<Fr>>(
+    backend: &dyn ProverBackend,
+    pk: &Arc<crucible_core::groth16::ProvingKey>,
+    circuit: C,
+    rng: &mut StdRng,
+    options: &KeyOptions,
+    (staged, what): (StagedMatrices, String),
+) -> Result<(), CaseError> {
+    compare_staged(backend, Arc::clone(pk), circuit, rng, options, staged)
+        .map_err(|e| e.context(&what))
 }
 
 /// The sparse product at sizes around a workgroup, then proofs evaluated on the
@@ -158,7 +195,16 @@ pub fn run(r: &mut Runner<'_>) {
     for (rows, identity_rows, columns) in [(1, 0, 1), (7, 3, 5), (255, 1, 40), (1100, 4, 300)] {
         r.case(
             &format!("sparse-product/rows={rows}+{identity_rows}/columns={columns}"),
-            |rng| product_case(backend, rng, rows, identity_rows, columns),
+            |rng| product_case(backend, rng, (rows, identity_rows, columns), 0),
+        );
+    }
+    // A streamed run's product: from a row inside the first workgroup, and one past it.
+    for (rows, identity_rows, columns, first_row) in [(7, 3, 5, 3), (255, 1, 40, 300)] {
+        r.case(
+            &format!(
+                "sparse-product-run/rows={rows}+{identity_rows}/columns={columns}/from={first_row}"
+            ),
+            |rng| product_case(backend, rng, (rows, identity_rows, columns), first_row),
         );
     }
     let unsupported = |backend: &dyn ProverBackend| {
@@ -195,15 +241,8 @@ pub fn run(r: &mut Runner<'_>) {
                         schedule: Some(schedule),
                         ..KeyOptions::default()
                     };
-                    compare_staged(
-                        backend,
-                        pk.clone(),
-                        circuit,
-                        rng,
-                        &options,
-                        StagedMatrices::WithC,
-                    )
-                    .map_err(|e| e.context(&format!("schedule {schedule}")))?;
+                    let staged = (StagedMatrices::WithC, format!("schedule {schedule}"));
+                    compare_named(backend, &pk, circuit, rng, &options, staged)?;
                 }
                 Ok(())
             });
@@ -232,22 +271,19 @@ pub fn run(r: &mut Runner<'_>) {
                     seed: rng.gen(),
                 };
                 let pk = Arc::new(circuit.key(reduction, rng.gen())?);
-                let options = KeyOptions {
-                    reduction,
-                    schedule: Some(Schedule {
-                        evaluation: Evaluation::Device,
-                        ..Schedule::RESIDENT
-                    }),
-                    ..KeyOptions::default()
-                };
-                compare_staged(
-                    backend,
-                    pk,
-                    circuit,
-                    rng,
-                    &options,
-                    StagedMatrices::WithoutC,
-                )
+                for evaluation in [Evaluation::Device, Evaluation::DeviceStreamed { chunk: 3 }] {
+                    let options = KeyOptions {
+                        reduction,
+                        schedule: Some(Schedule {
+                            evaluation,
+                            ..Schedule::RESIDENT
+                        }),
+                        ..KeyOptions::default()
+                    };
+                    let staged = (StagedMatrices::WithoutC, format!("{evaluation:?}"));
+                    compare_named(backend, &pk, circuit, rng, &options, staged)?;
+                }
+                Ok(())
             });
         }
     }

@@ -299,13 +299,14 @@ fn a_failing_device_leaves_the_rotation_and_its_job_is_retried_elsewhere() {
     assert_eq!((broken.budget().in_use(), good.budget().in_use()), (0, 0));
 }
 
-#[test]
-fn a_host_that_cannot_keep_up_turns_the_choice_to_device_evaluation() {
+/// An unbounded CPU backend, and the shape and matrix sizes of a bit-heavy circuit of
+/// 2^12 constraints.
+fn bit_heavy_on_an_unbounded_cpu() -> (
+    CpuBackend,
+    crucible_core::ProofShape,
+    crucible_core::groth16::MatrixSizes,
+) {
     use crucible_core::fixtures::circuit::BitHeavyCircuit;
-    use crucible_core::groth16::schedule_for;
-    use crucible_core::groth16::{Evaluation, KeyOptions};
-    use crucible_core::host_stages::HostStages;
-    let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", u64::MAX));
     let circuit = BitHeavyCircuit {
         constraints: 1 << 12,
         inputs: 1,
@@ -313,7 +314,16 @@ fn a_host_that_cannot_keep_up_turns_the_choice_to_device_evaluation() {
         bits_per_mille: 900,
     };
     let shape = BenchCircuit::shape(circuit.constraints, circuit.inputs).unwrap();
-    let matrices = circuit.matrix_sizes();
+    let backend = CpuBackend::with_budget(DeviceBudget::new("cpu:0", u64::MAX));
+    (backend, shape, circuit.matrix_sizes())
+}
+
+#[test]
+fn a_host_that_cannot_keep_up_turns_the_choice_to_device_evaluation() {
+    use crucible_core::groth16::schedule_for;
+    use crucible_core::groth16::{Evaluation, KeyOptions};
+    use crucible_core::host_stages::HostStages;
+    let (backend, shape, matrices) = bit_heavy_on_an_unbounded_cpu();
     let options = |host| KeyOptions {
         workers: 2,
         host,
@@ -356,6 +366,68 @@ fn a_host_that_cannot_keep_up_turns_the_choice_to_device_evaluation() {
     );
     let free = schedule_for(&backend, &shape, &options(None), Some(&matrices)).unwrap();
     assert!(free.proofs_per_second > capped.proofs_per_second);
+}
+
+/// Device evaluation under budgets that cannot hold the matrices beside the key: the
+/// chooser streams them (and stages them with the key wherever that fits).
+#[test]
+fn matrices_stream_only_where_the_budget_cannot_hold_them_with_the_key() {
+    use crucible_core::groth16::schedule::MIN_CHUNK;
+    use crucible_core::groth16::{
+        schedule_for, DomainVectors, Evaluation, KeyOptions, QuerySet, Reduction, Schedule,
+        ScheduledPlan,
+    };
+    use crucible_core::host_stages::HostStages;
+    use crucible_core::ScalarMix;
+    let (backend, shape, matrices) = bit_heavy_on_an_unbounded_cpu();
+    // A host too slow to evaluate: every choice evaluates on the device.
+    let slow = HostStages {
+        threads: 1e-5,
+        synthesis_seconds: 0.0,
+    };
+    let options = |cap| KeyOptions {
+        host: Some(slow),
+        schedule_cap: cap,
+        ..KeyOptions::default()
+    };
+    let roomy = schedule_for(&backend, &shape, &options(None), Some(&matrices)).unwrap();
+    assert_eq!(roomy.chosen.schedule.evaluation, Evaluation::Device);
+    // The smallest schedule that stages the matrices with the key, less a byte.
+    let mut smallest_staged = u64::MAX;
+    for resident in QuerySet::all_subsets() {
+        for domain in [DomainVectors::Resident, DomainVectors::Sequenced] {
+            for chunk in [MIN_CHUNK, 2 * MIN_CHUNK] {
+                let schedule = Schedule {
+                    resident,
+                    domain,
+                    chunk,
+                    evaluation: Evaluation::Device,
+                };
+                let plan = ScheduledPlan::new(
+                    &backend,
+                    &shape,
+                    Reduction::Libsnark,
+                    schedule,
+                    Some(&matrices),
+                    ScalarMix::FULL,
+                )
+                .unwrap();
+                smallest_staged = smallest_staged.min(plan.bytes_for(1));
+            }
+        }
+    }
+    let cap = smallest_staged - 1;
+    let tight = schedule_for(&backend, &shape, &options(Some(cap)), Some(&matrices)).unwrap();
+    assert!(
+        matches!(
+            tight.chosen.schedule.evaluation,
+            Evaluation::DeviceStreamed { .. }
+        ),
+        "{}",
+        tight.chosen.schedule
+    );
+    assert!(tight.chosen.bytes_for(1) <= cap);
+    assert!(tight.chosen.key.total_bytes() < roomy.chosen.key.total_bytes());
 }
 
 #[test]

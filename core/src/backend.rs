@@ -124,8 +124,12 @@ pub struct SparseMatrixBufs {
     pub entries: IndexBuf,
     /// The matrix's distinct coefficients, as scalars.
     pub coefficients: ScalarBuf,
-    /// Rows of the matrix.
+    /// Rows these buffers hold.
     pub rows: usize,
+    /// The whole matrix's row that the buffers' row 0 is: 0 for a whole matrix, the
+    /// chunk's first row for a chunk of one streamed per proof (its row starts then
+    /// count from the chunk's first entry).
+    pub first_row: usize,
 }
 
 /// How a buffer of bases will be used, so that a backend can lay it out for that use.
@@ -284,11 +288,14 @@ pub trait ProverBackend: Send + Sync {
         false
     }
 
-    /// Compute phase: `out[r] = Σ coefficients[entries[2k+1]] · z[entries[2k]]` over
-    /// `k` in `row_starts[r]..row_starts[r+1]` for `r < matrix.rows`, and `out[r] = 0`
-    /// for the rest of `out` (so `out` is ready for the NTTs whatever it held). The
-    /// matrix lives in `matrices` (the staged key's lease), `z` and `out` in `work`;
-    /// [`check_sparse_product`] has passed. The default refuses.
+    /// Compute phase: with `f = matrix.first_row`, `out[f + r] = Σ
+    /// coefficients[entries[2k+1]] · z[entries[2k]]` over `k` in
+    /// `row_starts[r]..row_starts[r+1]` for `r < matrix.rows`, `out[i] = 0` for
+    /// `f + matrix.rows <= i < out.len()` (so `out` is ready for the NTTs whatever it
+    /// held), and `out[..f]` left as it is: a matrix's chunks multiplied out in order
+    /// of their first rows leave the whole product. The matrix lives in `matrices`
+    /// (the staged key's lease, or the proof's chunk lease for a streamed one), `z`
+    /// and `out` in `work`; [`check_sparse_product`] has passed. The default refuses.
     fn sparse_product(
         &self,
         work: &mut Lease,
@@ -559,8 +566,13 @@ pub fn check_span<B>(span: &MsmSpan<B>, bases_len: usize) -> Result<()> {
 /// Checks a [`ProverBackend::sparse_product`]'s buffers against each other (core
 /// calls it before every product; a backend may call it again).
 pub fn check_sparse_product(matrix: &SparseMatrixBufs, z: ScalarBuf, out: ScalarBuf) -> Result<()> {
-    let ok = matrix.rows <= out.len()
-        && matrix.row_starts.len() == matrix.rows + 1
+    // A streamed chunk's buffers are sized for the largest chunk: they may hold more
+    // row starts than its rows use.
+    let ok = matrix
+        .first_row
+        .checked_add(matrix.rows)
+        .is_some_and(|end| end <= out.len())
+        && matrix.row_starts.len() > matrix.rows
         && matrix.entries.len() % 2 == 0
         && matrix.coefficients.len() >= 2
         && !z.is_empty()
@@ -569,9 +581,10 @@ pub fn check_sparse_product(matrix: &SparseMatrixBufs, z: ScalarBuf, out: Scalar
         Ok(())
     } else {
         Err(crate::Error::InvalidInput(format!(
-            "sparse product: {} rows ({} row starts, {} entry words, {} coefficients) \
-             into {} values from an assignment of {}",
+            "sparse product: {} rows from row {} ({} row starts, {} entry words, {} \
+             coefficients) into {} values from an assignment of {}",
             matrix.rows,
+            matrix.first_row,
             matrix.row_starts.len(),
             matrix.entries.len(),
             matrix.coefficients.len(),

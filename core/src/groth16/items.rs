@@ -36,7 +36,24 @@ pub const MATRIX_ENTRIES: PlanKey = PlanKey::new(OWNER, "matrix_entries");
 /// A staged matrix's distinct coefficients.
 pub const MATRIX_COEFFICIENTS: PlanKey = PlanKey::new(OWNER, "matrix_coefficients");
 
-/// Items that live in a proof's chunk lease (the bases lease of its streamed MSMs).
+/// One run of a streamed matrix's row starts (counted from the run's first entry),
+/// in the proof's first chunk lease.
+pub const MATRIX_CHUNK_ROW_STARTS: PlanKey = PlanKey::new(OWNER, "matrix_chunk_row_starts");
+/// One run of a streamed matrix's entries.
+pub const MATRIX_CHUNK_ENTRIES: PlanKey = PlanKey::new(OWNER, "matrix_chunk_entries");
+/// A streamed matrix's coefficients.
+pub const MATRIX_CHUNK_COEFFICIENTS: PlanKey = PlanKey::new(OWNER, "matrix_chunk_coefficients");
+
+/// Items that live in a proof's chunk leases (`.at(j)` in lease `j % 2`): the bases of
+/// its streamed MSMs, and the runs of its streamed matrices.
 pub fn is_chunk(key: PlanKey) -> bool {
-    key == G1_CHUNK.at(0) || key == G1_CHUNK.at(1) || key == G2_CHUNK.at(0) || key == G2_CHUNK.at(1)
+    [
+        G1_CHUNK,
+        G2_CHUNK,
+        MATRIX_CHUNK_ROW_STARTS,
+        MATRIX_CHUNK_ENTRIES,
+        MATRIX_CHUNK_COEFFICIENTS,
+    ]
+    .iter()
+    .any(|k| key == k.at(0) || key == k.at(1))
 }

@@ -133,7 +133,7 @@ pub fn schedule_for(
         // A fixed schedule runs as many of the workers' proofs at once as it fits
         // (the others wait for memory, as with a chosen one); not even one is an
         // error naming the bytes it needs.
-        if fixed.evaluation == Evaluation::Device && !backend.supports_sparse_product() {
+        if fixed.evaluation.on_device() && !backend.supports_sparse_product() {
             return Err(Error::Unsupported(format!(
                 "{} has no sparse product: it cannot evaluate on the device",
                 backend.info().label()
@@ -196,12 +196,16 @@ impl ResidentBases {
     }
 }
 
-/// A circuit's matrices staged with a key, for the device evaluation.
+/// A circuit's matrices for the device evaluation: staged with a key, or streamed by
+/// its proofs.
 pub struct StagedMatrices {
     /// The host layout they were staged from (a proof's circuit must carry the same).
     pub source: Arc<QapMatrices>,
-    /// A, B, then C where there is one.
+    /// A, B, then C where there is one (none where the matrices are streamed).
     pub buffers: Vec<SparseMatrixBufs>,
+    /// Where they are streamed ([`Evaluation::DeviceStreamed`]): the runs of rows of
+    /// A, B, then C, in order, that a proof stages one at a time.
+    pub runs: Vec<Vec<std::ops::Range<usize>>>,
 }
 
 /// A proving key whose resident bases live on one device, shared by every proof
@@ -280,6 +284,16 @@ impl StagedKey {
                     let staged = match (&matrices, choice.chosen.schedule.evaluation) {
                         (Some(m), Evaluation::Device) => Some(StagedMatrices {
                             buffers: stage_matrices(backend, m, &mut lease)?,
+                            source: Arc::clone(m),
+                            runs: Vec::new(),
+                        }),
+                        (Some(m), Evaluation::DeviceStreamed { chunk }) => Some(StagedMatrices {
+                            buffers: Vec::new(),
+                            runs: m
+                                .staged()
+                                .map(|matrix| matrix.row_chunks(chunk))
+                                .collect::<Result<_>>()
+                                .phase(Phase::Allocate)?,
                             source: Arc::clone(m),
                         }),
                         _ => None,
@@ -511,6 +525,7 @@ fn stage_matrices(
                 entries,
                 coefficients,
                 rows: m.rows(),
+                first_row: 0,
             })
         })
         .collect()

@@ -19,5 +19,11 @@ pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<Memor
 /// Plan for one proof with everything resident: the three domain vectors, the
 /// assignment, and the scratch every NTT and MSM of the proof needs.
 pub fn proof_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
-    proof_plan_for(backend, shape, Reduction::Libsnark, &Schedule::RESIDENT)
+    proof_plan_for(
+        backend,
+        shape,
+        Reduction::Libsnark,
+        &Schedule::RESIDENT,
+        None,
+    )
 }

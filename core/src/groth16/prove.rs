@@ -7,7 +7,8 @@ use ark_ec::CurveGroup;
 use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
-use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Evaluation, Query};
+use super::key::StagedMatrices;
+use super::schedule::{chunk_lens, DomainVectors, Evaluation, Query};
 use super::{
     evaluate, items, synthesize, verify, Evaluations, Proof, Reduction, Schedule, StagedKey,
     Synthesized,
@@ -154,7 +155,10 @@ pub fn prove_evaluated(
     let values = match evals {
         Some(evals) => Values::Host(evals),
         None => match key.matrices() {
-            Some(staged) if key.evaluates(synthesized) => Values::Device(&staged.buffers),
+            Some(staged) if key.evaluates(synthesized) => match key.schedule().evaluation {
+                Evaluation::DeviceStreamed { .. } => Values::Streamed(staged),
+                _ => Values::Device(&staged.buffers),
+            },
             _ => {
                 return Err(crate::Error::InvalidInput(
                     "the circuit was not evaluated, and the key holds no matrices of it to evaluate on the device".into(),
@@ -167,9 +171,7 @@ pub fn prove_evaluated(
     let mut times = PhaseTimes::default();
 
     let t = Instant::now();
-    let plan = guarded(Phase::Allocate, || {
-        proof_plan_for(backend, &shape, reduction, &schedule)
-    })?;
+    let plan = key.schedule_choice().chosen.proof.clone();
     let bytes_planned = plan.total_bytes();
     // The staged key holds its bytes while this proof waits for budget: a proof that
     // cannot fit beside it would wait forever, so it fails at once instead.
@@ -185,7 +187,7 @@ pub fn prove_evaluated(
     let mut stage_time = std::time::Duration::ZERO;
     let (h, z) = quotient(
         backend,
-        &mut leases.work,
+        (&mut leases.work, &mut leases.chunks[0]),
         key.lease(),
         &shape,
         &schedule,
@@ -245,6 +247,8 @@ pub fn prove_evaluated(
 enum Values<'a> {
     Host(&'a Evaluations),
     Device(&'a [SparseMatrixBufs]),
+    /// The matrices streamed run by run through the proof's first chunk lease.
+    Streamed(&'a StagedMatrices),
 }
 
 /// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
@@ -258,7 +262,7 @@ enum Values<'a> {
 #[allow(clippy::too_many_arguments)]
 fn quotient(
     backend: &dyn ProverBackend,
-    lease: &mut Lease,
+    (lease, runs_lease): (&mut Lease, &mut Lease),
     key_lease: &Lease,
     shape: &ProofShape,
     schedule: &Schedule,
@@ -298,22 +302,39 @@ fn quotient(
     };
     // z has an item of its own where the domain vectors are resident or the schedule
     // evaluates on the device; otherwise it takes b's buffer at the end.
-    let own_z =
-        schedule.domain == DomainVectors::Resident || schedule.evaluation == Evaluation::Device;
+    let own_z = schedule.domain == DomainVectors::Resident || schedule.evaluation.on_device();
     let a = alloc(lease, items::DOMAIN_A, n)?;
     let b = alloc(lease, items::DOMAIN_B, n)?;
     let evals = match values {
         Values::Host(evals) => evals,
-        Values::Device(matrices) => {
+        Values::Device(_) | Values::Streamed(_) => {
             let z = alloc(lease, items::ASSIGNMENT, vars)?;
             stage(lease, z, assignment)?;
-            let product = |lease: &mut Lease, m: usize, out: ScalarBuf| {
-                let matrix = *matrices.get(m).ok_or_else(|| {
-                    crate::Error::InvalidInput(format!("the key holds no matrix {m}"))
-                })?;
-                crate::check_sparse_product(&matrix, z, out)?;
-                backend.sparse_product(lease, key_lease, matrix, z, out)
+            let streamed = match values {
+                Values::Streamed(staged) => Some(RunBuffers::alloc(backend, runs_lease, staged)?),
+                _ => None,
             };
+            let matrix_count = match values {
+                Values::Device(matrices) => matrices.len(),
+                Values::Streamed(staged) => staged.runs.len(),
+                Values::Host(_) => 0,
+            };
+            let mut product =
+                |lease: &mut Lease, m: usize, out: ScalarBuf| match (values, &streamed) {
+                    (Values::Streamed(staged), Some(buffers)) => {
+                        buffers.product(backend, (lease, &mut *runs_lease), staged, m, z, out)
+                    }
+                    (Values::Device(matrices), _) => {
+                        let matrix = *matrices.get(m).ok_or_else(|| {
+                            crate::Error::InvalidInput(format!("the key holds no matrix {m}"))
+                        })?;
+                        crate::check_sparse_product(&matrix, z, out)?;
+                        backend.sparse_product(lease, key_lease, matrix, z, out)
+                    }
+                    _ => Err(crate::Error::InvalidInput(
+                        "no matrices to evaluate on the device".into(),
+                    )),
+                };
             guarded(Phase::Evaluate, || {
                 product(lease, 0, a)?;
                 product(lease, 1, b)
@@ -322,7 +343,7 @@ fn quotient(
                 DomainVectors::Resident => {
                     let c = alloc(lease, items::DOMAIN_C, n)?;
                     guarded(Phase::Evaluate, || {
-                        if matrices.len() > 2 {
+                        if matrix_count > 2 {
                             product(lease, 2, c)
                         } else {
                             // C·z = A·z ∘ B·z, before either is transformed.
@@ -383,6 +404,101 @@ fn quotient(
         }
     };
     Ok((a, z))
+}
+
+/// The buffers a proof streams its matrices' runs through (in its first chunk lease):
+/// the row starts and entries of one run, and one matrix's coefficients.
+struct RunBuffers {
+    row_starts: crate::IndexBuf,
+    entries: crate::IndexBuf,
+    coefficients: ScalarBuf,
+}
+
+impl RunBuffers {
+    /// Allocates them as the proof plan sized them: the longest run and the most
+    /// coefficients of any matrix.
+    fn alloc(
+        backend: &dyn ProverBackend,
+        lease: &mut Lease,
+        staged: &StagedMatrices,
+    ) -> Result<RunBuffers> {
+        let (mut rows, mut entries, mut coefficients) = (0, 0, 2);
+        for (matrix, runs) in staged.source.staged().zip(&staged.runs) {
+            for run in runs {
+                rows = rows.max(run.len());
+                entries = entries.max(matrix.chunk_entry_words(run.clone()).len() / 2);
+            }
+            coefficients = coefficients.max(matrix.coefficients().len());
+        }
+        guarded(Phase::Allocate, || {
+            Ok(RunBuffers {
+                row_starts: backend.alloc_indices(
+                    lease,
+                    items::MATRIX_CHUNK_ROW_STARTS.at(0),
+                    rows + 1,
+                )?,
+                entries: backend.alloc_indices(
+                    lease,
+                    items::MATRIX_CHUNK_ENTRIES.at(0),
+                    2 * entries.max(1),
+                )?,
+                coefficients: backend.alloc_scalars(
+                    lease,
+                    items::MATRIX_CHUNK_COEFFICIENTS.at(0),
+                    coefficients,
+                )?,
+            })
+        })
+    }
+
+    /// `out` = matrix `m` · `z`, run by run in order: each run's rows and entries
+    /// staged into these buffers, then multiplied out from its first row (each zeroes
+    /// `out` past its rows, and the next run writes over those).
+    fn product(
+        &self,
+        backend: &dyn ProverBackend,
+        (work, runs_lease): (&mut Lease, &mut Lease),
+        staged: &StagedMatrices,
+        m: usize,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        let (Some(matrix), Some(runs)) = (staged.source.staged().nth(m), staged.runs.get(m)) else {
+            return Err(crate::Error::InvalidInput(format!(
+                "no streamed matrix {m}"
+            )));
+        };
+        backend.stage_scalars(runs_lease, self.coefficients, matrix.coefficients())?;
+        let bufs = |rows: usize, first_row: usize| SparseMatrixBufs {
+            row_starts: self.row_starts,
+            entries: self.entries,
+            coefficients: self.coefficients,
+            rows,
+            first_row,
+        };
+        if runs.is_empty() {
+            // No rows: `out` is all zeros.
+            backend.stage_indices(runs_lease, self.row_starts, &[0])?;
+            crate::check_sparse_product(&bufs(0, 0), z, out)?;
+            return backend.sparse_product(work, runs_lease, bufs(0, 0), z, out);
+        }
+        for run in runs {
+            backend.stage_indices(
+                runs_lease,
+                self.row_starts,
+                &matrix.chunk_row_starts(run.clone()),
+            )?;
+            backend.stage_indices(
+                runs_lease,
+                self.entries,
+                matrix.chunk_entry_words(run.clone()),
+            )?;
+            let matrix = bufs(run.len(), run.start);
+            crate::check_sparse_product(&matrix, z, out)?;
+            backend.sparse_product(work, runs_lease, matrix, z, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// Runs one phase of backend calls; a panic inside the backend becomes a device error

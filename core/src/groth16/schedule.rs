@@ -174,6 +174,21 @@ pub enum Evaluation {
     /// staged once with the key; per proof only the assignment is staged, and the
     /// assignment stays on the device for the whole proof.
     Device,
+    /// On the device as [`Evaluation::Device`], the matrices streamed per proof instead
+    /// (for budgets that cannot hold them beside the key): each matrix's coefficients,
+    /// then its rows in runs of at most `chunk` rows and `chunk` entries, through one
+    /// chunk buffer, multiplied out run by run.
+    DeviceStreamed {
+        /// The most rows, and the most entries, of one run.
+        chunk: usize,
+    },
+}
+
+impl Evaluation {
+    /// Whether the sparse products run on the device (matrices staged or streamed).
+    pub fn on_device(self) -> bool {
+        self != Evaluation::Host
+    }
 }
 
 /// The sizes of a circuit's matrices in the device layout
@@ -189,6 +204,8 @@ pub struct MatrixSizes {
     pub coefficients: [usize; 3],
     /// Whether C is staged; without it C·z is A·z ∘ B·z (a `.zkey`'s circuit).
     pub has_c: bool,
+    /// Entries of the longest row of any of them (a streamed run holds at least it).
+    pub longest_row: usize,
 }
 
 impl MatrixSizes {
@@ -210,6 +227,32 @@ impl MatrixSizes {
         } else {
             2 * a + b
         }
+    }
+
+    /// The matrices a proof's products read, in order, as indices into A, B, C (A
+    /// again for the product that stands for C·z without C).
+    pub fn products(&self) -> [usize; 3] {
+        if self.has_c {
+            [0, 1, 2]
+        } else {
+            [0, 1, 0]
+        }
+    }
+
+    /// Bytes a proof streams where the matrices are not staged with the key: each
+    /// product's row starts (a word a row and one a run, `runs` of them at most),
+    /// entries (two words each) and coefficients.
+    pub fn streamed_bytes(&self, chunk: usize, scalar_bytes: u64) -> u64 {
+        self.products()
+            .iter()
+            .map(|&m| {
+                let runs =
+                    self.rows[m].div_ceil(chunk.max(1)) + self.entries[m].div_ceil(chunk.max(1));
+                4 * (self.rows[m] + runs) as u64
+                    + 8 * self.entries[m] as u64
+                    + scalar_bytes * self.coefficients[m] as u64
+            })
+            .sum()
     }
 }
 
@@ -274,7 +317,7 @@ impl Schedule {
                 "a schedule that streams bases needs a chunk of at least one point".into(),
             ));
         }
-        if self.evaluation == Evaluation::Device {
+        if self.evaluation.on_device() {
             match matrices {
                 None => {
                     return Err(Error::InvalidInput(
@@ -290,6 +333,14 @@ impl Schedule {
                 Some(_) => {}
             }
         }
+        if let (Evaluation::DeviceStreamed { chunk }, Some(m)) = (self.evaluation, matrices) {
+            if chunk == 0 || chunk < m.longest_row {
+                return Err(Error::InvalidInput(format!(
+                    "streamed matrices in runs of {chunk} entries: the longest row has {}",
+                    m.longest_row
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -299,12 +350,18 @@ impl fmt::Display for Schedule {
         if *self == Schedule::RESIDENT {
             return f.write_str("resident");
         }
-        if self.evaluation == Evaluation::Device {
+        if self.evaluation.on_device() {
             let host = Schedule {
                 evaluation: Evaluation::Host,
                 ..*self
             };
-            return write!(f, "{host}; evaluated on the device");
+            return match self.evaluation {
+                Evaluation::DeviceStreamed { chunk } => write!(
+                    f,
+                    "{host}; evaluated on the device, the matrices streamed in runs of {chunk} entries"
+                ),
+                _ => write!(f, "{host}; evaluated on the device"),
+            };
         }
         let domain = match self.domain {
             DomainVectors::Resident => "resident",
@@ -366,7 +423,7 @@ impl ScheduledPlan {
         Ok(ScheduledPlan {
             host_entries,
             key: key_plan_for(backend, shape, reduction, &schedule, matrices)?,
-            proof: proof_plan_for(backend, shape, reduction, &schedule)?,
+            proof: proof_plan_for(backend, shape, reduction, &schedule, matrices)?,
             predicted_seconds: p.latency,
             compute_seconds: p.compute,
             copy_seconds: p.copy,
@@ -410,6 +467,9 @@ impl ScheduledPlan {
 /// dominates. The floor is computed with it.
 pub const MIN_CHUNK: usize = 1 << 12;
 
+/// The smallest run of a streamed matrix the chooser considers (entries, and rows).
+pub const MIN_MATRIX_CHUNK: usize = 1 << 14;
+
 /// Plan for the staged key: the resident queries, laid out for reuse, and the
 /// matrices where the schedule evaluates on the device.
 pub fn key_plan_for(
@@ -444,12 +504,14 @@ pub fn key_plan_for(
 }
 
 /// Plan for one proof under `schedule`: the domain vectors, the assignment, the chunk
-/// buffers of the streamed queries and the scratch of every NTT and MSM.
+/// buffers of the streamed queries (and matrices, sized from `matrices`) and the
+/// scratch of every NTT and MSM.
 pub fn proof_plan_for(
     backend: &dyn ProverBackend,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
+    matrices: Option<&MatrixSizes>,
 ) -> Result<MemoryPlan> {
     let n = shape.domain_size();
     let vars = shape.num_variables();
@@ -471,7 +533,7 @@ pub fn proof_plan_for(
                 .item(items::DOMAIN_B, scalars(n.max(vars))?);
         }
         // The products read the assignment, so it is staged first and stays.
-        (DomainVectors::Sequenced, Evaluation::Device) => {
+        (DomainVectors::Sequenced, Evaluation::Device | Evaluation::DeviceStreamed { .. }) => {
             plan.item(items::DOMAIN_A, scalars(n)?)
                 .item(items::DOMAIN_B, scalars(n)?)
                 .item(items::ASSIGNMENT, scalars(vars)?);
@@ -502,6 +564,23 @@ pub fn proof_plan_for(
             let bytes = backend.buffer_bytes(kind, len, BufferUse::Plain)?;
             plan.item(key.at(0), bytes).item(key.at(1), bytes);
         }
+    }
+    if let (Evaluation::DeviceStreamed { chunk }, Some(m)) = (schedule.evaluation, matrices) {
+        // One run of any matrix at a time, in the first chunk lease (no MSM uses it
+        // before the products are done).
+        let longest = |v: &[usize; 3]| v.iter().copied().max().unwrap_or(0);
+        let rows = chunk.min(longest(&m.rows));
+        let entries = chunk.min(longest(&m.entries));
+        let words = |len: usize| backend.buffer_bytes(ElementKind::Index, len, BufferUse::Plain);
+        plan.item(items::MATRIX_CHUNK_ROW_STARTS.at(0), words(rows + 1)?)
+            .item(
+                items::MATRIX_CHUNK_ENTRIES.at(0),
+                words(2 * entries.max(1))?,
+            )
+            .item(
+                items::MATRIX_CHUNK_COEFFICIENTS.at(0),
+                scalars(longest(&m.coefficients).max(2))?,
+            );
     }
     plan.merge(&backend.scratch_plan(&need));
     Ok(plan)
@@ -557,6 +636,12 @@ pub fn predict(
             let z = model.stage_seconds(z_bytes);
             let sparse = model.sparse_seconds(m.product_entries());
             (z + sparse, z, sparse)
+        }
+        // z, then each run of each matrix, staged while nothing else runs.
+        (Evaluation::DeviceStreamed { chunk }, Some(m)) => {
+            let copied = model.stage_seconds(z_bytes + m.streamed_bytes(chunk, scalar_bytes));
+            let sparse = model.sparse_seconds(m.product_entries());
+            (copied + sparse, copied, sparse)
         }
         _ => {
             // a, b, c and z; with a copy stream the later vectors hide behind the
@@ -629,8 +714,20 @@ fn candidates(
     }
     chunks.push(longest);
     let mut evaluations = vec![Evaluation::Host];
-    if matrices.is_some() && backend.supports_sparse_product() {
+    if let Some(m) = matrices.filter(|_| backend.supports_sparse_product()) {
         evaluations.push(Evaluation::Device);
+        // Runs from MIN_MATRIX_CHUNK up by fours to one that holds any matrix whole.
+        let whole = m.rows.iter().chain(&m.entries).copied().max().unwrap_or(1);
+        let mut chunk = MIN_MATRIX_CHUNK.max(m.longest_row.next_power_of_two());
+        loop {
+            evaluations.push(Evaluation::DeviceStreamed {
+                chunk: chunk.min(whole.max(m.longest_row)),
+            });
+            if chunk >= whole {
+                break;
+            }
+            chunk = chunk.saturating_mul(4);
+        }
     }
     let mut out = Vec::new();
     for resident in QuerySet::all_subsets() {
@@ -692,7 +789,8 @@ impl ScheduleChoice {
 /// Ties go to the lower latency, then to fewer bytes. With one worker this is the
 /// fastest schedule that fits. Below the floor of one proof: [`Error::BelowFloor`],
 /// at once. With the circuit's `matrices` (and a backend with a sparse product),
-/// schedules that evaluate on the device are candidates too. Times are predicted for
+/// schedules that evaluate on the device are candidates too: the matrices staged with
+/// the key, or, only where no such schedule fits, streamed per proof. Times are predicted for
 /// witnesses of `witness` ([`ScalarMix::FULL`] when nothing is known of them), and
 /// capped by what the `host` supplies where its stages are known (so a schedule that
 /// evaluates on the device wins where the host's evaluation would starve it).
@@ -719,9 +817,17 @@ pub fn choose(
             .ok_or_else(|| Error::InvalidInput("no schedule for this shape".into()))
     };
     let overlaps = backend.cost_model().overlaps_staging;
+    // Matrices are streamed for budgets too small to hold them: only where no schedule
+    // that stages them with the key fits.
+    let staged_fits = plans
+        .iter()
+        .any(|p| p.schedule.evaluation == Evaluation::Device && p.bytes_for(1) <= capacity);
     // Each schedule with the most of the workers' proofs that fit beside its key.
     let best = plans
         .iter()
+        .filter(|p| {
+            !(staged_fits && matches!(p.schedule.evaluation, Evaluation::DeviceStreamed { .. }))
+        })
         .filter_map(|p| {
             let fit = (1..=workers.max(1))
                 .rev()

@@ -2,7 +2,8 @@
 //! 32-bit words, each entry a column and an index into the matrix's distinct
 //! coefficients (in real circuits nearly every coefficient is one of a few values,
 //! so an entry takes 8 bytes where arkworks' `(Fr, usize)` takes 40). Built once per
-//! circuit, in parallel; staged once with the key ([`super::Evaluation::Device`]).
+//! circuit, in parallel; staged once with the key ([`super::Evaluation::Device`]), or
+//! streamed per proof in runs of rows ([`super::Evaluation::DeviceStreamed`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -131,6 +132,59 @@ impl SparseMatrix {
     /// The distinct coefficients: one, minus one, then the others.
     pub fn coefficients(&self) -> &[Fr] {
         &self.coefficients
+    }
+
+    /// Entries of the longest row.
+    pub fn longest_row(&self) -> usize {
+        self.row_starts
+            .par_windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The matrix cut into runs of rows of at most `most` rows and `most` entries
+    /// each, in order (what a proof streams one at a time where the matrices are not
+    /// staged with the key); an error where one row alone has more than `most`.
+    pub fn row_chunks(&self, most: usize) -> Result<Vec<std::ops::Range<usize>>> {
+        let most = most.max(1);
+        let mut chunks = Vec::new();
+        let mut first = 0;
+        while first < self.rows() {
+            let start = self.row_starts[first] as usize;
+            let mut end = first;
+            while end < self.rows()
+                && end - first < most
+                && self.row_starts[end + 1] as usize - start <= most
+            {
+                end += 1;
+            }
+            if end == first {
+                return Err(Error::InvalidInput(format!(
+                    "row {first} has {} entries, more than a streamed chunk's {most}",
+                    self.row_starts[first + 1] - self.row_starts[first]
+                )));
+            }
+            chunks.push(first..end);
+            first = end;
+        }
+        Ok(chunks)
+    }
+
+    /// The row starts of `rows` (a run of [`SparseMatrix::row_chunks`]), counted from
+    /// their first entry: `rows.len() + 1` offsets.
+    pub fn chunk_row_starts(&self, rows: std::ops::Range<usize>) -> Vec<u32> {
+        let base = self.row_starts[rows.start];
+        self.row_starts[rows.start..=rows.end]
+            .iter()
+            .map(|s| s - base)
+            .collect()
+    }
+
+    /// The entry words of `rows` (a run of [`SparseMatrix::row_chunks`]).
+    pub fn chunk_entry_words(&self, rows: std::ops::Range<usize>) -> &[u32] {
+        let (start, end) = (self.row_starts[rows.start], self.row_starts[rows.end]);
+        &self.entries[2 * start as usize..2 * end as usize]
     }
 
     /// `out[r]` = row `r` at `z` for every row, in parallel (`out` as long as the
@@ -264,6 +318,11 @@ impl QapMatrices {
                 c.map_or(0, |c| c.coefficients().len()),
             ],
             has_c: c.is_some(),
+            longest_row: self
+                .staged()
+                .map(SparseMatrix::longest_row)
+                .max()
+                .unwrap_or(0),
         }
     }
 
@@ -313,5 +372,57 @@ impl QapMatrices {
                 .for_each(|(i, c)| *c = a[i] * b[i]),
         }
         Ok(Evaluations { a, b, c })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of the given lengths over 3 columns, coefficient one.
+    fn matrix(lengths: &[usize]) -> SparseMatrix {
+        let rows: Vec<Vec<(Fr, usize)>> = lengths
+            .iter()
+            .map(|&len| (0..len).map(|i| (Fr::ONE, i % 3)).collect())
+            .collect();
+        SparseMatrix::new(&rows, 0, 3).unwrap()
+    }
+
+    #[test]
+    fn runs_cover_every_row_once_in_order_within_their_bounds() {
+        let lengths = [0, 2, 5, 1, 0, 0, 0, 0, 3, 4, 1, 1, 1, 0, 2];
+        let m = matrix(&lengths);
+        for most in [5, 6, 7, 9, 100] {
+            let runs = m.row_chunks(most).unwrap();
+            let mut next = 0;
+            for run in &runs {
+                assert_eq!(run.start, next, "most {most}: {runs:?}");
+                assert!(
+                    !run.is_empty() && run.len() <= most,
+                    "most {most}: {runs:?}"
+                );
+                let entries = m.chunk_entry_words(run.clone()).len() / 2;
+                assert!(entries <= most, "most {most}: {runs:?}");
+                let starts = m.chunk_row_starts(run.clone());
+                assert_eq!(starts.len(), run.len() + 1);
+                assert_eq!(starts[0], 0);
+                for (i, r) in run.clone().enumerate() {
+                    assert_eq!((starts[i + 1] - starts[i]) as usize, lengths[r]);
+                }
+                next = run.end;
+            }
+            assert_eq!(next, lengths.len(), "most {most}");
+        }
+        // Each run as long as the bounds allow: five rows at most.
+        assert_eq!(m.row_chunks(5).unwrap()[0], 0..2);
+        assert_eq!(m.longest_row(), 5);
+    }
+
+    #[test]
+    fn a_row_longer_than_a_run_is_refused_and_an_empty_matrix_has_no_run() {
+        let err = matrix(&[1, 4, 1]).row_chunks(3).unwrap_err();
+        assert!(err.to_string().contains("row 1 has 4 entries"), "{err}");
+        assert!(matrix(&[]).row_chunks(4).unwrap().is_empty());
+        assert_eq!(matrix(&[]).longest_row(), 0);
     }
 }
