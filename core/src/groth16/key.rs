@@ -206,6 +206,8 @@ pub struct StagedMatrices {
     /// Where they are streamed ([`Evaluation::DeviceStreamed`]): the runs of rows of
     /// A, B, then C, in order, that a proof stages one at a time.
     pub runs: Vec<Vec<std::ops::Range<usize>>>,
+    /// Their sizes, which a proof's plan is sized from.
+    pub sizes: MatrixSizes,
 }
 
 /// A proving key whose resident bases live on one device, shared by every proof
@@ -286,6 +288,7 @@ impl StagedKey {
                             buffers: stage_matrices(backend, m, &mut lease)?,
                             source: Arc::clone(m),
                             runs: Vec::new(),
+                            sizes: m.sizes(),
                         }),
                         (Some(m), Evaluation::DeviceStreamed { chunk }) => Some(StagedMatrices {
                             buffers: Vec::new(),
@@ -295,6 +298,7 @@ impl StagedKey {
                                 .collect::<Result<_>>()
                                 .phase(Phase::Allocate)?,
                             source: Arc::clone(m),
+                            sizes: m.sizes(),
                         }),
                         _ => None,
                     };

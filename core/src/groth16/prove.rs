@@ -8,7 +8,7 @@ use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
 use super::key::StagedMatrices;
-use super::schedule::{chunk_lens, DomainVectors, Evaluation, Query};
+use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Evaluation, Query};
 use super::{
     evaluate, items, synthesize, verify, Evaluations, Proof, Reduction, Schedule, StagedKey,
     Synthesized,
@@ -171,7 +171,10 @@ pub fn prove_evaluated(
     let mut times = PhaseTimes::default();
 
     let t = Instant::now();
-    let plan = key.schedule_choice().chosen.proof.clone();
+    let plan = guarded(Phase::Allocate, || {
+        let matrices = key.matrices().map(|m| &m.sizes);
+        proof_plan_for(backend, &shape, reduction, &schedule, matrices)
+    })?;
     let bytes_planned = plan.total_bytes();
     // The staged key holds its bytes while this proof waits for budget: a proof that
     // cannot fit beside it would wait forever, so it fails at once instead.
