@@ -268,43 +268,29 @@ impl CudaBackend {
         })
     }
 
-    /// Stages `len` elements (a buffer of `expected`) into buffer `id`, a `B`: into its
-    /// front, or the whole buffer when `whole` (bases with window planes: the planes
-    /// are built from every point).
-    #[allow(clippy::too_many_arguments)]
-    fn stage_words<B: DeviceWords>(
+    /// Stages `len` points of `group` into bases buffer `id` (of `expected` points):
+    /// into its front, or the whole buffer where it has window planes (built from every
+    /// point, here once staged). In one copy straight from a pinned key where the
+    /// points' device `words` lie in one (pinned_bases.rs), else through the staging
+    /// buffers, `fill` converting them.
+    fn stage_bases(
         &self,
+        group: Group,
         lease: &mut Lease,
-        id: BufferId,
-        (len, expected): (usize, usize),
-        whole: bool,
-        words: usize,
+        (id, len, expected): (BufferId, usize, usize),
+        words: Option<&[u32]>,
         fill: impl Fn(Range<usize>, &mut [u32]),
     ) -> Result<()> {
+        let whole = msm::void_planes(lease, id)?;
         if len > expected || (whole && len != expected) {
             return Err(Error::InvalidInput(format!(
                 "staging {len} elements into a buffer of {expected}"
             )));
         }
-        self.upload::<B>(lease, id, len, words, fill)
-    }
-
-    /// Stages `points` bases (given as their device `words`) into bases buffer `id`
-    /// (of `len` points, staged `whole` where it has planes) in one copy straight from
-    /// a pinned key, where they lie in one; false (nothing done) otherwise.
-    fn stage_pinned(
-        &self,
-        lease: &mut Lease,
-        (id, len): (BufferId, usize),
-        whole: bool,
-        (points, words): (usize, Option<&[u32]>),
-    ) -> Result<bool> {
-        if points > len || (whole && points != len) {
-            return Err(Error::InvalidInput(format!(
-                "staging {points} elements into a buffer of {len}"
-            )));
+        if !pinned_bases::upload(&self.device.copy, lease, id, words)? {
+            self.upload::<BasesBuffer>(lease, id, len, group.affine_words(), fill)?;
         }
-        pinned_bases::upload(&self.device.copy, lease, id, words)
+        self.bases_staged(group, lease, id, expected)
     }
 
     /// Copies `src` to the front of scalar buffer `id`: pinned scalars in one copy,
@@ -312,7 +298,7 @@ impl CudaBackend {
     /// converted on every core.
     fn upload_scalars(&self, lease: &mut Lease, id: BufferId, src: &[Fr]) -> Result<()> {
         match self.pins.words(src) {
-            Some(words) => pinned::upload(&self.device.copy, lease, id, words),
+            Some(words) => pinned::upload::<CudaBuffer>(&self.device.copy, lease, id, words),
             None => self.upload::<CudaBuffer>(lease, id, src.len(), field::FR_WORDS, |r, w| {
                 field::fr_to_words(&src[r], w)
             }),
@@ -508,37 +494,25 @@ impl ProverBackend for CudaBackend {
     }
 
     fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        let whole = msm::void_planes(lease, dst.id())?;
         let words = driver::g1_device_words(src);
-        if self.stage_pinned(lease, (dst.id(), dst.len()), whole, (src.len(), words))? {
-            return self.bases_staged(Group::G1, lease, dst.id(), dst.len());
-        }
-        self.stage_words::<BasesBuffer>(
+        self.stage_bases(
+            Group::G1,
             lease,
-            dst.id(),
-            (src.len(), dst.len()),
-            whole,
-            field::G1_WORDS,
+            (dst.id(), src.len(), dst.len()),
+            words,
             |r, w| field::g1_to_words(&src[r], w),
-        )?;
-        self.bases_staged(Group::G1, lease, dst.id(), dst.len())
+        )
     }
 
     fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        let whole = msm::void_planes(lease, dst.id())?;
         let words = driver::g2_device_words(src);
-        if self.stage_pinned(lease, (dst.id(), dst.len()), whole, (src.len(), words))? {
-            return self.bases_staged(Group::G2, lease, dst.id(), dst.len());
-        }
-        self.stage_words::<BasesBuffer>(
+        self.stage_bases(
+            Group::G2,
             lease,
-            dst.id(),
-            (src.len(), dst.len()),
-            whole,
-            field::G2_WORDS,
+            (dst.id(), src.len(), dst.len()),
+            words,
             |r, w| field::g2_to_words(&src[r], w),
-        )?;
-        self.bases_staged(Group::G2, lease, dst.id(), dst.len())
+        )
     }
 
     // As stage_scalars: through the staging buffers on the copy stream; a kernel that

@@ -13,7 +13,7 @@ use cudarc::driver::{sys::CUresult, CudaContext, CudaStream};
 
 use crate::driver;
 use crate::error::CudaError;
-use crate::memory::CudaBuffer;
+use crate::memory::{CudaBuffer, DeviceWords};
 
 /// The host ranges (addresses) pinned through one backend, each until its pin drops.
 #[derive(Default)]
@@ -82,22 +82,25 @@ impl Pins {
     }
 }
 
-/// Copies pinned `words` to the front of buffer `id` on the `copy` stream, in one
-/// copy, and waits for it: the caller may change its scalars once this returns.
-pub fn upload(
+/// Copies pinned `words` to the front of buffer `id` (a `B`: scalars, or bases
+/// from a pinned key) on the `copy` stream, in one copy, and waits for it: the caller
+/// may change or free the memory once this returns. Only this copy is waited for:
+/// other workers' copies share the stream.
+pub fn upload<B: DeviceWords>(
     copy: &Arc<CudaStream>,
     lease: &mut Lease,
     id: BufferId,
     words: &[u32],
 ) -> Result<()> {
-    let buf = lease.get_mut::<CudaBuffer>(id)?;
-    let capacity = buf.words.len();
+    let buf = lease.get_mut::<B>(id)?.words_mut();
+    let capacity = buf.len();
     let mut dst = buf
-        .words
         .try_slice_mut(..words.len())
         .ok_or_else(|| too_long(words.len(), capacity))?;
     copy.memcpy_htod(words, &mut dst).map_err(CudaError::from)?;
-    copy.synchronize().map_err(CudaError::from)?;
+    copy.record_event(None)
+        .and_then(|e| e.synchronize())
+        .map_err(CudaError::from)?;
     Ok(())
 }
 

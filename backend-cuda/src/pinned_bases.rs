@@ -20,12 +20,12 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crucible_core::{BufferId, Error, HostPin, Lease, Result};
+use crucible_core::{BufferId, HostPin, Lease, Result};
 use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::driver;
-use crate::error::CudaError;
 use crate::msm::BasesBuffer;
+use crate::pinned;
 
 /// What registers host memory with the driver and unregisters it (a context).
 trait Registrar: Send + Sync {
@@ -233,9 +233,8 @@ impl Drop for BasesPin {
 }
 
 /// Copies bases, given as their device words, to the front of bases buffer `id` in one
-/// copy on `copy`, straight from pinned memory, and waits for it (the caller may drop
-/// the key once this returns). Returns false, having done nothing, where the words are
-/// not pinned (or not given).
+/// copy on `copy`, straight from pinned memory (`pinned::upload`). Returns false,
+/// having done nothing, where the words are not pinned (or not given).
 pub fn upload(
     copy: &Arc<CudaStream>,
     lease: &mut Lease,
@@ -245,19 +244,7 @@ pub fn upload(
     let Some(words) = words.filter(|w| covered(w)) else {
         return Ok(false);
     };
-    let buf = lease.get_mut::<BasesBuffer>(id)?;
-    let capacity = buf.words.len();
-    let mut dst = buf.words.try_slice_mut(..words.len()).ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "copying {} words of points into a buffer of {capacity} words",
-            words.len()
-        ))
-    })?;
-    copy.memcpy_htod(words, &mut dst).map_err(CudaError::from)?;
-    // Only this copy is waited for: other workers' copies share the stream.
-    copy.record_event(None)
-        .and_then(|e| e.synchronize())
-        .map_err(CudaError::from)?;
+    pinned::upload::<BasesBuffer>(copy, lease, id, words)?;
     Ok(true)
 }
 

@@ -143,6 +143,26 @@ fn record<'a>(
     }
     let pipeline = ctx.pipeline(module(ctx), ENTRY)?;
     let entry_chunk = entries.chunk_len / 2;
+    // Each entries chunk: its first entry, its entries and its binding. Without
+    // entries (a streamed run of empty rows), one pass of none still writes the rows'
+    // zeros from `first_row` on, a row starts chunk standing in for the binding.
+    let entry_passes = if entries.chunks.is_empty() {
+        vec![(0, 0, &starts.chunks[0])]
+    } else {
+        entries
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(ec, words)| {
+                let base = index(ec * entry_chunk, "entry")?;
+                Ok((
+                    base,
+                    index(entries.chunk_elems(ec) / 2, "entries in a chunk")?,
+                    words,
+                ))
+            })
+            .collect::<Result<Vec<_>, WgpuError>>()?
+    };
     for (c, out_chunk) in out.chunks.iter().enumerate() {
         let first = c * out.chunk_len;
         let count = out.chunk_elems(c);
@@ -185,21 +205,9 @@ fn record<'a>(
                 p.coeff_base = index(cc * coefficients.chunk_len, "coefficient")?;
                 p.coeff_count = index(coefficients.chunk_elems(cc), "coefficients in a chunk")?;
                 p.signs = u32::from(cc == 0);
-                // Without entries (a streamed run of empty rows), one pass of no entry
-                // still writes the zeros of the rows from `first_row` on; the row
-                // starts' chunk stands in for the binding.
-                let entry_chunks: Vec<(usize, _)> = if entries.chunks.is_empty() {
-                    vec![(0, starts_lo)]
-                } else {
-                    entries.chunks.iter().enumerate().collect()
-                };
-                for (ec, entry_words) in entry_chunks {
-                    p.entry_base = index(ec * entry_chunk, "entry")?;
-                    p.entry_count = if entries.chunks.is_empty() {
-                        0
-                    } else {
-                        index(entries.chunk_elems(ec) / 2, "entries in a chunk")?
-                    };
+                for &(entry_base, entry_count, entry_words) in &entry_passes {
+                    p.entry_base = entry_base;
+                    p.entry_count = entry_count;
                     batch.dispatch(
                         pipeline.clone(),
                         &p,

@@ -275,31 +275,33 @@ impl StagedKey {
             schedule_for(backend, &shape, options, sizes.as_ref()).phase(Phase::Allocate)?;
         let plan = choice.chosen.key.clone();
         let mut lease = backend.allocate(plan).phase(Phase::Allocate)?;
-        let (pins, pinned) = pin_streamed(backend, &pk, choice.chosen.schedule, &shape, options)
-            .phase(Phase::Allocate)?;
+        let (pins, pinned) =
+            pin_streamed(backend, &pk, choice.chosen.schedule).phase(Phase::Allocate)?;
         // The kernels compile (where a backend compiles them) while the bases copy.
         let domain = shape.domain();
         let (staged, warmed) = std::thread::scope(|scope| {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
             let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule).and_then(
                 |bases| {
-                    let staged = match (&matrices, choice.chosen.schedule.evaluation) {
-                        (Some(m), Evaluation::Device) => Some(StagedMatrices {
+                    let staged = match (&matrices, sizes, choice.chosen.schedule.evaluation) {
+                        (Some(m), Some(sizes), Evaluation::Device) => Some(StagedMatrices {
                             buffers: stage_matrices(backend, m, &mut lease)?,
                             source: Arc::clone(m),
                             runs: Vec::new(),
-                            sizes: m.sizes(),
+                            sizes,
                         }),
-                        (Some(m), Evaluation::DeviceStreamed { chunk }) => Some(StagedMatrices {
-                            buffers: Vec::new(),
-                            runs: m
-                                .staged()
-                                .map(|matrix| matrix.row_chunks(chunk))
-                                .collect::<Result<_>>()
-                                .phase(Phase::Allocate)?,
-                            source: Arc::clone(m),
-                            sizes: m.sizes(),
-                        }),
+                        (Some(m), Some(sizes), Evaluation::DeviceStreamed { chunk }) => {
+                            Some(StagedMatrices {
+                                buffers: Vec::new(),
+                                runs: m
+                                    .staged()
+                                    .map(|matrix| matrix.row_chunks(chunk))
+                                    .collect::<Result<_>>()
+                                    .phase(Phase::Allocate)?,
+                                source: Arc::clone(m),
+                                sizes,
+                            })
+                        }
                         _ => None,
                     };
                     backend.synchronize().phase(Phase::Stage)?;
@@ -426,21 +428,19 @@ impl StagedKey {
     }
 }
 
-/// Pins the host memory of the queries `schedule` streams for a key of `shape`, where
-/// the backend pins bases; returns the pins and the queries they cover.
+/// Pins the host memory of the queries `schedule` (as the key runs it: a query with
+/// no term is resident there) streams, where the backend pins bases; returns the pins
+/// and the queries they cover.
 fn pin_streamed(
     backend: &dyn ProverBackend,
     pk: &ProvingKey,
     schedule: Schedule,
-    shape: &ProofShape,
-    options: &KeyOptions,
 ) -> Result<(Vec<Box<dyn HostPin>>, QuerySet)> {
-    let runs = schedule.for_shape(shape, options.reduction);
     let mut pins = Vec::new();
     let mut pinned = QuerySet::NONE;
     for q in Query::ALL
         .into_iter()
-        .filter(|q| !runs.resident.contains(*q))
+        .filter(|q| !schedule.resident.contains(*q))
     {
         let pin = match q {
             Query::A => backend.pin_g1_bases(&pk.a_query)?,

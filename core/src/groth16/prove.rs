@@ -156,7 +156,7 @@ pub fn prove_evaluated(
         Some(evals) => Values::Host(evals),
         None => match key.matrices() {
             Some(staged) if key.evaluates(synthesized) => match key.schedule().evaluation {
-                Evaluation::DeviceStreamed { .. } => Values::Streamed(staged),
+                Evaluation::DeviceStreamed { chunk } => Values::Streamed(staged, chunk),
                 _ => Values::Device(&staged.buffers),
             },
             _ => {
@@ -250,8 +250,9 @@ pub fn prove_evaluated(
 enum Values<'a> {
     Host(&'a Evaluations),
     Device(&'a [SparseMatrixBufs]),
-    /// The matrices streamed run by run through the proof's first chunk lease.
-    Streamed(&'a StagedMatrices),
+    /// The matrices streamed run by run (of at most the chunk's rows and entries)
+    /// through the proof's first chunk lease.
+    Streamed(&'a StagedMatrices, usize),
 }
 
 /// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
@@ -310,21 +311,23 @@ fn quotient(
     let b = alloc(lease, items::DOMAIN_B, n)?;
     let evals = match values {
         Values::Host(evals) => evals,
-        Values::Device(_) | Values::Streamed(_) => {
+        Values::Device(_) | Values::Streamed(..) => {
             let z = alloc(lease, items::ASSIGNMENT, vars)?;
             stage(lease, z, assignment)?;
             let streamed = match values {
-                Values::Streamed(staged) => Some(RunBuffers::alloc(backend, runs_lease, staged)?),
+                Values::Streamed(staged, chunk) => {
+                    Some(RunBuffers::alloc(backend, runs_lease, staged, chunk)?)
+                }
                 _ => None,
             };
             let matrix_count = match values {
                 Values::Device(matrices) => matrices.len(),
-                Values::Streamed(staged) => staged.runs.len(),
+                Values::Streamed(staged, _) => staged.runs.len(),
                 Values::Host(_) => 0,
             };
             let mut product =
                 |lease: &mut Lease, m: usize, out: ScalarBuf| match (values, &streamed) {
-                    (Values::Streamed(staged), Some(buffers)) => {
+                    (Values::Streamed(staged, _), Some(buffers)) => {
                         buffers.product(backend, (lease, &mut *runs_lease), staged, m, z, out)
                     }
                     (Values::Device(matrices), _) => {
@@ -418,32 +421,26 @@ struct RunBuffers {
 }
 
 impl RunBuffers {
-    /// Allocates them as the proof plan sized them: the longest run and the most
-    /// coefficients of any matrix.
+    /// Allocates them as the proof plan sized them
+    /// ([`crate::groth16::MatrixSizes::run_buffers`]).
     fn alloc(
         backend: &dyn ProverBackend,
         lease: &mut Lease,
         staged: &StagedMatrices,
+        chunk: usize,
     ) -> Result<RunBuffers> {
-        let (mut rows, mut entries, mut coefficients) = (0, 0, 2);
-        for (matrix, runs) in staged.source.staged().zip(&staged.runs) {
-            for run in runs {
-                rows = rows.max(run.len());
-                entries = entries.max(matrix.chunk_entry_words(run.clone()).len() / 2);
-            }
-            coefficients = coefficients.max(matrix.coefficients().len());
-        }
+        let (starts, entries, coefficients) = staged.sizes.run_buffers(chunk);
         guarded(Phase::Allocate, || {
             Ok(RunBuffers {
                 row_starts: backend.alloc_indices(
                     lease,
                     items::MATRIX_CHUNK_ROW_STARTS.at(0),
-                    rows + 1,
+                    starts,
                 )?,
                 entries: backend.alloc_indices(
                     lease,
                     items::MATRIX_CHUNK_ENTRIES.at(0),
-                    2 * entries.max(1),
+                    entries,
                 )?,
                 coefficients: backend.alloc_scalars(
                     lease,

@@ -239,6 +239,20 @@ impl MatrixSizes {
         }
     }
 
+    /// The lengths of a proof's run buffers for runs of at most `chunk` rows and
+    /// entries: row starts (words), entry words, and coefficients (scalars), each
+    /// enough for any run of any matrix.
+    pub fn run_buffers(&self, chunk: usize) -> (usize, usize, usize) {
+        let longest = |v: &[usize; 3]| v.iter().copied().max().unwrap_or(0);
+        let rows = chunk.min(longest(&self.rows));
+        let entries = chunk.min(longest(&self.entries));
+        (
+            rows + 1,
+            2 * entries.max(1),
+            longest(&self.coefficients).max(2),
+        )
+    }
+
     /// Bytes a proof streams where the matrices are not staged with the key: each
     /// product's row starts (a word a row and one a run, `runs` of them at most),
     /// entries (two words each) and coefficients.
@@ -568,18 +582,13 @@ pub fn proof_plan_for(
     if let (Evaluation::DeviceStreamed { chunk }, Some(m)) = (schedule.evaluation, matrices) {
         // One run of any matrix at a time, in the first chunk lease (no MSM uses it
         // before the products are done).
-        let longest = |v: &[usize; 3]| v.iter().copied().max().unwrap_or(0);
-        let rows = chunk.min(longest(&m.rows));
-        let entries = chunk.min(longest(&m.entries));
+        let (starts, entries, coefficients) = m.run_buffers(chunk);
         let words = |len: usize| backend.buffer_bytes(ElementKind::Index, len, BufferUse::Plain);
-        plan.item(items::MATRIX_CHUNK_ROW_STARTS.at(0), words(rows + 1)?)
-            .item(
-                items::MATRIX_CHUNK_ENTRIES.at(0),
-                words(2 * entries.max(1))?,
-            )
+        plan.item(items::MATRIX_CHUNK_ROW_STARTS.at(0), words(starts)?)
+            .item(items::MATRIX_CHUNK_ENTRIES.at(0), words(entries)?)
             .item(
                 items::MATRIX_CHUNK_COEFFICIENTS.at(0),
-                scalars(longest(&m.coefficients).max(2))?,
+                scalars(coefficients)?,
             );
     }
     plan.merge(&backend.scratch_plan(&need));
@@ -721,7 +730,7 @@ fn candidates(
         let mut chunk = MIN_MATRIX_CHUNK.max(m.longest_row.next_power_of_two());
         loop {
             evaluations.push(Evaluation::DeviceStreamed {
-                chunk: chunk.min(whole.max(m.longest_row)),
+                chunk: chunk.min(whole),
             });
             if chunk >= whole {
                 break;
