@@ -247,8 +247,10 @@ class Doc:
                 rss = r.get("host_peak_rss_bytes")
                 proving = r.get("host_proving_peak_rss_bytes")
                 rss_cell = f"{rss / 2**30:.1f} GiB" if rss else "—"
+                floor = r.get("host_rss_at_first_proof_bytes")
                 if proving:
-                    rss_cell += f" ({proving / 2**30:.1f} proving)"
+                    rss_cell += f" ({proving / 2**30:.1f} proving"
+                    rss_cell += f", {floor / 2**30:.1f} at the first proof)" if floor else ")"
                 rows.append([
                     label,
                     f"{r['proofs']} × {r['workers_per_device']}",

@@ -13,7 +13,7 @@ use crucible_core::{ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::error::CliError;
-use crate::host_memory::{peak_rss, reset_peak_rss};
+use crate::host_memory::reset_peak_rss;
 use crate::output::table;
 use crate::plan::{built_in_host, built_in_matrices, MemorySummary};
 use crate::proof_run::{phase_stats, prove_built_in, BuiltIn, RunSpec};
@@ -76,6 +76,9 @@ pub struct ThroughputRow {
     /// The same from the first proof on: the key, the matrices and the proofs in
     /// flight, without the one-time build of the matrices.
     pub host_proving_peak_rss: Option<u64>,
+    /// The host memory resident at the first proof: the key and the matrices, the
+    /// floor under the proving peak.
+    pub host_rss_at_first_proof: Option<u64>,
 }
 
 /// Runs `spec` and measures it.
@@ -128,8 +131,9 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         },
         &|line| eprintln!("{line}"),
     )?;
-    let host_proving_peak_rss = peak_rss();
+    let host_proving_peak_rss = ran.proving_peak_rss;
     let host_peak_rss = host_proving_peak_rss.max(ran.setup_peak_rss);
+    let host_rss_at_first_proof = ran.rss_at_first_proof;
     ran.released?;
     if let Some(failed) = ran.outcomes.iter().find_map(|o| o.result.as_ref().err()) {
         return Err(CliError(format!(
@@ -165,6 +169,7 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
         wall_seconds: ran.stats.wall.as_secs_f64(),
         host_peak_rss,
         host_proving_peak_rss,
+        host_rss_at_first_proof,
     })
 }
 
@@ -194,6 +199,7 @@ impl ThroughputRow {
             "wall_seconds": self.wall_seconds,
             "host_peak_rss_bytes": self.host_peak_rss,
             "host_proving_peak_rss_bytes": self.host_proving_peak_rss,
+            "host_rss_at_first_proof_bytes": self.host_rss_at_first_proof,
         })
     }
 }

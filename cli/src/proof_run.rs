@@ -106,6 +106,12 @@ pub struct Ran {
     /// The host's peak memory before the first proof (building the matrices, staging
     /// the key), where [`RunSpec::split_peak_rss`] asked for it.
     pub setup_peak_rss: Option<u64>,
+    /// The host memory resident at the first proof (the key, the matrices), where
+    /// [`RunSpec::split_peak_rss`] asked for it.
+    pub rss_at_first_proof: Option<u64>,
+    /// The host's peak memory from the first proof on, where
+    /// [`RunSpec::split_peak_rss`] asked for it.
+    pub proving_peak_rss: Option<u64>,
 }
 
 /// Proves `spec.proofs` proofs of `circuit`, saying each step through `say`.
@@ -191,13 +197,21 @@ pub fn prove_built_in(
     let bar = progress_bar(proofs as u64, "proving");
     let mut outcomes: Vec<JobOutcome> = Vec::new();
     let mut ended_at = Vec::new();
-    let setup_peak_rss = if split_peak_rss {
-        let setup = host_memory::peak_rss();
-        host_memory::reset_peak_rss();
-        setup
+    let (setup_peak_rss, proving_watch) = if split_peak_rss {
+        (
+            host_memory::peak_rss(),
+            Some(host_memory::PeakWatch::start()),
+        )
     } else {
-        None
+        (None, None)
     };
+    let rss_at_first_proof = proving_watch.as_ref().and_then(|w| w.at_start());
+    if let Some(resident) = rss_at_first_proof {
+        say(format!(
+            "host memory resident at the first proof (the key, the matrices): {}",
+            crucible_core::human_bytes(resident)
+        ));
+    }
     let started = Instant::now();
     let stats = prover.run(jobs, |outcome| {
         ended_at.push(started.elapsed());
@@ -206,6 +220,7 @@ pub fn prove_built_in(
         outcomes.push(outcome);
     });
     bar.finish_and_clear();
+    let proving_peak_rss = proving_watch.and_then(host_memory::PeakWatch::finish);
     let memory = watch
         .and_then(MemoryWatch::finish)
         .map(|sampled| sampled.describe(first.budget().capacity()));
@@ -223,6 +238,8 @@ pub fn prove_built_in(
         memory,
         released,
         setup_peak_rss,
+        rss_at_first_proof,
+        proving_peak_rss,
     })
 }
 
