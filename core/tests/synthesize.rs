@@ -52,6 +52,41 @@ fn a_fixed_shape_gives_the_full_synthesis_with_the_matrices_shared() {
 }
 
 #[test]
+fn the_assignment_is_arkworks_instance_then_witness() {
+    use ark_relations::gr1cs::{ConstraintSystem, OptimizationGoal, SynthesisMode};
+    let seed = seed();
+    for (constraints, inputs) in [(1, 0), (3, 1), (1024, 7)] {
+        let circuit = BenchCircuit {
+            constraints,
+            inputs,
+            seed,
+        };
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        cs.set_optimization_goal(OptimizationGoal::Constraints);
+        cs.set_mode(SynthesisMode::Prove {
+            construct_matrices: false,
+            generate_lc_assignments: false,
+        });
+        circuit.generate_constraints(cs.clone()).unwrap();
+        cs.finalize();
+        let want = [
+            cs.instance_assignment().unwrap(),
+            cs.witness_assignment().unwrap(),
+        ]
+        .concat();
+        let case = format!("seed {seed}, {constraints} constraints, {inputs} inputs");
+        let matrices = CircuitMatrices::of(circuit).unwrap();
+        let fixed = FixedShape { matrices, circuit }.synthesize().unwrap();
+        assert_eq!(fixed.assignment, want, "{case}: fixed shape");
+        assert_eq!(
+            synthesize(circuit).unwrap().assignment,
+            want,
+            "{case}: full synthesis"
+        );
+    }
+}
+
+#[test]
 fn a_fixed_shape_refuses_an_instance_of_another_size() {
     let matrices = CircuitMatrices::of(BenchCircuit {
         constraints: 64,

@@ -6,8 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisMode,
-    R1CS_PREDICATE_LABEL,
+    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisError,
+    SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_relations::utils::matrix::Matrix;
 
@@ -194,14 +194,23 @@ fn run_prove_mode<C: ConstraintSynthesizer<Fr>>(
     Ok(cs)
 }
 
-/// The instance then witness assignment of a synthesized constraint system.
-fn assignment(cs: &ConstraintSystemRef<Fr>) -> Result<Vec<Fr>> {
-    Ok([cs.instance_assignment()?, cs.witness_assignment()?].concat())
+/// The instance then witness assignment of a synthesized constraint system, taken
+/// out of it (the system is spent). ark-relations' accessors copy each vector and a
+/// concatenation copies both again: three copies of the assignment at once, 6 GiB a
+/// synthesizing thread at 2^26 variables. Here the witness vector becomes the
+/// assignment, the few instance values moved in front of it in place.
+fn take_assignment(cs: &ConstraintSystemRef<Fr>) -> Result<Vec<Fr>> {
+    let mut system = cs.borrow_mut().ok_or(SynthesisError::AssignmentMissing)?;
+    let assignments = &mut system.assignments;
+    let instance = std::mem::take(&mut assignments.instance_assignment);
+    let mut z = std::mem::take(&mut assignments.witness_assignment);
+    z.splice(0..0, instance);
+    Ok(z)
 }
 
 /// The instance then witness assignment of `circuit`, no constraints recorded.
 fn assignment_only<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Vec<Fr>> {
-    assignment(&run_prove_mode(circuit, false)?)
+    take_assignment(&run_prove_mode(circuit, false)?)
 }
 
 /// Runs `circuit` in proving mode and collects matrices and assignment. A panic in the
@@ -236,7 +245,7 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
             shape.num_constraints
         )));
     }
-    let assignment = assignment(&cs)?;
+    let assignment = take_assignment(&cs)?;
     Ok(Synthesized {
         shape,
         a: Arc::new(a),
