@@ -199,8 +199,8 @@ class Doc:
         """`crucible bench --op prove --proofs K` rows: the proving service's view, a
         table per card (the H100's from the chooser that counts the host's stages)."""
         cards = [
-            ("h100", "With the chooser that counts the host's stages and the refitted CUDA "
-                     "cost model."),
+            ("h100", "With the chooser that counts the host's stages, the refitted CUDA cost "
+                     "model and a key's streamed bases copied from its pinned host copy."),
             ("h200", "Before the chooser counted the host's stages (the bit-heavy 2^24 row "
                      "evaluated on the host)."),
         ]
@@ -216,7 +216,8 @@ class Doc:
             "the cost model's proofs/s for the schedule it chose. Busy: the share of the run with",
             "a proof in flight on the device. Phases: median ms a proof. Host peak RSS: the",
             "process's, matrices and key included; in brackets, from the first proof on (the key,",
-            "the matrices and the proofs in flight, without the matrices' one-time build).",
+            "the matrices and the proofs in flight, without the matrices' one-time build), and",
+            "what was resident at the first proof.",
             "",
         )
         for card, note in cards:
@@ -248,9 +249,10 @@ class Doc:
                 proving = r.get("host_proving_peak_rss_bytes")
                 rss_cell = f"{rss / 2**30:.1f} GiB" if rss else "—"
                 floor = r.get("host_rss_at_first_proof_bytes")
-                if proving:
-                    rss_cell += f" ({proving / 2**30:.1f} proving"
-                    rss_cell += f", {floor / 2**30:.1f} at the first proof)" if floor else ")"
+                # Files older than the memory at the first proof did not check that the
+                # kernel reset its peak, so their proving peak may be the whole run's.
+                if proving and floor:
+                    rss_cell += f" ({proving / 2**30:.1f} proving, {floor / 2**30:.1f} at the first proof)"
                 rows.append([
                     label,
                     f"{r['proofs']} × {r['workers_per_device']}",
