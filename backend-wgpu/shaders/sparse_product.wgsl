@@ -12,8 +12,9 @@
 // over every triple add up each row exactly once: the first pass of an `out` chunk
 // writes its rows (zero past the matrix's rows, whatever `out` held), the others add
 // to them. A streamed chunk of a matrix is written from `out` row `first_row` on; the
-// rows before it are left as they are. Indices are checked on the host when the matrix is built (core's
-// SparseMatrix), and storage reads are bounds-checked by wgpu in any case.
+// rows before it are left as they are. Indices are checked on the host when the
+// matrix is built (core's SparseMatrix), and storage reads are bounds-checked by wgpu
+// in any case.
 
 // SparseParams is generated from params.rs and placed before this file.
 

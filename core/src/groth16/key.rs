@@ -201,13 +201,25 @@ impl ResidentBases {
 pub struct StagedMatrices {
     /// The host layout they were staged from (a proof's circuit must carry the same).
     pub source: Arc<QapMatrices>,
-    /// A, B, then C where there is one (none where the matrices are streamed).
-    pub buffers: Vec<SparseMatrixBufs>,
-    /// Where they are streamed ([`Evaluation::DeviceStreamed`]): the runs of rows of
-    /// A, B, then C, in order, that a proof stages one at a time.
-    pub runs: Vec<Vec<std::ops::Range<usize>>>,
+    /// Where a proof's products read them from.
+    pub held: HeldMatrices,
     /// Their sizes, which a proof's plan is sized from.
     pub sizes: MatrixSizes,
+}
+
+/// Where a staged key's matrices are for its proofs' products.
+pub enum HeldMatrices {
+    /// Staged with the key ([`Evaluation::Device`]): A, B, then C where there is one.
+    Staged(Vec<SparseMatrixBufs>),
+    /// Streamed per proof ([`Evaluation::DeviceStreamed`]): the runs of rows of A, B,
+    /// then C, in order, that a proof stages one at a time, of at most `chunk` rows and
+    /// entries each.
+    Streamed {
+        /// The most rows, and the most entries, of one run.
+        chunk: usize,
+        /// Each matrix's runs.
+        runs: Vec<Vec<std::ops::Range<usize>>>,
+    },
 }
 
 /// A proving key whose resident bases live on one device, shared by every proof
@@ -283,27 +295,32 @@ impl StagedKey {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
             let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule).and_then(
                 |bases| {
-                    let staged = match (&matrices, sizes, choice.chosen.schedule.evaluation) {
-                        (Some(m), Some(sizes), Evaluation::Device) => Some(StagedMatrices {
-                            buffers: stage_matrices(backend, m, &mut lease)?,
-                            source: Arc::clone(m),
-                            runs: Vec::new(),
-                            sizes,
-                        }),
-                        (Some(m), Some(sizes), Evaluation::DeviceStreamed { chunk }) => {
-                            Some(StagedMatrices {
-                                buffers: Vec::new(),
+                    let held = match (&matrices, choice.chosen.schedule.evaluation) {
+                        (Some(m), Evaluation::Device) => Some(HeldMatrices::Staged(
+                            stage_matrices(backend, m, &mut lease)?,
+                        )),
+                        (Some(m), Evaluation::DeviceStreamed { chunk }) => {
+                            Some(HeldMatrices::Streamed {
+                                chunk,
                                 runs: m
                                     .staged()
                                     .map(|matrix| matrix.row_chunks(chunk))
                                     .collect::<Result<_>>()
                                     .phase(Phase::Allocate)?,
-                                source: Arc::clone(m),
-                                sizes,
                             })
                         }
                         _ => None,
                     };
+                    let staged =
+                        matrices
+                            .as_ref()
+                            .zip(sizes)
+                            .zip(held)
+                            .map(|((m, sizes), held)| StagedMatrices {
+                                source: Arc::clone(m),
+                                held,
+                                sizes,
+                            });
                     backend.synchronize().phase(Phase::Stage)?;
                     Ok((bases, staged))
                 },

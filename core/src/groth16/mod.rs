@@ -20,7 +20,8 @@ mod verify;
 pub use evaluate::evaluate;
 pub use evaluations::Evaluations;
 pub use key::{
-    key_shape, key_shape_for, schedule_for, KeyOptions, ResidentBases, StagedKey, StagedMatrices,
+    key_shape, key_shape_for, schedule_for, HeldMatrices, KeyOptions, ResidentBases, StagedKey,
+    StagedMatrices,
 };
 pub use plan::{key_plan, proof_plan};
 pub use prove::{prove, prove_evaluated, prove_synthesized, ProofOutput, ProveOptions};

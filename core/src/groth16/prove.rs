@@ -7,11 +7,11 @@ use ark_ec::CurveGroup;
 use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
-use super::key::StagedMatrices;
-use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Evaluation, Query};
+use super::key::{HeldMatrices, StagedMatrices};
+use super::schedule::{chunk_lens, proof_plan_for, DomainVectors, Query};
 use super::{
-    evaluate, items, synthesize, verify, Evaluations, Proof, Reduction, Schedule, StagedKey,
-    Synthesized,
+    evaluate, items, synthesize, verify, Evaluations, Proof, QapMatrices, Reduction, Schedule,
+    SparseMatrix, StagedKey, Synthesized,
 };
 use crate::group::{MsmGroup, G1, G2};
 use crate::report::{PhaseTimes, ProofReport};
@@ -155,10 +155,7 @@ pub fn prove_evaluated(
     let values = match evals {
         Some(evals) => Values::Host(evals),
         None => match key.matrices() {
-            Some(staged) if key.evaluates(synthesized) => match key.schedule().evaluation {
-                Evaluation::DeviceStreamed { chunk } => Values::Streamed(staged, chunk),
-                _ => Values::Device(&staged.buffers),
-            },
+            Some(staged) if key.evaluates(synthesized) => Values::Device(staged),
             _ => {
                 return Err(crate::Error::InvalidInput(
                     "the circuit was not evaluated, and the key holds no matrices of it to evaluate on the device".into(),
@@ -249,10 +246,7 @@ pub fn prove_evaluated(
 #[derive(Clone, Copy)]
 enum Values<'a> {
     Host(&'a Evaluations),
-    Device(&'a [SparseMatrixBufs]),
-    /// The matrices streamed run by run (of at most the chunk's rows and entries)
-    /// through the proof's first chunk lease.
-    Streamed(&'a StagedMatrices, usize),
+    Device(&'a StagedMatrices),
 }
 
 /// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
@@ -311,36 +305,13 @@ fn quotient(
     let b = alloc(lease, items::DOMAIN_B, n)?;
     let evals = match values {
         Values::Host(evals) => evals,
-        Values::Device(_) | Values::Streamed(..) => {
+        Values::Device(staged) => {
             let z = alloc(lease, items::ASSIGNMENT, vars)?;
             stage(lease, z, assignment)?;
-            let streamed = match values {
-                Values::Streamed(staged, chunk) => {
-                    Some(RunBuffers::alloc(backend, runs_lease, staged, chunk)?)
-                }
-                _ => None,
+            let products = Products::new(backend, runs_lease, staged)?;
+            let mut product = |lease: &mut Lease, m: usize, out: ScalarBuf| {
+                products.product(backend, (lease, key_lease, &mut *runs_lease), m, z, out)
             };
-            let matrix_count = match values {
-                Values::Device(matrices) => matrices.len(),
-                Values::Streamed(staged, _) => staged.runs.len(),
-                Values::Host(_) => 0,
-            };
-            let mut product =
-                |lease: &mut Lease, m: usize, out: ScalarBuf| match (values, &streamed) {
-                    (Values::Streamed(staged, _), Some(buffers)) => {
-                        buffers.product(backend, (lease, &mut *runs_lease), staged, m, z, out)
-                    }
-                    (Values::Device(matrices), _) => {
-                        let matrix = *matrices.get(m).ok_or_else(|| {
-                            crate::Error::InvalidInput(format!("the key holds no matrix {m}"))
-                        })?;
-                        crate::check_sparse_product(&matrix, z, out)?;
-                        backend.sparse_product(lease, key_lease, matrix, z, out)
-                    }
-                    _ => Err(crate::Error::InvalidInput(
-                        "no matrices to evaluate on the device".into(),
-                    )),
-                };
             guarded(Phase::Evaluate, || {
                 product(lease, 0, a)?;
                 product(lease, 1, b)
@@ -349,7 +320,7 @@ fn quotient(
                 DomainVectors::Resident => {
                     let c = alloc(lease, items::DOMAIN_C, n)?;
                     guarded(Phase::Evaluate, || {
-                        if matrix_count > 2 {
+                        if staged.sizes.has_c {
                             product(lease, 2, c)
                         } else {
                             // C·z = A·z ∘ B·z, before either is transformed.
@@ -412,6 +383,68 @@ fn quotient(
     Ok((a, z))
 }
 
+/// How a proof's products read the key's matrices: from the key's lease where they
+/// are staged with it, else run by run through buffers in the proof's first chunk lease.
+enum Products<'a> {
+    Staged(&'a [SparseMatrixBufs]),
+    Streamed {
+        source: &'a QapMatrices,
+        runs: &'a [Vec<std::ops::Range<usize>>],
+        buffers: RunBuffers,
+    },
+}
+
+impl<'a> Products<'a> {
+    /// For `staged`'s matrices, allocating the run buffers where they are streamed (as
+    /// the proof plan sized them, [`crate::groth16::MatrixSizes::run_buffers`]).
+    fn new(
+        backend: &dyn ProverBackend,
+        runs_lease: &mut Lease,
+        staged: &'a StagedMatrices,
+    ) -> Result<Products<'a>> {
+        Ok(match &staged.held {
+            HeldMatrices::Staged(buffers) => Products::Staged(buffers),
+            HeldMatrices::Streamed { chunk, runs } => Products::Streamed {
+                source: &staged.source,
+                runs,
+                buffers: RunBuffers::alloc(backend, runs_lease, staged.sizes.run_buffers(*chunk))?,
+            },
+        })
+    }
+
+    /// `out` = matrix `m` · `z`.
+    fn product(
+        &self,
+        backend: &dyn ProverBackend,
+        (work, key_lease, runs_lease): (&mut Lease, &Lease, &mut Lease),
+        m: usize,
+        z: ScalarBuf,
+        out: ScalarBuf,
+    ) -> Result<()> {
+        match self {
+            Products::Staged(matrices) => {
+                let matrix = *matrices.get(m).ok_or_else(|| {
+                    crate::Error::InvalidInput(format!("the key holds no matrix {m}"))
+                })?;
+                crate::check_sparse_product(&matrix, z, out)?;
+                backend.sparse_product(work, key_lease, matrix, z, out)
+            }
+            Products::Streamed {
+                source,
+                runs,
+                buffers,
+            } => {
+                let (Some(matrix), Some(runs)) = (source.staged().nth(m), runs.get(m)) else {
+                    return Err(crate::Error::InvalidInput(format!(
+                        "no streamed matrix {m}"
+                    )));
+                };
+                buffers.product(backend, (work, runs_lease), matrix, runs, z, out)
+            }
+        }
+    }
+}
+
 /// The buffers a proof streams its matrices' runs through (in its first chunk lease):
 /// the row starts and entries of one run, and one matrix's coefficients.
 struct RunBuffers {
@@ -421,15 +454,12 @@ struct RunBuffers {
 }
 
 impl RunBuffers {
-    /// Allocates them as the proof plan sized them
-    /// ([`crate::groth16::MatrixSizes::run_buffers`]).
+    /// Allocates them, `(row starts, entry words, coefficients)` long.
     fn alloc(
         backend: &dyn ProverBackend,
         lease: &mut Lease,
-        staged: &StagedMatrices,
-        chunk: usize,
+        (starts, entries, coefficients): (usize, usize, usize),
     ) -> Result<RunBuffers> {
-        let (starts, entries, coefficients) = staged.sizes.run_buffers(chunk);
         guarded(Phase::Allocate, || {
             Ok(RunBuffers {
                 row_starts: backend.alloc_indices(
@@ -451,23 +481,18 @@ impl RunBuffers {
         })
     }
 
-    /// `out` = matrix `m` · `z`, run by run in order: each run's rows and entries
+    /// `out` = `matrix` · `z`, run by run in order: each run's rows and entries
     /// staged into these buffers, then multiplied out from its first row (each zeroes
     /// `out` past its rows, and the next run writes over those).
     fn product(
         &self,
         backend: &dyn ProverBackend,
         (work, runs_lease): (&mut Lease, &mut Lease),
-        staged: &StagedMatrices,
-        m: usize,
+        matrix: &SparseMatrix,
+        runs: &[std::ops::Range<usize>],
         z: ScalarBuf,
         out: ScalarBuf,
     ) -> Result<()> {
-        let (Some(matrix), Some(runs)) = (staged.source.staged().nth(m), staged.runs.get(m)) else {
-            return Err(crate::Error::InvalidInput(format!(
-                "no streamed matrix {m}"
-            )));
-        };
         backend.stage_scalars(runs_lease, self.coefficients, matrix.coefficients())?;
         let bufs = |rows: usize, first_row: usize| SparseMatrixBufs {
             row_starts: self.row_starts,
