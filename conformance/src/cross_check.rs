@@ -122,14 +122,15 @@ pub fn cross_check(
     }
 }
 
-/// Which matrices a key is staged with, for the schedules that evaluate on the device.
+/// Whether a key is staged with its C matrix beside A and B, for the schedules that
+/// evaluate on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StagedMatrices {
+pub enum CMatrix {
     /// A, B and C, as an arkworks circuit has them.
-    WithC,
+    Staged,
     /// A and B only, C·z taken as A·z ∘ B·z (as for a `.zkey`; the same values for a
     /// satisfied circuit).
-    WithoutC,
+    Omitted,
 }
 
 /// `backend`'s proof of `synthesized`: `pk` staged under `key_options` with the
@@ -144,15 +145,7 @@ fn prove_on(
     r: Fr,
     s: Fr,
 ) -> crucible_core::Result<Proof> {
-    prove_with_matrices(
-        backend,
-        pk,
-        synthesized,
-        key_options,
-        r,
-        s,
-        StagedMatrices::WithC,
-    )
+    prove_with_matrices(backend, pk, synthesized, key_options, r, s, CMatrix::Staged)
 }
 
 fn prove_with_matrices(
@@ -162,11 +155,11 @@ fn prove_with_matrices(
     key_options: &KeyOptions,
     r: Fr,
     s: Fr,
-    staged: StagedMatrices,
+    c: CMatrix,
 ) -> crucible_core::Result<Proof> {
-    let c = match staged {
-        StagedMatrices::WithC => Some(&*synthesized.c),
-        StagedMatrices::WithoutC => None,
+    let c = match c {
+        CMatrix::Staged => Some(&*synthesized.c),
+        CMatrix::Omitted => None,
     };
     let qap = Arc::new(QapMatrices::new(
         synthesized.shape,
@@ -237,22 +230,22 @@ pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
     rng: &mut impl RngCore,
     options: &KeyOptions,
 ) -> Result<(), CaseError> {
-    compare_staged(backend, pk, circuit, rng, options, StagedMatrices::WithC)
+    compare_staged(backend, pk, circuit, rng, options, CMatrix::Staged)
 }
 
-/// [`compare_with_arkworks_under`] with the key staged with `staged` matrices.
+/// [`compare_with_arkworks_under`] with the key staged with or without its C matrix.
 pub fn compare_staged<C: ConstraintSynthesizer<Fr>>(
     backend: &dyn ProverBackend,
     pk: Arc<ProvingKey>,
     circuit: C,
     rng: &mut impl RngCore,
     options: &KeyOptions,
-    staged: StagedMatrices,
+    c: CMatrix,
 ) -> Result<(), CaseError> {
     let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
     let (r, s) = (Fr::rand(rng), Fr::rand(rng));
     let want = reference_proof(&pk, &synthesized, options.reduction, r, s)?;
-    let got = prove_with_matrices(backend, &pk, &synthesized, options, r, s, staged)?;
+    let got = prove_with_matrices(backend, &pk, &synthesized, options, r, s, c)?;
     let (got_bytes, want_bytes) = (proof_bytes(&got), proof_bytes(&want));
     if got_bytes != want_bytes {
         return Err(fail!(

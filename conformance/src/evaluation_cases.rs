@@ -16,7 +16,7 @@ use crucible_core::groth16::{
 };
 use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, ScratchNeed, SparseMatrixBufs};
 
-use crate::cross_check::{compare_staged, StagedMatrices};
+use crate::cross_check::{compare_staged, CMatrix};
 use crate::empty_query_cases::ExactShapeCircuit;
 use crate::items;
 use crate::suite::Runner;
@@ -175,17 +175,16 @@ fn schedules(chunk: usize) -> Vec<Schedule> {
     ]
 }
 
-/// [`compare_staged`] with `staged`'s matrices, the failure named by its second part.
+/// [`compare_staged`] with or without C as `c` says, the failure named by its second part.
 fn compare_named<C: ark_relations::gr1cs::ConstraintSynthesizer<Fr>>(
     backend: &dyn ProverBackend,
     pk: &Arc<crucible_core::groth16::ProvingKey>,
     circuit: C,
     rng: &mut StdRng,
     options: &KeyOptions,
-    (staged, what): (StagedMatrices, String),
+    (c, what): (CMatrix, String),
 ) -> Result<(), CaseError> {
-    compare_staged(backend, Arc::clone(pk), circuit, rng, options, staged)
-        .map_err(|e| e.context(&what))
+    compare_staged(backend, Arc::clone(pk), circuit, rng, options, c).map_err(|e| e.context(&what))
 }
 
 /// The sparse product at sizes around a workgroup, then proofs evaluated on the
@@ -241,8 +240,8 @@ pub fn run(r: &mut Runner<'_>) {
                         schedule: Some(schedule),
                         ..KeyOptions::default()
                     };
-                    let staged = (StagedMatrices::WithC, format!("schedule {schedule}"));
-                    compare_named(backend, &pk, circuit, rng, &options, staged)?;
+                    let named = (CMatrix::Staged, format!("schedule {schedule}"));
+                    compare_named(backend, &pk, circuit, rng, &options, named)?;
                 }
                 Ok(())
             });
@@ -280,8 +279,8 @@ pub fn run(r: &mut Runner<'_>) {
                         }),
                         ..KeyOptions::default()
                     };
-                    let staged = (StagedMatrices::WithoutC, format!("{evaluation:?}"));
-                    compare_named(backend, &pk, circuit, rng, &options, staged)?;
+                    let named = (CMatrix::Omitted, format!("{evaluation:?}"));
+                    compare_named(backend, &pk, circuit, rng, &options, named)?;
                 }
                 Ok(())
             });

@@ -34,7 +34,7 @@ mod suite;
 pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use cross_check::{
     compare_staged, compare_with_arkworks, compare_with_arkworks_under, cross_check,
-    reference_proof, verify_with_arkworks, BackendProof, CrossCheck, StagedMatrices,
+    reference_proof, verify_with_arkworks, BackendProof, CMatrix, CrossCheck,
 };
 pub use crucible_core::registry::required_backends;
 pub use empty_query_cases::ExactShapeCircuit;
