@@ -6,7 +6,7 @@
     python3 scripts/benchmarks.py commands [MACHINE]  # index.json's crucible commands of MACHINE (h200)
     python3 scripts/benchmarks.py sppark LOG    # sppark's peer harness output -> h200-sppark-*.json
     python3 scripts/benchmarks.py stamp FILE    # adds the commit and the machine to a `prove --json` file
-    python3 scripts/benchmarks.py conformance LOG...  # conformance summary lines -> h200-conformance.json
+    python3 scripts/benchmarks.py conformance MACHINE LOG...  # summary lines -> MACHINE-conformance.json
 
 docs/results/index.json names, per file, the machine and the command that reproduces it;
 the files carry their commit (`git_commit`). scripts/gpu-tables.sh runs the commands on a
@@ -331,22 +331,24 @@ class Doc:
         self.provenance(files)
 
     def conformance(self):
-        f = "h200-conformance.json"
-        d = load(f)
-        self.out("## Conformance on the H200", "")
-        self.out(
-            "`crucible conformance`: every case compared with arkworks (NTTs, MSMs at edge sizes",
-            "and values, whole proofs byte for byte, the budget returned after every case).",
-            "",
-        )
-        rows = []
-        for c in d["conformance"]:
-            size = f", up to 2^{c['max_log_size']}" if c.get("max_log_size") else ""
-            rows.append([f"`{c['backend']}`{size}", str(c["passed"]), str(c["failed"]),
-                         str(c["unsupported"]), str(c["skipped"]), c.get("note", "")])
-        self.table(["backend", "passed", "failed", "unsupported", "skipped", "note"], rows)
-        self.provenance([f])
-
+        for card, name in (("h200", "H200"), ("h100", "H100")):
+            f = f"{card}-conformance.json"
+            if not os.path.exists(os.path.join(RESULTS, f)):
+                continue
+            d = load(f)
+            self.out(f"## Conformance on the {name}", "")
+            self.out(
+                "`crucible conformance`: every case compared with arkworks (NTTs, MSMs at edge sizes",
+                "and values, whole proofs byte for byte, the budget returned after every case).",
+                "",
+            )
+            rows = []
+            for c in d["conformance"]:
+                size = f", up to 2^{c['max_log_size']}" if c.get("max_log_size") else ""
+                rows.append([f"`{c['backend']}`{size}", str(c["passed"]), str(c["failed"]),
+                             str(c["unsupported"]), str(c["skipped"]), c.get("note", "")])
+            self.table(["backend", "passed", "failed", "unsupported", "skipped", "note"], rows)
+            self.provenance([f])
 
 def check(d):
     """What the run checked: byte-identical proofs under `--check`, else verified or not."""
@@ -433,7 +435,7 @@ def stamp(path):
         f.write("\n")
 
 
-def conformance(logs):
+def conformance(machine, logs):
     runs = []
     for log in logs:
         text = open(log).read()
@@ -445,8 +447,8 @@ def conformance(logs):
                      "max_log_size": int(head.group(2)) if head.group(2) else None,
                      "passed": int(m.group(1)), "failed": int(m.group(2)),
                      "unsupported": int(m.group(3)), "skipped": int(m.group(4)), "note": ""})
-    save("h200-conformance.json", {"git_commit": commit_here(), "machine": machine_here(),
-                                   "conformance": runs})
+    save(f"{machine}-conformance.json", {"git_commit": commit_here(), "machine": machine_here(),
+                                         "conformance": runs})
 
 
 def main(argv):
@@ -462,8 +464,8 @@ def main(argv):
     if argv[:1] == ["stamp"] and len(argv) == 2:
         stamp(argv[1])
         return 0
-    if argv[:1] == ["conformance"] and len(argv) > 1:
-        conformance(argv[1:])
+    if argv[:1] == ["conformance"] and len(argv) > 2:
+        conformance(argv[1], argv[2:])
         return 0
     text = Doc().render()
     if argv == ["--check"]:

@@ -42,6 +42,62 @@ fn four_workers_share_a_budget_that_fits_one_proof() {
 }
 
 #[test]
+fn stalled_devices_hold_no_more_synthesized_proofs_than_the_threads_and_workers_need() {
+    // With the device's budget taken, no proof can start: the pipeline fills and stops
+    // drawing jobs. Each synthesis thread then holds one proof, the dispatcher one,
+    // and each worker one it waits to prove and one queued: nothing more waits on the
+    // host (at 2^26 each is a 2 GiB assignment).
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+    let seed = seed();
+    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let backend = cpu_fitting(&pk, 2);
+    let (workers, threads, count) = (2, 4, 16);
+    let prover = prover(vec![backend.clone()], &pk, workers, threads);
+    let budget = backend.budget();
+    let taken = budget.acquire(budget.capacity() - budget.in_use()).unwrap();
+    let drawn = AtomicUsize::new(0);
+    let mut outcomes = Vec::new();
+    let held = std::thread::scope(|scope| {
+        let run = scope.spawn(|| {
+            let jobs = jobs(seed, count).inspect(|_| {
+                drawn.fetch_add(1, Ordering::SeqCst);
+            });
+            prover.run(jobs, |o| outcomes.push(o))
+        });
+        // Stable for half a second: every thread blocked.
+        let (mut last, mut since, deadline) = (0, Instant::now(), Instant::now());
+        while since.elapsed() < Duration::from_millis(500) {
+            assert!(
+                deadline.elapsed() < Duration::from_secs(60),
+                "seed {seed}: never stalled"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            let now = drawn.load(Ordering::SeqCst);
+            if now != last {
+                (last, since) = (now, Instant::now());
+            }
+        }
+        drop(taken);
+        let stats = run.join().unwrap();
+        assert_eq!(
+            (stats.proofs, stats.failures),
+            (count as usize, 0),
+            "seed {seed}"
+        );
+        last
+    });
+    assert_eq!(
+        held,
+        threads + 2 * workers + 1,
+        "seed {seed}: jobs drawn while no proof could start"
+    );
+    assert_identical(&pk, seed, count, &outcomes);
+    prover.release().unwrap();
+    assert_eq!(backend.budget().in_use(), 0);
+}
+
+#[test]
 fn injected_faults_fail_only_their_proof_name_the_phase_and_leak_nothing() {
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());

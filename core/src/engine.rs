@@ -418,7 +418,11 @@ impl Prover {
         let record_panic = |what: &str, panic: Box<dyn std::any::Any + Send>| {
             lock(&caller_panics).push(format!("{what} panicked: {}", panic_message(&*panic)));
         };
-        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(per_device * self.devices.len());
+        // A rendezvous: a synthesis thread keeps its proof until the dispatcher takes
+        // it. A buffer here would hold more assignments on the host (2 GiB each at 2^26)
+        // without feeding a device any sooner: each device's queue already holds one
+        // proof a worker ahead of its workers.
+        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(0);
         let (done_tx, done_rx) = channel::<JobOutcome>();
         let mut queues = Vec::new();
         let mut senders = Vec::new();

@@ -11,9 +11,10 @@ use crate::ProofShape;
 /// parallel loops, the workers' verification and the CPU backend use the rest. Each
 /// thread holds one synthesized assignment, with its evaluations (A·z, B·z, C·z) where
 /// the host evaluates (the engine evaluates on these threads too; not where the
-/// devices do, `device_evaluation`), and one waits in the queue per worker, and
-/// together they may take a quarter of the memory available, so a large circuit on a
-/// small host gets fewer.
+/// devices do, `device_evaluation`); beyond the threads' proofs the engine holds one
+/// being placed on a device, and per worker one being proved and one waiting in its
+/// device's queue. Together they may take a quarter of the memory available, so a large
+/// circuit on a small host gets fewer threads.
 pub fn auto_synthesis_threads(
     workers: usize,
     shape: &ProofShape,
@@ -28,7 +29,8 @@ pub fn auto_synthesis_threads(
     };
     let values = shape.num_variables() + evaluations;
     let per_proof = (values as u64).saturating_mul(32).max(1);
-    let by_memory = (available / 4 / per_proof).saturating_sub(workers as u64) as usize;
+    let held_by_engine = 2 * workers as u64 + 1;
+    let by_memory = (available / 4 / per_proof).saturating_sub(held_by_engine) as usize;
     (2 * workers).min(cores / 2).min(by_memory).max(1)
 }
 
@@ -67,10 +69,12 @@ mod tests {
     #[test]
     fn a_large_circuit_on_a_small_host_gets_fewer_but_one() {
         // 2^26 variables and constraints: an assignment and its three evaluations take
-        // just under 8 GiB; a quarter of 256 GiB holds 8, less one queued a worker.
+        // just under 8 GiB; a quarter of 512 GiB holds 16, less the engine's 9 (one
+        // being placed, one proved and one queued a worker).
         let s = shape(26);
         assert_eq!(auto_synthesis_threads(1, &s, false, 64, 16 << 30), 1);
-        assert_eq!(auto_synthesis_threads(4, &s, false, 64, 256 << 30), 4);
+        assert_eq!(auto_synthesis_threads(4, &s, false, 64, 512 << 30), 7);
+        assert_eq!(auto_synthesis_threads(4, &s, false, 64, 256 << 30), 1);
         assert_eq!(auto_synthesis_threads(4, &s, false, 64, 64 << 30), 1);
         assert_eq!(auto_synthesis_threads(2, &s, false, 64, 1 << 30), 1);
     }
