@@ -2,13 +2,7 @@
 //! `/proc/self/status`), and its reset, so that a run can say what its setup and
 //! its proofs each held at most.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
-
-/// How often [`PeakWatch`] reads the resident memory.
-const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+use crate::peak_sampler::PeakSampler;
 
 /// Starts the peak over from the memory resident now (where the kernel allows it).
 pub fn reset_peak_rss() {
@@ -35,14 +29,13 @@ fn status_bytes(field: &str) -> Option<u64> {
 
 /// The peak resident memory of one stretch of a run. It resets the kernel's peak
 /// where the kernel allows that, and checks that it did: some kernels (and
-/// sandboxes) accept the reset and keep the old peak. It also reads the resident
-/// memory every [`SAMPLE_EVERY`], so that where the reset does not take, the peak
+/// sandboxes) accept the reset and keep the old peak. It also samples the resident
+/// memory ([`PeakSampler`]), so that where the reset does not take, the peak
 /// reported is the stretch's own, sampled, and never the setup's before it.
 pub struct PeakWatch {
     at_start: Option<u64>,
     reset: bool,
-    stop: Arc<AtomicBool>,
-    sampler: Option<JoinHandle<u64>>,
+    sampler: Option<PeakSampler>,
 }
 
 impl PeakWatch {
@@ -56,25 +49,10 @@ impl PeakWatch {
             (peak_rss(), at_start),
             (Some(peak), Some(now)) if peak <= now.saturating_add(64 << 20)
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let sampler = at_start.and_then(|first| {
-            let stop = Arc::clone(&stop);
-            std::thread::Builder::new()
-                .name("rss sampler".into())
-                .spawn(move || {
-                    let mut most = first;
-                    while !stop.load(Ordering::Relaxed) {
-                        most = most.max(rss().unwrap_or(0));
-                        std::thread::sleep(SAMPLE_EVERY);
-                    }
-                    most.max(rss().unwrap_or(0))
-                })
-                .ok()
-        });
+        let sampler = at_start.and_then(|first| PeakSampler::start("rss sampler", first, rss));
         Self {
             at_start,
             reset,
-            stop,
             sampler,
         }
     }
@@ -86,17 +64,10 @@ impl PeakWatch {
 
     /// The peak since the watch started: the kernel's where its reset took (at
     /// least the sampled one), else the sampled one.
-    pub fn finish(mut self) -> Option<u64> {
-        self.stop.store(true, Ordering::Relaxed);
-        let sampled = self.sampler.take().and_then(|s| s.join().ok());
+    pub fn finish(self) -> Option<u64> {
+        let sampled = self.sampler.and_then(PeakSampler::finish).map(|p| p.most);
         let kernel = if self.reset { peak_rss() } else { None };
         kernel.max(sampled)
-    }
-}
-
-impl Drop for PeakWatch {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -118,7 +89,7 @@ mod tests {
         let watch = PeakWatch::start();
         let proving = vec![1u8; 128 << 20];
         std::hint::black_box(&proving);
-        std::thread::sleep(SAMPLE_EVERY * 5);
+        std::thread::sleep(crate::peak_sampler::PERIOD * 5);
         drop(proving);
         let peak = watch.finish().expect("a peak where VmRSS exists");
         assert!(

@@ -18,6 +18,7 @@ mod host_memory;
 mod memory_watch;
 mod output;
 mod parse;
+mod peak_sampler;
 mod plan;
 mod plot;
 mod proof_run;

@@ -1,15 +1,11 @@
 //! Watching a device's real memory use (the driver's free/total, sampled on a thread)
 //! beside its budget, for the runs that must stay under a memory limit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crucible_core::{human_bytes, ProverBackend};
 
-/// How often the driver is asked.
-const PERIOD: Duration = Duration::from_millis(10);
+use crate::peak_sampler::{PeakSampler, PERIOD};
 
 /// What the samples saw: memory in use on the whole device (every process).
 pub struct Sampled {
@@ -48,39 +44,35 @@ impl Sampled {
 
 /// A running watch; [`MemoryWatch::finish`] stops it.
 pub struct MemoryWatch {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<Sampled>,
+    start_used: u64,
+    total: u64,
+    sampler: PeakSampler,
 }
 
 impl MemoryWatch {
     /// Starts sampling `backend`'s device, or `None` when its driver cannot say.
     pub fn start(backend: Arc<dyn ProverBackend>) -> Option<MemoryWatch> {
         let first = backend.device_memory().ok().flatten()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let start_used = first.total - first.free;
-            let mut sampled = Sampled {
-                start_used,
-                peak_used: start_used,
-                total: first.total,
-                samples: 1,
-            };
-            while !flag.load(Ordering::Relaxed) {
-                if let Ok(Some(m)) = backend.device_memory() {
-                    sampled.peak_used = sampled.peak_used.max(m.total - m.free);
-                    sampled.samples += 1;
-                }
-                std::thread::sleep(PERIOD);
-            }
-            sampled
-        });
-        Some(MemoryWatch { stop, thread })
+        let start_used = first.total - first.free;
+        let sampler = PeakSampler::start("device memory sampler", start_used, move || {
+            let m = backend.device_memory().ok().flatten()?;
+            Some(m.total - m.free)
+        })?;
+        Some(MemoryWatch {
+            start_used,
+            total: first.total,
+            sampler,
+        })
     }
 
     /// Stops sampling and returns what was seen (`None` if the thread died).
     pub fn finish(self) -> Option<Sampled> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().ok()
+        let peak = self.sampler.finish()?;
+        Some(Sampled {
+            start_used: self.start_used,
+            peak_used: peak.most,
+            total: self.total,
+            samples: peak.samples,
+        })
     }
 }

@@ -222,6 +222,30 @@ pub enum HeldMatrices {
     },
 }
 
+/// Where `evaluation` keeps `matrices` for the proofs: staged into `lease`, or split
+/// into the runs a proof streams; `None` where the host evaluates.
+fn hold_matrices(
+    backend: &dyn ProverBackend,
+    matrices: &QapMatrices,
+    evaluation: Evaluation,
+    lease: &mut Lease,
+) -> Result<Option<HeldMatrices>> {
+    Ok(match evaluation {
+        Evaluation::Device => Some(HeldMatrices::Staged(stage_matrices(
+            backend, matrices, lease,
+        )?)),
+        Evaluation::DeviceStreamed { chunk } => Some(HeldMatrices::Streamed {
+            chunk,
+            runs: matrices
+                .staged()
+                .map(|matrix| matrix.row_chunks(chunk))
+                .collect::<Result<_>>()
+                .phase(Phase::Allocate)?,
+        }),
+        Evaluation::Host => None,
+    })
+}
+
 /// A proving key whose resident bases live on one device, shared by every proof
 /// there; the host copy (one, shared by every device) serves the streamed queries.
 pub struct StagedKey {
@@ -295,32 +319,20 @@ impl StagedKey {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
             let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule).and_then(
                 |bases| {
-                    let held = match (&matrices, choice.chosen.schedule.evaluation) {
-                        (Some(m), Evaluation::Device) => Some(HeldMatrices::Staged(
-                            stage_matrices(backend, m, &mut lease)?,
-                        )),
-                        (Some(m), Evaluation::DeviceStreamed { chunk }) => {
-                            Some(HeldMatrices::Streamed {
-                                chunk,
-                                runs: m
-                                    .staged()
-                                    .map(|matrix| matrix.row_chunks(chunk))
-                                    .collect::<Result<_>>()
-                                    .phase(Phase::Allocate)?,
-                            })
-                        }
+                    let staged = match (&matrices, sizes) {
+                        (Some(m), Some(sizes)) => hold_matrices(
+                            backend,
+                            m,
+                            choice.chosen.schedule.evaluation,
+                            &mut lease,
+                        )?
+                        .map(|held| StagedMatrices {
+                            source: Arc::clone(m),
+                            held,
+                            sizes,
+                        }),
                         _ => None,
                     };
-                    let staged =
-                        matrices
-                            .as_ref()
-                            .zip(sizes)
-                            .zip(held)
-                            .map(|((m, sizes), held)| StagedMatrices {
-                                source: Arc::clone(m),
-                                held,
-                                sizes,
-                            });
                     backend.synchronize().phase(Phase::Stage)?;
                     Ok((bases, staged))
                 },
