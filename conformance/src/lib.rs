@@ -30,6 +30,7 @@ mod report;
 mod schedule_cases;
 mod staging_cases;
 mod suite;
+mod tight_budget_cases;
 
 pub use cases::{CaseError, CaseResult, Outcome, Summary};
 pub use cross_check::{

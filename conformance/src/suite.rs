@@ -9,7 +9,7 @@ use crucible_core::ProverBackend;
 
 use crate::{
     empty_query_cases, evaluation_cases, lease_checks, msm_cases, ntt_cases, proof_cases,
-    schedule_cases, staging_cases, CaseError, CaseResult, Outcome, Summary,
+    schedule_cases, staging_cases, tight_budget_cases, CaseError, CaseResult, Outcome, Summary,
 };
 
 /// What to run.
@@ -139,6 +139,7 @@ fn run_backend(
     schedule_cases::run(&mut runner);
     empty_query_cases::run(&mut runner);
     evaluation_cases::run(&mut runner);
+    tight_budget_cases::run(&mut runner);
     lease_checks::run(&mut runner);
     runner.summary
 }

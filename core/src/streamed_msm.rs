@@ -213,7 +213,16 @@ impl<G: MsmGroup> HostMsm<G> {
     /// The plans of the leases [`HostMsm::allocate`] takes for MSMs of up to `len`
     /// terms: each slot's bases, then its scalars and scratch.
     pub fn plans(backend: &dyn ProverBackend, len: usize) -> Result<Vec<MemoryPlan>> {
-        Self::slot_plans(backend, Self::slot_lens(len, PIPELINE_FROM))
+        Self::plans_pipelined_from(backend, len, PIPELINE_FROM)
+    }
+
+    /// The plans [`HostMsm::allocate_pipelined_from`] takes with the same arguments.
+    pub fn plans_pipelined_from(
+        backend: &dyn ProverBackend,
+        len: usize,
+        pipeline_from: usize,
+    ) -> Result<Vec<MemoryPlan>> {
+        Self::slot_plans(backend, Self::slot_lens(len, pipeline_from))
     }
 
     /// The plans of slots holding `lens` terms.
