@@ -508,6 +508,13 @@ template <class C> CRU_DEV FpWide<C> fwide_sub_mod(const FpWide<C>& x, const FpW
     return d;
 }
 
+// a b - c d mod p with one Montgomery reduction where two products take two: both
+// products unreduced (each < p^2 < p 2^(32N)), their difference (plus p 2^(32N) when
+// negative) reduced once.
+template <class C> CRU_DEV Fp<C> fmul_sub(const Fp<C>& a, const Fp<C>& b, const Fp<C>& c, const Fp<C>& d) {
+    return fredc(fwide_sub_mod(fmul_plain(a, b), fmul_plain(c, d)));
+}
+
 // ------------------------------ derived ops ------------------------------
 
 // 2x by shifts (no carry chain); the caller keeps it below 2^(64N).
@@ -535,6 +542,9 @@ template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
 // (BENCHMARKS.md, CUDA MSM).
 template <class C> CRU_CALL Fp<C> fmul_call(Fp<C> a, Fp<C> b) { return fmul(a, b); }
 template <class C> CRU_CALL Fp<C> fsqr_call(Fp<C> a) { return fsqr(a); }
+// fmul_sub as a call, operands by value as fmul_call's: the G1 formulas' y (curve.cuh's
+// fmul_sub_of).
+template <class C> CRU_CALL Fp<C> fmul_sub_call(Fp<C> a, Fp<C> b, Fp<C> c, Fp<C> d) { return fmul_sub(a, b, c, d); }
 template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>::r2()); }
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 
