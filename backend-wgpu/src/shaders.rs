@@ -318,6 +318,8 @@ enum Part {
     FrMulUnrolled,
     /// Fr's whole arithmetic over 32-bit limbs in 64-bit integers (fr_code.rs).
     FrWide,
+    /// The tile kernels' flags, from core's tile planner ([`wgsl_tile_flags`]).
+    TileFlags,
 }
 
 const FR: &str = include_str!("../shaders/fr.wgsl");
@@ -398,6 +400,7 @@ impl Module {
                 Wgsl(FR_POW),
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_LOOP),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::NttUnrolled => &[
@@ -407,6 +410,7 @@ impl Module {
                 FrMulUnrolled,
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_UNROLLED),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::NttWide => &[
@@ -414,6 +418,7 @@ impl Module {
                 Wgsl(FR_POW),
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_WIDE),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::MsmSort => &[
@@ -526,10 +531,28 @@ impl Module {
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
                 Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
                 Part::FrWide => s.push_str(&crate::fr_code::wgsl_fr_wide()),
+                Part::TileFlags => s.push_str(&wgsl_tile_flags()),
             }
         }
         s
     }
+}
+
+/// shaders/ntt.wgsl's flag constants, each with core's value.
+fn wgsl_tile_flags() -> String {
+    use crucible_core::ntt_tiles::*;
+    [
+        ("TILE_INVERSE", TILE_INVERSE),
+        ("TILE_SCALE_BY_C", TILE_SCALE_BY_C),
+        ("TILE_SCALE_BY_POWERS", TILE_SCALE_BY_POWERS),
+        ("TILE_LOAD_REVERSED", TILE_LOAD_REVERSED),
+        ("TILE_STORE_REVERSED", TILE_STORE_REVERSED),
+        ("TILE_PAIRED", TILE_PAIRED),
+        ("TILE_SCALE_LOADS_BY_POWERS", TILE_SCALE_LOADS_BY_POWERS),
+    ]
+    .iter()
+    .map(|(name, value)| format!("const {name}: u32 = {value}u;\n"))
+    .collect()
 }
 
 /// The formulas' part of a module in `form` over the limbs of `programs`' curve.
