@@ -12,11 +12,12 @@ use crucible_core::ntt_tiles::{
 use crucible_core::{Domain, Fr, NttKind};
 
 use crate::field::FR_WORDS;
-use crate::params::NttParams;
+use crate::wgsl::params::NttParams;
 
 use super::passes::{butterfly_steps, reversal_steps};
-use super::steps::{words, Kernel, Step, Table};
+use super::steps::{Kernel, Step, Table};
 use super::twiddles::{coset_log_lo, kept_tables, table_log, tw_log_lo, twiddle_step};
+use crate::field::fr_words;
 
 /// log2 of the most elements of a tile: 2^9 Fr of 32 bytes fill WebGPU's default
 /// 16 KiB of workgroup storage (`tile` in shaders/ntt.wgsl), so no adapter needs more
@@ -90,7 +91,7 @@ pub fn workgroup_steps(
         table_log: log_t,
         pow_log_lo: coset_log_lo(log_n),
         flags: if inverse { TILE_INVERSE } else { 0 },
-        c: words(c),
+        c: fr_words(c),
         ..NttParams::default()
     };
     let tile = |shape: Tile, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
