@@ -38,8 +38,7 @@ pub fn field_op(
             return run_test(
                 backend,
                 ctx,
-                Module::FrTest,
-                "fr_op",
+                (Module::FrTest, "fr_op"),
                 fr_test_params(op),
                 field::FR_WORDS,
                 a,
@@ -55,10 +54,10 @@ pub fn field_op(
     };
     let e = program.ext() as u32;
     let params = program_test_params(program, [e, e, e, 2 * e, e], 0);
-    let (module, entry) = program_entry(ctx, program);
+    let kernel = program_entry(ctx, program);
     let out_words = e as usize * field::FQ_WORDS;
     if ctx.formulas.of(program) == Formulas::Interpreted {
-        return run_test(backend, ctx, module, entry, params, out_words, a, b);
+        return run_test(backend, ctx, kernel, params, out_words, a, b);
     }
     // The straight-line form computes in R' form: operands convert here, so that
     // the kernel runs the operation alone.
@@ -66,7 +65,7 @@ pub fn field_op(
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
     crate::wgsl::field_code::words_to_internal(limbs, &mut a)?;
     crate::wgsl::field_code::words_to_internal(limbs, &mut b)?;
-    let mut out = run_test(backend, ctx, module, entry, params, out_words, &a, &b)?;
+    let mut out = run_test(backend, ctx, kernel, params, out_words, &a, &b)?;
     crate::wgsl::field_code::words_from_internal(limbs, &mut out)?;
     Ok(out)
 }
@@ -89,12 +88,11 @@ pub fn curve_op(
         CurveOp::Double => 0,
     };
     let params = program_test_params(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
-    let (module, entry) = program_entry(ctx, program);
+    let kernel = program_entry(ctx, program);
     run_test(
         backend,
         ctx,
-        module,
-        entry,
+        kernel,
         params,
         3 * e as usize * field::FQ_WORDS,
         a,
@@ -187,12 +185,12 @@ fn program_test_params(program: Program, fqs: [u32; 5], mode: u32) -> ProgramTes
     }
 }
 
-/// Runs one test kernel over `a.len() / out_words` elements.
+/// Runs one test kernel (its module and entry point) over `a.len() / out_words`
+/// elements.
 fn run_test<P: TestParams>(
     backend: &dyn ProverBackend,
     ctx: &Context,
-    module: Module,
-    entry: &'static str,
+    (module, entry): (Module, &'static str),
     params: P,
     out_words: usize,
     a: &[u32],

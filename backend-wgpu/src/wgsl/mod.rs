@@ -20,8 +20,8 @@ use straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
 pub const WORKGROUP: u32 = 64;
 
-/// How the shaders run one curve's Fq2 and curve formulas (programs.rs's programs); every
-/// form comes from the same instruction list. Each form is some adapter class's
+/// How the shaders run one curve's Fq2 and curve formulas (programs.rs's programs);
+/// every form comes from the same instruction list. Each form is some adapter class's
 /// default for some curve ([`PerCurve::for_adapter`]); the tuning file's
 /// `g1_formulas` and `g2_formulas` name them in lower case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
