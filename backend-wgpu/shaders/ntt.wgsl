@@ -30,21 +30,11 @@
 
 // NttParams is generated from params.rs and placed before this file.
 
-// tile_stages' flags (ntt/tiles.rs's TILE_*).
-// The inverse's twiddles (tw read mirrored).
-const TILE_INVERSE: u32 = 1u;
-// Each result times c.
-const TILE_SCALE_BY_C: u32 = 2u;
-// The result stored at position i times the power table's entry i.
-const TILE_SCALE_BY_POWERS: u32 = 4u;
-// Tile element of index i read from position bitrev(i).
-const TILE_LOAD_REVERSED: u32 = 8u;
-// Tile element of index i written to position bitrev(i).
-const TILE_STORE_REVERSED: u32 = 16u;
-// A workgroup does tile b and its partner (see `workgroup_tiles`).
-const TILE_PAIRED: u32 = 32u;
-// The value read from position p times the power table's entry p.
-const TILE_SCALE_LOADS: u32 = 64u;
+// tile_stages' flags (TILE_INVERSE, TILE_SCALE_BY_C, TILE_SCALE_BY_POWERS,
+// TILE_LOAD_REVERSED, TILE_STORE_REVERSED, TILE_PAIRED: a workgroup does tile b and its
+// partner, see `workgroup_tiles`; TILE_SCALE_LOADS_BY_POWERS) are generated from
+// crucible_core::ntt_tiles, whose tile planner the CUDA kernels share, and placed
+// before this file.
 // The workgroup path's kernels multiply with `ntt_mul`: fr.wgsl's loop in module Ntt
 // (shaders/ntt_mul_loop.wgsl), its unrolled form in module NttUnrolled
 // (shaders/ntt_mul_unrolled.wgsl, fr_code.rs); the same values either way.
@@ -398,7 +388,7 @@ fn tile_read(t: Tiles, flags: u32, lid: u32) {
             p = bitrev_of(p);
         }
         var v = ld_lo(p);
-        if (flags & TILE_SCALE_LOADS) != 0u {
+        if (flags & TILE_SCALE_LOADS_BY_POWERS) != 0u {
             v = ntt_mul(v, power_at(p));
         }
         tile_st(x, v);

@@ -4,8 +4,8 @@
 //! Field elements are stored as arkworks' own Montgomery words ([`field`] explains
 //! why) and computed on in limbs: 16-bit limbs in `u32` by the interpreter and the
 //! loop code, and, where the adapter has 64-bit integers in shaders (`SHADER_INT64`),
-//! wide limbs in `u64` columns (field_code.rs, fr_code.rs: Fr's NTT product over
-//! eight 32-bit limbs, Fq over 28-bit limbs for G1 and 32-bit for G2); every device
+//! wide limbs in `u64` columns (wgsl/field_code.rs, wgsl/fr_code.rs: Fr's NTT product
+//! over eight 32-bit limbs, Fq over 28-bit limbs for G1 and 32-bit for G2); every device
 //! buffer, scratch included, is allocated through the proof's [`Lease`] and split into
 //! chunks that fit the adapter's binding limit. The QAP's A·z, B·z and C·z run on the
 //! device too (`sparse_product`: the matrices staged once with the key, compressed
@@ -16,41 +16,46 @@
 //! rows on the device.
 //!
 //! The Fq2 and curve formulas run, per curve ([`Formulas`], [`PerCurve`]), as
-//! straight-line WGSL functions on values generated from field.rs's instruction lists
-//! over Fq code of each curve's limb width ([`LimbBits`]), loop-free (`straight`, G1's
-//! default on hardware adapters), or run from the instruction lists by a loop over a
-//! register file (`registers`: a fraction of the code, G2's default on hardware
-//! adapters, whose straight G2 kernels take a driver minutes to compile); or through an
-//! Fq interpreter shader over the same lists over 16-bit loop code (`interpreted`:
-//! software adapters' default, where llvmpipe compiles the others for minutes).
+//! straight-line WGSL functions on values generated from wgsl/programs.rs's
+//! instruction lists over Fq code of each curve's limb width ([`LimbBits`]), loop-free
+//! (`straight`, G1's default on hardware adapters), or run from the instruction lists
+//! by a loop over a register file (`registers`: a fraction of the code, G2's default on
+//! hardware adapters, whose straight G2 kernels take a driver minutes to compile); or
+//! through an Fq interpreter shader over the same lists over 16-bit loop code
+//! (`interpreted`: software adapters' default, where llvmpipe compiles the others for
+//! minutes).
 //!
 //! Every choice that depends on the adapter is typed tuning ([`WgpuTuning`], the
 //! `[wgpu]` table of the tuning file), each key's default chosen by the adapter's
 //! class: the formulas, the limb width, the NTT's product, the upload buffers, the
 //! device memory where wgpu cannot report it, per-pass GPU timings (`profile`) and
 //! the pipeline cache (under `$CRUCIBLE_CACHE_DIR/wgpu`).
+//!
+//! Layers, each module importing only those below it (as backend-cuda's, whose file
+//! names it shares for the same roles): `error` and `field` (the device layout of
+//! elements and points) at the bottom; `wgsl/` (the shader modules and the generator
+//! of their WGSL: field constants, loop-free field code, the formulas' instruction
+//! lists and their straight-line form, the parameter blocks) and `tuning`; `device/`
+//! (finding and opening adapters, the device and queue with their pipelines and
+//! pipeline cache, command batches, per-pass timings, upload and readback buffers);
+//! `memory` (buffers under a lease, staging and readback); then the operations,
+//! `pointwise`, `sparse_product`, `ntt/`, `msm/` and `test_entries` (the shaders' test
+//! entry points); this file registers the backend and implements the trait by
+//! delegating.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod adapter;
-mod batch;
-mod context;
+mod device;
 mod error;
 pub mod field;
-mod field_code;
-mod fr_code;
 mod memory;
 mod msm;
 mod ntt;
-mod params;
-mod pipeline_cache;
-mod profile;
-mod readback;
-mod shaders;
+mod pointwise;
 mod sparse_product;
-mod straight;
+mod test_entries;
 mod tuning;
-mod upload;
+mod wgsl;
 
 use std::sync::Arc;
 
@@ -62,32 +67,31 @@ use crucible_core::{
     NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
-pub use adapter::{WgpuOptions, ADAPTER_ENV};
-pub use context::{Activity, DeviceLimits, PipelineCompile};
+pub use device::context::{Activity, DeviceLimits, PipelineCompile};
+pub use device::pipeline_cache::CacheUse;
+pub use device::{WgpuOptions, ADAPTER_ENV};
 pub use error::WgpuError;
-pub use field_code::LimbBits;
 pub use ntt::MAX_TILE_BITS;
-pub use pipeline_cache::CacheUse;
-pub use shaders::{Formulas, NttMul, PerCurve};
+pub use test_entries::{CurveOp, FieldOp};
 pub use tuning::{AdapterClass, Tuned, WgpuTuning, DEFAULT_UPLOAD_MIB, MSM_WINDOW_BITS};
+pub use wgsl::field_code::LimbBits;
+pub use wgsl::{Formulas, NttMul, PerCurve};
 
-use batch::{Batch, ParamsBuffer, PARAMS_ITEM};
-use context::{Context, QueueSync};
-use field::Program;
+use device::batch::PARAMS_ITEM;
+use device::context::{Context, QueueSync};
 use memory::DeviceBuffer;
-use params::{FrTestParams, ProgramTestParams};
-use shaders::Module;
+use wgsl::programs::Program;
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
     info: BackendInfo,
     budget: Arc<DeviceBudget>,
     ctx: Arc<Context>,
-    uploads: upload::Uploads,
+    uploads: device::upload::Uploads,
 }
 
 impl WgpuBackend {
-    fn from_opened(opened: adapter::Opened) -> Self {
+    fn from_opened(opened: device::Opened) -> Self {
         WgpuBackend {
             info: opened.info,
             budget: opened.budget,
@@ -98,7 +102,7 @@ impl WgpuBackend {
 
     /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
     pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
-        adapter::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
+        device::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
     }
 
     /// The form each curve's formulas take on this instance.
@@ -117,7 +121,7 @@ impl WgpuBackend {
     /// how many came with saved cache data (each creation is also logged at `info`:
     /// `RUST_LOG=crucible_backend_wgpu=info`).
     pub fn pipeline_compile_report(&self) -> String {
-        context::compile_report(&self.ctx.compiles())
+        device::context::compile_report(&self.ctx.compiles())
     }
 
     /// The straight-line form's Fq limb width of each curve on this instance.
@@ -137,14 +141,21 @@ impl WgpuBackend {
         self.ctx.int64
     }
 
-    /// The test module and entry point running `program`, in this instance's form.
-    fn program_entry(&self, program: Program) -> (Module, &'static str) {
-        let module = match (self.ctx.formulas.of(program), program.ext()) {
-            (Formulas::Interpreted, _) => return (Module::ProgramTest, "program_op"),
-            (_, 1) => Module::FormulaTestG1,
-            _ => Module::FormulaTestG2,
-        };
-        (module, program.straight_entry())
+    /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
+    /// test entry points; operands and results use [`field::DeviceElement`]'s layout.
+    pub fn field_op(&self, op: FieldOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        test_entries::field_op(self, &self.ctx, op, a, b)
+    }
+
+    /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
+    /// the result are projective, `b` projective or affine as `op` says.
+    pub fn g1_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        test_entries::curve_op(self, &self.ctx, Program::G1Add, op, a, b)
+    }
+
+    /// Like [`WgpuBackend::g1_op`], over G2.
+    pub fn g2_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
+        test_entries::curve_op(self, &self.ctx, Program::G2Add, op, a, b)
     }
 
     /// The limits this instance works within.
@@ -157,227 +168,6 @@ impl WgpuBackend {
     /// submission.
     pub fn activity(&self) -> Activity {
         self.ctx.activity()
-    }
-
-    /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
-    /// test entry points; operands and results use [`field::DeviceElement`]'s layout.
-    pub fn field_op(&self, op: FieldOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        let program = match op {
-            FieldOp::FrAdd | FieldOp::FrSub | FieldOp::FrMul | FieldOp::FrFromMont => {
-                return self.run_test(
-                    Module::FrTest,
-                    "fr_op",
-                    fr_test_params(op),
-                    field::FR_WORDS,
-                    a,
-                    b,
-                );
-            }
-            FieldOp::FqAdd => Program::FqAdd,
-            FieldOp::FqSub => Program::FqSub,
-            FieldOp::FqMul => Program::FqMul,
-            FieldOp::Fq2Add => Program::Fq2Add,
-            FieldOp::Fq2Sub => Program::Fq2Sub,
-            FieldOp::Fq2Mul => Program::Fq2Mul,
-        };
-        let e = program.ext() as u32;
-        let params = program_test_params(program, [e, e, e, 2 * e, e], 0);
-        let (module, entry) = self.program_entry(program);
-        let out_words = e as usize * field::FQ_WORDS;
-        if self.ctx.formulas.of(program) == Formulas::Interpreted {
-            return self.run_test(module, entry, params, out_words, a, b);
-        }
-        // The straight-line form computes in R' form: operands convert here, so that
-        // the kernel runs the operation alone.
-        let limbs = self.ctx.limbs.of(program);
-        let (mut a, mut b) = (a.to_vec(), b.to_vec());
-        field_code::words_to_internal(limbs, &mut a)?;
-        field_code::words_to_internal(limbs, &mut b)?;
-        let mut out = self.run_test(module, entry, params, out_words, &a, &b)?;
-        field_code::words_from_internal(limbs, &mut out)?;
-        Ok(out)
-    }
-
-    /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
-    /// the result are projective, `b` projective or affine as `op` says.
-    pub fn g1_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        self.curve_op(Program::G1Add, op, a, b)
-    }
-
-    /// Like [`WgpuBackend::g1_op`], over G2.
-    pub fn g2_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        self.curve_op(Program::G2Add, op, a, b)
-    }
-
-    fn curve_op(&self, program: Program, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        let e = program.ext() as u32;
-        let b_fqs = match op {
-            CurveOp::Add => 3 * e,
-            CurveOp::AddAffine => 2 * e,
-            CurveOp::Double => 0,
-        };
-        let params = program_test_params(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
-        let (module, entry) = self.program_entry(program);
-        self.run_test(
-            module,
-            entry,
-            params,
-            3 * e as usize * field::FQ_WORDS,
-            a,
-            b,
-        )
-    }
-}
-
-/// Field operations of the test entry points (shaders/fr_test.wgsl for Fr, programs
-/// of shaders/program.wgsl for Fq and Fq2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldOp {
-    /// Fr a + b.
-    FrAdd,
-    /// Fr a − b.
-    FrSub,
-    /// Fr a · b.
-    FrMul,
-    /// Fr a out of Montgomery form (the canonical integer's words).
-    FrFromMont,
-    /// Fq a + b.
-    FqAdd,
-    /// Fq a − b.
-    FqSub,
-    /// Fq a · b.
-    FqMul,
-    /// Fq2 a + b.
-    Fq2Add,
-    /// Fq2 a − b.
-    Fq2Sub,
-    /// Fq2 a · b.
-    Fq2Mul,
-}
-
-/// Curve operations of the test entry point (shaders/program_test.wgsl).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CurveOp {
-    /// Projective a + projective b (complete addition).
-    Add = 0,
-    /// Projective a + affine b, where b may be the stored identity (0, 0).
-    AddAffine = 1,
-    /// 2a (the addition program with Q = P).
-    Double = 2,
-}
-
-/// The parameters of a test kernel, with the element count set when run.
-trait TestParams: bytemuck::Pod {
-    fn with_count(self, count: u32) -> Self;
-}
-
-impl TestParams for FrTestParams {
-    fn with_count(self, count: u32) -> Self {
-        FrTestParams { count, ..self }
-    }
-}
-
-impl TestParams for ProgramTestParams {
-    fn with_count(self, count: u32) -> Self {
-        ProgramTestParams { count, ..self }
-    }
-}
-
-fn fr_test_params(op: FieldOp) -> FrTestParams {
-    let op = match op {
-        FieldOp::FrAdd => 0,
-        FieldOp::FrSub => 1,
-        FieldOp::FrMul => 2,
-        _ => 3,
-    };
-    FrTestParams {
-        op,
-        ..FrTestParams::default()
-    }
-}
-
-/// `fqs`: a_fqs, b_reg, b_fqs, out_reg, out_fqs.
-fn program_test_params(program: Program, fqs: [u32; 5], mode: u32) -> ProgramTestParams {
-    let range = program.range();
-    let [a_fqs, b_reg, b_fqs, out_reg, out_fqs] = fqs;
-    ProgramTestParams {
-        start: range.start,
-        len: range.len,
-        ext: program.ext() as u32,
-        a_fqs,
-        b_reg,
-        b_fqs,
-        out_reg,
-        out_fqs,
-        mode,
-        ..ProgramTestParams::default()
-    }
-}
-
-impl WgpuBackend {
-    /// Runs one test kernel over `a.len() / out_words` elements.
-    fn run_test<P: TestParams>(
-        &self,
-        module: Module,
-        entry: &'static str,
-        params: P,
-        out_words: usize,
-        a: &[u32],
-        b: &[u32],
-    ) -> Result<Vec<u32>> {
-        let ctx = &*self.ctx;
-        let count = a.len() / out_words;
-        if count == 0 {
-            return Ok(Vec::new());
-        }
-        let params = params.with_count(count as u32);
-        let out_bytes = (count * out_words * 4) as u64;
-        // Storage bindings must not be empty: a unary op still binds a one-word `b`.
-        let b_words: Vec<u32> = if b.is_empty() { vec![0] } else { b.to_vec() };
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        const TEST: &str = "wgpu_test";
-        let buffers = [
-            (PlanKey::new(TEST, "a"), 4 * a.len() as u64, storage),
-            (PlanKey::new(TEST, "b"), 4 * b_words.len() as u64, storage),
-            (PlanKey::new(TEST, "out"), out_bytes, storage),
-            (
-                PlanKey::new(TEST, "readback"),
-                out_bytes,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
-        ];
-        let mut plan = MemoryPlan::new("wgpu test op");
-        for (item, bytes, _) in &buffers {
-            plan.item(*item, *bytes);
-        }
-        plan.item(PARAMS_ITEM, ctx.limits.params_bytes());
-        let mut lease = (self as &dyn ProverBackend).allocate(plan)?;
-        let mut ids = Vec::new();
-        for (item, bytes, usage) in buffers {
-            ids.push(lease.allocate(item, bytes, || Ok(ctx.create_buffer(item, bytes, usage)?))?);
-        }
-        let params_id = ParamsBuffer::kept(ctx, &mut lease)?;
-        let get = |i: usize| lease.get::<wgpu::Buffer>(ids[i]);
-        let (a_buf, b_buf, out, readback) = (get(0)?, get(1)?, get(2)?, get(3)?);
-        let params_buf = lease.get::<ParamsBuffer>(params_id)?;
-        ctx.scoped("uploading test operands", || {
-            ctx.queue.write_buffer(a_buf, 0, bytemuck::cast_slice(a));
-            ctx.queue
-                .write_buffer(b_buf, 0, bytemuck::cast_slice(&b_words));
-        })?;
-        let mut batch = Batch::new(ctx, Some(params_buf), "test op");
-        batch.dispatch(
-            ctx.pipeline(module, entry)?,
-            &params,
-            vec![(1, a_buf), (2, b_buf), (3, out)],
-            count as u32,
-        )?;
-        batch.submit()?;
-        let words = memory::read_words(ctx, out, 0, out_bytes, readback)?;
-        lease.release()?;
-        Ok(words)
     }
 }
 
@@ -396,7 +186,7 @@ pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Pro
     let unavailable = |e: WgpuError| Probe::Unavailable {
         reason: e.to_string(),
     };
-    match adapter::open_each(options, wgpu_options) {
+    match device::open_each(options, wgpu_options) {
         Ok(opened) => opened
             .into_iter()
             .map(|o| match o {
@@ -538,6 +328,7 @@ impl ProverBackend for WgpuBackend {
         let mut wanted = ntt::pipelines(&self.ctx, domain)?;
         wanted.extend(msm::pipelines::<g1::Config>(&self.ctx)?);
         wanted.extend(msm::pipelines::<g2::Config>(&self.ctx)?);
+        wanted.extend(pointwise::pipelines());
         wanted.extend(sparse_product::pipelines(&self.ctx));
         // All at once, each on a thread of its own: the slowest one is the wait (both
         // curves' MSMs name the sort's pipelines: created once).
@@ -558,7 +349,7 @@ impl ProverBackend for WgpuBackend {
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-        ntt::pointwise(&self.ctx, lease, dst, rhs, None)
+        pointwise::pointwise(&self.ctx, lease, dst, rhs, None)
     }
 
     fn sub_mul_assign(
@@ -568,7 +359,7 @@ impl ProverBackend for WgpuBackend {
         rhs: ScalarBuf,
         k: Fr,
     ) -> Result<()> {
-        ntt::pointwise(&self.ctx, lease, dst, rhs, Some(k))
+        pointwise::pointwise(&self.ctx, lease, dst, rhs, Some(k))
     }
 
     fn msm_g1(

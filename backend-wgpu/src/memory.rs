@@ -3,10 +3,10 @@
 
 use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 
-use crate::context::Context;
+use crate::device::context::Context;
+use crate::device::upload::Uploads;
 use crate::error::WgpuError;
 use crate::field::{element_bytes, DeviceElement, FR_WORDS};
-use crate::upload::Uploads;
 
 /// Most bytes a scalar buffer's readback staging buffer holds; longer reads go in pieces.
 pub const READBACK_BYTES: u64 = 4 << 20;
@@ -171,10 +171,10 @@ pub fn read_words(
     let mut done = 0;
     while done < bytes {
         let n = (bytes - done).min(staging.size());
-        let mut batch = crate::batch::Batch::new(ctx, None, "reading back");
+        let mut batch = crate::device::batch::Batch::new(ctx, None, "reading back");
         batch.copy(src, offset + done, staging, n);
         batch.submit()?;
-        crate::readback::map_words(ctx, staging, n, &mut words)?;
+        crate::device::readback::map_words(ctx, staging, n, &mut words)?;
         done += n;
     }
     Ok(words)

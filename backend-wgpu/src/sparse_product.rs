@@ -13,12 +13,12 @@ use crucible_core::{
     check_sparse_product, ElementKind, Lease, Result, ScalarBuf, SparseMatrixBufs,
 };
 
-use crate::batch::{Batch, ParamsBuffer};
-use crate::context::Context;
+use crate::device::batch::{Batch, ParamsBuffer};
+use crate::device::context::Context;
 use crate::error::WgpuError;
 use crate::memory::{check_kind, finish, DeviceBuffer};
-use crate::params::SparseParams;
-use crate::shaders::{Module, NttMul};
+use crate::wgsl::params::SparseParams;
+use crate::wgsl::{Module, NttMul};
 
 /// The kernel's entry point.
 pub const ENTRY: &str = "sparse_product";

@@ -10,8 +10,8 @@ use crucible_core::tuning_file::TuningFile;
 use crucible_core::{Error, Result};
 use serde::Deserialize;
 
-use crate::field_code::LimbBits;
-use crate::shaders::{Formulas, NttMul, PerCurve};
+use crate::wgsl::field_code::LimbBits;
+use crate::wgsl::{Formulas, NttMul, PerCurve};
 
 /// The table's name in the tuning file.
 pub const TABLE: &str = "wgpu";

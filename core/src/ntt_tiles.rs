@@ -75,6 +75,35 @@ impl Layout {
     };
 }
 
+/// The flag word a tile kernel reads, one bit a choice, the same in every backend's
+/// kernels (kernels/ntt.cu's `CRU_NTT_*`, shaders/ntt.wgsl's `TILE_*`): the inverse's
+/// twiddles, where the scalings ride, and the tile's [`Layout`] ([`Layout::flags`]).
+pub const TILE_INVERSE: u32 = 1;
+/// Each result the launch stores times one constant (the inverse's 1/n).
+pub const TILE_SCALE_BY_C: u32 = 2;
+/// The result stored at position i times entry i of the power table (the inverse
+/// coset's g^−i / n).
+pub const TILE_SCALE_BY_POWERS: u32 = 4;
+/// [`Layout::load_reversed`]: element i read from position bitrev(i).
+pub const TILE_LOAD_REVERSED: u32 = 8;
+/// [`Layout::store_reversed`]: element i written to position bitrev(i).
+pub const TILE_STORE_REVERSED: u32 = 16;
+/// [`Layout::paired`]: each tile done with its [`Tile::partner`].
+pub const TILE_PAIRED: u32 = 32;
+/// The value read from position p times entry p of the power table (the coset
+/// forward's g^p, on the first launch's loads).
+pub const TILE_SCALE_LOADS_BY_POWERS: u32 = 64;
+
+impl Layout {
+    /// The layout's bits of a tile kernel's flag word.
+    pub fn flags(&self) -> u32 {
+        let flag = |on: bool, flag: u32| if on { flag } else { 0 };
+        flag(self.load_reversed, TILE_LOAD_REVERSED)
+            | flag(self.store_reversed, TILE_STORE_REVERSED)
+            | flag(self.paired, TILE_PAIRED)
+    }
+}
+
 /// One launch of a tile kernel: stages `stage` .. `stage + stages − 1` on tiles of the
 /// 2^(w1 + w2) elements whose indices differ only in bits p1 .. p1 + w1 − 1 ("range 1")
 /// and p2 .. p2 + w2 − 1 ("range 2"), p1 + w1 ≤ p2. One range is the stages' bits, the
@@ -382,6 +411,26 @@ mod tests {
         }
         assert_eq!(next, log_n, "{case}");
         assert!(!reversed, "{case}");
+    }
+
+    /// Each flag is its own bit, and a layout sets exactly its own.
+    #[test]
+    fn tile_flags_are_distinct_bits() {
+        let all = [
+            TILE_INVERSE,
+            TILE_SCALE_BY_C,
+            TILE_SCALE_BY_POWERS,
+            TILE_LOAD_REVERSED,
+            TILE_STORE_REVERSED,
+            TILE_PAIRED,
+            TILE_SCALE_LOADS_BY_POWERS,
+        ];
+        assert_eq!(all.iter().fold(0, |a, f| a | f), 127);
+        assert!(all.iter().all(|f| f.is_power_of_two()));
+        assert_eq!(Layout::NATURAL.flags(), 0);
+        assert_eq!(Layout::REVERSED.flags(), 24);
+        assert_eq!(Layout::LOAD_REVERSED.flags(), 8);
+        assert_eq!(Layout::CENTERED.flags(), 40);
     }
 
     #[test]

@@ -14,6 +14,9 @@ mod tiles;
 use std::sync::Arc;
 
 use ark_ff::Field;
+use crucible_core::ntt_tiles::{
+    TILE_INVERSE, TILE_PAIRED, TILE_SCALE_BY_C, TILE_SCALE_BY_POWERS, TILE_SCALE_LOADS_BY_POWERS,
+};
 use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf};
 use cudarc::driver::{CudaSlice, CudaStream};
 
@@ -21,7 +24,7 @@ use crate::error::CudaError;
 use crate::field::{FrArg, FrSeeds, FR_WORDS};
 use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, TileElems};
 use crate::memory::{self, alloc_words, CudaBuffer};
-use tiles::{TileLaunch, MIN_TILE_BITS, TILE_PAIRED};
+use tiles::{TileLaunch, MIN_TILE_BITS};
 
 /// tw[i] = omega^i, i < n/2: kept; the inverse reads it mirrored.
 const TWIDDLES: PlanKey = PlanKey::new("cuda", "ntt_twiddles");
@@ -239,13 +242,6 @@ fn coset_tables(
     )?;
     Ok(PowerTables { lo, hi, lo_bits })
 }
-
-/// ntt_tile_*'s scaling and direction flags (kernels/ntt.cu's CRU_NTT_*; the layout
-/// flags are the plan's, tiles.rs).
-const TILE_INVERSE: u32 = 1;
-const TILE_SCALE_BY_C: u32 = 2;
-const TILE_SCALE_BY_POWERS: u32 = 4;
-const TILE_SCALE_LOADS_BY_POWERS: u32 = 64;
 
 /// What the last stage's results are multiplied by: nothing, a constant (1/n), or
 /// powers from split tables (g^-i / n).

@@ -7,15 +7,7 @@
 //! 0.301 / 4.652 ms against 0.352 / 5.050 for three `ntt_tile_e4` launches of up to
 //! ten stages (BENCHMARKS.md, CUDA NTT). Pure planning: `ntt/mod.rs` launches it.
 
-use crucible_core::ntt_tiles::{fused_plan_with_sides, Layout, Tile};
-
-/// ntt_tile_*'s layout flags (kernels/ntt.cu's CRU_NTT_*): the launch reads element i
-/// at bitrev(i), writes it there, and pairs each tile with its mirror image.
-pub const TILE_LOAD_REVERSED: u32 = 8;
-/// See [`TILE_LOAD_REVERSED`].
-pub const TILE_STORE_REVERSED: u32 = 16;
-/// See [`TILE_LOAD_REVERSED`].
-pub const TILE_PAIRED: u32 = 32;
+use crucible_core::ntt_tiles::{fused_plan_with_sides, Tile};
 
 /// The smallest tiles the plans use: a centered launch then has two stages or more.
 pub const MIN_TILE_BITS: u32 = 4;
@@ -50,14 +42,6 @@ impl TileLaunch {
     }
 }
 
-/// The kernels' layout flags of a planned tile.
-fn layout_flags(layout: Layout) -> u32 {
-    let flag = |on: bool, flag: u32| if on { flag } else { 0 };
-    flag(layout.load_reversed, TILE_LOAD_REVERSED)
-        | flag(layout.store_reversed, TILE_STORE_REVERSED)
-        | flag(layout.paired, TILE_PAIRED)
-}
-
 /// The launches of a transform of 2^log_n points (log_n >= 1), the middle in tiles of
 /// at most 2^tile_bits (`MIN_TILE_BITS` or more), the sides in warp tiles, the bit
 /// reversal fused in. A domain of 2^6 or less is one warp launch, of up to
@@ -75,7 +59,7 @@ pub fn plan(log_n: u32, tile_bits: u32) -> Vec<TileLaunch> {
                 k: t.stages,
                 g,
                 cshift,
-                layout: layout_flags(t.layout),
+                layout: t.layout.flags(),
                 warp: !t.layout.paired && (!whole || log_n <= WARP_TILE_BITS),
             }
         })
@@ -85,6 +69,7 @@ pub fn plan(log_n: u32, tile_bits: u32) -> Vec<TileLaunch> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crucible_core::ntt_tiles::{TILE_LOAD_REVERSED, TILE_PAIRED, TILE_STORE_REVERSED};
 
     fn launch(s: u32, k: u32, g: u32, cshift: u32, layout: u32, warp: bool) -> TileLaunch {
         TileLaunch {

@@ -2,8 +2,8 @@
 //! (a term's addition into a bucket, a merge of two tasks, a bucket of the reduction),
 //! and the predicted cost of a batch in signed windows of c bits.
 
-use crate::field::Program;
-use crate::shaders::Formulas;
+use crate::wgsl::programs::Program;
+use crate::wgsl::Formulas;
 
 /// Points one accumulation task adds at most. Small enough that a G2 task stays well
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).

@@ -4,10 +4,10 @@
 
 use crucible_core::{BufferId, Lease, PlanKey, Result};
 
-use crate::batch::{ParamsBuffer, PARAMS_ITEM};
-use crate::context::Context;
+use crate::device::batch::{ParamsBuffer, PARAMS_ITEM};
+use crate::device::context::Context;
+use crate::device::profile::{self, Timer};
 use crate::error::WgpuError;
-use crate::profile::{self, Timer};
 
 use super::cost::{signed_cost, CostWeights, MAX_WINDOW_BITS, SIGNED_BITS, TASK_SIZE};
 
@@ -313,8 +313,8 @@ mod tests {
         // G2 2^20: 13 the fastest of 13 to 16.
         assert!((12..=13).contains(&c(CostWeights::G2_REGISTERS, 1 << 20)));
         assert_eq!(c(CostWeights::ADDITIONS, 1 << 20), 16);
-        use crate::field::Program;
-        use crate::shaders::Formulas;
+        use crate::wgsl::programs::Program;
+        use crate::wgsl::Formulas;
         let form = |program| CostWeights::of(program, Formulas::Interpreted);
         assert_eq!(form(Program::G2Add), CostWeights::ADDITIONS);
         assert_eq!(

@@ -42,13 +42,13 @@ use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 use crucible_core::{check_span, BufferId, ElementKind, Lease, MemoryPlan, MsmSpan, Result};
 
-use crate::batch::{Batch, ParamsBuffer, PARAMS_ITEM};
-use crate::context::Context;
+use crate::device::batch::{Batch, ParamsBuffer, PARAMS_ITEM};
+use crate::device::context::Context;
+use crate::device::profile::{self, PassTimes};
 use crate::field::{projective_words, DeviceElement};
 use crate::memory::{check_kind, finish, read_words, DeviceBuffer};
-use crate::params::MsmParams;
-use crate::profile::{self, PassTimes};
-use crate::shaders::Module;
+use crate::wgsl::params::MsmParams;
+use crate::wgsl::Module;
 
 use cost::{CostWeights, TASK_SIZE};
 use layout::{batch_len, items, Choice, Config, Scratch};

@@ -14,11 +14,12 @@ use ark_ec::short_weierstrass::SWCurveConfig;
 use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{ElementKind, Lease, Result};
 
-use crate::batch::Batch;
-use crate::context::Context;
-use crate::field::{DeviceElement, Program};
-use crate::params::MsmParams;
-use crate::shaders::{Formulas, Module};
+use crate::device::batch::Batch;
+use crate::device::context::Context;
+use crate::field::DeviceElement;
+use crate::wgsl::params::MsmParams;
+use crate::wgsl::programs::Program;
+use crate::wgsl::{Formulas, Module};
 
 use super::layout::{items, Config, Scratch};
 

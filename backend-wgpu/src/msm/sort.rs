@@ -5,10 +5,10 @@
 
 use crucible_core::{Lease, Result};
 
-use crate::batch::Batch;
-use crate::context::Context;
-use crate::params::MsmParams;
-use crate::shaders::{Module, WORKGROUP};
+use crate::device::batch::Batch;
+use crate::device::context::Context;
+use crate::wgsl::params::MsmParams;
+use crate::wgsl::{Module, WORKGROUP};
 
 use super::layout::{items, Config, Scratch};
 

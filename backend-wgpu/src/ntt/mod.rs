@@ -1,5 +1,5 @@
-//! NTTs (natural order in and out, as arkworks' `Radix2EvaluationDomain`) and the
-//! pointwise ops, as dispatches of shaders/ntt.wgsl.
+//! NTTs (natural order in and out, as arkworks' `Radix2EvaluationDomain`), as
+//! dispatches of shaders/ntt.wgsl (whose pointwise kernels pointwise.rs runs).
 //!
 //! Two paths, by the adapter: where it offers the 16 KiB of workgroup storage a tile
 //! takes (WebGPU's default limit), the stages run in workgroup memory, up to 9 a
@@ -10,17 +10,16 @@
 //! into the last dispatch's stores. Elsewhere the passes run (`passes`): one global
 //! dispatch per radix-2 stage, the twiddles recomputed from two small tables.
 //!
-//! A transform (or pointwise product) is one submission, and returns with it queued:
+//! A transform is one submission, and returns with it queued:
 //! its tables, its power scratch and the parameter buffer stay in the lease for the
 //! next (only a failure frees them), so a repeated transform creates no buffer and
 //! waits for nothing.
 //!
 //! The layers, each importing only those below it: `steps` (a dispatch as data),
-//! `twiddles` (the power tables), `passes`, `tiles` (the workgroup path) and
-//! `pointwise`; this file chooses the path, records and submits.
+//! `twiddles` (the power tables), `passes` and `tiles` (the workgroup path); this file
+//! chooses the path, records and submits.
 
 mod passes;
-mod pointwise;
 mod steps;
 mod tiles;
 mod twiddles;
@@ -28,17 +27,15 @@ mod twiddles;
 use ark_ff::Field;
 use crucible_core::{BufferId, Domain, ElementKind, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
 
-use crate::batch::{Batch, ParamsBuffer};
-use crate::context::Context;
+use crate::device::batch::{Batch, ParamsBuffer};
+use crate::device::context::Context;
+use crate::device::profile::{self, Timer};
 use crate::error::{check_len, WgpuError};
 use crate::field::element_bytes;
 use crate::memory::{check_kind, finish, DeviceBuffer};
-use crate::profile::{self, Timer};
-use crate::shaders::{Module, NttMul};
+use crate::wgsl::{Module, NttMul};
 
 use passes::pass_steps;
-pub use pointwise::pointwise;
-use pointwise::pointwise_entry;
 use steps::{Kernel, Step, Table};
 pub use tiles::MAX_TILE_BITS;
 use tiles::{workgroup_steps, TILE_STORAGE_BYTES};
@@ -195,8 +192,8 @@ impl KeptBuffers {
     }
 }
 
-/// Every pipeline the transforms of `domain` (each kind, tables built fresh) and the
-/// pointwise products over buffers of `domain`'s size run, for a warm-up.
+/// Every pipeline the transforms of `domain` (each kind, tables built fresh) run, for a
+/// warm-up.
 pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static str)>> {
     let config = NttConfig::default().on(ctx);
     config.check(ctx)?;
@@ -222,11 +219,7 @@ pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static
             }
         }
     }
-    let mut entries: Vec<_> = [false, true]
-        .map(|scaled| (Module::Ntt, pointwise_entry(scaled)))
-        .into();
-    entries.extend(config.step_entries(&steps));
-    Ok(entries)
+    Ok(config.step_entries(&steps))
 }
 
 /// In-place NTT of `buf` over `domain`, on the adapter's path.

@@ -6,10 +6,11 @@
 use ark_ff::Field;
 use crucible_core::{Domain, Fr, NttKind};
 
-use crate::params::NttParams;
+use crate::wgsl::params::NttParams;
 
-use super::steps::{words, Kernel, Step, Table};
+use super::steps::{Kernel, Step, Table};
 use super::twiddles::{tw_log_lo, twiddle_step};
+use crate::field::fr_words;
 
 /// Every dispatch of one NTT of `domain` over a buffer of `chunk_len`-element chunks
 /// on the passes path.
@@ -41,8 +42,8 @@ pub fn pass_steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step>
                     stage: u32::from(h.is_some()),
                     lo_chunk: ch as u32,
                     hi_chunk: ch as u32,
-                    c: words(c),
-                    h: words(h.unwrap_or(Fr::ONE)),
+                    c: fr_words(c),
+                    h: fr_words(h.unwrap_or(Fr::ONE)),
                     ..base
                 },
             ));

@@ -1,18 +1,8 @@
 //! One NTT dispatch as data: the kernel, its parameters and the tables it binds.
 //! Every path's plan is a list of [`Step`]s that ntt/mod.rs records.
 
-use crucible_core::Fr;
-
-use crate::field::{DeviceElement, FR_WORDS};
-use crate::params::NttParams;
-use crate::shaders::WORKGROUP;
-
-/// `x` as the device's words (arkworks' Montgomery form).
-pub fn words(x: Fr) -> [u32; FR_WORDS] {
-    let mut w = [0u32; FR_WORDS];
-    x.write_words(&mut w);
-    w
-}
+use crate::wgsl::params::NttParams;
+use crate::wgsl::WORKGROUP;
 
 /// An entry point of shaders/ntt.wgsl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

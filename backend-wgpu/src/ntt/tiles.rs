@@ -5,15 +5,19 @@
 //! scalings on the first dispatch's loads and the last one's stores.
 
 use ark_ff::Field;
-use crucible_core::ntt_tiles::{fused_plan, natural_plan, Layout, Tile};
+use crucible_core::ntt_tiles::{
+    fused_plan, natural_plan, Tile, TILE_INVERSE, TILE_SCALE_BY_C, TILE_SCALE_BY_POWERS,
+    TILE_SCALE_LOADS_BY_POWERS,
+};
 use crucible_core::{Domain, Fr, NttKind};
 
 use crate::field::FR_WORDS;
-use crate::params::NttParams;
+use crate::wgsl::params::NttParams;
 
 use super::passes::{butterfly_steps, reversal_steps};
-use super::steps::{words, Kernel, Step, Table};
+use super::steps::{Kernel, Step, Table};
 use super::twiddles::{coset_log_lo, kept_tables, table_log, tw_log_lo, twiddle_step};
+use crate::field::fr_words;
 
 /// log2 of the most elements of a tile: 2^9 Fr of 32 bytes fill WebGPU's default
 /// 16 KiB of workgroup storage (`tile` in shaders/ntt.wgsl), so no adapter needs more
@@ -24,31 +28,6 @@ pub const MAX_TILE_BITS: u32 = 9;
 /// Bytes of workgroup storage the tile kernel declares: an adapter that offers less
 /// runs the passes.
 pub const TILE_STORAGE_BYTES: u32 = (1 << MAX_TILE_BITS) * (FR_WORDS as u32) * 4;
-
-/// tile_stages' flags (shaders/ntt.wgsl's TILE_*): the inverse's twiddles, the
-/// scalings, the layout.
-pub const TILE_INVERSE: u32 = 1;
-pub const TILE_SCALE_BY_C: u32 = 2;
-pub const TILE_SCALE_BY_POWERS: u32 = 4;
-pub const TILE_LOAD_REVERSED: u32 = 8;
-pub const TILE_STORE_REVERSED: u32 = 16;
-pub const TILE_PAIRED: u32 = 32;
-pub const TILE_SCALE_LOADS: u32 = 64;
-
-/// The layout flags of a planned tile.
-fn layout_flags(layout: Layout) -> u32 {
-    let mut flags = 0;
-    if layout.load_reversed {
-        flags |= TILE_LOAD_REVERSED;
-    }
-    if layout.store_reversed {
-        flags |= TILE_STORE_REVERSED;
-    }
-    if layout.paired {
-        flags |= TILE_PAIRED;
-    }
-    flags
-}
 
 /// The tile_stages dispatch of `shape`'s tiles in chunk `c` of `chunk` elements.
 fn tile_step(shape: Tile, chunk: usize, c: usize, flags: u32, base: &NttParams, pw: Table) -> Step {
@@ -66,7 +45,7 @@ fn tile_step(shape: Tile, chunk: usize, c: usize, flags: u32, base: &NttParams, 
             w1: shape.w1,
             p2: shape.p2,
             w2: shape.w2,
-            flags: flags | layout_flags(shape.layout),
+            flags: flags | shape.layout.flags(),
             ..*base
         },
         tw: Table::Twiddles,
@@ -112,7 +91,7 @@ pub fn workgroup_steps(
         table_log: log_t,
         pow_log_lo: coset_log_lo(log_n),
         flags: if inverse { TILE_INVERSE } else { 0 },
-        c: words(c),
+        c: fr_words(c),
         ..NttParams::default()
     };
     let tile = |shape: Tile, c: usize, flags: u32| tile_step(shape, chunk, c, flags, &base, any_pw);
@@ -124,7 +103,7 @@ pub fn workgroup_steps(
     };
     let (shapes, loads) = match fused {
         // The first dispatch reads the input where it lies, so it scales what it reads.
-        Some(shapes) if kind == NttKind::CosetForward => (shapes, TILE_SCALE_LOADS),
+        Some(shapes) if kind == NttKind::CosetForward => (shapes, TILE_SCALE_LOADS_BY_POWERS),
         Some(shapes) => (shapes, 0),
         None => {
             let reversal = if kind == NttKind::CosetForward {
@@ -175,6 +154,7 @@ pub fn workgroup_steps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crucible_core::ntt_tiles::{TILE_LOAD_REVERSED, TILE_PAIRED, TILE_STORE_REVERSED};
 
     /// How many dispatches a transform of one chunk takes: three at 2^20 and 2^24,
     /// no reversal pass; a whole domain of one tile: one dispatch; the flags of the

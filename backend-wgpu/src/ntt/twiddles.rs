@@ -5,11 +5,12 @@
 use ark_ff::Field;
 use crucible_core::{BufferId, Domain, Fr, Lease, NttKind, PlanKey, Result};
 
-use crate::context::Context;
+use crate::device::context::Context;
 use crate::field::FR_WORDS;
-use crate::params::NttParams;
+use crate::wgsl::params::NttParams;
 
-use super::steps::{words, Kernel, Step, Table};
+use super::steps::{Kernel, Step, Table};
+use crate::field::fr_words;
 
 /// Plan item of the per-transform power tables (the passes' twiddles, the workgroup
 /// path's table seeds and its twiddles of stages across chunks).
@@ -67,7 +68,7 @@ pub fn twiddle_step(domain: &Domain, inverse: bool, base: NttParams) -> Step {
         Kernel::Twiddles,
         NttParams {
             count: twiddle_entries(domain.log_size) as u32,
-            h: words(if inverse {
+            h: fr_words(if inverse {
                 domain.omega_inv
             } else {
                 domain.omega
@@ -100,8 +101,8 @@ pub fn twiddle_table_steps(domain: &Domain, chunk_len: usize) -> Vec<Step> {
     let root = domain.omega.pow([1u64 << (domain.log_size - t)]);
     let params = NttParams {
         pow_log_lo: tw_log_lo(t),
-        c: words(Fr::ONE),
-        h: words(root),
+        c: fr_words(Fr::ONE),
+        h: fr_words(root),
         ..NttParams::default()
     };
     vec![
@@ -142,8 +143,8 @@ pub fn coset_table_step(domain: &Domain, kind: NttKind) -> Step {
         params: NttParams {
             count: coset_entries(domain.log_size) as u32,
             pow_log_lo: coset_log_lo(domain.log_size),
-            c: words(first),
-            h: words(root),
+            c: fr_words(first),
+            h: fr_words(root),
             ..NttParams::default()
         },
         tw: Table::Scratch,

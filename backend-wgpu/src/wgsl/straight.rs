@@ -1,11 +1,11 @@
-//! The straight-line form of the formulas, for hardware adapters: each of field.rs's
+//! The straight-line form of the formulas, for hardware adapters: each of programs.rs's
 //! programs in static single assignment, emitted as a WGSL function on values.
 //!
 //! `fn g1_add(p: G1P, q: G1P) -> G1P` is the G1 addition program with every
 //! instruction a `let` (`let v3 = fq_mul(p.x, q.x);`), its inputs read from the
 //! parameters' fields and its outputs returned in a struct: no register file, no
 //! array indexed at run time, so the point and every intermediate can live in
-//! registers. The Fq functions it calls come from crate::field_code (loop-free).
+//! registers. The Fq functions it calls come from field_code.rs (loop-free).
 //!
 //! Mixed addition (`g1_add_affine(p: G1P, q: G1A)`) is the same program with Q's Z bound
 //! to a constant and folded: Z = 1 when the limbs' R' is arkworks' R (12- or 16-bit
@@ -18,8 +18,8 @@
 //! Fq code per call instead of one per instruction, for curves whose straight kernels
 //! are too large for a driver's compiler (G2's).
 
-use crate::field::{decode, wgsl_programs, FqOp, Program};
-use crate::field_code::{FieldCode, LimbBits};
+use super::field_code::{FieldCode, LimbBits};
+use super::programs::{decode, wgsl_programs, FqOp, Program};
 
 /// An Fq constant a program's register can be bound to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,7 +262,7 @@ pub(crate) fn wgsl_formulas(
 }
 
 /// The formula functions of `programs` over a private register file: each stores its
-/// operands in registers, runs its instructions (the interpreter's words, field.rs's
+/// operands in registers, runs its instructions (the interpreter's words, programs.rs's
 /// PROGRAM) through `fq_program`, one loop with one inlined copy of each Fq function,
 /// and returns the result registers. A kernel holds a few copies of the Fq code instead
 /// of one per instruction (a G2 addition inlined is 45 products of 4000 operations,

@@ -1,14 +1,27 @@
-//! The shader modules and the assembly of their WGSL source from shaders/*.wgsl.
+//! The shader modules and the assembly of their WGSL source from shaders/*.wgsl and
+//! the code generated here: `field16` (the 16-bit loop code's constants, Fq's code as
+//! Fr's renamed), `field_code` and `fr_code` (loop-free field arithmetic over b-bit
+//! limbs), `programs` (the Fq2 and curve formulas as Fq instruction lists) and
+//! `straight` (those lists as straight-line or register-file WGSL functions), `params`
+//! (the kernels' parameter blocks, a Rust and a WGSL struct from one definition).
 
-use crate::field::{fq_wgsl, wgsl_constants, wgsl_programs, Program};
-use crate::field_code::LimbBits;
-use crate::straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
+pub mod field16;
+pub mod field_code;
+pub mod fr_code;
+pub mod params;
+pub mod programs;
+pub mod straight;
+
+use field16::{fq_wgsl, wgsl_constants};
+use field_code::LimbBits;
+use programs::{wgsl_programs, Program};
+use straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
 pub const WORKGROUP: u32 = 64;
 
-/// How the shaders run one curve's Fq2 and curve formulas (field.rs's programs); every
-/// form comes from the same instruction list. Each form is some adapter class's
+/// How the shaders run one curve's Fq2 and curve formulas (programs.rs's programs);
+/// every form comes from the same instruction list. Each form is some adapter class's
 /// default for some curve ([`PerCurve::for_adapter`]); the tuning file's
 /// `g1_formulas` and `g2_formulas` name them in lower case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
@@ -277,7 +290,7 @@ enum ParamsBlock {
 
 impl ParamsBlock {
     fn wgsl(self) -> String {
-        use crate::params::{
+        use params::{
             FrTestParams, MsmParams, NttParams, ProgramTestParams, SparseParams, WgslStruct,
         };
         match self {
@@ -318,25 +331,27 @@ enum Part {
     FrMulUnrolled,
     /// Fr's whole arithmetic over 32-bit limbs in 64-bit integers (fr_code.rs).
     FrWide,
+    /// The tile kernels' flags, from core's tile planner ([`wgsl_tile_flags`]).
+    TileFlags,
 }
 
-const FR: &str = include_str!("../shaders/fr.wgsl");
-const PROGRAM: &str = include_str!("../shaders/program.wgsl");
-const INTERPRETER: &str = include_str!("../shaders/interpreter.wgsl");
-const NTT: &str = include_str!("../shaders/ntt.wgsl");
-const NTT_MUL_LOOP: &str = include_str!("../shaders/ntt_mul_loop.wgsl");
-const NTT_MUL_UNROLLED: &str = include_str!("../shaders/ntt_mul_unrolled.wgsl");
-const NTT_MUL_WIDE: &str = include_str!("../shaders/ntt_mul_wide.wgsl");
-const FR_POW: &str = include_str!("../shaders/fr_pow.wgsl");
-const MSM_COMMON: &str = include_str!("../shaders/msm_common.wgsl");
-const MSM_SORT: &str = include_str!("../shaders/msm_sort.wgsl");
-const MSM: &str = include_str!("../shaders/msm.wgsl");
-const MSM_VALUES: &str = include_str!("../shaders/msm_values.wgsl");
-const MSM_XYZZ: &str = include_str!("../shaders/msm_xyzz.wgsl");
-const FR_TEST: &str = include_str!("../shaders/fr_test.wgsl");
-const PROGRAM_TEST_PARAMS: &str = include_str!("../shaders/program_test_params.wgsl");
-const PROGRAM_TEST: &str = include_str!("../shaders/program_test.wgsl");
-const SPARSE_PRODUCT: &str = include_str!("../shaders/sparse_product.wgsl");
+const FR: &str = include_str!("../../shaders/fr.wgsl");
+const PROGRAM: &str = include_str!("../../shaders/program.wgsl");
+const INTERPRETER: &str = include_str!("../../shaders/interpreter.wgsl");
+const NTT: &str = include_str!("../../shaders/ntt.wgsl");
+const NTT_MUL_LOOP: &str = include_str!("../../shaders/ntt_mul_loop.wgsl");
+const NTT_MUL_UNROLLED: &str = include_str!("../../shaders/ntt_mul_unrolled.wgsl");
+const NTT_MUL_WIDE: &str = include_str!("../../shaders/ntt_mul_wide.wgsl");
+const FR_POW: &str = include_str!("../../shaders/fr_pow.wgsl");
+const MSM_COMMON: &str = include_str!("../../shaders/msm_common.wgsl");
+const MSM_SORT: &str = include_str!("../../shaders/msm_sort.wgsl");
+const MSM: &str = include_str!("../../shaders/msm.wgsl");
+const MSM_VALUES: &str = include_str!("../../shaders/msm_values.wgsl");
+const MSM_XYZZ: &str = include_str!("../../shaders/msm_xyzz.wgsl");
+const FR_TEST: &str = include_str!("../../shaders/fr_test.wgsl");
+const PROGRAM_TEST_PARAMS: &str = include_str!("../../shaders/program_test_params.wgsl");
+const PROGRAM_TEST: &str = include_str!("../../shaders/program_test.wgsl");
+const SPARSE_PRODUCT: &str = include_str!("../../shaders/sparse_product.wgsl");
 
 /// Where the MSM kernels' parameters name the point addition's program.
 const MSM_PROGRAM: [&str; 2] = ["params.prog_start", "params.prog_len"];
@@ -398,6 +413,7 @@ impl Module {
                 Wgsl(FR_POW),
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_LOOP),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::NttUnrolled => &[
@@ -407,6 +423,7 @@ impl Module {
                 FrMulUnrolled,
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_UNROLLED),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::NttWide => &[
@@ -414,6 +431,7 @@ impl Module {
                 Wgsl(FR_POW),
                 Params(ParamsBlock::Ntt),
                 Wgsl(NTT_MUL_WIDE),
+                TileFlags,
                 Wgsl(NTT),
             ],
             Module::MsmSort => &[
@@ -524,12 +542,30 @@ impl Module {
                 }
                 Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
                 Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
-                Part::FrMulUnrolled => s.push_str(&crate::fr_code::wgsl_fr_mul_unrolled()),
-                Part::FrWide => s.push_str(&crate::fr_code::wgsl_fr_wide()),
+                Part::FrMulUnrolled => s.push_str(&fr_code::wgsl_fr_mul_unrolled()),
+                Part::FrWide => s.push_str(&fr_code::wgsl_fr_wide()),
+                Part::TileFlags => s.push_str(&wgsl_tile_flags()),
             }
         }
         s
     }
+}
+
+/// shaders/ntt.wgsl's flag constants, each with core's value.
+fn wgsl_tile_flags() -> String {
+    use crucible_core::ntt_tiles::*;
+    [
+        ("TILE_INVERSE", TILE_INVERSE),
+        ("TILE_SCALE_BY_C", TILE_SCALE_BY_C),
+        ("TILE_SCALE_BY_POWERS", TILE_SCALE_BY_POWERS),
+        ("TILE_LOAD_REVERSED", TILE_LOAD_REVERSED),
+        ("TILE_STORE_REVERSED", TILE_STORE_REVERSED),
+        ("TILE_PAIRED", TILE_PAIRED),
+        ("TILE_SCALE_LOADS_BY_POWERS", TILE_SCALE_LOADS_BY_POWERS),
+    ]
+    .iter()
+    .map(|(name, value)| format!("const {name}: u32 = {value}u;\n"))
+    .collect()
 }
 
 /// The formulas' part of a module in `form` over the limbs of `programs`' curve.
@@ -780,7 +816,7 @@ mod tests {
     #[test]
     fn kernel_sizes_registers_g2_below_straight_g1() {
         let size = |p, f: Formulas| {
-            let n = crate::straight::inlined_operations(p, LimbBits::DEFAULT, f.formula_code());
+            let n = straight::inlined_operations(p, LimbBits::DEFAULT, f.formula_code());
             println!("kernel sizes: {p:?} {}: {n} operations inlined", f.name());
             n
         };

@@ -2,8 +2,9 @@
 //! the map callback, and copying its words out. Copying device data into such a buffer
 //! first is the caller's (memory's through a batch, the batch's own timestamp resolve).
 
-use crate::context::Context;
 use crate::error::WgpuError;
+
+use super::context::Context;
 
 /// Maps the first `bytes` of the host-readable `staging` buffer, appends its words to
 /// `words` and unmaps it. Whatever was copied into `staging` must have been submitted.

@@ -1,7 +1,7 @@
 //! The kernels' uniform parameter blocks: each defined once here, as a `#[repr(C)]`
 //! Rust struct and the WGSL struct generated from the same field list
 //! ([`WgslStruct::wgsl`]), which shader assembly splices into every module that binds
-//! it (shaders.rs), so the two cannot drift apart.
+//! it (wgsl/mod.rs), so the two cannot drift apart.
 
 use crate::field::FR_WORDS;
 
@@ -277,7 +277,7 @@ pub const PARAMS_BYTES: u64 = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shaders::{Module, ShaderConfig};
+    use crate::wgsl::{Module, ShaderConfig};
 
     /// (size, member offsets) of `struct name` as naga lays it out in `module`.
     fn naga_layout(module: Module, name: &str) -> Option<(u32, Vec<(String, u32)>)> {

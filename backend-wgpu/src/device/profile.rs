@@ -1,5 +1,5 @@
 //! Per-pass GPU timings (the tuning file's `profile = true`): a timestamp at the start and the
-//! end of every compute pass of a [`Batch`](crate::batch::Batch), grouped by the phase
+//! end of every compute pass of a [`Batch`](super::batch::Batch), grouped by the phase
 //! the caller names, printed as a table to stderr.
 //!
 //! Every dispatch of a batch is its own compute pass, so the pass timestamps of
@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crucible_core::{BufferId, Lease, PlanKey, Result};
 
-use crate::context::{Context, PARAMS_SLOTS};
+use super::context::{Context, PARAMS_SLOTS};
 
 /// Timestamps per submission: a start and an end for each of its dispatches.
 pub const QUERIES: u32 = 2 * PARAMS_SLOTS as u32;

@@ -21,9 +21,10 @@ use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
-use crate::context::Context;
 use crate::error::WgpuError;
 use crate::field::DeviceElement;
+
+use super::context::Context;
 
 /// Elements converted by one task of the parallel conversion (a few tens of KiB).
 const TASK_ELEMS: usize = 1024;

@@ -6,9 +6,10 @@ use std::sync::{Mutex, PoisonError};
 
 use crucible_core::{BufferId, Lease, PlanKey};
 
-use crate::context::Context;
 use crate::error::WgpuError;
-use crate::profile::{pass_durations, PassTimes, Timer, QUERIES};
+
+use super::context::Context;
+use super::profile::{pass_durations, PassTimes, Timer, QUERIES};
 
 /// Plan item of the uniform buffer holding every dispatch's parameters.
 pub const PARAMS_ITEM: PlanKey = PlanKey::new("wgpu", "params");
@@ -92,7 +93,7 @@ enum Step<'a> {
 }
 
 /// Commands recorded for the queue. Each dispatch's parameters get their own slot of
-/// a leased uniform buffer of [`PARAMS_SLOTS`](crate::context::PARAMS_SLOTS) slots;
+/// a leased uniform buffer of [`PARAMS_SLOTS`](super::context::PARAMS_SLOTS) slots;
 /// when it is full the commands so far are submitted and the buffer is refilled
 /// (queue writes are ordered between submissions, so earlier dispatches still see
 /// their own parameters).
@@ -126,7 +127,7 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Times every following dispatch's pass with `timer` (see crate::profile); the
+    /// Times every following dispatch's pass with `timer` (see profile.rs); the
     /// times come back from [`Batch::submit_timed`].
     pub fn time_with(&mut self, timer: Timer<'a>) {
         self.timer = Some(timer);
@@ -310,7 +311,7 @@ impl<'a> Batch<'a> {
         }
         if let (Some(t), true) = (timer, timed > 0) {
             let mut words = Vec::new();
-            crate::readback::map_words(ctx, t.readback, timed_bytes, &mut words)?;
+            super::readback::map_words(ctx, t.readback, timed_bytes, &mut words)?;
             let ticks: Vec<u64> = words
                 .chunks_exact(2)
                 .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))

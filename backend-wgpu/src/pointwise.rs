@@ -1,25 +1,32 @@
 //! The pointwise products of scalar buffers (`mul_assign`, `sub_mul_assign`), one
-//! dispatch per chunk, in one submission.
+//! dispatch per chunk of shaders/ntt.wgsl's `mul` or `sub_mul`, in one submission.
 
 use crucible_core::{ElementKind, Fr, Lease, Result, ScalarBuf};
 
-use crate::batch::{Batch, ParamsBuffer};
-use crate::context::Context;
+use crate::device::batch::{Batch, ParamsBuffer};
+use crate::device::context::Context;
 use crate::error::check_len;
 use crate::memory::{check_kind, finish, DeviceBuffer};
-use crate::params::NttParams;
-use crate::shaders::Module;
+use crate::wgsl::params::NttParams;
+use crate::wgsl::Module;
 
-use super::steps::words;
+use crate::field::fr_words;
 
 /// The pointwise kernel (module `Ntt`): `sub_mul` when the difference is scaled, else
 /// `mul`.
-pub fn pointwise_entry(scaled: bool) -> &'static str {
+fn pointwise_entry(scaled: bool) -> &'static str {
     if scaled {
         "sub_mul"
     } else {
         "mul"
     }
+}
+
+/// Both pointwise kernels' pipelines, for a warm-up.
+pub fn pipelines() -> Vec<(Module, &'static str)> {
+    [false, true]
+        .map(|scaled| (Module::Ntt, pointwise_entry(scaled)))
+        .into()
 }
 
 /// `dst[i] *= rhs[i]`, or with `k`, `dst[i] = (dst[i] − rhs[i])·k`.
@@ -55,7 +62,7 @@ pub fn pointwise(
                 lo_chunk: c as u32,
                 hi_chunk: c as u32,
                 log_chunk: chunk_len.trailing_zeros(),
-                c: words(k.unwrap_or_default()),
+                c: fr_words(k.unwrap_or_default()),
                 ..NttParams::default()
             };
             batch.dispatch(

@@ -1,5 +1,19 @@
 //! Finding and opening adapters: the user's selection and memory override, what an
 //! adapter reports (name, API, memory), software-adapter detection, and the budget.
+//!
+//! Below it, what an opened adapter is made of and how work reaches it: `context` (the
+//! device and queue: limits, error scopes, shader modules and pipelines),
+//! `pipeline_cache` (compiled pipelines kept across processes), `batch` (commands
+//! recorded and submitted, their parameters in a leased uniform buffer), `profile`
+//! (per-pass GPU timings), `upload` and `readback` (the host-visible buffers data
+//! crosses the bus through).
+
+pub mod batch;
+pub mod context;
+pub mod pipeline_cache;
+pub mod profile;
+pub mod readback;
+pub mod upload;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,12 +23,12 @@ use crucible_core::priority;
 use crucible_core::registry::ProbeOptions;
 use crucible_core::{BackendInfo, DeviceBudget};
 
-use crate::context::{Context, DeviceLimits};
 use crate::error::WgpuError;
-use crate::pipeline_cache::CachePlace;
-use crate::shaders::{Formulas, PerCurve};
 use crate::tuning::{AdapterClass, Tuned, WgpuTuning};
-use crate::upload::Uploads;
+use crate::wgsl::{Formulas, PerCurve};
+use context::{Context, DeviceLimits};
+use pipeline_cache::CachePlace;
+use upload::Uploads;
 
 /// Environment variable choosing the adapter: an index into the list of adapters, or a
 /// substring of the adapter's name (case-insensitive).
@@ -266,7 +280,7 @@ fn open(
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
     // 64-bit integers in shaders where the adapter has them: the NTT's wide Fr
-    // product and the wide Fq limbs (fr_code.rs, field_code.rs) need them.
+    // product and the wide Fq limbs (wgsl/fr_code.rs, wgsl/field_code.rs) need them.
     let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
     let software = info.device_type == wgpu::DeviceType::Cpu;
     let tuned = wgpu_options
@@ -292,8 +306,7 @@ fn open(
         // The pipeline cache where it is on, 64-bit integers where the adapter has
         // them, and timestamp queries when the tuning's `profile` asks for them
         // (profile.rs).
-        required_features: required_features
-            | crate::profile::features(adapter.features(), tuned.profile),
+        required_features: required_features | profile::features(adapter.features(), tuned.profile),
         // The adapter's own limits, not the defaults: bigger bindings, fewer chunks.
         required_limits: adapter_limits.clone(),
         experimental_features: wgpu::ExperimentalFeatures::disabled(),

@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use crate::field_code::{Field, FieldCode, LimbBits};
+use super::field_code::{Field, FieldCode, LimbBits};
 
 /// Limb width of the wide Fr code: a `u32` a limb, which makes R' = R and the packed
 /// form the limbs themselves.

@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
-use crate::field_code::LimbBits;
-use crate::params::PARAMS_BYTES;
-use crate::pipeline_cache::{cache_file, CachePlace, CacheUse, ModuleCache};
-use crate::shaders::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
 use crate::tuning::Tuned;
+use crate::wgsl::field_code::LimbBits;
+use crate::wgsl::params::PARAMS_BYTES;
+use crate::wgsl::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
+
+use super::pipeline_cache::{cache_file, CachePlace, CacheUse, ModuleCache};
 
 /// The limits this backend works within, derived from the adapter's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
