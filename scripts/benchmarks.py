@@ -4,7 +4,8 @@
     python3 scripts/benchmarks.py               # writes BENCHMARKS.md
     python3 scripts/benchmarks.py --check       # exits 1 if BENCHMARKS.md is not what the files give
     python3 scripts/benchmarks.py commands [MACHINE]  # index.json's crucible commands of MACHINE (h200)
-    python3 scripts/benchmarks.py sppark LOG    # sppark's peer harness output -> h200-sppark-*.json
+    python3 scripts/benchmarks.py sppark LOG [MACHINE]  # sppark's peer harness output -> MACHINE-sppark-*.json
+    python3 scripts/benchmarks.py icicle TABLE MACHINE  # ICICLE's peer table -> MACHINE-icicle-*.json
     python3 scripts/benchmarks.py stamp FILE    # adds the commit and the machine to a `prove --json` file
     python3 scripts/benchmarks.py conformance MACHINE LOG...  # summary lines -> MACHINE-conformance.json
 
@@ -76,7 +77,11 @@ class Doc:
         for m in sorted(machines):
             self.out(f"Machine: {self.index['machines'][m]}.")
         commits = sorted({load(f).get("git_commit", "?")[:10] for f in files})
-        self.out(f"Commit: {', '.join(commits)}.", "Reproduce:", "")
+        self.out(f"Commit: {', '.join(commits)}.")
+        dates = sorted({self.entries[f]["measured"] for f in files if "measured" in self.entries[f]})
+        if dates:
+            self.out(f"Measured: {', '.join(dates)}.")
+        self.out("Reproduce:", "")
         self.out("```sh")
         seen = set()
         for f in files:
@@ -103,8 +108,9 @@ class Doc:
             "host bases and scalars, pipelined from 2^22 terms; NTT: host in, host out).",
             "",
         )
-        self.peers("MSM against sppark", ["msm-g1", "msm-g2"], "MSM")
-        self.peers("NTT against sppark", ["ntt"], "NTT")
+        for machine in ("h100", "h200"):
+            self.peers(machine, ["msm-g1", "msm-g2"], "MSM")
+            self.peers(machine, ["ntt"], "NTT")
         self.proofs()
         self.throughput()
         self.wgpu()
@@ -114,15 +120,25 @@ class Doc:
             self.lines.pop()
         return "\n".join(self.lines) + "\n"
 
-    def peers(self, title, ops, what):
+    def peers(self, machine, ops, what):
+        """crucible's CUDA rows of `machine` beside sppark's, and ICICLE's where its files
+        exist: all from one run on one card."""
         files = []
         rows = []
-        version = method = None
+        version = method = icicle = None
+        card = self.index["machines"][machine].split(" (")[0].replace("one ", "")
         for op in ops:
-            ours, theirs = f"h200-cuda-{op}.json", f"h200-sppark-{op}.json"
-            files.append(ours)
+            ours, theirs = f"{machine}-cuda-{op}.json", f"{machine}-sppark-{op}.json"
+            if ours not in self.entries or theirs not in self.entries:
+                return
+            files += [ours, theirs]
             a, b = load(ours), load(theirs)
             version, method = b["peer_version"], b["method"]
+            ic = None
+            if f"{machine}-icicle-{op}.json" in self.entries:
+                files.append(f"{machine}-icicle-{op}.json")
+                ic = load(f"{machine}-icicle-{op}.json")
+                icicle = ic
             for r in a["results"]:
                 p = row(b, r["size"])
                 if p is None:
@@ -130,28 +146,37 @@ class Doc:
                 res = p["resident"]["median_ms"] / r["resident"]["median_ms"]
                 tr = p["with_transfers"]["median_ms"] / r["with_transfers"]["median_ms"]
                 label = {"msm-g1": "G1 ", "msm-g2": "G2 ", "ntt": ""}[op] + log2(r["size"])
-                rows.append([
-                    label,
-                    ms(p["resident"]["median_ms"]),
-                    f"**{ms(r['resident']['median_ms'])}**",
-                    ratio(res),
-                    ms(p["with_transfers"]["median_ms"]),
-                    f"**{ms(r['with_transfers']['median_ms'])}**",
-                    ratio(tr),
-                ])
-        self.out(f"## {title}", "")
+                cells = [label, ms(p["resident"]["median_ms"])]
+                if icicle is not None:
+                    q = row(ic, r["size"]) if ic else None
+                    best = q and (q.get("precomputed") or q["resident"])
+                    cells += [ms(q["resident"]["median_ms"]) if q else "—",
+                              ms(q["precomputed"]["median_ms"]) if q and q.get("precomputed") else "—"]
+                cells += [f"**{ms(r['resident']['median_ms'])}**", ratio(res, "sppark")]
+                if icicle is not None:
+                    cells.append(ratio(best["median_ms"] / r["resident"]["median_ms"], "ICICLE")
+                                 if best else "—")
+                cells += [ms(p["with_transfers"]["median_ms"]),
+                          f"**{ms(r['with_transfers']['median_ms'])}**", ratio(tr, "sppark")]
+                rows.append(cells)
+        peers = f"sppark {version}" + (f" and ICICLE {icicle['peer_version']}" if icicle else "")
+        self.out(f"## {what} against {peers} on the {card}", "")
         self.out(
-            f"crucible's CUDA backend against supranational's sppark {version}, through sppark's own",
-            f"API, in the same run on the same card; every sppark result checked against arkworks.",
+            f"crucible's CUDA backend against {peers}, each through its own API, in the same",
+            f"run on the same card; every peer result checked against arkworks.",
             f"sppark's method: {method}.",
-            "",
         )
-        files += [f"h200-sppark-{op}.json" for op in ops]
-        self.table(
-            [what, f"sppark {version}", "crucible cuda", "resident", "sppark +transfers",
-             "crucible +transfers", "+transfers"],
-            rows,
-        )
+        if icicle:
+            self.out(f"ICICLE's method: {icicle['method']}.")
+        self.out("")
+        header = [what, f"sppark {version}"]
+        if icicle:
+            header += ["ICICLE", "ICICLE precomputed"]
+        header += ["crucible cuda", "resident vs sppark"]
+        if icicle:
+            header.append("vs ICICLE's best")
+        header += ["sppark +transfers", "crucible +transfers", "+transfers"]
+        self.table(header, rows)
         self.provenance(files)
 
     def proofs(self):
@@ -362,8 +387,8 @@ def check(d):
     return "verified" if d.get("verified", True) else "not verified (synthetic key)"
 
 
-def ratio(r):
-    return f"crucible {r:.2f}× ahead" if r >= 1 else f"sppark {1 / r:.2f}× ahead"
+def ratio(r, peer="sppark"):
+    return f"crucible {r:.2f}× ahead" if r >= 1 else f"{peer} {1 / r:.2f}× ahead"
 
 
 def machine_here():
@@ -387,7 +412,7 @@ def commit_here():
         return "unknown"
 
 
-def sppark(log):
+def sppark(log, machine="h200"):
     """The peer harness's final table (op, size, mode, median, min, max, check) -> bench JSON."""
     text = open(log).read()
     version = re.search(r"sppark (\d+\.\d+\.\d+)", text).group(1)
@@ -412,16 +437,66 @@ def sppark(log):
     ]:
         sizes = sorted({k[1] for k in modes if k[0] == op})
         results = [{
-            "backend": f"sppark-{version}", "device": "NVIDIA H200" if "H200" in text else "GPU",
+            "backend": f"sppark-{version}", "device": device_of(text),
             "size": 1 << s, "resident": modes[(op, s, res_mode)],
             "resident_clock": "device" if op == "ntt" else "host",
             "with_transfers": modes[(op, s, tr_mode)], "speedup_vs_cpu": None,
         } for s in sizes if (op, s, res_mode) in modes and (op, s, tr_mode) in modes]
-        save(f"h200-sppark-{op}.json", {
+        save(f"{machine}-sppark-{op}.json", {
             "peer": "sppark", "peer_version": version, "method": method,
             "git_commit": commit_here(), "machine": machine_here(), "op": op,
             "size_unit": "terms" if op.startswith("msm") else "points",
             "backends": [{"name": f"sppark-{version}"}], "skipped": [], "results": results,
+        })
+
+
+def device_of(text):
+    for name in ("H200", "H100"):
+        if name in text:
+            return f"NVIDIA {name}"
+    return "GPU"
+
+
+def icicle(table, machine):
+    """ICICLE's peer table (op, size, mode, median, min, max, host, check) -> bench JSON:
+    its default resident mode, its precomputed-bases mode and all from pinned host memory."""
+    text = open(table).read()
+    version = re.search(r"\((v[\d.]+)\)", text).group(1)
+    modes = {}
+    for line in text.splitlines():
+        m = re.match(r"^(msm-g1|msm-g2|ntt)\s+2\^(\d+)\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+ok$", line)
+        if m:
+            modes[(m.group(1), int(m.group(2)), m.group(3))] = {
+                "median_ms": float(m.group(4)), "min_ms": float(m.group(5)), "max_ms": float(m.group(6))}
+    if "MISMATCH" in text or not modes:
+        sys.exit(f"{table}: no checked ICICLE results")
+    msm = ("resident: bases and scalars on the device, default configuration; precomputed: "
+           "its precomputed-bases mode (the bases' multiples made untimed); CUDA events on "
+           "ICICLE's stream; +transfers: all from host memory registered with "
+           "cudaHostRegister (pinned)")
+    ntt = ("resident: forward NTT in place on the device, natural order in and out, default "
+           "domain, CUDA events on ICICLE's stream; +transfers: host in and out, pinned")
+    for op in ("msm-g1", "msm-g2", "ntt"):
+        method = ntt if op == "ntt" else msm
+        results = []
+        for s in sorted({k[1] for k in modes if k[0] == op}):
+            get = lambda prefix: next((v for k, v in modes.items()
+                                       if k[0] == op and k[1] == s and k[2].startswith(prefix)), None)
+            resident = get("resident: ")
+            if resident is None:
+                continue
+            results.append({
+                "backend": f"icicle-{version}", "device": device_of(text), "size": 1 << s,
+                "resident": resident, "resident_clock": "device",
+                "precomputed": get("resident, precomputed bases"),
+                "with_transfers": get("all from host (pinned)") or get("host in/out (NN, pinned)"),
+                "speedup_vs_cpu": None,
+            })
+        save(f"{machine}-icicle-{op}.json", {
+            "peer": "icicle", "peer_version": version, "method": method,
+            "git_commit": commit_here(), "op": op,
+            "size_unit": "terms" if op.startswith("msm") else "points",
+            "backends": [{"name": f"icicle-{version}"}], "skipped": [], "results": results,
         })
 
 
@@ -459,8 +534,11 @@ def main(argv):
             if e["command"].startswith("crucible ") and e["machine"] == machine:
                 print(e["command"])
         return 0
-    if argv[:1] == ["sppark"] and len(argv) == 2:
-        sppark(argv[1])
+    if argv[:1] == ["sppark"] and len(argv) in (2, 3):
+        sppark(*argv[1:])
+        return 0
+    if argv[:1] == ["icicle"] and len(argv) == 3:
+        icicle(argv[1], argv[2])
         return 0
     if argv[:1] == ["stamp"] and len(argv) == 2:
         stamp(argv[1])
