@@ -285,13 +285,15 @@ class Doc:
                     f"**{steady:.3f}**" if steady else "—",
                     f"{r['predicted_proofs_per_second']:.3f}",
                     f"{100 * r['device_busy']:.1f} %",
+                    ns_per_constraint(r),
                     " / ".join(ms(ph.get(k), 0) for k in ("synthesize", "evaluate", "stage", "ntt", "msm")),
                     rss_cell,
                     r["schedule"],
                 ])
         self.table(
             ["run", "proofs × workers", "proofs/s", "steady", "predicted", "device busy",
-             "synthesize / evaluate / stage / ntt / msm", "host peak RSS", "schedule"],
+             "device ns / constraint", "synthesize / evaluate / stage / ntt / msm",
+             "host peak RSS", "schedule"],
             rows,
         )
         self.provenance([f for f, _ in runs])
@@ -385,6 +387,12 @@ def check(d):
         same = sum(1 for p in proofs if p.get("check") == "byte-identical")
         return f"{same} of {len(proofs)} byte-identical to ark-groth16"
     return "verified" if d.get("verified", True) else "not verified (synthetic key)"
+
+
+def ns_per_constraint(r):
+    """Device time a constraint costs: busy share over the steady (else the run's) rate."""
+    rate = r.get("steady_proofs_per_second") or r["proofs_per_second"]
+    return f"{r['device_busy'] / rate / r['size'] * 1e9:.1f}" if rate and r["size"] else "—"
 
 
 def ratio(r, peer="sppark"):

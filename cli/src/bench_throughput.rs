@@ -173,7 +173,29 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
     })
 }
 
+/// Nanoseconds of device time a constraint costs: the share of the run the device was
+/// busy, over the proofs per second it sustained (steady where known, else the run's),
+/// per constraint. The figure that compares provers of different circuit sizes.
+pub fn device_ns_per_constraint(
+    busy: f64,
+    proofs_per_second: f64,
+    constraints: usize,
+) -> Option<f64> {
+    (proofs_per_second > 0.0 && constraints > 0)
+        .then(|| busy / proofs_per_second / constraints as f64 * 1e9)
+}
+
 impl ThroughputRow {
+    /// [`device_ns_per_constraint`] of the run.
+    pub fn device_ns_per_constraint(&self) -> Option<f64> {
+        device_ns_per_constraint(
+            self.device_busy,
+            self.steady_proofs_per_second
+                .unwrap_or(self.proofs_per_second),
+            self.size,
+        )
+    }
+
     /// The row as a JSON object of `bench --out`.
     pub fn json(&self) -> serde_json::Value {
         let phases: serde_json::Map<String, serde_json::Value> = self
@@ -193,6 +215,7 @@ impl ThroughputRow {
             "steady_proofs_per_second": self.steady_proofs_per_second,
             "predicted_proofs_per_second": self.predicted_proofs_per_second,
             "device_busy": self.device_busy,
+            "device_ns_per_constraint": self.device_ns_per_constraint(),
             "schedule": self.schedule,
             "phase_median_ms": phases,
             "matrices_seconds": self.matrices_seconds,
@@ -224,6 +247,8 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
                     .map_or_else(|| "-".into(), |p| format!("{p:.3}")),
                 format!("{:.3}", r.predicted_proofs_per_second),
                 format!("{:.1} %", 100.0 * r.device_busy),
+                r.device_ns_per_constraint()
+                    .map_or_else(|| "-".into(), |ns| format!("{ns:.1}")),
                 phase(r, "synthesize"),
                 phase(r, "evaluate"),
                 phase(r, "queued"),
@@ -245,6 +270,7 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
         "steady",
         "predicted",
         "device busy",
+        "device ns/constraint",
         "synthesize",
         "evaluate",
         "queued",
@@ -255,7 +281,7 @@ pub fn throughput_table(rows: &[ThroughputRow]) -> String {
         "proving",
     ];
     format!(
-        "{}\n(proofs/s: over the whole run; steady: once the first proof has ended; phases: median ms a proof; device busy: share of the run with a proof in flight on the device; predicted: the cost model's proofs/s for the schedule it chose; host peak RSS: over the run, proving: from the first proof on)",
+        "{}\n(proofs/s: over the whole run; steady: once the first proof has ended; phases: median ms a proof; device busy: share of the run with a proof in flight on the device; device ns/constraint: device busy over the steady proofs/s, per constraint; predicted: the cost model's proofs/s for the schedule it chose; host peak RSS: over the run, proving: from the first proof on)",
         table(&headers, &cells, 1)
     )
 }
@@ -273,7 +299,16 @@ pub fn steady_rate(ended_at: &[std::time::Duration]) -> Option<f64> {
 mod tests {
     use std::time::Duration;
 
-    use super::steady_rate;
+    use super::{device_ns_per_constraint, steady_rate};
+
+    #[test]
+    fn device_time_per_constraint_is_busy_time_over_the_rate() {
+        // 0.453 proofs/s at 92.7 % busy over 2^26 constraints: 30.5 ns a constraint.
+        let ns = device_ns_per_constraint(0.927, 0.453, 1 << 26).expect("a rate");
+        assert!((ns - 30.49).abs() < 0.01, "{ns}");
+        assert_eq!(device_ns_per_constraint(0.9, 0.0, 1 << 20), None);
+        assert_eq!(device_ns_per_constraint(0.9, 1.0, 0), None);
+    }
 
     #[test]
     fn the_steady_rate_leaves_out_the_pipeline_fill() {
