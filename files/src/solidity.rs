@@ -154,6 +154,7 @@ contract {CONTRACT} {{
     ) external view returns (bool) {{
         if (a[0] >= Q || a[1] >= Q || c[0] >= Q || c[1] >= Q) return false;
         if (b[0][0] >= Q || b[0][1] >= Q || b[1][0] >= Q || b[1][1] >= Q) return false;
+        if (!onCurve(a[0], a[1]) || !onCurve(c[0], c[1])) return false;
         uint256[2] memory vkX = [IC0_X, IC0_Y];
 "#
     );
@@ -194,6 +195,13 @@ contract {CONTRACT} {{
         pairs[23] = DELTA_Y0;
         (bool ok, bytes memory product) = address(0x08).staticcall(abi.encode(pairs));
         return ok && product.length == 32 && abi.decode(product, (uint256)) == 1;
+    }
+
+    /// Whether (x, y) is on y^2 = x^3 + 3 or is the point at infinity (0, 0): a G1
+    /// point the precompiles refuse would first use up all the gas given to them.
+    function onCurve(uint256 x, uint256 y) internal pure returns (bool) {
+        if (x == 0 && y == 0) return true;
+        return mulmod(y, y, Q) == addmod(mulmod(mulmod(x, x, Q), x, Q), 3, Q);
     }
 
     /// p += s * (x, y), with ecMul and ecAdd; false when a precompile refuses a point.
