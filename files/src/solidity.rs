@@ -260,7 +260,10 @@ mod tests {
     #[test]
     fn a_key_without_public_inputs_takes_no_input_array() {
         let s = solidity_verifier(&key(0));
-        assert!(!s.contains("calldata input") && !s.contains("input["), "{s}");
+        assert!(
+            !s.contains("calldata input") && !s.contains("input["),
+            "{s}"
+        );
         assert!(s.contains("uint256[2] calldata c\n    )"), "{s}");
     }
 
