@@ -417,7 +417,7 @@ fn exported_verifiers_accept_valid_proofs_and_reject_tampered_ones_on_the_evm() 
         (source0, &no_inputs[..]),
         (snarkjs_source, &snarkjs[..]),
     ];
-    let report = run_on_evm(&dir, &contracts);
+    let report = run_on_evm(dir, &contracts);
     println!("{report}");
     for ((_, calls), result) in contracts
         .iter()

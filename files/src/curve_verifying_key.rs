@@ -21,13 +21,13 @@ use crate::encoding::{
 use crate::snarkjs_json::any_vk_from_json;
 use crate::zkey::{check_groth16, header_curve, GROTH16_HEADER, IC};
 
-/// A verifying key of either curve.
+/// A verifying key of either curve (boxed: the two curves' keys differ in size).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CurveVerifyingKey {
     /// A BLS12-381 key.
-    Bls12_381(VerifyingKey<Bls12_381>),
+    Bls12_381(Box<VerifyingKey<Bls12_381>>),
     /// A BN254 key.
-    Bn254(VerifyingKey<Bn254>),
+    Bn254(Box<VerifyingKey<Bn254>>),
 }
 
 impl CurveVerifyingKey {
@@ -53,27 +53,15 @@ impl CurveVerifyingKey {
         Self::from_zkey_bin(binfile::open(path, b"zkey", "snarkjs .zkey", 1)?)
     }
 
-    /// [`CurveVerifyingKey::from_zkey`] from any seekable reader; `name` is used in
-    /// error messages.
-    pub fn from_zkey_reader<R: Read + Seek>(reader: R, name: &str) -> Result<CurveVerifyingKey> {
-        Self::from_zkey_bin(BinFile::new(
-            reader,
-            binfile::Named(name.to_string()),
-            b"zkey",
-            "snarkjs .zkey",
-            1,
-        )?)
-    }
-
     fn from_zkey_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<CurveVerifyingKey> {
         check_groth16(&mut file)?;
         let curve = header_curve(&mut file.section(GROTH16_HEADER, "Groth16 header")?)?;
         Ok(match curve {
             Curve::Bls12_381 => {
-                CurveVerifyingKey::Bls12_381(zkey_vk(&mut file, curve, g1_zkey, g2_zkey)?)
+                CurveVerifyingKey::Bls12_381(Box::new(zkey_vk(&mut file, curve, g1_zkey, g2_zkey)?))
             }
             Curve::Bn254 => {
-                CurveVerifyingKey::Bn254(zkey_vk(&mut file, curve, bn254_g1, bn254_g2)?)
+                CurveVerifyingKey::Bn254(Box::new(zkey_vk(&mut file, curve, bn254_g1, bn254_g2)?))
             }
         })
     }
@@ -93,9 +81,9 @@ impl CurveVerifyingKey {
         let bn254 = read_binary(path, "verifying key", Curve::Bn254);
         let bls = || read_binary(path, "verifying key", Curve::Bls12_381);
         match bn254 {
-            Ok(vk) => Ok(CurveVerifyingKey::Bn254(vk)),
+            Ok(vk) => Ok(CurveVerifyingKey::Bn254(Box::new(vk))),
             Err(bn254) => match bls() {
-                Ok(vk) => Ok(CurveVerifyingKey::Bls12_381(vk)),
+                Ok(vk) => Ok(CurveVerifyingKey::Bls12_381(Box::new(vk))),
                 Err(bls) => Err(Error::InvalidInput(format!("{bn254}; {bls}"))),
             },
         }

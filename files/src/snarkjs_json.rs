@@ -264,8 +264,8 @@ pub fn any_vk_from_json(v: &Value, name: &str) -> Result<CurveVerifyingKey> {
     let name = Named(name.to_string());
     let r = Reader { name: &name };
     Ok(match r.header(v)? {
-        Curve::Bls12_381 => CurveVerifyingKey::Bls12_381(verifying_key(&r, v)?),
-        Curve::Bn254 => CurveVerifyingKey::Bn254(verifying_key(&r, v)?),
+        Curve::Bls12_381 => CurveVerifyingKey::Bls12_381(Box::new(verifying_key(&r, v)?)),
+        Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(verifying_key(&r, v)?)),
     })
 }
 

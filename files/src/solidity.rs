@@ -159,9 +159,9 @@ contract {CONTRACT} {{
 "#
     );
     for i in 0..n {
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "        if (input[{i}] >= R || !addMul(vkX, IC{j}_X, IC{j}_Y, input[{i}])) return false;\n",
+            "        if (input[{i}] >= R || !addMul(vkX, IC{j}_X, IC{j}_Y, input[{i}])) return false;",
             j = i + 1
         );
     }
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn a_bls12_381_key_is_refused_naming_both_curves() {
         let vk = VerifyingKey::<crucible_core::Bls12_381>::default();
-        let err = export_verifier(&CurveVerifyingKey::Bls12_381(vk), "bls.zkey")
+        let err = export_verifier(&CurveVerifyingKey::Bls12_381(Box::new(vk)), "bls.zkey")
             .unwrap_err()
             .to_string();
         assert!(

@@ -136,7 +136,7 @@ fn a_verifying_key_reads_the_same_from_the_zkey_as_from_snarkjs_export() {
         .vk;
     assert_eq!(
         CurveVerifyingKey::from_zkey(&fixture("multi_public.zkey")).unwrap(),
-        CurveVerifyingKey::Bls12_381(full)
+        CurveVerifyingKey::Bls12_381(Box::new(full))
     );
 }
 
