@@ -13,6 +13,7 @@ mod client;
 mod conformance;
 mod devices;
 mod error;
+mod export_verifier;
 mod export_vk;
 mod host_memory;
 mod memory_watch;
@@ -62,6 +63,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Write the verifying key of a .zkey or an arkworks proving key (JSON and/or binary).
     ExportVk(export_vk::ExportVkArgs),
+    /// Write a Solidity verifier of a BN254 key's proofs, for Ethereum's precompiles.
+    ExportVerifier(export_verifier::ExportVerifierArgs),
     /// ark-groth16's random setup for a circom .r1cs (not a ceremony: for tests).
     Setup(setup::SetupArgs),
     /// Print the memory plans of a proof, the budget, and how many proofs fit at once.
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Prove(args) => prove::run(args),
         Command::Verify(args) => verify::run(args),
         Command::ExportVk(args) => export_vk::run(args),
+        Command::ExportVerifier(args) => export_verifier::run(args),
         Command::Setup(args) => setup::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Conformance(args) => conformance::run(args),

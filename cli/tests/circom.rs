@@ -19,6 +19,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+mod support;
+use support::{crucible, text};
+
 const CIRCUITS: [&str; 3] = ["multi_public", "chain", "circomlib_gates"];
 
 fn interop() -> PathBuf {
@@ -94,23 +97,6 @@ macro_rules! artifacts_or_skip {
             }
         }
     };
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn crucible(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crucible"))
-        .args(args)
-        .env_remove("CRUCIBLE_REQUIRE")
-        .output()
-        .expect("runs crucible")
 }
 
 fn snarkjs_verify(vk: &Path, public: &Path, proof: &Path) -> Output {

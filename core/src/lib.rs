@@ -16,6 +16,7 @@ mod busy_clock;
 mod byte_size;
 pub mod cache_dir;
 mod cost;
+pub mod curve;
 mod domain;
 pub mod engine;
 mod error;

@@ -14,6 +14,7 @@ use crate::output::write_atomically;
 use crate::snarkjs_json::{
     proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
 };
+use crucible_core::curve::Curve;
 use crucible_core::groth16::{Proof, ProvingKey};
 use crucible_core::key_file::{load_untrusted_key, open_regular};
 use crucible_core::{Bls12_381, Error, Fr, Result};
@@ -64,7 +65,7 @@ fn open_small(path: &Path, what: &str) -> Result<File> {
     Ok(file)
 }
 
-fn read_json(path: &Path, what: &str) -> Result<Value> {
+pub(crate) fn read_json(path: &Path, what: &str) -> Result<Value> {
     let file = open_small(path, what)?;
     serde_json::from_reader(BufReader::new(file))
         .map_err(|e| Error::InvalidInput(format!("{}: not valid JSON: {e}", path.display())))
@@ -72,7 +73,11 @@ fn read_json(path: &Path, what: &str) -> Result<Value> {
 
 /// Reads a small arkworks-serialized value that must fill the whole file, in either
 /// compression, with every point validated.
-fn read_binary<T: CanonicalDeserialize>(path: &Path, what: &str) -> Result<T> {
+pub(crate) fn read_binary<T: CanonicalDeserialize>(
+    path: &Path,
+    what: &str,
+    curve: Curve,
+) -> Result<T> {
     let mut bytes = Vec::new();
     open_small(path, what)?
         .read_to_end(&mut bytes)
@@ -90,7 +95,7 @@ fn read_binary<T: CanonicalDeserialize>(path: &Path, what: &str) -> Result<T> {
         }
     }
     Err(Error::InvalidInput(format!(
-        "{}: not an arkworks-serialized {what} (compressed or not) for BLS12-381 ({}); a snarkjs JSON file must be named *.json",
+        "{}: not an arkworks-serialized {what} (compressed or not) for {curve} ({}); a snarkjs JSON file must be named *.json",
         path.display(),
         errors.join("; ")
     )))
@@ -110,7 +115,7 @@ pub fn read_proof(path: &Path) -> Result<Proof> {
     if is_json(path) {
         proof_from_json(&read_json(path, "proof")?, &path.display().to_string())
     } else {
-        read_binary(path, "proof")
+        read_binary(path, "proof", Curve::PROVED)
     }
 }
 
@@ -132,7 +137,7 @@ pub fn read_public(path: &Path) -> Result<Vec<Fr>> {
             &path.display().to_string(),
         )
     } else {
-        read_binary(path, "public inputs")
+        read_binary(path, "public inputs", Curve::PROVED)
     }
 }
 
@@ -153,7 +158,7 @@ pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
             &path.display().to_string(),
         )
     } else {
-        read_binary(path, "verifying key")
+        read_binary(path, "verifying key", Curve::PROVED)
     }
 }
 

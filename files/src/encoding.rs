@@ -1,16 +1,19 @@
 //! Field elements and curve points as iden3's files write them: little-endian
 //! integers, plain for `.r1cs`/`.wtns` scalars, Montgomery form (`x·2^384 mod q`) for
 //! `.zkey` coordinates, the point at infinity as all zero bytes. Every point decoded
-//! here is checked to be on its curve and in the prime-order subgroup.
+//! here is checked to be on its curve and in the prime-order subgroup. A header's
+//! primes name the file's [`Curve`].
 
 use std::io::Read;
 
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, PrimeField};
+use ark_ff::{BigInt, Fp, Fp2, Fp2Config, MontBackend, MontConfig, PrimeField};
 
-use crate::binfile::SectionReader;
-use crucible_core::{Fq, Fr, G1Affine, G2Affine, Result};
+use crate::binfile::{Named, SectionReader};
+use crucible_core::ark_bls12_381::{Fq2, FqConfig};
+use crucible_core::curve::Curve;
+use crucible_core::{Error, Fq, Fr, G1Affine, G2Affine, Result};
 
 /// Bytes of a scalar (`Fr`).
 pub const FR_BYTES: usize = 32;
@@ -50,9 +53,38 @@ pub fn fr_zkey_coefficient(bytes: &[u8]) -> Option<Fr> {
         .then(|| Fr::new_unchecked(stored) * Fr::new_unchecked(BigInt::from(1u64)))
 }
 
+/// A base-field element in `.zkey` form (its Montgomery limbs, little-endian, on any
+/// curve); `None` when they are not below the modulus.
+pub fn fp_montgomery<P: MontConfig<N>, const N: usize>(
+    bytes: &[u8],
+) -> Option<Fp<MontBackend<P, N>, N>> {
+    let b = bigint::<N>(bytes);
+    (b < P::MODULUS).then(|| Fp::new_unchecked(b))
+}
+
 fn fq_montgomery(bytes: &[u8]) -> Option<Fq> {
-    let b = bigint::<6>(bytes);
-    (b < Fq::MODULUS).then(|| Fq::new_unchecked(b))
+    fp_montgomery::<FqConfig, 6>(bytes)
+}
+
+/// A quadratic-extension element in `.zkey` form: c0, then c1, each decoded by `fp`.
+pub fn fp2_zkey<P: Fp2Config>(bytes: &[u8], fp: impl Fn(&[u8]) -> Option<P::Fp>) -> Option<Fp2<P>> {
+    let (c0, c1) = bytes.split_at(bytes.len() / 2);
+    Some(Fp2::new(fp(c0)?, fp(c1)?))
+}
+
+/// A point in `.zkey` form on any curve: x, then y, each decoded by `coordinate`; all
+/// zero bytes for the point at infinity. Neither on the curve nor in the subgroup yet.
+pub fn zkey_point<C: SWCurveConfig>(
+    bytes: &[u8],
+    coordinate: impl Fn(&[u8]) -> Option<C::BaseField>,
+) -> Result<Affine<C>, PointError> {
+    if bytes.iter().all(|b| *b == 0) {
+        return Ok(Affine::zero());
+    }
+    let (x, y) = bytes.split_at(bytes.len() / 2);
+    let x = coordinate(x).ok_or(PointError::CoordinateOutOfRange)?;
+    let y = coordinate(y).ok_or(PointError::CoordinateOutOfRange)?;
+    Ok(Affine::new_unchecked(x, y))
 }
 
 /// Why a point was rejected.
@@ -76,7 +108,8 @@ impl std::fmt::Display for PointError {
     }
 }
 
-fn checked<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
+/// `p`, when it is on its curve and in the prime-order subgroup.
+pub fn checked<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
     let p = on_curve(p)?;
     if !p.is_in_correct_subgroup_assuming_on_curve() {
         return Err(PointError::NotInSubgroup);
@@ -103,12 +136,7 @@ pub fn g1_zkey_on_curve(bytes: &[u8]) -> Result<G1Affine, PointError> {
 }
 
 fn g1_zkey_unchecked(bytes: &[u8]) -> Result<G1Affine, PointError> {
-    if bytes.iter().all(|b| *b == 0) {
-        return Ok(G1Affine::zero());
-    }
-    let x = fq_montgomery(&bytes[..FQ_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
-    let y = fq_montgomery(&bytes[FQ_BYTES..G1_BYTES]).ok_or(PointError::CoordinateOutOfRange)?;
-    Ok(G1Affine::new_unchecked(x, y))
+    zkey_point(&bytes[..G1_BYTES], fq_montgomery)
 }
 
 /// The `.zkey` form of a base-field element: its Montgomery limbs, little-endian.
@@ -152,16 +180,9 @@ pub fn g2_zkey_on_curve(bytes: &[u8]) -> Result<G2Affine, PointError> {
 }
 
 fn g2_zkey_unchecked(bytes: &[u8]) -> Result<G2Affine, PointError> {
-    if bytes.iter().all(|b| *b == 0) {
-        return Ok(G2Affine::zero());
-    }
-    let c = |i: usize| {
-        fq_montgomery(&bytes[i * FQ_BYTES..(i + 1) * FQ_BYTES])
-            .ok_or(PointError::CoordinateOutOfRange)
-    };
-    let x = crucible_core::ark_bls12_381::Fq2::new(c(0)?, c(1)?);
-    let y = crucible_core::ark_bls12_381::Fq2::new(c(2)?, c(3)?);
-    Ok(G2Affine::new_unchecked(x, y))
+    zkey_point(&bytes[..G2_BYTES], |c| -> Option<Fq2> {
+        fp2_zkey(c, fq_montgomery)
+    })
 }
 
 /// Reads one element of `size` bytes from a section and decodes it.
@@ -176,27 +197,66 @@ pub fn read_one<R: Read, T, E: std::fmt::Display>(
     decode(&buf).map_err(|e| section.name.error(format!("{what}: {e}")))
 }
 
-/// Checks a prime field header (`n8`, then the prime) against the modulus `want`.
-pub fn check_prime<R: Read>(
-    section: &mut SectionReader<'_, R>,
-    want: &[u8],
-    field: &str,
-) -> Result<()> {
+/// Which of a curve's two fields a file's prime is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldRole {
+    /// The scalar field (r): `.r1cs` and `.wtns` values, a key's coefficients.
+    Scalar,
+    /// The base field (q): a key's point coordinates.
+    Base,
+}
+
+impl std::fmt::Display for FieldRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FieldRole::Scalar => "scalar field",
+            FieldRole::Base => "base field",
+        })
+    }
+}
+
+/// The widest field a known curve has, in bytes (BLS12-381's base field).
+const WIDEST_FIELD: usize = 48;
+
+/// Reads a prime field header (`n8`, then the prime) and names the curve whose `role`
+/// field has that prime.
+pub fn read_curve<R: Read>(section: &mut SectionReader<'_, R>, role: FieldRole) -> Result<Curve> {
     let n8 = section.usize32()?;
-    if n8 != want.len() {
+    // Wider than any known field: corrupt or unknown, and must not size an allocation.
+    if n8 > WIDEST_FIELD {
         return Err(section.name.error(format!(
-            "its {field} elements are {n8} bytes, BLS12-381's are {} (compile with `circom --prime bls12381`, or use snarkjs' bls12381 curve)",
-            want.len()
+            "its {role} elements are {n8} bytes: neither BLS12-381 nor BN254, the curves crucible reads"
         )));
     }
     let mut prime = vec![0u8; n8];
     section.bytes(&mut prime)?;
-    if prime != want {
-        return Err(section.name.error(format!(
-            "its {field} is not BLS12-381's (compile with `circom --prime bls12381`, or use snarkjs' bls12381 curve)"
-        )));
+    let curve = match role {
+        FieldRole::Scalar => Curve::with_scalar_modulus(&prime),
+        FieldRole::Base => Curve::with_base_modulus(&prime),
+    };
+    curve.ok_or_else(|| {
+        section.name.error(format!(
+            "its {role} prime ({n8} bytes) is neither BLS12-381's nor BN254's, the curves crucible reads"
+        ))
+    })
+}
+
+/// Refuses a file (`what`: "circuit", "witness", "key") on a curve the backends do
+/// not prove, naming both curves and how to make a file crucible proves.
+pub fn check_proved(name: &Named, curve: Curve, what: &str) -> Result<()> {
+    if curve == Curve::PROVED {
+        return Ok(());
     }
-    Ok(())
+    let proved = Curve::PROVED;
+    Err(Error::Unsupported(format!(
+        "{}: a {curve} ({}) {what}; this build proves {proved} only: compile the circuit with \
+         `circom --prime {}` and set it up with snarkjs' {} powers of tau ({curve} keys are read \
+         to export Ethereum verifiers: `crucible export-verifier`)",
+        name.0,
+        curve.circom_name(),
+        proved.circom_name(),
+        proved.circom_name(),
+    )))
 }
 
 /// A plain scalar decoder for [`read_all`].

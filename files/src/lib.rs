@@ -13,7 +13,10 @@
 //!   wanted ([`KeyAndWitness`]);
 //! - development powers-of-tau files for snarkjs' Groth16 setup ([`ptau`]).
 //!
-//! Only BLS12-381 is supported (circom `--prime bls12381`, snarkjs' `bls12381` curve).
+//! Every file names its curve ([`curve_of`]). Proofs are made over BLS12-381 (circom
+//! `--prime bls12381`, snarkjs' `bls12381` curve); a BN254 (`bn128`) file is refused
+//! by the provers' readers with both curves named, and a BN254 key exports an
+//! Ethereum verifier ([`solidity`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -21,12 +24,15 @@ pub mod artifacts;
 mod binfile;
 mod bulk;
 mod circuit;
+mod curve_of;
+mod curve_verifying_key;
 mod encoding;
 mod key_and_witness;
 pub mod output;
 pub mod ptau;
 mod r1cs;
 pub mod snarkjs_json;
+pub mod solidity;
 mod subgroup;
 pub mod validated_keys;
 mod wtns;
@@ -34,6 +40,8 @@ mod zkey;
 mod zkey_writer;
 
 pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, ZkeyCircuit};
+pub use curve_of::{curve_of, curve_of_reader};
+pub use curve_verifying_key::CurveVerifyingKey;
 pub use encoding::PointError;
 pub use key_and_witness::{prove_zkey, KeyAndWitness};
 pub use r1cs::R1cs;

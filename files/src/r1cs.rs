@@ -6,11 +6,10 @@ use std::io::{Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
-use ark_ff::PrimeField;
 use ark_relations::utils::matrix::Matrix;
 
 use crate::binfile::{self, BinFile, SectionReader};
-use crate::encoding::{check_prime, fr_plain, modulus_bytes, FR_BYTES};
+use crate::encoding::{check_proved, fr_plain, read_curve, FieldRole, FR_BYTES};
 use crucible_core::{Error, Fr, ProofShape, Result};
 
 const HEADER: u32 = 1;
@@ -66,7 +65,8 @@ impl R1cs {
             )));
         }
         let mut h = file.section(HEADER, "header")?;
-        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "prime")?;
+        let curve = read_curve(&mut h, FieldRole::Scalar)?;
+        check_proved(h.name, curve, "circuit")?;
         let num_wires = h.usize32()?;
         let num_outputs = h.usize32()?;
         let num_public_inputs = h.usize32()?;
@@ -167,7 +167,7 @@ mod tests {
     /// An `.r1cs` whose header claims `constraints` constraints over an empty
     /// constraints section.
     fn claiming(constraints: u32) -> Vec<u8> {
-        let prime = modulus_bytes(Fr::MODULUS);
+        let prime = crucible_core::curve::Curve::PROVED.scalar_modulus();
         let mut header = (prime.len() as u32).to_le_bytes().to_vec();
         header.extend_from_slice(&prime);
         for count in [2u32, 0, 1, 0] {

@@ -4,16 +4,19 @@
 //! the point at infinity), G2 coordinates as `[c0, c1]` pairs.
 
 use ark_ec::pairing::Pairing;
+use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, PrimeField, Zero};
+use ark_ff::{BigInt, Field, Fp, Fp2, Fp2Config, FpConfig, One, PrimeField, Zero};
 use ark_groth16::VerifyingKey;
 use serde_json::{json, Value};
 
 use crucible_core::ark_bls12_381::{Fq12, Fq2, Fq6};
+use crucible_core::curve::Curve;
 use crucible_core::groth16::Proof;
-use crucible_core::{Bls12_381, Fq, Fr, G1Affine, G2Affine, Result};
+use crucible_core::{Bls12_381, Fr, G1Affine, G2Affine, Result};
 
 use crate::binfile::Named;
+use crate::curve_verifying_key::CurveVerifyingKey;
 
 /// snarkjs' name of the curve.
 pub const CURVE: &str = "bls12381";
@@ -126,73 +129,40 @@ impl Reader<'_> {
             })
     }
 
-    fn fq2(&self, v: &Value, what: &str) -> Result<Fq2> {
-        let c = self.array(v, what, Some(2))?;
-        Ok(Fq2::new(
-            self.number(&c[0], what)?,
-            self.number(&c[1], what)?,
-        ))
-    }
-
-    fn point<P: AffineRepr>(
-        &self,
-        what: &str,
-        z: P::BaseField,
-        make: impl FnOnce() -> Result<P>,
-    ) -> Result<P> {
-        if z.is_zero() {
-            return Ok(P::zero());
+    /// A point as `[x, y]` or `[x, y, z]` with z = 1 (z = 0 for the point at
+    /// infinity), on its curve and in its prime-order subgroup.
+    fn point<C: SWCurveConfig>(&self, v: &Value, what: &str) -> Result<Affine<C>>
+    where
+        C::BaseField: Coordinate,
+    {
+        let c = self.array(v, what, None)?;
+        if c.len() != 2 && c.len() != 3 {
+            return Err(self
+                .name
+                .error(format!("{what} must be [x, y] or [x, y, z]")));
         }
-        if z != <P::BaseField as ark_ff::One>::one() {
+        let z = match c.get(2) {
+            Some(z) => C::BaseField::read(self, z, what)?,
+            None => C::BaseField::one(),
+        };
+        if z.is_zero() {
+            return Ok(Affine::zero());
+        }
+        if !z.is_one() {
             return Err(self.name.error(format!(
                 "{what} is not affine (z must be 1, or 0 for the point at infinity)"
             )));
         }
-        make()
-    }
-
-    fn g1(&self, v: &Value, what: &str) -> Result<G1Affine> {
-        let c = self.array(v, what, None)?;
-        if c.len() != 2 && c.len() != 3 {
-            return Err(self
-                .name
-                .error(format!("{what} must be [x, y] or [x, y, z]")));
-        }
-        let z = match c.get(2) {
-            Some(z) => self.number::<Fq, 6>(z, what)?,
-            None => ark_ff::One::one(),
-        };
-        self.point(what, z, || {
-            let p = G1Affine::new_unchecked(self.number(&c[0], what)?, self.number(&c[1], what)?);
-            self.valid(
-                p.is_on_curve(),
-                p.is_in_correct_subgroup_assuming_on_curve(),
-                what,
-            )?;
-            Ok(p)
-        })
-    }
-
-    fn g2(&self, v: &Value, what: &str) -> Result<G2Affine> {
-        let c = self.array(v, what, None)?;
-        if c.len() != 2 && c.len() != 3 {
-            return Err(self
-                .name
-                .error(format!("{what} must be [x, y] or [x, y, z]")));
-        }
-        let z = match c.get(2) {
-            Some(z) => self.fq2(z, what)?,
-            None => ark_ff::One::one(),
-        };
-        self.point(what, z, || {
-            let p = G2Affine::new_unchecked(self.fq2(&c[0], what)?, self.fq2(&c[1], what)?);
-            self.valid(
-                p.is_on_curve(),
-                p.is_in_correct_subgroup_assuming_on_curve(),
-                what,
-            )?;
-            Ok(p)
-        })
+        let p = Affine::<C>::new_unchecked(
+            C::BaseField::read(self, &c[0], what)?,
+            C::BaseField::read(self, &c[1], what)?,
+        );
+        self.valid(
+            p.is_on_curve(),
+            p.is_in_correct_subgroup_assuming_on_curve(),
+            what,
+        )?;
+        Ok(p)
     }
 
     fn valid(&self, on_curve: bool, in_subgroup: bool, what: &str) -> Result<()> {
@@ -207,20 +177,51 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn header(&self, v: &Value) -> Result<()> {
+    /// Checks the protocol, and names the file's curve (`curve`, BLS12-381 when the
+    /// field is absent).
+    fn header(&self, v: &Value) -> Result<Curve> {
         if let Some(p) = v.get("protocol") {
             if p.as_str() != Some("groth16") {
                 return Err(self.name.error(format!("protocol is {p}, not \"groth16\"")));
             }
         }
-        if let Some(c) = v.get("curve") {
-            if c.as_str() != Some(CURVE) {
-                return Err(self.name.error(format!(
-                    "curve is {c}, not \"{CURVE}\" (crucible proves over BLS12-381 only)"
-                )));
-            }
+        match v.get("curve") {
+            None => Ok(Curve::Bls12_381),
+            Some(c) => c.as_str().and_then(|c| c.parse().ok()).ok_or_else(|| {
+                self.name.error(format!(
+                    "curve is {c}, neither \"bls12381\" nor \"bn128\" (BN254)"
+                ))
+            }),
         }
-        Ok(())
+    }
+
+    /// [`Reader::header`], refusing a curve other than the one proved.
+    fn proved_header(&self, v: &Value) -> Result<()> {
+        crate::encoding::check_proved(self.name, self.header(v)?, "file")
+    }
+}
+
+/// A coordinate as snarkjs' JSON writes it: a decimal string, or `[c0, c1]` in G2.
+trait Coordinate: Field {
+    fn read(r: &Reader<'_>, v: &Value, what: &str) -> Result<Self>;
+}
+
+impl<P: FpConfig<N>, const N: usize> Coordinate for Fp<P, N> {
+    fn read(r: &Reader<'_>, v: &Value, what: &str) -> Result<Self> {
+        r.number(v, what)
+    }
+}
+
+impl<P: Fp2Config> Coordinate for Fp2<P>
+where
+    P::Fp: Coordinate,
+{
+    fn read(r: &Reader<'_>, v: &Value, what: &str) -> Result<Self> {
+        let c = r.array(v, what, Some(2))?;
+        Ok(Fp2::new(
+            P::Fp::read(r, &c[0], what)?,
+            P::Fp::read(r, &c[1], what)?,
+        ))
     }
 }
 
@@ -229,11 +230,11 @@ impl Reader<'_> {
 pub fn proof_from_json(v: &Value, name: &str) -> Result<Proof> {
     let name = Named(name.to_string());
     let r = Reader { name: &name };
-    r.header(v)?;
+    r.proved_header(v)?;
     Ok(Proof {
-        a: r.g1(r.field(v, "pi_a")?, "pi_a")?,
-        b: r.g2(r.field(v, "pi_b")?, "pi_b")?,
-        c: r.g1(r.field(v, "pi_c")?, "pi_c")?,
+        a: r.point(r.field(v, "pi_a")?, "pi_a")?,
+        b: r.point(r.field(v, "pi_b")?, "pi_b")?,
+        c: r.point(r.field(v, "pi_c")?, "pi_c")?,
     })
 }
 
@@ -248,33 +249,56 @@ pub fn public_from_json(v: &Value, name: &str) -> Result<Vec<Fr>> {
         .collect()
 }
 
-/// Reads a snarkjs `verification_key.json` value (`vk_alphabeta_12` is derived data
-/// and not read); `name` names the file in errors.
+/// Reads a snarkjs `verification_key.json` value for BLS12-381 (`vk_alphabeta_12` is
+/// derived data and not read); `name` names the file in errors.
 pub fn vk_from_json(v: &Value, name: &str) -> Result<VerifyingKey<Bls12_381>> {
     let name = Named(name.to_string());
     let r = Reader { name: &name };
-    r.header(v)?;
+    r.proved_header(v)?;
+    verifying_key(&r, v)
+}
+
+/// Reads a snarkjs `verification_key.json` value on the curve it names (`curve`:
+/// `bls12381` or `bn128`); `name` names the file in errors.
+pub fn any_vk_from_json(v: &Value, name: &str) -> Result<CurveVerifyingKey> {
+    let name = Named(name.to_string());
+    let r = Reader { name: &name };
+    Ok(match r.header(v)? {
+        Curve::Bls12_381 => CurveVerifyingKey::Bls12_381(Box::new(verifying_key(&r, v)?)),
+        Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(verifying_key(&r, v)?)),
+    })
+}
+
+/// The points of a verifying key, on the curve of `E`.
+fn verifying_key<E, G1, G2>(r: &Reader<'_>, v: &Value) -> Result<VerifyingKey<E>>
+where
+    E: Pairing<G1Affine = Affine<G1>, G2Affine = Affine<G2>>,
+    G1: SWCurveConfig,
+    G2: SWCurveConfig,
+    G1::BaseField: Coordinate,
+    G2::BaseField: Coordinate,
+{
     let ic = r.array(r.field(v, "IC")?, "IC", None)?;
     if ic.is_empty() {
-        return Err(name.error("IC is empty"));
+        return Err(r.name.error("IC is empty"));
     }
     if let Some(n) = v.get("nPublic") {
         if n.as_u64() != Some(ic.len() as u64 - 1) {
-            return Err(name.error(format!(
+            return Err(r.name.error(format!(
                 "nPublic is {n} but IC has {} points (nPublic + 1 expected)",
                 ic.len()
             )));
         }
     }
     Ok(VerifyingKey {
-        alpha_g1: r.g1(r.field(v, "vk_alpha_1")?, "vk_alpha_1")?,
-        beta_g2: r.g2(r.field(v, "vk_beta_2")?, "vk_beta_2")?,
-        gamma_g2: r.g2(r.field(v, "vk_gamma_2")?, "vk_gamma_2")?,
-        delta_g2: r.g2(r.field(v, "vk_delta_2")?, "vk_delta_2")?,
+        alpha_g1: r.point(r.field(v, "vk_alpha_1")?, "vk_alpha_1")?,
+        beta_g2: r.point(r.field(v, "vk_beta_2")?, "vk_beta_2")?,
+        gamma_g2: r.point(r.field(v, "vk_gamma_2")?, "vk_gamma_2")?,
+        delta_g2: r.point(r.field(v, "vk_delta_2")?, "vk_delta_2")?,
         gamma_abc_g1: ic
             .iter()
             .enumerate()
-            .map(|(i, p)| r.g1(p, &format!("IC[{i}]")))
+            .map(|(i, p)| r.point(p, &format!("IC[{i}]")))
             .collect::<Result<_>>()?,
     })
 }

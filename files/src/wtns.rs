@@ -4,11 +4,11 @@
 use std::io::{Read, Seek};
 use std::path::Path;
 
-use ark_ff::{One, PrimeField};
+use ark_ff::One;
 
 use crate::binfile::{self, BinFile};
 use crate::bulk::read_all;
-use crate::encoding::{check_prime, fr_plain_checked, modulus_bytes, FR_BYTES};
+use crate::encoding::{check_proved, fr_plain_checked, read_curve, FieldRole, FR_BYTES};
 use crucible_core::{Fr, Result};
 
 const HEADER: u32 = 1;
@@ -33,7 +33,8 @@ pub fn read_witness_from<R: Read + Seek>(reader: R, name: &str) -> Result<Vec<Fr
 
 fn from_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<Vec<Fr>> {
     let mut h = file.section(HEADER, "header")?;
-    check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "prime")?;
+    let curve = read_curve(&mut h, FieldRole::Scalar)?;
+    check_proved(h.name, curve, "witness")?;
     let count = h.usize32()?;
     h.finish()?;
     let mut s = file.section(VALUES, "witness values")?;

@@ -12,21 +12,22 @@ use std::io::{Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
-use ark_ff::{One, PrimeField};
+use ark_ff::One;
 use ark_groth16::VerifyingKey;
 use ark_relations::utils::matrix::Matrix;
 
 use crate::binfile::{self, BinFile, SectionReader};
 use crate::bulk::read_all;
 use crate::encoding::{
-    check_prime, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
-    modulus_bytes, read_one, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
+    check_proved, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
+    read_curve, read_one, FieldRole, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
 };
 use crate::subgroup::outside_subgroup;
 use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
+use crucible_core::curve::Curve;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::{Domain, Error, Fq, Fr, G1Affine, ProofShape, Result};
+use crucible_core::{Domain, Error, Fr, G1Affine, ProofShape, Result};
 
 pub(crate) const PROTOCOL: u32 = 1;
 pub(crate) const GROTH16_HEADER: u32 = 2;
@@ -127,18 +128,9 @@ impl Zkey {
 
     /// The protocol check and the header's sizes (wires, public signals, domain).
     fn sizes<R: Read + Seek>(file: &mut BinFile<R>) -> Result<(usize, usize, usize)> {
-        let mut s = file.section(PROTOCOL, "protocol")?;
-        let protocol = s.u32()?;
-        s.finish()?;
-        if protocol != GROTH16 {
-            return Err(Error::Unsupported(format!(
-                "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
-                file.name.0
-            )));
-        }
+        check_groth16(file)?;
         let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
-        check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
-        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
+        check_proved(h.name, header_curve(&mut h)?, "key")?;
         let num_wires = h.usize32()?;
         let num_public = h.usize32()?;
         let domain_size = h.usize32()?;
@@ -232,19 +224,10 @@ impl Zkey {
     /// The key's sections, every point checked to be on its curve (the queries'
     /// subgroups are the caller's to check: [`Zkey::check_subgroups`]).
     fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey> {
-        let mut s = file.section(PROTOCOL, "protocol")?;
-        let protocol = s.u32()?;
-        s.finish()?;
-        if protocol != GROTH16 {
-            return Err(Error::Unsupported(format!(
-                "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
-                file.name.0
-            )));
-        }
+        check_groth16(file)?;
 
         let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
-        check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
-        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
+        check_proved(h.name, header_curve(&mut h)?, "key")?;
         let num_wires = h.usize32()?;
         let num_public = h.usize32()?;
         let domain_size = h.usize32()?;
@@ -343,6 +326,33 @@ impl Zkey {
         }
         Ok(())
     }
+}
+
+/// Refuses a key of another snarkjs protocol than Groth16.
+pub(crate) fn check_groth16<R: Read + Seek>(file: &mut BinFile<R>) -> Result<()> {
+    let mut s = file.section(PROTOCOL, "protocol")?;
+    let protocol = s.u32()?;
+    s.finish()?;
+    if protocol != GROTH16 {
+        return Err(Error::Unsupported(format!(
+            "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
+            file.name.0
+        )));
+    }
+    Ok(())
+}
+
+/// The curve of a Groth16 header's two primes (the base field's, then the scalar
+/// field's), which must be the same curve's.
+pub(crate) fn header_curve<R: Read>(h: &mut SectionReader<'_, R>) -> Result<Curve> {
+    let base = read_curve(h, FieldRole::Base)?;
+    let scalar = read_curve(h, FieldRole::Scalar)?;
+    if base != scalar {
+        return Err(h.name.error(format!(
+            "its base field is {base}'s and its scalar field {scalar}'s: no curve has both"
+        )));
+    }
+    Ok(base)
 }
 
 /// The same linear combination, whatever the order of its terms (zero terms ignored).

@@ -300,13 +300,13 @@ fn damaged_zkeys_are_clear_errors_naming_the_file() {
         "{e}"
     );
 
-    // A bn128 key: the base-field prime differs.
-    let mut bn = good.clone();
+    // A damaged base-field prime: no curve's (a real BN254 key: tests/curves.rs).
+    let mut odd = good.clone();
     let at = section_offset(&good, 2) + 4;
-    bn[at] ^= 0xff;
-    let e = zkey_error(bn);
+    odd[at] ^= 0xff;
+    let e = zkey_error(odd);
     assert!(
-        e.contains("not BLS12-381's") && e.contains("bls12381"),
+        e.contains("its base field prime (48 bytes) is neither BLS12-381's nor BN254's"),
         "{e}"
     );
 }

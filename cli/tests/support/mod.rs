@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -185,4 +185,23 @@ pub fn postgres_url() -> Option<String> {
             None
         }
     }
+}
+
+/// A finished command's exit status and output, for a failure message.
+pub fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `crucible ARGS` to the end (the backends it requires left to its arguments).
+pub fn crucible(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args(args)
+        .env_remove("CRUCIBLE_REQUIRE")
+        .output()
+        .expect("runs crucible")
 }

@@ -1,0 +1,171 @@
+//! Files name their curve: real circom and snarkjs files of both curves (`fixtures/`
+//! for BLS12-381, `fixtures/bn254/` for circom's default prime; see
+//! `fixtures/README.md`) are told apart by their headers, the provers' readers refuse
+//! BN254 naming both curves, and a BN254 key's verifying key reads the same from its
+//! `.zkey` as from snarkjs' own export of it.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use crucible_core::curve::Curve;
+use crucible_core::Error;
+use crucible_files::{curve_of, curve_of_reader, read_witness, CurveVerifyingKey, R1cs, Zkey};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+const KINDS: [&str; 3] = ["r1cs", "wtns", "zkey"];
+
+#[test]
+fn every_file_names_its_curve() {
+    for kind in KINDS {
+        let bls = fixture(&format!("multi_public.{kind}"));
+        let bn254 = fixture(&format!("bn254/multi_public.{kind}"));
+        assert_eq!(curve_of(&bls).unwrap(), Curve::Bls12_381, "{kind}");
+        assert_eq!(curve_of(&bn254).unwrap(), Curve::Bn254, "{kind}");
+    }
+}
+
+/// The refusal every prover's reader gives a BN254 file.
+fn assert_refused_as_bn254(err: Error, file: &str, what: &str) {
+    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "{file}: a BN254 (bn128) {what}; this build proves BLS12-381 only"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("circom --prime bls12381"), "{text}");
+    assert!(text.contains("crucible export-verifier"), "{text}");
+}
+
+#[test]
+fn the_provers_readers_refuse_bn254_naming_both_curves() {
+    let path = |kind: &str| fixture(&format!("bn254/multi_public.{kind}"));
+    let shown = |kind: &str| path(kind).display().to_string();
+    assert_refused_as_bn254(
+        R1cs::read(&path("r1cs")).unwrap_err(),
+        &shown("r1cs"),
+        "circuit",
+    );
+    assert_refused_as_bn254(
+        read_witness(&path("wtns")).unwrap_err(),
+        &shown("wtns"),
+        "witness",
+    );
+    assert_refused_as_bn254(
+        Zkey::read(&path("zkey")).unwrap_err(),
+        &shown("zkey"),
+        "key",
+    );
+    assert_refused_as_bn254(
+        Zkey::read_header(&path("zkey")).unwrap_err(),
+        &shown("zkey"),
+        "key",
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path("vk.json")).unwrap()).unwrap();
+    assert_refused_as_bn254(
+        crucible_files::snarkjs_json::vk_from_json(&json, "vk.json").unwrap_err(),
+        "vk.json",
+        "file",
+    );
+}
+
+/// The `.r1cs` fixture with its header's prime replaced by `prime` (same length).
+fn with_prime(prime: &[u8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(fixture("bn254/multi_public.r1cs")).unwrap();
+    let at = bytes
+        .windows(32)
+        .position(|w| w == Curve::Bn254.scalar_modulus())
+        .expect("the header holds the prime");
+    bytes[at..at + 32].copy_from_slice(prime);
+    bytes
+}
+
+#[test]
+fn an_unknown_prime_is_refused_as_neither_curve() {
+    // BN254's base field prime where its scalar field's belongs.
+    let bytes = with_prime(&Curve::Bn254.base_modulus());
+    let err = curve_of_reader(Cursor::new(&bytes), "odd.r1cs")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "odd.r1cs: its scalar field prime (32 bytes) is neither BLS12-381's nor BN254's"
+        ),
+        "{err}"
+    );
+    let err = R1cs::from_reader(Cursor::new(&bytes), "odd.r1cs")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("neither BLS12-381's nor BN254's"), "{err}");
+    let same = with_prime(&Curve::Bn254.scalar_modulus());
+    assert_eq!(
+        curve_of_reader(Cursor::new(&same), "same.r1cs").unwrap(),
+        Curve::Bn254
+    );
+    let err = curve_of_reader(Cursor::new(b"ptau\x01\0\0\0\0\0\0\0"), "x.ptau")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not a circom .r1cs or .wtns nor a snarkjs .zkey"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_verifying_key_reads_the_same_from_the_zkey_as_from_snarkjs_export() {
+    for (dir, curve) in [("", Curve::Bls12_381), ("bn254/", Curve::Bn254)] {
+        let from_zkey =
+            CurveVerifyingKey::from_zkey(&fixture(&format!("{dir}multi_public.zkey"))).unwrap();
+        let from_json =
+            CurveVerifyingKey::read(&fixture(&format!("{dir}multi_public.vk.json"))).unwrap();
+        assert_eq!(from_zkey.curve(), curve);
+        assert_eq!(from_zkey.num_public(), 5);
+        assert_eq!(from_zkey, from_json, "{curve}");
+    }
+    // And BLS12-381's as the full reader reads it.
+    let full = Zkey::read(&fixture("multi_public.zkey"))
+        .unwrap()
+        .proving_key
+        .vk;
+    assert_eq!(
+        CurveVerifyingKey::from_zkey(&fixture("multi_public.zkey")).unwrap(),
+        CurveVerifyingKey::Bls12_381(Box::new(full))
+    );
+}
+
+#[test]
+fn an_arkworks_verifying_key_is_read_on_its_own_curve() {
+    use ark_serialize::CanonicalSerialize;
+    let dir = std::env::temp_dir().join(format!("crucible-curves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = [
+        CurveVerifyingKey::from_zkey(&fixture("multi_public.zkey")).unwrap(),
+        CurveVerifyingKey::from_zkey(&fixture("bn254/multi_public.zkey")).unwrap(),
+    ];
+    for key in keys {
+        let mut bytes = Vec::new();
+        match &key {
+            CurveVerifyingKey::Bls12_381(vk) => vk.serialize_compressed(&mut bytes),
+            CurveVerifyingKey::Bn254(vk) => vk.serialize_uncompressed(&mut bytes),
+        }
+        .unwrap();
+        let path = dir.join(format!("{}.vk", key.curve()));
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(CurveVerifyingKey::read(&path).unwrap(), key);
+        bytes.pop();
+        std::fs::write(&path, &bytes).unwrap();
+        let err = CurveVerifyingKey::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("for BN254") && err.contains("for BLS12-381"),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
