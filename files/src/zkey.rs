@@ -107,7 +107,7 @@ impl Zkey {
     pub fn read_header(path: &Path) -> Result<ZkeyHeader> {
         let mut file = binfile::open(path, b"zkey", "snarkjs .zkey", 1)?;
         let file_bytes = file.len();
-        let (num_wires, num_public, domain_size) = Self::sizes(&mut file)?;
+        let ((num_wires, num_public, domain_size), _) = Self::header(&mut file)?;
         // Every point of the queries is in the file: a header claiming more is corrupt.
         let points = (num_wires as u64)
             .saturating_mul(3 * G1_BYTES as u64 + G2_BYTES as u64)
@@ -125,8 +125,11 @@ impl Zkey {
         })
     }
 
-    /// The protocol check and the header's sizes (wires, public signals, domain).
-    fn sizes<R: Read + Seek>(file: &mut BinFile<R>) -> Result<(usize, usize, usize)> {
+    /// The protocol check and the header's sizes (wires, public signals, domain),
+    /// checked against each other; the header's reader is left at its points.
+    fn header<R: Read + Seek>(
+        file: &mut BinFile<R>,
+    ) -> Result<((usize, usize, usize), SectionReader<'_, R>)> {
         let mut s = file.section(PROTOCOL, "protocol")?;
         let protocol = s.u32()?;
         s.finish()?;
@@ -136,6 +139,7 @@ impl Zkey {
                 file.name.0
             )));
         }
+        let name = file.name.clone();
         let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
         check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
         check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
@@ -143,16 +147,14 @@ impl Zkey {
         let num_public = h.usize32()?;
         let domain_size = h.usize32()?;
         if num_public + 1 > num_wires {
-            return Err(file.name.error(format!(
+            return Err(name.error(format!(
                 "{num_public} public signals do not fit in {num_wires} wires"
             )));
         }
         if !domain_size.is_power_of_two() {
-            return Err(file
-                .name
-                .error(format!("domain size {domain_size} is not a power of two")));
+            return Err(name.error(format!("domain size {domain_size} is not a power of two")));
         }
-        Ok((num_wires, num_public, domain_size))
+        Ok(((num_wires, num_public, domain_size), h))
     }
 
     /// Reads and validates a `.zkey` (every point on its curve and in the subgroup,
@@ -232,22 +234,7 @@ impl Zkey {
     /// The key's sections, every point checked to be on its curve (the queries'
     /// subgroups are the caller's to check: [`Zkey::check_subgroups`]).
     fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey> {
-        let mut s = file.section(PROTOCOL, "protocol")?;
-        let protocol = s.u32()?;
-        s.finish()?;
-        if protocol != GROTH16 {
-            return Err(Error::Unsupported(format!(
-                "{}: the key is for snarkjs protocol {protocol}, not Groth16 ({GROTH16}): PLONK and FFLONK keys cannot be proved here",
-                file.name.0
-            )));
-        }
-
-        let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
-        check_prime(&mut h, &modulus_bytes(Fq::MODULUS), "base field")?;
-        check_prime(&mut h, &modulus_bytes(Fr::MODULUS), "scalar field")?;
-        let num_wires = h.usize32()?;
-        let num_public = h.usize32()?;
-        let domain_size = h.usize32()?;
+        let ((num_wires, num_public, domain_size), mut h) = Self::header(file)?;
         let g1 = |h: &mut SectionReader<'_, R>, what| read_one(h, G1_BYTES, what, g1_zkey);
         let g2 = |h: &mut SectionReader<'_, R>, what| read_one(h, G2_BYTES, what, g2_zkey);
         let alpha_g1 = g1(&mut h, "alpha_1")?;
@@ -257,16 +244,6 @@ impl Zkey {
         let delta_g1 = g1(&mut h, "delta_1")?;
         let delta_g2 = g2(&mut h, "delta_2")?;
         h.finish()?;
-        if num_public + 1 > num_wires {
-            return Err(file.name.error(format!(
-                "{num_public} public signals do not fit in {num_wires} wires"
-            )));
-        }
-        if !domain_size.is_power_of_two() {
-            return Err(file
-                .name
-                .error(format!("domain size {domain_size} is not a power of two")));
-        }
 
         let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<G1Affine>> {
             let mut s = file.section(kind, what)?;
