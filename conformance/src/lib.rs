@@ -28,7 +28,6 @@ pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
-mod proof_bytes;
 mod proof_cases;
 mod report;
 mod runner;
@@ -42,9 +41,9 @@ pub use cross_check::{
     compare_staged, compare_with_arkworks, compare_with_arkworks_under, cross_check,
     reference_proof, verify_with_arkworks, BackendProof, CMatrix, CrossCheck,
 };
+pub use crucible_core::groth16::{hex, proof_bytes};
 pub use crucible_core::registry::required_backends;
 pub use crucible_core::run_seed::run_seed;
 pub use exact_shape_circuit::ExactShapeCircuit;
-pub use proof_bytes::{hex, proof_bytes};
 pub use report::{json_report, junit_report};
 pub use suite::{run, run_registered};
