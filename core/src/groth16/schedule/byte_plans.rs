@@ -135,37 +135,25 @@ pub fn chunk_lens(shape: &ProofShape, reduction: Reduction, schedule: &Schedule)
 
 #[cfg(test)]
 mod tests {
-    use super::super::planning_backend::{PlanningBackend, G1, G2, INDEX, SCALAR, SCRATCH};
+    use super::super::fixtures::{
+        matrices, shape, PlanningBackend, G1, G2, INDEX, SCALAR, SCRATCH,
+    };
     use super::*;
     use crate::groth16::schedule::QuerySet;
 
-    /// 1000 constraints, the one and two public inputs, 997 witness variables: a
-    /// domain of 1024, 1000 variables, an h query of 1023 points.
-    fn shape() -> ProofShape {
-        ProofShape::new(1000, 3, 997).unwrap()
+    fn key(schedule: Schedule, matrices: Option<&MatrixSizes>) -> MemoryPlan {
+        let backend = PlanningBackend::new(1 << 40);
+        key_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, matrices).unwrap()
     }
 
-    fn matrices(has_c: bool) -> MatrixSizes {
-        MatrixSizes {
-            rows: [1003, 1000, 1000],
-            entries: [2000, 1500, 1000],
-            coefficients: [5, 4, 3],
-            has_c,
-            longest_row: 4,
-        }
+    fn proof(schedule: Schedule, matrices: Option<&MatrixSizes>) -> MemoryPlan {
+        let backend = PlanningBackend::new(1 << 40);
+        proof_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, matrices).unwrap()
     }
 
     #[test]
     fn a_resident_key_holds_every_query() {
-        let backend = PlanningBackend::new(1 << 40);
-        let plan = key_plan_for(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            &Schedule::RESIDENT,
-            None,
-        )
-        .unwrap();
+        let plan = key(Schedule::RESIDENT, None);
         assert_eq!(plan.bytes_of(items::H_QUERY), 1023 * G1);
         assert_eq!(plan.bytes_of(items::L_QUERY), 997 * G1);
         assert_eq!(plan.bytes_of(items::A_QUERY), 1000 * G1);
@@ -174,7 +162,7 @@ mod tests {
         assert_eq!(plan.total_bytes(), 577_920);
         // snarkjs' reduction has one more h point.
         let circom = key_plan_for(
-            &backend,
+            &PlanningBackend::new(1 << 40),
             &shape(),
             Reduction::Circom,
             &Schedule::RESIDENT,
@@ -186,15 +174,7 @@ mod tests {
 
     #[test]
     fn a_resident_proof_holds_three_domain_vectors_the_assignment_and_whole_msm_scratch() {
-        let backend = PlanningBackend::new(1 << 40);
-        let plan = proof_plan_for(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            &Schedule::RESIDENT,
-            None,
-        )
-        .unwrap();
+        let plan = proof(Schedule::RESIDENT, None);
         for key in [items::DOMAIN_A, items::DOMAIN_B, items::DOMAIN_C] {
             assert_eq!(plan.bytes_of(key), 1024 * SCALAR);
         }
@@ -208,17 +188,15 @@ mod tests {
 
     #[test]
     fn a_streamed_sequenced_proof_holds_two_domain_buffers_and_two_chunks_a_group() {
-        let backend = PlanningBackend::new(1 << 40);
         let schedule = Schedule {
             resident: QuerySet::NONE,
             domain: DomainVectors::Sequenced,
             chunk: 256,
             evaluation: Evaluation::Host,
         };
-        let key = key_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, None).unwrap();
+        let key = key(schedule, None);
         assert_eq!(key.total_bytes(), 0);
-        let plan =
-            proof_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, None).unwrap();
+        let plan = proof(schedule, None);
         assert_eq!(plan.bytes_of(items::DOMAIN_A), 1024 * SCALAR);
         assert_eq!(plan.bytes_of(items::DOMAIN_B), 1024 * SCALAR);
         assert_eq!(plan.find(items::DOMAIN_C), None);
@@ -261,20 +239,12 @@ mod tests {
 
     #[test]
     fn a_device_evaluation_stages_each_matrix_with_the_key() {
-        let backend = PlanningBackend::new(1 << 40);
         let schedule = Schedule {
             evaluation: Evaluation::Device,
             ..Schedule::RESIDENT
         };
         let with_c = matrices(true);
-        let plan = key_plan_for(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            &schedule,
-            Some(&with_c),
-        )
-        .unwrap();
+        let plan = key(schedule, Some(&with_c));
         let queries = 577_920;
         for (at, rows, entries, coefficients) in
             [(0, 1003, 2000, 5), (1, 1000, 1500, 4), (2, 1000, 1000, 3)]
@@ -298,31 +268,21 @@ mod tests {
         );
         // Without C (a .zkey's circuit) two matrices are staged.
         let without_c = matrices(false);
-        let plan = key_plan_for(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            &schedule,
-            Some(&without_c),
-        )
-        .unwrap();
+        let plan = key(schedule, Some(&without_c));
         assert_eq!(plan.find(items::MATRIX_ENTRIES.at(2)), None);
         assert_eq!(plan.bytes_of(items::MATRIX_ENTRIES.at(1)), 2 * 1500 * INDEX);
     }
 
     #[test]
     fn streamed_matrices_take_one_run_buffer_in_the_proof_and_nothing_in_the_key() {
-        let backend = PlanningBackend::new(1 << 40);
         let schedule = Schedule {
             evaluation: Evaluation::DeviceStreamed { chunk: 512 },
             ..Schedule::RESIDENT
         };
         let m = matrices(true);
-        let key =
-            key_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, Some(&m)).unwrap();
+        let key = key(schedule, Some(&m));
         assert_eq!(key.total_bytes(), 577_920);
-        let plan =
-            proof_plan_for(&backend, &shape(), Reduction::Libsnark, &schedule, Some(&m)).unwrap();
+        let plan = proof(schedule, Some(&m));
         // 512 rows and a start past the last, 512 entries of two words, the most
         // coefficients of any matrix (A's 5).
         assert_eq!(

@@ -229,13 +229,8 @@ pub fn describe(choice: &ScheduleChoice) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::planning_backend::PlanningBackend;
+    use super::super::fixtures::{matrices, shape, PlanningBackend};
     use super::*;
-
-    /// A domain of 1024, 1000 variables (as in the byte plans' tests).
-    fn shape() -> ProofShape {
-        ProofShape::new(1000, 3, 997).unwrap()
-    }
 
     fn choose_for(
         backend: &PlanningBackend,
@@ -391,13 +386,7 @@ mod tests {
 
     #[test]
     fn a_backend_with_a_sparse_product_evaluates_on_the_device_where_the_matrices_fit() {
-        let m = MatrixSizes {
-            rows: [1003, 1000, 1000],
-            entries: [2000, 1500, 1000],
-            coefficients: [5, 4, 3],
-            has_c: true,
-            longest_row: 4,
-        };
+        let m = matrices(true);
         let mut backend = PlanningBackend::new(1 << 40);
         // Without a sparse product the matrices change nothing.
         let host = choose_for(&backend, 1 << 40, 1, Some(&m)).unwrap();

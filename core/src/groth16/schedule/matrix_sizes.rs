@@ -82,17 +82,7 @@ impl MatrixSizes {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn sizes(has_c: bool) -> MatrixSizes {
-        MatrixSizes {
-            rows: [1003, 1000, 1000],
-            entries: [2000, 1500, 1000],
-            coefficients: [5, 4, 3],
-            has_c,
-            longest_row: 4,
-        }
-    }
+    use super::super::fixtures::matrices as sizes;
 
     #[test]
     fn without_c_a_is_read_twice() {

@@ -16,10 +16,10 @@
 
 mod byte_plans;
 mod chooser;
+#[cfg(test)]
+mod fixtures;
 mod layout;
 mod matrix_sizes;
-#[cfg(test)]
-mod planning_backend;
 mod prediction;
 mod query;
 mod scheduled_plan;

@@ -1,14 +1,33 @@
-//! A backend that only plans, for the schedule tests: fixed element sizes, a scratch
-//! plan that grows with what it is asked for, a cost model of the test's choosing, and
-//! every device operation refused.
+//! What the schedule tests plan for: a backend that only plans (fixed element sizes,
+//! a scratch plan that grows with what it is asked for, a cost model of the test's
+//! choosing, every device operation refused), one shape and its matrices.
 
 use std::sync::Arc;
 
+use super::MatrixSizes;
 use crate::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceSync, Domain, ElementKind,
     Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, Lease,
-    MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
+    MemoryPlan, MsmSpan, NttKind, PlanKey, ProofShape, ProverBackend, Result, ScalarBuf,
+    ScratchNeed,
 };
+
+/// 1000 constraints, the one and two public inputs, 997 witness variables: a domain
+/// of 1024, 1000 variables, an h query of 1023 points (ark-groth16's reduction).
+pub fn shape() -> ProofShape {
+    ProofShape::new(1000, 3, 997).unwrap()
+}
+
+/// Matrices of `shape()`'s size: 4500 entries, C only if `has_c`.
+pub fn matrices(has_c: bool) -> MatrixSizes {
+    MatrixSizes {
+        rows: [1003, 1000, 1000],
+        entries: [2000, 1500, 1000],
+        coefficients: [5, 4, 3],
+        has_c,
+        longest_row: 4,
+    }
+}
 
 /// Bytes of a scalar, a G1 point, a G2 point and an index word on this backend.
 pub const SCALAR: u64 = 32;
