@@ -250,6 +250,19 @@ mod tests {
         )
     }
 
+    /// The memory–time curve for one worker.
+    fn curve(backend: &PlanningBackend) -> Vec<ScheduledPlan> {
+        frontier(
+            backend,
+            &shape(),
+            Reduction::Libsnark,
+            1,
+            None,
+            ScalarMix::FULL,
+        )
+        .unwrap()
+    }
+
     /// Seconds of one proof with everything resident under the default (CPU) rates:
     /// seven NTTs of 2^10 at 3.04 ns a butterfly stage, G1 MSMs of 1023 + 997 + 999 +
     /// 999 terms and a G2 MSM of 999 (50 µs a call, 1763 and 4785 ns a term), and
@@ -290,16 +303,7 @@ mod tests {
     #[test]
     fn below_the_floor_the_chooser_refuses_at_once_naming_the_floor() {
         let backend = PlanningBackend::new(1 << 40);
-        let floor = frontier(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            1,
-            None,
-            ScalarMix::FULL,
-        )
-        .unwrap()[0]
-            .bytes_for(1);
+        let floor = curve(&backend)[0].bytes_for(1);
         match choose_for(&backend, floor - 1, 1, None) {
             Err(Error::BelowFloor {
                 budget,
@@ -331,27 +335,19 @@ mod tests {
     #[test]
     fn each_budget_gets_the_fastest_schedule_that_fits() {
         let backend = PlanningBackend::new(1 << 40);
-        let curve = frontier(
-            &backend,
-            &shape(),
-            Reduction::Libsnark,
-            1,
-            None,
-            ScalarMix::FULL,
-        )
-        .unwrap();
-        assert!(curve.len() > 2, "{} points", curve.len());
+        let points = curve(&backend);
+        assert!(points.len() > 2, "{} points", points.len());
         // Fewest bytes first, each point faster than the last.
-        for pair in curve.windows(2) {
+        for pair in points.windows(2) {
             assert!(pair[0].bytes_for(1) < pair[1].bytes_for(1));
             assert!(pair[0].predicted_seconds > pair[1].predicted_seconds);
         }
-        let fastest = curve.last().unwrap();
+        let fastest = points.last().unwrap();
         assert!((fastest.predicted_seconds - RESIDENT_SECONDS).abs() < 1e-12);
-        for point in &curve {
+        for point in &points {
             for capacity in [point.bytes_for(1), point.bytes_for(1) + 1] {
                 let choice = choose_for(&backend, capacity, 1, None).unwrap();
-                let best = curve
+                let best = points
                     .iter()
                     .filter(|p| p.bytes_for(1) <= capacity)
                     .map(|p| p.predicted_seconds)
