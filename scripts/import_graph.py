@@ -38,12 +38,23 @@ def code_of(text):
     return re.sub(r'"(\\.|[^"\\])*"', '""', text)
 
 
-def use_paths(tree):
-    """The paths a use tree names: `a::{b, c::{d, e}}` -> a::b, a::c::d, a::c::e."""
-    tree = re.sub(r"\s+", "", tree)
+def use_leaves(tree):
+    """The (path, name) pairs a use tree binds: `a::{b as c, d::{e, f}}` -> (a::b, c),
+    (a::d::e, e), (a::d::f, f). The alias is read while the words are still apart, so
+    a name that merely ends in "as" (`ntt_cases`, `Lease`) is never cut."""
+    tree = re.sub(r"\s+as\s+(\w+)", r"@\1", tree.strip())
+    return [_leaf(p) for p in _flat_paths(re.sub(r"\s+", "", tree))]
+
+
+def _leaf(path):
+    target, _, alias = path.partition("@")
+    return target, alias or target.split("::")[-1]
+
+
+def _flat_paths(tree):
     brace = tree.find("{")
     if brace < 0:
-        return [re.sub(r"as\w+$", "", tree)] if tree else []
+        return [tree] if tree else []
     prefix, inner = tree[:brace], tree[brace + 1 : tree.rindex("}")]
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(inner):
@@ -55,9 +66,15 @@ def use_paths(tree):
     parts.append(inner[start:])
     out = []
     for part in parts:
-        for p in use_paths(part):
-            out.append(prefix + p if p not in ("", "self") else prefix.rstrip(":"))
+        for p in _flat_paths(part):
+            target = p.partition("@")[0]
+            out.append(prefix + p if target not in ("", "self") else prefix.rstrip(":") + p[len(target):])
     return out
+
+
+def use_paths(tree):
+    """The paths a use tree names, aliases dropped: `a::{b, c::{d as x}}` -> a::b, a::c::d."""
+    return [target for target, _ in use_leaves(tree)]
 
 
 def resolve(path, here, modules, reexports=None):
@@ -97,11 +114,7 @@ def reexports_of(files, modules):
     for module, path in files.items():
         names = {}
         for tree in re.findall(r"\bpub\s+use\s+([^;]+);", code_of(open(path).read())):
-            for p in use_paths(tree):
-                flat = re.sub(r"\s+", "", p)
-                alias = re.search(r"as(\w+)$", flat)
-                target = re.sub(r"as\w+$", "", flat)
-                name = alias.group(1) if alias else target.split("::")[-1]
+            for target, name in use_leaves(tree):
                 if name in ("*", "self", ""):
                     continue
                 names[name] = resolve(target, module, modules)

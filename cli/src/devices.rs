@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
+use crucible_core::engine::EngineConfig;
 use crucible_core::registry::{registrations, select, select_devices, ProbeOptions};
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::ProverBackend;
@@ -71,6 +72,18 @@ impl DeviceArgs {
         self.workers_per_device.unwrap_or(1)
     }
 
+    /// The engine of a front end that serves many proofs (`serve`, `worker`): these
+    /// devices' workers, `synthesis_threads` when given (else one, until the service
+    /// sizes them for each key), every proof verified.
+    pub fn engine_config(&self, synthesis_threads: Option<usize>) -> EngineConfig {
+        EngineConfig {
+            workers_per_device: self.workers(),
+            synthesis_threads: synthesis_threads.unwrap_or(1),
+            verify: true,
+            ..EngineConfig::default()
+        }
+    }
+
     /// Refuses the options `command` does not take, naming both.
     pub fn check_takes(&self, command: &str, takes: Takes) -> Result<(), CliError> {
         for (given, flag, taken) in [
@@ -134,4 +147,34 @@ pub fn chosen_devices(
         Devices::Some(list) => Some(list.as_slice()),
     };
     Ok(select_devices(&selected.info().name, indices, options)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_workers() -> DeviceArgs {
+        DeviceArgs {
+            backend: None,
+            devices: None,
+            memory_limit: None,
+            workers_per_device: Some(2),
+            tuning: None,
+        }
+    }
+
+    #[test]
+    fn the_serving_engine_has_the_devices_workers_and_verifies() {
+        let given = two_workers().engine_config(Some(5));
+        assert_eq!(
+            (
+                given.workers_per_device,
+                given.synthesis_threads,
+                given.verify
+            ),
+            (2, 5, true)
+        );
+        assert!(given.schedule.is_none());
+        assert_eq!(two_workers().engine_config(None).synthesis_threads, 1);
+    }
 }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use crucible_core::engine::EngineConfig;
 use crucible_service::admission::{Limits, DEFAULT_MAX_LOG_DOMAIN};
 use crucible_service::auth::Auth;
 use crucible_service::key_dir::KeyDir;
@@ -186,12 +185,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
     let config = ServeConfig {
         backend: chosen.backend,
         devices: chosen.devices,
-        engine: EngineConfig {
-            workers_per_device: args.devices.workers(),
-            synthesis_threads: args.synthesis_threads.unwrap_or(1),
-            verify: true,
-            ..EngineConfig::default()
-        },
+        engine: args.devices.engine_config(args.synthesis_threads),
         auto_synthesis_threads: args.synthesis_threads.is_none(),
         max_message_bytes: usize::try_from(args.max_message_bytes).unwrap_or(usize::MAX),
         queue_capacity: args.queue_capacity,

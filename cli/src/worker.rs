@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use crucible_core::engine::EngineConfig;
 use crucible_service::metrics::Metrics;
 use crucible_service::queue::MAX_FAILURES;
 use crucible_service::worker::{self, unique_name, WorkerConfig, MIN_POLL};
@@ -89,12 +88,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         url: args.queue.clone(),
         name: unique_name(args.name.as_deref()),
         devices: chosen.devices,
-        engine: EngineConfig {
-            workers_per_device: args.devices.workers(),
-            synthesis_threads: args.synthesis_threads.unwrap_or(1),
-            verify: true,
-            ..EngineConfig::default()
-        },
+        engine: args.devices.engine_config(args.synthesis_threads),
         auto_synthesis_threads: args.synthesis_threads.is_none(),
         lease_timeout: args.lease_timeout,
         heartbeat: args.heartbeat,

@@ -9,13 +9,12 @@ use ark_groth16::r1cs_to_qap::LibsnarkReduction;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use ark_std::rand::RngCore;
 use crucible_core::groth16::{
-    prove_synthesized, synthesize, Evaluation, KeyOptions, Proof, ProveOptions, ProvingKey,
-    QapMatrices, Reduction, StagedKey, Synthesized,
+    hex, proof_bytes, prove_synthesized, synthesize, Evaluation, KeyOptions, Proof, ProveOptions,
+    ProvingKey, QapMatrices, Reduction, StagedKey, Synthesized,
 };
 use crucible_core::{Bls12_381, Fr, ProverBackend};
 
 use crate::circom_reduction::CircomReduction;
-use crate::proof_bytes::{hex, proof_bytes};
 use crate::CaseError;
 
 /// ark-groth16's proof of `synthesized` with `pk`, `r`, `s` and the reduction the key

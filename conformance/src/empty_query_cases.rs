@@ -6,97 +6,14 @@
 
 use std::sync::Arc;
 
-use ark_ff::UniformRand;
-use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError, Variable};
-use ark_relations::lc;
-use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+use ark_std::rand::Rng;
 use crucible_core::groth16::{
-    key_shape_for, DomainVectors, Evaluation, KeyOptions, ProvingKey, Query, QuerySet, Reduction,
-    Schedule,
+    key_shape_for, DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Reduction, Schedule,
 };
-use crucible_core::{Bls12_381, Fr};
 
-use crate::circom_reduction::CircomReduction;
 use crate::cross_check::compare_with_arkworks_under;
-use crate::suite::Runner;
-
-/// A circuit of exactly `constraints` constraints, `inputs` public inputs and
-/// `witnesses` witness variables, its values drawn from `seed`. Constraint i is
-/// `u · (v + 1) = c · 1` over the non-constant variables taken in turn (the constant
-/// one when there are none), with `c` the product of their values; so the matrices,
-/// and the key, depend on the seed: prove with the seed the key was made for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExactShapeCircuit {
-    /// Constraints, exactly.
-    pub constraints: usize,
-    /// Public inputs (the constant one not counted).
-    pub inputs: usize,
-    /// Witness variables, exactly.
-    pub witnesses: usize,
-    /// Seed of the values.
-    pub seed: u64,
-}
-
-impl ExactShapeCircuit {
-    /// The public inputs its witness declares, in order.
-    pub fn public_inputs(&self) -> Vec<Fr> {
-        self.values()[..self.inputs].to_vec()
-    }
-
-    fn values(&self) -> Vec<Fr> {
-        let mut rng = StdRng::seed_from_u64(self.seed);
-        (0..self.inputs + self.witnesses)
-            .map(|_| Fr::rand(&mut rng))
-            .collect()
-    }
-
-    /// A key for the circuit made with `reduction`'s setup, from `setup_seed`.
-    pub fn key(&self, reduction: Reduction, setup_seed: u64) -> Result<ProvingKey, String> {
-        let mut rng = StdRng::seed_from_u64(setup_seed);
-        match reduction {
-            Reduction::Libsnark => {
-                ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
-                    *self, &mut rng,
-                )
-            }
-            Reduction::Circom => {
-                ark_groth16::Groth16::<Bls12_381, CircomReduction>::generate_random_parameters_with_reduction(
-                    *self, &mut rng,
-                )
-            }
-        }
-        .map_err(|e| format!("setup failed: {e}"))
-    }
-}
-
-impl ConstraintSynthesizer<Fr> for ExactShapeCircuit {
-    fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
-        let values = self.values();
-        let mut vars = Vec::with_capacity(values.len());
-        for (i, &v) in values.iter().enumerate() {
-            vars.push(if i < self.inputs {
-                cs.new_input_variable(|| Ok(v))?
-            } else {
-                cs.new_witness_variable(|| Ok(v))?
-            });
-        }
-        let one = Fr::from(1u64);
-        let pick = |j: usize| match vars.len() {
-            0 => (Variable::One, one),
-            n => (vars[j % n], values[j % n]),
-        };
-        for i in 0..self.constraints {
-            let ((u, u_val), (v, v_val)) = (pick(i), pick(i + 1));
-            let c = u_val * (v_val + one);
-            cs.enforce_r1cs_constraint(
-                || lc!() + u,
-                || lc!() + v + Variable::One,
-                || lc!() + (c, Variable::One),
-            )?;
-        }
-        Ok(())
-    }
-}
+use crate::exact_shape_circuit::ExactShapeCircuit;
+use crate::runner::Runner;
 
 /// The schedules an empty-query key is proved under: the chooser's, everything
 /// resident, and streamed ones in chunks of one point, one short of the longest MSM,

@@ -17,9 +17,10 @@ use crucible_core::groth16::{
 use crucible_core::{ElementKind, Fr, MemoryPlan, ProverBackend, ScratchNeed, SparseMatrixBufs};
 
 use crate::cross_check::{compare_staged, CMatrix};
-use crate::empty_query_cases::ExactShapeCircuit;
+use crate::exact_shape_circuit::ExactShapeCircuit;
+use crate::inputs::random_scalars;
 use crate::items;
-use crate::suite::Runner;
+use crate::runner::Runner;
 use crate::CaseError;
 
 /// Entries of the long row: more than a workgroup or a warp handles at once.
@@ -75,9 +76,9 @@ fn product_case(
         )));
     }
     let matrix = SparseMatrix::new(&random_rows(rng, rows, columns), identity_rows, columns)?;
-    let z: Vec<Fr> = (0..columns).map(|_| Fr::rand(rng)).collect();
+    let z: Vec<Fr> = random_scalars(rng, columns);
     let out_len = first_row + matrix.rows() + 5;
-    let before: Vec<Fr> = (0..out_len).map(|_| Fr::rand(rng)).collect();
+    let before: Vec<Fr> = random_scalars(rng, out_len);
     let mut want = vec![Fr::from(0u64); out_len];
     want[..first_row].copy_from_slice(&before[..first_row]);
     matrix.evaluate_into(&z, &mut want[first_row..first_row + matrix.rows()]);

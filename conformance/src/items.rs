@@ -1,6 +1,7 @@
-//! Plan items of the suite's own buffers (the cases allocate from them).
+//! Plan items of the suite's own buffers (the cases allocate from them), and the plans
+//! made of them.
 
-use crucible_core::PlanKey;
+use crucible_core::{MemoryPlan, PlanKey, ProverBackend, ScratchNeed};
 
 const OWNER: &str = "conformance";
 
@@ -43,4 +44,21 @@ pub fn bytes(
     backend
         .buffer_bytes(kind, len, crucible_core::BufferUse::Resident)
         .unwrap_or(u64::MAX)
+}
+
+/// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
+pub fn scalar_plan(
+    backend: &dyn ProverBackend,
+    buffers: &[(crucible_core::PlanKey, usize)],
+    need: ScratchNeed,
+) -> MemoryPlan {
+    let mut plan = MemoryPlan::new("conformance");
+    for (name, len) in buffers {
+        plan.item(
+            *name,
+            bytes(backend, crucible_core::ElementKind::Scalar, *len),
+        );
+    }
+    plan.merge(&backend.scratch_plan(&need));
+    plan
 }

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use ark_ff::UniformRand;
 use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
 
+use crate::inputs::random_scalars;
 use crate::items;
-use crate::ntt_cases::scalar_plan;
-use crate::suite::Runner;
+use crate::items::scalar_plan;
+use crate::runner::Runner;
 use crate::CaseError;
 
 /// The lease cases (the runner fails any case that leaves budget in use).
@@ -61,7 +61,7 @@ pub fn run(r: &mut Runner<'_>) {
         );
         let mut lease = backend.allocate(plan)?;
         let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
-        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+        let values: Vec<Fr> = random_scalars(rng, domain.size);
         backend.stage_scalars(&mut lease, x, &values)?;
         backend.ntt(&mut lease, x, &domain, NttKind::Forward)?;
         drop(lease);

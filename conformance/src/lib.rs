@@ -16,29 +16,35 @@
 #[macro_use]
 mod cases;
 pub mod circom_reduction;
+mod compare;
+mod config;
 mod cross_check;
 mod empty_query_cases;
 mod evaluation_cases;
+mod exact_shape_circuit;
 pub mod fuzz;
+mod inputs;
 pub mod items;
 mod lease_checks;
 mod msm_cases;
 mod ntt_cases;
-mod proof_bytes;
 mod proof_cases;
 mod report;
+mod runner;
 mod schedule_cases;
 mod staging_cases;
 mod suite;
 mod tight_budget_cases;
 
 pub use cases::{CaseError, CaseResult, Outcome, Summary};
+pub use config::Config;
 pub use cross_check::{
     compare_staged, compare_with_arkworks, compare_with_arkworks_under, cross_check,
     reference_proof, verify_with_arkworks, BackendProof, CMatrix, CrossCheck,
 };
+pub use crucible_core::groth16::{hex, proof_bytes};
 pub use crucible_core::registry::required_backends;
-pub use empty_query_cases::ExactShapeCircuit;
-pub use proof_bytes::{hex, proof_bytes};
+pub use crucible_core::run_seed::run_seed;
+pub use exact_shape_circuit::ExactShapeCircuit;
 pub use report::{json_report, junit_report};
-pub use suite::{run, run_registered, run_seed, Config};
+pub use suite::{run, run_registered};

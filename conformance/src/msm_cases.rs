@@ -1,16 +1,17 @@
 //! MSM cases on G1 and G2 against ark-ec: edge sizes, edge scalars, edge bases.
 
-use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
+use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
-use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+use ark_std::rand::{rngs::StdRng, Rng};
 use crucible_core::{
     BufferUse, ElementKind, Fr, Lease, MemoryPlan, MsmSpan, PlanKey, ProverBackend,
     Result as CoreResult, ScalarBuf, ScratchNeed,
 };
 
+use crate::inputs::random_bases;
 use crate::items;
-use crate::ntt_cases::scalar_plan;
-use crate::suite::Runner;
+use crate::items::scalar_plan;
+use crate::runner::Runner;
 use crate::CaseError;
 
 pub use crucible_core::group::{MsmGroup, G1, G2};
@@ -25,29 +26,6 @@ pub fn stage_bases<G: MsmGroup>(
     let buf = G::alloc(backend, lease, key, bases.len(), BufferUse::Resident)?;
     G::stage(backend, lease, buf, bases)?;
     Ok(buf)
-}
-
-/// `n` random points, cheaply: chunks walk from a random start by a random step.
-pub fn random_bases<G: MsmGroup>(rng: &mut StdRng, n: usize) -> Vec<G::Affine> {
-    const CHUNK: usize = 1024;
-    let seeds: Vec<u64> = (0..n.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
-    let step = G::Projective::generator() * Fr::rand(rng);
-    let points: Vec<G::Projective> = seeds
-        .iter()
-        .enumerate()
-        .flat_map(|(c, seed)| {
-            let mut local = StdRng::seed_from_u64(*seed);
-            let mut p = G::Projective::generator() * Fr::rand(&mut local);
-            let len = CHUNK.min(n - c * CHUNK);
-            (0..len)
-                .map(|_| {
-                    p += step;
-                    p
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    G::Projective::normalize_batch(&points)
 }
 
 /// Scalar patterns of the edge cases.

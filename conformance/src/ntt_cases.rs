@@ -1,12 +1,14 @@
 //! NTT and pointwise cases against ark-poly.
 
-use ark_ff::{FftField, Field, UniformRand};
-use ark_poly::EvaluationDomain;
+use ark_ff::{Field, UniformRand};
 use ark_std::rand::rngs::StdRng;
-use crucible_core::{Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
+use crucible_core::{Domain, Fr, NttKind, ProverBackend, ScratchNeed};
 
+use crate::compare::{first_difference, reference};
+use crate::inputs::random_scalars;
 use crate::items;
-use crate::suite::Runner;
+use crate::items::scalar_plan;
+use crate::runner::Runner;
 use crate::CaseError;
 
 fn kind_name(kind: NttKind) -> &'static str {
@@ -18,64 +20,13 @@ fn kind_name(kind: NttKind) -> &'static str {
     }
 }
 
-/// arkworks' answer.
-pub fn reference(values: &mut Vec<Fr>, domain: &Domain, kind: NttKind) {
-    let d = domain.to_ark();
-    let coset = d
-        .get_coset(Fr::GENERATOR)
-        .expect("coset of a radix-2 domain");
-    match kind {
-        NttKind::Forward => d.fft_in_place(values),
-        NttKind::Inverse => d.ifft_in_place(values),
-        NttKind::CosetForward => coset.fft_in_place(values),
-        NttKind::CosetInverse => coset.ifft_in_place(values),
-    }
-}
-
-fn random(rng: &mut StdRng, n: usize) -> Vec<Fr> {
-    (0..n).map(|_| Fr::rand(rng)).collect()
-}
-
-/// First index where two vectors differ, as a message.
-pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
-    if got.len() != want.len() {
-        return Err(fail!("length {} instead of {}", got.len(), want.len()));
-    }
-    match got.iter().zip(want).position(|(g, w)| g != w) {
-        None => Ok(()),
-        Some(i) => Err(fail!(
-            "element {i} of {} differs: got {}, want {}",
-            got.len(),
-            got[i],
-            want[i]
-        )),
-    }
-}
-
-/// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
-pub(crate) fn scalar_plan(
-    backend: &dyn ProverBackend,
-    buffers: &[(crucible_core::PlanKey, usize)],
-    need: ScratchNeed,
-) -> MemoryPlan {
-    let mut plan = MemoryPlan::new("conformance");
-    for (name, len) in buffers {
-        plan.item(
-            *name,
-            items::bytes(backend, crucible_core::ElementKind::Scalar, *len),
-        );
-    }
-    plan.merge(&backend.scratch_plan(&need));
-    plan
-}
-
 fn ntt_case(
     backend: &dyn ProverBackend,
     rng: &mut StdRng,
     domain: Domain,
     kind: NttKind,
 ) -> Result<(), CaseError> {
-    let input = random(rng, domain.size);
+    let input = random_scalars(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
     let plan = scalar_plan(
@@ -101,8 +52,8 @@ fn pointwise_case(
     n: usize,
     sub: bool,
 ) -> Result<(), CaseError> {
-    let a = random(rng, n);
-    let b = random(rng, n);
+    let a = random_scalars(rng, n);
+    let b = random_scalars(rng, n);
     let k = Fr::rand(rng);
     let want: Vec<Fr> = a
         .iter()
@@ -173,7 +124,7 @@ fn aliased_case(
     n: usize,
     sub: bool,
 ) -> Result<(), CaseError> {
-    let x = random(rng, n);
+    let x = random_scalars(rng, n);
     let want: Vec<Fr> = if sub {
         vec![Fr::from(0u64); n]
     } else {

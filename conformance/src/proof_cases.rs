@@ -12,7 +12,7 @@ use crucible_core::Bls12_381;
 
 use crate::circom_reduction::CircomReduction;
 use crate::cross_check::compare_with_arkworks_under;
-use crate::suite::Runner;
+use crate::runner::Runner;
 
 /// A key for `BenchCircuit { constraints, inputs }` from `seed`, in the layout the
 /// reduction proves with (a `.zkey`'s for snarkjs' reduction).

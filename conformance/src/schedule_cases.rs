@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use ark_ec::VariableBaseMSM;
-use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng};
 use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::fixtures::key_cache::generate_key;
@@ -16,9 +15,10 @@ use crucible_core::streamed_msm::{streamed_msm, HostMsm};
 use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
 
 use crate::cross_check::compare_with_arkworks_under;
+use crate::inputs::random_bases;
+use crate::inputs::random_scalars;
 use crate::items;
-use crate::msm_cases::random_bases;
-use crate::suite::Runner;
+use crate::runner::Runner;
 use crate::CaseError;
 
 /// `Σ s·P` with the bases streamed from the host through two chunk buffers of
@@ -31,7 +31,7 @@ fn streamed_case<G: MsmGroup>(
 ) -> Result<(), CaseError> {
     let points = random_bases::<G>(rng, n);
     // One scalar in front that the MSM must skip (a non-zero offset).
-    let scalars: Vec<Fr> = (0..n + 1).map(|_| Fr::rand(rng)).collect();
+    let scalars: Vec<Fr> = random_scalars(rng, n + 1);
     let chunk_bytes = backend.buffer_bytes(G::KIND, chunk, BufferUse::Plain)?;
     let chunk_plan = |j: u32| {
         let mut plan = MemoryPlan::new(format!("conformance chunk {j}"));
@@ -94,7 +94,7 @@ fn one_shot_case<G: MsmGroup>(
     let mut result = Ok(());
     for &n in lens {
         let points = random_bases::<G>(rng, n);
-        let scalars: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+        let scalars: Vec<Fr> = random_scalars(rng, n);
         let got = match host.msm(backend, &points, &scalars) {
             Ok(got) => got,
             Err(e) => {

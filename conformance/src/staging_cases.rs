@@ -5,13 +5,15 @@
 //! another length. Scalars pinned by the backend (`pin_scalars`) stage, transform and
 //! read back the same values as any others, and stay the caller's when unpinned.
 
-use ark_ff::{UniformRand, Zero};
+use ark_ff::Zero;
 use ark_std::rand::rngs::StdRng;
 use crucible_core::{Domain, Fr, NttKind, ProverBackend, ScratchNeed};
 
+use crate::compare::{first_difference, reference};
+use crate::inputs::random_scalars;
 use crate::items;
-use crate::ntt_cases::{first_difference, reference, scalar_plan};
-use crate::suite::Runner;
+use crate::items::scalar_plan;
+use crate::runner::Runner;
 use crate::CaseError;
 
 fn padded_case(
@@ -20,8 +22,8 @@ fn padded_case(
     len: usize,
     live: usize,
 ) -> Result<(), CaseError> {
-    let before: Vec<Fr> = (0..len).map(|_| Fr::rand(rng)).collect();
-    let values: Vec<Fr> = (0..live).map(|_| Fr::rand(rng)).collect();
+    let before: Vec<Fr> = random_scalars(rng, len);
+    let values: Vec<Fr> = random_scalars(rng, live);
     let mut want = values.clone();
     want.resize(len, Fr::zero());
     let plan = scalar_plan(backend, &[(items::X, len)], ScratchNeed::default());
@@ -31,7 +33,7 @@ fn padded_case(
     backend.stage_scalars(&mut lease, x, &before)?;
     backend.stage_scalars_padded(&mut lease, x, &values)?;
     let got = backend.read_scalars(&lease, x)?;
-    let mut into: Vec<Fr> = (0..len).map(|_| Fr::rand(rng)).collect();
+    let mut into: Vec<Fr> = random_scalars(rng, len);
     backend.read_scalars_into(&lease, x, &mut into)?;
     if into != got {
         return Err(fail!("read_scalars_into differs from read_scalars"));
@@ -52,7 +54,7 @@ fn padded_case(
         return Err(fail!("staging {} values into {len} was accepted", len + 1));
     }
     // Fewer values than the buffer: the front is written, the rest kept.
-    let front: Vec<Fr> = (0..live).map(|_| Fr::rand(rng)).collect();
+    let front: Vec<Fr> = random_scalars(rng, live);
     backend.stage_scalars(&mut lease, x, &front)?;
     let kept = backend.read_scalars(&lease, x)?;
     lease.release()?;
@@ -68,7 +70,7 @@ fn padded_case(
 fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
     let domain = Domain::with_log_size(log)?;
     let n = domain.size;
-    let input: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let input: Vec<Fr> = random_scalars(rng, n);
     let mut want = input.clone();
     reference(&mut want, &domain, NttKind::Forward);
     let live = n / 2 + 1;
@@ -83,7 +85,7 @@ fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resul
     let x = backend.alloc_scalars(&mut lease, items::X, n)?;
     let y = backend.alloc_scalars(&mut lease, items::Y, n)?;
     let mut src = input.clone();
-    let mut out: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let mut out: Vec<Fr> = random_scalars(rng, n);
     let padded = {
         let src = backend.pin_scalars(&mut src)?;
         let mut dst = backend.pin_scalars(&mut out)?;

@@ -12,10 +12,10 @@ use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::HostMsm;
 use crucible_core::{BudgetPermit, Domain, Fr, MemoryPlan, NttKind, ProverBackend, ScratchNeed};
 
-use crate::items;
-use crate::msm_cases::random_bases;
-use crate::ntt_cases::{first_difference, reference, scalar_plan};
-use crate::suite::Runner;
+use crate::compare::{first_difference, reference};
+use crate::inputs::random_bases;
+use crate::items::{self, scalar_plan};
+use crate::runner::Runner;
 use crate::CaseError;
 
 /// A permit for every byte of the backend's budget but `room`: the budget as tight as

@@ -10,56 +10,33 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod backend;
-mod budget;
-mod busy_clock;
-mod byte_size;
-pub mod cache_dir;
-mod cost;
-pub mod curve;
-mod domain;
+mod contract;
 pub mod engine;
-mod error;
-pub mod fault;
 pub mod fixtures;
+mod gpu;
 pub mod groth16;
-pub mod group;
-pub mod hash;
-pub mod host;
-pub mod host_stages;
-pub mod key_file;
-mod lease;
-pub mod limbs;
-pub mod ntt_tiles;
-mod pinned;
-mod plan;
-pub mod priority;
-pub mod registry;
-pub mod report;
-pub mod run_seed;
-mod scalar_mix;
-mod shape;
-pub mod streamed_msm;
-pub mod synthesis_threads;
-pub mod tuning_file;
-mod windows;
+mod util;
 
-pub use backend::{
+pub use contract::backend::{
     check_front, check_padded, check_read_len, check_span, check_sparse_product, plain_bytes,
     BackendInfo, BufferUse, DeviceMarker, DeviceMemory, ElementKind, G1Buf, G2Buf, IndexBuf,
     MsmSpan, NttKind, ProverBackend, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
-pub use budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
-pub use byte_size::parse_byte_size;
-pub use cost::{CostModel, MsmScaling};
-pub use domain::{Domain, MAX_LOG_SIZE};
-pub use error::{panic_message, Error, Phase, PhaseExt, Result};
-pub use lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
-pub use pinned::{HostPin, PinnedScalars};
-pub use plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
-pub use scalar_mix::ScalarMix;
-pub use shape::ProofShape;
-pub use windows::combine_windows;
+pub use contract::budget::{BudgetPermit, BudgetStats, DeviceBudget, MAX_DEFERRED_ERRORS};
+pub use contract::cost::{CostModel, MsmScaling};
+pub use contract::domain::{Domain, MAX_LOG_SIZE};
+pub use contract::error::{panic_message, Error, Phase, PhaseExt, Result};
+pub use contract::lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
+pub use contract::pinned::{HostPin, PinnedScalars};
+pub use contract::plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
+pub use contract::shape::ProofShape;
+pub use contract::{curve, group, priority, registry};
+pub use engine::{fault, host, host_stages, report, synthesis_threads};
+pub use gpu::scalar_mix::ScalarMix;
+pub use gpu::windows::combine_windows;
+pub use gpu::{limbs, ntt_tiles, streamed_msm};
+pub use util::byte_size::parse_byte_size;
+pub use util::{cache_dir, hash, key_file, run_seed, tuning_file};
 
 /// The pairing-friendly curve crucible proves over.
 pub use ark_bls12_381::Bls12_381;

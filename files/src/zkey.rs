@@ -108,7 +108,7 @@ impl Zkey {
     pub fn read_header(path: &Path) -> Result<ZkeyHeader> {
         let mut file = binfile::open(path, b"zkey", "snarkjs .zkey", 1)?;
         let file_bytes = file.len();
-        let (num_wires, num_public, domain_size) = Self::sizes(&mut file)?;
+        let ((num_wires, num_public, domain_size), _) = Self::header(&mut file)?;
         // Every point of the queries is in the file: a header claiming more is corrupt.
         let points = (num_wires as u64)
             .saturating_mul(3 * G1_BYTES as u64 + G2_BYTES as u64)
@@ -126,25 +126,27 @@ impl Zkey {
         })
     }
 
-    /// The protocol check and the header's sizes (wires, public signals, domain).
-    fn sizes<R: Read + Seek>(file: &mut BinFile<R>) -> Result<(usize, usize, usize)> {
+    /// The protocol check and the header's sizes (wires, public signals, domain),
+    /// checked against each other; the header's reader is left at its points.
+    fn header<R: Read + Seek>(
+        file: &mut BinFile<R>,
+    ) -> Result<((usize, usize, usize), SectionReader<'_, R>)> {
         check_groth16(file)?;
+        let name = file.name.clone();
         let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
         check_proved(h.name, header_curve(&mut h)?, "key")?;
         let num_wires = h.usize32()?;
         let num_public = h.usize32()?;
         let domain_size = h.usize32()?;
         if num_public + 1 > num_wires {
-            return Err(file.name.error(format!(
+            return Err(name.error(format!(
                 "{num_public} public signals do not fit in {num_wires} wires"
             )));
         }
         if !domain_size.is_power_of_two() {
-            return Err(file
-                .name
-                .error(format!("domain size {domain_size} is not a power of two")));
+            return Err(name.error(format!("domain size {domain_size} is not a power of two")));
         }
-        Ok((num_wires, num_public, domain_size))
+        Ok(((num_wires, num_public, domain_size), h))
     }
 
     /// Reads and validates a `.zkey` (every point on its curve and in the subgroup,
@@ -224,13 +226,7 @@ impl Zkey {
     /// The key's sections, every point checked to be on its curve (the queries'
     /// subgroups are the caller's to check: [`Zkey::check_subgroups`]).
     fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey> {
-        check_groth16(file)?;
-
-        let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
-        check_proved(h.name, header_curve(&mut h)?, "key")?;
-        let num_wires = h.usize32()?;
-        let num_public = h.usize32()?;
-        let domain_size = h.usize32()?;
+        let ((num_wires, num_public, domain_size), mut h) = Self::header(file)?;
         let g1 = |h: &mut SectionReader<'_, R>, what| read_one(h, G1_BYTES, what, g1_zkey);
         let g2 = |h: &mut SectionReader<'_, R>, what| read_one(h, G2_BYTES, what, g2_zkey);
         let alpha_g1 = g1(&mut h, "alpha_1")?;
@@ -240,16 +236,6 @@ impl Zkey {
         let delta_g1 = g1(&mut h, "delta_1")?;
         let delta_g2 = g2(&mut h, "delta_2")?;
         h.finish()?;
-        if num_public + 1 > num_wires {
-            return Err(file.name.error(format!(
-                "{num_public} public signals do not fit in {num_wires} wires"
-            )));
-        }
-        if !domain_size.is_power_of_two() {
-            return Err(file
-                .name
-                .error(format!("domain size {domain_size} is not a power of two")));
-        }
 
         let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<G1Affine>> {
             let mut s = file.section(kind, what)?;

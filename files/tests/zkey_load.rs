@@ -173,3 +173,49 @@ fn checked_keys_are_remembered_by_their_bytes() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The header is checked in one place for a whole read and a header-only read: both
+/// refuse a domain that is not a power of two, more public signals than the wires
+/// hold, and a key of another snarkjs protocol, with the same message.
+#[test]
+fn a_bad_header_is_refused_alike_by_a_whole_read_and_a_header_read() {
+    let good = fixture("multi_public.zkey");
+    let key = read(good.clone()).unwrap();
+    // After the two primes (a length word and 48 bytes, a length word and 32 bytes).
+    let sizes = body_offset(&good, 2) + 4 + 48 + 4 + 32;
+    let word = |at: usize| u32::from_le_bytes(good[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(
+        (word(sizes), word(sizes + 4), word(sizes + 8)),
+        (key.num_wires, key.num_public, key.domain_size)
+    );
+    let with = |at: usize, value: u32| {
+        let mut data = good.clone();
+        data[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        data
+    };
+    let dir = std::env::temp_dir().join(format!("crucible-zkey-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.zkey");
+    let wires = key.num_wires as u32;
+    for (data, want) in [
+        (
+            with(sizes + 8, 3),
+            "domain size 3 is not a power of two".to_string(),
+        ),
+        (
+            with(sizes + 4, wires),
+            format!("{wires} public signals do not fit in {wires} wires"),
+        ),
+        (
+            with(body_offset(&good, 1), 2),
+            "snarkjs protocol 2, not Groth16 (1)".to_string(),
+        ),
+    ] {
+        let whole = read(data.clone()).unwrap_err().to_string();
+        std::fs::write(&path, &data).unwrap();
+        let header = Zkey::read_header(&path).unwrap_err().to_string();
+        assert!(whole.contains(&want), "{whole}");
+        assert!(header.contains(&want), "{header}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -9,6 +9,7 @@ mod evaluations;
 pub mod items;
 mod key;
 mod plan;
+mod proof_bytes;
 mod prove;
 mod prove_with_rng;
 mod reduction;
@@ -24,6 +25,7 @@ pub use key::{
     StagedMatrices,
 };
 pub use plan::{key_plan, proof_plan};
+pub use proof_bytes::{hex, proof_bytes};
 pub use prove::{prove, prove_evaluated, prove_synthesized, ProofOutput, ProveOptions};
 pub use prove_with_rng::prove_with_rng;
 pub use reduction::{snarkjs_root_of_unity, Reduction};

@@ -1,14 +1,5 @@
-//! The prover engine: a stream of proofs over every device of a backend, several
-//! workers per device, synthesis and evaluation overlapping device work, never out of memory.
-//!
-//! Each device stages the proving key once, in a long-lived lease, shared by its
-//! workers. Each worker acquires a proof lease from its device's budget before
-//! allocating, so workers wait for memory instead of crashing. A failed proof is an
-//! error naming its phase; its lease is released and the engine keeps serving.
-//!
-//! Every job ends with an outcome whatever panics: a backend (in any method), a
-//! device's sync during a release, the circuit, or the caller's own callback. A device
-//! whose work panicked, failed, or failed to release is taken out of rotation.
+//! The prover: the devices, their workers and the synthesis threads that feed them,
+//! and the stream of jobs through them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,12 +7,12 @@ use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::busy_clock::BusyClock;
+use super::busy_clock::BusyClock;
+use super::host_stages::HostStages;
 use crate::groth16::{
     evaluate, key_plan, proof_plan, prove_evaluated, Evaluations, KeyOptions, ProofOutput,
     ProveOptions, ProvingKey, QapMatrices, Reduction, Schedule, StagedKey, Synthesize, Synthesized,
 };
-use crate::host_stages::HostStages;
 use crate::{
     panic_message, BudgetStats, DeviceBudget, Error, Fr, Phase, PhaseExt, ProofShape,
     ProverBackend, Result, ScalarMix,
