@@ -1008,7 +1008,11 @@ fn four_provers_on_one_empty_cache_all_succeed() {
         let run = child.join().unwrap();
         assert!(run.ok(), "{run:?}");
     }
-    assert_eq!(cached_beyond_rates(&dir.0), 1, "one key, no temporary file left");
+    assert_eq!(
+        cached_beyond_rates(&dir.0),
+        1,
+        "one key, no temporary file left"
+    );
     // Four processes measured the CPU's rates at once: one file, no temporary one.
     let rates: Vec<_> = std::fs::read_dir(dir.0.join("cpu-cost"))
         .unwrap()
