@@ -180,15 +180,18 @@ mod tests {
         let d = dir("again");
         let validated = ValidatedKeys::at(d.0.join("validated"));
         let pk = generate_key(40, 2, 7).unwrap();
-        for compress in [Compress::No, Compress::Yes] {
-            let path = d.0.join(format!("{compress:?}.bin"));
+        for (compress, form) in [
+            (Compress::No, "uncompressed"),
+            (Compress::Yes, "compressed"),
+        ] {
+            let path = d.0.join(format!("{form}.bin"));
             write(&path, &pk, compress);
             let (first, checks) = read_remembering(&path, &validated).unwrap();
-            assert_eq!(checks, SubgroupChecks::Ran, "{compress:?}");
-            assert!(first == pk, "{compress:?}");
+            assert_eq!(checks, SubgroupChecks::Ran, "{form}");
+            assert!(first == pk, "{form}");
             let (again, checks) = read_remembering(&path, &validated).unwrap();
-            assert_eq!(checks, SubgroupChecks::Remembered, "{compress:?}");
-            assert!(again == pk, "{compress:?}");
+            assert_eq!(checks, SubgroupChecks::Remembered, "{form}");
+            assert!(again == pk, "{form}");
         }
     }
 
