@@ -8,7 +8,7 @@
 - BENCHMARKS.md is what scripts/benchmarks.py makes of docs/results/;
 - docs/src/tuning.md's key tables are what scripts/tuning_tables.py makes of the tuning
   structs;
-- every code comment that cites BENCHMARKS.md names a section that exists: a current one
+- every code comment (`//`) that cites BENCHMARKS.md names a section that exists: a current one
   (`BENCHMARKS.md#anchor`, GitHub's anchor of a heading) or one of the file as of a
   commit (`d32de65:BENCHMARKS.md`, as `git show` takes it, for numbers measured before
   the tables were regenerated); a bare `BENCHMARKS.md` in code is refused.
@@ -56,6 +56,9 @@ def citations(tracked):
             continue
         text = open(os.path.join(ROOT, path), errors="replace").read()
         for m in CITED.finditer(text):
+            # Comments cite; code that names the file (a path to read) does not.
+            if "//" not in text[text.rfind("\n", 0, m.start()) + 1:m.start()]:
+                continue
             line = text.count("\n", 0, m.start()) + 1
             commit, section = m.group(1), m.group(2)
             where = f"{path}:{line}"
