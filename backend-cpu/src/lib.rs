@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 mod cost;
+mod cost_cache;
 mod device;
 mod error;
 mod field;

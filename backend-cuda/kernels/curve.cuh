@@ -161,7 +161,7 @@ template <class F> CRU_CALL Xyzz<F> xyzz_double_rare(const Xyzz<F>& p) {
 // memory. NVRTC 12.9, G2 sums' kernel body: spill stores 8 bytes instead of 180 (with
 // fq2.cuh's lazy product: 0 instead of 240), 456 (702) fewer SASS instructions, and the
 // accumulator's 384 bytes stored and its fields loaded at each entry; on the H200, MSM
-// G2 2^20 26.16 ms against 26.59 (BENCHMARKS.md, CUDA MSM). G1 doubles q: doubling P
+// G2 2^20 26.16 ms against 26.59 (d32de65:BENCHMARKS.md). G1 doubles q: doubling P
 // there gave its sums (products inlined) 128 registers instead of 152, 78 more
 // instructions, and no speed (9.23 / 119.2 ms at 2^20 / 2^24 against 9.10 / 119.9).
 template <class F> struct MaddDoublesP { static constexpr bool value = false; };

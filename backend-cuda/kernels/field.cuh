@@ -539,7 +539,7 @@ template <class C> CRU_DEV Fp<C> fsqr_inline(const Fp<C>& a) { return fsqr(a); }
 // Their operands go by value, in registers: on the H200 the G1 bucket sums' calls by
 // value (168 registers, a 96-byte frame, against 130 and 768 through the caller's
 // stack frame) ran MSM G1 2^20 / 2^24 in 8.52 / 109.2 ms against 8.97 / 115.5
-// (BENCHMARKS.md, CUDA MSM).
+// (d32de65:BENCHMARKS.md).
 template <class C> CRU_CALL Fp<C> fmul_call(Fp<C> a, Fp<C> b) { return fmul(a, b); }
 template <class C> CRU_CALL Fp<C> fsqr_call(Fp<C> a) { return fsqr(a); }
 // fmul_sub as a call, operands by value as fmul_call's: the G1 formulas' y (curve.cuh's

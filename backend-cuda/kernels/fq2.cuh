@@ -28,7 +28,7 @@ CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 // sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425, 14391 SASS
 // instructions against 14885, 240 bytes of spill stores against 180 (its 768-bit
 // values at 255 registers); on the H200, MSM G2 2^20 26.59 ms against 27.49
-// (BENCHMARKS.md, CUDA MSM). Every G2 kernel takes it (they all call this product). The
+// (d32de65:BENCHMARKS.md). Every G2 kernel takes it (they all call this product). The
 // square stays as it is: lazily it would be 2 plain products and 2 reductions all the
 // same.
 //
@@ -54,8 +54,8 @@ CRU_DEV Fq2 fsqr_inline(const Fq2& a) {
 
 // The Fq2 product and square are calls (their Fq products inlined inside): inlined
 // into every curve formula, msm.cu took minutes of NVRTC. Operands by reference: on the
-// H200 the G2 bucket sums ran MSM G2 2^20 in 23.62 ms so, 25.50 by value (BENCHMARKS.md,
-// CUDA MSM), the opposite of field.cuh's Fq calls.
+// H200 the G2 bucket sums ran MSM G2 2^20 in 23.62 ms so, 25.50 by value
+// (d32de65:BENCHMARKS.md), the opposite of field.cuh's Fq calls.
 CRU_CALL Fq2 fmul(const Fq2& a, const Fq2& b) { return fmul_inline(a, b); }
 CRU_CALL Fq2 fsqr(const Fq2& a) { return fsqr_inline(a); }
 

@@ -274,7 +274,7 @@ CRU_DEV void msm_note_span(u32* max_span, u32 begin, u32 end, u32 chunk) {
 // instructions (ncu). As calls they pass their operands through the stack (130
 // registers, 768 bytes of frame, 10.6 % more instructions), and on the H200 MSM G1
 // 2^24 took 111.2 ms instead of 119.9, 2^20 9.01 instead of 9.10; by value (field.cuh's
-// fmul_call), less (BENCHMARKS.md, CUDA MSM). G2's: its Fq2 products as calls, its Fq
+// fmul_call), less (d32de65:BENCHMARKS.md). G2's: its Fq2 products as calls, its Fq
 // products inlined in them: all inlined, 17 152 SASS instructions against 6 256, and
 // on the H200 MSM G2 2^20 took 26.36 ms against 23.71 with the calls.
 template <class F> struct SumsProducts;

@@ -1,5 +1,5 @@
 //! The rates this backend's schedules are predicted with, fitted to the H200
-//! (BENCHMARKS.md, CUDA MSM and schedules).
+//! (BENCHMARKS.md#msm-against-sppark, BENCHMARKS.md#proofs-on-the-h200-cuda).
 
 use crucible_core::{CostModel, MsmScaling};
 
@@ -17,7 +17,7 @@ use crucible_core::{CostModel, MsmScaling};
 /// three launches at both sizes, slower than today's, so an upper bound). Staging: the
 /// one-shot MSM G1 of 2^24 terms from the host with nine tenths of its scalars 0 or 1
 /// (so the copies, not the MSM, set its time) took 61.13 ms for 1.61 GB of points and
-/// 0.54 GB of scalars: 35 GB/s (BENCHMARKS.md, MSM G1 with a bit-heavy witness). A term
+/// 0.54 GB of scalars: 35 GB/s (BENCHMARKS.md#msm-g1-with-a-bit-heavy-witness). A term
 /// whose scalar is 0 or 1 skips the windows: the same MSMs resident took 2.81 / 17.83
 /// ms at 2^20 / 2^24 against 8.59 / 105.9 full width, 0.96 ns a term past 2^20
 /// against 6.19, which puts such a term at 0.06 of a full one. (0.38, fitted to whole

@@ -6,7 +6,7 @@ use clap::Args;
 use crucible_core::human_bytes;
 use crucible_core::registry::{probe_all, probe_listed, Probe};
 
-use crate::devices::{DeviceArgs, Takes};
+use crate::devices::BackendArgs;
 use crate::error::CliError;
 use crate::output::table;
 
@@ -16,19 +16,12 @@ pub struct BackendsArgs {
     /// Backend (`all`, the default, lists every one but the template, which is for
     /// porters and listed only when named), budget cap and tuning file.
     #[command(flatten)]
-    device: DeviceArgs,
+    device: BackendArgs,
 }
 
 /// Probes the registered backends and prints a row per device (or per unavailable
 /// backend, with the reason).
 pub fn run(args: &BackendsArgs) -> Result<ExitCode, CliError> {
-    args.device.check_takes(
-        "backends",
-        Takes {
-            devices: false,
-            workers: false,
-        },
-    )?;
     let options = args.device.probe_options()?;
     let which = args.device.backend_or("all");
     let probed_all = if which == "all" {
@@ -37,7 +30,7 @@ pub fn run(args: &BackendsArgs) -> Result<ExitCode, CliError> {
         let probed = probe_all(&options);
         if !probed.iter().any(|p| p.registration.name == which) {
             let names: Vec<_> = probed.iter().map(|p| p.registration.name).collect();
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "unknown backend `{which}`: the backends are {}, or `all`",
                 names.join(", ")
             )));
@@ -75,7 +68,7 @@ pub fn run(args: &BackendsArgs) -> Result<ExitCode, CliError> {
         }
     }
     if rows.is_empty() {
-        return Err(CliError("no backend is registered in this binary".into()));
+        return Err(CliError::device("no backend is registered in this binary"));
     }
     let headers = ["backend", "status", "device", "memory", "budget", "api"];
     println!("{}", table(&headers, &rows, headers.len()));

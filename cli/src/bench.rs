@@ -1,7 +1,6 @@
 //! `crucible bench`: one operation timed the same way on every backend, across sizes;
 //! a table with each backend's speed-up over the CPU backend, JSON, CSV and an SVG plot.
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,17 +13,17 @@ use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
 use crucible_core::fixtures::key_cache::BenchKeyId;
 use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
+use crucible_core::registry::{probe_listed, Probe, ProbeOptions};
 use crucible_core::{BackendInfo, ProverBackend, ScalarMix};
 use serde_json::json;
 
 use crate::bench_throughput::{
     measure_throughput, throughput_table, ThroughputRow, ThroughputSpec,
 };
-use crate::devices::{DeviceArgs, Takes};
+use crate::devices::{select_backend, BackendArgs};
 use crate::error::CliError;
 use crate::memory_watch::MemoryWatch;
-use crate::output::{load_key_id, progress_bar, table};
+use crate::output::{check_writable, load_key_id, progress_bar, table};
 use crate::parse::{self, SizeList};
 use crate::plot::{write_svg, Series};
 use crate::proof_run::BuiltIn;
@@ -33,12 +32,16 @@ use crate::prove::MAX_PROOFS;
 /// Arguments of `crucible bench`.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Backend, devices, budget cap and tuning file; `--backend` also takes a comma
-    /// list such as `cpu,cuda,wgpu` (each must be available). The `prove` operation runs
-    /// the fastest schedule that fits `--memory-limit` (streamed bases, sequenced
-    /// domain vectors).
+    /// Backend, budget cap and tuning file; `--backend` also takes a comma list such
+    /// as `cpu,cuda,wgpu` (each must be available). The `prove` operation runs the
+    /// fastest schedule that fits `--memory-limit` (streamed bases, sequenced domain
+    /// vectors).
     #[command(flatten)]
-    device: DeviceArgs,
+    device: BackendArgs,
+    /// With `--proofs`: workers per device, each holding at most one proof at a time
+    /// (default 1).
+    #[arg(long, requires = "proofs", value_parser = parse::size)]
+    workers_per_device: Option<usize>,
     /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
     #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
     op: Op,
@@ -135,32 +138,9 @@ const MAX_REPEAT: usize = 1_000_000;
 const GIT_COMMIT: &str = env!("CRUCIBLE_GIT_COMMIT");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Checks that `path` can be written, without leaving a file behind that was not there.
-fn check_writable(path: &Path, flag: &str) -> Result<(), CliError> {
-    let fail = |why: String| {
-        CliError(format!(
-            "cannot write {flag} file {}: {why}",
-            path.display()
-        ))
-    };
-    if path.is_dir() {
-        return Err(fail("it is a directory".into()));
-    }
-    let existed = path.exists();
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| fail(e.to_string()))?;
-    if !existed {
-        std::fs::remove_file(path).map_err(|e| fail(e.to_string()))?;
-    }
-    Ok(())
-}
-
 fn write_file(path: &Path, contents: &str) -> Result<(), CliError> {
     std::fs::write(path, contents)
-        .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The backends to run, and the (name, reason) of those skipped.
@@ -183,11 +163,11 @@ fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
     } else {
         for name in spec.split(',').map(str::trim) {
             if name.is_empty() {
-                return Err(CliError(format!(
+                return Err(CliError::usage(format!(
                     "empty backend name in `--backend {spec}`"
                 )));
             }
-            let backend = select(name, options)?.backend;
+            let backend = select_backend(name, options)?.backend;
             if !chosen
                 .iter()
                 .any(|b| b.info().label() == backend.info().label())
@@ -197,7 +177,7 @@ fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
         }
     }
     if chosen.is_empty() {
-        return Err(CliError("no backend is available to benchmark".into()));
+        return Err(CliError::device("no backend is available to benchmark"));
     }
     Ok((chosen, skipped))
 }
@@ -207,16 +187,16 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let sizes = &args.sizes.0;
     let repeat = args.repeat.unwrap_or(10);
     if !(1..=MAX_REPEAT).contains(&repeat) {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--repeat must be between 1 and {MAX_REPEAT}, got {repeat}"
         )));
     }
     if let Some(proofs) = args.proofs {
         if args.op != Op::Prove {
-            return Err(CliError("--proofs applies to --op prove only".into()));
+            return Err(CliError::usage("--proofs applies to --op prove only"));
         }
         if !(1..=MAX_PROOFS).contains(&proofs) {
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "--proofs must be between 1 and {MAX_PROOFS} (2^20), got {proofs}"
             )));
         }
@@ -227,32 +207,27 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             (args.host_memory != HostMemory::Pageable, "--host-memory"),
         ] {
             if given {
-                return Err(CliError(format!(
+                return Err(CliError::usage(format!(
                     "{flag} does not apply with --proofs (K proofs through the engine: JSON and the table only)"
                 )));
             }
         }
     }
     if args.synthetic_key && args.op != Op::Prove {
-        return Err(CliError(
-            "--synthetic-key applies to --op prove only".into(),
+        return Err(CliError::usage(
+            "--synthetic-key applies to --op prove only",
         ));
     }
-    args.device.check_takes(
-        "bench",
-        Takes {
-            devices: false,
-            workers: args.proofs.is_some(),
-        },
-    )?;
-    let workers = args.device.workers();
+    let workers = args.workers_per_device.unwrap_or(1);
     if !(1..=MAX_WORKERS_PER_DEVICE).contains(&workers) {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {workers}"
         )));
     }
     for &size in sizes {
-        args.op.check_size(size)?;
+        args.op
+            .check_size(size)
+            .map_err(|e| CliError::usage(format!("--sizes: {e}")))?;
     }
     for (path, flag) in [
         (&args.out, "--out"),
@@ -268,7 +243,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
         {
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "--plot {}: the plot is written as SVG only; give a file name ending in .svg",
                 plot.display()
             )));
@@ -286,9 +261,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     for backend in &backends {
         for &size in sizes {
             let label = backend.info().label();
-            let at = |e: crucible_core::Error| {
-                CliError(format!("{} at size {size} on {label}: {e}", args.op))
-            };
+            let context = format!("{} at size {size} on {label}", args.op);
+            let at = |e: crucible_core::Error| CliError::core_in(&context, e);
             let plans = op_plans(&**backend, args.op, size).map_err(at)?;
             backend
                 .budget()
@@ -313,8 +287,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
         for (size, task) in &tasks {
             bar.set_message(format!("{} {label} {size}", args.op));
             let seed = args.seed ^ (*size as u64);
-            let mut workload = Workload::prepare(&**backend, task.clone(), seed)
-                .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
+            let mut workload = Workload::prepare(&**backend, task.clone(), seed).map_err(|e| {
+                CliError::core_in(&format!("{} at size {size} on {label}", args.op), e)
+            })?;
             let watch = MemoryWatch::start(Arc::clone(backend));
             let measured = measure(&mut workload, repeat, &mut || bar.inc(1));
             if let Some(sampled) = watch.and_then(MemoryWatch::finish) {
@@ -325,8 +300,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
                 ));
             }
             let released = workload.release();
-            let measurement = measured
-                .map_err(|e| CliError(format!("{} at size {size} on {label}: {e}", args.op)))?;
+            let measurement = measured.map_err(|e| {
+                CliError::core_in(&format!("{} at size {size} on {label}", args.op), e)
+            })?;
             released?;
             rows.push(Row {
                 info: backend.info().clone(),
@@ -358,7 +334,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.out {
         let text =
             serde_json::to_string_pretty(&json_report(args, &machine, &backends, &skipped, &rows))
-                .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+                .map_err(|e| CliError::file(format!("cannot write JSON: {e}")))?;
         write_file(path, &(text + "\n"))?;
         println!("wrote {}", path.display());
     }
@@ -446,7 +422,7 @@ fn run_throughput(
         report["mode"] = json!("throughput");
         report["results"] = json!(rows.iter().map(ThroughputRow::json).collect::<Vec<_>>());
         let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
+            .map_err(|e| CliError::file(format!("cannot write JSON: {e}")))?;
         write_file(path, &(text + "\n"))?;
         println!("wrote {}", path.display());
     }
@@ -567,7 +543,7 @@ fn report_head(
         "synthetic_key": args.synthetic_key,
         "scalars": args.scalars.to_string(),
         "memory_limit_bytes": args.device.memory_limit,
-        "workers_per_device": args.device.workers(),
+        "workers_per_device": args.workers_per_device.unwrap_or(1),
         "backends": backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
         "skipped": skipped.iter().map(|(name, reason)| json!({ "backend": name, "reason": reason })).collect::<Vec<_>>(),
     })

@@ -136,7 +136,7 @@ pub fn measure_throughput(spec: ThroughputSpec<'_>) -> Result<ThroughputRow, Cli
     let host_rss_at_first_proof = ran.rss_at_first_proof;
     ran.released?;
     if let Some(failed) = ran.outcomes.iter().find_map(|o| o.result.as_ref().err()) {
-        return Err(CliError(format!(
+        return Err(CliError::failed(format!(
             "prove at {} constraints on {}: a proof failed: {failed}",
             circuit.constraints,
             backend.info().label()

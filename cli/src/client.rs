@@ -20,7 +20,7 @@ use crucible_service::proto::{self, prove_response, JobResult};
 use crucible_service::tls::{CertificateFile, ClientTls, PrivateKeyFile};
 use crucible_service::witness::Witness;
 
-use crate::error::CliError;
+use crate::error::{CliError, Exit};
 use crate::output::{count, file_form, table};
 use crate::{parse, runtime};
 
@@ -61,11 +61,12 @@ impl ClientTlsArgs {
         let Some(ca) = &self.tls_ca else {
             return Ok(None);
         };
-        let ca = CertificateFile::read(ca).map_err(|e| CliError(format!("--tls-ca: {e}")))?;
+        let ca = CertificateFile::read(ca).map_err(|e| CliError::file(format!("--tls-ca: {e}")))?;
         let identity = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some((
-                CertificateFile::read(cert).map_err(|e| CliError(format!("--tls-cert: {e}")))?,
-                PrivateKeyFile::read(key).map_err(|e| CliError(format!("--tls-key: {e}")))?,
+                CertificateFile::read(cert)
+                    .map_err(|e| CliError::file(format!("--tls-cert: {e}")))?,
+                PrivateKeyFile::read(key).map_err(|e| CliError::file(format!("--tls-key: {e}")))?,
             )),
             _ => None,
         };
@@ -136,11 +137,11 @@ enum ClientCommand {
 }
 
 fn grpc(e: tonic::Status) -> CliError {
-    CliError(format!("server: {}: {}", e.code(), e.message()))
+    CliError::remote(format!("server: {}: {}", e.code(), e.message()))
 }
 
 fn service(e: crucible_service::ServiceError) -> CliError {
-    CliError(e.to_string())
+    CliError::remote(e.to_string())
 }
 
 async fn load_key(
@@ -173,7 +174,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
         let token = match &args.token_file {
             Some(path) => Some(
                 std::fs::read_to_string(path)
-                    .map_err(|e| CliError(format!("--token-file {}: {e}", path.display())))?
+                    .map_err(|e| CliError::file(format!("--token-file {}: {e}", path.display())))?
                     .trim()
                     .to_string(),
             ),
@@ -182,12 +183,12 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
         let tls = args.tls.resolve()?;
         let addr = match (&args.addr, &tls) {
             (Some(addr), Some(_)) if addr.starts_with("http://") => {
-                return Err(CliError(format!(
+                return Err(CliError::usage(format!(
                     "--addr {addr} with --tls-ca: the address is https://host:port"
                 )))
             }
             (Some(addr), None) if addr.starts_with("https://") => {
-                return Err(CliError(format!(
+                return Err(CliError::usage(format!(
                     "--addr {addr}: give --tls-ca, the CA that signed the server's certificate"
                 )))
             }
@@ -197,7 +198,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
         };
         let mut client = connect_with(&addr, token.as_deref(), tls.as_ref())
             .await
-            .map_err(|e| CliError(format!("cannot reach the daemon at {addr}: {e}")))?;
+            .map_err(|e| CliError::remote(format!("cannot reach the daemon at {addr}: {e}")))?;
         match &args.command {
             ClientCommand::LoadKey { id, key } => {
                 let key: KeyRef = key.parse().map_err(service)?;
@@ -228,7 +229,9 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                 let witness = match wtns {
                     Some(path) => Witness::Wtns(
                         std::fs::read(path)
-                            .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?
+                            .map_err(|e| {
+                                CliError::file(format!("cannot read {}: {e}", path.display()))
+                            })?
                             .into(),
                     ),
                     None => Witness::BenchSeed(*bench_seed),
@@ -236,7 +239,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
                 let result = prove(&mut client, id, witness).await?;
                 print_result(&result);
                 if result.state() != proto::JobState::Done {
-                    return Ok(ExitCode::FAILURE);
+                    return Ok(Exit::Failed.code());
                 }
                 write_files(&result, proof.as_deref(), public.as_deref())?;
             }
@@ -264,7 +267,7 @@ fn write_files(
     public: Option<&Path>,
 ) -> Result<(), CliError> {
     let decode = |what: &str, e: ark_serialize::SerializationError| {
-        CliError(format!("the daemon's {what} does not decode: {e}"))
+        CliError::remote(format!("the daemon's {what} does not decode: {e}"))
     };
     if let Some(path) = proof {
         let value =
@@ -309,7 +312,7 @@ async fn prove(client: &mut Client, id: &str, witness: Witness) -> Result<JobRes
             Some(prove_response::Outcome::Busy(_)) => {
                 tokio::time::sleep(Duration::from_millis(2)).await
             }
-            None => return Err(CliError("the server gave no outcome".into())),
+            None => return Err(CliError::remote("the server gave no outcome")),
         }
     }
 }
@@ -412,8 +415,8 @@ async fn bench(
     keep: bool,
 ) -> Result<ExitCode, CliError> {
     if proofs == 0 || concurrency == 0 {
-        return Err(CliError(
-            "--proofs and --concurrency must be at least 1".into(),
+        return Err(CliError::usage(
+            "--proofs and --concurrency must be at least 1",
         ));
     }
     let &KeyRef::Bench {
@@ -422,7 +425,7 @@ async fn bench(
         ..
     } = key
     else {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "client bench proves benchmark-circuit witnesses: it needs a bench: key, not {key}"
         )));
     };
@@ -474,7 +477,7 @@ async fn bench(
     for task in tasks {
         let outcomes = task
             .await
-            .map_err(|e| CliError(format!("a client task failed: {e}")))??;
+            .map_err(|e| CliError::remote(format!("a client task failed: {e}")))??;
         for (seconds, checked) in outcomes {
             latencies.push(Duration::from_secs_f64(seconds));
             if let Err(e) = checked {
@@ -511,9 +514,5 @@ async fn bench(
             .await
             .map_err(grpc)?;
     }
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(Exit::verdict(failures.is_empty()))
 }

@@ -8,8 +8,8 @@ use clap::Args;
 use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
 use crucible_core::MAX_LOG_SIZE;
 
-use crate::devices::{DeviceArgs, Takes};
-use crate::error::CliError;
+use crate::devices::BackendArgs;
+use crate::error::{CliError, Exit};
 
 /// Arguments of `crucible conformance`.
 #[derive(Args)]
@@ -18,7 +18,7 @@ pub struct ConformanceArgs {
     /// Backends named in `CRUCIBLE_REQUIRE` (comma-separated) fail the run when
     /// unavailable instead of being skipped, and on every case they answer unsupported.
     #[command(flatten)]
-    device: DeviceArgs,
+    device: BackendArgs,
     /// Largest NTT is 2^k; MSM edge sizes reach 2^k + 1.
     #[arg(long, default_value_t = 8)]
     max_log_size: u32,
@@ -44,18 +44,11 @@ pub struct ConformanceArgs {
 /// case passed.
 pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     if args.max_log_size > MAX_LOG_SIZE {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--max-log-size {} exceeds the field's two-adicity (largest NTT is 2^{MAX_LOG_SIZE})",
             args.max_log_size
         )));
     }
-    args.device.check_takes(
-        "conformance",
-        Takes {
-            devices: false,
-            workers: false,
-        },
-    )?;
     let options = args.device.probe_options()?;
     let mut config = Config::new(args.max_log_size);
     if let Some(seed) = args.seed {
@@ -77,7 +70,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     );
     let json_text = || {
         serde_json::to_string_pretty(&json_report(&cases, &summary))
-            .map_err(|e| CliError(format!("cannot write JSON: {e}")))
+            .map_err(|e| CliError::file(format!("cannot write JSON: {e}")))
     };
     if args.json {
         println!("{}", json_text()?);
@@ -87,7 +80,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
     // Where a report went is said on stderr, so that `--json` keeps stdout JSON.
     let write = |path: &PathBuf, text: String, what: &str| {
         std::fs::write(path, text)
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display())))?;
         eprintln!(
             "wrote {what} of {} to {}",
             crate::output::count(cases.len() as u64, "case"),
@@ -102,16 +95,16 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
         write(path, junit_report(&cases, &summary), "the JUnit report")?;
     }
     if !summary.ok() {
-        return Ok(ExitCode::FAILURE);
+        return Ok(Exit::Failed.code());
     }
     if summary.passed == 0 && summary.unsupported > 0 {
-        return Err(CliError(format!(
+        return Err(CliError::device(format!(
             "no case passed: the backend answered unsupported to all {} that ran",
             summary.unsupported
         )));
     }
     if summary.passed == 0 {
-        return Err(CliError(match &args.filter {
+        return Err(CliError::usage(match &args.filter {
             Some(f) => format!("no case ran (does --filter `{f}` match any case name?)"),
             None => "no case ran".into(),
         }));

@@ -1,44 +1,66 @@
-//! The device options of every command that uses a backend: which backend, which of
-//! its devices, the budget cap, workers per device and the tuning file.
+//! The device options, in groups a command takes whole: which backend, its budget cap
+//! and tuning file (every command that probes one); workers per device (the ones that
+//! run or plan the engine); which devices (the ones that prove on several).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
 use crucible_core::engine::EngineConfig;
-use crucible_core::registry::{registrations, select, select_devices, ProbeOptions};
+use crucible_core::registry::{registrations, select, select_devices, ProbeOptions, Selected};
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::ProverBackend;
 
 use crate::error::CliError;
 use crate::parse::{self, Devices};
 
-/// `--backend`, `--devices`, `--memory-limit`, `--workers-per-device`, `--tuning`.
+/// `--backend`, `--memory-limit` and `--tuning`: what every command that probes a
+/// backend takes.
 #[derive(Args)]
-pub struct DeviceArgs {
+pub struct BackendArgs {
     /// Backend: a registered name (`cpu`, `cuda`, `cuda:1`), `auto` (the best available)
     /// or `all` (every available one). Default: `auto` where one backend proves (prove,
     /// plan, serve, worker), `all` where backends are compared or listed (bench,
     /// conformance, backends). The template backend (for porters) runs only when named.
     #[arg(long)]
     pub backend: Option<String>,
-    /// Devices of the backend: `all` or indices `0,2` (default: the one `--backend`
-    /// names). prove, serve and worker only.
-    #[arg(long, value_parser = parse::devices)]
-    pub devices: Option<Devices>,
     /// Cap on each device's budget (`512MiB`, `1.5GiB`, bytes): the fastest schedule
     /// whose staged key and one proof per worker fit is chosen (`crucible plan` prints
     /// it, and the floor below which no schedule fits).
     #[arg(long, value_parser = parse::memory)]
     pub memory_limit: Option<u64>,
-    /// Workers per device, each holding at most one proof at a time (default 1).
-    /// prove, plan, serve and worker only.
-    #[arg(long, value_parser = parse::size)]
-    pub workers_per_device: Option<usize>,
     /// TOML tuning file: a table per backend (`[cuda]`, `[wgpu]`) overriding its
     /// defaults (default: the file `CRUCIBLE_TUNING` names, else none).
     #[arg(long, value_name = "FILE")]
     pub tuning: Option<PathBuf>,
+}
+
+/// `--workers-per-device`: what the commands that run the engine, or plan for it, take.
+#[derive(Args)]
+pub struct WorkersArgs {
+    /// Workers per device, each holding at most one proof at a time (default 1).
+    #[arg(long, value_parser = parse::size)]
+    pub workers_per_device: Option<usize>,
+}
+
+impl WorkersArgs {
+    /// `--workers-per-device` (1 when not given).
+    pub fn workers(&self) -> usize {
+        self.workers_per_device.unwrap_or(1)
+    }
+}
+
+/// The devices of one backend and the workers on each: `serve` and `worker`.
+#[derive(Args)]
+pub struct DeviceArgs {
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// Devices of the backend: `all` or indices `0,2` (default: the one `--backend`
+    /// names).
+    #[arg(long, value_parser = parse::devices)]
+    pub devices: Option<Devices>,
+    #[command(flatten)]
+    pub workers: WorkersArgs,
 }
 
 /// The chosen devices, the backend's name and why it was chosen.
@@ -51,56 +73,10 @@ pub struct ChosenDevices {
     pub reason: String,
 }
 
-/// Which of the device options a command takes beyond `--backend`, `--memory-limit`
-/// and `--tuning`, which every one takes.
-#[derive(Clone, Copy)]
-pub struct Takes {
-    /// `--devices`.
-    pub devices: bool,
-    /// `--workers-per-device`.
-    pub workers: bool,
-}
-
-impl DeviceArgs {
+impl BackendArgs {
     /// `--backend`, or `default` when it is not given.
     pub fn backend_or<'a>(&'a self, default: &'a str) -> &'a str {
         self.backend.as_deref().unwrap_or(default)
-    }
-
-    /// `--workers-per-device` (1 when not given).
-    pub fn workers(&self) -> usize {
-        self.workers_per_device.unwrap_or(1)
-    }
-
-    /// The engine of a front end that serves many proofs (`serve`, `worker`): these
-    /// devices' workers, `synthesis_threads` when given (else one, until the service
-    /// sizes them for each key), every proof verified.
-    pub fn engine_config(&self, synthesis_threads: Option<usize>) -> EngineConfig {
-        EngineConfig {
-            workers_per_device: self.workers(),
-            synthesis_threads: synthesis_threads.unwrap_or(1),
-            verify: true,
-            ..EngineConfig::default()
-        }
-    }
-
-    /// Refuses the options `command` does not take, naming both.
-    pub fn check_takes(&self, command: &str, takes: Takes) -> Result<(), CliError> {
-        for (given, flag, taken) in [
-            (self.devices.is_some(), "--devices", takes.devices),
-            (
-                self.workers_per_device.is_some(),
-                "--workers-per-device",
-                takes.workers,
-            ),
-        ] {
-            if given && !taken {
-                return Err(CliError(format!(
-                    "`crucible {command}` does not take {flag}"
-                )));
-            }
-        }
-        Ok(())
     }
 
     /// Probe options carrying `--memory-limit` and the tuning file, whose tables are
@@ -115,14 +91,33 @@ impl DeviceArgs {
             ..ProbeOptions::default()
         })
     }
+}
+
+impl DeviceArgs {
+    /// `--workers-per-device` (1 when not given).
+    pub fn workers(&self) -> usize {
+        self.workers.workers()
+    }
+
+    /// The engine of a front end that serves many proofs (`serve`, `worker`): these
+    /// devices' workers, `synthesis_threads` when given (else one, until the service
+    /// sizes them for each key), every proof verified.
+    pub fn engine_config(&self, synthesis_threads: Option<usize>) -> EngineConfig {
+        EngineConfig {
+            workers_per_device: self.workers(),
+            synthesis_threads: synthesis_threads.unwrap_or(1),
+            verify: true,
+            ..EngineConfig::default()
+        }
+    }
 
     /// Probes the backend (`auto` unless named) and picks its devices.
     pub fn resolve(&self) -> Result<ChosenDevices, CliError> {
         if self.workers() == 0 {
-            return Err(CliError("--workers-per-device must be at least 1".into()));
+            return Err(CliError::usage("--workers-per-device must be at least 1"));
         }
-        let options = self.probe_options()?;
-        let selected = select(self.backend_or("auto"), &options)?;
+        let options = self.backend.probe_options()?;
+        let selected = select_backend(self.backend.backend_or("auto"), &options)?;
         let backend = selected.backend.info().name.clone();
         let devices = chosen_devices(&selected.backend, self.devices.as_ref(), &options)?;
         Ok(ChosenDevices {
@@ -131,6 +126,15 @@ impl DeviceArgs {
             reason: selected.reason,
         })
     }
+}
+
+/// The backend `spec` names (`auto`, `cpu`, `cuda:1`): a spec that names nothing that
+/// exists is a usage error; an unavailable backend is the device's.
+pub fn select_backend(spec: &str, options: &ProbeOptions) -> Result<Selected, CliError> {
+    select(spec, options).map_err(|e| match e {
+        crucible_core::Error::InvalidInput(message) => CliError::usage(message),
+        e => e.into(),
+    })
 }
 
 /// `selected` alone, or the devices of its backend that `devices` names.
@@ -155,11 +159,15 @@ mod tests {
 
     fn two_workers() -> DeviceArgs {
         DeviceArgs {
-            backend: None,
+            backend: BackendArgs {
+                backend: None,
+                memory_limit: None,
+                tuning: None,
+            },
             devices: None,
-            memory_limit: None,
-            workers_per_device: Some(2),
-            tuning: None,
+            workers: WorkersArgs {
+                workers_per_device: Some(2),
+            },
         }
     }
 

@@ -32,7 +32,7 @@ pub fn run(args: &ExportVerifierArgs) -> Result<ExitCode, CliError> {
     let (key, path) = match (&args.zkey, &args.vk) {
         (Some(zkey), _) => (CurveVerifyingKey::from_zkey(zkey)?, zkey),
         (None, Some(vk)) => (CurveVerifyingKey::read(vk)?, vk),
-        (None, None) => return Err(CliError("give --zkey or --vk".into())),
+        (None, None) => return Err(CliError::usage("give --zkey or --vk")),
     };
     check_outputs(&[("key", path)], &[("--out", &args.out)])?;
     let source = export_verifier(&key, &path.display().to_string())?;

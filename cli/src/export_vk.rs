@@ -41,7 +41,7 @@ pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
             })?;
             (key.vk, pk)
         }
-        (None, None) => return Err(CliError("give --zkey or --pk".into())),
+        (None, None) => return Err(CliError::usage("give --zkey or --pk")),
     };
     println!("{}", load_line(path, started.elapsed().as_secs_f64()));
     for out in &args.out {

@@ -12,6 +12,8 @@ mod bench_throughput;
 mod client;
 mod conformance;
 mod devices;
+#[cfg(test)]
+mod doc_commands;
 mod error;
 mod export_verifier;
 mod export_vk;
@@ -24,11 +26,14 @@ mod plan;
 mod plot;
 mod proof_run;
 mod prove;
+mod prove_built_in;
 mod prove_files;
+mod ptau;
 mod queue;
 mod runtime;
 mod serve;
 mod setup;
+mod sink;
 mod verify;
 mod worker;
 
@@ -42,9 +47,12 @@ pub use error::CliError;
 // `inventory` registrations with them.
 use crucible_backends as _;
 
+/// The exit statuses, as `crucible --help` lists them ([`error::Exit`]).
+const EXIT_STATUSES: &str = "Exit status: 0 done; 1 a proof does not verify, failed, or differs from the reference; 2 usage; 3 a file missing, invalid or unwritable; 4 the backend or device; 5 the network, a daemon or a database.";
+
 /// Groth16 over BLS12-381 on interchangeable backends.
 #[derive(Parser)]
-#[command(name = "crucible", version, about)]
+#[command(name = "crucible", version, about, after_help = EXIT_STATUSES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -67,6 +75,9 @@ enum Command {
     ExportVerifier(export_verifier::ExportVerifierArgs),
     /// ark-groth16's random setup for a circom .r1cs (not a ceremony: for tests).
     Setup(setup::SetupArgs),
+    /// Development powers of tau over BLS12-381 for snarkjs' Groth16 setup (INSECURE:
+    /// not a ceremony, for tests).
+    Ptau(ptau::PtauArgs),
     /// Print the memory plans of a proof, the budget, and how many proofs fit at once.
     Plan(plan::PlanArgs),
     /// Run the conformance suite (byte-for-byte against arkworks) on backends.
@@ -112,6 +123,7 @@ fn main() -> ExitCode {
         Command::ExportVk(args) => export_vk::run(args),
         Command::ExportVerifier(args) => export_verifier::run(args),
         Command::Setup(args) => setup::run(args),
+        Command::Ptau(args) => ptau::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Bench(args) => bench::run(args),
@@ -124,7 +136,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            e.exit.code()
         }
     }
 }

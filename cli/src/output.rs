@@ -1,6 +1,7 @@
 //! What several commands print: tables, durations, progress bars, the proving key
 //! with a spinner while it is generated.
 
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -148,6 +149,30 @@ pub fn load_key_id(id: &BenchKeyId) -> Result<LoadedKey, CliError> {
         KeySource::Cached | KeySource::Generated => {}
     }
     Ok(LoadedKey { key, path, source })
+}
+
+/// Checks, before any work, that `path` can be written: not a directory, its folder
+/// there and writable; no file is left behind that was not there.
+pub fn check_writable(path: &Path, flag: &str) -> Result<(), CliError> {
+    let fail = |why: String| {
+        CliError::file(format!(
+            "cannot write {flag} file {}: {why}",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    let existed = path.exists();
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    if !existed {
+        std::fs::remove_file(path).map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The form a proof or public-signals file is written in, by its name.

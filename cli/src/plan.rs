@@ -11,11 +11,11 @@ use crucible_core::fixtures::circuit::{synthesis_time, BitHeavyCircuit};
 use crucible_core::groth16::schedule::{choose, frontier, ScheduleChoice};
 use crucible_core::groth16::{MatrixSizes, Reduction};
 use crucible_core::host_stages::HostStages;
-use crucible_core::registry::{select, ProbeOptions, Selected};
+use crucible_core::registry::{ProbeOptions, Selected};
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend, ScalarMix};
 
-use crate::devices::{DeviceArgs, Takes};
+use crate::devices::{select_backend, BackendArgs, WorkersArgs};
 use crate::error::CliError;
 use crate::output::{count, predicted_time_assumes};
 use crate::parse;
@@ -24,7 +24,9 @@ use crate::parse;
 #[derive(Args)]
 pub struct ProofSetup {
     #[command(flatten)]
-    pub device: DeviceArgs,
+    pub backend: BackendArgs,
+    #[command(flatten)]
+    pub workers: WorkersArgs,
     /// Constraints of the built-in benchmark circuit (`4096` or `2^12`); required
     /// unless `prove` is given circuit files (`--zkey`, or `--pk` with `--r1cs`).
     #[arg(long, value_parser = parse::size)]
@@ -97,7 +99,7 @@ impl ProofSetup {
 
     /// Workers per device.
     pub fn workers_per_device(&self) -> usize {
-        self.device.workers()
+        self.workers.workers()
     }
 
     /// The built-in circuit's witness mix (`--witness`, full width by default).
@@ -108,8 +110,8 @@ impl ProofSetup {
     /// `--constraints`, which the built-in circuit needs.
     pub fn constraints(&self) -> Result<usize, CliError> {
         self.constraints.ok_or_else(|| {
-            CliError(
-                "give --constraints N for the built-in circuit (or circuit files to `prove`: --zkey c.zkey --wtns w.wtns, or --pk key.bin --r1cs c.r1cs --wtns w.wtns)".into(),
+            CliError::usage(
+                "give --constraints N for the built-in circuit (or circuit files to `prove`: --zkey c.zkey --wtns w.wtns, or --pk key.bin --r1cs c.r1cs --wtns w.wtns)",
             )
         })
     }
@@ -122,17 +124,18 @@ impl ProofSetup {
         let witness = self.witness();
         let constraints = self.constraints()?;
         if constraints == 0 {
-            return Err(CliError("--constraints must be at least 1".into()));
+            return Err(CliError::usage("--constraints must be at least 1"));
         }
         let workers = self.workers_per_device();
         if !(1..=MAX_WORKERS_PER_DEVICE).contains(&workers) {
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "--workers-per-device must be between 1 and {MAX_WORKERS_PER_DEVICE}, got {workers}"
             )));
         }
-        let shape = prove_shape(constraints, self.inputs())?;
-        let options = self.device.probe_options()?;
-        let selected = select(self.device.backend_or("auto"), &options)?;
+        let shape = prove_shape(constraints, self.inputs())
+            .map_err(|e| CliError::usage(format!("--constraints {constraints}: {e}")))?;
+        let options = self.backend.probe_options()?;
+        let selected = select_backend(self.backend.backend_or("auto"), &options)?;
         let matrices = built_in_matrices(
             &*selected.backend,
             constraints,
@@ -167,6 +170,43 @@ impl ProofSetup {
 pub struct PlanArgs {
     #[command(flatten)]
     setup: ProofSetup,
+    /// Print every point of the memory–time curve (by default at most
+    /// 12 of them: the chosen schedule, the floor, the fastest and points
+    /// evenly between).
+    #[arg(long)]
+    full_curve: bool,
+}
+
+/// Points of the memory–time curve `plan` prints without `--full-curve`.
+const CURVE_ROWS: usize = 12;
+
+/// The indices of `len` curve points to print: all of them where `full` or where they
+/// are few, else `rows` of them: the first, the last, `keep` and points evenly between.
+fn curve_rows(len: usize, keep: Option<usize>, rows: usize, full: bool) -> Vec<usize> {
+    if full || len <= rows {
+        return (0..len).collect();
+    }
+    let between = rows.saturating_sub(1).max(1);
+    let mut picked: Vec<usize> = (0..=between).map(|i| i * (len - 1) / between).collect();
+    if let Some(keep) = keep.filter(|&k| k < len) {
+        if !picked.contains(&keep) {
+            // The chosen point replaces its nearest evenly spaced neighbour.
+            let nearest = picked
+                .iter()
+                .enumerate()
+                .skip(1)
+                .take(picked.len().saturating_sub(2))
+                .min_by_key(|(_, &p)| p.abs_diff(keep))
+                .map(|(i, _)| i);
+            match nearest {
+                Some(i) => picked[i] = keep,
+                None => picked.push(keep),
+            }
+        }
+    }
+    picked.sort_unstable();
+    picked.dedup();
+    picked
 }
 
 /// The schedule chosen for a device's budget and where the budget comes from.
@@ -235,7 +275,7 @@ impl MemorySummary {
                 capacity_source,
                 capped,
             }),
-            Err(e @ Error::BelowFloor { .. }) => Err(CliError(format!(
+            Err(e @ Error::BelowFloor { .. }) => Err(CliError::device(format!(
                 "{e} (budget from {capacity_source}); give at least --memory-limit {}",
                 match &e {
                     Error::BelowFloor { floor, .. } => *floor,
@@ -250,13 +290,6 @@ impl MemorySummary {
 /// Prints the schedule, its plans, the floor and the memory–time curve.
 pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
     let setup = &args.setup;
-    setup.device.check_takes(
-        "plan",
-        Takes {
-            devices: false,
-            workers: true,
-        },
-    )?;
     let Resolved {
         shape,
         selected,
@@ -326,14 +359,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
         "memory–time curve (budget for key + {workers} proofs → schedule, predicted time, proofs/s with {workers} in flight):"
     );
     let overlaps = backend.cost_model().overlaps_staging;
-    for plan in frontier(
+    let curve = frontier(
         backend,
         &shape,
         Reduction::Libsnark,
         workers,
         matrices.as_ref(),
         setup.witness(),
-    )? {
+    )?;
+    let chosen_at = curve.iter().position(|p| p.schedule == chosen.schedule);
+    let rows = curve_rows(curve.len(), chosen_at, CURVE_ROWS, args.full_curve);
+    for plan in rows.iter().map(|&i| &curve[i]) {
         let mark = if plan.schedule == chosen.schedule {
             "  <- chosen"
         } else {
@@ -345,6 +381,13 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, CliError> {
             plan.predicted_seconds * 1e3,
             plan.proofs_per_second(workers, overlaps, Some(&host)),
             plan.schedule
+        );
+    }
+    if rows.len() < curve.len() {
+        println!(
+            "  ({} of the curve's {} points; --full-curve prints every one)",
+            rows.len(),
+            curve.len()
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -368,4 +411,22 @@ fn host_assumes(host: &HostStages, entries: u64) -> String {
         host.synthesis_seconds * 1e3,
         host.proofs_per_second(entries)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_curve_is_thinned_keeping_its_ends_and_the_chosen_point() {
+        assert_eq!(curve_rows(5, Some(2), 12, false), vec![0, 1, 2, 3, 4]);
+        let rows = curve_rows(100, Some(37), 12, false);
+        assert_eq!(rows.len(), 12, "{rows:?}");
+        assert_eq!((rows[0], rows[11]), (0, 99), "{rows:?}");
+        assert!(rows.contains(&37), "{rows:?}");
+        assert!(rows.windows(2).all(|w| w[0] < w[1]), "{rows:?}");
+        assert_eq!(curve_rows(100, Some(37), 12, true).len(), 100);
+        // The chosen point at an end is already there.
+        assert_eq!(curve_rows(100, Some(99), 12, false).len(), 12);
+    }
 }

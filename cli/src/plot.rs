@@ -58,7 +58,7 @@ pub fn write_svg(
     series: &[Series],
 ) -> Result<(), CliError> {
     let fail = |e: &dyn std::fmt::Display| {
-        CliError(format!("cannot draw the plot {}: {e}", path.display()))
+        CliError::file(format!("cannot draw the plot {}: {e}", path.display()))
     };
     let all = series.iter().flat_map(|s| s.points.iter());
     let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -67,7 +67,9 @@ pub fn write_svg(
         (y_lo, y_hi) = (y_lo.min(y), y_hi.max(y));
     }
     if x_lo > x_hi {
-        return Err(CliError("nothing to plot".into()));
+        return Err(CliError::failed(
+            "nothing to plot: no measurement succeeded",
+        ));
     }
     let y_lo = y_lo.max(1e-6);
     let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();

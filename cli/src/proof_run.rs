@@ -131,7 +131,7 @@ pub fn prove_built_in(
     let first = Arc::clone(
         backends
             .first()
-            .ok_or_else(|| CliError("no device".into()))?,
+            .ok_or_else(|| CliError::device("no device"))?,
     );
     // The circuit's shape is fixed: its matrices are built once, and each proof's
     // synthesis computes only its assignment (about 9x less host work a proof); in the

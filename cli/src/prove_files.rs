@@ -4,7 +4,6 @@
 //! form; `--check` against ark-groth16 and the CPU reference, byte for byte.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 use ark_ff::UniformRand;
@@ -16,12 +15,14 @@ use crucible_core::registry::{select, Selected};
 use crucible_core::{Fr, ProverBackend};
 use crucible_files::artifacts::{write_proof, write_public};
 use crucible_files::output::check_outputs;
+use crucible_files::snarkjs_json::{proof_to_json, public_to_json};
 use crucible_files::KeyAndWitness;
 use serde_json::json;
 
+use crate::devices::{select_backend, BackendArgs};
 use crate::error::CliError;
-use crate::output::{count, file_form, load_line, spinner};
-use crate::plan::ProofSetup;
+use crate::output::{check_writable, count, file_form, load_line, spinner};
+use crate::sink::Sink;
 
 /// The user's circuit, key and witness files, and where the proof goes.
 #[derive(Args, Clone, Debug, Default)]
@@ -42,7 +43,8 @@ pub struct FileInputs {
     #[arg(long)]
     pub wtns: Option<PathBuf>,
     /// Write the proof here: snarkjs' `proof.json` form for a `*.json` name, else
-    /// arkworks' compressed binary.
+    /// arkworks' compressed binary. Required with a key file unless `--json` prints
+    /// the proof instead.
     #[arg(long)]
     pub proof: Option<PathBuf>,
     /// Write the public signals here: snarkjs' `public.json` form for `*.json`, else
@@ -65,7 +67,7 @@ impl FileInputs {
     }
 
     /// Refuses, before anything is read, a `--proof` or `--public` that names an input
-    /// file or the other output.
+    /// file or the other output, or that cannot be written.
     pub fn check_outputs(&self) -> Result<(), CliError> {
         fn given<'a>(pairs: &[(&'a str, &'a Option<PathBuf>)]) -> Vec<(&'a str, &'a Path)> {
             pairs
@@ -80,7 +82,11 @@ impl FileInputs {
             ("--wtns", &self.wtns),
         ]);
         let outputs = given(&[("--proof", &self.proof), ("--public", &self.public)]);
-        Ok(check_outputs(&inputs, &outputs)?)
+        check_outputs(&inputs, &outputs).map_err(|e| CliError::usage(e.to_string()))?;
+        for (flag, path) in outputs {
+            check_writable(path, flag)?;
+        }
+        Ok(())
     }
 
     /// The flag that only makes sense with a key file, if one was given without it.
@@ -98,16 +104,14 @@ impl FileInputs {
 
 /// The flags of `crucible prove` that apply to file inputs.
 pub struct FileRun<'a> {
-    /// Backend and memory options.
-    pub setup: &'a ProofSetup,
+    /// Backend, budget cap and tuning file.
+    pub backend: &'a BackendArgs,
     /// The files.
     pub files: &'a FileInputs,
     /// `--seed`: r and s from this seed instead of the OS's randomness (tests only).
     pub seed: Option<u64>,
     /// `--check`.
     pub check: bool,
-    /// `--json`.
-    pub json: bool,
     /// `--no-verify`.
     pub no_verify: bool,
 }
@@ -125,7 +129,7 @@ fn name(path: &Path) -> String {
 
 fn required<'a>(path: &'a Option<PathBuf>, flag: &str, with: &str) -> Result<&'a Path, CliError> {
     path.as_deref()
-        .ok_or_else(|| CliError(format!("{with} needs {flag}")))
+        .ok_or_else(|| CliError::usage(format!("{with} needs {flag}")))
 }
 
 fn load(files: &FileInputs) -> Result<Loaded, CliError> {
@@ -179,18 +183,15 @@ fn prove_once(
         .prove(backend, r, s, ProveOptions { verify })?)
 }
 
-/// Proves the files' circuit once; exit 1 when `--check` finds a difference.
-pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
-    let say = |line: String| {
-        if !args.json {
-            println!("{line}");
-        }
-    };
+/// Proves the files' circuit once, saying each step to `sink`; whether the proof was
+/// made (and, with `--check`, identical to the references').
+pub fn run(args: FileRun<'_>, sink: Sink) -> Result<bool, CliError> {
+    let say = |line: String| sink.say(line);
     args.files.check_outputs()?;
     let loaded = load(args.files)?;
-    let Selected { backend, reason } = select(
-        args.setup.device.backend_or("auto"),
-        &args.setup.device.probe_options()?,
+    let Selected { backend, reason } = select_backend(
+        args.backend.backend_or("auto"),
+        &args.backend.probe_options()?,
     )?;
     say(reason.clone());
     let shape = loaded.inputs.synthesized.shape;
@@ -228,7 +229,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
     }
 
     let failed = matches!(check, Some(CheckResult::Mismatch(_)));
-    if args.json {
+    if sink.json() {
         let bytes = proof_bytes(&out.proof);
         let (check_name, mismatches) = match &check {
             None => (None, Vec::new()),
@@ -240,7 +241,8 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             "key": { "path": name(&loaded.key_path), "kind": loaded.key_kind, "reduction": reduction_name(loaded.inputs.reduction), "load_seconds": load_seconds },
             "circuit": { "constraints": shape.num_constraints, "public_signals": shape.num_instance - 1, "log_domain": shape.log_domain },
             "proof": hex(&bytes),
-            "public_signals": public.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+            "proof_json": proof_to_json(&out.proof),
+            "public_signals": public_to_json(public),
             "report": out.report,
             "verified": verify,
             "check": check_name,
@@ -248,9 +250,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             "proof_file": args.files.proof.as_deref().map(name),
             "public_file": args.files.public.as_deref().map(name),
         });
-        let text = serde_json::to_string_pretty(&value)
-            .map_err(|e| CliError(format!("cannot write JSON: {e}")))?;
-        println!("{text}");
+        sink.document(&value)?;
     } else {
         say(format!(
             "proof: {} on {}, {:.1} ms ({:.1} ms with the files' key staged and released)",
@@ -294,11 +294,7 @@ pub fn run(args: FileRun<'_>) -> Result<ExitCode, CliError> {
             }
         }
     }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(!failed)
 }
 
 /// Proves on the chosen backend and the CPU reference and with ark-groth16, all with

@@ -1,16 +1,22 @@
 //! `crucible queue submit|status`: the shared job queue's client.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand};
+use crucible_core::groth16::Proof;
 use crucible_core::key_file::open_regular;
+use crucible_core::Fr;
+use crucible_files::artifacts::{write_proof, write_public};
+use crucible_files::snarkjs_json::{proof_to_json, public_to_json};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::queue::{NewJob, Queue, MAX_FAILURES, MAX_JOBS_PER_SUBMIT};
 use crucible_service::witness::Witness;
 
 use crate::error::CliError;
-use crate::output::{database_address, table};
+use crate::output::{check_writable, database_address, file_form, table};
 use crate::{parse, runtime};
 
 /// Arguments of `crucible queue`.
@@ -53,15 +59,24 @@ enum QueueCommand {
     },
     /// Jobs by key and state, or one job with its attempts.
     Status {
-        /// One job's state, attempts (with their errors), proof and report.
+        /// One job's state, attempts (with their errors), proof (as hex and in
+        /// snarkjs' `proof.json` form), public signals and report.
         #[arg(long)]
         job: Option<i64>,
+        /// Write the job's proof here: snarkjs' `proof.json` form for a `*.json` name,
+        /// else arkworks' compressed binary.
+        #[arg(long, requires = "job")]
+        proof: Option<PathBuf>,
+        /// Write the job's public signals here: snarkjs' `public.json` form for
+        /// `*.json`, else arkworks' binary `Vec<Fr>`.
+        #[arg(long, requires = "job")]
+        public: Option<PathBuf>,
     },
 }
 
 /// Runs the subcommand.
 pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
-    let failed = |e: crucible_service::ServiceError| CliError(e.to_string());
+    let failed = |e: crucible_service::ServiceError| CliError::remote(e.to_string());
     // Counts are checked before anything is allocated or connected.
     if let QueueCommand::Submit {
         wtns,
@@ -72,12 +87,12 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
     {
         let jobs = if wtns.is_empty() { *count } else { wtns.len() };
         if !(1..=MAX_JOBS_PER_SUBMIT).contains(&jobs) {
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "a submit queues 1 to {MAX_JOBS_PER_SUBMIT} jobs, this one {jobs} (--count or --wtns)"
             )));
         }
         if !(1..=MAX_FAILURES).contains(max_failures) {
-            return Err(CliError(format!(
+            return Err(CliError::usage(format!(
                 "--max-failures must be between 1 and {MAX_FAILURES}, got {max_failures}"
             )));
         }
@@ -86,7 +101,7 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
         let queue = Queue::connect(&args.queue, 2, Duration::from_secs(10))
             .await
             .map_err(|e| {
-                CliError(format!(
+                CliError::remote(format!(
                     "cannot reach the job queue's database at {}: {e}",
                     database_address(&args.queue)
                 ))
@@ -111,7 +126,7 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                         let (mut file, meta) = open_regular(path, "witness")?;
                         let mut bytes = Vec::with_capacity(meta.len() as usize);
                         std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| {
-                            CliError(format!("cannot read {}: {e}", path.display()))
+                            CliError::file(format!("cannot read {}: {e}", path.display()))
                         })?;
                         Ok::<_, CliError>(Witness::Wtns(bytes.into()))
                     };
@@ -129,13 +144,16 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                 let ids = queue.submit(&jobs).await.map_err(failed)?;
                 match (ids.first(), ids.last()) {
                     (Some(first), Some(last)) => {
-                        println!("queued {} jobs for {key}: ids {first}..={last}", ids.len())
+                        println!(
+                            "queued {} for {key}: ids {first}..={last}",
+                            crate::output::count(ids.len() as u64, "job")
+                        )
                     }
                     _ => println!("queued nothing"),
                 }
                 Ok(ExitCode::SUCCESS)
             }
-            QueueCommand::Status { job: None } => {
+            QueueCommand::Status { job: None, .. } => {
                 let counts = queue.counts().await.map_err(failed)?;
                 let rows: Vec<Vec<String>> = counts
                     .by_key
@@ -145,9 +163,18 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                 println!("{}", table(&["key", "state", "jobs"], &rows, 2));
                 Ok(ExitCode::SUCCESS)
             }
-            QueueCommand::Status { job: Some(id) } => {
+            QueueCommand::Status {
+                job: Some(id),
+                proof,
+                public,
+            } => {
+                for (path, flag) in [(proof, "--proof"), (public, "--public")] {
+                    if let Some(path) = path {
+                        check_writable(path, flag)?;
+                    }
+                }
                 let Some(job) = queue.job(*id).await.map_err(failed)? else {
-                    return Err(CliError(format!("no job {id} in the queue")));
+                    return Err(CliError::remote(format!("no job {id} in the queue")));
                 };
                 println!("job {}: {} ({})", job.id, job.state, job.key_ref);
                 println!(
@@ -170,8 +197,36 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                             .unwrap_or_default()
                     );
                 }
-                if let Some(proof) = &job.proof {
-                    println!("proof: {}", crucible_benches::reference::hex(proof));
+                if let Some(bytes) = &job.proof {
+                    println!("proof: {}", crucible_benches::reference::hex(bytes));
+                    let value = decode::<Proof>(bytes, "proof")?;
+                    println!("proof.json: {}", proof_to_json(&value));
+                    if let Some(path) = proof {
+                        write_proof(path, &value)?;
+                        println!(
+                            "wrote the proof to {} ({})",
+                            path.display(),
+                            file_form(path)
+                        );
+                    }
+                }
+                if let Some(bytes) = &job.public_inputs {
+                    let values = decode::<Vec<Fr>>(bytes, "public signals")?;
+                    println!("public.json: {}", public_to_json(&values));
+                    if let Some(path) = public {
+                        write_public(path, &values)?;
+                        println!(
+                            "wrote the public signals to {} ({})",
+                            path.display(),
+                            file_form(path)
+                        );
+                    }
+                }
+                if job.proof.is_none() && (proof.is_some() || public.is_some()) {
+                    return Err(CliError::remote(format!(
+                        "job {id} is {}: it has no proof to write",
+                        job.state
+                    )));
                 }
                 if let Some(report) = &job.report {
                     println!("report: {report}");
@@ -180,4 +235,10 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
             }
         }
     })
+}
+
+/// A job's stored proof or public inputs (arkworks, compressed), decoded.
+fn decode<T: CanonicalDeserialize>(bytes: &[u8], what: &str) -> Result<T, CliError> {
+    T::deserialize_compressed(bytes)
+        .map_err(|e| CliError::remote(format!("the queue's {what} does not decode: {e}")))
 }

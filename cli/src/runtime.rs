@@ -12,21 +12,21 @@ pub fn build() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| CliError::remote(format!("cannot start the async runtime: {e}")))
 }
 
 /// Binds `addr`.
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, CliError> {
     TcpListener::bind(addr)
         .await
-        .map_err(|e| CliError(format!("cannot listen on {addr}: {e}")))
+        .map_err(|e| CliError::remote(format!("cannot listen on {addr}: {e}")))
 }
 
 /// The address a listener got (its port when asked for port 0).
 pub fn local_addr(listener: &TcpListener) -> Result<SocketAddr, CliError> {
     listener
         .local_addr()
-        .map_err(|e| CliError(format!("cannot read the listening address: {e}")))
+        .map_err(|e| CliError::remote(format!("cannot read the listening address: {e}")))
 }
 
 /// Completes on the first SIGINT or SIGTERM.

@@ -89,17 +89,19 @@ impl ServerTlsArgs {
         let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
             return Ok(None);
         };
-        let cert = CertificateFile::read(cert).map_err(|e| CliError(format!("--tls-cert: {e}")))?;
-        let key = PrivateKeyFile::read(key).map_err(|e| CliError(format!("--tls-key: {e}")))?;
+        let cert =
+            CertificateFile::read(cert).map_err(|e| CliError::file(format!("--tls-cert: {e}")))?;
+        let key =
+            PrivateKeyFile::read(key).map_err(|e| CliError::file(format!("--tls-key: {e}")))?;
         let client_ca = self
             .tls_client_ca
             .as_deref()
             .map(CertificateFile::read)
             .transpose()
-            .map_err(|e| CliError(format!("--tls-client-ca: {e}")))?;
+            .map_err(|e| CliError::file(format!("--tls-client-ca: {e}")))?;
         ServerTls::new(cert, key, client_ca, self.tls_handshake_timeout)
             .map(Some)
-            .map_err(|e| CliError(format!("--tls-cert, --tls-key: {e}")))
+            .map_err(|e| CliError::file(format!("--tls-cert, --tls-key: {e}")))
     }
 }
 
@@ -137,7 +139,7 @@ impl LimitArgs {
             max_key_memory: self.max_key_memory.unwrap_or(defaults.max_key_memory),
         };
         let key_dir = match &self.key_dir {
-            Some(dir) => KeyDir::new(dir).map_err(|e| CliError(format!("--key-dir: {e}")))?,
+            Some(dir) => KeyDir::new(dir).map_err(|e| CliError::file(format!("--key-dir: {e}")))?,
             None => KeyDir::none(),
         };
         Ok((limits, key_dir))
@@ -149,22 +151,22 @@ impl LimitArgs {
 fn authentication(args: &ServeArgs, tls: Option<&ServerTls>) -> Result<Auth, CliError> {
     let loopback = args.listen.ip().is_loopback();
     if tls.is_none() && !loopback {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "{} is not a loopback address: give --tls-cert and --tls-key (plain text is served on loopback only)",
             args.listen
         )));
     }
     let mutual = tls.is_some_and(ServerTls::mutual);
     match (&args.tokens, args.insecure) {
-        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError(format!("--tokens: {e}"))),
+        (Some(path), _) => Auth::from_file(path).map_err(|e| CliError::file(format!("--tokens: {e}"))),
         (None, _) if mutual => Ok(Auth::Certificates),
         (None, true) if loopback => Ok(Auth::Open),
-        (None, true) => Err(CliError(format!(
+        (None, true) => Err(CliError::usage(format!(
             "--insecure serves only on a loopback address, not {}; give --tokens FILE or --tls-client-ca",
             args.listen
         ))),
-        (None, false) => Err(CliError(
-            "give --tokens FILE (bearer tokens), --tls-client-ca PEM (client certificates), or --insecure to serve without authentication on a loopback address".into(),
+        (None, false) => Err(CliError::usage(
+            "give --tokens FILE (bearer tokens), --tls-client-ca PEM (client certificates), or --insecure to serve without authentication on a loopback address",
         )),
     }
 }
@@ -172,8 +174,8 @@ fn authentication(args: &ServeArgs, tls: Option<&ServerTls>) -> Result<Auth, Cli
 /// Serves until SIGINT or SIGTERM, then evicts every key and exits.
 pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
     if args.queue_capacity == 0 || args.synthesis_threads == Some(0) {
-        return Err(CliError(
-            "--queue-capacity and --synthesis-threads must be at least 1".into(),
+        return Err(CliError::usage(
+            "--queue-capacity and --synthesis-threads must be at least 1",
         ));
     }
     let tls = args.tls.resolve()?;
@@ -231,7 +233,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         }
         serve(config, grpc, metrics, runtime::shutdown_signal())
             .await
-            .map_err(|e| CliError(e.to_string()))?;
+            .map_err(|e| CliError::remote(e.to_string()))?;
         println!("stopped");
         Ok(ExitCode::SUCCESS)
     });

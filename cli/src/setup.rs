@@ -73,7 +73,7 @@ pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
         ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
             circuit, &mut rng,
         )
-        .map_err(|e| CliError(format!("setup failed: {e}")))
+        .map_err(|e| CliError::file(format!("setup of {} failed: {e}", args.r1cs.display())))
     })?;
     let compress = if args.uncompressed {
         Compress::No

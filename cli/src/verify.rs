@@ -8,7 +8,7 @@ use clap::Args;
 use crucible_core::Bls12_381;
 use crucible_files::artifacts::{read_proof, read_public, read_vk};
 
-use crate::error::CliError;
+use crate::error::{CliError, Exit};
 
 /// Arguments of `crucible verify`.
 #[derive(Args)]
@@ -37,7 +37,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
             public.len(),
             args.vk.display()
         );
-        return Ok(ExitCode::FAILURE);
+        return Ok(Exit::Failed.code());
     }
     let pvk = ark_groth16::prepare_verifying_key(&vk);
     match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &public) {
@@ -57,8 +57,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
                 args.public.display(),
                 args.vk.display()
             );
-            Ok(ExitCode::FAILURE)
+            Ok(Exit::Failed.code())
         }
-        Err(e) => Err(CliError(format!("the verifier rejected its inputs: {e}"))),
+        Err(e) => Err(CliError::file(format!(
+            "the verifier rejected its inputs: {e}"
+        ))),
     }
 }

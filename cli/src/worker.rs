@@ -61,22 +61,22 @@ pub struct WorkerArgs {
 /// Works until SIGINT or SIGTERM, then gives back what it has not finished.
 pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
     if args.heartbeat.is_zero() || args.heartbeat >= args.lease_timeout {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--heartbeat ({:?}) must be above zero and below --lease-timeout ({:?})",
             args.heartbeat, args.lease_timeout
         )));
     }
     if args.synthesis_threads == Some(0) {
-        return Err(CliError("--synthesis-threads must be at least 1".into()));
+        return Err(CliError::usage("--synthesis-threads must be at least 1"));
     }
     if args.poll < MIN_POLL {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--poll ({:?}) must be at least {MIN_POLL:?}",
             args.poll
         )));
     }
     if !(1..=MAX_FAILURES).contains(&args.max_failures) {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "--max-failures must be between 1 and {MAX_FAILURES}, got {}",
             args.max_failures
         )));
@@ -121,7 +121,7 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode, CliError> {
         let summary = worker::run(config, metrics, runtime::shutdown_signal())
             .await
             .map_err(|e| {
-                CliError(format!(
+                CliError::remote(format!(
                     "worker on the job queue at {}: {e}",
                     database_address(&args.queue)
                 ))

@@ -434,7 +434,13 @@ fn mismatched_or_damaged_files_are_clear_errors() {
         ),
     ];
     for (files, message) in cases {
-        let mut args = vec!["prove".to_string(), "--backend".into(), "cpu".into()];
+        // `--json`: the proof would be printed; the files are refused before that.
+        let mut args = vec![
+            "prove".to_string(),
+            "--backend".into(),
+            "cpu".into(),
+            "--json".into(),
+        ];
         for (flag, file) in ["--zkey", "--wtns", "--r1cs"].iter().zip(&files) {
             args.push(flag.to_string());
             args.push(path(file).into());
@@ -444,7 +450,8 @@ fn mismatched_or_damaged_files_are_clear_errors() {
             .output()
             .unwrap();
         let shown = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{shown}");
+        // Exit 3: a file is not what it should be.
+        assert_eq!(out.status.code(), Some(3), "{shown}");
         assert!(
             shown.contains(message) && !shown.contains("panicked"),
             "{shown}"
@@ -461,9 +468,10 @@ fn mismatched_or_damaged_files_are_clear_errors() {
         path(&cut),
         "--wtns",
         path(&f("chain", "wtns")),
+        "--json",
     ]);
     let shown = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert_eq!(out.status.code(), Some(3), "{shown}");
     assert!(
         shown.contains("cut.zkey") && shown.contains("truncated") && !shown.contains("panicked"),
         "{shown}"

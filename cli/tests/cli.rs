@@ -306,31 +306,43 @@ fn an_option_a_mode_ignores_is_refused_naming_both() {
         run.stderr.contains("--zkey") && run.stderr.contains("--constraints"),
         "{run:?}"
     );
+    // A command's --help lists only what it takes; anything else is a usage error.
     for command in [
         "bench --op ntt --sizes 2^4 --devices all",
-        "bench --op ntt --sizes 2^4 --workers-per-device 2",
         "conformance --devices 0",
         "backends --workers-per-device 2",
+        "backends --devices all",
         "plan --constraints 2^4 --devices all",
     ] {
         let run = crucible(command, &dir.0);
-        let name = command.split_whitespace().next().unwrap();
         let flag = command.split_whitespace().rev().nth(1).unwrap();
-        assert_fails_with(&run, &format!("`crucible {name}` does not take {flag}"));
+        assert_eq!(run.code, Some(2), "{command}: {run:?}");
+        assert_fails_with(&run, &format!("unexpected argument '{flag}'"));
+        let name = command.split_whitespace().next().unwrap();
+        let help = crucible(&format!("{name} --help"), &dir.0);
+        assert!(help.ok(), "{help:?}");
+        assert!(
+            !help.stdout.contains(flag),
+            "{name} --help lists {flag}: {help:?}"
+        );
     }
+    // bench's workers need its engine mode.
+    let run = crucible("bench --op ntt --sizes 2^4 --workers-per-device 2", &dir.0);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_fails_with(&run, "--proofs");
 }
 
 #[test]
 fn a_seed_with_circuit_files_warns_that_it_reveals_the_witness() {
     let dir = TempDir::new("seed-warning");
-    let run = crucible("prove --zkey c.zkey --wtns w.wtns --seed 1", &dir.0);
+    let run = crucible("prove --zkey c.zkey --wtns w.wtns --json --seed 1", &dir.0);
     assert!(
         run.stderr
             .contains("warning: --seed fixes the proof's randomness r and s"),
         "{run:?}"
     );
     assert!(run.stderr.contains("recover the witness"), "{run:?}");
-    let unseeded = crucible("prove --zkey c.zkey --wtns w.wtns", &dir.0);
+    let unseeded = crucible("prove --zkey c.zkey --wtns w.wtns --json", &dir.0);
     assert!(!unseeded.stderr.contains("warning:"), "{unseeded:?}");
     let builtin = crucible("prove --backend cpu --constraints 2^4 --seed 1", &dir.0);
     assert!(builtin.ok(), "{builtin:?}");
@@ -562,9 +574,8 @@ fn bad_input_is_a_clear_error_never_a_panic() {
     assert_fails_with(&small, "is below the floor of");
     let huge = crucible("plan --backend cpu --constraints 2^40", &dir.0);
     assert_fails_with(&huge, "two-adicity");
-    // Nothing was generated for any of these.
-    let files = std::fs::read_dir(&dir.0).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(files, 0);
+    // Nothing was generated for any of these (the CPU's measured rates are kept).
+    assert_eq!(cached_beyond_rates(&dir.0), 0);
 }
 
 #[test]
@@ -861,10 +872,11 @@ fn file_flags_need_a_key_file_and_the_built_in_circuit_its_size() {
     let none = crucible("prove --backend cpu", &dir.0);
     assert_fails_with(&none, "give --constraints N for the built-in circuit");
     let missing = crucible(
-        "prove --backend cpu --zkey nosuch.zkey --wtns nosuch.wtns",
+        "prove --backend cpu --zkey nosuch.zkey --wtns nosuch.wtns --json",
         &dir.0,
     );
     assert_fails_with(&missing, "cannot open nosuch.zkey");
+    assert_eq!(missing.code, Some(3), "{missing:?}");
     let verify = crucible(
         "verify --vk nosuch.json --proof p.json --public i.json",
         &dir.0,
@@ -885,7 +897,7 @@ fn outputs_naming_an_input_or_each_other_are_refused_before_reading() {
     );
     assert_fails_with(&over_key, "names the input --zkey");
     let over_witness = crucible(
-        &format!("prove --backend cpu --zkey {z} --wtns {w} --public {w}"),
+        &format!("prove --backend cpu --zkey {z} --wtns {w} --json --public {w}"),
         &dir.0,
     );
     assert_fails_with(&over_witness, "names the input --wtns");
@@ -904,52 +916,65 @@ fn outputs_naming_an_input_or_each_other_are_refused_before_reading() {
     assert!(!out.exists());
 }
 
-/// Asserts a clean failure: exit status 1 (not a signal, not clap's 2), `error:` naming
-/// `message`, no panic.
-fn assert_exit_1(run: &Run, message: &str) {
-    assert_eq!(run.code, Some(1), "{run:?}");
+/// Entries of the cache directory `dir` other than the CPU backend's measured rates.
+fn cached_beyond_rates(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.filter(|e| !e.as_ref().is_ok_and(|e| e.file_name() == "cpu-cost"))
+            .count()
+    })
+}
+
+/// Asserts a clean failure with exit status `code` (not a signal; the table in
+/// docs/src/getting-started.md), `error:` naming `message`, no panic.
+fn assert_exit(run: &Run, code: i32, message: &str) {
+    assert_eq!(run.code, Some(code), "{run:?}");
     assert_fails_with(run, message);
 }
 
 #[test]
 fn huge_counts_are_refused_before_any_work() {
     let dir = TempDir::new("counts");
-    for (command, message) in [
+    for (command, code, message) in [
         (
             "prove --backend cpu --constraints 16 --proofs 2^40",
+            2,
             "--proofs must be between 1 and",
         ),
         (
             "prove --backend cpu --constraints 16 --proofs 18446744073709551615",
+            2,
             "--proofs must be between 1 and",
         ),
         (
             "prove --backend cpu --constraints 16 --workers-per-device 2^40",
+            2,
             "--workers-per-device must be between 1 and",
         ),
         (
             "plan --backend cpu --constraints 16 --workers-per-device 2^40",
+            2,
             "--workers-per-device must be between 1 and",
         ),
         (
             "bench --backend cpu --op ntt --sizes 2^4 --repeat 18446744073709551615",
+            2,
             "--repeat must be between 1 and",
         ),
-        // Out of budget or below the floor: either names the budget.
+        // Out of budget or below the floor: either names the budget, the device's.
         (
             "bench --backend cpu --op prove --sizes 2^31",
+            4,
             "budget `cpu:0`",
         ),
     ] {
         let run = crucible(command, &dir.0);
-        assert_exit_1(&run, message);
+        assert_exit(&run, code, message);
         assert!(
             !run.stderr.contains("generating proving key"),
             "{command}: {run:?}"
         );
     }
-    let left = std::fs::read_dir(&dir.0).unwrap().count();
-    assert_eq!(left, 0, "no key was generated");
+    assert_eq!(cached_beyond_rates(&dir.0), 0, "no key was generated");
     // Beyond usize: a usage error (exit 2), as clap reports it.
     let run = crucible("prove --backend cpu --constraints 16 --proofs 2^64", &dir.0);
     assert_eq!(run.code, Some(2), "{run:?}");
@@ -963,10 +988,10 @@ fn sizes_past_what_can_exist_are_clear_errors() {
             &format!("bench --backend cpu --op msm-g1 --sizes {size}"),
             &dir.0,
         );
-        assert_exit_1(&run, "at most 2^32 terms");
+        assert_exit(&run, 2, "at most 2^32 terms");
     }
     let run = crucible("bench --backend cpu --op msm-g2 --sizes 2^32", &dir.0);
-    assert_exit_1(&run, "memory plan needs");
+    assert_exit(&run, 4, "memory plan needs");
 }
 
 #[test]
@@ -983,11 +1008,17 @@ fn four_provers_on_one_empty_cache_all_succeed() {
         let run = child.join().unwrap();
         assert!(run.ok(), "{run:?}");
     }
-    let files: Vec<_> = std::fs::read_dir(&dir.0)
+    assert_eq!(
+        cached_beyond_rates(&dir.0),
+        1,
+        "one key, no temporary file left"
+    );
+    // Four processes measured the CPU's rates at once: one file, no temporary one.
+    let rates: Vec<_> = std::fs::read_dir(dir.0.join("cpu-cost"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(files.len(), 1, "one key, no temporary file left: {files:?}");
+    assert_eq!(rates.len(), 1, "{rates:?}");
 }
 
 #[test]
@@ -1095,9 +1126,9 @@ fn settings_say_what_is_wrong_or_what_was_done() {
         &dir.0,
         &[("CRUCIBLE_CPU_DEVICES", "abc")],
     );
-    assert_exit_1(&run, "CRUCIBLE_CPU_DEVICES=`abc` is not a device count");
+    assert_exit(&run, 4, "CRUCIBLE_CPU_DEVICES=`abc` is not a device count");
     let run = crucible("prove --backend auto:0 --constraints 16", &dir.0);
-    assert_exit_1(&run, "takes no index");
+    assert_exit(&run, 2, "takes no index");
     let tuning = dir.0.join("memory.toml");
     std::fs::write(&tuning, "[wgpu]\nmemory = \"8GiB\"\n").expect("tuning file");
     let run = crucible(&format!("backends --tuning {}", tuning.display()), &dir.0);
@@ -1187,7 +1218,11 @@ fn key_files_report_their_load_time() {
         "{}",
         run.stdout
     );
-    let run = crucible(&format!("prove --backend cpu {files}"), &dir.0);
+    let proof = dir.0.join("proof.json");
+    let run = crucible(
+        &format!("prove --backend cpu {files} --proof {}", proof.display()),
+        &dir.0,
+    );
     assert!(run.ok(), "{run:?}");
     assert!(run.stdout.contains("key loaded in "), "{run:?}");
     assert!(run.stdout.contains(" MB/s)"), "{run:?}");
@@ -1198,4 +1233,236 @@ fn key_files_report_their_load_time() {
     );
     assert!(run.ok(), "{run:?}");
     assert!(run.stdout.contains("key loaded in "), "{run:?}");
+}
+
+/// The fixture circuit's files (circom's `multi_public`, BLS12-381).
+fn fixture(ext: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../files/tests/fixtures")
+        .join(format!("multi_public.{ext}"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_proof_from_files_goes_where_it_is_told_or_nowhere_at_all() {
+    let dir = TempDir::new("proof-outputs");
+    let files = format!("--zkey {} --wtns {}", fixture("zkey"), fixture("wtns"));
+    // No --proof and no --json: refused before anything is read.
+    let run = crucible(&format!("prove --backend cpu {files}"), &dir.0);
+    assert_exit(&run, 2, "say where it goes with --proof");
+    assert!(!run.stdout.contains("key loaded"), "{run:?}");
+    // An output that cannot be written fails before the key is read: the key here is
+    // not even a key.
+    let junk = dir.path("junk.zkey");
+    std::fs::write(&junk, b"not a key").unwrap();
+    for bad in [dir.path("no/such/folder/proof.json"), dir.0.clone()] {
+        let run = crucible(
+            &format!(
+                "prove --backend cpu --zkey {} --wtns {} --proof {}",
+                junk.display(),
+                fixture("wtns"),
+                bad.display()
+            ),
+            &dir.0,
+        );
+        assert_exit(&run, 3, "cannot write --proof file");
+        assert!(
+            !run.stderr.contains("junk.zkey"),
+            "read the key first: {run:?}"
+        );
+    }
+    // --json prints the proof in snarkjs' form and as hex.
+    let run = crucible(&format!("prove --backend cpu {files} --json"), &dir.0);
+    assert!(run.ok(), "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        report["proof_json"]["protocol"], "groth16",
+        "{}",
+        run.stdout
+    );
+    assert_eq!(report["proof_json"]["curve"], "bls12381", "{}", run.stdout);
+    assert!(report["proof"].as_str().is_some_and(|h| h.len() > 100));
+    assert!(report["public_signals"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
+}
+
+#[test]
+fn one_exit_status_for_each_kind_of_failure() {
+    let dir = TempDir::new("exit-statuses");
+    let (proof, public, vk) = (
+        dir.path("proof.json"),
+        dir.path("public.json"),
+        dir.path("vk.json"),
+    );
+    let (proof, public, vk) = (proof.display(), public.display(), vk.display());
+    let files = format!("--zkey {} --wtns {}", fixture("zkey"), fixture("wtns"));
+    let made = crucible(
+        &format!("prove --backend cpu {files} --proof {proof} --public {public}"),
+        &dir.0,
+    );
+    assert_eq!(made.code, Some(0), "{made:?}");
+    let export = crucible(
+        &format!("export-vk --zkey {} --out {vk}", fixture("zkey")),
+        &dir.0,
+    );
+    assert_eq!(export.code, Some(0), "{export:?}");
+    let verify = format!("verify --vk {vk} --proof {proof} --public {public}");
+    assert_eq!(crucible(&verify, &dir.0).code, Some(0));
+    // 1: the proof does not verify (another public signal).
+    let signals: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.path("public.json")).unwrap()).unwrap();
+    let mut other = signals.clone();
+    other[0] = if signals[0] == "1" {
+        "2".into()
+    } else {
+        "1".into()
+    };
+    std::fs::write(
+        dir.path("public.json"),
+        serde_json::to_string(&other).unwrap(),
+    )
+    .unwrap();
+    let invalid = crucible(&verify, &dir.0);
+    assert_eq!(invalid.code, Some(1), "{invalid:?}");
+    assert!(invalid.stdout.contains("INVALID"), "{invalid:?}");
+    // 2: usage, clap's and crucible's own.
+    assert_exit(
+        &crucible("prove --no-such-option", &dir.0),
+        2,
+        "unexpected argument",
+    );
+    assert_exit(
+        &crucible("prove --backend cpu --constraints 0", &dir.0),
+        2,
+        "--constraints must be at least 1",
+    );
+    assert_exit(
+        &crucible("ptau --power 40 --out p.ptau", &dir.0),
+        2,
+        "--power",
+    );
+    // 3: a file missing or not what it should be.
+    let missing = format!(
+        "verify --vk {vk} --proof {} --public {public}",
+        dir.path("none.json").display()
+    );
+    assert_exit(&crucible(&missing, &dir.0), 3, "none.json");
+    // 4: the backend.
+    let unavailable = run_argv(
+        &argv("prove --backend cpu --constraints 16"),
+        &dir.0,
+        &[("CRUCIBLE_CPU_DEVICES", "abc")],
+    );
+    assert_exit(&unavailable, 4, "is not a device count");
+    // 5: a daemon that is not there, its cause said once.
+    let remote = crucible("client --addr http://127.0.0.1:1 status", &dir.0);
+    assert_exit(&remote, 5, "cannot reach the daemon");
+    assert!(
+        remote.stderr.matches("tcp connect error").count() <= 1,
+        "{remote:?}"
+    );
+}
+
+#[test]
+fn an_arkworks_key_is_checked_once_then_remembered() {
+    let dir = TempDir::new("arkworks-key");
+    let (key, key_vk) = (dir.path("key.bin"), dir.path("key_vk.json"));
+    let setup = crucible(
+        &format!(
+            "setup --r1cs {} --out {} --vk {} --seed 3",
+            fixture("r1cs"),
+            key.display(),
+            key_vk.display()
+        ),
+        &dir.0,
+    );
+    assert!(setup.ok(), "{setup:?}");
+    let remembered = || {
+        std::fs::read_dir(dir.0.join("validated"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let (proof, public) = (dir.path("proof.bin"), dir.path("public.bin"));
+    let prove = format!(
+        "prove --backend cpu --pk {} --r1cs {} --wtns {} --proof {} --public {}",
+        key.display(),
+        fixture("r1cs"),
+        fixture("wtns"),
+        proof.display(),
+        public.display()
+    );
+    assert_eq!(remembered(), 0);
+    for _ in 0..2 {
+        let run = crucible(&prove, &dir.0);
+        assert!(run.ok(), "{run:?}");
+        assert_eq!(remembered(), 1, "one key, remembered once: {run:?}");
+    }
+    let verify = crucible(
+        &format!(
+            "verify --vk {} --proof {} --public {}",
+            key_vk.display(),
+            proof.display(),
+            public.display()
+        ),
+        &dir.0,
+    );
+    assert!(
+        verify.ok() && verify.stdout.contains("valid:"),
+        "{verify:?}"
+    );
+}
+
+#[test]
+fn ptau_writes_development_powers_of_tau_and_says_they_are_insecure() {
+    let dir = TempDir::new("ptau");
+    let out = dir.path("pot3.ptau");
+    let run = crucible(
+        &format!("ptau --power 3 --out {} --seed 1", out.display()),
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stderr.contains("INSECURE"), "{run:?}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..4], b"ptau", "snarkjs' container");
+    // The same seed, the same file.
+    let again = dir.path("again.ptau");
+    let run = crucible(
+        &format!("ptau --power 3 --out {} --seed 1", again.display()),
+        &dir.0,
+    );
+    assert!(run.ok(), "{run:?}");
+    assert_eq!(std::fs::read(&again).unwrap(), bytes);
+}
+
+#[test]
+fn counts_are_plural_only_when_more_than_one_and_the_curve_is_short() {
+    let dir = TempDir::new("wording");
+    let run = crucible("prove --backend cpu --constraints 2^4", &dir.0);
+    assert!(run.ok(), "{run:?}");
+    assert!(run.stdout.contains("(1 worker per device)"), "{run:?}");
+    assert!(!run.stdout.contains("1 workers"), "{run:?}");
+    let curve_rows = |stdout: &str| {
+        stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("memory–time curve"))
+            .skip(1)
+            .filter(|l| l.ends_with("<- chosen") || l.contains("/s  "))
+            .count()
+    };
+    let plan = crucible("plan --backend cpu --constraints 2^24", &dir.0);
+    assert!(plan.ok(), "{plan:?}");
+    let full = crucible("plan --backend cpu --constraints 2^24 --full-curve", &dir.0);
+    assert!(full.ok(), "{full:?}");
+    let (shown, all) = (curve_rows(&plan.stdout), curve_rows(&full.stdout));
+    assert!((1..=12).contains(&shown), "{shown} rows: {plan:?}");
+    assert!(all >= shown, "{full:?}");
+    if all > shown {
+        assert!(
+            plan.stdout.contains("--full-curve prints every one"),
+            "{plan:?}"
+        );
+    }
+    assert!(plan.stdout.contains("<- chosen"), "{plan:?}");
 }

@@ -336,6 +336,51 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
             "circom job {id}: the proof does not verify against the .zkey's key"
         );
     }
+    // The queue's client gives a done job's proof in snarkjs' form, and writes it.
+    let (proof_file, public_file) = (cache.0.join("job.json"), cache.0.join("job-public.json"));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args(["queue", "--queue", &db_url, "status", "--job"])
+        .arg(circom_ids[0].to_string())
+        .arg("--proof")
+        .arg(&proof_file)
+        .arg("--public")
+        .arg(&public_file)
+        .output()
+        .expect("queue status");
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{shown}");
+    assert!(
+        shown.contains("proof.json: {") && shown.contains("\"protocol\":\"groth16\""),
+        "{shown}"
+    );
+    let job = queue.job(circom_ids[0]).await.unwrap().expect("circom job");
+    let stored = Proof::deserialize_compressed(job.proof.as_deref().expect("proof")).unwrap();
+    let written = crucible_files::artifacts::read_proof(&proof_file).expect("the written proof");
+    assert!(
+        written == stored,
+        "the written proof.json is not the job's proof"
+    );
+    let public = crucible_files::artifacts::read_public(&public_file).expect("public.json");
+    assert_eq!(public, values[1..=zkey.num_public]);
+    // One job is one job.
+    let submit = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
+        .args([
+            "queue",
+            "--queue",
+            &db_url,
+            "submit",
+            "--key",
+            "zkey:multi_public.zkey",
+            "--wtns",
+        ])
+        .arg(fixtures.join("multi_public.wtns"))
+        .output()
+        .expect("queue submit");
+    let said = String::from_utf8_lossy(&submit.stdout);
+    assert!(
+        submit.status.success() && said.contains("queued 1 job for"),
+        "{said}"
+    );
     let truncated = queue
         .job(truncated)
         .await

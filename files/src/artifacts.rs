@@ -16,7 +16,9 @@ use crate::snarkjs_json::{
 };
 use crucible_core::curve::Curve;
 use crucible_core::groth16::{Proof, ProvingKey};
-use crucible_core::key_file::{load_untrusted_key, open_regular};
+use crucible_core::key_file::open_regular;
+
+use crate::validated_keys::ValidatedKeys;
 use crucible_core::{Bls12_381, Error, Fr, Result};
 
 /// Whether `path` names a snarkjs JSON file (by its `.json` extension).
@@ -171,15 +173,8 @@ pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Re
 }
 
 /// Reads an arkworks proving key, compressed or not, streaming, with every point
-/// validated.
+/// validated, unless the same bytes passed before (remembered in the cache directory:
+/// [`crate::arkworks_key::read_remembering`]).
 pub fn read_proving_key(path: &Path) -> Result<ProvingKey> {
-    match load_untrusted_key(path, Compress::No) {
-        Ok(pk) => Ok(pk),
-        Err(uncompressed) => load_untrusted_key(path, Compress::Yes).map_err(|compressed| {
-            Error::InvalidInput(format!(
-                "{}: not an arkworks proving key for BLS12-381, uncompressed ({uncompressed}) or compressed ({compressed})",
-                path.display()
-            ))
-        }),
-    }
+    crate::arkworks_key::read_remembering(path, &ValidatedKeys::in_cache()).map(|(key, _)| key)
 }

@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod arkworks_key;
 pub mod artifacts;
 mod binfile;
 mod bulk;

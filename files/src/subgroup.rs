@@ -51,6 +51,33 @@ pub fn outside_subgroup<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize>
     None
 }
 
+/// The names of a proving key's six queries, in the order `gamma_abc_g1`, `a_query`,
+/// `b_g1_query`, `l_query`, `h_query`, `b_g2_query` (each file format names them its way).
+pub(crate) type QueryNames = [&'static str; 6];
+
+/// The first point of `pk`'s queries (each on its curve) outside the prime-order
+/// subgroup: its query's name from `names`, the query's length and the index.
+pub(crate) fn key_outside_subgroup(
+    pk: &crucible_core::groth16::ProvingKey,
+    names: QueryNames,
+) -> Option<(&'static str, usize, usize)> {
+    let g1 = [
+        &pk.vk.gamma_abc_g1,
+        &pk.a_query,
+        &pk.b_g1_query,
+        &pk.l_query,
+        &pk.h_query,
+    ];
+    g1.into_iter()
+        .map(|points| (points.len(), outside_subgroup(points)))
+        .chain(std::iter::once((
+            pk.b_g2_query.len(),
+            outside_subgroup(&pk.b_g2_query),
+        )))
+        .zip(names)
+        .find_map(|((len, at), what)| at.map(|i| (what, len, i)))
+}
+
 /// Each point's own check, the first failure by index.
 fn first_outside<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize> {
     points

@@ -22,7 +22,7 @@ use crate::encoding::{
     check_proved, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
     read_curve, read_one, FieldRole, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
 };
-use crate::subgroup::outside_subgroup;
+use crate::subgroup::{key_outside_subgroup, QueryNames};
 use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
 use crucible_core::curve::Curve;
@@ -197,24 +197,15 @@ impl Zkey {
     /// checked as they were read); the first one outside is named by its section
     /// and index.
     fn check_subgroups(&self, name: &binfile::Named) -> Result<()> {
-        let pk = &self.proving_key;
-        let g1 = [
-            ("IC", &pk.vk.gamma_abc_g1),
-            ("points A", &pk.a_query),
-            ("points B1", &pk.b_g1_query),
-            ("points C", &pk.l_query),
-            ("points H", &pk.h_query),
+        const SECTIONS: QueryNames = [
+            "IC",
+            "points A",
+            "points B1",
+            "points C",
+            "points H",
+            "points B2",
         ];
-        let outside = g1
-            .into_iter()
-            .map(|(what, points)| (what, points.len(), outside_subgroup(points)))
-            .chain(std::iter::once((
-                "points B2",
-                pk.b_g2_query.len(),
-                outside_subgroup(&pk.b_g2_query),
-            )))
-            .find_map(|(what, len, at)| at.map(|i| (what, len, i)));
-        match outside {
+        match key_outside_subgroup(&self.proving_key, SECTIONS) {
             None => Ok(()),
             Some((what, len, i)) => Err(name.error(format!(
                 "section `{what}`, element {i} of {len}: {}",

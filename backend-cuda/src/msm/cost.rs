@@ -26,7 +26,7 @@ fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
 /// bucket, in additions (ties go to the smaller c), raised to [`window_floor`] where
 /// the H200 measured the model's choice slow. The weight 4.5 is the range (3.65, 5.35)
 /// in which this model picks the fastest c measured at 2^20 (c = 13..17), 2^24 (18..20)
-/// and 2^26 (20..22): BENCHMARKS.md.
+/// and 2^26 (20..22): d32de65:BENCHMARKS.md.
 pub fn window_bits(group: Group, n: usize) -> u32 {
     // 4.5 additions a bucket, over all W windows.
     let cost = |c: u32| model_cost(n, c, windows(c), 18);
@@ -39,8 +39,8 @@ pub fn window_bits(group: Group, n: usize) -> u32 {
 /// The least window bits for `n` terms of `group` over plain bases: 13 from 2^15 terms,
 /// 16 from 2^19 (G1) or 2^18 (G2). From 2^15 to 2^18 terms the model picks 11 or 12,
 /// and G1 ran fastest with 13 of 12, 13, 14 and 16 at each of 2^15 to 2^18 (2.14,
-/// 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with 16; BENCHMARKS.md,
-/// CUDA MSM),
+/// 2.64, 3.04 and 4.30 ms against 3.34, 3.44, 3.91 and 5.01 with 16;
+/// d32de65:BENCHMARKS.md),
 /// while 16 ran fastest of 13 to 16 at 2^19 to 2^22. G2 gains 18–36 % from 13 bits at
 /// 2^15 to 2^17, but at 2^18 ran 12.15 ms with 16 against 13.05 (13), 14.18 (14) and
 /// 14.71 (15), so its floor of 16 starts a size earlier.
@@ -68,7 +68,7 @@ pub fn chosen_window_bits(group: Group, n: usize, tuning: &CudaTuning) -> u32 {
 /// bucket windows, as the choice between plain bases and window planes weighs it. Over
 /// planes the reduction is bound by its chain of dependent additions more than by its
 /// bucket count, so the weights are fitted to the H200 rather than counted
-/// (BENCHMARKS.md, CUDA MSM): G1 2^20 ran fastest with c = 20 (10.72 ms;
+/// (d32de65:BENCHMARKS.md): G1 2^20 ran fastest with c = 20 (10.72 ms;
 /// c = 19: 11.32), G1 2^21 with 20 (17.6; c = 22: 21.1), G1 2^24 with 20 (120.2;
 /// c = 22: 125.8), which bounds G1's weight to (3.55, 4) additions a bucket; G2 2^20
 /// ran fastest with c = 19 (32.3; c = 20: 33.9), a weight above 4.

@@ -16,7 +16,7 @@
 //! proving key), so by default (`msm_planes_build = "eager"`) the planes are built when
 //! its bases are staged: on the H200 64 proofs of 2^20 with 2 workers made 10.48
 //! proofs/s so, against 8.14 under `paid` below, which had not built them by the end
-//! (BENCHMARKS.md, CUDA proofs). A caller that stages resident bases for a few MSMs can
+//! (d32de65:BENCHMARKS.md). A caller that stages resident bases for a few MSMs can
 //! choose `paid`: a buffer starts with plane 0 alone
 //! and rents before it buys, as in ski rental: each MSM over the staged bases runs on
 //! plane 0 and adds the cost model's predicted saving to the buffer's [`Ledger`]; the

@@ -5,7 +5,7 @@
 //! (the centered, paired middle launch of up to 2^tile_bits in shared memory). 2^20
 //! takes three launches (6, 8, 6 stages), 2^24 five (4, 4, 8, 4, 4); on the H200
 //! 0.301 / 4.652 ms against 0.352 / 5.050 for three `ntt_tile_e4` launches of up to
-//! ten stages (BENCHMARKS.md, CUDA NTT). Pure planning: `ntt/mod.rs` launches it.
+//! ten stages (d32de65:BENCHMARKS.md). Pure planning: `ntt/mod.rs` launches it.
 
 use crucible_core::ntt_tiles::{fused_plan_with_sides, Tile};
 

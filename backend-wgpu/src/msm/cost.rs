@@ -41,7 +41,7 @@ impl CostWeights {
         bucket: 3.0,
     };
 
-    /// GPU nanoseconds on the H200 through Vulkan, G1 straight-line (BENCHMARKS.md:
+    /// GPU nanoseconds on the H200 through Vulkan, G1 straight-line (d32de65:BENCHMARKS.md:
     /// per-phase times of MSM G1 2^20 at c = 16 and 13, each phase's
     /// slope): the bucket sums hardly grow with the windows (44.8 ms at 16 windows,
     /// 45.9 at 20), while a merge (30 ns) or a reduced bucket (28 ns) costs about a

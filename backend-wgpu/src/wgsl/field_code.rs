@@ -58,13 +58,13 @@ impl LimbBits {
     /// (straight form) took 91.7 ms with 15 bits, 96.1 with 13 (whose columns never
     /// carry mid-row, but which need 30 limbs: 15 % more products) and 135.6 with 16
     /// (a carry after every product): the products cost more than the carries there
-    /// (BENCHMARKS.md).
+    /// (d32de65:BENCHMARKS.md).
     pub const DEFAULT: LimbBits = LimbBits(15);
     /// G1's default where the adapter has 64-bit integers: 28-bit limbs (14 of them,
     /// u64 columns that sum a whole row's products without a carry). On the H200's
     /// Vulkan driver MSM G1 2^20 (straight form) took 53.5 ms with 28 bits, 59.2 with
     /// 32 (12 limbs, but a carry after every product), 75.2 with 30 and 95.5 with
-    /// 15-bit u32 limbs (BENCHMARKS.md).
+    /// 15-bit u32 limbs (d32de65:BENCHMARKS.md).
     pub const DEFAULT_INT64_G1: LimbBits = LimbBits(28);
     /// G2's default where the adapter has 64-bit integers: 32-bit limbs. G2's
     /// registers form (a register file of limbs, each product a loop over it) took

@@ -151,7 +151,7 @@ impl PerCurve<LimbBits> {
 impl PerCurve<Formulas> {
     /// The default for an adapter. Software adapters: the interpreter for both curves
     /// (llvmpipe compiles the other forms for minutes, and CI runs on it). Hardware:
-    /// G1 straight, G2 registers. Measured on the H200's Vulkan driver (BENCHMARKS.md):
+    /// G1 straight, G2 registers. Measured on the H200's Vulkan driver (d32de65:BENCHMARKS.md):
     /// G1 straight MSM 2^20 in 105 ms against the interpreter's 914;
     /// G2's straight kernels did not finish compiling in 150 s, while its registers
     /// kernels compiled in 1.3, 1.2 and 5.4 s (cold, no driver cache) and ran the G2

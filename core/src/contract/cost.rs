@@ -1,6 +1,6 @@
 //! The rates a schedule's time is predicted from: how fast a backend stages bytes,
 //! transforms and multiplies. Each backend reports its own, fitted to measurements
-//! (BENCHMARKS.md says where each number comes from).
+//! (each backend's `cost.rs` cites the measurements behind its numbers).
 
 use crate::ScalarMix;
 
@@ -85,8 +85,8 @@ fn windowed_adds_per_term(terms: usize) -> f64 {
 
 impl Default for CostModel {
     /// The CPU reference's rates, fitted on the H200 machine's 16 Xeon cores (MSM G1
-    /// 2^20 1849 ms, G2 2^20 5017 ms, NTT 2^20 63.8 ms; BENCHMARKS.md, CPU backend on
-    /// the H200 machine); staging is a host copy.
+    /// 2^20 1849 ms, G2 2^20 5017 ms, NTT 2^20 63.8 ms;
+    /// d32de65:BENCHMARKS.md); staging is a host copy.
     fn default() -> Self {
         CostModel {
             msm_g1_ns_per_term: 1763.0,

@@ -216,7 +216,7 @@ pub fn frontier(
 /// A one-line summary of a choice, for logs and the CLI.
 pub fn describe(choice: &ScheduleChoice) -> String {
     format!(
-        "schedule {} ({} for the key and {} per proof, {} workers; floor {}), predicted {:.1} ms a proof, {:.2} proofs/s",
+        "schedule {} ({} for the key and {} per proof, workers: {}; floor {}), predicted {:.1} ms a proof, {:.2} proofs/s",
         choice.chosen.schedule,
         human_bytes(choice.chosen.key.total_bytes()),
         human_bytes(choice.chosen.proof.total_bytes()),

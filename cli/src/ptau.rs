@@ -1,0 +1,71 @@
+//! `crucible ptau`: a development powers-of-tau file over BLS12-381 for snarkjs'
+//! Groth16 setup (`snarkjs groth16 setup c.r1cs pot.ptau c.zkey`), in about a second
+//! where snarkjs' own `powersoftau` takes minutes. Its secrets come from a seed: not a
+//! ceremony, never for production.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ark_std::rand::{rngs::OsRng, RngCore};
+use clap::Args;
+use crucible_files::ptau::{DevPtau, MAX_POWER};
+
+use crate::error::CliError;
+use crate::output::{check_writable, spinner};
+
+/// Arguments of `crucible ptau`.
+#[derive(Args)]
+pub struct PtauArgs {
+    /// Domains up to 2^POWER points: circuits of up to 2^POWER constraints plus public
+    /// inputs (1 to 28).
+    #[arg(long)]
+    power: u32,
+    /// Where to write the `.ptau` file.
+    #[arg(long)]
+    out: PathBuf,
+    /// Draw the secrets from this seed (reproducible files for tests) instead of the
+    /// OS's randomness. Either way the secrets pass through this machine.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Leave out the phase-2 sections (snarkjs' `prepare phase2`), as `powersoftau new`
+    /// and `contribute` leave them.
+    #[arg(long)]
+    unprepared: bool,
+}
+
+/// The warning printed before every file.
+pub const INSECURE: &str = "warning: development powers of tau, INSECURE: the secrets were made on this machine from a 64-bit seed, and whoever knows them can forge proofs for every key set up from this file. Use it for tests and development; for production, use a public ceremony's file (e.g. the Perpetual Powers of Tau) or run snarkjs' powersoftau ceremony.";
+
+/// Writes the file.
+pub fn run(args: &PtauArgs) -> Result<ExitCode, CliError> {
+    eprintln!("{INSECURE}");
+    if !(1..=MAX_POWER).contains(&args.power) {
+        return Err(CliError::usage(format!(
+            "--power must be between 1 and {MAX_POWER}, got {}",
+            args.power
+        )));
+    }
+    check_writable(&args.out, "--out")?;
+    let seed = args.seed.unwrap_or_else(|| OsRng.next_u64());
+    let ptau = DevPtau::from_seed(args.power, seed)?;
+    let prepared = !args.unprepared;
+    spinner(
+        &format!(
+            "writing powers of tau 2^{} to {}",
+            args.power,
+            args.out.display()
+        ),
+        || ptau.write_file(&args.out, prepared),
+    )?;
+    println!(
+        "wrote {} (BLS12-381, power {}, {}; development only)",
+        args.out.display(),
+        args.power,
+        if prepared {
+            "prepared for phase 2"
+        } else {
+            "unprepared"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
