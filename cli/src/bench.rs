@@ -16,6 +16,7 @@ use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::{probe_listed, select, Probe, ProbeOptions};
 use crucible_core::{BackendInfo, ProverBackend, ScalarMix};
+use crucible_files::output::check_outputs;
 use serde_json::json;
 
 use crate::bench_throughput::{
@@ -254,6 +255,14 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     for &size in sizes {
         args.op.check_size(size)?;
     }
+    check_outputs(
+        &[("--tuning", args.device.tuning.as_deref())],
+        &[
+            ("--out", args.out.as_deref()),
+            ("--csv", args.csv.as_deref()),
+            ("--plot", args.plot.as_deref()),
+        ],
+    )?;
     for (path, flag) in [
         (&args.out, "--out"),
         (&args.csv, "--csv"),

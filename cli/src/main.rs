@@ -15,6 +15,7 @@ mod devices;
 mod error;
 mod export_vk;
 mod host_memory;
+mod interrupt;
 mod memory_watch;
 mod output;
 mod parse;
@@ -102,6 +103,12 @@ fn main() -> ExitCode {
         _ => "warn",
     };
     crucible_service::logging::init(default_log);
+    if !matches!(cli.command, Command::Serve(_) | Command::Worker(_)) {
+        if let Err(e) = interrupt::remove_unfinished_on_signal() {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match &cli.command {
         Command::Backends(args) => backends::run(args),
         Command::Prove(args) => prove::run(args),

@@ -67,19 +67,16 @@ impl FileInputs {
     /// Refuses, before anything is read, a `--proof` or `--public` that names an input
     /// file or the other output.
     pub fn check_outputs(&self) -> Result<(), CliError> {
-        fn given<'a>(pairs: &[(&'a str, &'a Option<PathBuf>)]) -> Vec<(&'a str, &'a Path)> {
-            pairs
-                .iter()
-                .filter_map(|&(flag, p)| p.as_deref().map(|p| (flag, p)))
-                .collect()
-        }
-        let inputs = given(&[
-            ("--zkey", &self.zkey),
-            ("--pk", &self.pk),
-            ("--r1cs", &self.r1cs),
-            ("--wtns", &self.wtns),
-        ]);
-        let outputs = given(&[("--proof", &self.proof), ("--public", &self.public)]);
+        let inputs = [
+            ("--zkey", self.zkey.as_deref()),
+            ("--pk", self.pk.as_deref()),
+            ("--r1cs", self.r1cs.as_deref()),
+            ("--wtns", self.wtns.as_deref()),
+        ];
+        let outputs = [
+            ("--proof", self.proof.as_deref()),
+            ("--public", self.public.as_deref()),
+        ];
         Ok(check_outputs(&inputs, &outputs)?)
     }
 
