@@ -412,6 +412,8 @@ async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
                 .await
         })
     };
+    // Evicted once its setup has begun, so the call-off lands inside it.
+    wait_for_log(&server, "generating the proving key").await;
     let evicted = loop {
         match client
             .evict_key(proto::EvictKeyRequest {
