@@ -15,6 +15,7 @@ use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::registry::{probe_listed, Probe, ProbeOptions};
 use crucible_core::{BackendInfo, ProverBackend, ScalarMix};
+use crucible_files::output::check_outputs;
 use serde_json::json;
 
 use crate::bench_throughput::{
@@ -229,6 +230,14 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             .check_size(size)
             .map_err(|e| CliError::usage(format!("--sizes: {e}")))?;
     }
+    check_outputs(
+        &[("--tuning", args.device.tuning.as_deref())],
+        &[
+            ("--out", args.out.as_deref()),
+            ("--csv", args.csv.as_deref()),
+            ("--plot", args.plot.as_deref()),
+        ],
+    )?;
     for (path, flag) in [
         (&args.out, "--out"),
         (&args.csv, "--csv"),

@@ -14,9 +14,11 @@ use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::Proof;
 use crucible_core::Fr;
 use crucible_files::artifacts::{write_proof, write_public};
+use crucible_files::output::check_outputs;
 use crucible_service::client::{connect_with, verify, verifying_key, Client};
 use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::{self, prove_response, JobResult};
+use crucible_service::small_file::{read_small_text, Access};
 use crucible_service::tls::{CertificateFile, ClientTls, PrivateKeyFile};
 use crucible_service::witness::Witness;
 
@@ -170,11 +172,26 @@ async fn load_key(
 
 /// Runs the subcommand.
 pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
+    if let ClientCommand::Prove {
+        wtns,
+        proof,
+        public,
+        ..
+    } = &args.command
+    {
+        check_outputs(
+            &[("--wtns", wtns.as_deref())],
+            &[
+                ("--proof", proof.as_deref()),
+                ("--public", public.as_deref()),
+            ],
+        )?;
+    }
     runtime::build()?.block_on(async {
         let token = match &args.token_file {
             Some(path) => Some(
-                std::fs::read_to_string(path)
-                    .map_err(|e| CliError::file(format!("--token-file {}: {e}", path.display())))?
+                read_small_text(path, "--token-file", Access::OwnerOnly)
+                    .map_err(service)?
                     .trim()
                     .to_string(),
             ),

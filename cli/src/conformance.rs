@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
 use crucible_core::MAX_LOG_SIZE;
+use crucible_files::output::check_outputs;
 
 use crate::devices::BackendArgs;
 use crate::error::{CliError, Exit};
@@ -49,6 +50,13 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
             args.max_log_size
         )));
     }
+    check_outputs(
+        &[("--tuning", args.device.tuning.as_deref())],
+        &[
+            ("--out", args.out.as_deref()),
+            ("--junit", args.junit.as_deref()),
+        ],
+    )?;
     let options = args.device.probe_options()?;
     let mut config = Config::new(args.max_log_size);
     if let Some(seed) = args.seed {

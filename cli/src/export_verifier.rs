@@ -34,7 +34,7 @@ pub fn run(args: &ExportVerifierArgs) -> Result<ExitCode, CliError> {
         (None, Some(vk)) => (CurveVerifyingKey::read(vk)?, vk),
         (None, None) => return Err(CliError::usage("give --zkey or --vk")),
     };
-    check_outputs(&[("key", path)], &[("--out", &args.out)])?;
+    check_outputs(&[("key", Some(path))], &[("--out", Some(&args.out))])?;
     let source = export_verifier(&key, &path.display().to_string())?;
     write_atomically(&args.out, "Solidity verifier", |w| {
         w.write_all(source.as_bytes())

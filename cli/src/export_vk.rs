@@ -1,12 +1,13 @@
 //! `crucible export-vk`: the verifying key of a snarkjs `.zkey` or an arkworks
 //! proving key, in snarkjs' JSON (`*.json`) and/or arkworks' binary form.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
 use crucible_files::artifacts::{is_json, read_proving_key, write_vk};
+use crucible_files::output::check_outputs;
 use crucible_files::Zkey;
 
 use crate::error::CliError;
@@ -27,8 +28,21 @@ pub struct ExportVkArgs {
     out: Vec<PathBuf>,
 }
 
-/// Reads the key and writes its verifying key to every `--out`.
+/// Reads the key and writes its verifying key to every `--out`; an `--out` that
+/// names the key or another `--out` is refused before anything is read.
 pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
+    let outputs: Vec<(&str, Option<&Path>)> = args
+        .out
+        .iter()
+        .map(|p| ("--out", Some(p.as_path())))
+        .collect();
+    check_outputs(
+        &[
+            ("--zkey", args.zkey.as_deref()),
+            ("--pk", args.pk.as_deref()),
+        ],
+        &outputs,
+    )?;
     let started = Instant::now();
     let (vk, path) = match (&args.zkey, &args.pk) {
         (Some(zkey), _) => {

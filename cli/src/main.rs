@@ -18,6 +18,7 @@ mod error;
 mod export_verifier;
 mod export_vk;
 mod host_memory;
+mod interrupt;
 mod memory_watch;
 mod output;
 mod parse;
@@ -116,6 +117,12 @@ fn main() -> ExitCode {
         _ => "warn",
     };
     crucible_service::logging::init(default_log);
+    if !matches!(cli.command, Command::Serve(_) | Command::Worker(_)) {
+        if let Err(e) = interrupt::remove_unfinished_on_signal() {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match &cli.command {
         Command::Backends(args) => backends::run(args),
         Command::Prove(args) => prove::run(args),

@@ -69,22 +69,21 @@ impl FileInputs {
     /// Refuses, before anything is read, a `--proof` or `--public` that names an input
     /// file or the other output, or that cannot be written.
     pub fn check_outputs(&self) -> Result<(), CliError> {
-        fn given<'a>(pairs: &[(&'a str, &'a Option<PathBuf>)]) -> Vec<(&'a str, &'a Path)> {
-            pairs
-                .iter()
-                .filter_map(|&(flag, p)| p.as_deref().map(|p| (flag, p)))
-                .collect()
-        }
-        let inputs = given(&[
-            ("--zkey", &self.zkey),
-            ("--pk", &self.pk),
-            ("--r1cs", &self.r1cs),
-            ("--wtns", &self.wtns),
-        ]);
-        let outputs = given(&[("--proof", &self.proof), ("--public", &self.public)]);
-        check_outputs(&inputs, &outputs).map_err(|e| CliError::usage(e.to_string()))?;
+        let inputs = [
+            ("--zkey", self.zkey.as_deref()),
+            ("--pk", self.pk.as_deref()),
+            ("--r1cs", self.r1cs.as_deref()),
+            ("--wtns", self.wtns.as_deref()),
+        ];
+        let outputs = [
+            ("--proof", self.proof.as_deref()),
+            ("--public", self.public.as_deref()),
+        ];
+        check_outputs(&inputs, &outputs)?;
         for (flag, path) in outputs {
-            check_writable(path, flag)?;
+            if let Some(path) = path {
+                check_writable(path, flag)?;
+            }
         }
         Ok(())
     }

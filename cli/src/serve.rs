@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use clap::Args;
 use crucible_service::admission::{Limits, DEFAULT_MAX_LOG_DOMAIN};
 use crucible_service::auth::Auth;
+use crucible_service::connection_caps::{
+    ConnectionCaps, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
+};
 use crucible_service::key_dir::KeyDir;
-use crucible_service::server::{serve, ServeConfig};
+use crucible_service::server::{serve, ConnectionPolicy, ServeConfig};
 use crucible_service::tls::{CertificateFile, PrivateKeyFile, ServerTls};
 
 use crate::devices::DeviceArgs;
@@ -36,14 +39,25 @@ pub struct ServeArgs {
     /// connection is closed and the daemon exits.
     #[arg(long, default_value = "30s", value_parser = parse::duration)]
     drain_timeout: std::time::Duration,
+    /// Connections open at once; one more is closed as it is accepted.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = parse::size)]
+    max_connections: usize,
+    /// Connections open at once from one address; one more is closed as it is accepted.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_PEER, value_parser = parse::size)]
+    max_connections_per_peer: usize,
+    /// How long a connection may send nothing before it is closed (a client that is
+    /// waiting answers the daemon's HTTP/2 pings, sent at a third of this).
+    #[arg(long, default_value = "60s", value_parser = parse::duration)]
+    idle_timeout: std::time::Duration,
     /// Host threads synthesizing circuits ahead of the devices, per key. Default:
     /// sized for each key (two a worker, at most half the cores, within a quarter of
     /// the host memory available).
     #[arg(long, value_parser = parse::size)]
     synthesis_threads: Option<usize>,
     /// The largest request accepted, in bytes (`.wtns` and assignment witnesses are
-    /// 32 bytes a variable; each is further held to its key's size).
-    #[arg(long, default_value = "64MiB", value_parser = parse::memory)]
+    /// 32 bytes a variable; each is further held to its key's size). A key whose
+    /// largest witness would not fit is refused at `LoadKey`.
+    #[arg(long, default_value = "1GiB", value_parser = parse::memory)]
     max_message_bytes: u64,
     /// Bytes of witnesses all queued and in-flight jobs may hold together; a submit
     /// beyond is refused (`RESOURCE_EXHAUSTED`).
@@ -119,7 +133,8 @@ pub struct LimitArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_LOG_DOMAIN)]
     max_log_domain: u32,
     /// Host memory all keys loading or resident may take together (a key's load
-    /// takes about three times its uncompressed size). Default: half the host memory.
+    /// takes about three times its uncompressed size). Default: half the memory the
+    /// process may use (the host's, or its cgroup's limit where smaller).
     #[arg(long, value_parser = parse::memory)]
     max_key_memory: Option<u64>,
     /// The directory `zkey:` keys are read from (a client's path resolves inside it;
@@ -173,10 +188,20 @@ fn authentication(args: &ServeArgs, tls: Option<&ServerTls>) -> Result<Auth, Cli
 
 /// Serves until SIGINT or SIGTERM, then evicts every key and exits.
 pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
-    if args.queue_capacity == 0 || args.synthesis_threads == Some(0) {
+    if args.queue_capacity == 0
+        || args.synthesis_threads == Some(0)
+        || args.max_connections == 0
+        || args.max_connections_per_peer == 0
+    {
         return Err(CliError::usage(
-            "--queue-capacity and --synthesis-threads must be at least 1",
+            "--queue-capacity, --synthesis-threads, --max-connections and --max-connections-per-peer must be at least 1",
         ));
+    }
+    if args.idle_timeout < std::time::Duration::from_millis(300) {
+        return Err(CliError::usage(format!(
+            "--idle-timeout {:?} is too short: the daemon pings clients at a third of it; give at least 300ms",
+            args.idle_timeout
+        )));
     }
     let tls = args.tls.resolve()?;
     let auth = authentication(args, tls.as_ref())?;
@@ -193,6 +218,10 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, CliError> {
         queue_capacity: args.queue_capacity,
         retain_results: args.retain_results,
         drain_timeout: args.drain_timeout,
+        connections: ConnectionPolicy {
+            caps: ConnectionCaps::new(args.max_connections, args.max_connections_per_peer),
+            idle_timeout: args.idle_timeout,
+        },
         max_queued_witness_bytes: args.max_queued_witness_bytes,
         limits,
         key_dir,

@@ -9,8 +9,8 @@ use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
 use clap::Args;
 use crucible_core::groth16::ProvingKey;
 use crucible_core::Bls12_381;
-use crucible_files::artifacts::{write_proving_key, write_vk};
-use crucible_files::output::check_outputs;
+use crucible_files::artifacts::{finish_proving_key, write_vk};
+use crucible_files::output::{check_outputs, PendingFile};
 use crucible_files::{R1cs, R1csCircuit};
 
 use crate::error::CliError;
@@ -46,11 +46,13 @@ for production, run a multi-party ceremony (e.g. snarkjs' powers of tau and phas
 /// Runs the setup and writes the keys.
 pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
     eprintln!("{NOT_A_CEREMONY}");
-    let mut outputs = vec![("--out", args.out.as_path())];
-    if let Some(vk) = &args.vk {
-        outputs.push(("--vk", vk.as_path()));
-    }
-    check_outputs(&[("--r1cs", args.r1cs.as_path())], &outputs)?;
+    check_outputs(
+        &[("--r1cs", Some(&args.r1cs))],
+        &[("--out", Some(&args.out)), ("--vk", args.vk.as_deref())],
+    )?;
+    // Created now, so a path that cannot be written fails before the setup's minutes;
+    // an interrupt removes it (see `crate::interrupt`).
+    let pk_out = PendingFile::create(&args.out, "proving key")?;
     let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || {
         R1cs::read(&args.r1cs)
     })?;
@@ -81,7 +83,7 @@ pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
         Compress::Yes
     };
     spinner(&format!("writing {}", args.out.display()), || {
-        write_proving_key(&args.out, &pk, compress)
+        finish_proving_key(pk_out, &pk, compress)
     })?;
     println!("wrote the proving key to {}", args.out.display());
     if let Some(vk) = &args.vk {

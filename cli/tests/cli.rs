@@ -910,6 +910,45 @@ fn outputs_naming_an_input_or_each_other_are_refused_before_reading() {
         &dir.0,
     );
     assert_fails_with(&both, "--proof and --public name one file");
+    // export-vk, setup and the daemon's client refuse the same, with exit status 1;
+    // a hard link to the key is the key too.
+    let hard = dir.path("hard.zkey");
+    std::fs::hard_link(&zkey, &hard).unwrap();
+    for (command, message) in [
+        (
+            format!("export-vk --zkey {z} --out {z}"),
+            "names the input --zkey",
+        ),
+        (
+            format!("export-vk --pk {z} --out vk.json --out {z}"),
+            "names the input --pk",
+        ),
+        (
+            format!("export-vk --zkey {z} --out {}", hard.display()),
+            "names the input --zkey",
+        ),
+        (
+            format!(
+                "export-vk --zkey {z} --out {o} --out {o}",
+                o = out.display()
+            ),
+            "--out and --out name one file",
+        ),
+        (
+            format!("setup --r1cs {z} --out {z}"),
+            "names the input --r1cs",
+        ),
+        (
+            format!("setup --r1cs {z} --out {o} --vk {o}", o = out.display()),
+            "--out and --vk name one file",
+        ),
+        (
+            format!("client --addr http://127.0.0.1:9 prove --id k --wtns {w} --proof {w}"),
+            "names the input --wtns",
+        ),
+    ] {
+        assert_exit(&crucible(&command, &dir.0), 3, message);
+    }
     // Refused before reading: the inputs are not even valid files, and are untouched.
     assert_eq!(std::fs::read(&zkey).unwrap(), b"the key's bytes");
     assert_eq!(std::fs::read(&wtns).unwrap(), b"the witness's bytes");
@@ -1465,4 +1504,116 @@ fn counts_are_plural_only_when_more_than_one_and_the_curve_is_short() {
         );
     }
     assert!(plan.stdout.contains("<- chosen"), "{plan:?}");
+}
+
+/// A circom `.r1cs` of `constraints` rows `w2 · w2 = w3` over 4 wires (the constant,
+/// one public output, one private input, one intermediate), as circom writes it.
+fn r1cs_file(constraints: u32) -> Vec<u8> {
+    // BLS12-381's scalar field modulus, little-endian.
+    let prime: Vec<u8> = (0..32)
+        .rev()
+        .map(|i| {
+            let hex = "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001";
+            u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()
+        })
+        .collect();
+    let mut header = 32u32.to_le_bytes().to_vec();
+    header.extend_from_slice(&prime);
+    for count in [4u32, 1, 0, 1] {
+        header.extend_from_slice(&count.to_le_bytes()); // wires, outputs, public, private
+    }
+    header.extend_from_slice(&4u64.to_le_bytes()); // labels
+    header.extend_from_slice(&constraints.to_le_bytes());
+    let mut one = [0u8; 32];
+    one[0] = 1;
+    let mut rows = Vec::new();
+    for _ in 0..constraints {
+        for wire in [2u32, 2, 3] {
+            rows.extend_from_slice(&1u32.to_le_bytes());
+            rows.extend_from_slice(&wire.to_le_bytes());
+            rows.extend_from_slice(&one);
+        }
+    }
+    let mut file = b"r1cs".to_vec();
+    file.extend_from_slice(&1u32.to_le_bytes());
+    file.extend_from_slice(&2u32.to_le_bytes());
+    for (kind, section) in [(1u32, header), (2, rows)] {
+        file.extend_from_slice(&kind.to_le_bytes());
+        file.extend_from_slice(&(section.len() as u64).to_le_bytes());
+        file.extend_from_slice(&section);
+    }
+    file
+}
+
+/// Ctrl-C (a real SIGINT) while `setup` works: the process exits 130 and leaves
+/// neither the key nor its hidden temporary file. The temporary file exists from the
+/// start (a path that cannot be written fails before the setup), so the signal is
+/// sent while it is there.
+#[test]
+fn an_interrupted_setup_leaves_no_temporary_file() {
+    let dir = TempDir::new("setup-interrupt");
+    let r1cs = dir.path("chain.r1cs");
+    std::fs::write(&r1cs, r1cs_file(1 << 14)).unwrap();
+    let out = dir.path("key.bin");
+    let mut child = command(
+        &argv(&format!(
+            "setup --r1cs {} --out {}",
+            r1cs.display(),
+            out.display()
+        )),
+        &dir.0,
+        &[],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start setup");
+    let temp = dir.path(&format!(".key.bin.{}.tmp", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !temp.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "setup ended before its temporary file was seen"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "no {} after 60 s",
+            temp.display()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("setup still running 60 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: removed the unfinished"),
+        "{stderr}"
+    );
+    assert!(!temp.exists() && !out.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("chain.r1cs")]);
 }

@@ -19,7 +19,7 @@ use crucible_service::key_ref::KeyRef;
 use crucible_service::proto::{self, submit_response, JobResult, JobState};
 use crucible_service::tls::{CertificateFile, ClientTls, PrivateKeyFile};
 use crucible_service::witness::Witness;
-use support::{Daemon, TempDir};
+use support::{write_secret, Daemon, TempDir};
 
 const CONSTRAINTS: usize = 64;
 const INPUTS: usize = 1;
@@ -361,6 +361,20 @@ async fn load_when_free(client: &mut Client, id: &str, key: &KeyRef) -> proto::L
     }
 }
 
+/// Every file under `dir`, by name.
+fn cached_files(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read the cache").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            names.extend(cached_files(&path));
+        } else {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
     let cache = TempDir::new("serve-call-off");
@@ -398,6 +412,8 @@ async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
                 .await
         })
     };
+    // Evicted once its setup has begun, so the call-off lands inside it.
+    wait_for_log(&server, "generating the proving key").await;
     let evicted = loop {
         match client
             .evict_key(proto::EvictKeyRequest {
@@ -416,8 +432,11 @@ async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
     assert!(evicted.load_called_off, "{evicted:?}");
     let answer = loading.await.expect("the load task").unwrap_err();
     assert_eq!(answer.code(), tonic::Code::Cancelled, "{answer:?}");
+    // Stopped inside the setup, not after it.
     assert!(
-        answer.message().contains("evicted while loading"),
+        answer
+            .message()
+            .contains("stopped while generating its proving key: it was evicted while loading"),
         "{answer:?}"
     );
     let status = client
@@ -446,7 +465,21 @@ async fn a_key_load_is_called_off_by_eviction_and_by_its_client_going_away() {
     );
     let loaded = load_when_free(&mut client, "abandoned", &small).await;
     assert_eq!(loaded.constraints, CONSTRAINTS as u64);
-    wait_for_log(&server, "went away").await;
+    wait_for_log(
+        &server,
+        "stopped while generating its proving key: the client",
+    )
+    .await;
+    // Neither stopped setup wrote to the key cache: no key of seed 11 or 12, and no
+    // temporary file.
+    let written = cached_files(&cache.0);
+    assert!(
+        written
+            .iter()
+            .all(|f| !f.contains("-s11") && !f.contains("-s12") && !f.ends_with(".tmp")),
+        "{written:?}"
+    );
+    assert!(written.iter().any(|f| f.contains("-s3")), "{written:?}");
 
     // SIGTERM during a load: the daemon calls it off and exits.
     let mut lingering = client.clone();
@@ -600,11 +633,10 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
     const BOB: &str = "bob-token-0123456789abcdef";
     const EVE: &str = "eve-token-0123456789abcdef";
     let tokens = cache.0.join("tokens");
-    std::fs::write(
+    write_secret(
         &tokens,
-        format!("{OPERATOR} ops operator\n{BOB} bob client\n{EVE} eve client\n"),
-    )
-    .unwrap();
+        &format!("{OPERATOR} ops operator\n{BOB} bob client\n{EVE} eve client\n"),
+    );
     let mut server = Daemon::start(
         "serve-hostile",
         &[
@@ -659,17 +691,22 @@ async fn hostile_requests_are_refused_before_work_and_the_daemon_goes_on() {
         (
             KeyRef::zkey("/etc/passwd").unwrap(),
             tonic::Code::InvalidArgument,
-            "outside the key directory",
+            "names no file inside the key directory",
         ),
         (
             KeyRef::zkey("../../../../etc/passwd").unwrap(),
             tonic::Code::InvalidArgument,
-            "outside the key directory",
+            "names no file inside the key directory",
         ),
         (
             KeyRef::zkey("passwd.zkey").unwrap(),
             tonic::Code::InvalidArgument,
-            "outside the key directory",
+            "names no file inside the key directory",
+        ),
+        (
+            KeyRef::zkey("/etc/no-such-file").unwrap(),
+            tonic::Code::InvalidArgument,
+            "names no file inside the key directory",
         ),
         (
             KeyRef::zkey("fifo.zkey").unwrap(),
@@ -958,11 +995,10 @@ async fn mutual_tls_admits_only_certified_clients_with_tokens() {
     const OPERATOR: &str = "operator-token-0123456789abcdef";
     const BOB: &str = "bob-token-0123456789abcdef";
     let tokens = dir.join("tokens");
-    std::fs::write(
+    write_secret(
         &tokens,
-        format!("{OPERATOR} ops operator\n{BOB} bob client\n"),
-    )
-    .unwrap();
+        &format!("{OPERATOR} ops operator\n{BOB} bob client\n"),
+    );
     let tls_args = [
         "--tls-cert",
         path_str(&server_identity.0),
@@ -1087,7 +1123,7 @@ async fn mutual_tls_admits_only_certified_clients_with_tokens() {
     wait_for_log(&server, "TLS handshake timed out").await;
     // The command line client: mutual TLS and its token file.
     let ops_token = dir.join("ops-token");
-    std::fs::write(&ops_token, OPERATOR).unwrap();
+    write_secret(&ops_token, OPERATOR);
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))
         .args([
             "client",

@@ -10,7 +10,7 @@ use ark_groth16::VerifyingKey;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use serde_json::Value;
 
-use crate::output::write_atomically;
+use crate::output::{write_atomically, PendingFile};
 use crate::snarkjs_json::{
     proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
 };
@@ -166,7 +166,12 @@ pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
 
 /// Writes an arkworks proving key (compressed, or not for faster loading).
 pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Result<()> {
-    write_atomically(path, "proving key", |w| {
+    finish_proving_key(PendingFile::create(path, "proving key")?, pk, compress)
+}
+
+/// [`write_proving_key`] into an output created before the key was made.
+pub fn finish_proving_key(out: PendingFile, pk: &ProvingKey, compress: Compress) -> Result<()> {
+    out.finish(|w| {
         pk.serialize_with_mode(w, compress)
             .map_err(std::io::Error::other)
     })

@@ -13,6 +13,7 @@ use crucible_core::groth16::Reduction;
 use crucible_core::{human_bytes, Error, ProofShape, ProverBackend, ScalarMix};
 use crucible_files::Zkey;
 
+use crate::cgroup_memory::cgroup_memory_limit;
 use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
 use crate::{ServiceError, ServiceResult};
@@ -42,15 +43,23 @@ pub struct Limits {
 
 impl Default for Limits {
     /// The defaults: 2^25 constraints, 2^16 inputs, 2^26 domain points, half the
-    /// host's memory for keys.
+    /// memory this process may use for keys ([`usable_memory`]).
     fn default() -> Self {
         Limits {
             max_constraints: DEFAULT_MAX_CONSTRAINTS,
             max_inputs: DEFAULT_MAX_INPUTS,
             max_log_domain: DEFAULT_MAX_LOG_DOMAIN,
-            max_key_memory: crucible_core::host::memory_total() / 2,
+            max_key_memory: usable_memory() / 2,
         }
     }
+}
+
+/// The memory this process may use: the host's, or its cgroup's limit where that is
+/// smaller (a container, a systemd slice), which is what the out-of-memory killer
+/// enforces.
+pub fn usable_memory() -> u64 {
+    let host = crucible_core::host::memory_total();
+    cgroup_memory_limit().map_or(host, |limit| limit.min(host))
 }
 
 /// A key admitted: its sizes and the host bytes reserved for it.

@@ -15,6 +15,7 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Status};
 
 use crate::identity::{Identity, Role};
+use crate::small_file::{read_small_text, Access};
 use crate::{ServiceError, ServiceResult};
 
 /// How callers are identified.
@@ -43,10 +44,12 @@ impl fmt::Debug for Auth {
 
 impl Auth {
     /// Reads a tokens file: one `<token> <identity> <operator|client>` a line; empty
-    /// lines and `#` comments skipped. Errors name the line, never a token.
+    /// lines and `#` comments skipped. Errors name the line, never a token. The file
+    /// must be a regular file its owner alone may read (see [`read_small_file`]).
+    ///
+    /// [`read_small_file`]: crate::small_file::read_small_file
     pub fn from_file(path: &Path) -> ServiceResult<Auth> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ServiceError::io(format!("tokens file {}", path.display()), e))?;
+        let text = read_small_text(path, "tokens file", Access::OwnerOnly)?;
         let mut tokens = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -166,6 +169,11 @@ mod tests {
             "# comment\nop-token-0123456789 alice operator\ncl-token-0123456789 bob client\n",
         )
         .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         let auth = Auth::from_file(&path).unwrap();
         let mut request = Request::new(());
         assert_eq!(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crucible_core::engine::EngineConfig;
 use crucible_core::fixtures::circuit::BenchCircuit;
-use crucible_core::fixtures::key_cache::{KeyCache, KeySource};
+use crucible_core::fixtures::key_cache::{BenchKeyId, KeyCache, KeySource};
 use crucible_core::groth16::{key_shape_for, CircuitMatrices, ProvingKey, Reduction};
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::Domain;
@@ -16,6 +16,7 @@ use crucible_files::Zkey;
 
 use crate::key_circuit::KeyCircuit;
 use crate::key_dir::KeyDir;
+use crate::load_ticket::LoadTicket;
 use crate::proto;
 use crate::{ServiceError, ServiceResult};
 
@@ -141,8 +142,9 @@ impl KeyRef {
     /// Reads the key and its circuit (for a benchmark key: the key from the key cache,
     /// generated there when missing or corrupt, and the circuit's matrices built once;
     /// a `.zkey` from `key_dir`). Blocking: seconds to minutes for a large key; admit
-    /// it first ([`crate::admission::Limits::admit`]).
-    pub fn load(&self, key_dir: &KeyDir) -> ServiceResult<LoadedKey> {
+    /// it first ([`crate::admission::Limits::admit`]). A key's setup stops within
+    /// milliseconds of `ticket` being called off, and then caches nothing.
+    pub fn load(&self, key_dir: &KeyDir, ticket: &LoadTicket) -> ServiceResult<LoadedKey> {
         match self {
             &KeyRef::Bench {
                 constraints,
@@ -150,10 +152,22 @@ impl KeyRef {
                 setup_seed,
             } => {
                 let cache = KeyCache::new(KeyCache::default_dir());
-                let (pk, source) =
-                    cache.get_or_generate(constraints, inputs, setup_seed, &mut |path| {
-                        tracing::info!(path = %path.display(), key = self.to_string(), "generating the proving key");
-                    })?;
+                let id = BenchKeyId {
+                    constraints,
+                    inputs,
+                    seed: setup_seed,
+                    bits_per_mille: 0,
+                };
+                let mut announce = |path: &std::path::Path| {
+                    tracing::info!(path = %path.display(), key = self.to_string(), "generating the proving key");
+                };
+                let stop = || ticket.is_called_off();
+                let Some((pk, source)) = cache.get_or_generate_until(&id, &mut announce, &stop)?
+                else {
+                    return Err(
+                        ticket.stopped_while(&self.to_string(), "generating its proving key")
+                    );
+                };
                 match &source {
                     KeySource::Regenerated { why } => tracing::warn!(
                         key = self.to_string(),

@@ -18,9 +18,12 @@
 
 pub mod admission;
 pub mod auth;
+pub mod cgroup_memory;
 pub mod client;
+pub mod connection_caps;
 pub mod error;
 pub mod feed;
+pub mod guarded_connections;
 pub mod hot_key;
 pub mod identity;
 pub mod job_circuit;
@@ -33,9 +36,11 @@ pub mod logging;
 pub mod metrics;
 pub mod metrics_http;
 mod migrations;
+pub mod oom_watch;
 pub mod proto;
 pub mod queue;
 pub mod server;
+pub mod small_file;
 pub mod tls;
 pub mod tls_handshakes;
 pub mod witness;

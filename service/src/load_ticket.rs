@@ -2,7 +2,9 @@
 //! client that asked for it going away (its deadline passed, it disconnected) or by
 //! the daemon's shutdown. A load runs in phases (admission, reading or generating the
 //! key, starting its engine, which stages it on the devices); it checks its ticket
-//! between them and, once called off, stops there and frees what it holds.
+//! between them, and a key's setup checks it every few thousand points too. Once
+//! called off, the load stops there, writes nothing to the key cache and frees what
+//! it holds.
 
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +28,17 @@ impl LoadTicket {
     /// Why the load was called off, if it was.
     pub fn called_off(&self) -> Option<String> {
         self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the load was called off.
+    pub fn is_called_off(&self) -> bool {
+        self.called_off().is_some()
+    }
+
+    /// The error of a load of `key` stopped while `phase` for why it was called off.
+    pub fn stopped_while(&self, key: &str, phase: &str) -> ServiceError {
+        let why = self.called_off().unwrap_or_default();
+        ServiceError::Cancelled(format!("loading key `{key}` stopped while {phase}: {why}"))
     }
 
     /// `Ok` unless the load was called off, then [`ServiceError::Cancelled`] saying

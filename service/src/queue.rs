@@ -395,8 +395,13 @@ impl Queue {
 
     /// Requeues (or fails, past their failure limit or this handle's failure cap)
     /// the running jobs whose lease has not been renewed for `timeout`, by the
-    /// database's clock.
-    pub async fn requeue_expired(&self, timeout: Duration) -> ServiceResult<Vec<Expired>> {
+    /// database's clock. `cause` is appended to each lost attempt's error (what this
+    /// worker knows of why the lease ended, e.g. an out-of-memory kill; or empty).
+    pub async fn requeue_expired(
+        &self,
+        timeout: Duration,
+        cause: &str,
+    ) -> ServiceResult<Vec<Expired>> {
         let rows = sqlx::query_as::<_, (i64, String, String)>(
             "WITH lost AS ( \
                  UPDATE crucible_jobs j SET failures = j.failures + 1, \
@@ -408,12 +413,13 @@ impl Queue {
                                 FOR UPDATE SKIP LOCKED) \
                  RETURNING j.id, j.attempts, j.state) \
              UPDATE crucible_job_attempts a SET outcome = 'lost', ended_at = now(), \
-                 error = 'lease expired: worker ' || a.worker || ' sent no heartbeat for ' || $1::float8::text || ' s' \
+                 error = 'lease expired: worker ' || a.worker || ' sent no heartbeat for ' || $1::float8::text || ' s' || $3::text \
              FROM lost WHERE a.job_id = lost.id AND a.attempt = lost.attempts \
              RETURNING a.job_id, a.worker, lost.state",
         )
         .bind(timeout.as_secs_f64())
         .bind(self.failure_cap)
+        .bind(cause)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows

@@ -16,6 +16,7 @@ use tokio_rustls::TlsAcceptor;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 use crate::identity::Role;
+use crate::small_file::{read_small_file, Access};
 use crate::{ServiceError, ServiceResult};
 
 /// A PEM file of one or more X.509 certificates, checked to parse.
@@ -40,8 +41,9 @@ impl std::fmt::Debug for PrivateKeyFile {
     }
 }
 
+/// A PEM file: a regular file of at most [`MAX_SMALL_FILE_BYTES`](crate::small_file::MAX_SMALL_FILE_BYTES).
 fn read(path: &Path) -> ServiceResult<Vec<u8>> {
-    std::fs::read(path).map_err(|e| ServiceError::io(path.display().to_string(), e))
+    read_small_file(path, "PEM file", Access::Shared)
 }
 
 impl CertificateFile {

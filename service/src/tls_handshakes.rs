@@ -9,24 +9,24 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_stream::Stream;
-use tonic::transport::server::TcpIncoming;
+
+use crate::guarded_connections::{GuardedIncoming, GuardedStream};
 
 /// Accepted TCP connections in, connections with a completed TLS handshake out.
 pub struct TlsHandshakes {
-    tcp: Option<TcpIncoming>,
+    tcp: Option<GuardedIncoming>,
     acceptor: TlsAcceptor,
     timeout: Duration,
-    pending: JoinSet<Option<TlsStream<TcpStream>>>,
+    pending: JoinSet<Option<TlsStream<GuardedStream>>>,
 }
 
 impl TlsHandshakes {
     /// Handshakes on every connection `tcp` accepts, each given `timeout`.
-    pub fn new(tcp: TcpIncoming, acceptor: TlsAcceptor, timeout: Duration) -> Self {
+    pub fn new(tcp: GuardedIncoming, acceptor: TlsAcceptor, timeout: Duration) -> Self {
         TlsHandshakes {
             tcp: Some(tcp),
             acceptor,
@@ -35,19 +35,19 @@ impl TlsHandshakes {
         }
     }
 
-    fn start(&mut self, stream: TcpStream) {
+    fn start(&mut self, stream: GuardedStream) {
         let (acceptor, timeout) = (self.acceptor.clone(), self.timeout);
         self.pending.spawn(async move {
-            let peer = stream.peer_addr().ok();
+            let peer = stream.peer();
             match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => Some(tls),
                 Ok(Err(e)) => {
-                    tracing::debug!(?peer, error = %e, "TLS handshake failed");
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
                     None
                 }
                 Err(_) => {
                     tracing::warn!(
-                        ?peer,
+                        %peer,
                         seconds = timeout.as_secs_f64(),
                         "TLS handshake timed out; connection closed"
                     );
@@ -59,7 +59,7 @@ impl TlsHandshakes {
 }
 
 impl Stream for TlsHandshakes {
-    type Item = io::Result<TlsStream<TcpStream>>;
+    type Item = io::Result<TlsStream<GuardedStream>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();

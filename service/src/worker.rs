@@ -21,7 +21,9 @@ use crate::job_circuit::JobCircuit;
 use crate::key_circuit::KeyCircuit;
 use crate::key_dir::KeyDir;
 use crate::key_ref::KeyRef;
+use crate::load_ticket::LoadTicket;
 use crate::metrics::{gauge_value, Metrics};
+use crate::oom_watch::OomWatch;
 use crate::queue::{Claimed, Fenced, Queue, STATES};
 use crate::witness::Witness;
 use crate::{ServiceError, ServiceResult};
@@ -187,19 +189,23 @@ pub async fn run(
 /// staging a key).
 async fn keep_leases(queue: Queue, config: WorkerConfig, held: HeldJobs, metrics: Arc<Metrics>) {
     let mut tick = tokio::time::interval(config.heartbeat);
+    let mut oom = OomWatch::default();
     loop {
         tick.tick().await;
         let ids: Vec<i64> = lock(&held).keys().copied().collect();
         if let Err(e) = queue.heartbeat(&config.name, &ids).await {
             tracing::warn!("renewing leases failed: {e}");
         }
-        match queue.requeue_expired(config.lease_timeout).await {
+        oom.sample();
+        let cause = oom.note(Instant::now(), config.lease_timeout, config.heartbeat);
+        match queue.requeue_expired(config.lease_timeout, &cause).await {
             Ok(expired) => {
                 for e in expired {
                     tracing::warn!(
                         job = e.id,
                         worker = e.worker.as_str(),
                         state = e.state.as_str(),
+                        cause = cause.as_str(),
                         "lease expired"
                     );
                     metrics.requeued.with_label_values(&["lost"]).inc();
@@ -305,7 +311,8 @@ impl Worker {
         let done = self.done_tx.clone();
         let label = name.to_string();
         let (hot, circuit) = tokio::task::spawn_blocking(move || {
-            let loaded = key.load(&key_dir)?;
+            // A worker's key load is never called off: its ticket stays unused.
+            let loaded = key.load(&key_dir, &LoadTicket::default())?;
             let engine = loaded.engine_config(&engine, auto_threads, devices.len())?;
             let hot = HotKey::start(
                 devices,

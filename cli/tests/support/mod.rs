@@ -30,6 +30,14 @@ impl Drop for TempDir {
     }
 }
 
+/// Writes a secret (a tokens or token file) readable by its owner alone, as the
+/// daemon and the client require.
+pub fn write_secret(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write a secret");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
+}
+
 /// A `crucible` subcommand running in the background.
 pub struct Daemon {
     pub name: String,
