@@ -126,7 +126,6 @@ class Doc:
         files = []
         rows = []
         version = method = icicle = None
-        card = self.index["machines"][machine].split(" (")[0].replace("one ", "")
         for op in ops:
             ours, theirs = f"{machine}-cuda-{op}.json", f"{machine}-sppark-{op}.json"
             if ours not in self.entries or theirs not in self.entries:
@@ -160,7 +159,7 @@ class Doc:
                           f"**{ms(r['with_transfers']['median_ms'])}**", ratio(tr, "sppark")]
                 rows.append(cells)
         peers = f"sppark {version}" + (f" and ICICLE {icicle['peer_version']}" if icicle else "")
-        self.out(f"## {what} against {peers} on the {card}", "")
+        self.out(f"## {what} against the peers on the {machine.upper()}", "")
         self.out(
             f"crucible's CUDA backend against {peers}, each through its own API, in the same",
             f"run on the same card; every peer result checked against arkworks.",
