@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-/// Default of [`ConnectionCaps::total`]: below the common soft limit of 1,024 open
+/// Default of the connections open at once (`--max-connections`): below the common soft limit of 1,024 open
 /// files, leaving the daemon room for its keys, logs and metrics.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
-/// Default of [`ConnectionCaps::per_peer`].
+/// Default of the connections open at once from one address (`--max-connections-per-peer`).
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
 
 /// The caps, and the connections open now.
