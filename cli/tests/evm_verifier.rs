@@ -460,7 +460,7 @@ fn a_bls12_381_key_is_refused_naming_both_curves() {
         "--out",
         path(&sol),
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("a BLS12-381 key") && err.contains("BN254 keys only"),
@@ -485,7 +485,7 @@ fn proving_from_a_bn254_key_names_both_curves() {
     let out = crucible(&[
         "prove", "--zkey", zkey, "--wtns", wtns, "--proof", proof, "--public", public,
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("multi_public.zkey: a BN254 (bn128) key; this build proves BLS12-381 only"),

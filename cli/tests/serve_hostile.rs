@@ -25,14 +25,14 @@ fn mkfifo(path: &std::path::Path) {
     assert!(made.success(), "mkfifo {}", path.display());
 }
 
-/// `crucible serve` with `args` must exit 1 within seconds, saying `says`.
+/// `crucible serve` with `args` must exit 3 (a file's fault) within seconds, saying `says`.
 fn refused_at_start(dir: &TempDir, args: &[&str], says: &str) {
     let mut all = vec!["serve", "--backend", "cpu", "--listen", "127.0.0.1:0"];
     all.extend_from_slice(args);
     let mut daemon = Daemon::start("serve-files", &all, &[], &dir.0);
     let exit = daemon.wait_exit(Duration::from_secs(20));
     let log = daemon.log();
-    assert_eq!(exit.code(), Some(1), "{args:?}\n{log}");
+    assert_eq!(exit.code(), Some(3), "{args:?}\n{log}");
     assert!(log.contains(says), "{args:?}: expected `{says}`\n{log}");
     assert!(!log.contains("grpc listening"), "{args:?}\n{log}");
 }
@@ -102,11 +102,12 @@ fn operator_files_must_be_small_regular_files_and_secrets_private() {
     write_secret(private_token.as_ref(), "operator-token-0123456789");
     // Refused for the file (mode 640, a FIFO, a device); a private one is read and the
     // client goes on to connect.
-    for (file, says) in [
-        (open_token.as_str(), "--token-file"),
-        (fifo.as_str(), "is a FIFO"),
-        ("/dev/zero", "is a device"),
-        (private_token.as_str(), "cannot reach the daemon"),
+    // Exit 3 for the file, 5 for the unreachable daemon.
+    for (file, says, code) in [
+        (open_token.as_str(), "--token-file", 3),
+        (fifo.as_str(), "is a FIFO", 3),
+        ("/dev/zero", "is a device", 3),
+        (private_token.as_str(), "cannot reach the daemon", 5),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_crucible"))
             .args(["client", "--addr", "http://127.0.0.1:9", "--token-file"])
@@ -114,7 +115,7 @@ fn operator_files_must_be_small_regular_files_and_secrets_private() {
             .output()
             .expect("run crucible client");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{file}: {stderr}");
         assert!(stderr.contains(says), "{file}: {stderr}");
     }
 }

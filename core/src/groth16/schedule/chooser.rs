@@ -410,7 +410,7 @@ mod tests {
             describe(&choice),
             format!(
                 "schedule bases resident; domain vectors sequenced ({} for the key and {} per \
-                 proof, 1 workers; floor {}), predicted 12.4 ms a proof, {:.2} proofs/s",
+                 proof, workers: 1; floor {}), predicted 12.4 ms a proof, {:.2} proofs/s",
                 human_bytes(577_920),
                 human_bytes(2 * 32 * 1024 + 56_936),
                 human_bytes(choice.floor_bytes()),
