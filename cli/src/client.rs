@@ -191,7 +191,7 @@ pub fn run(args: &ClientArgs) -> Result<ExitCode, CliError> {
         let token = match &args.token_file {
             Some(path) => Some(
                 read_small_text(path, "--token-file", Access::OwnerOnly)
-                    .map_err(service)?
+                    .map_err(|e| CliError::file(e.to_string()))?
                     .trim()
                     .to_string(),
             ),
