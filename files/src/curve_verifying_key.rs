@@ -18,7 +18,7 @@ use crate::bulk::read_all;
 use crate::encoding::{
     checked, fp2_zkey, fp_montgomery, g1_zkey, g2_zkey, read_one, zkey_point, PointError,
 };
-use crate::snarkjs_json::any_vk_from_json;
+use crate::snarkjs_json::{json_curve, vk_points_from_json};
 use crate::zkey::{check_groth16, header_curve, GROTH16_HEADER, IC};
 
 /// A verifying key of either curve (boxed: the two curves' keys differ in size).
@@ -71,10 +71,16 @@ impl CurveVerifyingKey {
     /// not) of either curve.
     pub fn read(path: &Path) -> Result<CurveVerifyingKey> {
         if is_json(path) {
-            return any_vk_from_json(
-                &read_json(path, "verifying key")?,
-                &path.display().to_string(),
+            let (v, name) = (
+                read_json(path, "verifying key")?,
+                path.display().to_string(),
             );
+            return Ok(match json_curve(&v, &name)? {
+                Curve::Bls12_381 => {
+                    CurveVerifyingKey::Bls12_381(Box::new(vk_points_from_json(&v, &name)?))
+                }
+                Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(vk_points_from_json(&v, &name)?)),
+            });
         }
         // A BN254 point is 32 bytes compressed, a BLS12-381 one 48: a file of one
         // curve's key does not parse, whole and validated, as the other's.

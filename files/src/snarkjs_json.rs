@@ -16,7 +16,6 @@ use crucible_core::groth16::Proof;
 use crucible_core::{Bls12_381, Fr, G1Affine, G2Affine, Result};
 
 use crate::binfile::Named;
-use crate::curve_verifying_key::CurveVerifyingKey;
 
 /// snarkjs' name of the curve.
 pub const CURVE: &str = "bls12381";
@@ -85,7 +84,7 @@ pub fn vk_to_json(vk: &VerifyingKey<Bls12_381>) -> Value {
 }
 
 /// Reads snarkjs JSON values, naming the file and the field in every error.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     name: &'a Named,
 }
 
@@ -202,7 +201,7 @@ impl Reader<'_> {
 }
 
 /// A coordinate as snarkjs' JSON writes it: a decimal string, or `[c0, c1]` in G2.
-trait Coordinate: Field {
+pub(crate) trait Coordinate: Field {
     fn read(r: &Reader<'_>, v: &Value, what: &str) -> Result<Self>;
 }
 
@@ -258,15 +257,25 @@ pub fn vk_from_json(v: &Value, name: &str) -> Result<VerifyingKey<Bls12_381>> {
     verifying_key(&r, v)
 }
 
-/// Reads a snarkjs `verification_key.json` value on the curve it names (`curve`:
-/// `bls12381` or `bn128`); `name` names the file in errors.
-pub fn any_vk_from_json(v: &Value, name: &str) -> Result<CurveVerifyingKey> {
+/// The curve a snarkjs JSON value names in its `curve` field (BLS12-381 when it has
+/// none); `name` names the file in errors.
+pub(crate) fn json_curve(v: &Value, name: &str) -> Result<Curve> {
     let name = Named(name.to_string());
-    let r = Reader { name: &name };
-    Ok(match r.header(v)? {
-        Curve::Bls12_381 => CurveVerifyingKey::Bls12_381(Box::new(verifying_key(&r, v)?)),
-        Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(verifying_key(&r, v)?)),
-    })
+    Reader { name: &name }.header(v)
+}
+
+/// Reads a snarkjs `verification_key.json` value's points on the curve of `E`,
+/// whatever its `curve` field says (the caller has read it with [`json_curve`]).
+pub(crate) fn vk_points_from_json<E, G1, G2>(v: &Value, name: &str) -> Result<VerifyingKey<E>>
+where
+    E: Pairing<G1Affine = Affine<G1>, G2Affine = Affine<G2>>,
+    G1: SWCurveConfig,
+    G2: SWCurveConfig,
+    G1::BaseField: Coordinate,
+    G2::BaseField: Coordinate,
+{
+    let name = Named(name.to_string());
+    verifying_key(&Reader { name: &name }, v)
 }
 
 /// The points of a verifying key, on the curve of `E`.
