@@ -14,27 +14,29 @@ mod msm;
 mod ntt;
 mod sparse_product;
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use ark_ff::Zero;
 
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceSync, Domain, ElementKind, Fr,
-    G1Affine, G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, HostSync, IndexBuf, Lease,
-    MemoryPlan, MsmSpan, NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
-    SparseMatrixBufs,
+    BackendInfo, Bls12_381, Bn254, BufferId, BufferUse, CostModel, DeviceBudget, DeviceSync,
+    Domain, ElementKind, G1Buf, G2Buf, HostSync, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind,
+    PairingCurve, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
 pub use error::CpuError;
 
-/// The CPU backend: one instance for the host.
-pub struct CpuBackend {
+/// The CPU backend: one instance for the host, proving over the curve `E`
+/// (BLS12-381 unless named; BN254 too).
+pub struct CpuBackend<E = Bls12_381> {
     info: BackendInfo,
     budget: Arc<DeviceBudget>,
+    curve: PhantomData<fn() -> E>,
 }
 
-impl CpuBackend {
+impl<E: PairingCurve> CpuBackend<E> {
     /// A CPU backend whose budget is the host's memory (minus headroom, capped by the
     /// options' memory limit).
     pub fn new(options: &ProbeOptions) -> Self {
@@ -54,6 +56,7 @@ impl CpuBackend {
         CpuBackend {
             info: device::info(index),
             budget,
+            curve: PhantomData,
         }
     }
 }
@@ -80,7 +83,7 @@ fn device_count(value: Option<&str>) -> std::result::Result<usize, String> {
 /// `CRUCIBLE_CPU_DEVICES=N` splits the host into N logical devices, each with its
 /// own budget (an equal share), so multi-device placement can be exercised anywhere.
 /// A value that is not a count makes the backend unavailable, saying why.
-fn probe(options: &ProbeOptions) -> Vec<Probe> {
+fn probe<E: PairingCurve>(options: &ProbeOptions) -> Vec<Probe<E>> {
     let devices = match device_count(std::env::var(DEVICES_ENV).ok().as_deref()) {
         Ok(n) => n,
         Err(reason) => return vec![Probe::Unavailable { reason }],
@@ -89,9 +92,8 @@ fn probe(options: &ProbeOptions) -> Vec<Probe> {
     (0..devices)
         .map(|i| {
             let budget = DeviceBudget::new(format!("cpu:{i}"), capacity);
-            Probe::Available(
-                Arc::new(CpuBackend::with_budget_and_index(budget, i)) as Arc<dyn ProverBackend>
-            )
+            Probe::Available(Arc::new(CpuBackend::<E>::with_budget_and_index(budget, i))
+                as Arc<dyn ProverBackend<E>>)
         })
         .collect()
 }
@@ -100,11 +102,12 @@ inventory::submit! {
     BackendRegistration {
         name: "cpu",
         description: "arkworks on the host (reference), rayon-parallel",
-        probe,
+        probe: probe::<Bls12_381>,
+        probe_bn254: probe::<Bn254>,
     }
 }
 
-impl ProverBackend for CpuBackend {
+impl<E: PairingCurve> ProverBackend<E> for CpuBackend<E> {
     fn info(&self) -> &BackendInfo {
         &self.info
     }
@@ -122,10 +125,10 @@ impl ProverBackend for CpuBackend {
     }
 
     fn element_bytes(&self, kind: ElementKind) -> u64 {
-        field::element_bytes(kind)
+        field::element_bytes::<E>(kind)
     }
 
-    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+    fn scratch_plan(&self, need: &ScratchNeed<E::ScalarField>) -> MemoryPlan {
         msm::scratch_plan(need)
     }
 
@@ -137,23 +140,33 @@ impl ProverBackend for CpuBackend {
         len: usize,
         _usage: BufferUse,
     ) -> Result<BufferId> {
-        memory::alloc(lease, key, kind, len)
+        memory::alloc::<E>(lease, key, kind, len)
     }
 
-    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         memory::copy_front(lease, dst.id(), src)
     }
 
-    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars_padded(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         memory::copy_in_padded(lease, dst.id(), src)
     }
 
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[E::G1Affine]) -> Result<()> {
         memory::copy_front(lease, dst.id(), src)
     }
 
-    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[E::G2Affine]) -> Result<()> {
         memory::copy_front(lease, dst.id(), src)
     }
 
@@ -173,23 +186,33 @@ impl ProverBackend for CpuBackend {
         z: ScalarBuf,
         out: ScalarBuf,
     ) -> Result<()> {
-        sparse_product::sparse_product(work, matrices, matrix, z, out)
+        sparse_product::sparse_product::<E::ScalarField>(work, matrices, matrix, z, out)
     }
 
-    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
-        Ok(lease.get::<Vec<Fr>>(src.id())?.clone())
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<E::ScalarField>> {
+        Ok(lease.get::<Vec<E::ScalarField>>(src.id())?.clone())
     }
 
-    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
-        ntt::ntt(lease.get_mut::<Vec<Fr>>(buf.id())?, domain, kind)
+    fn ntt(
+        &self,
+        lease: &mut Lease,
+        buf: ScalarBuf,
+        domain: &Domain<E::ScalarField>,
+        kind: NttKind,
+    ) -> Result<()> {
+        ntt::ntt(
+            lease.get_mut::<Vec<E::ScalarField>>(buf.id())?,
+            domain,
+            kind,
+        )
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
         if dst.id() == rhs.id() {
-            ntt::square_assign(lease.get_mut::<Vec<Fr>>(dst.id())?);
+            ntt::square_assign(lease.get_mut::<Vec<E::ScalarField>>(dst.id())?);
             return Ok(());
         }
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<E::ScalarField>, 2>([dst.id(), rhs.id()])?;
         ntt::mul_assign(d, r)
     }
 
@@ -198,33 +221,25 @@ impl ProverBackend for CpuBackend {
         lease: &mut Lease,
         dst: ScalarBuf,
         rhs: ScalarBuf,
-        k: Fr,
+        k: E::ScalarField,
     ) -> Result<()> {
         if dst.id() == rhs.id() {
             // (x − x)·k
-            lease.get_mut::<Vec<Fr>>(dst.id())?.fill(Fr::zero());
+            lease
+                .get_mut::<Vec<E::ScalarField>>(dst.id())?
+                .fill(E::ScalarField::zero());
             return Ok(());
         }
-        let [d, r] = lease.get_disjoint_mut::<Vec<Fr>, 2>([dst.id(), rhs.id()])?;
+        let [d, r] = lease.get_disjoint_mut::<Vec<E::ScalarField>, 2>([dst.id(), rhs.id()])?;
         ntt::sub_mul_assign(d, r, k)
     }
 
-    fn msm_g1(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G1Buf>,
-    ) -> Result<G1Projective> {
-        msm::msm::<G1Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<E::G1> {
+        msm::msm::<E::G1>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 
-    fn msm_g2(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G2Buf>,
-    ) -> Result<G2Projective> {
-        msm::msm::<G2Projective>(work, bases, span.bases.id(), span.bases.len(), &span)
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<E::G2> {
+        msm::msm::<E::G2>(work, bases, span.bases.id(), span.bases.len(), &span)
     }
 }
 

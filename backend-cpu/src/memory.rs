@@ -1,8 +1,9 @@
 //! Host buffers allocated under a lease (fallibly: host OOM is an error, not an abort).
 
+use ark_ec::AffineRepr;
 use ark_ff::Zero;
 use crucible_core::{
-    check_front, plain_bytes, BufferId, ElementKind, Fr, G1Affine, G2Affine, Lease, PlanKey, Result,
+    check_front, plain_bytes, BufferId, ElementKind, Lease, PairingCurve, PlanKey, Result,
 };
 
 use crate::error::CpuError;
@@ -19,13 +20,20 @@ pub fn try_zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// Allocates `len` elements of `kind` from plan item `item`.
-pub fn alloc(lease: &mut Lease, item: PlanKey, kind: ElementKind, len: usize) -> Result<BufferId> {
-    let bytes = plain_bytes(element_bytes(kind), len)?;
+/// Allocates `len` elements of `kind` of the curve `E` from plan item `item`.
+pub fn alloc<E: PairingCurve>(
+    lease: &mut Lease,
+    item: PlanKey,
+    kind: ElementKind,
+    len: usize,
+) -> Result<BufferId> {
+    let bytes = plain_bytes(element_bytes::<E>(kind), len)?;
     match kind {
-        ElementKind::Scalar => lease.allocate(item, bytes, || try_zeroed(len, Fr::zero())),
-        ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, G1Affine::identity())),
-        ElementKind::G2 => lease.allocate(item, bytes, || try_zeroed(len, G2Affine::identity())),
+        ElementKind::Scalar => {
+            lease.allocate(item, bytes, || try_zeroed(len, E::ScalarField::zero()))
+        }
+        ElementKind::G1 => lease.allocate(item, bytes, || try_zeroed(len, E::G1Affine::zero())),
+        ElementKind::G2 => lease.allocate(item, bytes, || try_zeroed(len, E::G2Affine::zero())),
         ElementKind::Index => lease.allocate(item, bytes, || try_zeroed(len, 0u32)),
     }
 }

@@ -1,9 +1,9 @@
 //! MSM through ark-ec's `VariableBaseMSM`, with its scalar conversion in a leased buffer.
 
 use ark_ec::{CurveGroup, VariableBaseMSM};
-use ark_ff::{BigInteger256, PrimeField};
+use ark_ff::PrimeField;
 use crucible_core::{
-    check_span, BufferId, Error, Fr, Lease, MemoryPlan, MsmSpan, PlanKey, Result, ScratchNeed,
+    check_span, BufferId, Error, Lease, MemoryPlan, MsmSpan, PlanKey, Result, ScratchNeed,
 };
 use rayon::prelude::*;
 
@@ -13,18 +13,18 @@ use crate::memory::try_zeroed;
 pub const SCALARS_ITEM: PlanKey = PlanKey::new("cpu", "msm_scalars");
 
 /// Scratch for the largest MSM in `need` (one canonical integer per term).
-pub fn scratch_plan(need: &ScratchNeed) -> MemoryPlan {
+pub fn scratch_plan<F: PrimeField>(need: &ScratchNeed<F>) -> MemoryPlan {
     let mut plan = MemoryPlan::new("cpu scratch");
     let terms = need.msm_g1.max(need.msm_g2);
     if terms > 0 {
         // Saturates instead of wrapping: a plan past u64 can never fit a budget.
-        let bytes = (terms as u64).saturating_mul(size_of::<BigInteger256>() as u64);
+        let bytes = (terms as u64).saturating_mul(size_of::<F::BigInt>() as u64);
         plan.item(SCALARS_ITEM, bytes);
     }
     plan
 }
 
-/// Σ scalars·bases for any curve group `G` over `Fr`.
+/// Σ scalars·bases for any curve group `G`.
 pub fn msm<G>(
     work: &mut Lease,
     bases: &Lease,
@@ -33,19 +33,22 @@ pub fn msm<G>(
     span: &MsmSpan<impl Copy>,
 ) -> Result<G>
 where
-    G: CurveGroup<ScalarField = Fr> + VariableBaseMSM,
+    G: CurveGroup + VariableBaseMSM,
     G::Affine: 'static,
 {
     check_span(span, bases_len)?;
     if span.len == 0 {
         return Ok(G::zero());
     }
-    let bytes = (span.len * size_of::<BigInteger256>()) as u64;
+    let bytes = (span.len * size_of::<<G::ScalarField as PrimeField>::BigInt>()) as u64;
     let scratch = work.allocate(SCALARS_ITEM, bytes, || {
-        try_zeroed(span.len, BigInteger256::default())
+        try_zeroed(span.len, <G::ScalarField as PrimeField>::BigInt::default())
     })?;
-    let (ints, scalars) =
-        work.get_mut_and_ref::<Vec<BigInteger256>, Vec<Fr>>(scratch, span.scalars.id())?;
+    let (ints, scalars) = work
+        .get_mut_and_ref::<Vec<<G::ScalarField as PrimeField>::BigInt>, Vec<G::ScalarField>>(
+            scratch,
+            span.scalars.id(),
+        )?;
     let out_of_range = || Error::InvalidInput("MSM span beyond its buffers".into());
     let scalars = scalars
         .get(span.scalar_offset..span.scalar_offset + span.len)

@@ -1,9 +1,9 @@
 //! A·z, B·z and C·z on the host's cores: each row of a staged sparse matrix at the
 //! staged assignment, in parallel.
 
-use ark_ff::Zero;
+use ark_ff::PrimeField;
 use crucible_core::groth16::row_value;
-use crucible_core::{Fr, Lease, Result, ScalarBuf, SparseMatrixBufs};
+use crucible_core::{Lease, Result, ScalarBuf, SparseMatrixBufs};
 use rayon::prelude::*;
 
 /// Rows a task evaluates.
@@ -11,7 +11,7 @@ const BLOCK_ROWS: usize = 1 << 12;
 
 /// `out` from the matrix's first row on = `matrix` · `z`, zero past its rows; the rows
 /// before its first are left as they are (a streamed chunk).
-pub fn sparse_product(
+pub fn sparse_product<F: PrimeField>(
     work: &mut Lease,
     matrices: &Lease,
     matrix: SparseMatrixBufs,
@@ -21,9 +21,9 @@ pub fn sparse_product(
     crucible_core::check_sparse_product(&matrix, z, out)?;
     let row_starts = matrices.get::<Vec<u32>>(matrix.row_starts.id())?;
     let entries = matrices.get::<Vec<u32>>(matrix.entries.id())?;
-    let coefficients = matrices.get::<Vec<Fr>>(matrix.coefficients.id())?;
-    let [z, out] = work.get_disjoint_mut::<Vec<Fr>, 2>([z.id(), out.id()])?;
-    let z: &[Fr] = z;
+    let coefficients = matrices.get::<Vec<F>>(matrix.coefficients.id())?;
+    let [z, out] = work.get_disjoint_mut::<Vec<F>, 2>([z.id(), out.id()])?;
+    let z: &[F] = z;
     out[matrix.first_row..]
         .par_chunks_mut(BLOCK_ROWS)
         .enumerate()
@@ -33,7 +33,7 @@ pub fn sparse_product(
                 *v = if r < matrix.rows {
                     row_value(row_starts, entries, coefficients, r, z)
                 } else {
-                    Fr::zero()
+                    F::zero()
                 };
             }
         });

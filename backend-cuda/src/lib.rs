@@ -355,6 +355,7 @@ inventory::submit! {
         name: "cuda",
         description: "NVIDIA GPUs through CUDA (cudarc, NVRTC)",
         probe,
+        probe_bn254: |_| crucible_core::registry::bn254_not_built("cuda"),
     }
 }
 

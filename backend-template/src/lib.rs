@@ -46,6 +46,9 @@ inventory::submit! {
         name: "template",
         description: "every operation unsupported until implemented, each saying what to write where",
         probe,
+        // A port starts with one curve; `probe` again, generic over the curve, once its
+        // kernels take the field as a parameter (the cpu backend's shape).
+        probe_bn254: |_| crucible_core::registry::bn254_not_built("template"),
     }
 }
 

@@ -203,6 +203,7 @@ inventory::submit! {
         name: "wgpu",
         description: "WGSL compute shaders through wgpu (Vulkan, Metal, DX12; llvmpipe without a GPU)",
         probe,
+        probe_bn254: |_| crucible_core::registry::bn254_not_built("wgpu"),
     }
 }
 

@@ -80,7 +80,7 @@ impl Op {
                         self.name()
                     )));
                 }
-                Domain::with_log_size(size.trailing_zeros()).map(drop)
+                Domain::<crucible_core::Fr>::with_log_size(size.trailing_zeros()).map(drop)
             }
             Op::MsmG1 | Op::MsmG2 => {
                 if size > MAX_MSM_TERMS {

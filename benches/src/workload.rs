@@ -233,7 +233,10 @@ pub fn total_bytes(plans: &[MemoryPlan]) -> Result<u64> {
 
 /// An MSM workload's plans: the resident bases, the scalars and scratch of the resident
 /// MSM, then the one-shot MSM's ([`HostMsm::plans`]).
-fn msm_plans<G: MsmGroup>(backend: &dyn ProverBackend, len: usize) -> Result<Vec<MemoryPlan>> {
+fn msm_plans<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+    backend: &dyn ProverBackend,
+    len: usize,
+) -> Result<Vec<MemoryPlan>> {
     let mut bases = MemoryPlan::new(format!("msm bases ({len})"));
     bases.item(
         items::BASES,
@@ -264,7 +267,7 @@ mod items {
 
 type Affine<G> = <G as MsmGroup>::Affine;
 
-struct MsmState<G: MsmGroup> {
+struct MsmState<G: MsmGroup<Curve = crucible_core::Bls12_381>> {
     // Random per workload (an MSM's cost does not depend on its bases): staged once
     // into `bases` (resident, as a proving key is), and summed again each run from the
     // host by `one_shot` (as a caller with one MSM to do would).
@@ -277,7 +280,7 @@ struct MsmState<G: MsmGroup> {
     mix: ScalarMix,
 }
 
-impl<G: MsmGroup> MsmState<G> {
+impl<G: MsmGroup<Curve = crucible_core::Bls12_381>> MsmState<G> {
     fn new(
         backend: &dyn ProverBackend,
         plans: Vec<MemoryPlan>,

@@ -25,7 +25,7 @@ pub fn run(args: &BackendsArgs) -> Result<ExitCode, CliError> {
     let options = args.device.probe_options()?;
     let which = args.device.backend_or("all");
     let probed_all = if which == "all" {
-        probe_listed(&options)
+        probe_listed::<crucible_core::Bls12_381>(&options)
     } else {
         let probed = probe_all(&options);
         if !probed.iter().any(|p| p.registration.name == which) {

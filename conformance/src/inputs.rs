@@ -12,7 +12,10 @@ pub fn random_scalars(rng: &mut StdRng, n: usize) -> Vec<Fr> {
 }
 
 /// `n` random points, cheaply: chunks walk from a random start by a random step.
-pub fn random_bases<G: MsmGroup>(rng: &mut StdRng, n: usize) -> Vec<G::Affine> {
+pub fn random_bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+    rng: &mut StdRng,
+    n: usize,
+) -> Vec<G::Affine> {
     const CHUNK: usize = 1024;
     let seeds: Vec<u64> = (0..n.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
     let step = G::Projective::generator() * Fr::rand(rng);

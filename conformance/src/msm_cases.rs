@@ -17,7 +17,7 @@ use crate::CaseError;
 pub use crucible_core::group::{MsmGroup, G1, G2};
 
 /// Allocates `bases.len()` resident bases from `key` and stages them.
-pub fn stage_bases<G: MsmGroup>(
+pub fn stage_bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     lease: &mut Lease,
     key: PlanKey,
@@ -95,7 +95,11 @@ fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
         .collect()
 }
 
-fn bases<G: MsmGroup>(rng: &mut StdRng, n: usize, kind: Bases) -> Vec<G::Affine> {
+fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+    rng: &mut StdRng,
+    n: usize,
+    kind: Bases,
+) -> Vec<G::Affine> {
     let mut b = random_bases::<G>(rng, n);
     match kind {
         Bases::Random => {}
@@ -115,7 +119,7 @@ fn bases<G: MsmGroup>(rng: &mut StdRng, n: usize, kind: Bases) -> Vec<G::Affine>
 }
 
 /// Runs one MSM on the backend with offsets and compares with ark-ec.
-fn check<G: MsmGroup>(
+fn check<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     base_values: &[G::Affine],
     scalar_values: &[Fr],
@@ -174,7 +178,7 @@ fn sizes(max_log: u32) -> Vec<usize> {
     v
 }
 
-fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
+fn run_group<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, max_log: u32) {
     let backend = r.backend;
     for n in sizes(max_log) {
         r.case(&format!("msm-{}/random/n={n}", G::NAME), |rng| {
@@ -256,7 +260,7 @@ fn run_group<G: MsmGroup>(r: &mut Runner<'_>, max_log: u32) {
 }
 
 /// A span past the end of the bases must be refused with an error, not read.
-fn out_of_range<G: MsmGroup>(
+fn out_of_range<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     base_values: &[G::Affine],
 ) -> Result<(), CaseError> {
@@ -290,7 +294,7 @@ fn out_of_range<G: MsmGroup>(
 /// The backend's MSM over `bases[offset..]` and `scalars[offset..]` (staged from
 /// `base_values` and `values`) against ark-ec's.
 #[allow(clippy::too_many_arguments)]
-fn msm_matches<G: MsmGroup>(
+fn msm_matches<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     work: &mut Lease,
     key: &Lease,

@@ -23,7 +23,7 @@ use crate::CaseError;
 
 /// `Σ s·P` with the bases streamed from the host through two chunk buffers of
 /// `chunk` points, against ark-ec.
-fn streamed_case<G: MsmGroup>(
+fn streamed_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     rng: &mut StdRng,
     n: usize,
@@ -83,7 +83,7 @@ fn streamed_case<G: MsmGroup>(
 /// One-shot MSMs from the host of each length in `lens`, through one [`HostMsm`] whose
 /// slots were made for the longest and that pipelines from `from` terms, each against
 /// ark-ec (the slots reused from one MSM to the next, shorter ones included).
-fn one_shot_case<G: MsmGroup>(
+fn one_shot_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     rng: &mut StdRng,
     lens: &[usize],

@@ -74,7 +74,11 @@ fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
         .collect()
 }
 
-fn bases<G: MsmGroup>(rng: &mut StdRng, n: usize, kind: Bases) -> Vec<G::Affine> {
+fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+    rng: &mut StdRng,
+    n: usize,
+    kind: Bases,
+) -> Vec<G::Affine> {
     let mut b = random_bases::<G>(rng, n);
     match kind {
         Bases::Identity => b.iter_mut().for_each(|p| *p = G::Affine::zero()),
@@ -94,7 +98,7 @@ fn bases<G: MsmGroup>(rng: &mut StdRng, n: usize, kind: Bases) -> Vec<G::Affine>
 
 /// The one-shot MSM of `n` terms pipelined from one term, in a budget with room for
 /// its slots and nothing more, against ark-ec.
-fn one_shot_tight<G: MsmGroup>(
+fn one_shot_tight<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     backend: &dyn ProverBackend,
     rng: &mut StdRng,
     n: usize,
@@ -173,7 +177,7 @@ fn ntt_inputs(rng: &mut StdRng, n: usize) -> Vec<(&'static str, Vec<Fr>)> {
     ]
 }
 
-fn run_msm<G: MsmGroup>(r: &mut Runner<'_>, lens: &[usize]) {
+fn run_msm<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, lens: &[usize]) {
     let backend = r.backend;
     for &n in lens {
         for sk in [

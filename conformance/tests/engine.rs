@@ -491,7 +491,8 @@ fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
     use crucible_core::groth16::{KeyOptions, Schedule, StagedKey};
     let seed = seed();
     let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
-    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
+    let probe =
+        CpuBackend::<crucible_core::Bls12_381>::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(&pk).unwrap();
     let needed = key_plan(&probe, &shape).unwrap().total_bytes()
         + proof_plan(&probe, &shape).unwrap().total_bytes();

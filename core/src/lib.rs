@@ -27,6 +27,7 @@ pub use contract::cost::{CostModel, MsmScaling};
 pub use contract::domain::{Domain, MAX_LOG_SIZE};
 pub use contract::error::{panic_message, Error, Phase, PhaseExt, Result};
 pub use contract::lease::{BufferId, DeviceAllocation, DeviceSync, HostSync, Lease, LeaseUsage};
+pub use contract::pairing_curve::PairingCurve;
 pub use contract::pinned::{HostPin, PinnedScalars};
 pub use contract::plan::{human_bytes, MemoryPlan, PlanItem, PlanKey};
 pub use contract::shape::ProofShape;
@@ -38,15 +39,19 @@ pub use gpu::{limbs, ntt_tiles, streamed_msm};
 pub use util::byte_size::parse_byte_size;
 pub use util::{cache_dir, hash, key_file, run_seed, tuning_file};
 
-/// The pairing-friendly curve crucible proves over.
+/// BLS12-381, the default curve of every generic type (`ProverBackend` is
+/// `ProverBackend<Bls12_381>`).
 pub use ark_bls12_381::Bls12_381;
 /// Base field of BLS12-381.
 pub use ark_bls12_381::Fq;
 /// Scalar field of BLS12-381.
 pub use ark_bls12_381::Fr;
-/// G1 and G2 points, affine and projective (Jacobian).
+/// BLS12-381's G1 and G2 points, affine and projective (Jacobian).
 pub use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
+/// BN254 (alt_bn128), circom's default curve.
+pub use ark_bn254::Bn254;
 /// Re-exported so callers name the same arkworks version crucible uses.
 pub use {
-    ark_bls12_381, ark_ec, ark_ff, ark_groth16, ark_poly, ark_relations, ark_serialize, ark_std,
+    ark_bls12_381, ark_bn254, ark_ec, ark_ff, ark_groth16, ark_poly, ark_relations, ark_serialize,
+    ark_std,
 };

@@ -7,7 +7,7 @@ use crucible_core::registry::{registrations, select, ProbeOptions};
 fn no_linked_backend_says_how_to_link_one() {
     assert!(registrations().is_empty(), "core's tests link no backend");
     for spec in ["auto", "cpu"] {
-        let e = select(spec, &ProbeOptions::default())
+        let e = select::<crucible_core::Bls12_381>(spec, &ProbeOptions::default())
             .err()
             .expect("no backend");
         let e = e.to_string();

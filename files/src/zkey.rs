@@ -245,7 +245,7 @@ impl Zkey {
 
         let (a, b) = coefficients(file, num_wires, num_public, domain_size)?;
         let num_constraints = a.len();
-        let want = Domain::for_circuit(num_constraints, num_public + 1)?.size;
+        let want = Domain::<Fr>::for_circuit(num_constraints, num_public + 1)?.size;
         if want != domain_size {
             return Err(file.name.error(format!(
                 "domain of {domain_size} points for {num_constraints} constraints and {num_public} public signals, which need {want}"

@@ -88,7 +88,7 @@ impl KeyRef {
         let instance = inputs
             .checked_add(1)
             .ok_or_else(|| ServiceError::Invalid("too many public inputs".into()))?;
-        Domain::for_circuit(constraints, instance)?;
+        Domain::<crucible_core::Fr>::for_circuit(constraints, instance)?;
         Ok(KeyRef::Bench {
             constraints,
             inputs,

@@ -101,7 +101,8 @@ pub fn rule(op: FaultOp, first: u64, every: u64, kind: FaultKind) -> FaultRule {
 
 /// A CPU "device" with its own budget, reporting itself as logical device `index`.
 pub fn cpu_device(pk: &ProvingKey, proofs: u64, index: usize) -> Arc<dyn ProverBackend> {
-    let probe = CpuBackend::with_budget(DeviceBudget::new("probe", u64::MAX));
+    let probe =
+        CpuBackend::<crucible_core::Bls12_381>::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(pk).unwrap();
     let capacity = key_plan(&probe, &shape).unwrap().total_bytes()
         + proofs * proof_plan(&probe, &shape).unwrap().total_bytes();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ark_ff::Zero;
 
 use crate::{
-    BufferId, CostModel, DeviceBudget, DeviceSync, Domain, Fr, G1Affine, G1Projective, G2Affine,
-    G2Projective, HostPin, Lease, MemoryPlan, PinnedScalars, PlanKey, Result,
+    Bls12_381, BufferId, CostModel, DeviceBudget, DeviceSync, Domain, Fr, HostPin, Lease,
+    MemoryPlan, PairingCurve, PinnedScalars, PlanKey, Result,
 };
 
 /// A point in a device's queue (see [`ProverBackend::device_marker`]).
@@ -185,22 +185,24 @@ pub struct MsmSpan<B> {
 /// The largest operations a lease must have scratch space for. Pointwise operations
 /// have no field: every plan [`ProverBackend::scratch_plan`] returns covers them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScratchNeed {
+pub struct ScratchNeed<F = Fr> {
     /// Largest NTT, if any.
-    pub ntt: Option<Domain>,
+    pub ntt: Option<Domain<F>>,
     /// Largest G1 MSM (terms).
     pub msm_g1: usize,
     /// Largest G2 MSM (terms).
     pub msm_g2: usize,
 }
 
-/// A proving backend for one device. Object-safe: used as `&dyn ProverBackend`.
+/// A proving backend for one device over the pairing curve `E` (BLS12-381 unless
+/// named). Object-safe: used as `&dyn ProverBackend` (or `&dyn ProverBackend<Bn254>`);
+/// a backend that proves several curves implements it once per curve.
 ///
 /// Every operation works on buffers of a [`Lease`]; each operation's scratch space
 /// is a plan item named by [`ProverBackend::scratch_plan`] and allocated through the
 /// lease. Operations may be queued asynchronously; [`ProverBackend::synchronize`]
 /// waits for them, and every method that returns host data waits implicitly.
-pub trait ProverBackend: Send + Sync {
+pub trait ProverBackend<E: PairingCurve = Bls12_381>: Send + Sync {
     /// Name, device and memory of this instance.
     fn info(&self) -> &BackendInfo;
 
@@ -214,7 +216,7 @@ pub trait ProverBackend: Send + Sync {
     fn element_bytes(&self, kind: ElementKind) -> u64;
 
     /// Scratch items (named, exact bytes) the operations in `need` allocate.
-    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan;
+    fn scratch_plan(&self, need: &ScratchNeed<E::ScalarField>) -> MemoryPlan;
 
     /// Checks a plan before its budget is acquired: a backend with limits on single
     /// buffers (wgpu's binding sizes) refuses here what it could never allocate. The
@@ -243,31 +245,41 @@ pub trait ProverBackend: Send + Sync {
     /// be in flight when this returns (`src` is no longer needed by then): every later
     /// operation on `dst` sees the staged values, and a backend may overlap the copy
     /// with operations already queued on other buffers.
-    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()>;
+    fn stage_scalars(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()>;
 
     /// Stage phase: copies `src` into the first `src.len()` elements of `dst` and sets
     /// the rest to zero (`src` at most as long as `dst`), with [`Self::stage_scalars`]'s
     /// ordering. A proof's domain vectors are zero past their constraints' rows, so a
     /// backend that zeroes on the device copies about half the bytes. The default pads
     /// on the host.
-    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars_padded(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         check_padded(src, dst)?;
         if src.len() == dst.len() {
             return self.stage_scalars(lease, dst, src);
         }
         let mut padded = Vec::with_capacity(dst.len());
         padded.extend_from_slice(src);
-        padded.resize(dst.len(), Fr::zero());
+        padded.resize(dst.len(), E::ScalarField::zero());
         self.stage_scalars(lease, dst, &padded)
     }
 
     /// Stage phase: copies G1 bases into the first `src.len()` points of `dst` (at
     /// most `dst.len()`; the rest keeps what it held), with [`Self::stage_scalars`]'s
     /// ordering. A streamed MSM restages one chunk buffer with shorter last chunks.
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()>;
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[E::G1Affine]) -> Result<()>;
 
     /// Stage phase: copies G2 bases into the front of `dst`, as [`Self::stage_g1`].
-    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()>;
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[E::G2Affine]) -> Result<()>;
 
     /// Stage phase: copies `src` into the first `src.len()` words of `dst`, with
     /// [`Self::stage_scalars`]'s ordering. Only a backend whose
@@ -312,13 +324,18 @@ pub trait ProverBackend: Send + Sync {
     }
 
     /// Copies scalars back to the host.
-    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>>;
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<E::ScalarField>>;
 
     /// Copies scalars back into the caller's `dst` (exactly `src.len()` long): for a
     /// caller that reads often, a reused destination saves the page faults of a fresh
     /// vector, which cost more than the copy itself. The default reads a vector and
     /// copies it; backends override it to write `dst` directly.
-    fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
+    fn read_scalars_into(
+        &self,
+        lease: &Lease,
+        src: ScalarBuf,
+        dst: &mut [E::ScalarField],
+    ) -> Result<()> {
         check_read_len(src, dst)?;
         dst.copy_from_slice(&self.read_scalars(lease, src)?);
         Ok(())
@@ -330,7 +347,10 @@ pub trait ProverBackend: Send + Sync {
     /// link's full speed, without staging buffers (`crate::pinned` says when that
     /// pays). The default pins nothing (a backend whose copies gain nothing from it:
     /// the CPU, wgpu): the scalars are used the same way, unpinned.
-    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+    fn pin_scalars<'a>(
+        &self,
+        scalars: &'a mut [E::ScalarField],
+    ) -> Result<PinnedScalars<'a, E::ScalarField>> {
         Ok(PinnedScalars::unpinned(scalars))
     }
 
@@ -341,19 +361,25 @@ pub trait ProverBackend: Send + Sync {
     /// host. Pinning the same memory again (another device, another staged copy of the
     /// key) shares the one pin. `None`: nothing pinned (the default, for a backend
     /// whose copies gain nothing from it), and the bases are staged as any others.
-    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+    fn pin_g1_bases(&self, bases: &[E::G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
         let _ = bases;
         Ok(None)
     }
 
     /// [`Self::pin_g1_bases`] for G2 bases (`b_g2_query`), staged by [`Self::stage_g2`].
-    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+    fn pin_g2_bases(&self, bases: &[E::G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
         let _ = bases;
         Ok(None)
     }
 
     /// In-place NTT of `buf` (length `domain.size`), natural order in and out.
-    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()>;
+    fn ntt(
+        &self,
+        lease: &mut Lease,
+        buf: ScalarBuf,
+        domain: &Domain<E::ScalarField>,
+        kind: NttKind,
+    ) -> Result<()>;
 
     /// `dst[i] *= rhs[i]`. `dst` and `rhs` may be the same buffer: it is squared.
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()>;
@@ -365,16 +391,14 @@ pub trait ProverBackend: Send + Sync {
         lease: &mut Lease,
         dst: ScalarBuf,
         rhs: ScalarBuf,
-        k: Fr,
+        k: E::ScalarField,
     ) -> Result<()>;
 
     /// `Σ scalars[i]·bases[i]` over G1; scratch comes from `work`.
-    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>)
-        -> Result<G1Projective>;
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<E::G1>;
 
     /// `Σ scalars[i]·bases[i]` over G2; scratch comes from `work`.
-    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>)
-        -> Result<G2Projective>;
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<E::G2>;
 
     /// Waits for every queued operation (used at phase boundaries for timing).
     fn synchronize(&self) -> Result<()> {
@@ -404,7 +428,7 @@ pub trait ProverBackend: Send + Sync {
     /// (a backend whose kernels are ready when it opens).
     ///
     /// [`StagedKey`]: crate::groth16::StagedKey
-    fn warm_up(&self, domain: &Domain) -> Result<()> {
+    fn warm_up(&self, domain: &Domain<E::ScalarField>) -> Result<()> {
         let _ = domain;
         Ok(())
     }
@@ -444,7 +468,7 @@ pub fn plain_bytes(element_bytes: u64, len: usize) -> Result<u64> {
 
 /// The allocation phase, written once for every backend: not methods of the trait,
 /// so that no backend can override them and go around the budget.
-impl dyn ProverBackend + '_ {
+impl<E: PairingCurve> dyn ProverBackend<E> + '_ {
     /// Allocate phase: reserves `plan` from the budget (waiting for room) and returns
     /// the lease every buffer is then allocated through.
     pub fn allocate(&self, plan: MemoryPlan) -> Result<Lease> {
@@ -514,7 +538,7 @@ impl dyn ProverBackend + '_ {
 
 /// Checks that `src` fits the front of `dst` (every `stage_scalars_padded` calls this
 /// first).
-pub fn check_padded(src: &[Fr], dst: ScalarBuf) -> Result<()> {
+pub fn check_padded<T>(src: &[T], dst: ScalarBuf) -> Result<()> {
     if src.len() <= dst.len() {
         Ok(())
     } else {
@@ -595,7 +619,7 @@ pub fn check_sparse_product(matrix: &SparseMatrixBufs, z: ScalarBuf, out: Scalar
 }
 
 /// [`ProverBackend::read_scalars_into`]'s destination must be as long as its source.
-pub fn check_read_len(src: ScalarBuf, dst: &[Fr]) -> Result<()> {
+pub fn check_read_len<T>(src: ScalarBuf, dst: &[T]) -> Result<()> {
     if dst.len() != src.len() {
         return Err(crate::Error::InvalidInput(format!(
             "read_scalars_into: the destination holds {} scalars, the buffer {}",

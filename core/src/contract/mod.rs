@@ -11,6 +11,7 @@ pub(crate) mod domain;
 pub(crate) mod error;
 pub mod group;
 pub(crate) mod lease;
+pub(crate) mod pairing_curve;
 pub(crate) mod pinned;
 pub(crate) mod plan;
 pub mod priority;

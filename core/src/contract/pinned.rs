@@ -20,16 +20,17 @@ use crate::Fr;
 pub trait HostPin: Send + Sync {}
 
 /// The caller's scalars, pinned for one backend (or not, where the backend has no
-/// faster copy for pinned memory: [`PinnedScalars::is_pinned`]), used as a `[Fr]`.
+/// faster copy for pinned memory: [`PinnedScalars::is_pinned`]), used as a `[F]`
+/// (BLS12-381's scalars unless named).
 /// The memory is unpinned when this drops; the scalars stay where they were.
-pub struct PinnedScalars<'a> {
-    scalars: &'a mut [Fr],
+pub struct PinnedScalars<'a, F = Fr> {
+    scalars: &'a mut [F],
     pin: Option<Box<dyn HostPin + 'a>>,
 }
 
-impl<'a> PinnedScalars<'a> {
+impl<'a, F> PinnedScalars<'a, F> {
     /// `scalars`, pinned by `pin` until this drops.
-    pub fn pinned(scalars: &'a mut [Fr], pin: Box<dyn HostPin + 'a>) -> PinnedScalars<'a> {
+    pub fn pinned(scalars: &'a mut [F], pin: Box<dyn HostPin + 'a>) -> PinnedScalars<'a, F> {
         PinnedScalars {
             scalars,
             pin: Some(pin),
@@ -37,7 +38,7 @@ impl<'a> PinnedScalars<'a> {
     }
 
     /// `scalars` as they are: what a backend without pinned copies returns.
-    pub fn unpinned(scalars: &'a mut [Fr]) -> PinnedScalars<'a> {
+    pub fn unpinned(scalars: &'a mut [F]) -> PinnedScalars<'a, F> {
         PinnedScalars { scalars, pin: None }
     }
 
@@ -47,20 +48,20 @@ impl<'a> PinnedScalars<'a> {
     }
 }
 
-impl Deref for PinnedScalars<'_> {
-    type Target = [Fr];
-    fn deref(&self) -> &[Fr] {
+impl<F> Deref for PinnedScalars<'_, F> {
+    type Target = [F];
+    fn deref(&self) -> &[F] {
         self.scalars
     }
 }
 
-impl DerefMut for PinnedScalars<'_> {
-    fn deref_mut(&mut self) -> &mut [Fr] {
+impl<F> DerefMut for PinnedScalars<'_, F> {
+    fn deref_mut(&mut self) -> &mut [F] {
         self.scalars
     }
 }
 
-impl std::fmt::Debug for PinnedScalars<'_> {
+impl<F> std::fmt::Debug for PinnedScalars<'_, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PinnedScalars")
             .field("len", &self.scalars.len())

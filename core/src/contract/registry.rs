@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::tuning_file::TuningFile;
-use crate::{priority, Error, ProverBackend, Result};
+use crate::{priority, Bls12_381, Bn254, Error, PairingCurve, ProverBackend, Result};
 
 /// Options every probe receives.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,9 +45,9 @@ impl ProbeOptions {
 }
 
 /// What a probe found for one device.
-pub enum Probe {
+pub enum Probe<E: PairingCurve = Bls12_381> {
     /// A working backend instance.
-    Available(Arc<dyn ProverBackend>),
+    Available(Arc<dyn ProverBackend<E>>),
     /// The backend cannot run; never a panic.
     Unavailable {
         /// Why.
@@ -63,9 +63,41 @@ pub struct BackendRegistration {
     pub description: &'static str,
     /// Finds the devices (one instance per device) or says why there are none.
     pub probe: fn(&ProbeOptions) -> Vec<Probe>,
+    /// [`BackendRegistration::probe`] for BN254: the backend's devices proving
+    /// BN254, or why it cannot.
+    pub probe_bn254: fn(&ProbeOptions) -> Vec<Probe<Bn254>>,
 }
 
 inventory::collect!(BackendRegistration);
+
+/// A [`BackendRegistration::probe_bn254`] for a backend that proves BLS12-381 only:
+/// every probe unavailable, saying so, never a silent skip.
+pub fn bn254_not_built(backend: &'static str) -> Vec<Probe<Bn254>> {
+    vec![Probe::Unavailable {
+        reason: format!(
+            "{backend} proves BLS12-381 only: its BN254 kernels are not built yet (the cpu \
+             backend proves BN254)"
+        ),
+    }]
+}
+
+/// A curve the registry finds backends for: which of a registration's probes serves it.
+pub trait RegisteredCurve: PairingCurve {
+    /// `registration`'s devices for this curve, or why there are none.
+    fn probe(registration: &BackendRegistration, options: &ProbeOptions) -> Vec<Probe<Self>>;
+}
+
+impl RegisteredCurve for Bls12_381 {
+    fn probe(registration: &BackendRegistration, options: &ProbeOptions) -> Vec<Probe<Self>> {
+        (registration.probe)(options)
+    }
+}
+
+impl RegisteredCurve for Bn254 {
+    fn probe(registration: &BackendRegistration, options: &ProbeOptions) -> Vec<Probe<Self>> {
+        (registration.probe_bn254)(options)
+    }
+}
 
 /// Every registered backend, sorted by name.
 pub fn registrations() -> Vec<&'static BackendRegistration> {
@@ -75,28 +107,28 @@ pub fn registrations() -> Vec<&'static BackendRegistration> {
 }
 
 /// The probe results of one registered backend.
-pub struct Probed {
+pub struct Probed<E: PairingCurve = Bls12_381> {
     /// The registration probed.
     pub registration: &'static BackendRegistration,
     /// One entry per device, or one `Unavailable`.
-    pub probes: Vec<Probe>,
+    pub probes: Vec<Probe<E>>,
 }
 
 /// Probes every registered backend.
-pub fn probe_all(options: &ProbeOptions) -> Vec<Probed> {
+pub fn probe_all<E: RegisteredCurve>(options: &ProbeOptions) -> Vec<Probed<E>> {
     registrations()
         .into_iter()
         .map(|registration| Probed {
             registration,
-            probes: (registration.probe)(options),
+            probes: E::probe(registration, options),
         })
         .collect()
 }
 
 /// A backend picked by [`select`], with why it was picked.
-pub struct Selected {
+pub struct Selected<E: PairingCurve = Bls12_381> {
     /// The backend instance.
-    pub backend: Arc<dyn ProverBackend>,
+    pub backend: Arc<dyn ProverBackend<E>>,
     /// One sentence: which backend and why (for `auto`).
     pub reason: String,
 }
@@ -104,12 +136,12 @@ pub struct Selected {
 /// Picks a backend: `auto` (the highest-priority available device, on the scale of
 /// [`crate::priority`]; never an unranked one), `name` (its first device) or
 /// `name:index`. No silent fallback: an unavailable request is an error.
-pub fn select(spec: &str, options: &ProbeOptions) -> Result<Selected> {
+pub fn select<E: RegisteredCurve>(spec: &str, options: &ProbeOptions) -> Result<Selected<E>> {
     if spec == "auto" {
         return select_auto(options);
     }
     let (name, index) = parse_spec(spec)?;
-    let Found { available, reasons } = probe_named(name, options)?;
+    let Found { available, reasons } = probe_named::<E>(name, options)?;
     let wanted = index.unwrap_or(0);
     match available
         .into_iter()
@@ -181,22 +213,22 @@ fn parse_required(list: &str) -> Vec<String> {
 }
 
 /// What probing one named backend found.
-struct Found {
+struct Found<E: PairingCurve> {
     /// Its available devices.
-    available: Vec<Arc<dyn ProverBackend>>,
+    available: Vec<Arc<dyn ProverBackend<E>>>,
     /// The reasons given for the unavailable ones.
     reasons: Vec<String>,
 }
 
 /// Probes the backend registered as `name`.
-fn probe_named(name: &str, options: &ProbeOptions) -> Result<Found> {
+fn probe_named<E: RegisteredCurve>(name: &str, options: &ProbeOptions) -> Result<Found<E>> {
     let registration = registrations()
         .into_iter()
         .find(|r| r.name == name)
         .ok_or_else(|| Error::InvalidInput(unknown_backend(name)))?;
     let mut available = Vec::new();
     let mut reasons = Vec::new();
-    for probe in (registration.probe)(options) {
+    for probe in E::probe(registration, options) {
         match probe {
             Probe::Available(b) => available.push(b),
             Probe::Unavailable { reason } => reasons.push(reason),
@@ -205,10 +237,10 @@ fn probe_named(name: &str, options: &ProbeOptions) -> Result<Found> {
     Ok(Found { available, reasons })
 }
 
-fn select_auto(options: &ProbeOptions) -> Result<Selected> {
+fn select_auto<E: RegisteredCurve>(options: &ProbeOptions) -> Result<Selected<E>> {
     let mut skipped = Vec::new();
-    let mut best: Option<Arc<dyn ProverBackend>> = None;
-    for probed in probe_all(options) {
+    let mut best: Option<Arc<dyn ProverBackend<E>>> = None;
+    for probed in probe_all::<E>(options) {
         for probe in probed.probes {
             match probe {
                 Probe::Available(b) if named_only(&*b) => {}
@@ -270,14 +302,14 @@ fn unknown_backend(name: &str) -> String {
 /// Whether `backend` is run only when asked for by name: an [`priority::UNRANKED`]
 /// backend (the template, for porters) is left out of `auto`, `all` and the list of
 /// available backends.
-pub fn named_only(backend: &dyn ProverBackend) -> bool {
+pub fn named_only<E: PairingCurve>(backend: &dyn ProverBackend<E>) -> bool {
     backend.info().priority == priority::UNRANKED
 }
 
 /// [`probe_all`] without the devices of backends that run only when named
 /// ([`named_only`]); a backend left with no probe is left out. What `all` means.
-pub fn probe_listed(options: &ProbeOptions) -> Vec<Probed> {
-    probe_all(options)
+pub fn probe_listed<E: RegisteredCurve>(options: &ProbeOptions) -> Vec<Probed<E>> {
+    probe_all::<E>(options)
         .into_iter()
         .filter_map(|mut probed| {
             let had = probed.probes.len();
@@ -291,12 +323,12 @@ pub fn probe_listed(options: &ProbeOptions) -> Vec<Probed> {
 
 /// Every available device of backend `name`, or only those whose index is listed in
 /// `indices`; an index that is not available is an error naming why.
-pub fn select_devices(
+pub fn select_devices<E: RegisteredCurve>(
     name: &str,
     indices: Option<&[usize]>,
     options: &ProbeOptions,
-) -> Result<Vec<Arc<dyn ProverBackend>>> {
-    let Found { available, reasons } = probe_named(name, options)?;
+) -> Result<Vec<Arc<dyn ProverBackend<E>>>> {
+    let Found { available, reasons } = probe_named::<E>(name, options)?;
     let chosen: Vec<_> = match indices {
         None => available,
         Some(wanted) => {
@@ -323,7 +355,7 @@ pub fn select_devices(
                     })?;
                 if !chosen
                     .iter()
-                    .any(|c: &Arc<dyn ProverBackend>| Arc::ptr_eq(c, backend))
+                    .any(|c: &Arc<dyn ProverBackend<E>>| Arc::ptr_eq(c, backend))
                 {
                     chosen.push(Arc::clone(backend));
                 }
@@ -350,17 +382,17 @@ mod tests {
 
     #[test]
     fn auto_with_an_index_says_auto_takes_none() {
-        let e = select("auto:0", &ProbeOptions::default())
+        let e = select::<crate::Bls12_381>("auto:0", &ProbeOptions::default())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("takes no index"), "{e}");
-        let e = select("cpu:x", &ProbeOptions::default())
+        let e = select::<crate::Bls12_381>("cpu:x", &ProbeOptions::default())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("not a device index"), "{e}");
-        let e = select(":0", &ProbeOptions::default())
+        let e = select::<crate::Bls12_381>(":0", &ProbeOptions::default())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -369,7 +401,7 @@ mod tests {
 
     #[test]
     fn an_unknown_backend_lists_the_backends_and_advises_no_crate() {
-        let e = select("gpu", &ProbeOptions::default())
+        let e = select::<crate::Bls12_381>("gpu", &ProbeOptions::default())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -1,6 +1,8 @@
 //! The sizes of one proof, from which every memory plan is computed.
 
-use crate::{Domain, Result};
+use ark_ff::PrimeField;
+
+use crate::{Domain, Fr, Result};
 
 /// The sizes of a Groth16 proof: what a backend needs to plan its memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -16,9 +18,10 @@ pub struct ProofShape {
 }
 
 impl ProofShape {
-    /// A shape; the domain is derived here, once.
+    /// A shape; the domain is derived here, once (within BLS12-381's two-adicity, the
+    /// larger: [`ProofShape::domain`] checks the proving curve's own).
     pub fn new(num_constraints: usize, num_instance: usize, num_witness: usize) -> Result<Self> {
-        let domain = Domain::for_circuit(num_constraints, num_instance)?;
+        let domain = Domain::<Fr>::for_circuit(num_constraints, num_instance)?;
         Ok(ProofShape {
             num_constraints,
             num_instance,
@@ -27,9 +30,10 @@ impl ProofShape {
         })
     }
 
-    /// The evaluation domain.
-    pub fn domain(&self) -> Domain {
-        Domain::with_log_size(self.log_domain).expect("checked when the shape was made")
+    /// The evaluation domain over the scalar field `F`: an error where the domain
+    /// exceeds the field's two-adicity (BN254's 2^28).
+    pub fn domain<F: PrimeField>(&self) -> Result<Domain<F>> {
+        Domain::with_log_size(self.log_domain)
     }
 
     /// Number of points in the domain.

@@ -2,6 +2,7 @@
 //! of any method of [`ProverBackend`] and of the [`DeviceSync`] its leases wait on, to
 //! test that every error path releases its lease and the engine keeps serving.
 
+use crate::PairingCurve;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -10,9 +11,8 @@ use ark_ff::One;
 
 use crate::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
-    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, HostPin, HostSync, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    DeviceSync, Domain, ElementKind, Error, G1Buf, G2Buf, HostPin, HostSync, Lease, MemoryPlan,
+    MsmSpan, NttKind, PinnedScalars, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 use crate::{IndexBuf, SparseMatrixBufs};
 
@@ -186,16 +186,16 @@ impl FaultState {
 }
 
 /// Wraps a backend and injects faults into its calls according to its rules.
-pub struct FaultyBackend {
-    inner: Arc<dyn ProverBackend>,
+pub struct FaultyBackend<E: PairingCurve = crate::Bls12_381> {
+    inner: Arc<dyn ProverBackend<E>>,
     state: Arc<FaultState>,
     // What `info` returns for a wrong result: the same backend under another name.
     wrong_info: BackendInfo,
 }
 
-impl FaultyBackend {
+impl<E: PairingCurve> FaultyBackend<E> {
     /// Wraps `inner`.
-    pub fn new(inner: Arc<dyn ProverBackend>, rules: Vec<FaultRule>) -> Self {
+    pub fn new(inner: Arc<dyn ProverBackend<E>>, rules: Vec<FaultRule>) -> Self {
         let info = inner.info().clone();
         let wrong_info = BackendInfo {
             device_name: format!("not {}", info.device_name),
@@ -289,7 +289,7 @@ fn other_kind(kind: NttKind) -> NttKind {
     }
 }
 
-impl ProverBackend for FaultyBackend {
+impl<E: PairingCurve> ProverBackend<E> for FaultyBackend<E> {
     fn info(&self) -> &BackendInfo {
         if self.check_infallible(FaultOp::Info) {
             return &self.wrong_info;
@@ -332,7 +332,7 @@ impl ProverBackend for FaultyBackend {
         }
         self.inner.cost_model()
     }
-    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+    fn scratch_plan(&self, need: &ScratchNeed<E::ScalarField>) -> MemoryPlan {
         if self.check_infallible(FaultOp::ScratchPlan) {
             return MemoryPlan::new("wrong (empty) scratch");
         }
@@ -363,60 +363,79 @@ impl ProverBackend for FaultyBackend {
         }
         self.inner.alloc(lease, key, kind, len, usage)
     }
-    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         if self.check(FaultOp::StageScalars)? {
-            let wrong = corrupt_first(src, |x| x + Fr::one());
+            let wrong = corrupt_first(src, |x| x + E::ScalarField::one());
             return self.inner.stage_scalars(lease, dst, &wrong);
         }
         self.inner.stage_scalars(lease, dst, src)
     }
-    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars_padded(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         if self.check(FaultOp::StageScalarsPadded)? {
-            let wrong = corrupt_first(src, |x| x + Fr::one());
+            let wrong = corrupt_first(src, |x| x + E::ScalarField::one());
             return self.inner.stage_scalars_padded(lease, dst, &wrong);
         }
         self.inner.stage_scalars_padded(lease, dst, src)
     }
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[E::G1Affine]) -> Result<()> {
         if self.check(FaultOp::StageG1)? {
-            let wrong = corrupt_first(src, |p| (p + G1Projective::generator()).into_affine());
+            let wrong = corrupt_first(src, |p| (p + E::G1::generator()).into_affine());
             return self.inner.stage_g1(lease, dst, &wrong);
         }
         self.inner.stage_g1(lease, dst, src)
     }
-    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[E::G2Affine]) -> Result<()> {
         if self.check(FaultOp::StageG2)? {
-            let wrong = corrupt_first(src, |p| (p + G2Projective::generator()).into_affine());
+            let wrong = corrupt_first(src, |p| (p + E::G2::generator()).into_affine());
             return self.inner.stage_g2(lease, dst, &wrong);
         }
         self.inner.stage_g2(lease, dst, src)
     }
-    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<E::ScalarField>> {
         let corrupt = self.check(FaultOp::ReadScalars)?;
         let values = self.inner.read_scalars(lease, src)?;
         Ok(if corrupt {
-            corrupt_first(&values, |x| x + Fr::one())
+            corrupt_first(&values, |x| x + E::ScalarField::one())
         } else {
             values
         })
     }
-    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+    fn pin_scalars<'a>(
+        &self,
+        scalars: &'a mut [E::ScalarField],
+    ) -> Result<PinnedScalars<'a, E::ScalarField>> {
         self.inner.pin_scalars(scalars)
     }
     // A wrong result pins nothing: the bases stream as any others.
-    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+    fn pin_g1_bases(&self, bases: &[E::G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
         if self.check(FaultOp::PinG1Bases)? {
             return Ok(None);
         }
         self.inner.pin_g1_bases(bases)
     }
-    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+    fn pin_g2_bases(&self, bases: &[E::G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
         if self.check(FaultOp::PinG2Bases)? {
             return Ok(None);
         }
         self.inner.pin_g2_bases(bases)
     }
-    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+    fn ntt(
+        &self,
+        lease: &mut Lease,
+        buf: ScalarBuf,
+        domain: &Domain<E::ScalarField>,
+        kind: NttKind,
+    ) -> Result<()> {
         let kind = if self.check(FaultOp::Ntt)? {
             other_kind(kind)
         } else {
@@ -455,7 +474,9 @@ impl ProverBackend for FaultyBackend {
     }
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
         if self.check(FaultOp::MulAssign)? {
-            return self.inner.sub_mul_assign(lease, dst, rhs, Fr::one());
+            return self
+                .inner
+                .sub_mul_assign(lease, dst, rhs, E::ScalarField::one());
         }
         self.inner.mul_assign(lease, dst, rhs)
     }
@@ -464,42 +485,24 @@ impl ProverBackend for FaultyBackend {
         lease: &mut Lease,
         dst: ScalarBuf,
         rhs: ScalarBuf,
-        k: Fr,
+        k: E::ScalarField,
     ) -> Result<()> {
         let k = if self.check(FaultOp::SubMulAssign)? {
-            k + Fr::one()
+            k + E::ScalarField::one()
         } else {
             k
         };
         self.inner.sub_mul_assign(lease, dst, rhs, k)
     }
-    fn msm_g1(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G1Buf>,
-    ) -> Result<G1Projective> {
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<E::G1> {
         let corrupt = self.check(FaultOp::MsmG1)?;
         let p = self.inner.msm_g1(work, bases, span)?;
-        Ok(if corrupt {
-            p + G1Projective::generator()
-        } else {
-            p
-        })
+        Ok(if corrupt { p + E::G1::generator() } else { p })
     }
-    fn msm_g2(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G2Buf>,
-    ) -> Result<G2Projective> {
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<E::G2> {
         let corrupt = self.check(FaultOp::MsmG2)?;
         let p = self.inner.msm_g2(work, bases, span)?;
-        Ok(if corrupt {
-            p + G2Projective::generator()
-        } else {
-            p
-        })
+        Ok(if corrupt { p + E::G2::generator() } else { p })
     }
     fn synchronize(&self) -> Result<()> {
         if self.check(FaultOp::Synchronize)? {

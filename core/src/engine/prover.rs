@@ -1,6 +1,7 @@
 //! The prover: the devices, their workers and the synthesis threads that feed them,
 //! and the stream of jobs through them.
 
+use crate::PairingCurve;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
@@ -94,27 +95,27 @@ impl Default for EngineConfig {
 }
 
 /// One proof to make.
-pub struct Job<C> {
+pub struct Job<C, F = Fr> {
     /// Caller's identifier, returned with the outcome.
     pub id: u64,
     /// The circuit with its witness (any [`Synthesize`]: an arkworks circuit, a
     /// [`crate::groth16::FixedShape`] one, or one already synthesized).
     pub circuit: C,
     /// Randomness r.
-    pub r: Fr,
+    pub r: F,
     /// Randomness s.
-    pub s: Fr,
+    pub s: F,
 }
 
 /// The outcome of one job.
 #[derive(Debug)]
-pub struct JobOutcome {
+pub struct JobOutcome<E: PairingCurve = crate::Bls12_381> {
     /// The job's id.
     pub id: u64,
     /// Label of the device that made (or last tried) the proof.
     pub device: String,
     /// The proof, or an error naming the phase that failed.
-    pub result: Result<ProofOutput>,
+    pub result: Result<ProofOutput<E>>,
     /// Set when the job failed on this device and was retried elsewhere.
     pub retried_from: Option<String>,
     /// Errors recorded while releasing leases on the job's device since the last job
@@ -178,12 +179,12 @@ impl EngineStats {
     }
 }
 
-struct Device {
-    backend: Arc<dyn ProverBackend>,
+struct Device<E: PairingCurve> {
+    backend: Arc<dyn ProverBackend<E>>,
     // Read from the backend once: the engine's own bookkeeping calls no backend code.
     label: String,
     budget: Arc<DeviceBudget>,
-    key: StagedKey,
+    key: StagedKey<E>,
     healthy: AtomicBool,
     proofs: AtomicUsize,
     failures: AtomicUsize,
@@ -197,7 +198,7 @@ struct Device {
     busy: BusyClock,
 }
 
-impl Device {
+impl<E: PairingCurve> Device<E> {
     fn free_budget(&self) -> u64 {
         self.budget.capacity().saturating_sub(self.budget.in_use())
     }
@@ -219,11 +220,11 @@ impl Device {
     // Stages the key on `backend` with the schedule chosen for its workers (which
     // fails at once when the budget is below the shape's floor).
     fn open(
-        backend: Arc<dyn ProverBackend>,
-        pk: &Arc<ProvingKey>,
-        matrices: Option<&Arc<QapMatrices>>,
+        backend: Arc<dyn ProverBackend<E>>,
+        pk: &Arc<ProvingKey<E>>,
+        matrices: Option<&Arc<QapMatrices<E::ScalarField>>>,
         options: &KeyOptions,
-    ) -> Result<Device> {
+    ) -> Result<Device<E>> {
         let label = backend.info().label();
         let budget = Arc::clone(backend.budget());
         let key =
@@ -247,14 +248,17 @@ impl Device {
 }
 
 /// Proves a stream of circuits for one proving key on one or more devices.
-pub struct Prover {
-    devices: Vec<Device>,
+pub struct Prover<E: PairingCurve = crate::Bls12_381> {
+    devices: Vec<Device<E>>,
     config: EngineConfig,
     shape: ProofShape,
 }
 
 // Synthesizes a job and evaluates it on the host unless every device evaluates it.
-fn synthesize_job<C: Synthesize>(job: Job<C>, devices: &[Device]) -> Synthesis {
+fn synthesize_job<E: PairingCurve, C: Synthesize<E::ScalarField>>(
+    job: Job<C, E::ScalarField>,
+    devices: &[Device<E>],
+) -> Synthesis<E> {
     let t = Instant::now();
     // Synthesis turns a panicking circuit into an error.
     let result = job
@@ -288,11 +292,11 @@ fn synthesize_job<C: Synthesize>(job: Job<C>, devices: &[Device]) -> Synthesis {
 
 // A job ready for a device: its circuit synthesized and evaluated (or to be
 // evaluated on the device: `None`), its randomness.
-struct Ready {
-    synthesized: Synthesized,
-    evals: Option<Evaluations>,
-    r: Fr,
-    s: Fr,
+struct Ready<E: PairingCurve> {
+    synthesized: Synthesized<E::ScalarField>,
+    evals: Option<Evaluations<E::ScalarField>>,
+    r: E::ScalarField,
+    s: E::ScalarField,
     synthesize_time: Duration,
     evaluate_time: Duration,
     // When it was ready, for the time it then waited for a device worker.
@@ -300,28 +304,31 @@ struct Ready {
 }
 
 // A job off the synthesis threads: ready, or failed on the host (its error as it came).
-struct Synthesis {
+struct Synthesis<E: PairingCurve> {
     id: u64,
-    result: Result<Ready>,
+    result: Result<Ready<E>>,
 }
 
 /// How many proofs of the resident schedule fit at once on `backend` next to one
 /// staged key of `shape`.
-pub fn proofs_that_fit(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<u64> {
+pub fn proofs_that_fit<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    shape: &ProofShape,
+) -> Result<u64> {
     let key = key_plan(backend, shape)?.total_bytes();
     let proof = proof_plan(backend, shape)?.total_bytes().max(1);
     Ok(backend.budget().capacity().saturating_sub(key) / proof)
 }
 
-impl Prover {
+impl<E: PairingCurve> Prover<E> {
     /// Chooses each device's schedule (the fastest whose key and
     /// `workers_per_device` proofs fit its budget) and stages `pk` there. Fails at
     /// once if the budget is below the shape's floor.
     pub fn new(
-        backends: Vec<Arc<dyn ProverBackend>>,
-        pk: Arc<ProvingKey>,
+        backends: Vec<Arc<dyn ProverBackend<E>>>,
+        pk: Arc<ProvingKey<E>>,
         config: EngineConfig,
-    ) -> Result<Prover> {
+    ) -> Result<Prover<E>> {
         Self::for_circuit(backends, pk, None, config)
     }
 
@@ -331,11 +338,11 @@ impl Prover {
     /// [`crate::groth16::FixedShape`] circuit made from the same
     /// [`crate::groth16::CircuitMatrices`]) stage only their assignment.
     pub fn for_circuit(
-        backends: Vec<Arc<dyn ProverBackend>>,
-        pk: Arc<ProvingKey>,
-        matrices: Option<Arc<QapMatrices>>,
+        backends: Vec<Arc<dyn ProverBackend<E>>>,
+        pk: Arc<ProvingKey<E>>,
+        matrices: Option<Arc<QapMatrices<E::ScalarField>>>,
         config: EngineConfig,
-    ) -> Result<Prover> {
+    ) -> Result<Prover<E>> {
         if backends.is_empty() {
             return Err(Error::InvalidInput(
                 "the engine needs at least one device".into(),
@@ -383,7 +390,7 @@ impl Prover {
     }
 
     /// The staged key of each device (its schedule and plans).
-    pub fn keys(&self) -> impl Iterator<Item = &StagedKey> {
+    pub fn keys(&self) -> impl Iterator<Item = &StagedKey<E>> {
         self.devices.iter().map(|d| &d.key)
     }
 
@@ -395,10 +402,10 @@ impl Prover {
     /// devices mid-proof. Jobs are drawn from `jobs` as the devices take them, never
     /// collected first. A panic in `jobs` ends the stream there; a panic in `on_done`
     /// is recorded in [`EngineStats::caller_panics`] and the run goes on.
-    pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome)) -> EngineStats
+    pub fn run<C, I>(&self, jobs: I, mut on_done: impl FnMut(JobOutcome<E>)) -> EngineStats
     where
-        C: Synthesize,
-        I: IntoIterator<Item = Job<C>>,
+        C: Synthesize<E::ScalarField>,
+        I: IntoIterator<Item = Job<C, E::ScalarField>>,
         I::IntoIter: Send,
     {
         let start = Instant::now();
@@ -413,12 +420,12 @@ impl Prover {
         // it. A buffer here would hold more assignments on the host (2 GiB each at 2^26)
         // without feeding a device any sooner: each device's queue already holds one
         // proof a worker ahead of its workers.
-        let (synth_tx, synth_rx) = sync_channel::<Synthesis>(0);
-        let (done_tx, done_rx) = channel::<JobOutcome>();
+        let (synth_tx, synth_rx) = sync_channel::<Synthesis<E>>(0);
+        let (done_tx, done_rx) = channel::<JobOutcome<E>>();
         let mut queues = Vec::new();
         let mut senders = Vec::new();
         for _ in &self.devices {
-            let (tx, rx) = sync_channel::<Synthesis>(per_device);
+            let (tx, rx) = sync_channel::<Synthesis<E>>(per_device);
             senders.push(tx);
             queues.push(Mutex::new(rx));
         }
@@ -504,7 +511,7 @@ impl Prover {
             .devices
             .iter()
             .any(|d| d.healthy.load(Ordering::SeqCst));
-        let score = |d: &Device| {
+        let score = |d: &Device<E>| {
             i128::from(d.free_budget())
                 - i128::from(d.proof_bytes) * d.pending.load(Ordering::SeqCst) as i128
         };
@@ -524,7 +531,7 @@ impl Prover {
     // One try on `device`. Every panic is caught here (a backend outside its guarded
     // phases, a device sync during a release), and the release errors recorded on the
     // device meanwhile are collected.
-    fn attempt(&self, device: &Device, ready: &Ready) -> Attempt {
+    fn attempt(&self, device: &Device<E>, ready: &Ready<E>) -> Attempt<E> {
         let options = ProveOptions {
             verify: self.config.verify,
         };
@@ -591,7 +598,7 @@ impl Prover {
         }
     }
 
-    fn prove_one(&self, device: &Device, item: Synthesis) -> JobOutcome {
+    fn prove_one(&self, device: &Device<E>, item: Synthesis<E>) -> JobOutcome<E> {
         let ready = match item.result {
             Ok(ready) => ready,
             Err(e) => {
@@ -641,7 +648,7 @@ impl Prover {
     }
 
     // Another healthy device, the one with the most free budget.
-    fn healthiest_other(&self, failed: &Device) -> Option<&Device> {
+    fn healthiest_other(&self, failed: &Device<E>) -> Option<&Device<E>> {
         self.devices
             .iter()
             .filter(|d| !std::ptr::eq(*d, failed) && d.healthy.load(Ordering::SeqCst))
@@ -675,8 +682,8 @@ impl Prover {
     }
 }
 
-struct Attempt {
-    result: Result<ProofOutput>,
+struct Attempt<E: PairingCurve> {
+    result: Result<ProofOutput<E>>,
     release_errors: Vec<Error>,
     // The device panicked, failed, or failed to release: it should leave the rotation.
     device_failed: bool,

@@ -17,15 +17,15 @@ use std::ops::Range;
 
 use ark_ff::Zero;
 
-use crate::group::MsmGroup;
-use crate::{BufferUse, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, PlanKey};
+use crate::group::{MsmGroup, ScalarOf};
+use crate::{BufferUse, ElementKind, Error, Lease, MemoryPlan, MsmSpan, PlanKey};
 use crate::{ProverBackend, Result, ScalarBuf};
 
 /// `Σ scalars[scalar_offset + i]·bases[i]` over all of `bases` (on the host), streamed
 /// through `buffers` (buffer `j` in `chunk_leases[j]`, equal lengths: the chunk size);
 /// the scalars and the MSM's scratch are in `work`.
 pub fn streamed_msm<G: MsmGroup>(
-    backend: &dyn ProverBackend,
+    backend: &dyn ProverBackend<G::Curve>,
     work: &mut Lease,
     chunk_leases: [&mut Lease; 2],
     buffers: [G::Buf; 2],
@@ -212,13 +212,13 @@ impl<G: MsmGroup> HostMsm<G> {
 
     /// The plans of the leases [`HostMsm::allocate`] takes for MSMs of up to `len`
     /// terms: each slot's bases, then its scalars and scratch.
-    pub fn plans(backend: &dyn ProverBackend, len: usize) -> Result<Vec<MemoryPlan>> {
+    pub fn plans(backend: &dyn ProverBackend<G::Curve>, len: usize) -> Result<Vec<MemoryPlan>> {
         Self::plans_pipelined_from(backend, len, PIPELINE_FROM)
     }
 
     /// The plans [`HostMsm::allocate_pipelined_from`] takes with the same arguments.
     pub fn plans_pipelined_from(
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<G::Curve>,
         len: usize,
         pipeline_from: usize,
     ) -> Result<Vec<MemoryPlan>> {
@@ -226,7 +226,10 @@ impl<G: MsmGroup> HostMsm<G> {
     }
 
     /// The plans of slots holding `lens` terms.
-    fn slot_plans(backend: &dyn ProverBackend, lens: [usize; 2]) -> Result<Vec<MemoryPlan>> {
+    fn slot_plans(
+        backend: &dyn ProverBackend<G::Curve>,
+        lens: [usize; 2],
+    ) -> Result<Vec<MemoryPlan>> {
         let mut plans = Vec::with_capacity(4);
         for (slot, n) in lens.into_iter().enumerate() {
             let mut bases = MemoryPlan::new(format!("one-shot {} MSM bases, slot {slot}", G::NAME));
@@ -248,14 +251,14 @@ impl<G: MsmGroup> HostMsm<G> {
 
     /// Allocates the slots for MSMs of up to `max_len` terms (waiting for room in the
     /// budget, failing at once when they can never fit).
-    pub fn allocate(backend: &dyn ProverBackend, max_len: usize) -> Result<Self> {
+    pub fn allocate(backend: &dyn ProverBackend<G::Curve>, max_len: usize) -> Result<Self> {
         Self::allocate_pipelined_from(backend, max_len, PIPELINE_FROM)
     }
 
     /// [`HostMsm::allocate`], pipelining MSMs from `pipeline_from` terms instead of
     /// [`PIPELINE_FROM`] (tests, and callers that measured their own threshold).
     pub fn allocate_pipelined_from(
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<G::Curve>,
         max_len: usize,
         pipeline_from: usize,
     ) -> Result<Self> {
@@ -289,9 +292,9 @@ impl<G: MsmGroup> HostMsm<G> {
     /// slots were made for.
     pub fn msm(
         &mut self,
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<G::Curve>,
         bases: &[G::Affine],
-        scalars: &[Fr],
+        scalars: &[ScalarOf<G>],
     ) -> Result<G::Projective> {
         if bases.len() != scalars.len() || bases.len() > self.max_len {
             return Err(Error::InvalidInput(format!(
@@ -352,7 +355,7 @@ mod tests {
 
     use ark_ec::PrimeGroup;
 
-    use crate::G1Projective;
+    use crate::{Fr, G1Projective};
 
     /// Runs `pipelined` over `n` chunks where chunk k's "MSM" is (k + 1)·g, failing
     /// the stage or the MSM of chunk `fail`; returns the result and the events.

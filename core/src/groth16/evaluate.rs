@@ -2,20 +2,21 @@
 //! the rows that can be non-zero are kept (the rest of the domain is zero, and the
 //! backend zeroes it when it stages them: `stage_scalars_padded`).
 
-use ark_ff::Zero;
+use ark_ff::PrimeField;
+
 use rayon::prelude::*;
 
 use super::{Evaluations, Synthesized};
-use crate::{Error, Fr, Result};
+use crate::{Error, Result};
 
-fn row_value(row: &[(Fr, usize)], z: &[Fr]) -> Fr {
+fn row_value<F: PrimeField>(row: &[(F, usize)], z: &[F]) -> F {
     row.iter().map(|(coeff, var)| *coeff * z[*var]).sum()
 }
 
 /// Evaluates the matrices at the assignment and checks every constraint holds
 /// (an unsatisfied witness is an error naming the first failing constraint); from
 /// the device layout where the circuit carries it (the same values).
-pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
+pub fn evaluate<F: PrimeField>(s: &Synthesized<F>) -> Result<Evaluations<F>> {
     if let Some(qap) = &s.qap {
         return qap.evaluate(&s.assignment);
     }
@@ -28,9 +29,9 @@ pub fn evaluate(s: &Synthesized) -> Result<Evaluations> {
             s.shape.num_variables()
         )));
     }
-    let mut a = vec![Fr::zero(); m + s.shape.num_instance];
-    let mut b = vec![Fr::zero(); m];
-    let mut c = vec![Fr::zero(); m];
+    let mut a = vec![F::zero(); m + s.shape.num_instance];
+    let mut b = vec![F::zero(); m];
+    let mut c = vec![F::zero(); m];
     a[..m]
         .par_iter_mut()
         .zip(&mut b)

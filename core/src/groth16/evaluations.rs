@@ -4,11 +4,11 @@
 use crate::Fr;
 
 /// The three evaluation vectors' leading rows; every later row of the domain is zero.
-pub struct Evaluations {
+pub struct Evaluations<F = Fr> {
     /// A·z (m rows), then the instance assignment at rows `m..m + num_instance`.
-    pub a: Vec<Fr>,
+    pub a: Vec<F>,
     /// B·z (m rows).
-    pub b: Vec<Fr>,
+    pub b: Vec<F>,
     /// C·z (m rows).
-    pub c: Vec<Fr>,
+    pub c: Vec<F>,
 }

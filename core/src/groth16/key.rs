@@ -11,19 +11,22 @@ use super::schedule::{
 use super::{items, ProvingKey, QapMatrices, Reduction, Schedule, Synthesized};
 use crate::host_stages::HostStages;
 use crate::{
-    Bls12_381, BufferUse, Error, G1Buf, G2Buf, HostPin, Lease, LeaseUsage, Phase, PhaseExt,
-    ProofShape, ProverBackend, Result, ScalarMix, SparseMatrixBufs,
+    Bls12_381, BufferUse, Error, G1Buf, G2Buf, HostPin, Lease, LeaseUsage, PairingCurve, Phase,
+    PhaseExt, ProofShape, ProverBackend, Result, ScalarMix, SparseMatrixBufs,
 };
 
 /// The sizes an ark-groth16 (libsnark reduction) proving key was made for, read from
 /// its query lengths.
-pub fn key_shape(pk: &ProvingKey) -> Result<ProofShape> {
+pub fn key_shape<E: PairingCurve>(pk: &ProvingKey<E>) -> Result<ProofShape> {
     key_shape_for(pk, Reduction::Libsnark)
 }
 
 /// The sizes a proving key for `reduction` was made for (the reduction says how long
 /// its h query is for a domain).
-pub fn key_shape_for(pk: &ProvingKey, reduction: Reduction) -> Result<ProofShape> {
+pub fn key_shape_for<E: PairingCurve>(
+    pk: &ProvingKey<E>,
+    reduction: Reduction,
+) -> Result<ProofShape> {
     let vars = pk.a_query.len();
     let witness = pk.l_query.len();
     let bad = |what: String| {
@@ -108,8 +111,8 @@ impl Default for KeyOptions {
 /// Chooses the schedule `options` ask for on `backend`, for a key of `shape` (and the
 /// circuit's `matrices`, where they will be staged with it): the fastest that fits
 /// the budget (capped by the schedule cap), or the fixed one after checking it fits.
-pub fn schedule_for(
-    backend: &dyn ProverBackend,
+pub fn schedule_for<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     options: &KeyOptions,
     matrices: Option<&MatrixSizes>,
@@ -198,9 +201,9 @@ impl ResidentBases {
 
 /// A circuit's matrices for the device evaluation: staged with a key, or streamed by
 /// its proofs.
-pub struct StagedMatrices {
+pub struct StagedMatrices<E: PairingCurve = Bls12_381> {
     /// The host layout they were staged from (a proof's circuit must carry the same).
-    pub source: Arc<QapMatrices>,
+    pub source: Arc<QapMatrices<E::ScalarField>>,
     /// Where a proof's products read them from.
     pub held: HeldMatrices,
     /// Their sizes, which a proof's plan is sized from.
@@ -224,9 +227,9 @@ pub enum HeldMatrices {
 
 /// Where `evaluation` keeps `matrices` for the proofs: staged into `lease`, or split
 /// into the runs a proof streams; `None` where the host evaluates.
-fn hold_matrices(
-    backend: &dyn ProverBackend,
-    matrices: &QapMatrices,
+fn hold_matrices<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    matrices: &QapMatrices<E::ScalarField>,
     evaluation: Evaluation,
     lease: &mut Lease,
 ) -> Result<Option<HeldMatrices>> {
@@ -248,37 +251,37 @@ fn hold_matrices(
 
 /// A proving key whose resident bases live on one device, shared by every proof
 /// there; the host copy (one, shared by every device) serves the streamed queries.
-pub struct StagedKey {
+pub struct StagedKey<E: PairingCurve = Bls12_381> {
     // The streamed queries' host memory, page-locked for the backend's copies while
     // the key is staged (shared with every other device that pinned the same key).
     // Declared first, so dropped before the key's memory may be freed with `pk`.
     pins: Vec<Box<dyn HostPin>>,
     pinned: QuerySet,
-    pk: Arc<ProvingKey>,
-    pvk: PreparedVerifyingKey<Bls12_381>,
+    pk: Arc<ProvingKey<E>>,
+    pvk: PreparedVerifyingKey<E>,
     shape: ProofShape,
     reduction: Reduction,
     choice: ScheduleChoice,
     backend_label: String,
     lease: Lease,
     bases: ResidentBases,
-    matrices: Option<StagedMatrices>,
+    matrices: Option<StagedMatrices<E>>,
 }
 
-impl StagedKey {
+impl<E: PairingCurve> StagedKey<E> {
     /// Stages every query (the resident schedule, ark-groth16's reduction) when the
     /// budget holds them, else the fastest schedule that fits one proof.
-    pub fn stage(backend: &dyn ProverBackend, pk: Arc<ProvingKey>) -> Result<StagedKey> {
+    pub fn stage(backend: &dyn ProverBackend<E>, pk: Arc<ProvingKey<E>>) -> Result<StagedKey<E>> {
         Self::stage_with(backend, pk, &KeyOptions::default())
     }
 
     /// Chooses the schedule for `options`, allocates the key's lease (waiting for
     /// budget) and copies the resident queries to the device.
     pub fn stage_with(
-        backend: &dyn ProverBackend,
-        pk: Arc<ProvingKey>,
+        backend: &dyn ProverBackend<E>,
+        pk: Arc<ProvingKey<E>>,
         options: &KeyOptions,
-    ) -> Result<StagedKey> {
+    ) -> Result<StagedKey<E>> {
         Self::stage_for_circuit(backend, pk, None, options)
     }
 
@@ -287,11 +290,11 @@ impl StagedKey {
     /// bases, and proofs whose circuit carries the same matrices
     /// ([`Synthesized::qap`]) stage only their assignment.
     pub fn stage_for_circuit(
-        backend: &dyn ProverBackend,
-        pk: Arc<ProvingKey>,
-        matrices: Option<Arc<QapMatrices>>,
+        backend: &dyn ProverBackend<E>,
+        pk: Arc<ProvingKey<E>>,
+        matrices: Option<Arc<QapMatrices<E::ScalarField>>>,
         options: &KeyOptions,
-    ) -> Result<StagedKey> {
+    ) -> Result<StagedKey<E>> {
         let shape = key_shape_for(&pk, options.reduction)?;
         // A key knows its domain, not its constraints: the matrices must agree on
         // the variables and the domain.
@@ -314,7 +317,7 @@ impl StagedKey {
         let (pins, pinned) =
             pin_streamed(backend, &pk, choice.chosen.schedule).phase(Phase::Allocate)?;
         // The kernels compile (where a backend compiles them) while the bases copy.
-        let domain = shape.domain();
+        let domain = shape.domain()?;
         let (staged, warmed) = std::thread::scope(|scope| {
             let warm_up = scope.spawn(|| backend.warm_up(&domain));
             let staged = stage_resident(backend, &pk, &mut lease, choice.chosen.schedule).and_then(
@@ -370,13 +373,13 @@ impl StagedKey {
     }
 
     /// The circuit's matrices on the device, where the schedule evaluates there.
-    pub fn matrices(&self) -> Option<&StagedMatrices> {
+    pub fn matrices(&self) -> Option<&StagedMatrices<E>> {
         self.matrices.as_ref()
     }
 
     /// Whether a proof of `synthesized` evaluates on the device: the key holds the
     /// matrices that circuit carries.
-    pub fn evaluates(&self, synthesized: &Synthesized) -> bool {
+    pub fn evaluates(&self, synthesized: &Synthesized<E::ScalarField>) -> bool {
         match (&self.matrices, &synthesized.qap) {
             (Some(staged), Some(qap)) => Arc::ptr_eq(&staged.source, qap),
             _ => false,
@@ -384,12 +387,12 @@ impl StagedKey {
     }
 
     /// The host copy of the key (the final combination, the streamed queries).
-    pub fn proving_key(&self) -> &ProvingKey {
+    pub fn proving_key(&self) -> &ProvingKey<E> {
         &self.pk
     }
 
     /// The prepared verifying key.
-    pub fn prepared_verifying_key(&self) -> &PreparedVerifyingKey<Bls12_381> {
+    pub fn prepared_verifying_key(&self) -> &PreparedVerifyingKey<E> {
         &self.pvk
     }
 
@@ -460,9 +463,9 @@ impl StagedKey {
 /// Pins the host memory of the queries `schedule` (as the key runs it: a query with
 /// no term is resident there) streams, where the backend pins bases; returns the pins
 /// and the queries they cover.
-fn pin_streamed(
-    backend: &dyn ProverBackend,
-    pk: &ProvingKey,
+fn pin_streamed<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    pk: &ProvingKey<E>,
     schedule: Schedule,
 ) -> Result<(Vec<Box<dyn HostPin>>, QuerySet)> {
     let mut pins = Vec::new();
@@ -488,16 +491,16 @@ fn pin_streamed(
 
 /// Copies `schedule`'s resident queries of `pk` into `lease` (the caller waits for the
 /// copies).
-fn stage_resident(
-    backend: &dyn ProverBackend,
-    pk: &ProvingKey,
+fn stage_resident<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    pk: &ProvingKey<E>,
     lease: &mut Lease,
     schedule: Schedule,
 ) -> Result<ResidentBases> {
     let mut bases = ResidentBases::default();
     for q in schedule.resident.iter() {
         let key = q.key();
-        let g1 = |lease: &mut Lease, src: &[crate::G1Affine]| -> Result<G1Buf> {
+        let g1 = |lease: &mut Lease, src: &[E::G1Affine]| -> Result<G1Buf> {
             let buf = backend
                 .alloc_g1(lease, key, src.len(), BufferUse::Resident)
                 .phase(Phase::Allocate)?;
@@ -524,9 +527,9 @@ fn stage_resident(
 }
 
 /// Copies A, B (and C) of `matrices` into `lease`, each in the key plan's items.
-fn stage_matrices(
-    backend: &dyn ProverBackend,
-    matrices: &QapMatrices,
+fn stage_matrices<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    matrices: &QapMatrices<E::ScalarField>,
     lease: &mut Lease,
 ) -> Result<Vec<SparseMatrixBufs>> {
     matrices

@@ -1,6 +1,6 @@
 //! The Groth16 prover, written once against [`ProverBackend`](crate::ProverBackend).
 //!
-//! Byte-identical to `ark_groth16::Groth16::<Bls12_381>` with the key's reduction
+//! Byte-identical to `ark_groth16::Groth16::<E>` (BLS12-381 or BN254) with the key's reduction
 //! (`LibsnarkReduction`, or snarkjs' for `.zkey` keys: [`Reduction`]): given
 //! the same key, circuit, `r` and `s`, the same proof, under every schedule.
 
@@ -37,7 +37,7 @@ pub use sparse_matrix::{row_value, QapMatrices, SparseMatrix};
 pub use synthesize::{synthesize, CircuitMatrices, FixedShape, Synthesize, Synthesized};
 pub use verify::verify;
 
-/// arkworks' proving key over BLS12-381.
-pub type ProvingKey = ark_groth16::ProvingKey<crate::Bls12_381>;
-/// arkworks' proof over BLS12-381.
-pub type Proof = ark_groth16::Proof<crate::Bls12_381>;
+/// arkworks' proving key over the curve `E` (BLS12-381 unless named).
+pub type ProvingKey<E = crate::Bls12_381> = ark_groth16::ProvingKey<E>;
+/// arkworks' proof over the curve `E` (BLS12-381 unless named).
+pub type Proof<E = crate::Bls12_381> = ark_groth16::Proof<E>;

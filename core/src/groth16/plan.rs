@@ -3,10 +3,14 @@
 
 use super::schedule::{key_plan_for, proof_plan_for};
 use super::{Reduction, Schedule};
+use crate::PairingCurve;
 use crate::{MemoryPlan, ProofShape, ProverBackend, Result};
 
 /// Plan for the staged proving key with every query resident.
-pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
+pub fn key_plan<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    shape: &ProofShape,
+) -> Result<MemoryPlan> {
     key_plan_for(
         backend,
         shape,
@@ -18,7 +22,10 @@ pub fn key_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<Memor
 
 /// Plan for one proof with everything resident: the three domain vectors, the
 /// assignment, and the scratch every NTT and MSM of the proof needs.
-pub fn proof_plan(backend: &dyn ProverBackend, shape: &ProofShape) -> Result<MemoryPlan> {
+pub fn proof_plan<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    shape: &ProofShape,
+) -> Result<MemoryPlan> {
     proof_plan_for(
         backend,
         shape,

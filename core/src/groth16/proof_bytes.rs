@@ -2,10 +2,11 @@
 //! benches): arkworks' compressed encoding, and hex.
 
 use super::Proof;
+use crate::PairingCurve;
 use ark_serialize::CanonicalSerialize;
 
 /// Compressed bytes of a proof.
-pub fn proof_bytes(proof: &Proof) -> Vec<u8> {
+pub fn proof_bytes<E: PairingCurve>(proof: &Proof<E>) -> Vec<u8> {
     let mut out = Vec::with_capacity(proof.compressed_size());
     proof
         .serialize_compressed(&mut out)
@@ -28,7 +29,7 @@ mod tests {
     #[test]
     fn a_proof_is_two_g1_points_and_a_g2_point_compressed() {
         let g1 = G1Affine::generator();
-        let proof = Proof {
+        let proof = Proof::<crate::Bls12_381> {
             a: g1,
             b: G2Affine::generator(),
             c: (g1 + g1).into_affine(),

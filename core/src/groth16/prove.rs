@@ -17,8 +17,8 @@ use crate::group::{MsmGroup, G1, G2};
 use crate::report::{PhaseTimes, ProofReport};
 use crate::streamed_msm::streamed_msm;
 use crate::{
-    BufferUse, Fr, G1Projective, G2Projective, Lease, MemoryPlan, MsmSpan, NttKind, Phase,
-    PhaseExt, ProofShape, ProverBackend, Result, ScalarBuf, SparseMatrixBufs,
+    Bls12_381, BufferUse, Lease, MemoryPlan, MsmSpan, NttKind, PairingCurve, Phase, PhaseExt,
+    ProofShape, ProverBackend, Result, ScalarBuf, SparseMatrixBufs,
 };
 
 /// Choices for one proof.
@@ -36,24 +36,24 @@ impl Default for ProveOptions {
 
 /// A proof and its report.
 #[derive(Clone, Debug)]
-pub struct ProofOutput {
+pub struct ProofOutput<E: PairingCurve = Bls12_381> {
     /// The proof, arkworks' own type.
-    pub proof: Proof,
+    pub proof: Proof<E>,
     /// Timings and memory of this proof.
     pub report: ProofReport,
     /// Public inputs (without the constant one), for the caller's own verification.
-    pub public_inputs: Vec<Fr>,
+    pub public_inputs: Vec<E::ScalarField>,
 }
 
 /// Proves `circuit` with randomness `r`, `s` on `backend` using the staged `key`.
-pub fn prove<C: ConstraintSynthesizer<Fr>>(
-    backend: &dyn ProverBackend,
-    key: &StagedKey,
+pub fn prove<E: PairingCurve, C: ConstraintSynthesizer<E::ScalarField>>(
+    backend: &dyn ProverBackend<E>,
+    key: &StagedKey<E>,
     circuit: C,
-    r: Fr,
-    s: Fr,
+    r: E::ScalarField,
+    s: E::ScalarField,
     options: ProveOptions,
-) -> Result<ProofOutput> {
+) -> Result<ProofOutput<E>> {
     let start = Instant::now();
     let synthesized = synthesize(circuit).phase(Phase::Synthesize)?;
     let synthesize_time = start.elapsed();
@@ -62,12 +62,12 @@ pub fn prove<C: ConstraintSynthesizer<Fr>>(
     Ok(out)
 }
 
-struct Accumulators {
-    h: G1Projective,
-    l: G1Projective,
-    a: G1Projective,
-    b_g1: G1Projective,
-    b_g2: G2Projective,
+struct Accumulators<E: PairingCurve> {
+    h: E::G1,
+    l: E::G1,
+    a: E::G1,
+    b_g1: E::G1,
+    b_g2: E::G2,
 }
 
 /// A proof's leases, paid for by one budget acquisition (so that a proof never holds
@@ -80,7 +80,10 @@ struct ProofLeases {
     chunks: [Lease; 2],
 }
 
-fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<ProofLeases> {
+fn allocate_proof<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    plan: MemoryPlan,
+) -> Result<ProofLeases> {
     let mut work_plan = MemoryPlan::new(plan.label.clone());
     let mut chunk_plans =
         [0, 1].map(|j| MemoryPlan::new(format!("{} (chunk buffers {j})", plan.label)));
@@ -111,14 +114,14 @@ fn allocate_proof(backend: &dyn ProverBackend, plan: MemoryPlan) -> Result<Proof
 /// Proves an already synthesized circuit under the key's schedule: evaluates it on
 /// the host unless the key evaluates it on the device ([`StagedKey::evaluates`]),
 /// then [`prove_evaluated`].
-pub fn prove_synthesized(
-    backend: &dyn ProverBackend,
-    key: &StagedKey,
-    synthesized: &Synthesized,
-    r: Fr,
-    s: Fr,
+pub fn prove_synthesized<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    key: &StagedKey<E>,
+    synthesized: &Synthesized<E::ScalarField>,
+    r: E::ScalarField,
+    s: E::ScalarField,
     options: ProveOptions,
-) -> Result<ProofOutput> {
+) -> Result<ProofOutput<E>> {
     let t = Instant::now();
     let evals = host_evaluation(key, synthesized)?;
     let evaluate_time = t.elapsed();
@@ -129,7 +132,10 @@ pub fn prove_synthesized(
 
 /// A·z, B·z and C·z on the host where the key does not evaluate `synthesized` on the
 /// device (`None` where it does).
-pub fn host_evaluation(key: &StagedKey, synthesized: &Synthesized) -> Result<Option<Evaluations>> {
+pub fn host_evaluation<E: PairingCurve>(
+    key: &StagedKey<E>,
+    synthesized: &Synthesized<E::ScalarField>,
+) -> Result<Option<Evaluations<E::ScalarField>>> {
     if key.evaluates(synthesized) {
         return Ok(None);
     }
@@ -141,15 +147,15 @@ pub fn host_evaluation(key: &StagedKey, synthesized: &Synthesized) -> Result<Opt
 /// engine evaluates on its synthesis threads, ahead of the device, so that a device
 /// worker's time is the device's). The report's synthesis and evaluation times are
 /// the caller's to fill in.
-pub fn prove_evaluated(
-    backend: &dyn ProverBackend,
-    key: &StagedKey,
-    synthesized: &Synthesized,
-    evals: Option<&Evaluations>,
-    r: Fr,
-    s: Fr,
+pub fn prove_evaluated<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    key: &StagedKey<E>,
+    synthesized: &Synthesized<E::ScalarField>,
+    evals: Option<&Evaluations<E::ScalarField>>,
+    r: E::ScalarField,
+    s: E::ScalarField,
     options: ProveOptions,
-) -> Result<ProofOutput> {
+) -> Result<ProofOutput<E>> {
     let shape = synthesized.shape;
     key.check_matches(&shape)?;
     let values = match evals {
@@ -244,9 +250,9 @@ pub fn prove_evaluated(
 /// matrices staged with the key (A, B, then C where there is one), multiplied out on
 /// the device.
 #[derive(Clone, Copy)]
-enum Values<'a> {
-    Host(&'a Evaluations),
-    Device(&'a StagedMatrices),
+enum Values<'a, E: PairingCurve> {
+    Host(&'a Evaluations<E::ScalarField>),
+    Device(&'a StagedMatrices<E>),
 }
 
 /// The quotient's scalars for the h query (in `DOMAIN_A`) and the assignment z for
@@ -258,22 +264,22 @@ enum Values<'a> {
 /// one. Device values: z is staged first and each vector is a sparse product of it.
 /// `stage_time` gathers the host's time inside the staging calls.
 #[allow(clippy::too_many_arguments)]
-fn quotient(
-    backend: &dyn ProverBackend,
+fn quotient<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     (lease, runs_lease): (&mut Lease, &mut Lease),
     key_lease: &Lease,
     shape: &ProofShape,
     schedule: &Schedule,
     reduction: Reduction,
-    values: Values<'_>,
-    assignment: &[Fr],
+    values: Values<'_, E>,
+    assignment: &[E::ScalarField],
     stage_time: &mut std::time::Duration,
 ) -> Result<(ScalarBuf, ScalarBuf)> {
     let n = shape.domain_size();
     let vars = shape.num_variables();
-    let domain = shape.domain();
+    let domain = shape.domain()?;
     let coset = reduction.coset_domain(&domain).phase(Phase::Ntt)?;
-    let mut stage = |lease: &mut Lease, buf: ScalarBuf, values: &[Fr]| {
+    let mut stage = |lease: &mut Lease, buf: ScalarBuf, values: &[E::ScalarField]| {
         let t = Instant::now();
         let staged = guarded(Phase::Stage, || {
             backend.stage_scalars_padded(lease, buf, values)
@@ -385,23 +391,23 @@ fn quotient(
 
 /// How a proof's products read the key's matrices: from the key's lease where they
 /// are staged with it, else run by run through buffers in the proof's first chunk lease.
-enum Products<'a> {
+enum Products<'a, E: PairingCurve> {
     Staged(&'a [SparseMatrixBufs]),
     Streamed {
-        source: &'a QapMatrices,
+        source: &'a QapMatrices<E::ScalarField>,
         runs: &'a [Vec<std::ops::Range<usize>>],
         buffers: RunBuffers,
     },
 }
 
-impl<'a> Products<'a> {
+impl<'a, E: PairingCurve> Products<'a, E> {
     /// For `staged`'s matrices, allocating the run buffers where they are streamed (as
     /// the proof plan sized them, [`crate::groth16::MatrixSizes::run_buffers`]).
     fn new(
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<E>,
         runs_lease: &mut Lease,
-        staged: &'a StagedMatrices,
-    ) -> Result<Products<'a>> {
+        staged: &'a StagedMatrices<E>,
+    ) -> Result<Products<'a, E>> {
         Ok(match &staged.held {
             HeldMatrices::Staged(buffers) => Products::Staged(buffers),
             HeldMatrices::Streamed { chunk, runs } => Products::Streamed {
@@ -415,7 +421,7 @@ impl<'a> Products<'a> {
     /// `out` = matrix `m` · `z`.
     fn product(
         &self,
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<E>,
         (work, key_lease, runs_lease): (&mut Lease, &Lease, &mut Lease),
         m: usize,
         z: ScalarBuf,
@@ -455,8 +461,8 @@ struct RunBuffers {
 
 impl RunBuffers {
     /// Allocates them, `(row starts, entry words, coefficients)` long.
-    fn alloc(
-        backend: &dyn ProverBackend,
+    fn alloc<E: PairingCurve>(
+        backend: &dyn ProverBackend<E>,
         lease: &mut Lease,
         (starts, entries, coefficients): (usize, usize, usize),
     ) -> Result<RunBuffers> {
@@ -484,11 +490,11 @@ impl RunBuffers {
     /// `out` = `matrix` · `z`, run by run in order: each run's rows and entries
     /// staged into these buffers, then multiplied out from its first row (each zeroes
     /// `out` past its rows, and the next run writes over those).
-    fn product(
+    fn product<E: PairingCurve>(
         &self,
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<E>,
         (work, runs_lease): (&mut Lease, &mut Lease),
-        matrix: &SparseMatrix,
+        matrix: &SparseMatrix<E::ScalarField>,
         runs: &[std::ops::Range<usize>],
         z: ScalarBuf,
         out: ScalarBuf,
@@ -580,10 +586,10 @@ fn terms<'a, A>(
 }
 
 /// One query's MSM: on its resident bases, or streamed through the chunk buffers.
-fn query_msm<G: MsmGroup>(
-    backend: &dyn ProverBackend,
+fn query_msm<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     leases: &mut ProofLeases,
-    key: &StagedKey,
+    key: &StagedKey<E>,
     resident: Option<G::Buf>,
     chunk_buffers: Option<[G::Buf; 2]>,
     t: MsmTerms<'_, G::Affine>,
@@ -618,15 +624,15 @@ fn query_msm<G: MsmGroup>(
     }
 }
 
-fn msms(
-    backend: &dyn ProverBackend,
+fn msms<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     leases: &mut ProofLeases,
-    key: &StagedKey,
+    key: &StagedKey<E>,
     schedule: &Schedule,
     h: ScalarBuf,
     z: ScalarBuf,
-    r: Fr,
-) -> Result<Accumulators> {
+    r: E::ScalarField,
+) -> Result<Accumulators<E>> {
     let pk = key.proving_key();
     let shape = *key.shape();
     let h_len = Query::H.msm_terms(&shape, key.reduction());
@@ -666,20 +672,20 @@ fn msms(
         ]),
     };
     let resident = key.resident_bases();
-    let mut g1 = |q: Query, query: &[crate::G1Affine]| {
+    let mut g1 = |q: Query, query: &[E::G1Affine]| {
         let t = terms(q, &shape, h, z, h_len, query);
-        query_msm::<G1>(backend, leases, key, resident.g1(q), g1_buffers, t, q)
+        query_msm::<E, G1<E>>(backend, leases, key, resident.g1(q), g1_buffers, t, q)
     };
     let h_acc = g1(Query::H, &pk.h_query)?;
     let l_acc = g1(Query::L, &pk.l_query)?;
     let a_acc = g1(Query::A, &pk.a_query)?;
     let b_g1_acc = if r.is_zero() {
-        G1Projective::zero()
+        E::G1::zero()
     } else {
         g1(Query::BG1, &pk.b_g1_query)?
     };
     let t = terms(Query::BG2, &shape, h, z, h_len, &pk.b_g2_query);
-    let b_g2_acc = query_msm::<G2>(
+    let b_g2_acc = query_msm::<E, G2<E>>(
         backend,
         leases,
         key,
@@ -699,7 +705,12 @@ fn msms(
 
 // The same group operations, in the same order, as ark-groth16's
 // `create_proof_with_assignment`, so the affine results are identical.
-fn combine(key: &StagedKey, acc: &Accumulators, r: Fr, s: Fr) -> Proof {
+fn combine<E: PairingCurve>(
+    key: &StagedKey<E>,
+    acc: &Accumulators<E>,
+    r: E::ScalarField,
+    s: E::ScalarField,
+) -> Proof<E> {
     let pk = key.proving_key();
     let r_s_delta_g1 = pk.delta_g1 * (r * s);
 
@@ -710,7 +721,7 @@ fn combine(key: &StagedKey, acc: &Accumulators, r: Fr, s: Fr) -> Proof {
     let s_g_a = g_a * s;
 
     let g1_b = if r.is_zero() {
-        G1Projective::zero()
+        E::G1::zero()
     } else {
         let mut g1_b = pk.delta_g1 * s;
         g1_b += pk.b_g1_query[0];

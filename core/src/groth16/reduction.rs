@@ -1,8 +1,8 @@
 //! R1CS to QAP: how the witness's evaluations become the scalars of the h query.
 
-use ark_ff::{FftField, LegendreSymbol, One, PrimeField};
+use ark_ff::{FftField, LegendreSymbol, PrimeField};
 
-use crate::{Domain, Error, Fr, Result};
+use crate::{Domain, Error, Result};
 
 /// The reduction a proving key was made for. Both start from A·z, B·z and C·z on
 /// the domain and go through a coset where the quotient can be evaluated; they
@@ -42,13 +42,13 @@ impl Reduction {
 
     /// The domain of `domain`'s size that this reduction's transforms run over: its
     /// roots of unity and its coset offset.
-    pub fn coset_domain(self, domain: &Domain) -> Result<Domain> {
+    pub fn coset_domain<F: PrimeField>(self, domain: &Domain<F>) -> Result<Domain<F>> {
         match self {
             Reduction::Libsnark => Ok(*domain),
             Reduction::Circom => {
                 let log = domain.log_size;
                 let root = |log: u32| {
-                    snarkjs_root_of_unity::<Fr>(log).ok_or_else(|| {
+                    snarkjs_root_of_unity::<F>(log).ok_or_else(|| {
                         Error::Unsupported(format!(
                             "snarkjs' reduction over 2^{} needs a 2^{log}-th root of unity, beyond the field's two-adicity",
                             domain.log_size
@@ -61,10 +61,10 @@ impl Reduction {
     }
 
     /// The factor of the pointwise step `(a·b − c)·k` on the coset.
-    pub fn quotient_factor(self, coset: &Domain) -> Result<Fr> {
+    pub fn quotient_factor<F: PrimeField>(self, coset: &Domain<F>) -> Result<F> {
         match self {
             Reduction::Libsnark => coset.vanishing_on_coset_inv(),
-            Reduction::Circom => Ok(Fr::one()),
+            Reduction::Circom => Ok(F::one()),
         }
     }
 

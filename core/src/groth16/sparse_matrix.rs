@@ -5,9 +5,9 @@
 //! circuit, in parallel; staged once with the key ([`super::Evaluation::Device`]), or
 //! streamed per proof in runs of rows ([`super::Evaluation::DeviceStreamed`]).
 
+use ark_ff::PrimeField;
 use std::collections::{HashMap, HashSet};
 
-use ark_ff::{Field, Zero};
 use ark_relations::utils::matrix::Matrix;
 use rayon::prelude::*;
 
@@ -21,17 +21,17 @@ const BLOCK_ROWS: usize = 1 << 12;
 
 /// One matrix, rows compressed; every column and coefficient index checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SparseMatrix {
+pub struct SparseMatrix<F = Fr> {
     row_starts: Vec<u32>,
     entries: Vec<u32>,
-    coefficients: Vec<Fr>,
+    coefficients: Vec<F>,
 }
 
-impl SparseMatrix {
+impl<F: PrimeField> SparseMatrix<F> {
     /// `rows`, then `identity_rows` rows of one entry each (row `rows.len() + i` is
     /// `1 · z[i]`: the instance rows ark-groth16 appends to A), over `columns` columns.
     /// Fails when a column is out of range or the matrix has 2^32 entries or more.
-    pub fn new(rows: &[Vec<(Fr, usize)>], identity_rows: usize, columns: usize) -> Result<Self> {
+    pub fn new(rows: &[Vec<(F, usize)>], identity_rows: usize, columns: usize) -> Result<Self> {
         let total_rows = rows.len() + identity_rows;
         if identity_rows > columns {
             return Err(Error::InvalidInput(format!(
@@ -62,7 +62,7 @@ impl SparseMatrix {
             )));
         }
         let coefficients = distinct_coefficients(rows);
-        let index: HashMap<Fr, u32> = coefficients
+        let index: HashMap<F, u32> = coefficients
             .iter()
             .enumerate()
             .map(|(i, c)| (*c, i as u32))
@@ -130,7 +130,7 @@ impl SparseMatrix {
     }
 
     /// The distinct coefficients: one, minus one, then the others.
-    pub fn coefficients(&self) -> &[Fr] {
+    pub fn coefficients(&self) -> &[F] {
         &self.coefficients
     }
 
@@ -189,7 +189,7 @@ impl SparseMatrix {
 
     /// `out[r]` = row `r` at `z` for every row, in parallel (`out` as long as the
     /// matrix has rows, `z` covering every column).
-    pub fn evaluate_into(&self, z: &[Fr], out: &mut [Fr]) {
+    pub fn evaluate_into(&self, z: &[F], out: &mut [F]) {
         out.par_chunks_mut(BLOCK_ROWS)
             .enumerate()
             .for_each(|(block, values)| {
@@ -208,15 +208,15 @@ impl SparseMatrix {
 
 /// Row `r` of a matrix in the device layout ([`crate::SparseMatrixBufs`]) at `z`:
 /// the host's form of every backend's sparse product.
-pub fn row_value(
+pub fn row_value<F: PrimeField>(
     row_starts: &[u32],
     entries: &[u32],
-    coefficients: &[Fr],
+    coefficients: &[F],
     r: usize,
-    z: &[Fr],
-) -> Fr {
+    z: &[F],
+) -> F {
     let (start, end) = (row_starts[r] as usize, row_starts[r + 1] as usize);
-    let mut sum = Fr::zero();
+    let mut sum = F::zero();
     for e in entries[2 * start..2 * end].chunks_exact(2) {
         let value = z[e[0] as usize];
         match e[1] {
@@ -229,9 +229,9 @@ pub fn row_value(
 }
 
 /// One, minus one, then every other coefficient of `rows` once, in a fixed order.
-fn distinct_coefficients(rows: &[Vec<(Fr, usize)>]) -> Vec<Fr> {
-    let (one, minus_one) = (Fr::ONE, -Fr::ONE);
-    let others: HashSet<Fr> = rows
+fn distinct_coefficients<F: PrimeField>(rows: &[Vec<(F, usize)>]) -> Vec<F> {
+    let (one, minus_one) = (F::ONE, -F::ONE);
+    let others: HashSet<F> = rows
         .par_chunks(BLOCK_ROWS)
         .fold(HashSet::new, |mut set, block| {
             for (c, _) in block.iter().flatten() {
@@ -245,34 +245,34 @@ fn distinct_coefficients(rows: &[Vec<(Fr, usize)>]) -> Vec<Fr> {
             a.extend(b);
             a
         });
-    let mut others: Vec<Fr> = others.into_iter().collect();
+    let mut others: Vec<F> = others.into_iter().collect();
     others.sort_unstable();
     [one, minus_one].into_iter().chain(others).collect()
 }
 
 /// A circuit's A, B and C in the device layout, with the sizes they were built for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QapMatrices {
+pub struct QapMatrices<F = Fr> {
     /// The circuit's sizes.
     pub shape: ProofShape,
     /// A with the instance rows appended (`constraints + instance` rows), as
     /// ark-groth16's evaluation lays A·z over the domain.
-    pub a: SparseMatrix,
+    pub a: SparseMatrix<F>,
     /// B (`constraints` rows).
-    pub b: SparseMatrix,
+    pub b: SparseMatrix<F>,
     /// C (`constraints` rows); `None` where C·z is A·z ∘ B·z row by row (snarkjs'
     /// prover takes it so from a `.zkey`, which carries no C).
-    pub c: Option<SparseMatrix>,
+    pub c: Option<SparseMatrix<F>>,
 }
 
-impl QapMatrices {
+impl<F: PrimeField> QapMatrices<F> {
     /// The layout of `shape`'s matrices `a`, `b` and `c` (each one row a constraint).
     pub fn new(
         shape: ProofShape,
-        a: &Matrix<Fr>,
-        b: &Matrix<Fr>,
-        c: Option<&Matrix<Fr>>,
-    ) -> Result<QapMatrices> {
+        a: &Matrix<F>,
+        b: &Matrix<F>,
+        c: Option<&Matrix<F>>,
+    ) -> Result<QapMatrices<F>> {
         let m = shape.num_constraints;
         for (name, rows) in [("A", Some(a)), ("B", Some(b)), ("C", c)] {
             if let Some(rows) = rows {
@@ -327,7 +327,7 @@ impl QapMatrices {
     }
 
     /// The staged matrices in order: A, B, then C where there is one.
-    pub fn staged(&self) -> impl Iterator<Item = &SparseMatrix> {
+    pub fn staged(&self) -> impl Iterator<Item = &SparseMatrix<F>> {
         [Some(&self.a), Some(&self.b), self.c.as_ref()]
             .into_iter()
             .flatten()
@@ -342,7 +342,7 @@ impl QapMatrices {
     /// A·z, B·z and C·z on the host, in parallel, laid out as [`super::evaluate`] lays
     /// them; checks every constraint holds (`C·z` taken as `A·z ∘ B·z` has nothing
     /// to check).
-    pub fn evaluate(&self, z: &[Fr]) -> Result<Evaluations> {
+    pub fn evaluate(&self, z: &[F]) -> Result<Evaluations<F>> {
         let shape = &self.shape;
         if z.len() != shape.num_variables() {
             return Err(Error::InvalidInput(format!(
@@ -352,9 +352,9 @@ impl QapMatrices {
             )));
         }
         let m = shape.num_constraints;
-        let mut a = vec![Fr::zero(); self.a.rows()];
-        let mut b = vec![Fr::zero(); m];
-        let mut c = vec![Fr::zero(); m];
+        let mut a = vec![F::zero(); self.a.rows()];
+        let mut b = vec![F::zero(); m];
+        let mut c = vec![F::zero(); m];
         self.a.evaluate_into(z, &mut a);
         self.b.evaluate_into(z, &mut b);
         match &self.c {
@@ -378,6 +378,8 @@ impl QapMatrices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Fr;
+    use ark_ff::Field;
 
     /// Rows of the given lengths over 3 columns, coefficient one.
     fn matrix(lengths: &[usize]) -> SparseMatrix {

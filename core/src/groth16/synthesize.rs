@@ -3,6 +3,7 @@
 //! a fixed shape whose matrices are built once ([`FixedShape`]), or a circuit already
 //! synthesized.
 
+use ark_ff::PrimeField;
 use std::sync::{Arc, OnceLock};
 
 use ark_relations::gr1cs::{
@@ -17,28 +18,28 @@ use crate::{Error, Fr, ProofShape, Result};
 /// A synthesized circuit: its R1CS matrices and full assignment. The matrices are
 /// shared (`Arc`), so that proofs of one circuit need not rebuild or copy them.
 #[derive(Clone)]
-pub struct Synthesized {
+pub struct Synthesized<F = Fr> {
     /// Sizes (domain included).
     pub shape: ProofShape,
     /// Matrix A, one row per constraint, `(coefficient, variable)` pairs; empty where
     /// the circuit's matrices are kept in the device layout only (`qap`, see
     /// [`CircuitMatrices::into_device_layout`]).
-    pub a: Arc<Matrix<Fr>>,
+    pub a: Arc<Matrix<F>>,
     /// Matrix B.
-    pub b: Arc<Matrix<Fr>>,
+    pub b: Arc<Matrix<F>>,
     /// Matrix C.
-    pub c: Arc<Matrix<Fr>>,
+    pub c: Arc<Matrix<F>>,
     /// Instance assignment (starting with the constant one) then witness.
-    pub assignment: Vec<Fr>,
+    pub assignment: Vec<F>,
     /// The same circuit's matrices in the device layout, where they were built once
     /// for many proofs ([`CircuitMatrices::qap`]): a key staged with these
     /// ([`super::StagedKey::stage_for_circuit`]) evaluates this circuit on the device.
-    pub qap: Option<Arc<QapMatrices>>,
+    pub qap: Option<Arc<QapMatrices<F>>>,
 }
 
-impl Synthesized {
+impl<F: PrimeField> Synthesized<F> {
     /// This circuit's matrices in the device layout.
-    pub fn qap_matrices(&self) -> Result<QapMatrices> {
+    pub fn qap_matrices(&self) -> Result<QapMatrices<F>> {
         match &self.qap {
             Some(qap) => Ok(QapMatrices::clone(qap)),
             None => QapMatrices::new(self.shape, &self.a, &self.b, Some(&self.c)),
@@ -49,20 +50,27 @@ impl Synthesized {
 /// What an engine job proves: anything that yields matrices and a full assignment.
 /// Every arkworks circuit is one (synthesized as ark-groth16 does); so is a
 /// [`Synthesized`] (already done) and a [`FixedShape`] circuit.
-pub trait Synthesize: Send {
+pub trait Synthesize<F: PrimeField = Fr>: Send {
     /// The matrices and the assignment; an error names what is wrong with the circuit
     /// or its witness.
-    fn synthesize(self) -> Result<Synthesized>;
+    fn synthesize(self) -> Result<Synthesized<F>>;
 }
 
-impl<C: ConstraintSynthesizer<Fr> + Send> Synthesize for C {
-    fn synthesize(self) -> Result<Synthesized> {
-        synthesize(self)
-    }
+// One blanket impl per proved field, not one over every field: a generic one would
+// let a downstream crate's field make `Synthesized` a circuit too (coherence).
+macro_rules! circuits_synthesize {
+    ($($field:ty),*) => {$(
+        impl<C: ConstraintSynthesizer<$field> + Send> Synthesize<$field> for C {
+            fn synthesize(self) -> Result<Synthesized<$field>> {
+                synthesize(self)
+            }
+        }
+    )*};
 }
+circuits_synthesize!(ark_bls12_381::Fr, ark_bn254::Fr);
 
-impl Synthesize for Synthesized {
-    fn synthesize(self) -> Result<Synthesized> {
+impl<F: PrimeField> Synthesize<F> for Synthesized<F> {
+    fn synthesize(self) -> Result<Synthesized<F>> {
         Ok(self)
     }
 }
@@ -70,26 +78,26 @@ impl Synthesize for Synthesized {
 /// The matrices of a circuit whose shape does not depend on its witness (the usual
 /// case: the benchmark circuit, a circom circuit), built once from one instance.
 #[derive(Clone)]
-pub struct CircuitMatrices {
+pub struct CircuitMatrices<F = Fr> {
     /// Sizes.
     pub shape: ProofShape,
-    a: Arc<Matrix<Fr>>,
-    b: Arc<Matrix<Fr>>,
-    c: Arc<Matrix<Fr>>,
+    a: Arc<Matrix<F>>,
+    b: Arc<Matrix<F>>,
+    c: Arc<Matrix<F>>,
     // Built on first use, shared by every clone.
-    qap: Arc<OnceLock<Arc<QapMatrices>>>,
+    qap: Arc<OnceLock<Arc<QapMatrices<F>>>>,
 }
 
-impl CircuitMatrices {
+impl<F: PrimeField> CircuitMatrices<F> {
     /// Synthesizes `circuit` in full once and keeps its matrices.
-    pub fn of<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<CircuitMatrices> {
+    pub fn of<C: ConstraintSynthesizer<F>>(circuit: C) -> Result<CircuitMatrices<F>> {
         Ok(Self::from(&synthesize(circuit)?))
     }
 
     /// The matrices in the device layout, built on the first call (in parallel) and
     /// shared after: instances made by [`CircuitMatrices::with_assignment`] from then
     /// on carry them, so a key staged with them evaluates on the device.
-    pub fn qap(&self) -> Result<Arc<QapMatrices>> {
+    pub fn qap(&self) -> Result<Arc<QapMatrices<F>>> {
         if let Some(built) = self.qap.get() {
             return Ok(Arc::clone(built));
         }
@@ -106,7 +114,7 @@ impl CircuitMatrices {
     /// lists dropped: the host then holds one copy of the circuit (at 2^26 constraints
     /// the row lists alone are tens of GiB). Instances made from the result evaluate
     /// from that layout, on the device or on the host ([`QapMatrices::evaluate`]).
-    pub fn into_device_layout(self) -> Result<CircuitMatrices> {
+    pub fn into_device_layout(self) -> Result<CircuitMatrices<F>> {
         let qap = self.qap()?;
         Ok(CircuitMatrices {
             shape: self.shape,
@@ -118,7 +126,7 @@ impl CircuitMatrices {
     }
 
     /// These matrices with `assignment`, its length checked against the shape.
-    pub fn with_assignment(&self, assignment: Vec<Fr>) -> Result<Synthesized> {
+    pub fn with_assignment(&self, assignment: Vec<F>) -> Result<Synthesized<F>> {
         if assignment.len() != self.shape.num_variables() {
             return Err(Error::InvalidInput(format!(
                 "the assignment has {} values, the circuit has {} variables (a witness of another circuit?)",
@@ -137,8 +145,8 @@ impl CircuitMatrices {
     }
 }
 
-impl From<&Synthesized> for CircuitMatrices {
-    fn from(s: &Synthesized) -> CircuitMatrices {
+impl<F: PrimeField> From<&Synthesized<F>> for CircuitMatrices<F> {
+    fn from(s: &Synthesized<F>) -> CircuitMatrices<F> {
         CircuitMatrices {
             shape: s.shape,
             a: Arc::clone(&s.a),
@@ -153,15 +161,15 @@ impl From<&Synthesized> for CircuitMatrices {
 /// prove mode without matrices, which skips every constraint), the matrices are the
 /// ones built once. For a circuit whose constraints depend on the witness this gives
 /// wrong proofs, which the engine's verification catches; do not use it there.
-pub struct FixedShape<C> {
+pub struct FixedShape<C, F = Fr> {
     /// The matrices of every instance of the circuit.
-    pub matrices: CircuitMatrices,
+    pub matrices: CircuitMatrices<F>,
     /// This instance, with its witness.
     pub circuit: C,
 }
 
-impl<C: ConstraintSynthesizer<Fr> + Send> Synthesize for FixedShape<C> {
-    fn synthesize(self) -> Result<Synthesized> {
+impl<F: PrimeField, C: ConstraintSynthesizer<F> + Send> Synthesize<F> for FixedShape<C, F> {
+    fn synthesize(self) -> Result<Synthesized<F>> {
         let assignment = guarded(|| assignment_only(self.circuit))?;
         self.matrices.with_assignment(assignment)
     }
@@ -179,11 +187,11 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 /// Runs `circuit` in proving mode as ark-groth16's prover configures it, recording the
 /// matrices only when asked.
-fn run_prove_mode<C: ConstraintSynthesizer<Fr>>(
+fn run_prove_mode<F: PrimeField, C: ConstraintSynthesizer<F>>(
     circuit: C,
     construct_matrices: bool,
-) -> Result<ConstraintSystemRef<Fr>> {
-    let cs = ConstraintSystem::<Fr>::new_ref();
+) -> Result<ConstraintSystemRef<F>> {
+    let cs = ConstraintSystem::<F>::new_ref();
     cs.set_optimization_goal(OptimizationGoal::Constraints);
     cs.set_mode(SynthesisMode::Prove {
         construct_matrices,
@@ -199,7 +207,7 @@ fn run_prove_mode<C: ConstraintSynthesizer<Fr>>(
 /// concatenation copies both again: three copies of the assignment at once, 6 GiB a
 /// synthesizing thread at 2^26 variables. Here the witness vector becomes the
 /// assignment, the few instance values moved in front of it in place.
-fn take_assignment(cs: &ConstraintSystemRef<Fr>) -> Result<Vec<Fr>> {
+fn take_assignment<F: PrimeField>(cs: &ConstraintSystemRef<F>) -> Result<Vec<F>> {
     let mut system = cs.borrow_mut().ok_or(SynthesisError::AssignmentMissing)?;
     let assignments = &mut system.assignments;
     let instance = std::mem::take(&mut assignments.instance_assignment);
@@ -209,18 +217,22 @@ fn take_assignment(cs: &ConstraintSystemRef<Fr>) -> Result<Vec<Fr>> {
 }
 
 /// The instance then witness assignment of `circuit`, no constraints recorded.
-fn assignment_only<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Vec<Fr>> {
+fn assignment_only<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C) -> Result<Vec<F>> {
     take_assignment(&run_prove_mode(circuit, false)?)
 }
 
 /// Runs `circuit` in proving mode and collects matrices and assignment. A panic in the
 /// circuit's code is an [`Error::InvalidInput`] naming it, never an unwind through the
 /// caller.
-pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
+pub fn synthesize<F: PrimeField, C: ConstraintSynthesizer<F>>(
+    circuit: C,
+) -> Result<Synthesized<F>> {
     guarded(|| synthesize_unguarded(circuit))
 }
 
-fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesized> {
+fn synthesize_unguarded<F: PrimeField, C: ConstraintSynthesizer<F>>(
+    circuit: C,
+) -> Result<Synthesized<F>> {
     let cs = run_prove_mode(circuit, true)?;
 
     let shape = ProofShape::new(
@@ -230,7 +242,7 @@ fn synthesize_unguarded<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synt
     )?;
     let mut matrices = cs.to_matrices()?;
     let [a, b, c] = match matrices.remove(R1CS_PREDICATE_LABEL) {
-        Some(m) => <[Matrix<Fr>; 3]>::try_from(m).map_err(|m| {
+        Some(m) => <[Matrix<F>; 3]>::try_from(m).map_err(|m| {
             Error::InvalidInput(format!(
                 "R1CS predicate has {} matrices, expected 3",
                 m.len()

@@ -1,16 +1,18 @@
 //! Checking a proof with ark-groth16's verifier.
 
 use super::{Proof, StagedKey};
-use crate::{Error, Fr, Result};
+use crate::PairingCurve;
+use crate::{Error, Result};
 
 /// Verifies `proof` for `public_inputs` (without the constant one) against the key.
-pub fn verify(key: &StagedKey, public_inputs: &[Fr], proof: &Proof) -> Result<()> {
-    let ok = ark_groth16::Groth16::<crate::Bls12_381>::verify_proof(
-        key.prepared_verifying_key(),
-        proof,
-        public_inputs,
-    )
-    .map_err(|e| Error::InvalidInput(format!("verifier rejected its inputs: {e}")))?;
+pub fn verify<E: PairingCurve>(
+    key: &StagedKey<E>,
+    public_inputs: &[E::ScalarField],
+    proof: &Proof<E>,
+) -> Result<()> {
+    let ok =
+        ark_groth16::Groth16::<E>::verify_proof(key.prepared_verifying_key(), proof, public_inputs)
+            .map_err(|e| Error::InvalidInput(format!("verifier rejected its inputs: {e}")))?;
     if ok {
         Ok(())
     } else {

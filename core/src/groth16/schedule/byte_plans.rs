@@ -2,12 +2,13 @@
 
 use super::{DomainVectors, Evaluation, MatrixSizes, Query, Schedule};
 use crate::groth16::{items, Reduction};
+use crate::PairingCurve;
 use crate::{BufferUse, ElementKind, MemoryPlan, ProofShape, ProverBackend, Result, ScratchNeed};
 
 /// Plan for the staged key: the resident queries, laid out for reuse, and the
 /// matrices where the schedule evaluates on the device.
-pub fn key_plan_for(
-    backend: &dyn ProverBackend,
+pub fn key_plan_for<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
@@ -40,8 +41,8 @@ pub fn key_plan_for(
 /// Plan for one proof under `schedule`: the domain vectors, the assignment, the chunk
 /// buffers of the streamed queries (and matrices, sized from `matrices`) and the
 /// scratch of every NTT and MSM.
-pub fn proof_plan_for(
-    backend: &dyn ProverBackend,
+pub fn proof_plan_for<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,
@@ -74,7 +75,7 @@ pub fn proof_plan_for(
         }
     }
     let mut need = ScratchNeed {
-        ntt: Some(shape.domain()),
+        ntt: Some(shape.domain()?),
         ..ScratchNeed::default()
     };
     for q in Query::ALL {

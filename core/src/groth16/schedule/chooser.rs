@@ -1,6 +1,7 @@
 //! The chooser: every candidate schedule of a shape, the one of the most proofs per
 //! second that fits a budget, and the memory–time frontier.
 
+use crate::PairingCurve;
 use std::collections::HashSet;
 
 use super::{DomainVectors, Evaluation, MatrixSizes, Query, QuerySet, Schedule, ScheduledPlan};
@@ -19,8 +20,8 @@ pub const MIN_MATRIX_CHUNK: usize = 1 << 14;
 /// layout, chunks from [`MIN_CHUNK`] up by powers of two to the longest MSM, and each
 /// evaluation `backend` can run with `matrices`; each as the key runs it
 /// ([`Schedule::for_shape`]), once.
-fn candidates(
-    backend: &dyn ProverBackend,
+fn candidates<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     matrices: Option<&MatrixSizes>,
@@ -120,8 +121,8 @@ impl ScheduleChoice {
 /// capped by what the `host` supplies where its stages are known (so a schedule that
 /// evaluates on the device wins where the host's evaluation would starve it).
 #[allow(clippy::too_many_arguments)]
-pub fn choose(
-    backend: &dyn ProverBackend,
+pub fn choose<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     capacity: u64,
@@ -183,8 +184,8 @@ pub fn choose(
 
 /// The memory–time curve of a shape: the schedules that no other beats on both
 /// bytes (key plus `workers` proofs) and predicted time, fewest bytes first.
-pub fn frontier(
-    backend: &dyn ProverBackend,
+pub fn frontier<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     workers: usize,

@@ -2,6 +2,7 @@
 
 use super::{DomainVectors, Evaluation, MatrixSizes, Query, Schedule};
 use crate::groth16::Reduction;
+use crate::PairingCurve;
 use crate::{ElementKind, ProofShape, ProverBackend, ScalarMix};
 
 /// A proof's predicted seconds: its latency, and the device's compute and copies in it.
@@ -17,8 +18,8 @@ pub struct Prediction {
 
 /// Predicted seconds of one proof under `schedule` (`matrices`: the circuit's, for a
 /// device evaluation) whose witness is of `witness`.
-pub fn predict(
-    backend: &dyn ProverBackend,
+pub fn predict<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     shape: &ProofShape,
     reduction: Reduction,
     schedule: &Schedule,

@@ -3,6 +3,7 @@
 use super::{key_plan_for, predict, proof_plan_for, Evaluation, MatrixSizes, Schedule};
 use crate::groth16::Reduction;
 use crate::host_stages::HostStages;
+use crate::PairingCurve;
 use crate::{MemoryPlan, ProofShape, ProverBackend, Result, ScalarMix};
 
 /// A schedule with its exact plans and its predicted time.
@@ -30,8 +31,8 @@ impl ScheduledPlan {
     /// The plans of `schedule` for a key of `shape` (with `matrices` where the
     /// circuit's are known) on `backend` (the schedule as the key runs it:
     /// [`Schedule::for_shape`]), its time predicted for witnesses of `witness`.
-    pub fn new(
-        backend: &dyn ProverBackend,
+    pub fn new<E: PairingCurve>(
+        backend: &dyn ProverBackend<E>,
         shape: &ProofShape,
         reduction: Reduction,
         schedule: Schedule,
