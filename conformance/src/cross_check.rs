@@ -2,6 +2,7 @@
 //! against ark-groth16's with the matching reduction, for the same `r` and `s`, and the
 //! proof checked by ark-groth16's verifier.
 
+use crucible_core::PairingCurve;
 use std::sync::Arc;
 
 use ark_ff::UniformRand;
@@ -12,20 +13,20 @@ use crucible_core::groth16::{
     hex, proof_bytes, prove_synthesized, synthesize, Evaluation, KeyOptions, Proof, ProveOptions,
     ProvingKey, QapMatrices, Reduction, StagedKey, Synthesized,
 };
-use crucible_core::{Bls12_381, Fr, ProverBackend};
+use crucible_core::ProverBackend;
 
 use crate::circom_reduction::CircomReduction;
 use crate::CaseError;
 
 /// ark-groth16's proof of `synthesized` with `pk`, `r`, `s` and the reduction the key
 /// was made for (`LibsnarkReduction`, or [`CircomReduction`] for snarkjs keys).
-pub fn reference_proof(
-    pk: &ProvingKey,
-    synthesized: &Synthesized,
+pub fn reference_proof<E: PairingCurve>(
+    pk: &ProvingKey<E>,
+    synthesized: &Synthesized<E::ScalarField>,
     reduction: Reduction,
-    r: Fr,
-    s: Fr,
-) -> Result<Proof, String> {
+    r: E::ScalarField,
+    s: E::ScalarField,
+) -> Result<Proof<E>, String> {
     // ark-groth16 takes the matrices by value in a slice: one copy for the reference.
     let matrices = [
         (*synthesized.a).clone(),
@@ -39,10 +40,10 @@ pub fn reference_proof(
         &synthesized.assignment,
     );
     match reduction {
-        Reduction::Libsnark => ark_groth16::Groth16::<Bls12_381, LibsnarkReduction>::create_proof_with_reduction_and_matrices(
+        Reduction::Libsnark => ark_groth16::Groth16::<E, LibsnarkReduction>::create_proof_with_reduction_and_matrices(
             pk, r, s, &matrices, inputs, constraints, z,
         ),
-        Reduction::Circom => ark_groth16::Groth16::<Bls12_381, CircomReduction>::create_proof_with_reduction_and_matrices(
+        Reduction::Circom => ark_groth16::Groth16::<E, CircomReduction>::create_proof_with_reduction_and_matrices(
             pk, r, s, &matrices, inputs, constraints, z,
         ),
     }
@@ -51,23 +52,23 @@ pub fn reference_proof(
 
 /// One backend's proof in a [`CrossCheck`].
 #[derive(Clone, Debug)]
-pub struct BackendProof {
+pub struct BackendProof<E: PairingCurve = crucible_core::Bls12_381> {
     /// The backend's label (`cuda:0`).
     pub backend: String,
     /// The proof, or why the backend could not make it.
-    pub proof: Result<Proof, String>,
+    pub proof: Result<Proof<E>, String>,
 }
 
 /// The proofs a cross-check compared.
 #[derive(Clone, Debug)]
-pub struct CrossCheck {
+pub struct CrossCheck<E: PairingCurve = crucible_core::Bls12_381> {
     /// ark-groth16's proof.
-    pub reference: Result<Proof, String>,
+    pub reference: Result<Proof<E>, String>,
     /// Each backend's proof, in the order given.
-    pub backends: Vec<BackendProof>,
+    pub backends: Vec<BackendProof<E>>,
 }
 
-impl CrossCheck {
+impl<E: PairingCurve> CrossCheck<E> {
     /// One line per disagreement (a failed proof, or bytes that differ from the
     /// reference); empty when every proof is byte-identical to ark-groth16's.
     pub fn mismatches(&self) -> Vec<String> {
@@ -99,14 +100,14 @@ impl CrossCheck {
 /// Proves `synthesized` on every backend (staging `pk` on each under `key_options`,
 /// then releasing it) and with ark-groth16 with the key's reduction, all with the
 /// same `r` and `s`.
-pub fn cross_check(
-    backends: &[&dyn ProverBackend],
-    pk: &Arc<ProvingKey>,
-    synthesized: &Synthesized,
+pub fn cross_check<E: PairingCurve>(
+    backends: &[&dyn ProverBackend<E>],
+    pk: &Arc<ProvingKey<E>>,
+    synthesized: &Synthesized<E::ScalarField>,
     key_options: &KeyOptions,
-    r: Fr,
-    s: Fr,
-) -> CrossCheck {
+    r: E::ScalarField,
+    s: E::ScalarField,
+) -> CrossCheck<E> {
     let backends = backends
         .iter()
         .map(|backend| BackendProof {
@@ -136,26 +137,26 @@ pub enum CMatrix {
 /// circuit's matrices (so the chooser may evaluate on the device, and a fixed schedule
 /// that evaluates there can), proved with `r` and `s` (not verified), the key
 /// released.
-fn prove_on(
-    backend: &dyn ProverBackend,
-    pk: &Arc<ProvingKey>,
-    synthesized: &Synthesized,
+fn prove_on<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    pk: &Arc<ProvingKey<E>>,
+    synthesized: &Synthesized<E::ScalarField>,
     key_options: &KeyOptions,
-    r: Fr,
-    s: Fr,
-) -> crucible_core::Result<Proof> {
+    r: E::ScalarField,
+    s: E::ScalarField,
+) -> crucible_core::Result<Proof<E>> {
     prove_with_matrices(backend, pk, synthesized, key_options, r, s, CMatrix::Staged)
 }
 
-fn prove_with_matrices(
-    backend: &dyn ProverBackend,
-    pk: &Arc<ProvingKey>,
-    synthesized: &Synthesized,
+fn prove_with_matrices<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    pk: &Arc<ProvingKey<E>>,
+    synthesized: &Synthesized<E::ScalarField>,
     key_options: &KeyOptions,
-    r: Fr,
-    s: Fr,
+    r: E::ScalarField,
+    s: E::ScalarField,
     c: CMatrix,
-) -> crucible_core::Result<Proof> {
+) -> crucible_core::Result<Proof<E>> {
     let c = match c {
         CMatrix::Staged => Some(&*synthesized.c),
         CMatrix::Omitted => None,
@@ -193,13 +194,13 @@ fn prove_with_matrices(
 }
 
 /// Verifies `proof` for `public_inputs` (without the constant one) with ark-groth16.
-pub fn verify_with_arkworks(
-    pk: &ProvingKey,
-    public_inputs: &[Fr],
-    proof: &Proof,
+pub fn verify_with_arkworks<E: PairingCurve>(
+    pk: &ProvingKey<E>,
+    public_inputs: &[E::ScalarField],
+    proof: &Proof<E>,
 ) -> Result<(), String> {
     let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
-    match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, proof, public_inputs) {
+    match ark_groth16::Groth16::<E>::verify_proof(&pvk, proof, public_inputs) {
         Ok(true) => Ok(()),
         Ok(false) => Err("the proof does not verify".into()),
         Err(e) => Err(format!("verifier error: {e}")),
@@ -210,9 +211,9 @@ pub fn verify_with_arkworks(
 /// backend with fresh `r`, `s` from `rng`: byte-identical to ark-groth16 and accepted
 /// by its verifier. A backend that answers `Unsupported` gives
 /// [`CaseError::Unsupported`], any other difference [`CaseError::Failed`].
-pub fn compare_with_arkworks<C: ConstraintSynthesizer<Fr>>(
-    backend: &dyn ProverBackend,
-    pk: Arc<ProvingKey>,
+pub fn compare_with_arkworks<E: PairingCurve, C: ConstraintSynthesizer<E::ScalarField>>(
+    backend: &dyn ProverBackend<E>,
+    pk: Arc<ProvingKey<E>>,
     circuit: C,
     rng: &mut impl RngCore,
 ) -> Result<(), CaseError> {
@@ -222,9 +223,9 @@ pub fn compare_with_arkworks<C: ConstraintSynthesizer<Fr>>(
 /// [`compare_with_arkworks`] with the key staged under `options`: its reduction
 /// (snarkjs' for a `.zkey`'s key, compared with [`CircomReduction`]), a fixed
 /// schedule, a memory limit.
-pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
-    backend: &dyn ProverBackend,
-    pk: Arc<ProvingKey>,
+pub fn compare_with_arkworks_under<E: PairingCurve, C: ConstraintSynthesizer<E::ScalarField>>(
+    backend: &dyn ProverBackend<E>,
+    pk: Arc<ProvingKey<E>>,
     circuit: C,
     rng: &mut impl RngCore,
     options: &KeyOptions,
@@ -233,16 +234,16 @@ pub fn compare_with_arkworks_under<C: ConstraintSynthesizer<Fr>>(
 }
 
 /// [`compare_with_arkworks_under`] with the key staged with or without its C matrix.
-pub fn compare_staged<C: ConstraintSynthesizer<Fr>>(
-    backend: &dyn ProverBackend,
-    pk: Arc<ProvingKey>,
+pub fn compare_staged<E: PairingCurve, C: ConstraintSynthesizer<E::ScalarField>>(
+    backend: &dyn ProverBackend<E>,
+    pk: Arc<ProvingKey<E>>,
     circuit: C,
     rng: &mut impl RngCore,
     options: &KeyOptions,
     c: CMatrix,
 ) -> Result<(), CaseError> {
     let synthesized = synthesize(circuit).map_err(|e| e.to_string())?;
-    let (r, s) = (Fr::rand(rng), Fr::rand(rng));
+    let (r, s) = (E::ScalarField::rand(rng), E::ScalarField::rand(rng));
     let want = reference_proof(&pk, &synthesized, options.reduction, r, s)?;
     let got = prove_with_matrices(backend, &pk, &synthesized, options, r, s, c)?;
     let (got_bytes, want_bytes) = (proof_bytes(&got), proof_bytes(&want));

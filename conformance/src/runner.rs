@@ -5,13 +5,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::ProverBackend;
+use crucible_core::{Bls12_381, PairingCurve, ProverBackend};
 
 use crate::{CaseError, CaseResult, Config, Outcome, Summary};
 
-/// Runs cases against one backend, reporting each through `on_case`.
-pub(crate) struct Runner<'a> {
-    pub backend: &'a dyn ProverBackend,
+/// Runs cases against one backend on the curve `E`, reporting each through `on_case`.
+pub(crate) struct Runner<'a, E: PairingCurve = Bls12_381> {
+    pub backend: &'a dyn ProverBackend<E>,
     pub config: &'a Config,
     /// Named in `CRUCIBLE_REQUIRE`: an unsupported case fails.
     required: bool,
@@ -20,10 +20,10 @@ pub(crate) struct Runner<'a> {
     on_case: &'a mut dyn FnMut(&CaseResult),
 }
 
-impl<'a> Runner<'a> {
+impl<'a, E: PairingCurve> Runner<'a, E> {
     /// A runner for `backend`; `required` when `CRUCIBLE_REQUIRE` names it.
     pub fn new(
-        backend: &'a dyn ProverBackend,
+        backend: &'a dyn ProverBackend<E>,
         config: &'a Config,
         required: bool,
         on_case: &'a mut dyn FnMut(&CaseResult),

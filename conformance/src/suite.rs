@@ -1,7 +1,7 @@
 //! Running the suite on one backend, or on every registered backend.
 
-use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions};
-use crucible_core::ProverBackend;
+use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions, RegisteredCurve};
+use crucible_core::{Bn254, ProverBackend};
 
 use crate::runner::Runner;
 use crate::{
@@ -38,6 +38,53 @@ fn run_backend(
     runner.into_summary()
 }
 
+/// The cases that run on BN254 too (`bn254/...`): whole proofs, byte for byte
+/// against ark-groth16 with both reductions.
+fn run_bn254(
+    backend: &dyn ProverBackend<Bn254>,
+    config: &Config,
+    required: bool,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Summary {
+    let mut runner = Runner::new(backend, config, required, on_case);
+    proof_cases::run(&mut runner);
+    runner.into_summary()
+}
+
+/// `name`'s BN254 devices: each runs [`run_bn254`]; a backend that does not prove
+/// BN254 is one skipped case saying why (BN254 is not yet every backend's, so not a
+/// failure even where `CRUCIBLE_REQUIRE` names the backend).
+fn run_registered_bn254(
+    registration: &crucible_core::registry::BackendRegistration,
+    config: &Config,
+    required: bool,
+    options: &ProbeOptions,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Summary {
+    let mut total = Summary {
+        seed: config.seed,
+        ..Summary::default()
+    };
+    for probe in Bn254::probe(registration, options) {
+        match probe {
+            Probe::Available(backend) => {
+                total.absorb(run_bn254(&*backend, config, required, on_case))
+            }
+            Probe::Unavailable { reason } => {
+                let case = CaseResult {
+                    backend: registration.name.to_string(),
+                    name: "bn254/backend".into(),
+                    outcome: Outcome::Skipped(format!("unavailable: {reason}")),
+                    duration: Default::default(),
+                };
+                total.record(&case);
+                on_case(&case);
+            }
+        }
+    }
+    total
+}
+
 /// Runs the suite on every registered backend whose name matches `which` (`all` for
 /// every one). Unavailable backends are skipped with their reason, and unsupported
 /// cases reported as unsupported, or both fail when the backend is listed in
@@ -56,9 +103,9 @@ pub fn run_registered(
     let mut seen = Vec::new();
     // `all` leaves out the backends run only when named (the template).
     let probed_all = if which == "all" {
-        probe_listed(options)
+        probe_listed::<crucible_core::Bls12_381>(options)
     } else {
-        probe_all(options)
+        probe_all::<crucible_core::Bls12_381>(options)
     };
     for probed in probed_all {
         let name = probed.registration.name;
@@ -67,9 +114,11 @@ pub fn run_registered(
         }
         seen.push(name.to_string());
         let is_required = required.iter().any(|r| r == name);
+        let mut any_available = false;
         for probe in probed.probes {
             match probe {
                 Probe::Available(backend) => {
+                    any_available = true;
                     total.absorb(run_backend(&*backend, config, is_required, on_case))
                 }
                 Probe::Unavailable { reason } => {
@@ -90,6 +139,15 @@ pub fn run_registered(
                     on_case(&case);
                 }
             }
+        }
+        if any_available {
+            total.absorb(run_registered_bn254(
+                probed.registration,
+                config,
+                is_required,
+                options,
+                on_case,
+            ));
         }
     }
     for r in required {

@@ -6,7 +6,7 @@ use crucible_core::groth16::{evaluate, synthesize};
 #[test]
 fn bench_circuit_has_exactly_the_requested_sizes() {
     for (constraints, inputs) in [(1, 0), (2, 1), (1000, 3), (4095, 0), (4096, 17)] {
-        let s = synthesize(BenchCircuit {
+        let s = synthesize::<crucible_core::Fr, _>(BenchCircuit {
             constraints,
             inputs,
             seed: 9,
@@ -34,7 +34,7 @@ fn bench_circuit_has_exactly_the_requested_sizes() {
 
 #[test]
 fn witness_values_are_full_width() {
-    let s = synthesize(BenchCircuit {
+    let s = synthesize::<crucible_core::Fr, _>(BenchCircuit {
         constraints: 256,
         inputs: 2,
         seed: 1,
@@ -57,7 +57,7 @@ fn witness_values_are_full_width() {
 fn synthesis_rate() {
     let n = 1 << 18;
     let start = std::time::Instant::now();
-    let s = synthesize(BenchCircuit {
+    let s = synthesize::<crucible_core::Fr, _>(BenchCircuit {
         constraints: n,
         inputs: 4,
         seed: 2,
@@ -84,7 +84,7 @@ fn a_bit_heavy_circuit_has_its_share_of_bits_and_the_bench_shape() {
             seed: 5,
             bits_per_mille: per_mille,
         };
-        let s = synthesize(c).unwrap();
+        let s = synthesize::<crucible_core::Fr, _>(c).unwrap();
         assert_eq!(s.shape, BenchCircuit::shape(constraints, inputs).unwrap());
         evaluate(&s).expect("the witness satisfies every constraint");
         let witness = &s.assignment[inputs + 1..];
@@ -124,7 +124,7 @@ fn the_bench_chain_is_unchanged() {
             };
             want.push(v);
         }
-        let s = synthesize(BenchCircuit {
+        let s = synthesize::<crucible_core::Fr, _>(BenchCircuit {
             constraints,
             inputs,
             seed,

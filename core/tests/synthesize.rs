@@ -25,7 +25,7 @@ fn a_fixed_shape_gives_the_full_synthesis_with_the_matrices_shared() {
             inputs,
             seed: s,
         };
-        let matrices = CircuitMatrices::of(circuit(seed)).unwrap();
+        let matrices = CircuitMatrices::<crucible_core::Fr>::of(circuit(seed)).unwrap();
         let other = seed.wrapping_add(1);
         let want = synthesize(circuit(other)).unwrap();
         let got = FixedShape {
@@ -75,11 +75,11 @@ fn the_assignment_is_arkworks_instance_then_witness() {
         ]
         .concat();
         let case = format!("seed {seed}, {constraints} constraints, {inputs} inputs");
-        let matrices = CircuitMatrices::of(circuit).unwrap();
+        let matrices = CircuitMatrices::<crucible_core::Fr>::of(circuit).unwrap();
         let fixed = FixedShape { matrices, circuit }.synthesize().unwrap();
         assert_eq!(fixed.assignment, want, "{case}: fixed shape");
         assert_eq!(
-            synthesize(circuit).unwrap().assignment,
+            synthesize::<crucible_core::Fr, _>(circuit).unwrap().assignment,
             want,
             "{case}: full synthesis"
         );
@@ -88,7 +88,7 @@ fn the_assignment_is_arkworks_instance_then_witness() {
 
 #[test]
 fn a_fixed_shape_refuses_an_instance_of_another_size() {
-    let matrices = CircuitMatrices::of(BenchCircuit {
+    let matrices = CircuitMatrices::<crucible_core::Fr>::of(BenchCircuit {
         constraints: 64,
         inputs: 1,
         seed: 3,
@@ -151,7 +151,7 @@ fn assignment_only_synthesis_rate() {
         seed,
     };
     let t = Instant::now();
-    let full = synthesize(circuit(5)).unwrap();
+    let full = synthesize::<crucible_core::Fr, _>(circuit(5)).unwrap();
     let full_time = t.elapsed();
     let matrices = CircuitMatrices::from(&full);
     let t = Instant::now();

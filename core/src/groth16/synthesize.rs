@@ -285,7 +285,7 @@ mod tests {
                 bits_per_mille,
             };
             let case = format!("seed {seed}, {constraints} constraints, {inputs} inputs");
-            let rows = CircuitMatrices::of(circuit(seed)).unwrap();
+            let rows = CircuitMatrices::<crate::Fr>::of(circuit(seed)).unwrap();
             let layout = rows.clone().into_device_layout().unwrap();
             // Another instance of the same shape: only its assignment is taken.
             let instance = FixedShape {
