@@ -46,7 +46,9 @@ pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
     let started = Instant::now();
     let (vk, path) = match (&args.zkey, &args.pk) {
         (Some(zkey), _) => {
-            let key = spinner(&format!("reading {}", zkey.display()), || Zkey::read(zkey))?;
+            let key = spinner(&format!("reading {}", zkey.display()), || {
+                Zkey::<crucible_core::Bls12_381>::read(zkey)
+            })?;
             (key.proving_key.vk, zkey)
         }
         (None, Some(pk)) => {

@@ -54,7 +54,7 @@ pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
     // an interrupt removes it (see `crate::interrupt`).
     let pk_out = PendingFile::create(&args.out, "proving key")?;
     let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || {
-        R1cs::read(&args.r1cs)
+        R1cs::<crucible_core::Bls12_381>::read(&args.r1cs)
     })?;
     let shape = r1cs.shape()?;
     println!(

@@ -162,9 +162,13 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     // .wtns that fails after its two attempts, naming the file format.
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");
     let zkey_path = fixtures.join("multi_public.zkey");
-    let zkey = crucible_files::Zkey::read(&zkey_path).expect("the fixture .zkey");
+    let zkey = crucible_files::Zkey::<crucible_core::Bls12_381>::read(&zkey_path)
+        .expect("the fixture .zkey");
     let wtns = std::fs::read(fixtures.join("multi_public.wtns")).expect("the fixture .wtns");
-    let values = crucible_files::read_witness(&fixtures.join("multi_public.wtns")).unwrap();
+    let values = crucible_files::read_witness::<crucible_core::Bls12_381>(
+        &fixtures.join("multi_public.wtns"),
+    )
+    .unwrap();
     // Workers read `.zkey` keys from their key directory (`--key-dir`).
     let zkey_ref = KeyRef::zkey("multi_public.zkey").unwrap();
     let circom_job = |witness| NewJob {

@@ -525,8 +525,10 @@ async fn the_daemon_proves_a_snarkjs_zkey_from_wtns_and_assignment_witnesses() {
         fixtures.join("multi_public.zkey"),
         fixtures.join("multi_public.wtns"),
     );
-    let zkey = crucible_files::Zkey::read(&zkey_path).expect("the fixture .zkey");
-    let values = crucible_files::read_witness(&wtns_path).expect("the fixture .wtns");
+    let zkey = crucible_files::Zkey::<crucible_core::Bls12_381>::read(&zkey_path)
+        .expect("the fixture .zkey");
+    let values = crucible_files::read_witness::<crucible_core::Bls12_381>(&wtns_path)
+        .expect("the fixture .wtns");
     let want_inputs = values[1..=zkey.num_public].to_vec();
     let vk = crucible_core::ark_groth16::prepare_verifying_key(&zkey.proving_key.vk);
 

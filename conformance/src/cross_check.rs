@@ -40,12 +40,28 @@ pub fn reference_proof<E: PairingCurve>(
         &synthesized.assignment,
     );
     match reduction {
-        Reduction::Libsnark => ark_groth16::Groth16::<E, LibsnarkReduction>::create_proof_with_reduction_and_matrices(
-            pk, r, s, &matrices, inputs, constraints, z,
-        ),
-        Reduction::Circom => ark_groth16::Groth16::<E, CircomReduction>::create_proof_with_reduction_and_matrices(
-            pk, r, s, &matrices, inputs, constraints, z,
-        ),
+        Reduction::Libsnark => {
+            ark_groth16::Groth16::<E, LibsnarkReduction>::create_proof_with_reduction_and_matrices(
+                pk,
+                r,
+                s,
+                &matrices,
+                inputs,
+                constraints,
+                z,
+            )
+        }
+        Reduction::Circom => {
+            ark_groth16::Groth16::<E, CircomReduction>::create_proof_with_reduction_and_matrices(
+                pk,
+                r,
+                s,
+                &matrices,
+                inputs,
+                constraints,
+                z,
+            )
+        }
     }
     .map_err(|e| format!("ark-groth16 failed: {e}"))
 }

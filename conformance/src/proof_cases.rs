@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use ark_std::rand::{rngs::StdRng, SeedableRng};
+use crucible_core::curve::Curve;
 use crucible_core::fixtures::circuit::{BenchCircuit, BitHeavyCircuit};
 use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{KeyOptions, ProvingKey, Reduction};
-use crucible_core::curve::Curve;
 use crucible_core::PairingCurve;
 
 use crate::circom_reduction::CircomReduction;
@@ -103,8 +103,9 @@ pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
             for &delta in deltas {
                 let total = (1i64 << k) + delta;
                 let constraints = (total - inputs as i64 - 1).max(1) as usize;
-                let name =
-                    format!("{curve}{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
+                let name = format!(
+                    "{curve}{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}"
+                );
                 r.case(&name, |rng| {
                     let seed = ark_std::rand::Rng::gen::<u64>(rng);
                     let pk = key_for(reduction, constraints, inputs, seed)?;

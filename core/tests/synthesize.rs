@@ -79,7 +79,9 @@ fn the_assignment_is_arkworks_instance_then_witness() {
         let fixed = FixedShape { matrices, circuit }.synthesize().unwrap();
         assert_eq!(fixed.assignment, want, "{case}: fixed shape");
         assert_eq!(
-            synthesize::<crucible_core::Fr, _>(circuit).unwrap().assignment,
+            synthesize::<crucible_core::Fr, _>(circuit)
+                .unwrap()
+                .assignment,
             want,
             "{case}: full synthesis"
         );

@@ -40,7 +40,8 @@ fn read(path: &str, times: usize) -> crucible_core::Result<()> {
     let validated = ValidatedKeys::in_cache();
     for _ in 0..times {
         let started = Instant::now();
-        let (key, checks) = Zkey::read_remembering(Path::new(path), &validated)?;
+        let (key, checks) =
+            Zkey::<crucible_core::Bls12_381>::read_remembering(Path::new(path), &validated)?;
         let seconds = started.elapsed().as_secs_f64();
         let checks = match checks {
             SubgroupChecks::Ran => "subgroup checks ran",

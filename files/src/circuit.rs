@@ -11,12 +11,13 @@ use ark_relations::gr1cs::{
 };
 use ark_relations::utils::matrix::Matrix;
 
+use crate::file_curve::FileCurve;
 use crate::{R1cs, Zkey};
 use crucible_core::groth16::Synthesized;
-use crucible_core::{Error, Fr, ProofShape, Result};
+use crucible_core::{Error, ProofShape, Result};
 
 /// Checks a witness against a circuit's wire count; `name` names the witness file.
-fn check_witness(witness: &[Fr], num_wires: usize, name: &str, circuit: &str) -> Result<()> {
+fn check_witness<T>(witness: &[T], num_wires: usize, name: &str, circuit: &str) -> Result<()> {
     if witness.len() != num_wires {
         return Err(Error::InvalidInput(format!(
             "{name} has {} values, {circuit} has {num_wires} wires (a witness of another circuit?)",
@@ -28,11 +29,11 @@ fn check_witness(witness: &[Fr], num_wires: usize, name: &str, circuit: &str) ->
 
 /// The circuit of `r1cs` with the full assignment `witness` (a `.wtns`' values),
 /// ready for `groth16::prove_synthesized`. `witness_name` names the witness in errors.
-pub fn synthesized_from_r1cs(
-    r1cs: &R1cs,
-    witness: Vec<Fr>,
+pub fn synthesized_from_r1cs<E: FileCurve>(
+    r1cs: &R1cs<E>,
+    witness: Vec<E::ScalarField>,
     witness_name: &str,
-) -> Result<Synthesized> {
+) -> Result<Synthesized<E::ScalarField>> {
     check_witness(&witness, r1cs.num_wires, witness_name, "the .r1cs")?;
     Ok(Synthesized {
         shape: r1cs.shape()?,
@@ -47,7 +48,7 @@ pub fn synthesized_from_r1cs(
 /// What a `.zkey` says of its circuit, without the proving key: the sizes and the A
 /// and B matrices (shared with the `Zkey`, not copied), for proving many witnesses.
 #[derive(Clone, Debug)]
-pub struct ZkeyCircuit {
+pub struct ZkeyCircuit<E: FileCurve = crucible_core::Bls12_381> {
     /// Public signals (the constant one not counted).
     pub num_public: usize,
     /// Wires, the constant one included.
@@ -55,14 +56,14 @@ pub struct ZkeyCircuit {
     /// Constraints.
     pub num_constraints: usize,
     /// Matrix A.
-    pub a: Arc<Matrix<Fr>>,
+    pub a: Arc<Matrix<E::ScalarField>>,
     /// Matrix B.
-    pub b: Arc<Matrix<Fr>>,
+    pub b: Arc<Matrix<E::ScalarField>>,
 }
 
-impl Zkey {
+impl<E: FileCurve> Zkey<E> {
     /// The circuit this key was made for (cheap: the matrices are shared).
-    pub fn circuit(&self) -> ZkeyCircuit {
+    pub fn circuit(&self) -> ZkeyCircuit<E> {
         ZkeyCircuit {
             num_public: self.num_public,
             num_wires: self.num_wires,
@@ -80,14 +81,16 @@ impl Zkey {
 /// against the key's C query, so a witness that does not satisfy C gives a proof that
 /// fails verification; pass the `.r1cs` ([`synthesized_from_r1cs`] after
 /// [`Zkey::check_matches`]) to have each constraint checked before proving.
-pub fn synthesized_from_zkey(
-    zkey: &ZkeyCircuit,
-    witness: Vec<Fr>,
+pub fn synthesized_from_zkey<E: FileCurve>(
+    zkey: &ZkeyCircuit<E>,
+    witness: Vec<E::ScalarField>,
     witness_name: &str,
-) -> Result<Synthesized> {
+) -> Result<Synthesized<E::ScalarField>> {
     check_witness(&witness, zkey.num_wires, witness_name, "the .zkey")?;
-    let value = |row: &[(Fr, usize)]| -> Fr { row.iter().map(|(c, w)| *c * witness[*w]).sum() };
-    let c: Matrix<Fr> = zkey
+    let value = |row: &[(E::ScalarField, usize)]| -> E::ScalarField {
+        row.iter().map(|(c, w)| *c * witness[*w]).sum()
+    };
+    let c: Matrix<E::ScalarField> = zkey
         .a
         .iter()
         .zip(zkey.b.iter())
@@ -118,15 +121,18 @@ pub fn synthesized_from_zkey(
 /// variable `i` for `i ≤ num_public` and witness variable `i − num_public − 1` after.
 /// Without a witness it serves key generation (setup mode never asks for values).
 #[derive(Clone, Copy, Debug)]
-pub struct R1csCircuit<'a> {
+pub struct R1csCircuit<'a, E: FileCurve = crucible_core::Bls12_381> {
     /// The constraints.
-    pub r1cs: &'a R1cs,
+    pub r1cs: &'a R1cs<E>,
     /// Every wire's value (the `.wtns`), or `None` for setup.
-    pub witness: Option<&'a [Fr]>,
+    pub witness: Option<&'a [E::ScalarField]>,
 }
 
-impl ConstraintSynthesizer<Fr> for R1csCircuit<'_> {
-    fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
+impl<E: FileCurve> ConstraintSynthesizer<E::ScalarField> for R1csCircuit<'_, E> {
+    fn generate_constraints(
+        self,
+        cs: ConstraintSystemRef<E::ScalarField>,
+    ) -> Result<(), SynthesisError> {
         let r1cs = self.r1cs;
         if let Some(w) = self.witness {
             if w.len() != r1cs.num_wires {
@@ -149,7 +155,7 @@ impl ConstraintSynthesizer<Fr> for R1csCircuit<'_> {
                 cs.new_witness_variable(value(wire))?
             });
         }
-        let lc = |row: &[(Fr, usize)]| {
+        let lc = |row: &[(E::ScalarField, usize)]| {
             let mut lc = LinearCombination::zero();
             for &(coeff, wire) in row {
                 lc += (coeff, vars[wire]);

@@ -5,19 +5,16 @@
 use std::io::{Read, Seek};
 use std::path::Path;
 
-use ark_bn254::Bn254;
 use ark_ec::pairing::Pairing;
 use ark_groth16::VerifyingKey;
 
 use crucible_core::curve::Curve;
-use crucible_core::{Bls12_381, Error, Result};
+use crucible_core::{Bls12_381, Bn254, Error, Result};
 
 use crate::artifacts::{is_json, read_binary, read_json};
 use crate::binfile::{self, BinFile};
 use crate::bulk::read_all;
-use crate::encoding::{
-    checked, fp2_zkey, fp_montgomery, g1_zkey, g2_zkey, read_one, zkey_point, PointError,
-};
+use crate::encoding::{g1_zkey, g2_zkey, read_one, PointError};
 use crate::snarkjs_json::{json_curve, vk_points_from_json};
 use crate::zkey::{check_groth16, header_curve, GROTH16_HEADER, IC};
 
@@ -57,12 +54,18 @@ impl CurveVerifyingKey {
         check_groth16(&mut file)?;
         let curve = header_curve(&mut file.section(GROTH16_HEADER, "Groth16 header")?)?;
         Ok(match curve {
-            Curve::Bls12_381 => {
-                CurveVerifyingKey::Bls12_381(Box::new(zkey_vk(&mut file, curve, g1_zkey, g2_zkey)?))
-            }
-            Curve::Bn254 => {
-                CurveVerifyingKey::Bn254(Box::new(zkey_vk(&mut file, curve, bn254_g1, bn254_g2)?))
-            }
+            Curve::Bls12_381 => CurveVerifyingKey::Bls12_381(Box::new(zkey_vk(
+                &mut file,
+                curve,
+                g1_zkey::<Bls12_381>,
+                g2_zkey::<Bls12_381>,
+            )?)),
+            Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(zkey_vk(
+                &mut file,
+                curve,
+                g1_zkey::<Bn254>,
+                g2_zkey::<Bn254>,
+            )?)),
         })
     }
 
@@ -94,22 +97,6 @@ impl CurveVerifyingKey {
             },
         }
     }
-}
-
-fn bn254_fq(bytes: &[u8]) -> Option<ark_bn254::Fq> {
-    fp_montgomery::<ark_bn254::FqConfig, 4>(bytes)
-}
-
-/// A BN254 G1 point in `.zkey` form, validated.
-fn bn254_g1(bytes: &[u8]) -> Result<ark_bn254::G1Affine, PointError> {
-    checked(zkey_point(bytes, bn254_fq)?)
-}
-
-/// A BN254 G2 point in `.zkey` form, validated.
-fn bn254_g2(bytes: &[u8]) -> Result<ark_bn254::G2Affine, PointError> {
-    checked(zkey_point(bytes, |c| -> Option<ark_bn254::Fq2> {
-        fp2_zkey(c, bn254_fq)
-    })?)
 }
 
 /// The Groth16 header's points and the IC section of a `curve` key.

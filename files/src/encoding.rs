@@ -8,68 +8,19 @@ use std::io::Read;
 
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Fp, Fp2, Fp2Config, MontBackend, MontConfig, PrimeField};
+use ark_ff::BigInt;
 
 use crate::binfile::{Named, SectionReader};
-use crucible_core::ark_bls12_381::{Fq2, FqConfig};
+use crate::file_curve::{fq_bytes, g1_bytes, FileCurve};
 use crucible_core::curve::Curve;
-use crucible_core::{Error, Fq, Fr, G1Affine, G2Affine, Result};
+use crucible_core::{Error, Result};
 
-/// Bytes of a scalar (`Fr`).
+/// Bytes of a scalar (`Fr`, on both curves).
 pub const FR_BYTES: usize = 32;
-/// Bytes of a base-field element (`Fq`).
-pub const FQ_BYTES: usize = 48;
-/// Bytes of an affine G1 point (x, y).
-pub const G1_BYTES: usize = 2 * FQ_BYTES;
-/// Bytes of an affine G2 point (x.c0, x.c1, y.c0, y.c1).
-pub const G2_BYTES: usize = 4 * FQ_BYTES;
-
-fn bigint<const N: usize>(bytes: &[u8]) -> BigInt<N> {
-    let mut limbs = [0u64; N];
-    for (limb, chunk) in limbs.iter_mut().zip(bytes.chunks_exact(8)) {
-        *limb = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-    }
-    BigInt(limbs)
-}
 
 /// The little-endian bytes of a modulus, to compare with a file's prime field.
 pub fn modulus_bytes<const N: usize>(m: BigInt<N>) -> Vec<u8> {
     m.0.iter().flat_map(|l| l.to_le_bytes()).collect()
-}
-
-/// A scalar written as a plain little-endian integer; `None` when it is not below r.
-pub fn fr_plain(bytes: &[u8]) -> Option<Fr> {
-    Fr::from_bigint(bigint::<4>(bytes))
-}
-
-/// A scalar written as snarkjs writes `.zkey` coefficients: the integer `v·R² mod r`
-/// (R = 2^256), so that reading it as a Montgomery form twice gives `v`.
-///
-/// Taken as Montgomery limbs the integer is the element `v·R`, whose product with
-/// the element whose limbs are 1 (`R⁻¹`) is `v`: one multiplication.
-pub fn fr_zkey_coefficient(bytes: &[u8]) -> Option<Fr> {
-    let stored = bigint::<4>(bytes);
-    (stored < Fr::MODULUS)
-        .then(|| Fr::new_unchecked(stored) * Fr::new_unchecked(BigInt::from(1u64)))
-}
-
-/// A base-field element in `.zkey` form (its Montgomery limbs, little-endian, on any
-/// curve); `None` when they are not below the modulus.
-pub fn fp_montgomery<P: MontConfig<N>, const N: usize>(
-    bytes: &[u8],
-) -> Option<Fp<MontBackend<P, N>, N>> {
-    let b = bigint::<N>(bytes);
-    (b < P::MODULUS).then(|| Fp::new_unchecked(b))
-}
-
-fn fq_montgomery(bytes: &[u8]) -> Option<Fq> {
-    fp_montgomery::<FqConfig, 6>(bytes)
-}
-
-/// A quadratic-extension element in `.zkey` form: c0, then c1, each decoded by `fp`.
-pub fn fp2_zkey<P: Fp2Config>(bytes: &[u8], fp: impl Fn(&[u8]) -> Option<P::Fp>) -> Option<Fp2<P>> {
-    let (c0, c1) = bytes.split_at(bytes.len() / 2);
-    Some(Fp2::new(fp(c0)?, fp(c1)?))
 }
 
 /// A point in `.zkey` form on any curve: x, then y, each decoded by `coordinate`; all
@@ -124,64 +75,68 @@ fn on_curve<P: SWCurveConfig>(p: Affine<P>) -> Result<Affine<P>, PointError> {
     Ok(p)
 }
 
-/// A G1 point in `.zkey` form (Montgomery x, y; all zeros for infinity), validated.
-pub fn g1_zkey(bytes: &[u8]) -> Result<G1Affine, PointError> {
-    checked(g1_zkey_unchecked(bytes)?)
+/// A G1 point of `E` in `.zkey` form (Montgomery x, y; all zeros for infinity),
+/// validated.
+pub fn g1_zkey<E: FileCurve>(bytes: &[u8]) -> Result<E::G1Affine, PointError> {
+    checked(g1_zkey_unchecked::<E>(bytes)?)
 }
 
 /// A G1 point in `.zkey` form, checked to be on the curve only (its subgroup is
 /// checked later, or was before: `subgroup::outside_subgroup`).
-pub fn g1_zkey_on_curve(bytes: &[u8]) -> Result<G1Affine, PointError> {
-    on_curve(g1_zkey_unchecked(bytes)?)
+pub fn g1_zkey_on_curve<E: FileCurve>(bytes: &[u8]) -> Result<E::G1Affine, PointError> {
+    on_curve(g1_zkey_unchecked::<E>(bytes)?)
 }
 
-fn g1_zkey_unchecked(bytes: &[u8]) -> Result<G1Affine, PointError> {
-    zkey_point(&bytes[..G1_BYTES], fq_montgomery)
+fn g1_zkey_unchecked<E: FileCurve>(bytes: &[u8]) -> Result<E::G1Affine, PointError> {
+    zkey_point(&bytes[..g1_bytes::<E>()], E::fq_montgomery)
 }
 
-/// The `.zkey` form of a base-field element: its Montgomery limbs, little-endian.
-fn put_fq_montgomery(x: &Fq, out: &mut [u8]) {
-    for (limb, chunk) in x.0 .0.iter().zip(out.chunks_exact_mut(8)) {
-        chunk.copy_from_slice(&limb.to_le_bytes());
-    }
-}
-
-/// Writes a G1 point in `.zkey` form into `out` (`G1_BYTES`): the inverse of [`g1_zkey`].
-pub fn g1_zkey_bytes(p: &G1Affine, out: &mut [u8]) {
+/// Writes a G1 point in `.zkey` form into `out` (its G1 bytes): the inverse of
+/// [`g1_zkey`].
+pub fn g1_zkey_bytes<E: FileCurve>(p: &E::G1Affine, out: &mut [u8]) {
+    let n = fq_bytes::<E>();
     match p.xy() {
-        None => out[..G1_BYTES].fill(0),
+        None => out[..2 * n].fill(0),
         Some((x, y)) => {
-            put_fq_montgomery(&x, &mut out[..FQ_BYTES]);
-            put_fq_montgomery(&y, &mut out[FQ_BYTES..G1_BYTES]);
+            E::put_fq_montgomery(&x, &mut out[..n]);
+            E::put_fq_montgomery(&y, &mut out[n..2 * n]);
         }
     }
 }
 
-/// Writes a G2 point in `.zkey` form into `out` (`G2_BYTES`): the inverse of [`g2_zkey`].
-pub fn g2_zkey_bytes(p: &G2Affine, out: &mut [u8]) {
+/// Writes a G2 point in `.zkey` form into `out` (its G2 bytes): the inverse of
+/// [`g2_zkey`].
+pub fn g2_zkey_bytes<E: FileCurve>(p: &E::G2Affine, out: &mut [u8]) {
+    let n = fq_bytes::<E>();
     match p.xy() {
-        None => out[..G2_BYTES].fill(0),
+        None => out[..4 * n].fill(0),
         Some((x, y)) => {
-            for (i, c) in [x.c0, x.c1, y.c0, y.c1].iter().enumerate() {
-                put_fq_montgomery(c, &mut out[i * FQ_BYTES..(i + 1) * FQ_BYTES]);
+            let [x0, x1] = E::fq2_parts(&x);
+            let [y0, y1] = E::fq2_parts(&y);
+            for (i, c) in [x0, x1, y0, y1].iter().enumerate() {
+                E::put_fq_montgomery(c, &mut out[i * n..(i + 1) * n]);
             }
         }
     }
 }
 
-/// A G2 point in `.zkey` form (Montgomery x.c0, x.c1, y.c0, y.c1), validated.
-pub fn g2_zkey(bytes: &[u8]) -> Result<G2Affine, PointError> {
-    checked(g2_zkey_unchecked(bytes)?)
+/// A G2 point of `E` in `.zkey` form (Montgomery x.c0, x.c1, y.c0, y.c1), validated.
+pub fn g2_zkey<E: FileCurve>(bytes: &[u8]) -> Result<E::G2Affine, PointError> {
+    checked(g2_zkey_unchecked::<E>(bytes)?)
 }
 
 /// A G2 point in `.zkey` form, checked to be on the curve only.
-pub fn g2_zkey_on_curve(bytes: &[u8]) -> Result<G2Affine, PointError> {
-    on_curve(g2_zkey_unchecked(bytes)?)
+pub fn g2_zkey_on_curve<E: FileCurve>(bytes: &[u8]) -> Result<E::G2Affine, PointError> {
+    on_curve(g2_zkey_unchecked::<E>(bytes)?)
 }
 
-fn g2_zkey_unchecked(bytes: &[u8]) -> Result<G2Affine, PointError> {
-    zkey_point(&bytes[..G2_BYTES], |c| -> Option<Fq2> {
-        fp2_zkey(c, fq_montgomery)
+fn g2_zkey_unchecked<E: FileCurve>(bytes: &[u8]) -> Result<E::G2Affine, PointError> {
+    let n = fq_bytes::<E>();
+    zkey_point(&bytes[..4 * n], |c| {
+        Some(E::fq2_from_parts(
+            E::fq_montgomery(&c[..n])?,
+            E::fq_montgomery(&c[n..])?,
+        ))
     })
 }
 
@@ -241,34 +196,35 @@ pub fn read_curve<R: Read>(section: &mut SectionReader<'_, R>, role: FieldRole) 
     })
 }
 
-/// Refuses a file (`what`: "circuit", "witness", "key") on a curve the backends do
-/// not prove, naming both curves and how to make a file crucible proves.
-pub fn check_proved(name: &Named, curve: Curve, what: &str) -> Result<()> {
-    if curve == Curve::PROVED {
+/// Refuses a file (`what`: "circuit", "witness", "key") whose curve is not the one
+/// being proved (`wanted`: the curve of the key, or of the file read first), naming
+/// both.
+pub fn check_curve(name: &Named, found: Curve, wanted: Curve, what: &str) -> Result<()> {
+    if found == wanted {
         return Ok(());
     }
-    let proved = Curve::PROVED;
-    Err(Error::Unsupported(format!(
-        "{}: a {curve} ({}) {what}; this build proves {proved} only: compile the circuit with \
-         `circom --prime {}` and set it up with snarkjs' {} powers of tau ({curve} keys are read \
-         to export Ethereum verifiers: `crucible export-verifier`)",
+    Err(Error::InvalidInput(format!(
+        "{}: a {found} ({}) {what} where {wanted} ({}) is proved: every file of one proof \
+         must be on the same curve (circom `--prime {}`, snarkjs' {} powers of tau)",
         name.0,
-        curve.circom_name(),
-        proved.circom_name(),
-        proved.circom_name(),
+        found.circom_name(),
+        wanted.circom_name(),
+        wanted.circom_name(),
+        wanted.circom_name(),
     )))
 }
 
-/// A plain scalar decoder for [`read_all`].
-pub fn fr_plain_checked(bytes: &[u8]) -> Result<Fr, &'static str> {
-    fr_plain(bytes).ok_or("value is not below the scalar field's modulus")
+/// A plain scalar decoder for [`read_all`](crate::bulk::read_all).
+pub fn fr_plain_checked<E: FileCurve>(bytes: &[u8]) -> Result<E::ScalarField, &'static str> {
+    E::fr_plain(bytes).ok_or("value is not below the scalar field's modulus")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ff::{BigInteger, Field, UniformRand};
+    use ark_ff::{BigInteger, Field, PrimeField, UniformRand};
     use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::{Bls12_381, Fr};
 
     /// The coefficient decoder against the definition: the stored integer times
     /// R⁻² (R = 2^256), for edge values and random ones.
@@ -283,12 +239,15 @@ mod tests {
             let mut bytes = s.into_bigint().to_bytes_le();
             bytes.resize(FR_BYTES, 0);
             assert_eq!(
-                fr_zkey_coefficient(&bytes),
+                Bls12_381::fr_zkey_coefficient(&bytes),
                 Some(s * r_inv_squared),
                 "stored {s}, seed {seed}"
             );
         }
         // The modulus itself is not a value.
-        assert_eq!(fr_zkey_coefficient(&modulus_bytes(Fr::MODULUS)), None);
+        assert_eq!(
+            Bls12_381::fr_zkey_coefficient(&modulus_bytes(Fr::MODULUS)),
+            None
+        );
     }
 }

@@ -11,17 +11,19 @@ use crucible_core::groth16::{
     prove_synthesized, KeyOptions, ProofOutput, ProveOptions, ProvingKey, Reduction, StagedKey,
     Synthesized,
 };
-use crucible_core::{Fr, ProverBackend, Result};
+use crucible_core::{ProverBackend, Result};
+
+use crate::file_curve::FileCurve;
 
 use crate::artifacts::read_proving_key;
 use crate::{read_witness, synthesized_from_r1cs, synthesized_from_zkey, R1cs, Zkey};
 
 /// A proving key, the circuit with its witness, and the reduction the key was made for.
-pub struct KeyAndWitness {
+pub struct KeyAndWitness<E: FileCurve = crucible_core::Bls12_381> {
     /// The proving key.
-    pub proving_key: Arc<ProvingKey>,
+    pub proving_key: Arc<ProvingKey<E>>,
     /// The circuit's matrices and the witness's full assignment.
-    pub synthesized: Synthesized,
+    pub synthesized: Synthesized<E::ScalarField>,
     /// snarkjs' reduction for a `.zkey`, ark-groth16's for an arkworks key.
     pub reduction: Reduction,
     /// How long reading and validating the key file took (the witness and the
@@ -33,18 +35,18 @@ fn name(path: &Path) -> String {
     path.display().to_string()
 }
 
-impl KeyAndWitness {
+impl<E: FileCurve> KeyAndWitness<E> {
     /// A snarkjs `.zkey` and a circom `.wtns`; with `r1cs`, circom's constraints are
     /// checked against the key and every constraint against the witness first (without,
     /// the key's own matrices are used).
     pub fn read_zkey(zkey: &Path, wtns: &Path, r1cs: Option<&Path>) -> Result<Self> {
         let started = Instant::now();
-        let key = Zkey::read(zkey)?;
+        let key = Zkey::<E>::read(zkey)?;
         let key_load_time = started.elapsed();
-        let witness = read_witness(wtns)?;
+        let witness = read_witness::<E>(wtns)?;
         let synthesized = match r1cs {
             Some(r1cs_path) => {
-                let r1cs = R1cs::read(r1cs_path)?;
+                let r1cs = R1cs::<E>::read(r1cs_path)?;
                 key.check_matches(&r1cs, &name(zkey), &name(r1cs_path))?;
                 synthesized_from_r1cs(&r1cs, witness, &name(wtns))?
             }
@@ -58,32 +60,16 @@ impl KeyAndWitness {
         })
     }
 
-    /// An arkworks `ProvingKey<Bls12_381>` file (ark-groth16's reduction), circom's
-    /// `.r1cs` and a `.wtns`.
-    pub fn read_arkworks(pk: &Path, r1cs: &Path, wtns: &Path) -> Result<Self> {
-        let started = Instant::now();
-        let proving_key = read_proving_key(pk)?;
-        let key_load_time = started.elapsed();
-        let r1cs = R1cs::read(r1cs)?;
-        let witness = read_witness(wtns)?;
-        Ok(KeyAndWitness {
-            proving_key: Arc::new(proving_key),
-            synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,
-            reduction: Reduction::Libsnark,
-            key_load_time,
-        })
-    }
-
     /// Stages the key on `backend`, proves with randomness `r`, `s`, and releases the
     /// key. `r` and `s` must be secret and fresh for every proof: whoever knows them
     /// can recover the witness from the proof.
     pub fn prove(
         &self,
-        backend: &dyn ProverBackend,
-        r: Fr,
-        s: Fr,
+        backend: &dyn ProverBackend<E>,
+        r: E::ScalarField,
+        s: E::ScalarField,
         options: ProveOptions,
-    ) -> Result<ProofOutput> {
+    ) -> Result<ProofOutput<E>> {
         let key_options = KeyOptions {
             reduction: self.reduction,
             ..KeyOptions::default()
@@ -92,6 +78,24 @@ impl KeyAndWitness {
         let out = prove_synthesized(backend, &key, &self.synthesized, r, s, options);
         key.release()?;
         out
+    }
+}
+
+impl KeyAndWitness<crucible_core::Bls12_381> {
+    /// An arkworks `ProvingKey<Bls12_381>` file (ark-groth16's reduction), circom's
+    /// `.r1cs` and a `.wtns`.
+    pub fn read_arkworks(pk: &Path, r1cs: &Path, wtns: &Path) -> Result<Self> {
+        let started = Instant::now();
+        let proving_key = read_proving_key(pk)?;
+        let key_load_time = started.elapsed();
+        let r1cs = R1cs::<crucible_core::Bls12_381>::read(r1cs)?;
+        let witness = read_witness::<crucible_core::Bls12_381>(wtns)?;
+        Ok(KeyAndWitness {
+            proving_key: Arc::new(proving_key),
+            synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,
+            reduction: Reduction::Libsnark,
+            key_load_time,
+        })
     }
 }
 
@@ -113,8 +117,15 @@ impl KeyAndWitness {
 /// # Ok(())
 /// # }
 /// ```
-pub fn prove_zkey(backend: &dyn ProverBackend, zkey: &Path, wtns: &Path) -> Result<ProofOutput> {
+pub fn prove_zkey<E: FileCurve>(
+    backend: &dyn ProverBackend<E>,
+    zkey: &Path,
+    wtns: &Path,
+) -> Result<ProofOutput<E>> {
     let inputs = KeyAndWitness::read_zkey(zkey, wtns, None)?;
-    let (r, s) = (Fr::rand(&mut OsRng), Fr::rand(&mut OsRng));
+    let (r, s) = (
+        E::ScalarField::rand(&mut OsRng),
+        E::ScalarField::rand(&mut OsRng),
+    );
     inputs.prove(backend, r, s, ProveOptions { verify: true })
 }

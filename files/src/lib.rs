@@ -28,6 +28,7 @@ mod circuit;
 mod curve_of;
 mod curve_verifying_key;
 mod encoding;
+mod file_curve;
 mod key_and_witness;
 pub mod output;
 pub mod ptau;
@@ -44,6 +45,7 @@ pub use circuit::{synthesized_from_r1cs, synthesized_from_zkey, R1csCircuit, Zke
 pub use curve_of::{curve_of, curve_of_reader};
 pub use curve_verifying_key::CurveVerifyingKey;
 pub use encoding::PointError;
+pub use file_curve::FileCurve;
 pub use key_and_witness::{prove_zkey, KeyAndWitness};
 pub use r1cs::R1cs;
 pub use wtns::{read_witness, read_witness_from};

@@ -27,9 +27,10 @@ use ark_ff::{Field, PrimeField, UniformRand, Zero};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::groth16::snarkjs_root_of_unity;
-use crucible_core::{Error, Fq, Fr, G1Projective, G2Projective, Result};
+use crucible_core::{Bls12_381, Error, Fq, Fr, G1Projective, G2Projective, Result};
 
-use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes, modulus_bytes, FQ_BYTES, G1_BYTES, G2_BYTES};
+use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes, modulus_bytes};
+use crate::file_curve::{fq_bytes, g1_bytes, g2_bytes};
 
 /// The largest power written: BLS12-381's scalar field has 2-adicity 32, and
 /// section 12 needs a domain of 2^(power + 1).
@@ -87,8 +88,8 @@ impl DevPtau {
         out.write_all(&1u32.to_le_bytes())?;
         out.write_all(&sections.to_le_bytes())?;
 
-        let mut header = Vec::with_capacity(4 + FQ_BYTES + 8);
-        header.extend_from_slice(&(FQ_BYTES as u32).to_le_bytes());
+        let mut header = Vec::with_capacity(4 + fq_bytes::<Bls12_381>() + 8);
+        header.extend_from_slice(&(fq_bytes::<Bls12_381>() as u32).to_le_bytes());
         header.extend_from_slice(&modulus_bytes(Fq::MODULUS));
         header.extend_from_slice(&self.power.to_le_bytes());
         header.extend_from_slice(&self.power.to_le_bytes());
@@ -178,12 +179,20 @@ impl Tables {
 
     /// s_i G1 for every scalar, encoded one after the other.
     fn g1(&self, scalars: &[Fr]) -> Vec<u8> {
-        encode(&self.g1.batch_mul(scalars), G1_BYTES, g1_zkey_bytes)
+        encode(
+            &self.g1.batch_mul(scalars),
+            g1_bytes::<Bls12_381>(),
+            g1_zkey_bytes::<Bls12_381>,
+        )
     }
 
     /// s_i G2 for every scalar, encoded one after the other.
     fn g2(&self, scalars: &[Fr]) -> Vec<u8> {
-        encode(&self.g2.batch_mul(scalars), G2_BYTES, g2_zkey_bytes)
+        encode(
+            &self.g2.batch_mul(scalars),
+            g2_bytes::<Bls12_381>(),
+            g2_zkey_bytes::<Bls12_381>,
+        )
     }
 }
 

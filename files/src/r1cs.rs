@@ -9,8 +9,9 @@ use std::sync::Arc;
 use ark_relations::utils::matrix::Matrix;
 
 use crate::binfile::{self, BinFile, SectionReader};
-use crate::encoding::{check_proved, fr_plain, read_curve, FieldRole, FR_BYTES};
-use crucible_core::{Error, Fr, ProofShape, Result};
+use crate::encoding::{check_curve, read_curve, FieldRole, FR_BYTES};
+use crate::file_curve::FileCurve;
+use crucible_core::{Bls12_381, Error, ProofShape, Result};
 
 const HEADER: u32 = 1;
 const CONSTRAINTS: u32 = 2;
@@ -22,7 +23,7 @@ const CUSTOM_GATES_USES: u32 = 5;
 /// Wire 0 is the constant one, wires `1..=num_public` the public signals (outputs,
 /// then public inputs: the order of snarkjs' `public.json`), the rest private.
 #[derive(Clone, Debug, PartialEq)]
-pub struct R1cs {
+pub struct R1cs<E: FileCurve = Bls12_381> {
     /// Wires, the constant one included.
     pub num_wires: usize,
     /// Public signals: outputs plus public inputs (the constant one not counted).
@@ -33,21 +34,21 @@ pub struct R1cs {
     pub num_private_inputs: usize,
     /// Matrix A: one row per constraint, `(coefficient, wire)` pairs (shared by every
     /// proof of the circuit).
-    pub a: Arc<Matrix<Fr>>,
+    pub a: Arc<Matrix<E::ScalarField>>,
     /// Matrix B.
-    pub b: Arc<Matrix<Fr>>,
+    pub b: Arc<Matrix<E::ScalarField>>,
     /// Matrix C.
-    pub c: Arc<Matrix<Fr>>,
+    pub c: Arc<Matrix<E::ScalarField>>,
 }
 
-impl R1cs {
+impl<E: FileCurve> R1cs<E> {
     /// Reads and validates an `.r1cs` file.
-    pub fn read(path: &Path) -> Result<R1cs> {
+    pub fn read(path: &Path) -> Result<R1cs<E>> {
         Self::from_bin(binfile::open(path, b"r1cs", "circom .r1cs", 1)?)
     }
 
     /// Reads an `.r1cs` from any seekable reader; `name` is used in error messages.
-    pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<R1cs> {
+    pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<R1cs<E>> {
         Self::from_bin(BinFile::new(
             reader,
             binfile::Named(name.to_string()),
@@ -57,7 +58,7 @@ impl R1cs {
         )?)
     }
 
-    fn from_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<R1cs> {
+    fn from_bin<R: Read + Seek>(mut file: BinFile<R>) -> Result<R1cs<E>> {
         if file.has(CUSTOM_GATES_LIST) || file.has(CUSTOM_GATES_USES) {
             return Err(Error::Unsupported(format!(
                 "{}: the circuit uses custom gates (circom's PLONK extension); Groth16 needs plain R1CS",
@@ -66,7 +67,7 @@ impl R1cs {
         }
         let mut h = file.section(HEADER, "header")?;
         let curve = read_curve(&mut h, FieldRole::Scalar)?;
-        check_proved(h.name, curve, "circuit")?;
+        check_curve(h.name, curve, E::CURVE, "circuit")?;
         let num_wires = h.usize32()?;
         let num_outputs = h.usize32()?;
         let num_public_inputs = h.usize32()?;
@@ -95,9 +96,9 @@ impl R1cs {
             Vec::with_capacity(num_constraints),
         );
         for row in 0..num_constraints {
-            a.push(linear_combination(&mut s, row, num_wires)?);
-            b.push(linear_combination(&mut s, row, num_wires)?);
-            c.push(linear_combination(&mut s, row, num_wires)?);
+            a.push(linear_combination::<E, _>(&mut s, row, num_wires)?);
+            b.push(linear_combination::<E, _>(&mut s, row, num_wires)?);
+            c.push(linear_combination::<E, _>(&mut s, row, num_wires)?);
         }
         s.finish()?;
         Ok(R1cs {
@@ -127,11 +128,11 @@ impl R1cs {
 }
 
 /// One sparse linear combination: a term count, then (wire u32, coefficient) pairs.
-fn linear_combination<R: Read>(
+fn linear_combination<E: FileCurve, R: Read>(
     s: &mut SectionReader<'_, R>,
     row: usize,
     num_wires: usize,
-) -> Result<Vec<(Fr, usize)>> {
+) -> Result<Vec<(E::ScalarField, usize)>> {
     let terms = s.usize32()?;
     // Each term takes 36 bytes: a count beyond the section is corrupt, and must not
     // size an allocation.
@@ -150,7 +151,7 @@ fn linear_combination<R: Read>(
                 "constraint {row} uses wire {wire}, the circuit has {num_wires}"
             )));
         }
-        let value = fr_plain(&coeff).ok_or_else(|| {
+        let value = E::fr_plain(&coeff).ok_or_else(|| {
             s.name.error(format!(
                 "constraint {row}: a coefficient of wire {wire} is not below the field's modulus"
             ))
@@ -167,7 +168,7 @@ mod tests {
     /// An `.r1cs` whose header claims `constraints` constraints over an empty
     /// constraints section.
     fn claiming(constraints: u32) -> Vec<u8> {
-        let prime = crucible_core::curve::Curve::PROVED.scalar_modulus();
+        let prime = crucible_core::curve::Curve::Bls12_381.scalar_modulus();
         let mut header = (prime.len() as u32).to_le_bytes().to_vec();
         header.extend_from_slice(&prime);
         for count in [2u32, 0, 1, 0] {
@@ -188,19 +189,30 @@ mod tests {
 
     #[test]
     fn a_header_claiming_more_constraints_than_the_file_holds_is_refused_before_allocating() {
-        let err = R1cs::from_reader(std::io::Cursor::new(claiming(u32::MAX)), "huge.r1cs")
-            .unwrap_err()
-            .to_string();
+        let err = R1cs::<crucible_core::Bls12_381>::from_reader(
+            std::io::Cursor::new(claiming(u32::MAX)),
+            "huge.r1cs",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("claims 4294967295 constraints"), "{err}");
-        let empty = R1cs::from_reader(std::io::Cursor::new(claiming(0)), "empty.r1cs").unwrap();
+        let empty = R1cs::<crucible_core::Bls12_381>::from_reader(
+            std::io::Cursor::new(claiming(0)),
+            "empty.r1cs",
+        )
+        .unwrap();
         assert_eq!(empty.num_constraints(), 0);
     }
 
     #[test]
     fn special_files_are_refused_by_kind() {
-        let err = R1cs::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        let err = R1cs::<crucible_core::Bls12_381>::read(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("a device"), "{err}");
-        let err = R1cs::read(&std::env::temp_dir()).unwrap_err().to_string();
+        let err = R1cs::<crucible_core::Bls12_381>::read(&std::env::temp_dir())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("a directory"), "{err}");
     }
 }

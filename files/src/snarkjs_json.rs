@@ -196,7 +196,7 @@ impl Reader<'_> {
 
     /// [`Reader::header`], refusing a curve other than the one proved.
     fn proved_header(&self, v: &Value) -> Result<()> {
-        crate::encoding::check_proved(self.name, self.header(v)?, "file")
+        crate::encoding::check_curve(self.name, self.header(v)?, Curve::Bls12_381, "file")
     }
 }
 

@@ -57,8 +57,8 @@ pub(crate) type QueryNames = [&'static str; 6];
 
 /// The first point of `pk`'s queries (each on its curve) outside the prime-order
 /// subgroup: its query's name from `names`, the query's length and the index.
-pub(crate) fn key_outside_subgroup(
-    pk: &crucible_core::groth16::ProvingKey,
+pub(crate) fn key_outside_subgroup<E: crucible_core::PairingCurve>(
+    pk: &crucible_core::groth16::ProvingKey<E>,
     names: QueryNames,
 ) -> Option<(&'static str, usize, usize)> {
     let g1 = [

@@ -19,15 +19,16 @@ use ark_relations::utils::matrix::Matrix;
 use crate::binfile::{self, BinFile, SectionReader};
 use crate::bulk::read_all;
 use crate::encoding::{
-    check_proved, fr_zkey_coefficient, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve,
-    read_curve, read_one, FieldRole, PointError, FR_BYTES, G1_BYTES, G2_BYTES,
+    check_curve, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve, read_curve, read_one,
+    FieldRole, PointError, FR_BYTES,
 };
+use crate::file_curve::{g1_bytes, g2_bytes, FileCurve};
 use crate::subgroup::{key_outside_subgroup, QueryNames};
 use crate::validated_keys::{Digesting, ValidatedKeys};
 use crate::R1cs;
 use crucible_core::curve::Curve;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::{Domain, Error, Fr, G1Affine, ProofShape, Result};
+use crucible_core::{Bls12_381, Domain, Error, ProofShape, Result};
 
 pub(crate) const PROTOCOL: u32 = 1;
 pub(crate) const GROTH16_HEADER: u32 = 2;
@@ -57,9 +58,9 @@ pub enum SubgroupChecks {
 /// quotient is evaluated on the whole odd coset), not the domain size − 1 of an
 /// arkworks key. The file has no C matrix: snarkjs' prover takes `C·z = A·z ∘ B·z`.
 #[derive(Clone, Debug)]
-pub struct Zkey {
+pub struct Zkey<E: FileCurve = Bls12_381> {
     /// The key, arkworks' own type.
-    pub proving_key: ProvingKey,
+    pub proving_key: ProvingKey<E>,
     /// Public signals (the constant one not counted).
     pub num_public: usize,
     /// Wires, the constant one included.
@@ -69,9 +70,9 @@ pub struct Zkey {
     /// The evaluation domain's size.
     pub domain_size: usize,
     /// Matrix A, `num_constraints` rows (shared by every proof of the circuit).
-    pub a: Arc<Matrix<Fr>>,
+    pub a: Arc<Matrix<E::ScalarField>>,
     /// Matrix B, `num_constraints` rows.
-    pub b: Arc<Matrix<Fr>>,
+    pub b: Arc<Matrix<E::ScalarField>>,
 }
 
 /// A `.zkey`'s sizes, read from its header alone: what a server plans a key's memory
@@ -101,7 +102,7 @@ impl ZkeyHeader {
     }
 }
 
-impl Zkey {
+impl<E: FileCurve> Zkey<E> {
     /// Reads only the protocol and the Groth16 header of a `.zkey` (a few hundred
     /// bytes): its sizes, checked against each other and against the sections the
     /// file holds, nothing allocated from them.
@@ -111,8 +112,8 @@ impl Zkey {
         let ((num_wires, num_public, domain_size), _) = Self::header(&mut file)?;
         // Every point of the queries is in the file: a header claiming more is corrupt.
         let points = (num_wires as u64)
-            .saturating_mul(3 * G1_BYTES as u64 + G2_BYTES as u64)
-            .saturating_add((domain_size as u64).saturating_mul(G1_BYTES as u64));
+            .saturating_mul(3 * g1_bytes::<E>() as u64 + g2_bytes::<E>() as u64)
+            .saturating_add((domain_size as u64).saturating_mul(g1_bytes::<E>() as u64));
         if points > file_bytes {
             return Err(file.name.error(format!(
                 "the header claims {num_wires} wires and a domain of {domain_size}, more points than the file's {file_bytes} bytes hold"
@@ -134,7 +135,7 @@ impl Zkey {
         check_groth16(file)?;
         let name = file.name.clone();
         let mut h = file.section(GROTH16_HEADER, "Groth16 header")?;
-        check_proved(h.name, header_curve(&mut h)?, "key")?;
+        check_curve(h.name, header_curve(&mut h)?, E::CURVE, "key")?;
         let num_wires = h.usize32()?;
         let num_public = h.usize32()?;
         let domain_size = h.usize32()?;
@@ -153,7 +154,7 @@ impl Zkey {
     /// every length consistent with the header). The subgroup checks are skipped for
     /// bytes that passed them before, remembered in the cache directory
     /// ([`ValidatedKeys::in_cache`]; see [`Zkey::read_remembering`]).
-    pub fn read(path: &Path) -> Result<Zkey> {
+    pub fn read(path: &Path) -> Result<Zkey<E>> {
         Self::read_remembering(path, &ValidatedKeys::in_cache()).map(|(key, _)| key)
     }
 
@@ -165,7 +166,7 @@ impl Zkey {
     pub fn read_remembering(
         path: &Path,
         validated: &ValidatedKeys,
-    ) -> Result<(Zkey, SubgroupChecks)> {
+    ) -> Result<(Zkey<E>, SubgroupChecks)> {
         let mut bin = binfile::open_with(path, b"zkey", "snarkjs .zkey", 1, Digesting::new)?;
         let key = Self::from_bin(&mut bin)?;
         let name = bin.name.clone();
@@ -180,7 +181,7 @@ impl Zkey {
 
     /// Reads and validates a `.zkey` from any seekable reader; `name` is used in error
     /// messages.
-    pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<Zkey> {
+    pub fn from_reader<R: Read + Seek>(reader: R, name: &str) -> Result<Zkey<E>> {
         let mut bin = BinFile::new(
             reader,
             binfile::Named(name.to_string()),
@@ -216,10 +217,11 @@ impl Zkey {
 
     /// The key's sections, every point checked to be on its curve (the queries'
     /// subgroups are the caller's to check: [`Zkey::check_subgroups`]).
-    fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey> {
+    fn from_bin<R: Read + Seek>(file: &mut BinFile<R>) -> Result<Zkey<E>> {
         let ((num_wires, num_public, domain_size), mut h) = Self::header(file)?;
-        let g1 = |h: &mut SectionReader<'_, R>, what| read_one(h, G1_BYTES, what, g1_zkey);
-        let g2 = |h: &mut SectionReader<'_, R>, what| read_one(h, G2_BYTES, what, g2_zkey);
+        let (g1_len, g2_len) = (g1_bytes::<E>(), g2_bytes::<E>());
+        let g1 = |h: &mut SectionReader<'_, R>, what| read_one(h, g1_len, what, g1_zkey::<E>);
+        let g2 = |h: &mut SectionReader<'_, R>, what| read_one(h, g2_len, what, g2_zkey::<E>);
         let alpha_g1 = g1(&mut h, "alpha_1")?;
         let beta_g1 = g1(&mut h, "beta_1")?;
         let beta_g2 = g2(&mut h, "beta_2")?;
@@ -228,9 +230,9 @@ impl Zkey {
         let delta_g2 = g2(&mut h, "delta_2")?;
         h.finish()?;
 
-        let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<G1Affine>> {
+        let points_g1 = |file: &mut BinFile<R>, kind, what, count| -> Result<Vec<E::G1Affine>> {
             let mut s = file.section(kind, what)?;
-            let points = read_all(&mut s, count, G1_BYTES, g1_zkey_on_curve)?;
+            let points = read_all(&mut s, count, g1_len, g1_zkey_on_curve::<E>)?;
             s.finish()?;
             Ok(points)
         };
@@ -240,12 +242,12 @@ impl Zkey {
         let l_query = points_g1(file, POINTS_C, "points C", num_wires - num_public - 1)?;
         let h_query = points_g1(file, POINTS_H, "points H", domain_size)?;
         let mut s = file.section(POINTS_B2, "points B2")?;
-        let b_g2_query = read_all(&mut s, num_wires, G2_BYTES, g2_zkey_on_curve)?;
+        let b_g2_query = read_all(&mut s, num_wires, g2_len, g2_zkey_on_curve::<E>)?;
         s.finish()?;
 
-        let (a, b) = coefficients(file, num_wires, num_public, domain_size)?;
+        let (a, b) = coefficients::<E, _>(file, num_wires, num_public, domain_size)?;
         let num_constraints = a.len();
-        let want = Domain::<Fr>::for_circuit(num_constraints, num_public + 1)?.size;
+        let want = Domain::<E::ScalarField>::for_circuit(num_constraints, num_public + 1)?.size;
         if want != domain_size {
             return Err(file.name.error(format!(
                 "domain of {domain_size} points for {num_constraints} constraints and {num_public} public signals, which need {want}"
@@ -280,7 +282,7 @@ impl Zkey {
     /// Checks that `r1cs` is the circuit this key was made for: the same wires,
     /// public signals and constraints, and the same A and B coefficients row by row.
     /// `zkey_name` and `r1cs_name` name the files in the error.
-    pub fn check_matches(&self, r1cs: &R1cs, zkey_name: &str, r1cs_name: &str) -> Result<()> {
+    pub fn check_matches(&self, r1cs: &R1cs<E>, zkey_name: &str, r1cs_name: &str) -> Result<()> {
         let differ = |what: String| {
             Err(Error::InvalidInput(format!(
                 "{zkey_name} was not made for {r1cs_name}: {what}"
@@ -333,9 +335,9 @@ pub(crate) fn header_curve<R: Read>(h: &mut SectionReader<'_, R>) -> Result<Curv
 }
 
 /// The same linear combination, whatever the order of its terms (zero terms ignored).
-fn same_row(x: &[(Fr, usize)], y: &[(Fr, usize)]) -> bool {
-    let sorted = |r: &[(Fr, usize)]| {
-        let mut v: Vec<(usize, Fr)> = r
+fn same_row<F: ark_ff::PrimeField>(x: &[(F, usize)], y: &[(F, usize)]) -> bool {
+    let sorted = |r: &[(F, usize)]| {
+        let mut v: Vec<(usize, F)> = r
             .iter()
             .filter(|(c, _)| !ark_ff::Zero::is_zero(c))
             .map(|&(c, w)| (w, c))
@@ -348,12 +350,12 @@ fn same_row(x: &[(Fr, usize)], y: &[(Fr, usize)]) -> bool {
 
 /// The coefficient section: `(matrix, row, wire, value)` entries for A (0) and B (1),
 /// the public-input rows of A last.
-fn coefficients<R: Read + Seek>(
+fn coefficients<E: FileCurve, R: Read + Seek>(
     file: &mut BinFile<R>,
     num_wires: usize,
     num_public: usize,
     domain_size: usize,
-) -> Result<(Matrix<Fr>, Matrix<Fr>)> {
+) -> Result<(Matrix<E::ScalarField>, Matrix<E::ScalarField>)> {
     let mut s = file.section(COEFFICIENTS, "coefficients")?;
     let count = s.usize32()?;
     let entry = 12 + FR_BYTES;
@@ -377,7 +379,7 @@ fn coefficients<R: Read + Seek>(
         if wire >= num_wires {
             return Err(format!("wire {wire}, the circuit has {num_wires}"));
         }
-        let value = fr_zkey_coefficient(&e[12..])
+        let value = E::fr_zkey_coefficient(&e[12..])
             .ok_or_else(|| "a value not below the field's modulus".to_string())?;
         Ok((matrix, row, wire, value))
     })?;

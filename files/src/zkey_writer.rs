@@ -7,9 +7,10 @@ use std::io::Write;
 use std::path::Path;
 
 use ark_ff::{BigInteger, Field, PrimeField};
-use crucible_core::{Fq, Fr, G1Affine, G2Affine, Result};
+use crucible_core::{Bls12_381, Fq, Fr, G1Affine, G2Affine, Result};
 
-use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes, modulus_bytes, FR_BYTES, G1_BYTES, G2_BYTES};
+use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes, modulus_bytes, FR_BYTES};
+use crate::file_curve::{g1_bytes, g2_bytes};
 use crate::output::write_atomically;
 use crate::zkey::{
     Zkey, COEFFICIENTS, GROTH16, GROTH16_HEADER, IC, POINTS_A, POINTS_B1, POINTS_B2, POINTS_C,
@@ -23,17 +24,23 @@ fn u32_le(n: usize) -> std::io::Result<[u8; 4]> {
 }
 
 fn g1s(points: &[G1Affine]) -> Vec<u8> {
-    let mut out = vec![0u8; points.len() * G1_BYTES];
-    for (p, chunk) in points.iter().zip(out.chunks_exact_mut(G1_BYTES)) {
-        g1_zkey_bytes(p, chunk);
+    let mut out = vec![0u8; points.len() * g1_bytes::<Bls12_381>()];
+    for (p, chunk) in points
+        .iter()
+        .zip(out.chunks_exact_mut(g1_bytes::<Bls12_381>()))
+    {
+        g1_zkey_bytes::<Bls12_381>(p, chunk);
     }
     out
 }
 
 fn g2s(points: &[G2Affine]) -> Vec<u8> {
-    let mut out = vec![0u8; points.len() * G2_BYTES];
-    for (p, chunk) in points.iter().zip(out.chunks_exact_mut(G2_BYTES)) {
-        g2_zkey_bytes(p, chunk);
+    let mut out = vec![0u8; points.len() * g2_bytes::<Bls12_381>()];
+    for (p, chunk) in points
+        .iter()
+        .zip(out.chunks_exact_mut(g2_bytes::<Bls12_381>()))
+    {
+        g2_zkey_bytes::<Bls12_381>(p, chunk);
     }
     out
 }

@@ -48,22 +48,22 @@ fn the_provers_readers_refuse_bn254_naming_both_curves() {
     let path = |kind: &str| fixture(&format!("bn254/multi_public.{kind}"));
     let shown = |kind: &str| path(kind).display().to_string();
     assert_refused_as_bn254(
-        R1cs::read(&path("r1cs")).unwrap_err(),
+        R1cs::<crucible_core::Bls12_381>::read(&path("r1cs")).unwrap_err(),
         &shown("r1cs"),
         "circuit",
     );
     assert_refused_as_bn254(
-        read_witness(&path("wtns")).unwrap_err(),
+        read_witness::<crucible_core::Bls12_381>(&path("wtns")).unwrap_err(),
         &shown("wtns"),
         "witness",
     );
     assert_refused_as_bn254(
-        Zkey::read(&path("zkey")).unwrap_err(),
+        Zkey::<crucible_core::Bls12_381>::read(&path("zkey")).unwrap_err(),
         &shown("zkey"),
         "key",
     );
     assert_refused_as_bn254(
-        Zkey::read_header(&path("zkey")).unwrap_err(),
+        Zkey::<crucible_core::Bls12_381>::read_header(&path("zkey")).unwrap_err(),
         &shown("zkey"),
         "key",
     );
@@ -100,7 +100,7 @@ fn an_unknown_prime_is_refused_as_neither_curve() {
         ),
         "{err}"
     );
-    let err = R1cs::from_reader(Cursor::new(&bytes), "odd.r1cs")
+    let err = R1cs::<crucible_core::Bls12_381>::from_reader(Cursor::new(&bytes), "odd.r1cs")
         .unwrap_err()
         .to_string();
     assert!(err.contains("neither BLS12-381's nor BN254's"), "{err}");
@@ -130,7 +130,7 @@ fn a_verifying_key_reads_the_same_from_the_zkey_as_from_snarkjs_export() {
         assert_eq!(from_zkey, from_json, "{curve}");
     }
     // And BLS12-381's as the full reader reads it.
-    let full = Zkey::read(&fixture("multi_public.zkey"))
+    let full = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey"))
         .unwrap()
         .proving_key
         .vk;

@@ -52,13 +52,16 @@ fn fuzz_zkey() {
     let mut small = Vec::new();
     big_zkey::big_zkey(3, 5, 1).write_to(&mut small).unwrap();
     run("zkey", vec![fixture("multi_public.zkey"), small], |bytes| {
-        let Ok(key) = Zkey::from_reader(Cursor::new(bytes), "input.zkey") else {
+        let Ok(key) =
+            Zkey::<crucible_core::Bls12_381>::from_reader(Cursor::new(bytes), "input.zkey")
+        else {
             return Ok(Verdict::Rejected);
         };
         let mut written = Vec::new();
         key.write_to(&mut written).map_err(|e| e.to_string())?;
-        let again = Zkey::from_reader(Cursor::new(written), "written.zkey")
-            .map_err(|e| format!("its rewrite does not read: {e}"))?;
+        let again =
+            Zkey::<crucible_core::Bls12_381>::from_reader(Cursor::new(written), "written.zkey")
+                .map_err(|e| format!("its rewrite does not read: {e}"))?;
         let same = again.proving_key == key.proving_key
             && again.a == key.a
             && again.b == key.b
@@ -74,7 +77,9 @@ fn fuzz_zkey() {
 #[test]
 fn fuzz_r1cs() {
     run("r1cs", vec![fixture("multi_public.r1cs")], |bytes| {
-        let Ok(r1cs) = R1cs::from_reader(Cursor::new(bytes), "input.r1cs") else {
+        let Ok(r1cs) =
+            R1cs::<crucible_core::Bls12_381>::from_reader(Cursor::new(bytes), "input.r1cs")
+        else {
             return Ok(Verdict::Rejected);
         };
         let rows = [&r1cs.a, &r1cs.b, &r1cs.c];
@@ -100,7 +105,9 @@ fn fuzz_r1cs() {
 #[test]
 fn fuzz_wtns() {
     run("wtns", vec![fixture("multi_public.wtns")], |bytes| {
-        let Ok(values) = read_witness_from(Cursor::new(bytes), "input.wtns") else {
+        let Ok(values) =
+            read_witness_from::<crucible_core::Bls12_381, _>(Cursor::new(bytes), "input.wtns")
+        else {
             return Ok(Verdict::Rejected);
         };
         if values.first() != Some(&ark_ff::One::one()) {
@@ -122,7 +129,11 @@ fn fuzz_wtns() {
 #[test]
 fn fuzz_arkworks_binary() {
     let dir = scratch("arkworks");
-    let key = Zkey::from_reader(Cursor::new(fixture("multi_public.zkey")), "f").unwrap();
+    let key = Zkey::<crucible_core::Bls12_381>::from_reader(
+        Cursor::new(fixture("multi_public.zkey")),
+        "f",
+    )
+    .unwrap();
     let proof = crucible_files::snarkjs_json::proof_from_json(
         &serde_json::from_slice(&fixture("multi_public.snarkjs-proof.json")).unwrap(),
         "p",

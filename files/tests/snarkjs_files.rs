@@ -51,7 +51,7 @@ fn verifies(vk: &ark_groth16::VerifyingKey<Bls12_381>, public: &[Fr], proof: &Pr
 
 #[test]
 fn r1cs_and_witness_describe_the_circuit() {
-    let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
+    let r1cs = R1cs::<crucible_core::Bls12_381>::read(&fixture("multi_public.r1cs")).unwrap();
     assert_eq!(
         (
             r1cs.num_wires,
@@ -62,7 +62,7 @@ fn r1cs_and_witness_describe_the_circuit() {
         (10, 5, 2, 2)
     );
     assert_eq!(r1cs.num_constraints(), 4);
-    let z = read_witness(&fixture("multi_public.wtns")).unwrap();
+    let z = read_witness::<crucible_core::Bls12_381>(&fixture("multi_public.wtns")).unwrap();
     assert_eq!(z.len(), 10);
     assert!(z[0].is_one());
     for i in 0..r1cs.num_constraints() {
@@ -81,8 +81,8 @@ fn r1cs_and_witness_describe_the_circuit() {
 
 #[test]
 fn zkey_matches_its_r1cs_and_snarkjs_verifying_key() {
-    let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
-    let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
+    let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
+    let r1cs = R1cs::<crucible_core::Bls12_381>::read(&fixture("multi_public.r1cs")).unwrap();
     assert_eq!(
         (zkey.num_wires, zkey.num_public, zkey.num_constraints),
         (10, 5, 4)
@@ -101,7 +101,7 @@ fn zkey_matches_its_r1cs_and_snarkjs_verifying_key() {
 
 #[test]
 fn snarkjs_proof_verifies_with_arkworks_and_round_trips() {
-    let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
+    let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
     let proof_json = json("multi_public.snarkjs-proof.json");
     let proof = proof_from_json(&proof_json, "proof").unwrap();
     let public = public_from_json(&json("multi_public.snarkjs-public.json"), "public").unwrap();
@@ -119,12 +119,12 @@ fn snarkjs_proof_verifies_with_arkworks_and_round_trips() {
 fn circom_reduction_proves_with_the_snarkjs_key() {
     let seed = run_seed();
     let mut rng = StdRng::seed_from_u64(seed);
-    let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
-    let z = read_witness(&fixture("multi_public.wtns")).unwrap();
+    let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
+    let z = read_witness::<crucible_core::Bls12_381>(&fixture("multi_public.wtns")).unwrap();
     for synthesized in [
         synthesized_from_zkey(&zkey.circuit(), z.clone(), "w").unwrap(),
         synthesized_from_r1cs(
-            &R1cs::read(&fixture("multi_public.r1cs")).unwrap(),
+            &R1cs::<crucible_core::Bls12_381>::read(&fixture("multi_public.r1cs")).unwrap(),
             z.clone(),
             "w",
         )
@@ -168,8 +168,8 @@ fn circom_reduction_proves_with_the_snarkjs_key() {
 fn arkworks_setup_from_r1cs_proves_the_witness() {
     let seed = run_seed();
     let mut rng = StdRng::seed_from_u64(seed);
-    let r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
-    let z = read_witness(&fixture("multi_public.wtns")).unwrap();
+    let r1cs = R1cs::<crucible_core::Bls12_381>::read(&fixture("multi_public.r1cs")).unwrap();
+    let z = read_witness::<crucible_core::Bls12_381>(&fixture("multi_public.wtns")).unwrap();
     let setup = R1csCircuit {
         r1cs: &r1cs,
         witness: None,
@@ -207,7 +207,7 @@ fn arkworks_setup_from_r1cs_proves_the_witness() {
 fn artifacts_round_trip_in_both_forms() {
     let dir = std::env::temp_dir().join(format!("crucible-files-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
+    let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
     let proof = proof_from_json(&json("multi_public.snarkjs-proof.json"), "p").unwrap();
     let public = public_from_json(&json("multi_public.snarkjs-public.json"), "p").unwrap();
     for ext in ["json", "bin"] {
@@ -241,7 +241,7 @@ fn artifacts_round_trip_in_both_forms() {
 }
 
 fn zkey_error(data: Vec<u8>) -> String {
-    Zkey::from_reader(Cursor::new(data), "damaged.zkey")
+    Zkey::<crucible_core::Bls12_381>::from_reader(Cursor::new(data), "damaged.zkey")
         .unwrap_err()
         .to_string()
 }
@@ -313,8 +313,8 @@ fn damaged_zkeys_are_clear_errors_naming_the_file() {
 
 #[test]
 fn mismatched_files_are_clear_errors() {
-    let zkey = Zkey::read(&fixture("multi_public.zkey")).unwrap();
-    let mut r1cs = R1cs::read(&fixture("multi_public.r1cs")).unwrap();
+    let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
+    let mut r1cs = R1cs::<crucible_core::Bls12_381>::read(&fixture("multi_public.r1cs")).unwrap();
     std::sync::Arc::make_mut(&mut r1cs.b)[2][0].0 += Fr::one();
     let e = zkey
         .check_matches(&r1cs, "a.zkey", "b.r1cs")
@@ -325,7 +325,7 @@ fn mismatched_files_are_clear_errors() {
         "{e}"
     );
 
-    let z = read_witness(&fixture("multi_public.wtns")).unwrap();
+    let z = read_witness::<crucible_core::Bls12_381>(&fixture("multi_public.wtns")).unwrap();
     let e = synthesized_from_zkey(&zkey.circuit(), z[..9].to_vec(), "short.wtns")
         .err()
         .unwrap()
@@ -339,7 +339,7 @@ fn mismatched_files_are_clear_errors() {
     let mut w = bytes("multi_public.wtns");
     let at = section_offset(&w, 2);
     w[at] = 2;
-    let e = read_witness_from(Cursor::new(w), "bad.wtns")
+    let e = read_witness_from::<crucible_core::Bls12_381, _>(Cursor::new(w), "bad.wtns")
         .unwrap_err()
         .to_string();
     assert!(
@@ -351,7 +351,7 @@ fn mismatched_files_are_clear_errors() {
     let mut c = bytes("multi_public.r1cs");
     let at = section_offset(&c, 2) + 4;
     c[at..at + 4].copy_from_slice(&99u32.to_le_bytes());
-    let e = R1cs::from_reader(Cursor::new(c), "bad.r1cs")
+    let e = R1cs::<crucible_core::Bls12_381>::from_reader(Cursor::new(c), "bad.r1cs")
         .unwrap_err()
         .to_string();
     assert!(e.contains("bad.r1cs") && e.contains("uses wire 99"), "{e}");

@@ -49,7 +49,7 @@ fn body_offset(data: &[u8], kind: u32) -> usize {
 }
 
 fn read(data: Vec<u8>) -> crucible_core::Result<Zkey> {
-    Zkey::from_reader(Cursor::new(data), "big.zkey")
+    Zkey::<crucible_core::Bls12_381>::from_reader(Cursor::new(data), "big.zkey")
 }
 
 fn same_key(x: &Zkey, y: &Zkey) {
@@ -150,9 +150,11 @@ fn checked_keys_are_remembered_by_their_bytes() {
     let path = dir.join("k.zkey");
     let good = big_zkey_bytes(10, 900, 3);
     std::fs::write(&path, &good).unwrap();
-    let (first, checks) = Zkey::read_remembering(&path, &validated).unwrap();
+    let (first, checks) =
+        Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated).unwrap();
     assert_eq!(checks, SubgroupChecks::Ran);
-    let (again, checks) = Zkey::read_remembering(&path, &validated).unwrap();
+    let (again, checks) =
+        Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated).unwrap();
     assert_eq!(checks, SubgroupChecks::Remembered);
     same_key(&first, &again);
     same_key(&first, &read(good.clone()).unwrap());
@@ -162,7 +164,7 @@ fn checked_keys_are_remembered_by_their_bytes() {
     bad[at..at + 96].copy_from_slice(&non_subgroup_g1_zkey_bytes());
     std::fs::write(&path, &bad).unwrap();
     for _ in 0..2 {
-        let e = Zkey::read_remembering(&path, &validated)
+        let e = Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated)
             .unwrap_err()
             .to_string();
         assert!(
@@ -213,7 +215,9 @@ fn a_bad_header_is_refused_alike_by_a_whole_read_and_a_header_read() {
     ] {
         let whole = read(data.clone()).unwrap_err().to_string();
         std::fs::write(&path, &data).unwrap();
-        let header = Zkey::read_header(&path).unwrap_err().to_string();
+        let header = Zkey::<crucible_core::Bls12_381>::read_header(&path)
+            .unwrap_err()
+            .to_string();
         assert!(whole.contains(&want), "{whole}");
         assert!(header.contains(&want), "{header}");
     }

@@ -206,8 +206,8 @@ impl Limits {
             }
             KeyRef::Zkey { path } => {
                 let file = key_dir.resolve(path)?;
-                let header =
-                    Zkey::read_header(&file).map_err(|e| key_dir.client_error(path, &file, e))?;
+                let header = Zkey::<crucible_core::Bls12_381>::read_header(&file)
+                    .map_err(|e| key_dir.client_error(path, &file, e))?;
                 let shape = header.shape()?;
                 self.check_shape(&what, &shape)?;
                 (

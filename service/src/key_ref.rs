@@ -198,7 +198,8 @@ impl KeyRef {
             }
             KeyRef::Zkey { path } => {
                 let file = key_dir.resolve(path)?;
-                let zkey = Zkey::read(&file).map_err(|e| key_dir.client_error(path, &file, e))?;
+                let zkey = Zkey::<crucible_core::Bls12_381>::read(&file)
+                    .map_err(|e| key_dir.client_error(path, &file, e))?;
                 let circuit = KeyCircuit::Zkey(Arc::new(zkey.circuit()));
                 Ok(LoadedKey {
                     pk: zkey.proving_key,

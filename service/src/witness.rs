@@ -67,7 +67,10 @@ impl Witness {
                 "a benchmark seed is synthesized, not parsed".into(),
             )),
             Witness::Wtns(bytes) => {
-                crucible_files::read_witness_from(Cursor::new(&bytes[..]), "the .wtns witness")
+                crucible_files::read_witness_from::<crucible_core::Bls12_381, _>(
+                    Cursor::new(&bytes[..]),
+                    "the .wtns witness",
+                )
             }
             Witness::Assignment(bytes) => Vec::<Fr>::deserialize_compressed(&bytes[..])
                 .map_err(|e| Error::InvalidInput(format!("the assignment does not parse: {e}"))),
