@@ -287,8 +287,8 @@ fn write_files(
         CliError::remote(format!("the daemon's {what} does not decode: {e}"))
     };
     if let Some(path) = proof {
-        let value =
-            Proof::deserialize_compressed(&result.proof[..]).map_err(|e| decode("proof", e))?;
+        let value = Proof::<crucible_core::Bls12_381>::deserialize_compressed(&result.proof[..])
+            .map_err(|e| decode("proof", e))?;
         write_proof(path, &value)?;
         println!(
             "wrote the proof to {} ({})",

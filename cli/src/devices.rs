@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use crucible_core::engine::EngineConfig;
-use crucible_core::registry::{registrations, select, select_devices, ProbeOptions, Selected};
+use crucible_core::registry::{
+    registrations, select, select_devices, ProbeOptions, RegisteredCurve, Selected,
+};
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::ProverBackend;
 
@@ -130,7 +132,10 @@ impl DeviceArgs {
 
 /// The backend `spec` names (`auto`, `cpu`, `cuda:1`): a spec that names nothing that
 /// exists is a usage error; an unavailable backend is the device's.
-pub fn select_backend(spec: &str, options: &ProbeOptions) -> Result<Selected, CliError> {
+pub fn select_backend<E: RegisteredCurve>(
+    spec: &str,
+    options: &ProbeOptions,
+) -> Result<Selected<E>, CliError> {
     select(spec, options).map_err(|e| match e {
         crucible_core::Error::InvalidInput(message) => CliError::usage(message),
         e => e.into(),

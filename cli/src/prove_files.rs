@@ -10,13 +10,14 @@ use ark_ff::UniformRand;
 use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
 use clap::Args;
 use crucible_conformance::{cross_check, hex, proof_bytes, verify_with_arkworks};
+use crucible_core::curve::Curve;
 use crucible_core::groth16::{KeyOptions, ProofOutput, ProveOptions, Reduction};
-use crucible_core::registry::{select, Selected};
-use crucible_core::{Fr, ProverBackend};
+use crucible_core::registry::{select, RegisteredCurve, Selected};
+use crucible_core::{Bls12_381, Bn254, ProverBackend};
 use crucible_files::artifacts::{write_proof, write_public};
 use crucible_files::output::check_outputs;
 use crucible_files::snarkjs_json::{proof_to_json, public_to_json};
-use crucible_files::KeyAndWitness;
+use crucible_files::{curve_of, FileCurve, KeyAndWitness};
 use serde_json::json;
 
 use crate::devices::{select_backend, BackendArgs};
@@ -116,8 +117,8 @@ pub struct FileRun<'a> {
 }
 
 /// The key and witness read, and how to name the key.
-struct Loaded {
-    inputs: KeyAndWitness,
+struct Loaded<E: FileCurve> {
+    inputs: KeyAndWitness<E>,
     key_kind: &'static str,
     key_path: PathBuf,
 }
@@ -131,11 +132,20 @@ fn required<'a>(path: &'a Option<PathBuf>, flag: &str, with: &str) -> Result<&'a
         .ok_or_else(|| CliError::usage(format!("{with} needs {flag}")))
 }
 
-fn load(files: &FileInputs) -> Result<Loaded, CliError> {
+/// The curve of the key file: a `.zkey` names its primes; an arkworks key is
+/// BLS12-381's.
+fn key_curve(files: &FileInputs) -> Result<Curve, CliError> {
+    match &files.zkey {
+        Some(zkey) => Ok(curve_of(zkey)?),
+        None => Ok(Curve::Bls12_381),
+    }
+}
+
+fn load<E: ProvedCurve>(files: &FileInputs) -> Result<Loaded<E>, CliError> {
     let wtns = required(&files.wtns, "--wtns", "proving a key file")?;
     if let Some(zkey_path) = &files.zkey {
         let inputs = spinner(&format!("reading {}", zkey_path.display()), || {
-            KeyAndWitness::read_zkey(zkey_path, wtns, files.r1cs.as_deref())
+            KeyAndWitness::<E>::read_zkey(zkey_path, wtns, files.r1cs.as_deref())
         })?;
         return Ok(Loaded {
             inputs,
@@ -148,6 +158,11 @@ fn load(files: &FileInputs) -> Result<Loaded, CliError> {
     let inputs = spinner(&format!("reading {}", pk_path.display()), || {
         KeyAndWitness::read_arkworks(pk_path, r1cs_path, wtns)
     })?;
+    // An arkworks key file is BLS12-381's (`key_curve`), so `E` is here.
+    let inputs: Box<dyn std::any::Any> = Box::new(inputs);
+    let inputs = *inputs
+        .downcast::<KeyAndWitness<E>>()
+        .map_err(|_| CliError::usage("an arkworks proving key (--pk) is BLS12-381's only"))?;
     Ok(Loaded {
         inputs,
         key_kind: "arkworks proving key",
@@ -170,25 +185,37 @@ enum CheckResult {
     Mismatch(Vec<String>),
 }
 
-fn prove_once(
-    backend: &dyn ProverBackend,
-    loaded: &Loaded,
-    r: Fr,
-    s: Fr,
+fn prove_once<E: ProvedCurve>(
+    backend: &dyn ProverBackend<E>,
+    loaded: &Loaded<E>,
+    r: E::ScalarField,
+    s: E::ScalarField,
     verify: bool,
-) -> Result<ProofOutput, CliError> {
+) -> Result<ProofOutput<E>, CliError> {
     Ok(loaded
         .inputs
         .prove(backend, r, s, ProveOptions { verify })?)
 }
 
-/// Proves the files' circuit once, saying each step to `sink`; whether the proof was
-/// made (and, with `--check`, identical to the references').
+/// A curve `crucible prove` proves files of.
+pub trait ProvedCurve: FileCurve + RegisteredCurve {}
+impl<E: FileCurve + RegisteredCurve> ProvedCurve for E {}
+
+/// Proves the files' circuit once, on the curve its key names, saying each step to
+/// `sink`; whether the proof was made (and, with `--check`, identical to the
+/// references').
 pub fn run(args: FileRun<'_>, sink: Sink) -> Result<bool, CliError> {
-    let say = |line: String| sink.say(line);
     args.files.check_outputs()?;
-    let loaded = load(args.files)?;
-    let Selected { backend, reason } = select_backend(
+    match key_curve(args.files)? {
+        Curve::Bls12_381 => run_on::<Bls12_381>(args, sink),
+        Curve::Bn254 => run_on::<Bn254>(args, sink),
+    }
+}
+
+fn run_on<E: ProvedCurve>(args: FileRun<'_>, sink: Sink) -> Result<bool, CliError> {
+    let say = |line: String| sink.say(line);
+    let loaded = load::<E>(args.files)?;
+    let Selected { backend, reason } = select_backend::<E>(
         args.backend.backend_or("auto"),
         &args.backend.probe_options()?,
     )?;
@@ -210,7 +237,10 @@ pub fn run(args: FileRun<'_>, sink: Sink) -> Result<bool, CliError> {
         Some(seed) => Box::new(StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15)),
         None => Box::new(OsRng),
     };
-    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let (r, s) = (
+        E::ScalarField::rand(&mut rng),
+        E::ScalarField::rand(&mut rng),
+    );
     let verify = !args.no_verify;
     let started = Instant::now();
     let (out, check) = if args.check {
@@ -298,20 +328,20 @@ pub fn run(args: FileRun<'_>, sink: Sink) -> Result<bool, CliError> {
 
 /// Proves on the chosen backend and the CPU reference and with ark-groth16, all with
 /// the same r and s; the chosen backend's proof is the one returned.
-fn check_run(
-    backend: &dyn ProverBackend,
-    loaded: &Loaded,
-    r: Fr,
-    s: Fr,
+fn check_run<E: ProvedCurve>(
+    backend: &dyn ProverBackend<E>,
+    loaded: &Loaded<E>,
+    r: E::ScalarField,
+    s: E::ScalarField,
     verify: bool,
-) -> Result<(ProofOutput, Option<CheckResult>), CliError> {
+) -> Result<(ProofOutput<E>, Option<CheckResult>), CliError> {
     let out = prove_once(backend, loaded, r, s, verify)?;
     let cpu = if backend.info().name == "cpu" {
         None
     } else {
-        Some(select("cpu", &Default::default())?.backend)
+        Some(select::<E>("cpu", &Default::default())?.backend)
     };
-    let others: Vec<&dyn ProverBackend> = cpu.iter().map(|b| &**b).collect();
+    let others: Vec<&dyn ProverBackend<E>> = cpu.iter().map(|b| &**b).collect();
     let check = spinner("checking against ark-groth16 and the CPU reference", || {
         let key_options = KeyOptions {
             reduction: loaded.inputs.reduction,

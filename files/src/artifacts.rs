@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+use ark_ff::PrimeField;
 use ark_groth16::VerifyingKey;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use serde_json::Value;
@@ -18,6 +19,7 @@ use crucible_core::curve::Curve;
 use crucible_core::groth16::{Proof, ProvingKey};
 use crucible_core::key_file::open_regular;
 
+use crate::file_curve::FileCurve;
 use crate::validated_keys::ValidatedKeys;
 use crucible_core::{Bls12_381, Error, Fr, Result};
 
@@ -104,7 +106,7 @@ pub(crate) fn read_binary<T: CanonicalDeserialize>(
 }
 
 /// Writes a proof: snarkjs `proof.json` form for a `.json` name, else arkworks'.
-pub fn write_proof(path: &Path, proof: &Proof) -> Result<()> {
+pub fn write_proof<E: FileCurve>(path: &Path, proof: &Proof<E>) -> Result<()> {
     if is_json(path) {
         write_json(path, "proof", &proof_to_json(proof))
     } else {
@@ -123,7 +125,7 @@ pub fn read_proof(path: &Path) -> Result<Proof> {
 
 /// Writes public inputs (the constant one not included): snarkjs `public.json` form,
 /// else arkworks' `Vec<Fr>`.
-pub fn write_public(path: &Path, inputs: &[Fr]) -> Result<()> {
+pub fn write_public<F: PrimeField>(path: &Path, inputs: &[F]) -> Result<()> {
     if is_json(path) {
         write_json(path, "public inputs", &public_to_json(inputs))
     } else {

@@ -1,5 +1,5 @@
 //! snarkjs' JSON forms of a Groth16 proof (`proof.json`), its public signals
-//! (`public.json`) and verifying key (`verification_key.json`), for BLS12-381:
+//! (`public.json`) and verifying key (`verification_key.json`), on either curve:
 //! decimal strings; points as projective triples with z = 1 (z = 0 with (0, 1) for
 //! the point at infinity), G2 coordinates as `[c0, c1]` pairs.
 
@@ -13,27 +13,32 @@ use serde_json::{json, Value};
 use crucible_core::ark_bls12_381::{Fq12, Fq2, Fq6};
 use crucible_core::curve::Curve;
 use crucible_core::groth16::Proof;
-use crucible_core::{Bls12_381, Fr, G1Affine, G2Affine, Result};
+use crucible_core::{Bls12_381, Fr, Result};
 
 use crate::binfile::Named;
+use crate::file_curve::{FileCurve, Fq2Of};
 
-/// snarkjs' name of the curve.
+/// snarkjs' name of BLS12-381 (what the verifying key's JSON names).
 pub const CURVE: &str = "bls12381";
 
 fn fq2(x: &Fq2) -> Value {
     json!([x.c0.to_string(), x.c1.to_string()])
 }
 
-fn g1(p: &G1Affine) -> Value {
+fn g1<E: FileCurve>(p: &E::G1Affine) -> Value {
     match p.xy() {
         Some((x, y)) => json!([x.to_string(), y.to_string(), "1"]),
         None => json!(["0", "1", "0"]),
     }
 }
 
-fn g2(p: &G2Affine) -> Value {
+fn g2<E: FileCurve>(p: &E::G2Affine) -> Value {
+    let pair = |c: &Fq2Of<E>| {
+        let [c0, c1] = E::fq2_parts(c);
+        json!([c0.to_string(), c1.to_string()])
+    };
     match p.xy() {
-        Some((x, y)) => json!([fq2(&x), fq2(&y), ["1", "0"]]),
+        Some((x, y)) => json!([pair(&x), pair(&y), ["1", "0"]]),
         None => json!([["0", "0"], ["1", "0"], ["0", "0"]]),
     }
 }
@@ -46,19 +51,19 @@ fn fq12(x: &Fq12) -> Value {
     json!([fq6(&x.c0), fq6(&x.c1)])
 }
 
-/// A proof as snarkjs writes `proof.json`.
-pub fn proof_to_json(proof: &Proof) -> Value {
+/// A proof as snarkjs writes `proof.json` (`curve`: `bls12381` or `bn128`).
+pub fn proof_to_json<E: FileCurve>(proof: &Proof<E>) -> Value {
     json!({
-        "pi_a": g1(&proof.a),
-        "pi_b": g2(&proof.b),
-        "pi_c": g1(&proof.c),
+        "pi_a": g1::<E>(&proof.a),
+        "pi_b": g2::<E>(&proof.b),
+        "pi_c": g1::<E>(&proof.c),
         "protocol": "groth16",
-        "curve": CURVE,
+        "curve": E::CURVE.circom_name(),
     })
 }
 
 /// Public signals as snarkjs writes `public.json`.
-pub fn public_to_json(inputs: &[Fr]) -> Value {
+pub fn public_to_json<F: PrimeField>(inputs: &[F]) -> Value {
     Value::Array(
         inputs
             .iter()
@@ -74,12 +79,12 @@ pub fn vk_to_json(vk: &VerifyingKey<Bls12_381>) -> Value {
         "protocol": "groth16",
         "curve": CURVE,
         "nPublic": vk.gamma_abc_g1.len().saturating_sub(1),
-        "vk_alpha_1": g1(&vk.alpha_g1),
-        "vk_beta_2": g2(&vk.beta_g2),
-        "vk_gamma_2": g2(&vk.gamma_g2),
-        "vk_delta_2": g2(&vk.delta_g2),
+        "vk_alpha_1": g1::<Bls12_381>(&vk.alpha_g1),
+        "vk_beta_2": g2::<Bls12_381>(&vk.beta_g2),
+        "vk_gamma_2": g2::<Bls12_381>(&vk.gamma_g2),
+        "vk_delta_2": g2::<Bls12_381>(&vk.delta_g2),
         "vk_alphabeta_12": fq12(&alphabeta),
-        "IC": vk.gamma_abc_g1.iter().map(g1).collect::<Vec<_>>(),
+        "IC": vk.gamma_abc_g1.iter().map(g1::<Bls12_381>).collect::<Vec<_>>(),
     })
 }
 
