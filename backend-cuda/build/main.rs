@@ -2,7 +2,8 @@
 //! device of those architectures never waits for the compiler (`src/embedded.rs`
 //! embeds what this writes; `src/programs.rs` is the layout both follow).
 //!
-//! Release builds compile for sm_80 and sm_90 when libnvrtc loads
+//! Release builds compile BLS12-381's programs (the curve the backend proves; BN254's
+//! compile at first use) for sm_80 and sm_90 when libnvrtc loads
 //! (`CRUCIBLE_NVRTC_LIB` names the file, else the loader's search path and the CUDA
 //! toolkit's folder are tried), and embed nothing, with the reason recorded, when it
 //! does not; other builds embed nothing. A program that fails to compile fails the
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use programs::{programs, Program};
+use programs::{programs, KernelCurve, Program};
 
 /// What a release build compiles for.
 const ARCHS: [(i32, i32); 2] = [(8, 0), (9, 0)];
@@ -48,7 +49,11 @@ fn main() {
     let archs = ARCHS;
     let jobs: Vec<(Program, (i32, i32))> = archs
         .iter()
-        .flat_map(|&arch| programs().into_iter().map(move |p| (p, arch)))
+        .flat_map(|&arch| {
+            programs(KernelCurve::Bls12_381)
+                .into_iter()
+                .map(move |p| (p, arch))
+        })
         .collect();
     let threads = std::env::var("NUM_JOBS")
         .ok()

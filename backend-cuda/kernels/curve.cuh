@@ -1,9 +1,11 @@
-// curve.cuh — short Weierstrass points with a = 0 over F = Fq (G1: y^2 = x^3 + 4)
-// or F = Fq2 (G2: y^2 = x^3 + 4(1 + u)). The formulas never use b.
+// curve.cuh — short Weierstrass points with a = 0 over F = Fq (G1: y^2 = x^3 + b)
+// or F = Fq2 (G2: y^2 = x^3 + b'), b and b' those of field.cuh's curve block. The
+// formulas never use b.
 //
-// Affine<F> {F x; F y;}            G1: 24 u32, G2: 48 u32. Infinity is x = y = 0
-//                                  (all-zero limbs; (0, 0) is on neither curve).
-// Xyzz<F>   {F x; F y; F zz; F zzz;} G1: 48 u32, G2: 96 u32: the affine point
+// Affine<F> {F x; F y;}            G1: 2 N u32, G2: 4 N u32 (N = CRU_FQ_LIMBS: 12 for
+//                                  BLS12-381, 8 for BN254). Infinity is x = y = 0
+//                                  (all-zero limbs; (0, 0) is on neither curve: b != 0).
+// Xyzz<F>   {F x; F y; F zz; F zzz;} G1: 4 N u32, G2: 8 N u32: the affine point
 //                                  (X/ZZ, Y/ZZZ) with ZZ^3 = ZZZ^2; ZZ = 0 is infinity
 //                                  (xyzz_identity() is all zeros). The host turns one
 //                                  into arkworks' Jacobian (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ).

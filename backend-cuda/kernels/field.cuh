@@ -1,4 +1,4 @@
-// field.cuh — BLS12-381 prime fields Fr and Fq for crucible's CUDA kernels.
+// field.cuh — the prime fields Fr and Fq of the chosen curve for crucible's CUDA kernels.
 //
 // Compiled in two ways:
 //   * by NVRTC at run time, as the first part of the concatenation
@@ -6,9 +6,14 @@
 //   * by g++ (-x c++) for the host test harness in host_test/, where the CUDA
 //     qualifiers below expand to nothing and the PTX carry chains are emulated.
 //
+// The curve is chosen at compile time by one define: -DCRU_CURVE_BN254 for BN254
+// (alt_bn128), none for BLS12-381. Its block below gives every curve constant the
+// kernels use; the code after it is written once over those.
+//
 // Layout (fixed; identical bytes to arkworks' internal BigInt of u64 limbs):
-//   Fr: 8  x u32, little-endian, Montgomery form, R = 2^256 mod r.
-//   Fq: 12 x u32, little-endian, Montgomery form, R = 2^384 mod p.
+//   Fr: N = CRU_FR_LIMBS x u32, little-endian, Montgomery form, R = 2^(32N) mod r.
+//   Fq: N = CRU_FQ_LIMBS x u32, little-endian, Montgomery form, R = 2^(32N) mod p.
+//   BLS12-381: Fr 8 limbs, Fq 12; BN254: both 8.
 // Zero is all-zero limbs in both the canonical and the Montgomery form.
 //
 // Arithmetic: carry chains (add.cc / addc / mad.lo.cc / madc.hi.cc). On the device
@@ -148,8 +153,41 @@ CRU_DEV void madwc_cc(u32 a, u32 b, u32& lo, u32& hi) { cru_madw(a, b, lo, hi, c
 #endif
 
 // ---------------------------------------------------------------------------
-// Constants (canonical integers as little-endian u32 limbs).
+// The curve block: limb counts, -p^-1 mod 2^32, and the constants as canonical
+// integers in little-endian u32 limbs. Every modulus leaves two spare top bits
+// (p < 2^(32N - 2)): sums of two elements never overflow the limbs, and fq2.cuh's
+// lazy product keeps its unreduced sums below p 2^(32N).
+// CRU_SCALAR_DIGIT_BITS: the bits an MSM's signed digits must cover, the bits of r
+// plus one for the last digit's carry (msm.cu's W = ceil(CRU_SCALAR_DIGIT_BITS / c)).
+// CRU_FQ2_NONRESIDUE: u^2 in Fq2 = Fq[u] / (u^2 - CRU_FQ2_NONRESIDUE); fq2.cuh takes -1.
+// The curves' b (y^2 = x^3 + b) are here for reference only: no formula uses them.
 // ---------------------------------------------------------------------------
+#if defined(CRU_CURVE_BN254)
+// BN254: G1 y^2 = x^3 + 3 over Fq, G2 y^2 = x^3 + 3/(9 + u) over Fq2; r has 254 bits,
+// Fr's two-adicity is 28 (the host's domains stay within it).
+#define CRU_FR_LIMBS 8
+#define CRU_FR_INV 0xefffffffu
+#define CRU_FQ_LIMBS 8
+#define CRU_FQ_INV 0xe4866389u
+#define CRU_SCALAR_DIGIT_BITS 255
+#define CRU_FQ2_NONRESIDUE (-1)
+// r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001
+__device__ __constant__ const u32 FR_P[8]   = {0xf0000001, 0x43e1f593, 0x79b97091, 0x2833e848, 0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+__device__ __constant__ const u32 FR_ONE[8] = {0x4ffffffb, 0xac96341c, 0x9f60cd29, 0x36fc7695, 0x7879462e, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1}; // 2^256 mod r
+__device__ __constant__ const u32 FR_R2[8]  = {0xae216da7, 0x1bb8e645, 0xe35c59e3, 0x53fe3ab1, 0x53bb8085, 0x8c49833d, 0x7f4e44a5, 0x0216d0b1}; // 2^512 mod r
+// p = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47
+__device__ __constant__ const u32 FQ_P[8]   = {0xd87cfd47, 0x3c208c16, 0x6871ca8d, 0x97816a91, 0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
+__device__ __constant__ const u32 FQ_ONE[8] = {0xc58f0d9d, 0xd35d438d, 0xf5c70b3d, 0x0a78eb28, 0x7879462c, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1}; // 2^256 mod p
+__device__ __constant__ const u32 FQ_R2[8]  = {0x538afa89, 0xf32cfc5b, 0xd44501fb, 0xb5e71911, 0x0a417ff6, 0x47ab1eff, 0xcab8351f, 0x06d89f71}; // 2^512 mod p
+#else
+// BLS12-381: G1 y^2 = x^3 + 4 over Fq, G2 y^2 = x^3 + 4(1 + u) over Fq2; r has 255
+// bits, Fr's two-adicity is 32.
+#define CRU_FR_LIMBS 8
+#define CRU_FR_INV 0xffffffffu
+#define CRU_FQ_LIMBS 12
+#define CRU_FQ_INV 0xfffcfffdu
+#define CRU_SCALAR_DIGIT_BITS 256
+#define CRU_FQ2_NONRESIDUE (-1)
 // r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001
 __device__ __constant__ const u32 FR_P[8]   = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402, 0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
 __device__ __constant__ const u32 FR_ONE[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa, 0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159}; // 2^256 mod r
@@ -158,20 +196,21 @@ __device__ __constant__ const u32 FR_R2[8]  = {0xf3f29c6d, 0xc999e990, 0x87925c2
 __device__ __constant__ const u32 FQ_P[12]   = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
 __device__ __constant__ const u32 FQ_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3}; // 2^384 mod p
 __device__ __constant__ const u32 FQ_R2[12]  = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6, 0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9, 0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5}; // 2^768 mod p
+#endif
 
 // A field is Fp<Cfg>; Cfg gives the limb count, -p^-1 mod 2^32 and the constants.
-// Both moduli leave spare top bits (r < 2^255, p < 2^381), so a + b < 2^(32N) never
+// Both moduli leave spare top bits (the curve block), so a + b < 2^(32N) never
 // overflows the limbs and the Montgomery result before its final subtraction is < 2p.
 struct FrCfg {
-    static constexpr int N = 8;
-    static constexpr u32 INV = 0xffffffffu;
+    static constexpr int N = CRU_FR_LIMBS;
+    static constexpr u32 INV = CRU_FR_INV;
     static CRU_DEV u32 p(int i)   { return FR_P[i]; }
     static CRU_DEV u32 one(int i) { return FR_ONE[i]; }
     static CRU_DEV u32 r2(int i)  { return FR_R2[i]; }
 };
 struct FqCfg {
-    static constexpr int N = 12;
-    static constexpr u32 INV = 0xfffcfffdu;
+    static constexpr int N = CRU_FQ_LIMBS;
+    static constexpr u32 INV = CRU_FQ_INV;
     static CRU_DEV u32 p(int i)   { return FQ_P[i]; }
     static CRU_DEV u32 one(int i) { return FQ_ONE[i]; }
     static CRU_DEV u32 r2(int i)  { return FQ_R2[i]; }
@@ -315,8 +354,8 @@ template <class C, bool WIDE = false> CRU_DEV Fp<C> fmul(const Fp<C>& a, const F
 // a^2 = sum_i a_i 2^(32i) c_i and c_i = a_i 2^(32i) + 2 sum_{j>i} a_j 2^(32j) has no
 // words below i. Word i of c_i is a_i, word i + 1 the low word of 2 a_{i+1}, word
 // j > i + 1 word j of 2a (2a < 2^(32N): both moduli leave a spare top bit). Row i
-// thus has N - i products: N(N+1)/2 + N^2 in all (Fq 222, fmul(a, a) 288), each lo/hi
-// pair on the even/odd split as in fmul, and no 2N-word square is ever held.
+// thus has N - i products: N(N+1)/2 + N^2 in all (12 limbs: 222, fmul(a, a) 288), each
+// lo/hi pair on the even/odd split as in fmul, and no 2N-word square is ever held.
 // Bounds, as fmul's: c_i <= 2a < 2p takes the place of a < p. Per row, e gains
 // a_i c_i,even + m p_even < 2^(32N+1) (even words stop at N - 2) and o, in its own
 // weights, (a_i c_i,odd + m p_odd) / 2^32 < 3p; o starts each row as e >> 64, e as o,
@@ -549,10 +588,11 @@ template <class C> CRU_DEV Fp<C> to_mont(const Fp<C>& a) { return fmul(a, Fp<C>:
 template <class C> CRU_DEV Fp<C> from_mont(const Fp<C>& a) { return fmul(a, Fp<C>::raw_one()); }
 
 // a^-1 = a^(p-2) (Fermat; 0 gives 0), in Montgomery form. Fixed 4-bit windows over
-// the exponent from the top: for Fq 380 squarings and about 100 products (14 of them
-// for the table a^0 .. a^15). The exponent's limbs are p - 2 with the borrow carried
-// (Fr's low limb is 1). A call, with its loops rolled: ~500 products inlined would
-// cost NVRTC minutes for nothing (it runs once per batch of points, not per point).
+// the exponent from the top: for BLS12-381's Fq 380 squarings and about 100 products
+// (14 of them for the table a^0 .. a^15). The exponent's limbs are p - 2 with the
+// borrow carried (BLS12-381's r has low limb 1). A call, with its loops rolled: ~500
+// products inlined would cost NVRTC minutes for nothing (it runs once per batch of
+// points, not per point).
 template <class C> CRU_CALL Fp<C> finv(const Fp<C>& a) {
     constexpr int N = C::N;
     u32 e[N];

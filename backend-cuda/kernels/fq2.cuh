@@ -1,10 +1,15 @@
-// fq2.cuh — Fq2 = Fq[u] / (u^2 + 1), the base field of G2.
-// Layout: {Fq c0; Fq c1;} = c0 + c1*u, 24 u32 (arkworks' QuadExtField<Fp2Config> order).
+// fq2.cuh — Fq2 = Fq[u] / (u^2 + 1), the base field of G2 (u^2 = -1 on both curves,
+// field.cuh's CRU_FQ2_NONRESIDUE).
+// Layout: {Fq c0; Fq c1;} = c0 + c1*u, 2 CRU_FQ_LIMBS u32 (arkworks' QuadExtField<Fp2Config>
+// order).
 // Requires field.cuh before it (NVRTC concatenation order: field, fq2, curve, *.cu).
 #ifndef CRUCIBLE_FQ2_CUH
 #define CRUCIBLE_FQ2_CUH
 #ifndef CRUCIBLE_FIELD_CUH
 #include "field.cuh"
+#endif
+#if CRU_FQ2_NONRESIDUE != -1
+#error "fq2.cuh's product, square and inverse take u^2 = -1"
 #endif
 
 struct Fq2 {
@@ -22,10 +27,10 @@ CRU_DEV Fq2 fsub(const Fq2& a, const Fq2& b) { return make_fq2(fsub(a.c0, b.c0),
 CRU_DEV Fq2 fneg(const Fq2& a) { return make_fq2(fneg(a.c0), fneg(a.c1)); }
 CRU_DEV Fq2 fdbl(const Fq2& a) { return make_fq2(fdbl(a.c0), fdbl(a.c1)); }
 
-// The Fq2 product by lazy reduction: Karatsuba over the unreduced 768-bit products
-// (field.cuh's fmul_plain), then two Montgomery reductions (fredc): 720 limb
-// multiply-adds, against 864 for Karatsuba over 3 Montgomery products. In the G2 bucket
-// sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425, 14391 SASS
+// The Fq2 product by lazy reduction: Karatsuba over the unreduced 2N-word products
+// (field.cuh's fmul_plain), then two Montgomery reductions (fredc): for BLS12-381 720
+// limb multiply-adds, against 864 for Karatsuba over 3 Montgomery products. In the G2
+// bucket sums' kernel body (NVRTC 12.9, sm_90): 7185 IMADs against 8425, 14391 SASS
 // instructions against 14885, 240 bytes of spill stores against 180 (its 768-bit
 // values at 255 registers); on the H200, MSM G2 2^20 26.59 ms against 27.49
 // (d32de65:BENCHMARKS.md). Every G2 kernel takes it (they all call this product). The
@@ -37,7 +42,8 @@ CRU_DEV Fq2 fmul_inline(const Fq2& a, const Fq2& b) {
     // v0 + v1 and v0 - v1 = (v0 + v1) - 2 v1, so that v0 dies into the sum and v1 into
     // its double (registers: the G2 bucket sums run at 255). The sums a0 + a1, b0 + b1
     // stay unreduced (< 2p): the integer identity (a0+a1)(b0+b1) - v0 - v1 = a0 b1 + a1 b0
-    // < 2p^2 holds for them all the same, and both fredc operands are below p 2^384.
+    // < 2p^2 holds for them all the same, and both fredc operands are below p 2^(32N)
+    // (4p < 2^(32N): field.cuh's two spare bits).
     const FqWide v1 = fmul_plain(a.c1, b.c1);
     const Fq sa = fadd_unreduced(a.c0, a.c1);
     const Fq sb = fadd_unreduced(b.c0, b.c1);

@@ -21,8 +21,9 @@
 //         the host to weigh (see there).
 //
 // Parameters (host's choice):
-//   c         window bits, 1 <= c <= 24. W = ceil(256 / c) digit windows (W c >= 256
-//             leaves room for the last digit's carry). Signed digits d in
+//   c         window bits, 1 <= c <= 24. W = ceil(D / c) digit windows, D =
+//             CRU_SCALAR_DIGIT_BITS (field.cuh's curve block: BLS12-381 256, BN254 255;
+//             W c >= D leaves room for the last digit's carry). Signed digits d in
 //             [-2^(c-1), 2^(c-1)]; B = 2^(c-1) buckets per window, bucket b holds digit
 //             magnitude b + 1.
 //   wp        bucket windows, 1 <= wp <= W: M = wp B buckets in all, window-major
@@ -90,8 +91,9 @@
 //        records each: point (v (items + 1) + q) N + g is item q of record g; item 0 is
 //        a partial G, item 1 + k a partial U_k, item `items` a partial sum of the T_s
 //        (the total).
-//        Tiles: blockDim.x = TL = min(S, tile) with tile = CRU_REDUCE_SHARED_BYTES /
-//        (2 sizeof(Xyzz)) (G1 128, G2 64); blockDim.x a power of two in every step-7 launch.
+//        Tiles: blockDim.x = TL = min(S, tile) with tile the largest power of two <=
+//        CRU_REDUCE_SHARED_BYTES / (2 sizeof(Xyzz)) (G1 128, G2 64, on both curves);
+//        blockDim.x a power of two in every step-7 launch.
 //   6. msm_g1_reduce_tiles(const G1Xyzz* buckets, const G1Xyzz* carries,
 //        const u32* bucket_start, G1Xyzz* out, u32 c, u32 seg_bits, u32 chunk)
 //                                                   grid (S, wp), blockDim.x = TL
@@ -112,16 +114,16 @@
 #include "curve.cuh"
 #endif
 
-CRU_DEV u32 msm_num_windows(u32 c) { return (256 + c - 1) / c; }
+CRU_DEV u32 msm_num_windows(u32 c) { return (CRU_SCALAR_DIGIT_BITS + c - 1) / c; }
 
-// Bits [bit, bit + c) of the canonical scalar s (8 limbs, little-endian; bits past 255
-// read as 0), c <= 24.
+// Bits [bit, bit + c) of the canonical scalar s (CRU_FR_LIMBS limbs, little-endian;
+// bits past the last limb read as 0), c <= 24.
 CRU_DEV u32 msm_bits(const u32* s, u32 bit, u32 c) {
     const u32 limb = bit >> 5;
     const u32 shift = bit & 31;
-    if (limb >= 8) return 0;
+    if (limb >= CRU_FR_LIMBS) return 0;
     u64 v = (u64)s[limb] >> shift;
-    if (shift + c > 32 && limb + 1 < 8) v |= (u64)s[limb + 1] << (32 - shift);
+    if (shift + c > 32 && limb + 1 < CRU_FR_LIMBS) v |= (u64)s[limb + 1] << (32 - shift);
     return (u32)v & ((1u << c) - 1);
 }
 
@@ -354,9 +356,10 @@ CRU_DEV Xyzz<F> msm_load_bucket(const Xyzz<F>* buckets, const Xyzz<F>* carries, 
     return v;
 }
 
-// Shared memory of one reduction block: 2 points a thread for tile threads, 48 KiB (the
-// most a kernel declares statically): tiles of 128 threads for G1, 64 for G2
-// (msm/reduce.rs reads this constant).
+// Shared memory of one reduction block: 2 points a thread for tile threads, 48 KiB at
+// most (the most a kernel declares statically): tiles of 128 threads for G1, 64 for G2
+// (msm/passes.rs reads this constant). BLS12-381's points fill it; BN254's smaller ones
+// fit 192 and 96, which the tiles' power of two rounds down to the same 128 and 64.
 #define CRU_REDUCE_SHARED_BYTES 49152
 
 // The reduction kernels' additions: calls (one copy of the formula a kernel; inlined,
@@ -365,7 +368,15 @@ template <class F> CRU_DEV Xyzz<F> msm_reduce_add(const Xyzz<F>& p, const Xyzz<F
     return xyzz_add(p, q);
 }
 
-template <class F> CRU_DEV u32 msm_reduce_tile() { return CRU_REDUCE_SHARED_BYTES / (2 * sizeof(Xyzz<F>)); }
+// The largest power of two <= x (x >= 1), at compile time.
+__host__ __device__ constexpr u32 msm_floor_pow2(u32 x) { return x < 2 ? x : 2 * msm_floor_pow2(x / 2); }
+
+// The most threads of a reduction block: the largest power of two whose two points a
+// thread fit in CRU_REDUCE_SHARED_BYTES (every step-7 block is a power of two).
+template <class F> struct MsmReduceTile {
+    enum : u32 { value = msm_floor_pow2(CRU_REDUCE_SHARED_BYTES / (2 * sizeof(Xyzz<F>))) };
+};
+template <class F> CRU_DEV u32 msm_reduce_tile() { return MsmReduceTile<F>::value; }
 
 // log2 of blockDim.x (a power of two).
 CRU_DEV u32 msm_block_bits() {
@@ -407,7 +418,7 @@ CRU_DEV void msm_block_sums(Xyzz<F>* sh, bool plain, bool bits) {
 template <class F>
 CRU_DEV void msm_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries, const u32* bucket_start,
                               Xyzz<F>* out, u32 c, u32 seg_bits, u32 chunk) {
-    __shared__ Xyzz<F> sh[CRU_REDUCE_SHARED_BYTES / sizeof(Xyzz<F>)];
+    __shared__ Xyzz<F> sh[2 * MsmReduceTile<F>::value];
     const u32 t = threadIdx.x, T = blockDim.x, v = blockIdx.y;
     const u64 s = (u64)blockIdx.x * T + t;
     const u64 first = ((u64)v << (c - 1)) + (s << seg_bits);
@@ -433,7 +444,7 @@ CRU_DEV void msm_reduce_tiles(const Xyzz<F>* buckets, const Xyzz<F>* carries, co
 // as items items .. items + log2 T - 1 of the output (whose total is item items + log2 T).
 template <class F>
 CRU_DEV void msm_reduce_records(const Xyzz<F>* in, Xyzz<F>* out, u32 items) {
-    __shared__ Xyzz<F> sh[CRU_REDUCE_SHARED_BYTES / sizeof(Xyzz<F>)];
+    __shared__ Xyzz<F> sh[2 * MsmReduceTile<F>::value];
     const u32 t = threadIdx.x, T = blockDim.x, h = blockIdx.x, records = gridDim.x;
     const u32 v = blockIdx.y / (items + 1), q = blockIdx.y % (items + 1);
     const bool totals = q == items;

@@ -1,7 +1,8 @@
 // ntt.cu — NTT over Fr and the pointwise Fr kernels of the Groth16 quotient.
 // Prepend field.cuh, fq2.cuh, curve.cuh (NVRTC concatenation); g++ finds them by #include.
 //
-// All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes).
+// All Fr values: 8 x u32 little-endian, Montgomery form (arkworks' Fr bytes; r takes 8
+// words on both curves).
 // Launch shape of every kernel here but the tile kernels: 1-D, any blockDim.x (256
 // suggested), gridDim.x = max(1, ceil(THREADS / blockDim.x)); each kernel ignores
 // indices >= THREADS. No shared memory, no barriers: any order of the threads of one
@@ -89,8 +90,10 @@
 // By-value constants (see the header): plain words, so that the host's #[repr(C)]
 // structs have the same layout with no alignment question (Fr is 16-byte aligned).
 #define CRU_MAX_SEEDS 32
-struct FrArg { u32 words[8]; };
-struct FrSeeds { u32 words[8 * CRU_MAX_SEEDS]; };
+struct FrArg { u32 words[Fr::N]; };
+struct FrSeeds { u32 words[Fr::N * CRU_MAX_SEEDS]; };
+// The host's structs (backend-cuda/src/field.rs) and table_at's two 16-byte loads.
+static_assert(Fr::N == 8, "an Fr is 8 words");
 
 // Every Fr product here: field.cuh's fmul in its wide-pair form (about half the SASS
 // instructions of the narrow one, the NTT's whole cost being its products).
@@ -98,7 +101,7 @@ CRU_DEV Fr fr_mul(const Fr& a, const Fr& b) { return fmul<FrCfg, true>(a, b); }
 
 CRU_DEV Fr fr_of(const u32* words) {
     Fr r;
-    CRU_UNROLL for (int k = 0; k < 8; k++) r.l[k] = words[k];
+    CRU_UNROLL for (int k = 0; k < Fr::N; k++) r.l[k] = words[k];
     return r;
 }
 
@@ -207,13 +210,13 @@ CRU_DEV u32 tile_index(const TileShape& t, u32 b, u32 x) {
 template <u32 PLANE> CRU_DEV Fr tile_load(const u32* sm, u32 x) {
     const u32 o = x + (x >> 5);
     Fr r;
-    CRU_UNROLL for (int w = 0; w < 8; w++) r.l[w] = sm[w * PLANE + o];
+    CRU_UNROLL for (int w = 0; w < Fr::N; w++) r.l[w] = sm[w * PLANE + o];
     return r;
 }
 
 template <u32 PLANE> CRU_DEV void tile_store(u32* sm, u32 x, const Fr& v) {
     const u32 o = x + (x >> 5);
-    CRU_UNROLL for (int w = 0; w < 8; w++) sm[w * PLANE + o] = v.l[w];
+    CRU_UNROLL for (int w = 0; w < Fr::N; w++) sm[w * PLANE + o] = v.l[w];
 }
 
 // x with a zero bit inserted at bit p (the lower element of a stage's pair).
@@ -299,7 +302,7 @@ CRU_DEV void ntt_tile_rounds(Fr* a, const Fr* __restrict__ tw, const Fr* __restr
                              const Fr* __restrict__ pow_hi, const FrArg& c, u32 log_n, u32 s, u32 k, u32 g, u32 cshift,
                              u32 flags, u32 lo_bits) {
     constexpr u32 PLANE = CRU_NTT_PLANE(MAX_BITS);
-    __shared__ u32 sm[8 * PLANE];
+    __shared__ u32 sm[Fr::N * PLANE];
     const TileShape t = tile_shape(s, k, g, cshift);
     const u32 tile_bits = k + g;
     const u32 inverse = flags & CRU_NTT_INVERSE;
@@ -404,7 +407,7 @@ extern "C" __global__ void CRU_NTT_TILE_E4_BOUNDS
 CRU_DEV void warp_regroup(Fr& e0, Fr& e1, u32 p, bool upper, u32 mask) {
     const Fr send = upper ? e0 : e1;
     Fr got;
-    CRU_UNROLL for (int w = 0; w < 8; w++) got.l[w] = __shfl_xor_sync(mask, send.l[w], 1u << p);
+    CRU_UNROLL for (int w = 0; w < Fr::N; w++) got.l[w] = __shfl_xor_sync(mask, send.l[w], 1u << p);
     if (upper) e0 = got;
     else e1 = got;
 }
@@ -488,7 +491,7 @@ extern "C" __global__ void fr_powers(Fr* out, FrSeeds pows, FrArg first, u32 cou
     if (i >= count) return;
     Fr r = fr_of(first.words);
     for (u32 b = 0; b < 32 && (i >> b) != 0; b++)
-        if ((i >> b) & 1u) r = fr_mul(r, fr_of(pows.words + 8 * b));
+        if ((i >> b) & 1u) r = fr_mul(r, fr_of(pows.words + Fr::N * b));
     out[i] = r;
 }
 

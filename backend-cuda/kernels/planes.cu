@@ -22,8 +22,8 @@
 //   `shift` XYZZ doublings each, then one field inversion for the whole batch
 //   (Montgomery's trick) to write them affine.
 // PLANES_BATCH (16) trades the inversion (~480 Fq products, once per thread) against
-// the batch's local memory (PLANES_BATCH XYZZ points: 3 KB for G1, 6 KB for G2, per
-// thread). The Rust host sizes its launches by 16 (planes.rs BATCH), so only the host
+// the batch's local memory (PLANES_BATCH XYZZ points: for BLS12-381 3 KB for G1, 6 KB
+// for G2, per thread). The Rust host sizes its launches by 16 (planes.rs BATCH), so only the host
 // tests set another value (-DPLANES_BATCH=k, k >= 1, in their portable build).
 #ifndef CRUCIBLE_CURVE_CUH
 #include "curve.cuh"

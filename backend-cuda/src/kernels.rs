@@ -1,7 +1,10 @@
-//! The CUDA C kernels as machine code (CUBIN) for the device's own architecture, had
-//! once per backend and kept for its life (`launch::Kernels`): each program's CUBIN
-//! from the binary when the build compiled it for this architecture with these options
-//! (`embedded.rs`), else from the disk cache, else compiled with NVRTC now.
+//! The CUDA C kernels as machine code (CUBIN) for the device's own architecture and a
+//! curve, had once per backend and kept for its life (`launch::Kernels`): each
+//! program's CUBIN from the binary when the build compiled it for this architecture
+//! with these options (`embedded.rs`), else from the disk cache, else compiled with
+//! NVRTC now. The curve picks field.cuh's block of constants by one define
+//! (`programs::KernelCurve`); the options carry it, so the cache keys and the
+//! embedded CUBINs of the curves never mix.
 //!
 //! They compile as several NVRTC programs at once, one thread each (NVRTC is
 //! thread-safe across programs), in the layout of `programs.rs` (a program per kernel
@@ -25,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crucible_core::curve::Curve;
 use crucible_core::hash::Fnv1a;
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
@@ -34,7 +38,16 @@ use crucible_core::cache_dir::{cache_folder, CUDA};
 use crate::driver;
 use crate::embedded;
 use crate::error::{CudaError, CudaResult};
-use crate::programs::{programs, Program};
+use crate::programs::{programs, KernelCurve, Program};
+
+impl From<Curve> for KernelCurve {
+    fn from(curve: Curve) -> KernelCurve {
+        match curve {
+            Curve::Bls12_381 => KernelCurve::Bls12_381,
+            Curve::Bn254 => KernelCurve::Bn254,
+        }
+    }
+}
 
 /// Where compiled kernels are cached: the `cuda` folder of crucible's cache directory
 /// (`crucible_core::cache_dir`).
@@ -192,11 +205,11 @@ struct Job {
     path: Option<PathBuf>,
 }
 
-/// The programs of [`programs`], each with its options for `arch`, the build's CUBIN
-/// of it for `arch` (if any) and, under `dir`, its cache file, keyed by its source, its
-/// options and `versions` (NVRTC's and the driver's).
-fn jobs(arch: (i32, i32), versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
-    programs()
+/// The programs of [`programs`] for `curve`, each with its options for `arch`, the
+/// build's CUBIN of it for `arch` (if any) and, under `dir`, its cache file, keyed by
+/// its source, its options and `versions` (NVRTC's and the driver's).
+fn jobs(arch: (i32, i32), curve: KernelCurve, versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
+    programs(curve)
         .into_iter()
         .map(|program| {
             let options = program.options(arch);
@@ -221,18 +234,19 @@ fn jobs(arch: (i32, i32), versions: &str, dir: Option<&PathBuf>) -> Vec<Job> {
         .collect()
 }
 
-/// Compiles every kernel program for `sm_{major}{minor}` (or takes each program's
-/// CUBIN from the binary, or from the disk cache for the same sources, options and
-/// versions), concurrently, and loads the modules into `ctx`, in [`programs`]' order.
-/// `launch::Kernels` looks the functions up across them.
+/// Compiles every kernel program for `sm_{major}{minor}` and `curve` (or takes each
+/// program's CUBIN from the binary, or from the disk cache for the same sources,
+/// options and versions), concurrently, and loads the modules into `ctx`, in
+/// [`programs`]' order. `launch::Kernels` looks the functions up across them.
 pub fn compile(
     ctx: &Arc<CudaContext>,
     arch: (i32, i32),
+    curve: Curve,
 ) -> CudaResult<(Vec<Arc<CudaModule>>, CompileReport)> {
     let start = Instant::now();
     let nvrtc_version = driver::nvrtc_version();
     let versions = format!("nvrtc {nvrtc_version} driver {}", driver::driver_version());
-    let jobs = jobs(arch, &versions, Some(&cache_dir()));
+    let jobs = jobs(arch, curve.into(), &versions, Some(&cache_dir()));
     let built: Vec<CudaResult<Built>> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
@@ -326,9 +340,10 @@ mod tests {
     }
 
     /// Compiles every program exactly as `compile` does (the same sources and options)
-    /// for sm_90, one at a time, and prints each one's CPU and wall seconds: the NVRTC
-    /// cold compile measured with libnvrtc alone, no driver or device. Every kernel the
-    /// launch table names must be in some program's CUBIN.
+    /// for sm_90 and each curve, one at a time, and prints each one's CPU and wall
+    /// seconds: the NVRTC cold compile measured with libnvrtc alone, no driver or
+    /// device. Every kernel the launch table names must be in some program's CUBIN of
+    /// each curve.
     #[test]
     #[ignore = "minutes of NVRTC; run with --ignored --nocapture nvrtc_compile_times"]
     fn nvrtc_compile_times() {
@@ -337,47 +352,49 @@ mod tests {
             return;
         }
         let arch = (9, 0);
-        let jobs = jobs(arch, "", None);
-        println!(
-            "NVRTC {}, sm_{}{}, {} programs",
-            driver::nvrtc_version(),
-            arch.0,
-            arch.1,
-            jobs.len(),
-        );
-        let (mut cpu_total, mut slowest) = (0.0f64, (0.0f64, String::new()));
-        let mut cubins = Vec::new();
-        for job in &jobs {
-            let name = &job.program.name;
-            let (cpu, wall) = (driver::process_cpu_seconds(), Instant::now());
-            let cubin = compile_program(job).unwrap_or_else(|e| panic!("program {name}: {e}"));
-            let cpu = driver::process_cpu_seconds() - cpu;
-            println!(
-                "  {name:<20} {cpu:6.2} s CPU {:6.2} s wall {:5} KiB",
-                wall.elapsed().as_secs_f64(),
-                cubin.len() / 1024
-            );
-            cpu_total += cpu;
-            if cpu > slowest.0 {
-                slowest = (cpu, name.clone());
-            }
-            cubins.push(cubin);
-        }
-        println!(
-            "total {cpu_total:.2} s CPU; slowest {} {:.2} s",
-            slowest.1, slowest.0
-        );
         // A kernel under no part (a guard's typo) would be in no program.
         let defines = |cubin: &[u8], name: &str| {
             let symbol = [name.as_bytes(), b"\0"].concat();
             cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
         };
-        for kernel in crate::launch::Kernel::ALL {
-            assert!(
-                cubins.iter().any(|c| defines(c, kernel.name())),
-                "no program defines kernel {}",
-                kernel.name()
+        for curve in Curve::ALL.map(KernelCurve::from) {
+            let jobs = jobs(arch, curve, "", None);
+            println!(
+                "NVRTC {}, sm_{}{}, {curve:?}, {} programs",
+                driver::nvrtc_version(),
+                arch.0,
+                arch.1,
+                jobs.len(),
             );
+            let (mut cpu_total, mut slowest) = (0.0f64, (0.0f64, String::new()));
+            let mut cubins = Vec::new();
+            for job in &jobs {
+                let name = &job.program.name;
+                let (cpu, wall) = (driver::process_cpu_seconds(), Instant::now());
+                let cubin = compile_program(job).unwrap_or_else(|e| panic!("program {name}: {e}"));
+                let cpu = driver::process_cpu_seconds() - cpu;
+                println!(
+                    "  {name:<26} {cpu:6.2} s CPU {:6.2} s wall {:5} KiB",
+                    wall.elapsed().as_secs_f64(),
+                    cubin.len() / 1024
+                );
+                cpu_total += cpu;
+                if cpu > slowest.0 {
+                    slowest = (cpu, name.clone());
+                }
+                cubins.push(cubin);
+            }
+            println!(
+                "total {cpu_total:.2} s CPU; slowest {} {:.2} s",
+                slowest.1, slowest.0
+            );
+            for kernel in crate::launch::Kernel::ALL {
+                assert!(
+                    cubins.iter().any(|c| defines(c, kernel.name())),
+                    "no {curve:?} program defines kernel {}",
+                    kernel.name()
+                );
+            }
         }
     }
 

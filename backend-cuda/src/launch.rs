@@ -17,6 +17,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crucible_core::curve::Curve;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, LaunchArgs, LaunchConfig,
     PushKernelArg,
@@ -491,12 +492,12 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles the kernels for `sm_{major}{minor}` (or reads the cached CUBINs), loads
-    /// them into `ctx` and looks up every function of the [`Kernel`] table in the
-    /// first module that defines it (a file's group-free kernels are in each of its
-    /// groups' programs).
-    pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32)) -> CudaResult<Kernels> {
-        let (modules, report) = kernels::compile(ctx, arch)?;
+    /// Compiles the kernels for `sm_{major}{minor}` and `curve` (or reads the cached
+    /// CUBINs), loads them into `ctx` and looks up every function of the [`Kernel`]
+    /// table in the first module that defines it (a file's group-free kernels are in
+    /// each of its groups' programs).
+    pub fn load(ctx: &Arc<CudaContext>, arch: (i32, i32), curve: Curve) -> CudaResult<Kernels> {
+        let (modules, report) = kernels::compile(ctx, arch, curve)?;
         let functions = Kernel::ALL
             .iter()
             .map(|kernel| {

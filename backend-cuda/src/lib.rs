@@ -51,6 +51,7 @@ mod tuning;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use crucible_core::curve::Curve;
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
     BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
@@ -180,8 +181,9 @@ impl CudaBackend {
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                let kernels =
-                    Kernels::load(&self.device.ctx, self.device.arch).map_err(|e| e.to_string())?;
+                // BLS12-381's kernels: the element layout (field.rs) is that curve's.
+                let kernels = Kernels::load(&self.device.ctx, self.device.arch, Curve::Bls12_381)
+                    .map_err(|e| e.to_string())?;
                 tracing::info!("{}: {}", self.device.info.label(), kernels.report);
                 Ok(kernels)
             })

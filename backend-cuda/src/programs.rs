@@ -8,7 +8,8 @@
 //! parts (curve.cuh's `#if CRU_WITH(PART)`) is one program per part. The programs
 //! follow the files and the parts their sources name, not a list of kernels, so a
 //! kernel added to a file lands in that file's programs (outside every part: in each
-//! of them).
+//! of them). The layout is the same for every curve; a curve's programs differ by the
+//! one define that picks its block of field.cuh ([`KernelCurve`]).
 
 /// The headers every program starts with, in this order (their include guards make
 /// the `.cu` files' own `#include`s no-ops).
@@ -29,6 +30,36 @@ pub const FILES: [(&str, &str); 5] = [
         include_str!("../kernels/sparse_product.cu"),
     ),
 ];
+
+/// The curve the kernels are compiled for: the block of field.cuh's constants (limb
+/// counts, moduli, Montgomery constants, the MSM's digit bits) that one define picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelCurve {
+    /// BLS12-381: field.cuh's default block, no define, so that its programs' options
+    /// and CUBINs are those of the kernels before they had another curve.
+    Bls12_381,
+    /// BN254 (alt_bn128): `-DCRU_CURVE_BN254`.
+    Bn254,
+}
+
+impl KernelCurve {
+    /// The option that picks the curve's block of field.cuh, if it is not the default.
+    pub fn define(self) -> Option<&'static str> {
+        match self {
+            KernelCurve::Bls12_381 => None,
+            KernelCurve::Bn254 => Some("-DCRU_CURVE_BN254"),
+        }
+    }
+
+    /// What its programs' names end with, so that reports and cache files tell the
+    /// curves apart (nothing for BLS12-381: its names as they were).
+    fn name_suffix(self) -> &'static str {
+        match self {
+            KernelCurve::Bls12_381 => "",
+            KernelCurve::Bn254 => "-bn254",
+        }
+    }
+}
 
 /// How a kernel file opens a part of its kernels (curve.cuh): `#if CRU_WITH(PART)`.
 const PART_GUARD: &str = "#if CRU_WITH(";
@@ -51,11 +82,12 @@ pub fn parts(source: &str) -> Vec<&str> {
 /// One NVRTC program: the headers, then kernel files, with its own options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
-    /// What reports call it: the file's name, with its part's (`msm-g2-sums`).
+    /// What reports call it: the file's name, with its part's (`msm-g2-sums`) and, for
+    /// a curve other than BLS12-381, the curve's (`msm-g2-sums-bn254`).
     pub name: String,
     /// The kernel files' sources, after the headers.
     pub files: Vec<&'static str>,
-    /// Options of this program alone (a part's selection).
+    /// Options of this program alone: the curve's define, then a part's selection.
     pub defines: Vec<String>,
 }
 
@@ -82,25 +114,32 @@ pub fn base_options(arch: (i32, i32)) -> Vec<String> {
     ]
 }
 
-/// The programs the kernels compile as: one per kernel file, or per part of one.
-pub fn programs() -> Vec<Program> {
+/// The programs the kernels compile as for `curve`: one per kernel file, or per part
+/// of one.
+pub fn programs(curve: KernelCurve) -> Vec<Program> {
+    let suffix = curve.name_suffix();
+    let curve_defines: Vec<String> = curve.define().into_iter().map(String::from).collect();
     FILES
         .iter()
         .flat_map(|&(name, source)| {
             let parts = parts(source);
             if parts.is_empty() {
                 return vec![Program {
-                    name: name.into(),
+                    name: format!("{name}{suffix}"),
                     files: vec![source],
-                    defines: Vec::new(),
+                    defines: curve_defines.clone(),
                 }];
             }
             parts
                 .into_iter()
-                .map(|part| Program {
-                    name: format!("{name}-{}", part.to_lowercase().replace('_', "-")),
-                    files: vec![source],
-                    defines: vec!["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")],
+                .map(|part| {
+                    let mut defines = curve_defines.clone();
+                    defines.extend(["-DCRU_SELECT=1".into(), format!("-DCRU_ONLY_{part}=1")]);
+                    Program {
+                        name: format!("{name}-{}{suffix}", part.to_lowercase().replace('_', "-")),
+                        files: vec![source],
+                        defines,
+                    }
                 })
                 .collect()
         })
@@ -113,7 +152,7 @@ mod tests {
 
     #[test]
     fn every_file_is_compiled_once_per_part_it_names() {
-        let split = programs();
+        let split = programs(KernelCurve::Bls12_381);
         let names: Vec<&str> = split.iter().map(|p| p.name.as_str()).collect();
         // Every program there is (a new part of a file adds its own program).
         for expected in [
@@ -158,6 +197,31 @@ mod tests {
                 assert!(p.source().ends_with(source), "{}", p.name);
             }
         }
+    }
+
+    /// BN254's programs are BLS12-381's with the curve's define first and the curve in
+    /// their names; BLS12-381's options carry no curve define at all (field.cuh's
+    /// default block), so its CUBINs, embedded or cached, stay what they were.
+    #[test]
+    fn each_curve_has_the_same_programs_picked_by_one_define() {
+        let bls = programs(KernelCurve::Bls12_381);
+        let bn = programs(KernelCurve::Bn254);
+        assert_eq!(bls.len(), bn.len());
+        for (b, n) in bls.iter().zip(&bn) {
+            assert_eq!(n.name, format!("{}-bn254", b.name));
+            assert_eq!(n.files, b.files);
+            assert_eq!(n.defines[0], "-DCRU_CURVE_BN254");
+            assert_eq!(n.defines[1..], b.defines[..]);
+            assert!(
+                !b.defines.iter().any(|d| d.starts_with("-DCRU_CURVE")),
+                "{}",
+                b.name
+            );
+            assert_eq!(n.source(), b.source());
+        }
+        // The define is the one field.cuh's curve block tests.
+        assert!(HEADERS[0].contains("#if defined(CRU_CURVE_BN254)"));
+        assert_eq!(KernelCurve::Bn254.define(), Some("-DCRU_CURVE_BN254"));
     }
 
     #[test]

@@ -5,7 +5,11 @@
 // whose little-endian u32 limbs are the element's raw (Montgomery) limbs. Driven by
 // run_tests.py, which holds the Python big-int references.
 //
+// The curve is field.cuh's: build with -DCRU_CURVE_BN254 for BN254, without for BLS12-381.
+//
 // Commands (results: space-separated hex):
+//   params                -> Fr limbs, Fq limbs, CRU_SCALAR_DIGIT_BITS, r, p: the curve
+//                         this build was compiled for
 //   fr|fq OP a [b]        OP: add sub mul sqr neg dbl inv to_mont from_mont eq is_zero
 //   fq2 OP a0 a1 [b0 b1]  OP: add sub mul sqr neg inv
 //   g1|g2 OP P [Q]        OP: dbl add (Xyzz, Xyzz), madd (Xyzz, affine), adbl (affine);
@@ -249,7 +253,7 @@ static u32 hi_len(u32 n, u32 lo_bits) { return (u32)(((u64)n + (1u << lo_bits) -
 // The by-value kernel arguments, as the Rust host fills them.
 static FrArg arg_of(const Fr& x) {
     FrArg c;
-    for (int k = 0; k < 8; k++) c.words[k] = x.l[k];
+    for (int k = 0; k < Fr::N; k++) c.words[k] = x.l[k];
     return c;
 }
 
@@ -257,7 +261,7 @@ static FrSeeds seeds_of(const std::vector<Fr>& pows) {
     FrSeeds s;
     memset(&s, 0xa5, sizeof s);  // unused seeds must not be read: garbage there
     for (size_t b = 0; b < pows.size() && b < CRU_MAX_SEEDS; b++)
-        for (int k = 0; k < 8; k++) s.words[8 * b + k] = pows[b].l[k];
+        for (int k = 0; k < Fr::N; k++) s.words[Fr::N * b + k] = pows[b].l[k];
     return s;
 }
 
@@ -457,7 +461,7 @@ template <class F, class Ks>
 static std::vector<Xyzz<F>> msm_run(const std::vector<Affine<F>>& bases, const Fr* scalars, const u32* index, u32 n,
                                     u32 c, u32 chunk, u32 seg_bits, u32 wp, u32 stride, u32 tile, u32* items_out,
                                     const Ks& ks) {
-    const u32 W = (256 + c - 1) / c, B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
+    const u32 W = msm_num_windows(c), B = 1u << (c - 1), M = wp * B, S = B >> seg_bits;
     const u32 threads = (u32)(((u64)W * n + chunk - 1) / chunk);
     std::vector<u32> digits((size_t)W * n), bucket_count(M, 0), bucket_start(M + 1), sorted((size_t)W * n);
     std::vector<Xyzz<F>> buckets(M), carries(threads);
@@ -664,6 +668,13 @@ static void sparse_cmd() {
     for (auto& x : out) wr(x);
 }
 
+// params -> Fr limbs, Fq limbs, the MSM's digit bits, r, p
+static void params_cmd() {
+    printf(" %x %x %x", (u32)Fr::N, (u32)Fq::N, (u32)CRU_SCALAR_DIGIT_BITS);
+    write_limbs(Fr::modulus().l, Fr::N);
+    write_limbs(Fq::modulus().l, Fq::N);
+}
+
 int main() {
     const auto g1_msm = msm_kernels(msm_g1_accumulate, msm_g1_fold_tree, msm_g1_reduce_tiles, msm_g1_reduce_records);
     const auto g2_msm = msm_kernels(msm_g2_accumulate, msm_g2_fold_tree, msm_g2_reduce_tiles, msm_g2_reduce_records);
@@ -674,6 +685,7 @@ int main() {
         in.str(line);
         std::string kind, op;
         in >> kind;
+        if (kind == "params") { params_cmd(); printf("\n"); continue; }
         if (kind == "powers") { powers_cmd(); printf("\n"); continue; }
         if (kind == "power_table") { power_table_cmd(); printf("\n"); continue; }
         if (kind == "ntt_tile") { ntt_tile_cmd(); printf("\n"); continue; }

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Compile the kernels exactly as the host will: NVRTC on the concatenation
 field.cuh + fq2.cuh + curve.cuh + <file>.cu, once per part the file names with
-`#if CRU_WITH(PART)` (-DCRU_SELECT=1 -DCRU_ONLY_<PART>=1, as backend-cuda/src/kernels.rs
-splits them; a file without parts once), each timed (wall and CPU seconds), then (if
+`#if CRU_WITH(PART)` (-DCRU_SELECT=1 -DCRU_ONLY_<PART>=1, as backend-cuda/src/programs.rs
+splits them; a file without parts once), for each curve asked (BN254's programs with
+-DCRU_CURVE_BN254 and named bn254-<program>), each timed (wall and CPU seconds), then (if
 ptxas is found) assemble the PTX for sm_90 and print register / spill usage per kernel.
 
 Needs no GPU. Needs libnvrtc (pip: nvidia-cuda-nvrtc-cu12) and, optionally, ptxas
 (pip: nvidia-cuda-nvcc-cu12). Usage:
-  nvrtc_check.py [--arch compute_90] [--out DIR] [--only PROGRAM ...]
-(--only: the programs named as printed, e.g. --only 'ntt.cu[TILE]')
+  nvrtc_check.py [--arch compute_90] [--out DIR] [--curve bls12-381|bn254|all] [--only PROGRAM ...]
+(--only: the programs named as printed, e.g. --only 'ntt.cu[TILE]' --only 'bn254-ntt.cu[TILE]')
 Exit status 0 when every file compiles."""
 import argparse, ctypes, glob, os, subprocess, sys, time
 
@@ -16,10 +17,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KDIR = os.path.dirname(HERE)
 HEADERS = ["field.cuh", "fq2.cuh", "curve.cuh"]
 FILES = ["ntt.cu", "msm.cu", "planes.cu", "ones.cu", "sparse_product.cu"]
+# The define that picks each curve's block of field.cuh, and the prefix of its programs'
+# names (BLS12-381 is the default block: no define).
+CURVES = {"bls12-381": ([], ""), "bn254": (["-DCRU_CURVE_BN254"], "bn254-")}
 
 
-def programs():
-    """(name, files, defines) of each program the host compiles."""
+def programs(curve="bls12-381"):
+    """(name, files, defines) of each program the host compiles for `curve`."""
+    curve_defines, prefix = CURVES[curve]
     out = []
     for f in FILES:
         parts = []
@@ -30,9 +35,9 @@ def programs():
                 if part and part not in parts:
                     parts.append(part)
         if not parts:
-            out.append((f, [f], []))
+            out.append((prefix + f, [f], curve_defines))
         for part in parts:
-            out.append((f"{f}[{part}]", [f], ["-DCRU_SELECT=1", f"-DCRU_ONLY_{part}=1"]))
+            out.append((f"{prefix}{f}[{part}]", [f], curve_defines + ["-DCRU_SELECT=1", f"-DCRU_ONLY_{part}=1"]))
     return out
 
 
@@ -49,6 +54,7 @@ def main():
     ap.add_argument("--arch", default="compute_90")
     ap.add_argument("--out", default=None, help="write <file>.ptx here")
     ap.add_argument("--only", action="append", default=[], help="only this program (as printed)")
+    ap.add_argument("--curve", default="all", choices=sorted(CURVES) + ["all"])
     args = ap.parse_args()
     lib = find("cuda_nvrtc/lib/libnvrtc.so.*")
     if lib is None:
@@ -58,7 +64,8 @@ def main():
     ptxas = find("cuda_nvcc/bin/ptxas")
     header = "".join(open(os.path.join(KDIR, h)).read() for h in HEADERS)
     ok = True
-    for src, files, defines in programs():
+    curves = sorted(CURVES) if args.curve == "all" else [args.curve]
+    for src, files, defines in (p for curve in curves for p in programs(curve)):
         if args.only and src not in args.only:
             continue
         text = header + "".join(open(os.path.join(KDIR, f)).read() for f in files)

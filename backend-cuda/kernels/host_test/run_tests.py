@@ -4,11 +4,14 @@
 Builds harness.cpp with g++ two ways (chain: the carry chains with the carry flag
 emulated, i.e. the same chain code the device runs as PTX; asan: the same under
 AddressSanitizer + UBSan, which also checks the documented MSM scratch sizes), and on
-request a third (tsan: ThreadSanitizer), feeds every build the same commands on fresh
-random inputs and compares each result with the reference. Prints the seed; rerun with
---seed S.
+request a third (tsan: ThreadSanitizer), each once per curve (field.cuh's curve block:
+-DCRU_CURVE_BN254 for BN254), feeds every build of a curve the same commands on fresh
+random inputs and compares each result with the curve's reference. Prints the seed;
+rerun with --seed S (each curve's cases come from the seed and the curve's name, so
+--curve picks one curve's cases as they were).
 
 Usage: run_tests.py [--seed S] [--quick] [--builds chain,asan[,tsan]] [--only ones,msm,...]
+                    [--curve bls12-381|bn254|all]
 Ends with 'N passed, N failed'; exit status 1 on any failure."""
 import argparse, os, random, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,9 +19,44 @@ from math import isqrt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
-P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
-FIELDS = {"fr": (R, 256), "fq": (P, 384)}  # modulus, Montgomery R bits
+# The curves of field.cuh's curve blocks. g1, g2: the generators arkworks names (G2's
+# coordinates c0 + c1 u); b, b2: G1's and G2's b, b2 None for b / (9 + u) (BN254's
+# twist); generator: Fr's multiplicative generator (arkworks' GENERATOR), whose power
+# (r - 1) / 2^two_adicity is the 2^two_adicity-th root of unity the NTT cases start from.
+CURVES = {
+    "bls12-381": dict(
+        defines=[],
+        r=0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001,
+        p=0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB,
+        two_adicity=32, generator=7, b=4, b2=(4, 4),
+        g1=(0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,
+            0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1),
+        g2=((0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+             0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E),
+            (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+             0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE)),
+    ),
+    "bn254": dict(
+        defines=["-DCRU_CURVE_BN254"],
+        r=0x30644E72E131A029B85045B68181585D2833E84879B9709143E1F593F0000001,
+        p=0x30644E72E131A029B85045B68181585D97816A916871CA8D3C208C16D87CFD47,
+        two_adicity=28, generator=5, b=3, b2=None,
+        g1=(1, 2),
+        g2=((0x1800DEEF121F1E76426A00665E5C4479674322D4F75EDADD46DEBD5CD992F6ED,
+             0x198E9393920D483A7260BFB731FB5D25F1AA493335A9E71297E485B7AEF312C2),
+            (0x12C85EA5DB8C6DEB4AAB71808DCB408FE3D1E7690C43D37B4CE6CC0166FA7DAA,
+             0x090689D0585FF075EC9E99AD690C3395BC4B313370B38EF355ACDADCD122975B)),
+    ),
+}
+
+# The curve under test (select_curve): its fields, groups and the constants the kernels
+# derive from them. Every function below reads these at call time.
+R = P = None
+FIELDS = {}  # "fr" / "fq": (modulus, Montgomery R bits = 32 x limbs)
+GROUPS = {}  # "g1" / "g2": (field, generator, b)
+DIGIT_BITS = TWO_ADICITY = GENERATOR = None
+SENTINEL = None  # one Fq of the harness's filler bytes, as printed
+DEVICE_TILE = {}  # msm.cu's step 6-7 block on the device (msm_reduce_tile)
 
 
 def mont(x, f):
@@ -66,15 +104,6 @@ class Fq2:
 
 
 # ----------------------------------------------------------------- curves (affine, None = infinity)
-G1_GEN = (0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,
-          0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1)
-G2_GEN = ((0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
-           0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E),
-          (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
-           0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE))
-GROUPS = {"g1": (Fq1, G1_GEN, 4), "g2": (Fq2, G2_GEN, (4, 4))}
-
-
 def on_curve(F, b, pt):
     if pt is None:
         return True
@@ -143,6 +172,34 @@ def dec_xyzz(F, toks):
     if F.mul(F.mul(ZZ, ZZ), ZZ) != F.mul(ZZZ, ZZZ):
         return "bad"
     return (F.mul(X, F.inv(ZZ)), F.mul(Y, F.inv(ZZZ)))
+
+
+# ----------------------------------------------------------------- the curve under test
+def limbs32(m):
+    return -(-m.bit_length() // 32)
+
+
+def select_curve(name):
+    """Makes `name` the curve under test."""
+    global R, P, FIELDS, GROUPS, DIGIT_BITS, TWO_ADICITY, GENERATOR, SENTINEL, DEVICE_TILE
+    c = CURVES[name]
+    R, P = c["r"], c["p"]
+    FIELDS = {"fr": (R, 32 * limbs32(R)), "fq": (P, 32 * limbs32(P))}
+    b2 = c["b2"] if c["b2"] is not None else Fq2.mul((c["b"], 0), Fq2.inv((9, 1)))
+    GROUPS = {"g1": (Fq1, c["g1"], c["b"]), "g2": (Fq2, c["g2"], b2)}
+    # r's bits plus one for the last signed digit's carry (field.cuh CRU_SCALAR_DIGIT_BITS)
+    DIGIT_BITS = R.bit_length() + 1
+    TWO_ADICITY, GENERATOR = c["two_adicity"], c["generator"]
+    assert (R - 1) >> TWO_ADICITY & 1 and pow(GENERATOR, (R - 1) // 2, R) == R - 1
+    SENTINEL = "a5" * (4 * limbs32(P))
+    # The largest power of two of threads whose two XYZZ points (4 coordinates of
+    # `width` Fq each) fit in msm.cu's CRU_REDUCE_SHARED_BYTES.
+    DEVICE_TILE = {}
+    for g, (F, _, _) in GROUPS.items():
+        fit = 49152 // (2 * 4 * F.width * 4 * limbs32(P))
+        DEVICE_TILE[g] = 1 << (fit.bit_length() - 1)
+    for g, (F, gen, b) in GROUPS.items():
+        assert on_curve(F, b, gen) and aff_mul(F, R, gen) is None, f"{name} {g} generator"
 
 
 # ----------------------------------------------------------------- test cases
@@ -257,7 +314,8 @@ def fq2_cases(cs, rng, quick):
     # Products and squares of Montgomery words at the ends of [0, p): the lazy product's
     # (fq2.cuh CRU_FQ2_LAZY) unreduced sums near 2p, v0 - v1 at its most negative and
     # zero, and reductions of sums near 2p^2.
-    raw = [0, 1, 2, P - 1, P - 2, (P - 1) // 2, (P + 1) // 2, (1 << 352) - 1, (1 << 384) % P]
+    bits = FIELDS["fq"][1]
+    raw = [0, 1, 2, P - 1, P - 2, (P - 1) // 2, (P + 1) // 2, (1 << (bits - 32)) - 1, (1 << bits) % P]
     ends = [(unmont(x, "fq"), unmont(y, "fq")) for x in raw for y in raw]
     others = ends if not quick else [rng.choice(ends) for _ in range(8)] + [ends[-1]]
     for a in ends:
@@ -294,9 +352,9 @@ def curve_cases(cs, rng, quick, pts):
 
 
 def root_of_unity(k):
-    t = (R - 1) >> 32
-    w = pow(7, t, R)
-    return pow(w, 1 << (32 - k), R)
+    t = (R - 1) >> TWO_ADICITY
+    w = pow(GENERATOR, t, R)
+    return pow(w, 1 << (TWO_ADICITY - k), R)
 
 
 def fr_list(t):
@@ -586,8 +644,8 @@ def pw_cases(cs, rng, quick):
 
 
 def signed_digits(s, c):
-    """msm.cu's recoding: W = ceil(256 / c) digits in [-2^(c-1), 2^(c-1)], sum d_w 2^(cw) = s."""
-    W = -(-256 // c)
+    """msm.cu's recoding: W = ceil(DIGIT_BITS / c) digits in [-2^(c-1), 2^(c-1)], sum d_w 2^(cw) = s."""
+    W = -(-DIGIT_BITS // c)
     out, carry = [], 0
     for w in range(W):
         raw = ((s >> (w * c)) & ((1 << c) - 1)) + carry
@@ -599,11 +657,6 @@ def signed_digits(s, c):
             carry = 0
     assert carry == 0 and sum(d << (c * w) for w, d in enumerate(out)) == s
     return out
-
-
-# msm.cu's step 6-7 block size on the device (msm_reduce_tile: 48 KiB of shared
-# memory over two XYZZ points a thread); the host tests also run smaller ones.
-DEVICE_TILE = {"g1": 128, "g2": 64}
 
 
 def msm_cases(cs, rng, quick, pts):
@@ -649,7 +702,7 @@ def msm_cases(cs, rng, quick, pts):
                     continue  # 128+ windows x 100 points of G2: slow on the host, nothing new
                 if c >= 13 and len(bases) > 7:
                     continue  # 2^15 buckets per window: slow on the host
-                W = -(-256 // c)
+                W = -(-DIGIT_BITS // c)
                 add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, W, tiles[k % 3])
                 k += 1
         # Window planes: all windows' digits in the buckets of wp windows, over
@@ -692,7 +745,7 @@ def tree_terms(F, buckets, seg):
 def add_msm_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, tile):
     """An msm command with reduction blocks of up to `tile` threads: W digit windows over
     ceil(W / wp) planes, wp bucket windows."""
-    W = -(-256 // c)
+    W = -(-DIGIT_BITS // c)
     planes = -(-W // wp)
     stride = len(bases) + (3 if planes > 1 else 0)
     table, plane = [], list(bases)
@@ -805,7 +858,7 @@ def add_msm_ones_case(cs, g, F, name, bases, scalars, c, chunk, seg, wp, leaves)
     """An msm_ones command with the device's tile, checked by weighing and adding what it
     printed (the ones' sum, then each window's tree points) against the plain sum
     s_i P_i."""
-    W = -(-256 // c)
+    W = -(-DIGIT_BITS // c)
     wp = wp or W
     planes = -(-W // wp)
     stride = len(bases) + (2 if planes > 1 else 0)
@@ -967,9 +1020,6 @@ def add_sparse_case(cs, name, row_starts, entries, coefficients, z, n, exp=None)
     cs.add(name, cmd, lambda t, exp=exp: fr_list(t) == exp)
 
 
-SENTINEL = "a5" * 48  # one Fq of the harness's filler bytes, as printed
-
-
 def planes_cases(cs, rng, quick, pts):
     """planes.cu: plane j = 2^(shift j) * plane 0, affine and fully reduced (the tokens
     compared as integers with the Montgomery encodings); entries n .. stride - 1 of
@@ -1022,82 +1072,104 @@ BUILDS = {
 }
 
 
+def generate(cs, rng, quick, only):
+    """The cases of the groups in `only` (None: all) for the curve under test, after one
+    that checks the harness build is of that curve."""
+    fr_limbs, fq_limbs = FIELDS["fr"][1] // 32, FIELDS["fq"][1] // 32
+    exp = [fr_limbs, fq_limbs, DIGIT_BITS, R, P]
+    cs.add("params (the build's curve)", "params", lambda t, exp=exp: [int(x, 16) for x in t] == exp)
+    pts = {g: random_points(g, rng, 6 if quick else 16) for g in GROUPS}
+    groups = [
+        ("field", lambda: field_cases(cs, rng, quick)),
+        ("fq2", lambda: fq2_cases(cs, rng, quick)),
+        ("curve", lambda: curve_cases(cs, rng, quick, pts)),
+        ("tile", lambda: tile_cases(cs, rng, quick)),
+        ("transform_tiles", lambda: transform_tiles_cases(cs, rng, quick)),
+        ("table", lambda: table_cases(cs, rng, quick)),
+        ("scan", lambda: scan_cases(cs, rng, quick)),
+        ("pw", lambda: pw_cases(cs, rng, quick)),
+        ("msm", lambda: msm_cases(cs, rng, quick, pts)),
+        ("ones", lambda: ones_cases(cs, rng, quick, pts)),
+        ("planes", lambda: planes_cases(cs, rng, quick, pts)),
+        ("sparse", lambda: sparse_cases(cs, rng, quick)),
+    ]
+    for name, add in groups:
+        if only is None or name in only:
+            add()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--builds", default="chain,asan")
     ap.add_argument("--only", default=None, help="case groups, e.g. ones,msm (default: all)")
+    ap.add_argument("--curve", default="all", choices=list(CURVES) + ["all"])
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     print(f"seed {seed}")
-    rng = random.Random(seed)
+    curves = list(CURVES) if args.curve == "all" else [args.curve]
+    only = set(args.only.split(",")) if args.only else None
 
-    # The builds compile while the cases are generated, then run side by side: each is
-    # one process, and CI has two cores.
+    # Every build of every curve compiles while the first curve's cases are generated;
+    # a curve's builds then run side by side: each is one process, and CI has two cores.
     tmp = tempfile.TemporaryDirectory()
     builds = args.builds.split(",")
     compiling = {}
-    for build in builds:
-        exe = os.path.join(tmp.name, "harness_" + build)
-        cmd = ["g++", "-std=c++17", "-pthread", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
-        compiling[build] = (exe, subprocess.Popen(cmd))
+    for curve in curves:
+        for build in builds:
+            exe = os.path.join(tmp.name, f"harness_{build}_{curve}")
+            cmd = ["g++", "-std=c++17", "-pthread", "-Wall", "-Wextra", "-Werror"] + BUILDS[build] + \
+                CURVES[curve]["defines"] + ["-o", exe, os.path.join(HERE, "harness.cpp")]
+            compiling[curve, build] = (exe, subprocess.Popen(cmd))
 
-    t0 = time.time()
-    pts = {g: random_points(g, rng, 6 if args.quick else 16) for g in GROUPS}
-    cs = Cases()
-    groups = [
-        ("field", lambda: field_cases(cs, rng, args.quick)),
-        ("fq2", lambda: fq2_cases(cs, rng, args.quick)),
-        ("curve", lambda: curve_cases(cs, rng, args.quick, pts)),
-        ("tile", lambda: tile_cases(cs, rng, args.quick)),
-        ("transform_tiles", lambda: transform_tiles_cases(cs, rng, args.quick)),
-        ("table", lambda: table_cases(cs, rng, args.quick)),
-        ("scan", lambda: scan_cases(cs, rng, args.quick)),
-        ("pw", lambda: pw_cases(cs, rng, args.quick)),
-        ("msm", lambda: msm_cases(cs, rng, args.quick, pts)),
-        ("ones", lambda: ones_cases(cs, rng, args.quick, pts)),
-        ("planes", lambda: planes_cases(cs, rng, args.quick, pts)),
-        ("sparse", lambda: sparse_cases(cs, rng, args.quick)),
-    ]
-    only = set(args.only.split(",")) if args.only else {name for name, _ in groups}
-    for name, generate in groups:
-        if name in only:
-            generate()
-    print(f"{len(cs.items)} cases generated in {time.time() - t0:.1f}s")
-    stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
-
-    def run(build):
-        exe, compiler = compiling[build]
+    def run(curve, build, stdin):
+        exe, compiler = compiling[curve, build]
         if compiler.wait() != 0:
-            return build, None, 0.0
+            return None, 0.0
         t1 = time.time()
         r = subprocess.run([exe], input=stdin, capture_output=True, text=True)
-        return build, r, time.time() - t1
+        return r, time.time() - t1
 
     passed = failed = 0
     with tmp, ThreadPoolExecutor(len(builds)) as pool:
-        for build, r, seconds in pool.map(run, builds):
-            if r is None:
-                print(f"[{build}] the harness did not compile")
-                failed += 1
-                continue
-            lines = r.stdout.split("\n")
-            if r.returncode != 0:
-                print(f"[{build}] harness exited {r.returncode}:\n{r.stderr[-4000:]}")
-                failed += 1
-                continue
-            fails = {}
-            for i, (name, _, check) in enumerate(cs.items):
-                toks = lines[i].split() if i < len(lines) else []
-                if check(toks):
-                    passed += 1
-                else:
-                    failed += 1
-                    fails.setdefault(name, (i, toks))
-            for name, (i, toks) in fails.items():
-                print(f"[{build}] FAIL {name} (case {i}, seed {seed}): got {' '.join(toks)[:300]}")
-            print(f"[{build}] {len(cs.items)} cases run in {seconds:.1f}s, {len(fails)} failing kinds")
+        for curve in curves:
+            select_curve(curve)
+            # Each curve's cases from the seed and its name: --curve replays one curve's.
+            rng = random.Random(f"{seed} {curve}")
+            t0 = time.time()
+            cs = Cases()
+            generate(cs, rng, args.quick, only)
+            print(f"[{curve}] {len(cs.items)} cases generated in {time.time() - t0:.1f}s")
+            stdin = "\n".join(cmd for _, cmd, _ in cs.items) + "\n"
+            curve_passed = curve_failed = 0
+            runs = [pool.submit(run, curve, build, stdin) for build in builds]
+            for build, future in zip(builds, runs):
+                r, seconds = future.result()
+                tag = f"[{curve} {build}]"
+                if r is None:
+                    print(f"{tag} the harness did not compile")
+                    curve_failed += 1
+                    continue
+                lines = r.stdout.split("\n")
+                if r.returncode != 0:
+                    print(f"{tag} harness exited {r.returncode}:\n{r.stderr[-4000:]}")
+                    curve_failed += 1
+                    continue
+                fails = {}
+                for i, (name, _, check) in enumerate(cs.items):
+                    toks = lines[i].split() if i < len(lines) else []
+                    if check(toks):
+                        curve_passed += 1
+                    else:
+                        curve_failed += 1
+                        fails.setdefault(name, (i, toks))
+                for name, (i, toks) in fails.items():
+                    print(f"{tag} FAIL {name} (case {i}, seed {seed}): got {' '.join(toks)[:300]}")
+                print(f"{tag} {len(cs.items)} cases run in {seconds:.1f}s, {len(fails)} failing kinds")
+            print(f"[{curve}] {curve_passed} cases passed, {curve_failed} failed")
+            passed += curve_passed
+            failed += curve_failed
     print(f"{passed} passed, {failed} failed")
     if failed:
         print(f"seed {seed}")

@@ -15,7 +15,15 @@ pub const REDUCE_SHARED_BYTES: usize = 49152;
 /// The most threads a reduction block of `group` has (msm.cu's `msm_reduce_tile`):
 /// 128 for G1, 64 for G2.
 pub fn tile(group: Group) -> u32 {
-    (REDUCE_SHARED_BYTES / (2 * 4 * group.xyzz_words())) as u32
+    tile_of(group.xyzz_words())
+}
+
+/// The largest power of two of threads whose two points of `xyzz_words` words each fit
+/// in [`REDUCE_SHARED_BYTES`]: every step-7 block is a power of two. BLS12-381's points
+/// fill the bytes exactly; BN254's (32 and 64 words) would fit 192 and 96 threads.
+fn tile_of(xyzz_words: usize) -> u32 {
+    let fit = (REDUCE_SHARED_BYTES / (2 * 4 * xyzz_words)) as u32;
+    1 << fit.ilog2()
 }
 
 /// One launch of the reduction.
@@ -102,6 +110,8 @@ mod tests {
         assert!(source.contains(&define), "msm.cu lacks {define:?}");
         assert_eq!(tile(Group::G1), 128);
         assert_eq!(tile(Group::G2), 64);
+        // BN254's G1 and G2 XYZZ points: the same tiles, rounded down to powers of two.
+        assert_eq!((tile_of(32), tile_of(64)), (128, 64));
     }
 
     #[test]
