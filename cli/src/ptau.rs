@@ -1,4 +1,4 @@
-//! `crucible ptau`: a development powers-of-tau file over BLS12-381 for snarkjs'
+//! `crucible ptau`: a development powers-of-tau file over BLS12-381 or BN254 for snarkjs'
 //! Groth16 setup (`snarkjs groth16 setup c.r1cs pot.ptau c.zkey`), in about a second
 //! where snarkjs' own `powersoftau` takes minutes. Its secrets come from a seed: not a
 //! ceremony, never for production.
@@ -8,7 +8,10 @@ use std::process::ExitCode;
 
 use ark_std::rand::{rngs::OsRng, RngCore};
 use clap::Args;
+use crucible_core::curve::Curve;
+use crucible_core::{Bls12_381, Bn254};
 use crucible_files::ptau::{DevPtau, MAX_POWER};
+use crucible_files::FileCurve;
 
 use crate::error::CliError;
 use crate::output::{check_writable, spinner};
@@ -31,6 +34,10 @@ pub struct PtauArgs {
     /// and `contribute` leave them.
     #[arg(long)]
     unprepared: bool,
+    /// The curve: `bls12-381` (snarkjs' `bls12381`, circom `--prime bls12381`) or
+    /// `bn254` (snarkjs' `bn128`, circom's default prime).
+    #[arg(long, default_value = "bls12-381")]
+    curve: Curve,
 }
 
 /// The warning printed before every file.
@@ -47,7 +54,14 @@ pub fn run(args: &PtauArgs) -> Result<ExitCode, CliError> {
     }
     check_writable(&args.out, "--out")?;
     let seed = args.seed.unwrap_or_else(|| OsRng.next_u64());
-    let ptau = DevPtau::from_seed(args.power, seed)?;
+    match args.curve {
+        Curve::Bls12_381 => write::<Bls12_381>(args, seed),
+        Curve::Bn254 => write::<Bn254>(args, seed),
+    }
+}
+
+fn write<E: FileCurve>(args: &PtauArgs, seed: u64) -> Result<ExitCode, CliError> {
+    let ptau = DevPtau::<E>::from_seed(args.power, seed)?;
     let prepared = !args.unprepared;
     spinner(
         &format!(
@@ -58,8 +72,9 @@ pub fn run(args: &PtauArgs) -> Result<ExitCode, CliError> {
         || ptau.write_file(&args.out, prepared),
     )?;
     println!(
-        "wrote {} (BLS12-381, power {}, {}; development only)",
+        "wrote {} ({}, power {}, {}; development only)",
         args.out.display(),
+        E::CURVE,
         args.power,
         if prepared {
             "prepared for phase 2"

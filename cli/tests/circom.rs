@@ -24,6 +24,15 @@ use support::{crucible, text};
 
 const CIRCUITS: [&str; 3] = ["multi_public", "chain", "circomlib_gates"];
 
+/// The circuits built with circom's default prime (BN254), in the artifacts' `bn254/`.
+const BN254_CIRCUITS: [&str; 5] = [
+    "multi_public",
+    "chain",
+    "circomlib_gates",
+    "poseidon",
+    "sha256",
+];
+
 fn interop() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../interop/circom")
 }
@@ -72,7 +81,7 @@ fn build_artifacts() -> Result<Option<PathBuf>, String> {
     let dir = std::env::temp_dir().join(format!("crucible-circom-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    crucible_files::ptau::DevPtau::from_seed(14, 1)
+    crucible_files::ptau::DevPtau::<crucible_core::Bls12_381>::from_seed(14, 1)
         .and_then(|p| p.write_file(&dir.join("pot14.ptau"), true))
         .map_err(|e| format!("writing the powers of tau: {e}"))?;
     let out = Command::new("bash")
@@ -206,6 +215,79 @@ fn snarkjs_verifies_crucible_proofs_byte_identical_to_the_reference() {
             "{c}"
         );
     }
+}
+
+/// circom's default prime: each circuit (circomlib's Poseidon and SHA-256 among them)
+/// proves from its `.zkey` and `.wtns` on the curve the key names, byte-identical to
+/// ark-groth16 with snarkjs' reduction, and `snarkjs groth16 verify` accepts the proof;
+/// a key of one curve with a witness of the other is refused naming both.
+#[test]
+fn bn254_circuits_prove_and_snarkjs_verifies_them() {
+    let dir = artifacts_or_skip!();
+    let bn = dir.join("bn254");
+    let w = work(dir, "prove-bn254");
+    for c in BN254_CIRCUITS {
+        let (proof, public) = (
+            w.join(format!("{c}.proof.json")),
+            w.join(format!("{c}.public.json")),
+        );
+        let (zkey, wtns, r1cs) = (
+            bn.join(format!("{c}.zkey")),
+            bn.join(format!("{c}.wtns")),
+            bn.join(format!("{c}.r1cs")),
+        );
+        let out = crucible(&[
+            "prove",
+            "--backend",
+            "cpu",
+            "--zkey",
+            path(&zkey),
+            "--wtns",
+            path(&wtns),
+            "--r1cs",
+            path(&r1cs),
+            "--proof",
+            path(&proof),
+            "--public",
+            path(&public),
+            "--check",
+        ]);
+        let shown = text(&out);
+        assert!(out.status.success(), "{c}: {shown}");
+        assert!(
+            shown.contains("check: byte-identical to ark-groth16 (snarkjs' reduction)"),
+            "{c}: {shown}"
+        );
+        assert_eq!(read_json(&proof)["curve"], "bn128", "{c}");
+        let v = snarkjs_verify(&bn.join(format!("{c}.vk.json")), &public, &proof);
+        assert!(
+            v.status.success() && text(&v).contains("OK!"),
+            "snarkjs rejects crucible's BN254 {c} proof: {}",
+            text(&v)
+        );
+        assert_eq!(
+            read_json(&public),
+            read_json(&bn.join(format!("{c}.snarkjs-public.json"))),
+            "{c}"
+        );
+    }
+    // A BN254 key with a BLS12-381 witness of the same circuit.
+    let out = crucible(&[
+        "prove",
+        "--backend",
+        "cpu",
+        "--zkey",
+        path(&bn.join("multi_public.zkey")),
+        "--wtns",
+        path(&dir.join("multi_public.wtns")),
+        "--json",
+    ]);
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains("a BLS12-381 (bls12381) witness where BN254 (bn128) is proved"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `crucible export-verifier` on a real Ethereum virtual machine: the Solidity source
 //! it writes is compiled by solc and run on @ethereumjs/evm (both npm packages pinned
 //! in `interop/circom/package.json`, driven by `interop/circom/evm_verify.js`), with
-//! BN254 proofs from ark-groth16 and from snarkjs. Valid proofs are accepted; proofs
+//! BN254 proofs from ark-groth16, from snarkjs and from crucible's own prover. Valid proofs are accepted; proofs
 //! with a changed point, coordinate or public input are rejected; and wherever the
 //! proof is a valid encoding, the contract's verdict is ark-groth16's.
 //!
@@ -217,15 +217,11 @@ fn arkworks_calls(vk: &VerifyingKey<Bn254>, proofs: &[(Proof<Bn254>, Vec<Fr>)]) 
     calls
 }
 
-/// snarkjs' proof (`fixtures/bn254/`) as arkworks' proof and `verifyProof`'s arguments.
-fn snarkjs_proof() -> (Proof<Bn254>, Vec<Fr>) {
-    let read = |name: &str| -> Value {
-        serde_json::from_slice(&std::fs::read(fixture(name)).unwrap()).unwrap()
-    };
-    let (proof, public) = (
-        read("bn254/multi_public.snarkjs-proof.json"),
-        read("bn254/multi_public.snarkjs-public.json"),
-    );
+/// A `proof.json` and `public.json` pair in snarkjs' form (snarkjs' own or crucible's)
+/// as arkworks' proof and `verifyProof`'s arguments.
+fn proof_from_json(proof: &Path, public: &Path) -> (Proof<Bn254>, Vec<Fr>) {
+    let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+    let (proof, public) = (read(proof), read(public));
     let fq = |v: &Value| v.as_str().unwrap().parse::<Fq>().unwrap();
     let g1 = |v: &Value| G1Affine::new(fq(&v[0]), fq(&v[1]));
     let fq2 = |v: &Value| ark_bn254::Fq2::new(fq(&v[0]), fq(&v[1]));
@@ -387,11 +383,44 @@ fn exported_verifiers_accept_valid_proofs_and_reject_tampered_ones_on_the_evm() 
     let CurveVerifyingKey::Bn254(snarkjs_vk) = CurveVerifyingKey::from_zkey(&zkey).unwrap() else {
         panic!("the fixture is a BN254 key");
     };
-    let (sp, sx) = snarkjs_proof();
+    let (sp, sx) = proof_from_json(
+        &fixture("bn254/multi_public.snarkjs-proof.json"),
+        &fixture("bn254/multi_public.snarkjs-public.json"),
+    );
+    // crucible's own proof of the same circom circuit, from the .zkey and the .wtns.
+    let (cp_path, cx_path) = (dir.join("crucible-proof.json"), dir.join("crucible-public.json"));
+    let out = crucible(&[
+        "prove",
+        "--backend",
+        "cpu",
+        "--zkey",
+        path(&zkey),
+        "--wtns",
+        path(&fixture("bn254/multi_public.wtns")),
+        "--proof",
+        path(&cp_path),
+        "--public",
+        path(&cx_path),
+        "--check",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let (cp, cx) = proof_from_json(&cp_path, &cx_path);
+    assert_eq!(cx, sx, "crucible's public signals are snarkjs' own");
     let mut changed = sx.clone();
     changed[4] += Fr::from(1u64);
     let snarkjs = [
         ark_call("snarkjs' proof", &snarkjs_vk, &sp, &sx, true),
+        ark_call("crucible's proof", &snarkjs_vk, &cp, &cx, true),
+        ark_call(
+            "crucible's proof, C negated",
+            &snarkjs_vk,
+            &Proof {
+                c: (-cp.c.into_group()).into_affine(),
+                ..cp
+            },
+            &cx,
+            false,
+        ),
         ark_call(
             "snarkjs' proof, last input + 1",
             &snarkjs_vk,

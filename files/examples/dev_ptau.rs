@@ -1,7 +1,7 @@
 //! Writes a development powers-of-tau file for snarkjs' Groth16 setup (secrets from a
 //! seed: not a ceremony; see `crucible_files::ptau`).
 //!
-//!     cargo run --release -p crucible-files --example dev_ptau -- OUT.ptau POWER [SEED] [--unprepared]
+//!     cargo run --release -p crucible-files --example dev_ptau -- OUT.ptau POWER [SEED] [--unprepared] [--bn254]
 //!
 //! CI's circom interop build uses it instead of snarkjs' `powersoftau new`,
 //! `contribute` and `prepare phase2` (about 25 CPU-minutes at power 14).
@@ -12,12 +12,13 @@ use std::time::Instant;
 
 use crucible_files::ptau::DevPtau;
 
-const USAGE: &str = "usage: dev_ptau OUT.ptau POWER [SEED] [--unprepared]";
+const USAGE: &str = "usage: dev_ptau OUT.ptau POWER [SEED] [--unprepared] [--bn254]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let unprepared = args.iter().any(|a| a == "--unprepared");
-    args.retain(|a| a != "--unprepared");
+    let bn254 = args.iter().any(|a| a == "--bn254");
+    args.retain(|a| a != "--unprepared" && a != "--bn254");
     let parsed = match args.as_slice() {
         [out, power] => power.parse().ok().map(|p| (out, p, 1u64)),
         [out, power, seed] => power
@@ -32,8 +33,14 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let started = Instant::now();
-    let written = DevPtau::from_seed(power, seed)
-        .and_then(|ptau| ptau.write_file(&PathBuf::from(out), !unprepared));
+    let out_path = PathBuf::from(out);
+    let written = if bn254 {
+        DevPtau::<crucible_core::Bn254>::from_seed(power, seed)
+            .and_then(|ptau| ptau.write_file(&out_path, !unprepared))
+    } else {
+        DevPtau::<crucible_core::Bls12_381>::from_seed(power, seed)
+            .and_then(|ptau| ptau.write_file(&out_path, !unprepared))
+    };
     match written {
         Ok(()) => {
             println!(

@@ -27,40 +27,44 @@ use ark_ff::{Field, PrimeField, UniformRand, Zero};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::groth16::snarkjs_root_of_unity;
-use crucible_core::{Bls12_381, Error, Fq, Fr, G1Projective, G2Projective, Result};
+use crucible_core::{Bls12_381, Error, Result};
 
-use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes, modulus_bytes};
-use crate::file_curve::{fq_bytes, g1_bytes, g2_bytes};
+use crate::encoding::{g1_zkey_bytes, g2_zkey_bytes};
+use crate::file_curve::{fq_bytes, g1_bytes, g2_bytes, FileCurve};
 
-/// The largest power written: BLS12-381's scalar field has 2-adicity 32, and
-/// section 12 needs a domain of 2^(power + 1).
+/// The largest power written: section 12 needs a domain of 2^(power + 1), within
+/// both curves' scalar fields (2-adicity 32 for BLS12-381, 28 for BN254: BN254's
+/// largest is 27, which [`DevPtau::from_seed`] checks).
 pub const MAX_POWER: u32 = 28;
 
-/// The secrets of a development powers-of-tau file.
+/// The secrets of a development powers-of-tau file over the curve `E` (BLS12-381
+/// unless named; snarkjs' `bls12381` or `bn128`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DevPtau {
+pub struct DevPtau<E: FileCurve = Bls12_381> {
     /// Domains up to 2^power points (circuits of up to 2^power constraints plus
     /// public inputs).
     pub power: u32,
     /// The evaluation point.
-    pub tau: Fr,
+    pub tau: E::ScalarField,
     /// The alpha of Groth16's phase 1.
-    pub alpha: Fr,
+    pub alpha: E::ScalarField,
     /// The beta of Groth16's phase 1.
-    pub beta: Fr,
+    pub beta: E::ScalarField,
 }
 
-impl DevPtau {
+impl<E: FileCurve> DevPtau<E> {
     /// Secrets drawn from `seed` for domains up to 2^`power`; power 1 to [`MAX_POWER`].
-    pub fn from_seed(power: u32, seed: u64) -> Result<DevPtau> {
-        if !(1..=MAX_POWER).contains(&power) {
+    pub fn from_seed(power: u32, seed: u64) -> Result<DevPtau<E>> {
+        let max = MAX_POWER.min(<E::ScalarField as ark_ff::FftField>::TWO_ADICITY - 1);
+        if !(1..=max).contains(&power) {
             return Err(Error::InvalidInput(format!(
-                "powers of tau: power {power} is outside 1..={MAX_POWER}"
+                "powers of tau: power {power} is outside 1..={max} for {}",
+                E::CURVE
             )));
         }
         let mut rng = StdRng::seed_from_u64(seed);
         let mut nonzero = || loop {
-            let x = Fr::rand(&mut rng);
+            let x = E::ScalarField::rand(&mut rng);
             if !x.is_zero() {
                 return x;
             }
@@ -82,21 +86,21 @@ impl DevPtau {
     /// Writes the file's bytes, with the phase-2 sections when `prepared`.
     pub fn write(&self, out: &mut impl Write, prepared: bool) -> std::io::Result<()> {
         let n = 1usize << self.power;
-        let tables = Tables::new(2 * n);
+        let tables = Tables::<E>::new(2 * n);
         let sections: u32 = if prepared { 11 } else { 7 };
         out.write_all(b"ptau")?;
         out.write_all(&1u32.to_le_bytes())?;
         out.write_all(&sections.to_le_bytes())?;
 
-        let mut header = Vec::with_capacity(4 + fq_bytes::<Bls12_381>() + 8);
-        header.extend_from_slice(&(fq_bytes::<Bls12_381>() as u32).to_le_bytes());
-        header.extend_from_slice(&modulus_bytes(Fq::MODULUS));
+        let mut header = Vec::with_capacity(4 + fq_bytes::<E>() + 8);
+        header.extend_from_slice(&(fq_bytes::<E>() as u32).to_le_bytes());
+        header.extend_from_slice(&E::CURVE.base_modulus());
         header.extend_from_slice(&self.power.to_le_bytes());
         header.extend_from_slice(&self.power.to_le_bytes());
         section(out, 1, &header)?;
 
         let tau_powers = powers(self.tau, 2 * n - 1);
-        let scaled = |c: Fr| tau_powers[..n].iter().map(|t| c * t).collect::<Vec<_>>();
+        let scaled = |c: E::ScalarField| tau_powers[..n].iter().map(|t| c * t).collect::<Vec<_>>();
         section(out, 2, &tables.g1(&tau_powers))?;
         section(out, 3, &tables.g2(&tau_powers[..n]))?;
         section(out, 4, &tables.g1(&scaled(self.alpha)))?;
@@ -109,14 +113,14 @@ impl DevPtau {
 
         // Section p's block: the inverse FFT of the first 2^p entries of the powers,
         // then the section's constant times the group's generator.
-        let lagrange = |factor: Fr, top: u32, g2: bool| -> Vec<u8> {
+        let lagrange = |factor: E::ScalarField, top: u32, g2: bool| -> Vec<u8> {
             let mut scalars = Vec::with_capacity(2 << top);
             for p in 0..=top {
                 let size = 1usize << p;
-                let mut block: Vec<Fr> = (0..size)
-                    .map(|i| tau_powers.get(i).map_or(Fr::zero(), |t| factor * t))
+                let mut block: Vec<E::ScalarField> = (0..size)
+                    .map(|i| tau_powers.get(i).map_or(E::ScalarField::zero(), |t| factor * t))
                     .collect();
-                snarkjs_domain(p).ifft_in_place(&mut block);
+                snarkjs_domain::<E::ScalarField>(p).ifft_in_place(&mut block);
                 scalars.extend(block);
             }
             if g2 {
@@ -125,8 +129,8 @@ impl DevPtau {
                 tables.g1(&scalars)
             }
         };
-        section(out, 12, &lagrange(Fr::ONE, self.power + 1, false))?;
-        section(out, 13, &lagrange(Fr::ONE, self.power, true))?;
+        section(out, 12, &lagrange(E::ScalarField::ONE, self.power + 1, false))?;
+        section(out, 13, &lagrange(E::ScalarField::ONE, self.power, true))?;
         section(out, 14, &lagrange(self.alpha, self.power, false))?;
         section(out, 15, &lagrange(self.beta, self.power, false))
     }
@@ -134,10 +138,10 @@ impl DevPtau {
 
 /// The domain of 2^log points with ffjavascript's root of unity, which is not
 /// arkworks' beyond 4 points: snarkjs' provers evaluate over it.
-fn snarkjs_domain(log: u32) -> Radix2EvaluationDomain<Fr> {
-    // log <= MAX_POWER + 1 < Fr's 2-adicity (32), checked by DevPtau::from_seed.
-    let ark = Radix2EvaluationDomain::<Fr>::new(1 << log).expect("2^log fits Fr's 2-adicity");
-    let gen = snarkjs_root_of_unity::<Fr>(log).expect("log is within Fr's 2-adicity");
+fn snarkjs_domain<F: PrimeField>(log: u32) -> Radix2EvaluationDomain<F> {
+    // log <= power + 1 <= the field's 2-adicity, checked by DevPtau::from_seed.
+    let ark = Radix2EvaluationDomain::<F>::new(1 << log).expect("2^log fits the 2-adicity");
+    let gen = snarkjs_root_of_unity::<F>(log).expect("log is within Fr's 2-adicity");
     Radix2EvaluationDomain {
         group_gen: gen,
         group_gen_inv: gen.inverse().expect("a root of unity is invertible"),
@@ -153,9 +157,9 @@ fn section(out: &mut impl Write, kind: u32, body: &[u8]) -> std::io::Result<()> 
 }
 
 /// x^i for i < count.
-fn powers(x: Fr, count: usize) -> Vec<Fr> {
+fn powers<F: PrimeField>(x: F, count: usize) -> Vec<F> {
     let mut v = Vec::with_capacity(count);
-    let mut p = Fr::ONE;
+    let mut p = F::ONE;
     for _ in 0..count {
         v.push(p);
         p *= x;
@@ -164,34 +168,34 @@ fn powers(x: Fr, count: usize) -> Vec<Fr> {
 }
 
 /// Fixed-base tables of the two generators, for many scalar multiples each.
-struct Tables {
-    g1: BatchMulPreprocessing<G1Projective>,
-    g2: BatchMulPreprocessing<G2Projective>,
+struct Tables<E: FileCurve> {
+    g1: BatchMulPreprocessing<E::G1>,
+    g2: BatchMulPreprocessing<E::G2>,
 }
 
-impl Tables {
-    fn new(scalars: usize) -> Tables {
+impl<E: FileCurve> Tables<E> {
+    fn new(scalars: usize) -> Tables<E> {
         Tables {
-            g1: BatchMulPreprocessing::new(G1Projective::generator(), scalars),
-            g2: BatchMulPreprocessing::new(G2Projective::generator(), scalars),
+            g1: BatchMulPreprocessing::new(E::G1::generator(), scalars),
+            g2: BatchMulPreprocessing::new(E::G2::generator(), scalars),
         }
     }
 
     /// s_i G1 for every scalar, encoded one after the other.
-    fn g1(&self, scalars: &[Fr]) -> Vec<u8> {
+    fn g1(&self, scalars: &[E::ScalarField]) -> Vec<u8> {
         encode(
             &self.g1.batch_mul(scalars),
-            g1_bytes::<Bls12_381>(),
-            g1_zkey_bytes::<Bls12_381>,
+            g1_bytes::<E>(),
+            g1_zkey_bytes::<E>,
         )
     }
 
     /// s_i G2 for every scalar, encoded one after the other.
-    fn g2(&self, scalars: &[Fr]) -> Vec<u8> {
+    fn g2(&self, scalars: &[E::ScalarField]) -> Vec<u8> {
         encode(
             &self.g2.batch_mul(scalars),
-            g2_bytes::<Bls12_381>(),
-            g2_zkey_bytes::<Bls12_381>,
+            g2_bytes::<E>(),
+            g2_zkey_bytes::<E>,
         )
     }
 }

@@ -1,14 +1,14 @@
 //! Files name their curve: real circom and snarkjs files of both curves (`fixtures/`
 //! for BLS12-381, `fixtures/bn254/` for circom's default prime; see
-//! `fixtures/README.md`) are told apart by their headers, the provers' readers refuse
-//! BN254 naming both curves, and a BN254 key's verifying key reads the same from its
+//! `fixtures/README.md`) are told apart by their headers, each curve's readers read
+//! its files and refuse the other's naming both curves, and a BN254 key's verifying key reads the same from its
 //! `.zkey` as from snarkjs' own export of it.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use crucible_core::curve::Curve;
-use crucible_core::Error;
+use crucible_core::{Bls12_381, Bn254, Error};
 use crucible_files::{curve_of, curve_of_reader, read_witness, CurveVerifyingKey, R1cs, Zkey};
 
 fn fixture(name: &str) -> PathBuf {
@@ -29,50 +29,100 @@ fn every_file_names_its_curve() {
     }
 }
 
-/// The refusal every prover's reader gives a BN254 file.
-fn assert_refused_as_bn254(err: Error, file: &str, what: &str) {
-    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+/// The refusal a reader of one curve gives a file of the other.
+fn assert_refused(err: Error, file: &str, what: &str, found: Curve, wanted: Curve) {
+    assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
     let text = err.to_string();
+    let want = format!(
+        "{file}: a {found} ({}) {what} where {wanted} ({}) is proved",
+        found.circom_name(),
+        wanted.circom_name()
+    );
+    assert!(text.contains(&want), "{text}\nwant: {want}");
     assert!(
-        text.contains(&format!(
-            "{file}: a BN254 (bn128) {what}; this build proves BLS12-381 only"
-        )),
+        text.contains(&format!("circom `--prime {}`", wanted.circom_name())),
         "{text}"
     );
-    assert!(text.contains("circom --prime bls12381"), "{text}");
-    assert!(text.contains("crucible export-verifier"), "{text}");
 }
 
 #[test]
-fn the_provers_readers_refuse_bn254_naming_both_curves() {
-    let path = |kind: &str| fixture(&format!("bn254/multi_public.{kind}"));
-    let shown = |kind: &str| path(kind).display().to_string();
-    assert_refused_as_bn254(
-        R1cs::<crucible_core::Bls12_381>::read(&path("r1cs")).unwrap_err(),
-        &shown("r1cs"),
-        "circuit",
-    );
-    assert_refused_as_bn254(
-        read_witness::<crucible_core::Bls12_381>(&path("wtns")).unwrap_err(),
-        &shown("wtns"),
-        "witness",
-    );
-    assert_refused_as_bn254(
-        Zkey::<crucible_core::Bls12_381>::read(&path("zkey")).unwrap_err(),
-        &shown("zkey"),
-        "key",
-    );
-    assert_refused_as_bn254(
-        Zkey::<crucible_core::Bls12_381>::read_header(&path("zkey")).unwrap_err(),
-        &shown("zkey"),
-        "key",
-    );
+fn each_curves_readers_read_its_files_and_refuse_the_others_naming_both() {
+    let path = |dir: &str, kind: &str| fixture(&format!("{dir}multi_public.{kind}"));
+    let shown = |dir: &str, kind: &str| path(dir, kind).display().to_string();
+    // BN254's files read as BN254: the witness is the one snarkjs proved with.
+    let r1cs = R1cs::<Bn254>::read(&path("bn254/", "r1cs")).unwrap();
+    let witness = read_witness::<Bn254>(&path("bn254/", "wtns")).unwrap();
+    let zkey = Zkey::<Bn254>::read(&path("bn254/", "zkey")).unwrap();
+    zkey.check_matches(&r1cs, "zkey", "r1cs").unwrap();
+    let public: Vec<String> = serde_json::from_slice(
+        &std::fs::read(fixture("bn254/multi_public.snarkjs-public.json")).unwrap(),
+    )
+    .unwrap();
+    let ours: Vec<String> = witness[1..=r1cs.num_public]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    assert_eq!(ours, public);
+    // Each curve's readers refuse the other curve's files.
+    for (dir, found, wanted) in [
+        ("bn254/", Curve::Bn254, Curve::Bls12_381),
+        ("", Curve::Bls12_381, Curve::Bn254),
+    ] {
+        let refuse = |err: Error, kind: &str, what: &str| {
+            assert_refused(err, &shown(dir, kind), what, found, wanted)
+        };
+        if wanted == Curve::Bls12_381 {
+            refuse(
+                R1cs::<Bls12_381>::read(&path(dir, "r1cs")).unwrap_err(),
+                "r1cs",
+                "circuit",
+            );
+            refuse(
+                read_witness::<Bls12_381>(&path(dir, "wtns")).unwrap_err(),
+                "wtns",
+                "witness",
+            );
+            refuse(
+                Zkey::<Bls12_381>::read(&path(dir, "zkey")).unwrap_err(),
+                "zkey",
+                "key",
+            );
+            refuse(
+                Zkey::<Bls12_381>::read_header(&path(dir, "zkey")).unwrap_err(),
+                "zkey",
+                "key",
+            );
+        } else {
+            refuse(
+                R1cs::<Bn254>::read(&path(dir, "r1cs")).unwrap_err(),
+                "r1cs",
+                "circuit",
+            );
+            refuse(
+                read_witness::<Bn254>(&path(dir, "wtns")).unwrap_err(),
+                "wtns",
+                "witness",
+            );
+            refuse(
+                Zkey::<Bn254>::read(&path(dir, "zkey")).unwrap_err(),
+                "zkey",
+                "key",
+            );
+            refuse(
+                Zkey::<Bn254>::read_header(&path(dir, "zkey")).unwrap_err(),
+                "zkey",
+                "key",
+            );
+        }
+    }
     let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path("vk.json")).unwrap()).unwrap();
-    assert_refused_as_bn254(
+        serde_json::from_slice(&std::fs::read(path("bn254/", "vk.json")).unwrap()).unwrap();
+    assert_refused(
         crucible_files::snarkjs_json::vk_from_json(&json, "vk.json").unwrap_err(),
         "vk.json",
         "file",
+        Curve::Bn254,
+        Curve::Bls12_381,
     );
 }
 
@@ -100,7 +150,7 @@ fn an_unknown_prime_is_refused_as_neither_curve() {
         ),
         "{err}"
     );
-    let err = R1cs::<crucible_core::Bls12_381>::from_reader(Cursor::new(&bytes), "odd.r1cs")
+    let err = R1cs::<Bls12_381>::from_reader(Cursor::new(&bytes), "odd.r1cs")
         .unwrap_err()
         .to_string();
     assert!(err.contains("neither BLS12-381's nor BN254's"), "{err}");
@@ -130,7 +180,7 @@ fn a_verifying_key_reads_the_same_from_the_zkey_as_from_snarkjs_export() {
         assert_eq!(from_zkey, from_json, "{curve}");
     }
     // And BLS12-381's as the full reader reads it.
-    let full = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey"))
+    let full = Zkey::<Bls12_381>::read(&fixture("multi_public.zkey"))
         .unwrap()
         .proving_key
         .vk;

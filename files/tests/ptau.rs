@@ -67,7 +67,7 @@ fn the_prepared_file_is_byte_for_byte_what_snarkjs_prepares() {
             .join("tests/fixtures/dev-power3-seed7.prepared-by-snarkjs.ptau"),
     )
     .unwrap();
-    let ptau = DevPtau::from_seed(3, 7).unwrap();
+    let ptau = DevPtau::<crucible_core::Bls12_381>::from_seed(3, 7).unwrap();
     let ours = written(&ptau, true);
     assert_eq!(ours.len(), fixture.len(), "file length");
     if let Some(at) = ours.iter().zip(&fixture).position(|(a, b)| a != b) {
@@ -84,7 +84,7 @@ fn the_prepared_file_is_byte_for_byte_what_snarkjs_prepares() {
 fn sections_hold_the_powers_and_lagrange_bases_of_fresh_secrets() {
     let seed = run_seed();
     let power = 4u32;
-    let ptau = DevPtau::from_seed(power, seed).unwrap();
+    let ptau = DevPtau::<crucible_core::Bls12_381>::from_seed(power, seed).unwrap();
     let n = 1usize << power;
     let bytes = written(&ptau, true);
     let s = sections(&bytes);
@@ -163,7 +163,7 @@ fn sections_hold_the_powers_and_lagrange_bases_of_fresh_secrets() {
 #[test]
 fn a_power_outside_the_supported_range_is_an_error() {
     for power in [0, crucible_files::ptau::MAX_POWER + 1] {
-        let err = DevPtau::from_seed(power, 1).unwrap_err().to_string();
+        let err = DevPtau::<crucible_core::Bls12_381>::from_seed(power, 1).unwrap_err().to_string();
         assert!(err.contains(&format!("power {power}")), "{err}");
     }
 }
