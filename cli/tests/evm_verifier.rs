@@ -499,25 +499,43 @@ fn a_bls12_381_key_is_refused_naming_both_curves() {
     assert!(!sol.exists(), "nothing is written for a refused key");
 }
 
-/// `crucible prove` refuses a BN254 key (circom's default prime) before any work,
-/// naming both curves.
+/// `crucible prove` proves a BN254 key (circom's default prime) on the curve it
+/// names, choosing a backend that proves BN254 by itself; a witness of the other curve
+/// is a file's fault (exit 3), both curves named, before any work.
 #[test]
-fn proving_from_a_bn254_key_names_both_curves() {
+fn a_bn254_key_proves_on_its_curve_and_a_witness_of_the_other_is_refused() {
     let zkey = fixture("bn254/multi_public.zkey");
-    let wtns = fixture("bn254/multi_public.wtns");
     let temp = TempDir::new("bn254-prove");
     let dir = &temp.0;
-    let proof = dir.join("proof.json");
-    let public = dir.join("public.json");
-    let (proof, public) = (path(&proof), path(&public));
-    let (zkey, wtns) = (path(&zkey), path(&wtns));
+    let (proof, public) = (dir.join("proof.json"), dir.join("public.json"));
+    let zkey = path(&zkey);
+    let wtns = fixture("bn254/multi_public.wtns");
     let out = crucible(&[
-        "prove", "--zkey", zkey, "--wtns", wtns, "--proof", proof, "--public", public,
+        "prove",
+        "--zkey",
+        zkey,
+        "--wtns",
+        path(&wtns),
+        "--proof",
+        path(&proof),
+        "--public",
+        path(&public),
     ]);
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let written: Value = serde_json::from_slice(&std::fs::read(&proof).unwrap()).unwrap();
+    assert_eq!(written["curve"], "bn128");
+    let theirs: Value = serde_json::from_slice(
+        &std::fs::read(fixture("bn254/multi_public.snarkjs-public.json")).unwrap(),
+    )
+    .unwrap();
+    let ours: Value = serde_json::from_slice(&std::fs::read(&public).unwrap()).unwrap();
+    assert_eq!(ours, theirs);
+
+    let bls_wtns = fixture("multi_public.wtns");
+    let out = crucible(&["prove", "--zkey", zkey, "--wtns", path(&bls_wtns), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(
-        err.contains("multi_public.zkey: a BN254 (bn128) key; this build proves BLS12-381 only"),
+        text(&out).contains("a BLS12-381 (bls12381) witness where BN254 (bn128) is proved"),
         "{}",
         text(&out)
     );
