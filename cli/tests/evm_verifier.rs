@@ -388,7 +388,10 @@ fn exported_verifiers_accept_valid_proofs_and_reject_tampered_ones_on_the_evm() 
         &fixture("bn254/multi_public.snarkjs-public.json"),
     );
     // crucible's own proof of the same circom circuit, from the .zkey and the .wtns.
-    let (cp_path, cx_path) = (dir.join("crucible-proof.json"), dir.join("crucible-public.json"));
+    let (cp_path, cx_path) = (
+        dir.join("crucible-proof.json"),
+        dir.join("crucible-public.json"),
+    );
     let out = crucible(&[
         "prove",
         "--backend",

@@ -1,17 +1,17 @@
 //! What the scalar cases compare with: arkworks' NTT, and the first element where two
 //! vectors differ.
 
-use ark_ff::FftField;
+use ark_ff::{FftField, PrimeField};
 use ark_poly::EvaluationDomain;
-use crucible_core::{Domain, Fr, NttKind};
+use crucible_core::{Domain, NttKind};
 
 use crate::CaseError;
 
 /// arkworks' answer.
-pub fn reference(values: &mut Vec<Fr>, domain: &Domain, kind: NttKind) {
+pub fn reference<F: PrimeField>(values: &mut Vec<F>, domain: &Domain<F>, kind: NttKind) {
     let d = domain.to_ark();
     let coset = d
-        .get_coset(Fr::GENERATOR)
+        .get_coset(F::GENERATOR)
         .expect("coset of a radix-2 domain");
     match kind {
         NttKind::Forward => d.fft_in_place(values),
@@ -22,7 +22,7 @@ pub fn reference(values: &mut Vec<Fr>, domain: &Domain, kind: NttKind) {
 }
 
 /// First index where two vectors differ, as a message.
-pub fn first_difference(got: &[Fr], want: &[Fr]) -> Result<(), CaseError> {
+pub fn first_difference<F: PrimeField>(got: &[F], want: &[F]) -> Result<(), CaseError> {
     if got.len() != want.len() {
         return Err(fail!("length {} instead of {}", got.len(), want.len()));
     }

@@ -36,8 +36,8 @@ pub const CHUNK: PlanKey = PlanKey::new(OWNER, "chunk");
 
 /// Bytes of a buffer for a case's plan (an overflow, impossible at the suite's sizes,
 /// becomes a plan no budget holds, which the case reports).
-pub fn bytes(
-    backend: &dyn crucible_core::ProverBackend,
+pub fn bytes<E: crucible_core::PairingCurve>(
+    backend: &dyn crucible_core::ProverBackend<E>,
     kind: crucible_core::ElementKind,
     len: usize,
 ) -> u64 {
@@ -47,10 +47,10 @@ pub fn bytes(
 }
 
 /// A plan for scalar buffers `(item, length)` plus the scratch of `need`.
-pub fn scalar_plan(
-    backend: &dyn ProverBackend,
+pub fn scalar_plan<E: crucible_core::PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     buffers: &[(crucible_core::PlanKey, usize)],
-    need: ScratchNeed,
+    need: ScratchNeed<E::ScalarField>,
 ) -> MemoryPlan {
     let mut plan = MemoryPlan::new("conformance");
     for (name, len) in buffers {

@@ -2,7 +2,8 @@
 
 use ark_ff::{Field, UniformRand};
 use ark_std::rand::rngs::StdRng;
-use crucible_core::{Domain, Fr, NttKind, ProverBackend, ScratchNeed};
+use crucible_core::curve::Curve;
+use crucible_core::{Domain, NttKind, PairingCurve, ProverBackend, ScratchNeed};
 
 use crate::compare::{first_difference, reference};
 use crate::inputs::random_scalars;
@@ -20,13 +21,13 @@ fn kind_name(kind: NttKind) -> &'static str {
     }
 }
 
-fn ntt_case(
-    backend: &dyn ProverBackend,
+fn ntt_case<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
-    domain: Domain,
+    domain: Domain<E::ScalarField>,
     kind: NttKind,
 ) -> Result<(), CaseError> {
-    let input = random_scalars(rng, domain.size);
+    let input: Vec<E::ScalarField> = random_scalars(rng, domain.size);
     let mut want = input.clone();
     reference(&mut want, &domain, kind);
     let plan = scalar_plan(
@@ -46,16 +47,16 @@ fn ntt_case(
     first_difference(&got, &want)
 }
 
-fn pointwise_case(
-    backend: &dyn ProverBackend,
+fn pointwise_case<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     n: usize,
     sub: bool,
 ) -> Result<(), CaseError> {
-    let a = random_scalars(rng, n);
-    let b = random_scalars(rng, n);
-    let k = Fr::rand(rng);
-    let want: Vec<Fr> = a
+    let a: Vec<E::ScalarField> = random_scalars(rng, n);
+    let b: Vec<E::ScalarField> = random_scalars(rng, n);
+    let k = E::ScalarField::rand(rng);
+    let want: Vec<E::ScalarField> = a
         .iter()
         .zip(&b)
         .map(|(x, y)| if sub { (*x - y) * k } else { *x * y })
@@ -80,19 +81,24 @@ fn pointwise_case(
     first_difference(&got, &want)
 }
 
-/// Every NTT kind at every size up to the configured maximum, plus pointwise ops.
-pub fn run(r: &mut Runner<'_>) {
+/// Every NTT kind at every size up to the configured maximum, plus pointwise ops; on
+/// BN254 the same cases, named `bn254/...`.
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
+    let curve = match E::CURVE {
+        Curve::Bls12_381 => "",
+        Curve::Bn254 => "bn254/",
+    };
     for log in 0..=r.config.max_log_size {
-        let domain = match Domain::with_log_size(log) {
+        let domain = match Domain::<E::ScalarField>::with_log_size(log) {
             Ok(d) => d,
             Err(e) => {
-                r.case(&format!("ntt/2^{log}"), |_| Err(e.into()));
+                r.case(&format!("{curve}ntt/2^{log}"), |_| Err(e.into()));
                 continue;
             }
         };
         for kind in NttKind::ALL {
-            r.case(&format!("ntt/{}/2^{log}", kind_name(kind)), |rng| {
+            r.case(&format!("{curve}ntt/{}/2^{log}", kind_name(kind)), |rng| {
                 ntt_case(backend, rng, domain, kind)
             });
         }
@@ -101,32 +107,34 @@ pub fn run(r: &mut Runner<'_>) {
     sizes.sort_unstable();
     sizes.dedup();
     for n in sizes {
-        r.case(&format!("pointwise/mul/{n}"), |rng| {
+        r.case(&format!("{curve}pointwise/mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, false)
         });
-        r.case(&format!("pointwise/sub-mul/{n}"), |rng| {
+        r.case(&format!("{curve}pointwise/sub-mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, true)
         });
-        r.case(&format!("pointwise/mul-aliased-squares/{n}"), |rng| {
-            aliased_case(backend, rng, n, false)
-        });
-        r.case(&format!("pointwise/sub-mul-aliased-zeroes/{n}"), |rng| {
-            aliased_case(backend, rng, n, true)
-        });
+        r.case(
+            &format!("{curve}pointwise/mul-aliased-squares/{n}"),
+            |rng| aliased_case(backend, rng, n, false),
+        );
+        r.case(
+            &format!("{curve}pointwise/sub-mul-aliased-zeroes/{n}"),
+            |rng| aliased_case(backend, rng, n, true),
+        );
     }
 }
 
 /// `mul_assign(x, x)` squares `x` and `sub_mul_assign(x, x, k)` zeroes it, on every
 /// backend (the trait defines aliasing), in a plan with no scratch need.
-fn aliased_case(
-    backend: &dyn ProverBackend,
+fn aliased_case<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     n: usize,
     sub: bool,
 ) -> Result<(), CaseError> {
-    let x = random_scalars(rng, n);
-    let want: Vec<Fr> = if sub {
-        vec![Fr::from(0u64); n]
+    let x: Vec<E::ScalarField> = random_scalars(rng, n);
+    let want: Vec<E::ScalarField> = if sub {
+        vec![E::ScalarField::from(0u64); n]
     } else {
         x.iter().map(|v| v.square()).collect()
     };
@@ -135,7 +143,7 @@ fn aliased_case(
     let dx = backend.alloc_scalars(&mut lease, items::X, n)?;
     backend.stage_scalars(&mut lease, dx, &x)?;
     if sub {
-        backend.sub_mul_assign(&mut lease, dx, dx, Fr::rand(rng))
+        backend.sub_mul_assign(&mut lease, dx, dx, E::ScalarField::rand(rng))
     } else {
         backend.mul_assign(&mut lease, dx, dx)
     }?;

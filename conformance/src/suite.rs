@@ -38,8 +38,9 @@ fn run_backend(
     runner.into_summary()
 }
 
-/// The cases that run on BN254 too (`bn254/...`): whole proofs, byte for byte
-/// against ark-groth16 with both reductions.
+/// The cases that run on BN254 too (`bn254/...`): every NTT kind and the pointwise
+/// ops against ark-poly, and whole proofs, byte for byte against ark-groth16 with both
+/// reductions.
 fn run_bn254(
     backend: &dyn ProverBackend<Bn254>,
     config: &Config,
@@ -47,6 +48,7 @@ fn run_bn254(
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> Summary {
     let mut runner = Runner::new(backend, config, required, on_case);
+    ntt_cases::run(&mut runner);
     proof_cases::run(&mut runner);
     runner.into_summary()
 }

@@ -118,7 +118,11 @@ impl<E: FileCurve> DevPtau<E> {
             for p in 0..=top {
                 let size = 1usize << p;
                 let mut block: Vec<E::ScalarField> = (0..size)
-                    .map(|i| tau_powers.get(i).map_or(E::ScalarField::zero(), |t| factor * t))
+                    .map(|i| {
+                        tau_powers
+                            .get(i)
+                            .map_or(E::ScalarField::zero(), |t| factor * t)
+                    })
                     .collect();
                 snarkjs_domain::<E::ScalarField>(p).ifft_in_place(&mut block);
                 scalars.extend(block);
@@ -129,7 +133,11 @@ impl<E: FileCurve> DevPtau<E> {
                 tables.g1(&scalars)
             }
         };
-        section(out, 12, &lagrange(E::ScalarField::ONE, self.power + 1, false))?;
+        section(
+            out,
+            12,
+            &lagrange(E::ScalarField::ONE, self.power + 1, false),
+        )?;
         section(out, 13, &lagrange(E::ScalarField::ONE, self.power, true))?;
         section(out, 14, &lagrange(self.alpha, self.power, false))?;
         section(out, 15, &lagrange(self.beta, self.power, false))

@@ -163,7 +163,9 @@ fn sections_hold_the_powers_and_lagrange_bases_of_fresh_secrets() {
 #[test]
 fn a_power_outside_the_supported_range_is_an_error() {
     for power in [0, crucible_files::ptau::MAX_POWER + 1] {
-        let err = DevPtau::<crucible_core::Bls12_381>::from_seed(power, 1).unwrap_err().to_string();
+        let err = DevPtau::<crucible_core::Bls12_381>::from_seed(power, 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(&format!("power {power}")), "{err}");
     }
 }
