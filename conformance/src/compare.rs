@@ -1,7 +1,7 @@
 //! What the scalar cases compare with: arkworks' NTT, and the first element where two
 //! vectors differ.
 
-use ark_ff::{FftField, PrimeField};
+use ark_ff::PrimeField;
 use ark_poly::EvaluationDomain;
 use crucible_core::{Domain, NttKind};
 

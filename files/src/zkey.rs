@@ -245,7 +245,7 @@ impl<E: FileCurve> Zkey<E> {
         let b_g2_query = read_all(&mut s, num_wires, g2_len, g2_zkey_on_curve::<E>)?;
         s.finish()?;
 
-        let (a, b) = coefficients::<E, _>(file, num_wires, num_public, domain_size)?;
+        let [a, b] = coefficients::<E, _>(file, num_wires, num_public, domain_size)?;
         let num_constraints = a.len();
         let want = Domain::<E::ScalarField>::for_circuit(num_constraints, num_public + 1)?.size;
         if want != domain_size {
@@ -355,7 +355,7 @@ fn coefficients<E: FileCurve, R: Read + Seek>(
     num_wires: usize,
     num_public: usize,
     domain_size: usize,
-) -> Result<(Matrix<E::ScalarField>, Matrix<E::ScalarField>)> {
+) -> Result<[Matrix<E::ScalarField>; 2]> {
     let mut s = file.section(COEFFICIENTS, "coefficients")?;
     let count = s.usize32()?;
     let entry = 12 + FR_BYTES;
@@ -412,5 +412,5 @@ fn coefficients<E: FileCurve, R: Read + Seek>(
     }
     a.truncate(num_constraints);
     b.truncate(num_constraints);
-    Ok((a, b))
+    Ok([a, b])
 }
