@@ -1,4 +1,5 @@
-// BLS12-381 scalar field Fr in Montgomery form.
+// The curve's scalar field Fr in Montgomery form (BLS12-381's or BN254's: the
+// constants below say which).
 //
 // Limbs: 16 limbs of 16 bits, one per u32, little-endian. A 16×16-bit product fits a
 // u32 exactly, and so does every step of the CIOS Montgomery multiplication:
@@ -9,12 +10,13 @@
 // element (limb 2k in the low half of word k, limb 2k+1 in the high half).
 //
 // FR_P, FR_INV (−r⁻¹ mod 2^16), FR_ONE (R mod r), FR_LIMBS and FR_WORDS are generated
-// from arkworks by field.rs and prepended to every module.
+// from the curve's arkworks fields by wgsl/field16.rs and prepended to every module.
 //
-// Fq uses this same code: field.rs renames Fr / fr_ / FR_ to Fq / fq_ / FQ_ in what
-// follows the next line (WGSL has no generics). Fq has 24 limbs, R = 2^384 as in
-// arkworks and 12 packed words; p < R/8, so the CIOS bound (result < 2p before the
-// final subtraction) holds there too.
+// Fq uses this same code: wgsl/field16.rs renames Fr / fr_ / FR_ to Fq / fq_ / FQ_ in
+// what follows the next line (WGSL has no generics). Fq has arkworks' R and limbs:
+// BLS12-381's 24 limbs, R = 2^384 and 12 packed words (p < R/8), BN254's 16 limbs,
+// R = 2^256 and 8 words (p < R/4); every modulus is below R/2, so the CIOS bound
+// (result < 2p before the final subtraction) and a + b < 2p < R hold.
 // ---- field code ----
 
 alias Fr = array<u32, FR_LIMBS>;

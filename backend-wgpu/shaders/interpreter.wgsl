@@ -4,7 +4,9 @@
 //
 // Instruction: regs[d] = regs[a] op regs[b]; op in bits 0–1 (0 mul, 1 add, 2 sub),
 // d, a and b in bits 2–9, 10–17 and 18–25. Operands are read before the result is
-// written, so d may equal a or b.
+// written, so d may equal a or b. Op 3, regs[a] times the curve's constant number b,
+// exists where the curve's formulas multiply by constants (BN254's G2): for such a
+// curve wgsl/programs.rs splits the last branch below and adds the constants.
 
 var<private> program: array<u32, PROGRAM_LEN> = PROGRAM;
 

@@ -23,18 +23,18 @@ fn add_regs(dst: u32, src: u32) {
 // Q = base i (stored affine, Z = 1); false for the stored identity (0, 0).
 fn load_base_into_q(i: u32) -> bool {
     let e = params.ext;
-    let o = i * 24u * e;
+    let o = i * 2u * FQ_WORDS * e;
     var any = 0u;
-    for (var k = 0u; k < 24u * e; k++) {
+    for (var k = 0u; k < 2u * FQ_WORDS * e; k++) {
         any |= bases[o + k];
     }
     if any == 0u {
         return false;
     }
     for (var r = 0u; r < 2u * e; r++) {
-        var w: array<u32, 12>;
-        for (var k = 0u; k < 12u; k++) {
-            w[k] = bases[o + 12u * r + k];
+        var w: array<u32, FQ_WORDS>;
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            w[k] = bases[o + FQ_WORDS * r + k];
         }
         regs[3u * e + r] = fq_unpack(w);
     }
@@ -49,9 +49,9 @@ fn load_base_into_q(i: u32) -> bool {
 fn load_partial(at: u32, i: u32) {
     let n = 3u * params.ext;
     for (var r = 0u; r < n; r++) {
-        var w: array<u32, 12>;
-        for (var k = 0u; k < 12u; k++) {
-            w[k] = partials[(i * n + r) * 12u + k];
+        var w: array<u32, FQ_WORDS>;
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            w[k] = partials[(i * n + r) * FQ_WORDS + k];
         }
         regs[at + r] = fq_unpack(w);
     }
@@ -61,8 +61,8 @@ fn store_partial(i: u32, at: u32) {
     let n = 3u * params.ext;
     for (var r = 0u; r < n; r++) {
         var w = fq_pack(regs[at + r]);
-        for (var k = 0u; k < 12u; k++) {
-            partials[(i * n + r) * 12u + k] = w[k];
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            partials[(i * n + r) * FQ_WORDS + k] = w[k];
         }
     }
 }
@@ -70,9 +70,9 @@ fn store_partial(i: u32, at: u32) {
 fn load_level(at: u32, i: u32) {
     let n = 3u * params.ext;
     for (var r = 0u; r < n; r++) {
-        var w: array<u32, 12>;
-        for (var k = 0u; k < 12u; k++) {
-            w[k] = level_in[(i * n + r) * 12u + k];
+        var w: array<u32, FQ_WORDS>;
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            w[k] = level_in[(i * n + r) * FQ_WORDS + k];
         }
         regs[at + r] = fq_unpack(w);
     }
@@ -82,8 +82,8 @@ fn store_level(i: u32, at: u32) {
     let n = 3u * params.ext;
     for (var r = 0u; r < n; r++) {
         var w = fq_pack(regs[at + r]);
-        for (var k = 0u; k < 12u; k++) {
-            level_out[(i * n + r) * 12u + k] = w[k];
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            level_out[(i * n + r) * FQ_WORDS + k] = w[k];
         }
     }
 }

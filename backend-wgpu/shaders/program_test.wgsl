@@ -8,17 +8,17 @@
 // Element i's operands into the registers.
 fn program_test_load(i: u32) {
     for (var r = 0u; r < params.a_fqs; r++) {
-        var w: array<u32, 12>;
-        for (var k = 0u; k < 12u; k++) {
-            w[k] = a[(i * params.a_fqs + r) * 12u + k];
+        var w: array<u32, FQ_WORDS>;
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            w[k] = a[(i * params.a_fqs + r) * FQ_WORDS + k];
         }
         regs[r] = fq_unpack(w);
     }
     var any = 0u;
     for (var r = 0u; r < params.b_fqs; r++) {
-        var w: array<u32, 12>;
-        for (var k = 0u; k < 12u; k++) {
-            w[k] = b[(i * params.b_fqs + r) * 12u + k];
+        var w: array<u32, FQ_WORDS>;
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            w[k] = b[(i * params.b_fqs + r) * FQ_WORDS + k];
             any |= w[k];
         }
         regs[params.b_reg + r] = fq_unpack(w);
@@ -42,8 +42,8 @@ fn program_test_load(i: u32) {
 fn program_test_store(i: u32) {
     for (var r = 0u; r < params.out_fqs; r++) {
         var w = fq_pack(regs[params.out_reg + r]);
-        for (var k = 0u; k < 12u; k++) {
-            out[(i * params.out_fqs + r) * 12u + k] = w[k];
+        for (var k = 0u; k < FQ_WORDS; k++) {
+            out[(i * params.out_fqs + r) * FQ_WORDS + k] = w[k];
         }
     }
 }

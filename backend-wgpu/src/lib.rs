@@ -1,5 +1,8 @@
-//! crucible-backend-wgpu: NTT and MSM over BLS12-381 in WGSL compute shaders, on any
-//! Vulkan, Metal or DX12 adapter wgpu finds (on Linux without a GPU, Mesa's llvmpipe).
+//! crucible-backend-wgpu: NTT and MSM over BLS12-381 and BN254 in WGSL compute
+//! shaders, on any Vulkan, Metal or DX12 adapter wgpu finds (on Linux without a GPU,
+//! Mesa's llvmpipe). [`WgpuBackend<E>`] proves over the curve `E`; the shaders are
+//! generated for it from its arkworks fields and constants (wgsl/curve.rs), one
+//! generator for both curves.
 //!
 //! Field elements are stored as arkworks' own Montgomery words ([`field`] explains
 //! why) and computed on in limbs: 16-bit limbs in `u32` by the interpreter and the
@@ -57,14 +60,14 @@ mod test_entries;
 mod tuning;
 mod wgsl;
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain, ElementKind, Fr, G1Affine,
-    G1Buf, G1Projective, G2Affine, G2Buf, G2Projective, IndexBuf, Lease, MemoryPlan, MsmSpan,
-    NttKind, PlanKey, ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
+    BackendInfo, Bls12_381, Bn254, BufferId, BufferUse, DeviceBudget, DeviceSync, Domain,
+    ElementKind, G1Buf, G2Buf, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind, PlanKey,
+    ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
 };
 
 pub use device::context::{Activity, DeviceLimits, PipelineCompile};
@@ -79,30 +82,42 @@ pub use wgsl::{Formulas, NttMul, PerCurve};
 
 use device::batch::PARAMS_ITEM;
 use device::context::{Context, QueueSync};
+use field::DeviceCurve;
 use memory::DeviceBuffer;
+use msm::{G1, G2};
+use wgsl::curve::CurveParams;
 use wgsl::programs::Program;
 
-/// The wgpu backend on one adapter.
-pub struct WgpuBackend {
+/// The wgpu backend on one adapter, proving over the curve `E` (BLS12-381 unless
+/// named; BN254 too).
+pub struct WgpuBackend<E = Bls12_381> {
     info: BackendInfo,
     budget: Arc<DeviceBudget>,
     ctx: Arc<Context>,
     uploads: device::upload::Uploads,
+    curve: PhantomData<fn() -> E>,
 }
 
-impl WgpuBackend {
+/// `E`'s shader parameters, shared by its devices.
+fn curve_params<E: DeviceCurve>() -> Result<Arc<CurveParams>, WgpuError> {
+    CurveParams::of::<E>().map(Arc::new)
+}
+
+impl<E: DeviceCurve> WgpuBackend<E> {
     fn from_opened(opened: device::Opened) -> Self {
         WgpuBackend {
             info: opened.info,
             budget: opened.budget,
             ctx: opened.ctx,
             uploads: opened.uploads,
+            curve: PhantomData,
         }
     }
 
     /// Opens the first adapter that works (the one `--backend wgpu` names `wgpu:0`).
     pub fn open(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Self, WgpuError> {
-        device::open_first(options, wgpu_options).map(WgpuBackend::from_opened)
+        device::open_first(options, wgpu_options, &curve_params::<E>()?)
+            .map(WgpuBackend::from_opened)
     }
 
     /// The form each curve's formulas take on this instance.
@@ -144,18 +159,18 @@ impl WgpuBackend {
     /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
     /// test entry points; operands and results use [`field::DeviceElement`]'s layout.
     pub fn field_op(&self, op: FieldOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        test_entries::field_op(self, &self.ctx, op, a, b)
+        test_entries::field_op::<E>(self, &self.ctx, op, a, b)
     }
 
     /// Runs `op` elementwise on G1 points through the curve test entry point: `a` and
     /// the result are projective, `b` projective or affine as `op` says.
     pub fn g1_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        test_entries::curve_op(self, &self.ctx, Program::G1Add, op, a, b)
+        test_entries::curve_op::<E>(self, &self.ctx, Program::G1Add, op, a, b)
     }
 
     /// Like [`WgpuBackend::g1_op`], over G2.
     pub fn g2_op(&self, op: CurveOp, a: &[u32], b: &[u32]) -> Result<Vec<u32>> {
-        test_entries::curve_op(self, &self.ctx, Program::G2Add, op, a, b)
+        test_entries::curve_op::<E>(self, &self.ctx, Program::G2Add, op, a, b)
     }
 
     /// The limits this instance works within.
@@ -171,7 +186,7 @@ impl WgpuBackend {
     }
 }
 
-fn probe(options: &ProbeOptions) -> Vec<Probe> {
+fn probe<E: DeviceCurve>(options: &ProbeOptions) -> Vec<Probe<E>> {
     match WgpuOptions::from_probe(options) {
         Ok(wgpu_options) => probe_with(options, &wgpu_options),
         Err(e) => vec![Probe::Unavailable {
@@ -181,16 +196,25 @@ fn probe(options: &ProbeOptions) -> Vec<Probe> {
 }
 
 /// Probes with explicit options (the registry uses [`WgpuOptions::from_probe`]): one
-/// backend per adapter, or why there is none.
-pub fn probe_with(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Vec<Probe> {
+/// backend per adapter proving over `E`, or why there is none.
+pub fn probe_with<E: DeviceCurve>(
+    options: &ProbeOptions,
+    wgpu_options: &WgpuOptions,
+) -> Vec<Probe<E>> {
     let unavailable = |e: WgpuError| Probe::Unavailable {
         reason: e.to_string(),
     };
-    match device::open_each(options, wgpu_options) {
+    let curve = match curve_params::<E>() {
+        Ok(curve) => curve,
+        Err(e) => return vec![unavailable(e)],
+    };
+    match device::open_each(options, wgpu_options, &curve) {
         Ok(opened) => opened
             .into_iter()
             .map(|o| match o {
-                Ok(o) => Probe::Available(Arc::new(WgpuBackend::from_opened(o))),
+                Ok(o) => Probe::Available(
+                    Arc::new(WgpuBackend::<E>::from_opened(o)) as Arc<dyn ProverBackend<E>>
+                ),
                 Err(e) => unavailable(e),
             })
             .collect(),
@@ -202,8 +226,8 @@ inventory::submit! {
     BackendRegistration {
         name: "wgpu",
         description: "WGSL compute shaders through wgpu (Vulkan, Metal, DX12; llvmpipe without a GPU)",
-        probe,
-        probe_bn254: |_| crucible_core::registry::bn254_not_built("wgpu"),
+        probe: probe::<Bls12_381>,
+        probe_bn254: probe::<Bn254>,
     }
 }
 
@@ -211,7 +235,7 @@ fn buffer(lease: &Lease, id: BufferId) -> Result<&DeviceBuffer> {
     lease.get::<DeviceBuffer>(id)
 }
 
-impl ProverBackend for WgpuBackend {
+impl<E: DeviceCurve> ProverBackend<E> for WgpuBackend<E> {
     fn info(&self) -> &BackendInfo {
         &self.info
     }
@@ -225,25 +249,25 @@ impl ProverBackend for WgpuBackend {
     }
 
     fn element_bytes(&self, kind: ElementKind) -> u64 {
-        field::element_bytes(kind)
+        self.ctx.curve.element_bytes(kind)
     }
 
     /// Scalar buffers carry a host-readable staging buffer of up to 4 MiB for
     /// `read_scalars` (which gets no `&mut Lease` to allocate one), so they take more
     /// than `element_bytes · len`.
     fn buffer_bytes(&self, kind: ElementKind, len: usize, _usage: BufferUse) -> Result<u64> {
-        memory::buffer_bytes(kind, len)
+        memory::buffer_bytes(&self.ctx.curve, kind, len)
     }
 
-    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+    fn scratch_plan(&self, need: &ScratchNeed<E::ScalarField>) -> MemoryPlan {
         let mut plan = MemoryPlan::new(format!("wgpu scratch on {}", self.info.label()));
         // Every operation (pointwise ones too) leases its dispatch parameters.
         plan.item(PARAMS_ITEM, self.ctx.limits.params_bytes());
         if let Some(domain) = need.ntt {
             plan.merge(&ntt::scratch_plan(&self.ctx, &domain));
         }
-        plan.merge(&msm::scratch_plan::<g1::Config>(&self.ctx, need.msm_g1));
-        plan.merge(&msm::scratch_plan::<g2::Config>(&self.ctx, need.msm_g2));
+        plan.merge(&msm::scratch_plan::<G1<E>>(&self.ctx, need.msm_g1));
+        plan.merge(&msm::scratch_plan::<G2<E>>(&self.ctx, need.msm_g2));
         plan
     }
 
@@ -258,7 +282,12 @@ impl ProverBackend for WgpuBackend {
         memory::alloc(&self.ctx, lease, key, kind, len)
     }
 
-    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
             &self.uploads,
@@ -268,14 +297,19 @@ impl ProverBackend for WgpuBackend {
         )?)
     }
 
-    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars_padded(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         let buf = buffer(lease, dst.id())?;
         memory::stage(&self.ctx, &self.uploads, buf, ElementKind::Scalar, src)?;
         Ok(memory::zero_from(&self.ctx, buf, src.len())?)
     }
 
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[E::G1Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
             &self.uploads,
@@ -285,7 +319,7 @@ impl ProverBackend for WgpuBackend {
         )?)
     }
 
-    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[E::G2Affine]) -> Result<()> {
         Ok(memory::stage(
             &self.ctx,
             &self.uploads,
@@ -320,15 +354,15 @@ impl ProverBackend for WgpuBackend {
         sparse_product::sparse_product(&self.ctx, work, matrices, matrix, z, out)
     }
 
-    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<E::ScalarField>> {
         Ok(memory::read(&self.ctx, buffer(lease, src.id())?)?)
     }
 
-    fn warm_up(&self, domain: &Domain) -> Result<()> {
+    fn warm_up(&self, domain: &Domain<E::ScalarField>) -> Result<()> {
         let started = std::time::Instant::now();
         let mut wanted = ntt::pipelines(&self.ctx, domain)?;
-        wanted.extend(msm::pipelines::<g1::Config>(&self.ctx)?);
-        wanted.extend(msm::pipelines::<g2::Config>(&self.ctx)?);
+        wanted.extend(msm::pipelines::<G1<E>>(&self.ctx)?);
+        wanted.extend(msm::pipelines::<G2<E>>(&self.ctx)?);
         wanted.extend(pointwise::pipelines());
         wanted.extend(sparse_product::pipelines(&self.ctx));
         // All at once, each on a thread of its own: the slowest one is the wait (both
@@ -345,12 +379,18 @@ impl ProverBackend for WgpuBackend {
         Ok(())
     }
 
-    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+    fn ntt(
+        &self,
+        lease: &mut Lease,
+        buf: ScalarBuf,
+        domain: &Domain<E::ScalarField>,
+        kind: NttKind,
+    ) -> Result<()> {
         ntt::ntt(&self.ctx, lease, buf, domain, kind)
     }
 
     fn mul_assign(&self, lease: &mut Lease, dst: ScalarBuf, rhs: ScalarBuf) -> Result<()> {
-        pointwise::pointwise(&self.ctx, lease, dst, rhs, None)
+        pointwise::pointwise::<E::ScalarField>(&self.ctx, lease, dst, rhs, None)
     }
 
     fn sub_mul_assign(
@@ -358,18 +398,13 @@ impl ProverBackend for WgpuBackend {
         lease: &mut Lease,
         dst: ScalarBuf,
         rhs: ScalarBuf,
-        k: Fr,
+        k: E::ScalarField,
     ) -> Result<()> {
         pointwise::pointwise(&self.ctx, lease, dst, rhs, Some(k))
     }
 
-    fn msm_g1(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G1Buf>,
-    ) -> Result<G1Projective> {
-        msm::msm::<g1::Config, _>(
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<E::G1> {
+        msm::msm::<G1<E>, _>(
             &self.ctx,
             work,
             bases,
@@ -379,13 +414,8 @@ impl ProverBackend for WgpuBackend {
         )
     }
 
-    fn msm_g2(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G2Buf>,
-    ) -> Result<G2Projective> {
-        msm::msm::<g2::Config, _>(
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<E::G2> {
+        msm::msm::<G2<E>, _>(
             &self.ctx,
             work,
             bases,

@@ -6,7 +6,8 @@ use crucible_core::{plain_bytes, BufferId, ElementKind, Lease, PlanKey, Result};
 use crate::device::context::Context;
 use crate::device::upload::Uploads;
 use crate::error::WgpuError;
-use crate::field::{element_bytes, DeviceElement, FR_WORDS};
+use crate::field::{DeviceElement, FR_WORDS};
+use crate::wgsl::curve::CurveParams;
 
 /// Most bytes a scalar buffer's readback staging buffer holds; longer reads go in pieces.
 pub const READBACK_BYTES: u64 = 4 << 20;
@@ -40,15 +41,19 @@ impl DeviceBuffer {
 }
 
 /// Bytes of a scalar buffer's readback staging.
-pub fn readback_bytes(len: usize) -> u64 {
-    (len as u64 * element_bytes(ElementKind::Scalar)).min(READBACK_BYTES)
+pub fn readback_bytes(curve: &CurveParams, len: usize) -> u64 {
+    (len as u64 * curve.element_bytes(ElementKind::Scalar)).min(READBACK_BYTES)
 }
 
-/// Bytes a buffer of `len` elements of `kind` takes, staging included.
-pub fn buffer_bytes(kind: ElementKind, len: usize) -> crucible_core::Result<u64> {
-    let data = plain_bytes(element_bytes(kind), len)?;
+/// Bytes a buffer of `len` elements of `kind` of `curve` takes, staging included.
+pub fn buffer_bytes(
+    curve: &CurveParams,
+    kind: ElementKind,
+    len: usize,
+) -> crucible_core::Result<u64> {
+    let data = plain_bytes(curve.element_bytes(kind), len)?;
     Ok(match kind {
-        ElementKind::Scalar => data.saturating_add(readback_bytes(len)),
+        ElementKind::Scalar => data.saturating_add(readback_bytes(curve, len)),
         ElementKind::G1 | ElementKind::G2 | ElementKind::Index => data,
     })
 }
@@ -61,9 +66,9 @@ pub fn alloc(
     kind: ElementKind,
     len: usize,
 ) -> Result<BufferId> {
-    let each = element_bytes(kind);
+    let each = ctx.curve.element_bytes(kind);
     let chunk_len = ctx.limits.chunk_len(each);
-    lease.allocate(item, buffer_bytes(kind, len)?, || {
+    lease.allocate(item, buffer_bytes(&ctx.curve, kind, len)?, || {
         let mut buffer = DeviceBuffer {
             kind,
             len,
@@ -85,7 +90,7 @@ pub fn alloc(
         if kind == ElementKind::Scalar && len > 0 {
             buffer.readback = Some(ctx.create_buffer(
                 format!("{item} readback"),
-                readback_bytes(len),
+                readback_bytes(&ctx.curve, len),
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             )?);
         }
@@ -136,7 +141,7 @@ pub fn stage<T: DeviceElement + Sync>(
 /// Sets the elements of `dst` from `from` on to zero on the device (a proof's domain
 /// vectors are zero past their constraints' rows: the host copies only the rest).
 pub fn zero_from(ctx: &Context, dst: &DeviceBuffer, from: usize) -> Result<(), WgpuError> {
-    let each = element_bytes(dst.kind);
+    let each = ctx.curve.element_bytes(dst.kind);
     let mut encoder = ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -1,7 +1,7 @@
 //! The pointwise products of scalar buffers (`mul_assign`, `sub_mul_assign`), one
 //! dispatch per chunk of shaders/ntt.wgsl's `mul` or `sub_mul`, in one submission.
 
-use crucible_core::{ElementKind, Fr, Lease, Result, ScalarBuf};
+use crucible_core::{ElementKind, Lease, Result, ScalarBuf};
 
 use crate::device::batch::{Batch, ParamsBuffer};
 use crate::device::context::Context;
@@ -10,7 +10,7 @@ use crate::memory::{check_kind, finish, DeviceBuffer};
 use crate::wgsl::params::NttParams;
 use crate::wgsl::Module;
 
-use crate::field::fr_words;
+use crate::field::{fr_words, DeviceScalar};
 
 /// The pointwise kernel (module `Ntt`): `sub_mul` when the difference is scaled, else
 /// `mul`.
@@ -30,12 +30,12 @@ pub fn pipelines() -> Vec<(Module, &'static str)> {
 }
 
 /// `dst[i] *= rhs[i]`, or with `k`, `dst[i] = (dst[i] − rhs[i])·k`.
-pub fn pointwise(
+pub fn pointwise<F: DeviceScalar>(
     ctx: &Context,
     lease: &mut Lease,
     dst: ScalarBuf,
     rhs: ScalarBuf,
-    k: Option<Fr>,
+    k: Option<F>,
 ) -> Result<()> {
     let (chunks, chunk_len) = {
         let d = lease.get::<DeviceBuffer>(dst.id())?;

@@ -6,6 +6,8 @@
 
 use crucible_core::{MemoryPlan, PlanKey, ProverBackend, Result};
 
+use crate::field::DeviceCurve;
+
 use crate::device::batch::{Batch, ParamsBuffer, PARAMS_ITEM};
 use crate::device::context::Context;
 use crate::field;
@@ -26,8 +28,8 @@ fn program_entry(ctx: &Context, program: Program) -> (Module, &'static str) {
 
 /// Runs `op` elementwise on packed words (`a[i] op b[i]`) through the shaders'
 /// test entry points; operands and results use [`field::DeviceElement`]'s layout.
-pub fn field_op(
-    backend: &dyn ProverBackend,
+pub fn field_op<E: DeviceCurve>(
+    backend: &dyn ProverBackend<E>,
     ctx: &Context,
     op: FieldOp,
     a: &[u32],
@@ -53,9 +55,9 @@ pub fn field_op(
         FieldOp::Fq2Mul => Program::Fq2Mul,
     };
     let e = program.ext() as u32;
-    let params = program_test_params(program, [e, e, e, 2 * e, e], 0);
+    let params = program_test_params(ctx, program, [e, e, e, 2 * e, e], 0);
     let kernel = program_entry(ctx, program);
-    let out_words = e as usize * field::FQ_WORDS;
+    let out_words = e as usize * ctx.curve.fq.packed_words();
     if ctx.formulas.of(program) == Formulas::Interpreted {
         return run_test(backend, ctx, kernel, params, out_words, a, b);
     }
@@ -63,18 +65,18 @@ pub fn field_op(
     // the kernel runs the operation alone.
     let limbs = ctx.limbs.of(program);
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
-    crate::wgsl::field_code::words_to_internal(limbs, &mut a)?;
-    crate::wgsl::field_code::words_to_internal(limbs, &mut b)?;
+    crate::wgsl::field_code::words_to_internal::<E::BaseField>(limbs, &mut a)?;
+    crate::wgsl::field_code::words_to_internal::<E::BaseField>(limbs, &mut b)?;
     let mut out = run_test(backend, ctx, kernel, params, out_words, &a, &b)?;
-    crate::wgsl::field_code::words_from_internal(limbs, &mut out)?;
+    crate::wgsl::field_code::words_from_internal::<E::BaseField>(limbs, &mut out)?;
     Ok(out)
 }
 
 /// Runs `op` elementwise on points of the curve whose addition is `program` (G1Add
 /// or G2Add) through the curve test entry point: `a` and the result are projective,
 /// `b` projective or affine as `op` says.
-pub fn curve_op(
-    backend: &dyn ProverBackend,
+pub fn curve_op<E: DeviceCurve>(
+    backend: &dyn ProverBackend<E>,
     ctx: &Context,
     program: Program,
     op: CurveOp,
@@ -87,14 +89,14 @@ pub fn curve_op(
         CurveOp::AddAffine => 2 * e,
         CurveOp::Double => 0,
     };
-    let params = program_test_params(program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
+    let params = program_test_params(ctx, program, [3 * e, 3 * e, b_fqs, 6 * e, 3 * e], op as u32);
     let kernel = program_entry(ctx, program);
     run_test(
         backend,
         ctx,
         kernel,
         params,
-        3 * e as usize * field::FQ_WORDS,
+        3 * e as usize * ctx.curve.fq.packed_words(),
         a,
         b,
     )
@@ -168,8 +170,13 @@ fn fr_test_params(op: FieldOp) -> FrTestParams {
 }
 
 /// `fqs`: a_fqs, b_reg, b_fqs, out_reg, out_fqs.
-fn program_test_params(program: Program, fqs: [u32; 5], mode: u32) -> ProgramTestParams {
-    let range = program.range();
+fn program_test_params(
+    ctx: &Context,
+    program: Program,
+    fqs: [u32; 5],
+    mode: u32,
+) -> ProgramTestParams {
+    let range = program.range(&ctx.curve);
     let [a_fqs, b_reg, b_fqs, out_reg, out_fqs] = fqs;
     ProgramTestParams {
         start: range.start,
@@ -187,8 +194,8 @@ fn program_test_params(program: Program, fqs: [u32; 5], mode: u32) -> ProgramTes
 
 /// Runs one test kernel (its module and entry point) over `a.len() / out_words`
 /// elements.
-fn run_test<P: TestParams>(
-    backend: &dyn ProverBackend,
+fn run_test<E: DeviceCurve, P: TestParams>(
+    backend: &dyn ProverBackend<E>,
     ctx: &Context,
     (module, entry): (Module, &'static str),
     params: P,

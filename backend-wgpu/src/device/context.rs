@@ -11,6 +11,7 @@ use crucible_core::DeviceSync;
 
 use crate::error::WgpuError;
 use crate::tuning::Tuned;
+use crate::wgsl::curve::CurveParams;
 use crate::wgsl::field_code::LimbBits;
 use crate::wgsl::params::PARAMS_BYTES;
 use crate::wgsl::{Formulas, Module, PerCurve, ShaderConfig, WORKGROUP};
@@ -67,6 +68,8 @@ pub const PARAMS_SLOTS: u64 = 64;
 pub struct Context {
     /// The device.
     pub device: wgpu::Device,
+    /// The pairing curve the shaders are generated for.
+    pub curve: Arc<CurveParams>,
     /// Its queue.
     pub queue: wgpu::Queue,
     /// Limits this backend respects.
@@ -165,10 +168,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Context {
     /// The context of a freshly requested `device`: a lost device and errors outside
     /// any scope are recorded from here on, for [`Context::check_alive`] to report. Its
-    /// kernels run `tuned`'s formulas, straight-line Fq code over its limbs, their
-    /// pipelines cached as `cache_place` says, keyed by `adapter`.
+    /// kernels compute on `curve`, run `tuned`'s formulas, straight-line Fq code over
+    /// its limbs, their pipelines cached as `cache_place` says, keyed by `adapter`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: wgpu::Device,
+        curve: Arc<CurveParams>,
         queue: wgpu::Queue,
         limits: DeviceLimits,
         tuned: Tuned,
@@ -189,6 +194,7 @@ impl Context {
         }));
         Context {
             device,
+            curve,
             queue,
             limits,
             formulas: tuned.formulas,
@@ -329,6 +335,7 @@ impl Context {
     /// What the generated shader sources depend on.
     pub fn shader_config(&self) -> ShaderConfig {
         ShaderConfig {
+            curve: Arc::clone(&self.curve),
             limbs: self.limbs,
             formulas: self.formulas,
             int64: self.int64,

@@ -25,6 +25,7 @@ use crucible_core::{BackendInfo, DeviceBudget};
 
 use crate::error::WgpuError;
 use crate::tuning::{AdapterClass, Tuned, WgpuTuning};
+use crate::wgsl::curve::CurveParams;
 use crate::wgsl::{Formulas, PerCurve};
 use context::{Context, DeviceLimits};
 use pipeline_cache::CachePlace;
@@ -194,19 +195,24 @@ pub struct Opened {
     pub uploads: Uploads,
 }
 
-/// Every selected adapter (Vulkan, Metal or DX12), opened or why not, or why there is
-/// none; a panic inside wgpu is an error.
+/// Every selected adapter (Vulkan, Metal or DX12), opened for `curve` or why not, or
+/// why there is none; a panic inside wgpu is an error.
 pub fn open_each(
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
+    curve: &Arc<CurveParams>,
 ) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
-    no_panic(|| open_all(options, wgpu_options))
+    no_panic(|| open_all(options, wgpu_options, curve))
 }
 
-/// The first adapter that opens, or why none does.
-pub fn open_first(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<Opened, WgpuError> {
+/// The first adapter that opens for `curve`, or why none does.
+pub fn open_first(
+    options: &ProbeOptions,
+    wgpu_options: &WgpuOptions,
+    curve: &Arc<CurveParams>,
+) -> Result<Opened, WgpuError> {
     let mut first_error = None;
-    for backend in no_panic(|| open_all(options, wgpu_options))? {
+    for backend in no_panic(|| open_all(options, wgpu_options, curve))? {
         match backend {
             Ok(b) => return Ok(b),
             Err(e) => {
@@ -221,6 +227,7 @@ pub fn open_first(options: &ProbeOptions, wgpu_options: &WgpuOptions) -> Result<
 fn open_all(
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
+    curve: &Arc<CurveParams>,
 ) -> Result<Vec<Result<Opened, WgpuError>>, WgpuError> {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::PRIMARY;
@@ -260,7 +267,7 @@ fn open_all(
         .into_iter()
         .enumerate()
         .map(|(index, adapter)| {
-            open(&adapter, index, options, wgpu_options).map_err(|e| {
+            open(&adapter, index, options, wgpu_options, curve).map_err(|e| {
                 WgpuError::NoAdapter(format!(
                     "adapter {index} ({}): {e}",
                     adapter.get_info().name
@@ -270,12 +277,13 @@ fn open_all(
         .collect())
 }
 
-/// Opens `adapter` as backend device `index`.
+/// Opens `adapter` as backend device `index`, its shaders computing on `curve`.
 fn open(
     adapter: &wgpu::Adapter,
     index: usize,
     options: &ProbeOptions,
     wgpu_options: &WgpuOptions,
+    curve: &Arc<CurveParams>,
 ) -> Result<Opened, WgpuError> {
     let info = adapter.get_info();
     let adapter_limits = adapter.limits();
@@ -329,6 +337,7 @@ fn open(
     }
     let ctx = Context::new(
         device,
+        Arc::clone(curve),
         queue,
         DeviceLimits::new(&adapter_limits, wgpu_options.max_binding_bytes),
         tuned,
@@ -406,7 +415,8 @@ mod tests {
 
     #[test]
     fn wgpu_errors_become_errors_not_panics() {
-        let backend = match open_first(&ProbeOptions::default(), &WgpuOptions::default()) {
+        let curve = Arc::new(CurveParams::of::<crucible_core::Bls12_381>().unwrap());
+        let backend = match open_first(&ProbeOptions::default(), &WgpuOptions::default(), &curve) {
             Ok(b) => b,
             Err(e) => {
                 let required = crucible_core::registry::is_required("wgpu");

@@ -45,40 +45,34 @@ use crucible_core::{check_span, BufferId, ElementKind, Lease, MemoryPlan, MsmSpa
 use crate::device::batch::{Batch, ParamsBuffer, PARAMS_ITEM};
 use crate::device::context::Context;
 use crate::device::profile::{self, PassTimes};
-use crate::field::{projective_words, DeviceElement};
+use crate::field::projective_words;
 use crate::memory::{check_kind, finish, read_words, DeviceBuffer};
 use crate::wgsl::params::MsmParams;
 use crate::wgsl::Module;
 
 use cost::{CostWeights, TASK_SIZE};
 use layout::{batch_len, items, Choice, Config, Scratch};
-pub use reduce::MsmCurve;
 use reduce::{accumulate_entry, curve_entries};
+pub use reduce::{MsmCurve, G1, G2};
 
-/// `P`'s window choice on `ctx`: the weights of its formulas' form, the window the
+/// `C`'s window choice on `ctx`: the weights of its formulas' form, the window the
 /// tuning fixes.
-fn choice<P: MsmCurve>(ctx: &Context) -> Choice
-where
-    P::BaseField: DeviceElement,
-{
+fn choice<C: MsmCurve>(ctx: &Context) -> Choice {
     Choice {
-        weights: CostWeights::of(P::ADD, ctx.formulas.of(P::ADD)),
+        weights: CostWeights::of(C::ADD, ctx.formulas.of(C::ADD)),
         window: ctx.tuned.msm_window_bits.map(|c| c as usize),
     }
 }
 
-/// Scratch for MSMs over `P` of up to `terms` terms: for every window size a batch of
+/// Scratch for MSMs over `C` of up to `terms` terms: for every window size a batch of
 /// at most that many terms can get, its largest batch (items keep the maximum).
-pub fn scratch_plan<P: MsmCurve>(ctx: &Context, terms: usize) -> MemoryPlan
-where
-    P::BaseField: DeviceElement,
-{
+pub fn scratch_plan<C: MsmCurve>(ctx: &Context, terms: usize) -> MemoryPlan {
     let mut plan = MemoryPlan::new("wgpu MSM scratch");
-    let point_words = projective_words::<P>();
+    let point_words = projective_words::<C::Config>();
     if terms == 0 {
         return plan;
     }
-    let choice = choice::<P>(ctx);
+    let choice = choice::<C>(ctx);
     let Ok(most) = batch_len(ctx, point_words, terms, choice) else {
         return plan;
     };
@@ -90,11 +84,11 @@ where
         }
         k += 1;
     }
-    let chunk = ctx.limits.chunk_len(crate::field::element_bytes(P::KIND));
+    let chunk = ctx.limits.chunk_len(ctx.curve.element_bytes(C::KIND));
     if chunk < terms {
         plan.note(format!(
             "wgpu: {:?} bases in chunks of 2^{} (binding limit {} B)",
-            P::KIND,
+            C::KIND,
             chunk.trailing_zeros(),
             ctx.limits.binding_bytes
         ));
@@ -102,41 +96,38 @@ where
     if most < terms {
         plan.note(format!(
             "wgpu: {:?} MSM in batches of at most {most} terms (binding limit {} B)",
-            P::KIND,
+            C::KIND,
             ctx.limits.binding_bytes
         ));
     }
     plan
 }
 
-/// Σ scalars·bases over curve `P` for `span`.
-pub fn msm<P: MsmCurve, B: Copy>(
+/// Σ scalars·bases over the group `C` for `span`.
+pub fn msm<C: MsmCurve, B: Copy>(
     ctx: &Context,
     work: &mut Lease,
     bases: &Lease,
     bases_id: BufferId,
     bases_len: usize,
     span: &MsmSpan<B>,
-) -> Result<Projective<P>>
-where
-    P::BaseField: DeviceElement,
-{
+) -> Result<Projective<C::Config>> {
     check_span(span, bases_len)?;
     if span.len == 0 {
         return Ok(Projective::zero());
     }
     let started = std::time::Instant::now();
-    let choice = choice::<P>(ctx);
-    let point_words = projective_words::<P>();
+    let choice = choice::<C>(ctx);
+    let point_words = projective_words::<C::Config>();
     let batch = batch_len(ctx, point_words, span.len, choice)?;
     let config = Config::new(batch, choice);
     // The curve module's pipelines compile together on a cold start.
-    ctx.prepare(&curve_entries::<P>(ctx))?;
+    ctx.prepare(&curve_entries::<C>(ctx))?;
     let prepared = started.elapsed();
     let scratch = Scratch::allocate(ctx, work, &config, point_words)?;
     let allocated = started.elapsed();
     let mut times = PassTimes::default();
-    let result = run_batches::<P, B>(
+    let result = run_batches::<C, B>(
         ctx, work, bases, bases_id, span, &config, &scratch, &mut times,
     );
     let ran = started.elapsed();
@@ -145,7 +136,7 @@ where
     let done = result.map(|sum| total = sum);
     finish(ctx, work, done, &scratch.to_free(failed))?;
     if profile::enabled(ctx) {
-        let [_, _, reduce] = curve_entries::<P>(ctx);
+        let [_, _, reduce] = curve_entries::<C>(ctx);
         // Where the wall time beside the passes goes, on the host's clock.
         eprintln!(
             "wgpu MSM host phases: pipelines {:.3} ms, scratch allocation {:.3} ms, batches \
@@ -161,14 +152,14 @@ where
                 &format!(
                     "{:?} MSM of {} terms (c = {}, {} windows of {} buckets, batches of {}; \
                      {} formulas, buckets {}, reduction {:?}::{})",
-                    P::KIND,
+                    C::KIND,
                     span.len,
                     config.window_bits,
                     config.windows,
                     config.buckets,
                     config.n,
-                    ctx.formulas.of(P::ADD).name(),
-                    accumulate_entry::<P>(ctx),
+                    ctx.formulas.of(C::ADD).name(),
+                    accumulate_entry::<C>(ctx),
                     reduce.0,
                     reduce.1
                 ),
@@ -179,21 +170,18 @@ where
     Ok(total)
 }
 
-/// Every pipeline an MSM over `P` runs (the sort's and the curve module's), for a
+/// Every pipeline an MSM over `C` runs (the sort's and the curve module's), for a
 /// warm-up.
-pub fn pipelines<P: MsmCurve>(ctx: &Context) -> Result<Vec<(Module, &'static str)>>
-where
-    P::BaseField: DeviceElement,
-{
+pub fn pipelines<C: MsmCurve>(ctx: &Context) -> Result<Vec<(Module, &'static str)>> {
     let mut entries: Vec<_> = sort::ENTRIES
         .into_iter()
         .map(|entry| (Module::MsmSort, entry))
         .collect();
-    entries.extend(curve_entries::<P>(ctx));
+    entries.extend(curve_entries::<C>(ctx));
     Ok(entries)
 }
 #[allow(clippy::too_many_arguments)]
-fn run_batches<P: MsmCurve, B: Copy>(
+fn run_batches<C: MsmCurve, B: Copy>(
     ctx: &Context,
     work: &Lease,
     bases: &Lease,
@@ -202,15 +190,12 @@ fn run_batches<P: MsmCurve, B: Copy>(
     config: &Config,
     scratch: &Scratch,
     times: &mut PassTimes,
-) -> Result<Projective<P>>
-where
-    P::BaseField: DeviceElement,
-{
+) -> Result<Projective<C::Config>> {
     let base_buf = bases.get::<DeviceBuffer>(bases_id)?;
     let scalar_buf = work.get::<DeviceBuffer>(span.scalars.id())?;
-    check_kind(base_buf, P::KIND)?;
+    check_kind(base_buf, C::KIND)?;
     check_kind(scalar_buf, ElementKind::Scalar)?;
-    let mut total = Projective::<P>::zero();
+    let mut total = Projective::<C::Config>::zero();
     let mut done = 0;
     while done < span.len {
         let (bc, bi) = base_buf.locate(span.base_offset + done);
@@ -220,7 +205,7 @@ where
             .min(base_buf.chunk_elems(bc) - bi)
             .min(scalar_buf.chunk_elems(sc) - si);
         let batch = Config { n, ..*config };
-        let (sum, batch_times) = run_batch::<P>(
+        let (sum, batch_times) = run_batch::<C>(
             ctx,
             work,
             &base_buf.chunks[bc],
@@ -239,7 +224,7 @@ where
 
 /// One batch: recorded, submitted, its windows read back and combined.
 #[allow(clippy::too_many_arguments)]
-fn run_batch<P: MsmCurve>(
+fn run_batch<C: MsmCurve>(
     ctx: &Context,
     work: &Lease,
     bases: &wgpu::Buffer,
@@ -248,14 +233,11 @@ fn run_batch<P: MsmCurve>(
     scalar_offset: usize,
     config: &Config,
     scratch: &Scratch,
-) -> Result<(Projective<P>, PassTimes)>
-where
-    P::BaseField: DeviceElement,
-{
+) -> Result<(Projective<C::Config>, PassTimes)> {
     let readback = scratch.buffer(work, items::READBACK)?;
     let params = work.get::<ParamsBuffer>(scratch.id(PARAMS_ITEM)?)?;
     let n = config.n;
-    let program = P::ADD.range();
+    let program = C::ADD.range(&ctx.curve);
     let base = MsmParams {
         n: n as u32,
         windows: config.windows as u32,
@@ -265,7 +247,7 @@ where
         max_tasks: config.max_tasks as u32,
         scalar_offset: scalar_offset as u32,
         base_offset: base_offset as u32,
-        ext: P::ADD.ext() as u32,
+        ext: C::ADD.ext() as u32,
         prog_start: program.start,
         prog_len: program.len,
         ..MsmParams::default()
@@ -273,16 +255,16 @@ where
     let mut batch = Batch::new(
         ctx,
         Some(params),
-        format!("{:?} MSM batch of {n} terms", P::KIND),
+        format!("{:?} MSM batch of {n} terms", C::KIND),
     );
     if let Some(timer) = scratch.timer(ctx, work)? {
         batch.time_with(timer);
     }
     sort::record(ctx, &mut batch, work, scratch, scalars, config, base)?;
-    let last = reduce::record::<P>(ctx, &mut batch, work, scratch, bases, config, base)?;
+    let last = reduce::record::<C>(ctx, &mut batch, work, scratch, bases, config, base)?;
     let times = batch.submit_timed()?;
-    let point_words = projective_words::<P>();
+    let point_words = projective_words::<C::Config>();
     let bytes = (config.windows * 2 * point_words * 4) as u64;
     let words = read_words(ctx, last, 0, bytes, readback)?;
-    Ok((weighted::combine::<P>(config, &words)?, times))
+    Ok((weighted::combine::<C::Config>(config, &words)?, times))
 }

@@ -10,24 +10,24 @@
 //! merges wrote. On the H200 G1's straight reduction was the slowest pipeline of a
 //! proof to compile (6.1 s against 0.5) and ran slower too (6.0 ms against 4.9).
 
+use std::marker::PhantomData;
+
 use ark_ec::short_weierstrass::SWCurveConfig;
-use crucible_core::ark_bls12_381::{g1, g2};
 use crucible_core::{ElementKind, Lease, Result};
 
 use crate::device::batch::Batch;
 use crate::device::context::Context;
-use crate::field::DeviceElement;
+use crate::field::{DeviceCurve, DeviceElement};
 use crate::wgsl::params::MsmParams;
 use crate::wgsl::programs::Program;
 use crate::wgsl::{Formulas, Module};
 
 use super::layout::{items, Config, Scratch};
 
-/// Which curve an MSM runs on.
-pub trait MsmCurve: SWCurveConfig
-where
-    Self::BaseField: DeviceElement,
-{
+/// Which group an MSM runs on: G1 or G2 of a curve.
+pub trait MsmCurve {
+    /// The group's curve parameters.
+    type Config: SWCurveConfig<BaseField: DeviceElement>;
     /// Its point-addition program.
     const ADD: Program;
     /// Its bases' element kind.
@@ -37,28 +37,33 @@ where
     const XYZZ_ACCUMULATE: Option<&'static str>;
 }
 
-impl MsmCurve for g1::Config {
+/// G1 of the curve `E`.
+pub struct G1<E>(PhantomData<fn() -> E>);
+
+/// G2 of the curve `E`.
+pub struct G2<E>(PhantomData<fn() -> E>);
+
+impl<E: DeviceCurve> MsmCurve for G1<E> {
+    type Config = E::G1Config;
     const ADD: Program = Program::G1Add;
     const KIND: ElementKind = ElementKind::G1;
     const XYZZ_ACCUMULATE: Option<&'static str> = Some("accumulate_xyzz");
 }
 
-impl MsmCurve for g2::Config {
+impl<E: DeviceCurve> MsmCurve for G2<E> {
+    type Config = E::G2Config;
     const ADD: Program = Program::G2Add;
     const KIND: ElementKind = ElementKind::G2;
     // G2 never runs the straight form: its kernels take a driver minutes to compile.
     const XYZZ_ACCUMULATE: Option<&'static str> = None;
 }
 
-/// The curve modules' pipelines of an MSM over `P`: accumulation and merge from the
+/// The curve modules' pipelines of an MSM over `C`: accumulation and merge from the
 /// curve's module, the reduction from the module of its reduction's form
 /// ([`Formulas::reduction`]). What the MSM prepares and runs, and the warm-up creates.
-pub fn curve_entries<P: MsmCurve>(ctx: &Context) -> [(Module, &'static str); 3]
-where
-    P::BaseField: DeviceElement,
-{
-    let module = Module::msm_buckets(P::ADD, ctx.formulas);
-    let curve = ctx.formulas.of(P::ADD);
+pub fn curve_entries<C: MsmCurve>(ctx: &Context) -> [(Module, &'static str); 3] {
+    let module = Module::msm_buckets(C::ADD, ctx.formulas);
+    let curve = ctx.formulas.of(C::ADD);
     // The reduction departs from the curve's form only from straight G1 to registers.
     let reduce = if curve.reduction() == curve {
         module
@@ -66,7 +71,7 @@ where
         Module::MsmG1Registers
     };
     [
-        (module, accumulate_entry::<P>(ctx)),
+        (module, accumulate_entry::<C>(ctx)),
         (module, "merge_tasks"),
         (reduce, "reduce_level"),
     ]
@@ -74,11 +79,8 @@ where
 
 /// The entry point summing bucket tasks: XYZZ where the curve runs the straight form
 /// and its module has it, else the projective `accumulate`.
-pub fn accumulate_entry<P: MsmCurve>(ctx: &Context) -> &'static str
-where
-    P::BaseField: DeviceElement,
-{
-    match (ctx.formulas.of(P::ADD), P::XYZZ_ACCUMULATE) {
+pub fn accumulate_entry<C: MsmCurve>(ctx: &Context) -> &'static str {
+    match (ctx.formulas.of(C::ADD), C::XYZZ_ACCUMULATE) {
         (Formulas::Straight, Some(entry)) => entry,
         _ => "accumulate",
     }
@@ -87,7 +89,7 @@ where
 /// Records steps 5-7 of a batch over `bases`; returns the buffer the last level
 /// wrote (each window's pair (A, C)).
 #[allow(clippy::too_many_arguments)]
-pub fn record<'l, P: MsmCurve>(
+pub fn record<'l, C: MsmCurve>(
     ctx: &Context,
     batch: &mut Batch<'l>,
     work: &'l Lease,
@@ -95,10 +97,7 @@ pub fn record<'l, P: MsmCurve>(
     bases: &'l wgpu::Buffer,
     config: &Config,
     params: MsmParams,
-) -> Result<&'l wgpu::Buffer>
-where
-    P::BaseField: DeviceElement,
-{
+) -> Result<&'l wgpu::Buffer> {
     let buf = |key| scratch.buffer(work, key);
     let (counts, cursor, task_off, sorted) = (
         buf(items::COUNTS)?,
@@ -116,7 +115,7 @@ where
         ..params
     };
     let tasks = config.windows * config.max_tasks;
-    let [accumulate, merge, reduce] = curve_entries::<P>(ctx);
+    let [accumulate, merge, reduce] = curve_entries::<C>(ctx);
     let pipeline = |(module, entry)| ctx.pipeline(module, entry);
     batch.phase("accumulate");
     batch.dispatch(

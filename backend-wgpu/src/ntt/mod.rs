@@ -24,14 +24,13 @@ mod steps;
 mod tiles;
 mod twiddles;
 
-use ark_ff::Field;
 use crucible_core::{BufferId, Domain, ElementKind, Lease, MemoryPlan, NttKind, Result, ScalarBuf};
 
 use crate::device::batch::{Batch, ParamsBuffer};
 use crate::device::context::Context;
 use crate::device::profile::{self, Timer};
 use crate::error::{check_len, WgpuError};
-use crate::field::element_bytes;
+use crate::field::{fr_words, DeviceScalar};
 use crate::memory::{check_kind, finish, DeviceBuffer};
 use crate::wgsl::{Module, NttMul};
 
@@ -140,15 +139,21 @@ impl NttConfig {
 /// Scratch of the largest NTT of `domain`: the per-transform power tables, the kept
 /// tables of the workgroup path, and, when the domain is larger than one binding, a
 /// note saying how it is chunked.
-pub fn scratch_plan(ctx: &Context, domain: &Domain) -> MemoryPlan {
+pub fn scratch_plan<F: DeviceScalar>(ctx: &Context, domain: &Domain<F>) -> MemoryPlan {
     scratch_plan_for(ctx, domain, NttConfig::default().on(ctx))
 }
 
 /// [`scratch_plan`] on `config`'s path.
-fn scratch_plan_for(ctx: &Context, domain: &Domain, config: Chosen) -> MemoryPlan {
+fn scratch_plan_for<F: DeviceScalar>(
+    ctx: &Context,
+    domain: &Domain<F>,
+    config: Chosen,
+) -> MemoryPlan {
     let mut plan = MemoryPlan::new("wgpu NTT scratch");
     let log_n = domain.log_size;
-    let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
+    let chunk_len = ctx
+        .limits
+        .chunk_len(ctx.curve.element_bytes(ElementKind::Scalar));
     if log_n > 0 {
         plan.item(TWIDDLES_ITEM, fr_bytes(twiddle_entries(log_n)));
         if config.path == NttPath::Workgroup {
@@ -194,10 +199,15 @@ impl KeptBuffers {
 
 /// Every pipeline the transforms of `domain` (each kind, tables built fresh) run, for a
 /// warm-up.
-pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static str)>> {
+pub fn pipelines<F: DeviceScalar>(
+    ctx: &Context,
+    domain: &Domain<F>,
+) -> Result<Vec<(Module, &'static str)>> {
     let config = NttConfig::default().on(ctx);
     config.check(ctx)?;
-    let chunk_len = ctx.limits.chunk_len(element_bytes(ElementKind::Scalar));
+    let chunk_len = ctx
+        .limits
+        .chunk_len(ctx.curve.element_bytes(ElementKind::Scalar));
     let mut steps = Vec::new();
     for kind in [
         NttKind::Forward,
@@ -223,22 +233,22 @@ pub fn pipelines(ctx: &Context, domain: &Domain) -> Result<Vec<(Module, &'static
 }
 
 /// In-place NTT of `buf` over `domain`, on the adapter's path.
-pub fn ntt(
+pub fn ntt<F: DeviceScalar>(
     ctx: &Context,
     lease: &mut Lease,
     buf: ScalarBuf,
-    domain: &Domain,
+    domain: &Domain<F>,
     kind: NttKind,
 ) -> Result<()> {
     ntt_with(ctx, lease, buf, domain, kind, NttConfig::default())
 }
 
 /// In-place NTT of `buf` over `domain` on `config`'s path.
-fn ntt_with(
+fn ntt_with<F: DeviceScalar>(
     ctx: &Context,
     lease: &mut Lease,
     buf: ScalarBuf,
-    domain: &Domain,
+    domain: &Domain<F>,
     kind: NttKind,
     config: NttConfig,
 ) -> Result<()> {
@@ -287,7 +297,8 @@ fn ntt_with(
             if tables.twiddles {
                 let t = table_log(domain.log_size, chunk_len);
                 let root = domain.omega.pow([1u64 << (domain.log_size - t)]);
-                let (id, fresh) = kept_table(ctx, lease, TABLE_ITEM, (t, root), 1 << (t - 1))?;
+                let key = (t, fr_words(root));
+                let (id, fresh) = kept_table(ctx, lease, TABLE_ITEM, key, 1 << (t - 1))?;
                 ids.twiddles = Some(id);
                 if fresh {
                     build.extend(twiddle_table_steps(domain, chunk_len));
@@ -299,7 +310,7 @@ fn ntt_with(
                 } else {
                     COSET_ITEM
                 };
-                let key = (domain.log_size, coset_powers(domain, kind).0);
+                let key = (domain.log_size, fr_words(coset_powers(domain, kind).0));
                 let (id, fresh) =
                     kept_table(ctx, lease, item, key, coset_entries(domain.log_size))?;
                 ids.coset = Some(id);
@@ -336,11 +347,11 @@ fn ntt_with(
 
 /// Records and submits `steps`.
 #[allow(clippy::too_many_arguments)]
-fn record(
+fn record<F: DeviceScalar>(
     ctx: &Context,
     lease: &Lease,
     buf: ScalarBuf,
-    domain: &Domain,
+    domain: &Domain<F>,
     kind: NttKind,
     steps: &[Step],
     ids: &KeptBuffers,
@@ -423,30 +434,32 @@ fn record(
 mod tests {
     use super::*;
     use crate::{WgpuBackend, WgpuOptions};
-    use ark_ff::{FftField, UniformRand};
+    use ark_ff::UniformRand;
     use ark_poly::EvaluationDomain;
     use ark_std::rand::{rngs::StdRng, SeedableRng};
     use crucible_core::registry::ProbeOptions;
-    use crucible_core::{BufferUse, Fr, PlanKey, ProverBackend, ScratchNeed};
+    use crucible_core::{Bls12_381, Bn254, BufferUse, PlanKey, ProverBackend, ScratchNeed};
 
-    fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
+    use crate::field::DeviceCurve;
+
+    fn reference<F: DeviceScalar>(values: &[F], domain: &Domain<F>, kind: NttKind) -> Vec<F> {
         let d = domain.to_ark();
         let mut v = values.to_vec();
         match kind {
             NttKind::Forward => d.fft_in_place(&mut v),
             NttKind::Inverse => d.ifft_in_place(&mut v),
-            NttKind::CosetForward => d.get_coset(Fr::GENERATOR).unwrap().fft_in_place(&mut v),
-            NttKind::CosetInverse => d.get_coset(Fr::GENERATOR).unwrap().ifft_in_place(&mut v),
+            NttKind::CosetForward => d.get_coset(F::GENERATOR).unwrap().fft_in_place(&mut v),
+            NttKind::CosetInverse => d.get_coset(F::GENERATOR).unwrap().ifft_in_place(&mut v),
         }
         v
     }
 
-    fn open(max_binding_bytes: Option<u64>) -> Option<WgpuBackend> {
+    fn open<E: DeviceCurve>(max_binding_bytes: Option<u64>) -> Option<WgpuBackend<E>> {
         let options = WgpuOptions {
             max_binding_bytes,
             ..WgpuOptions::default()
         };
-        match WgpuBackend::open(&ProbeOptions::default(), &options) {
+        match WgpuBackend::<E>::open(&ProbeOptions::default(), &options) {
             Ok(b) => Some(b),
             Err(e) => {
                 assert!(
@@ -462,8 +475,14 @@ mod tests {
     /// Every kind at each of `logs` (largest first) on `config`'s path against
     /// arkworks, all in one lease planned for the largest (so the kept tables are
     /// reused across kinds and replaced across sizes), fresh random inputs.
-    fn check(backend: &WgpuBackend, config: NttConfig, logs: &[u32], rng: &mut StdRng, at: &str) {
-        let largest = Domain::with_log_size(logs[0]).unwrap();
+    fn check<E: DeviceCurve>(
+        backend: &WgpuBackend<E>,
+        config: NttConfig,
+        logs: &[u32],
+        rng: &mut StdRng,
+        at: &str,
+    ) {
+        let largest = Domain::<E::ScalarField>::with_log_size(logs[0]).unwrap();
         let x_item = PlanKey::new("test", "x");
         let mut plan = MemoryPlan::new("ntt path test");
         plan.item(
@@ -478,14 +497,17 @@ mod tests {
             &largest,
             config.on(&backend.ctx),
         ));
-        let mut lease = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+        let dynamic: &dyn ProverBackend<E> = backend;
+        let mut lease = dynamic.allocate(plan).unwrap();
         for &log in logs {
-            let domain = Domain::with_log_size(log).unwrap();
-            let x = (backend as &dyn ProverBackend)
+            let domain = Domain::<E::ScalarField>::with_log_size(log).unwrap();
+            let x = dynamic
                 .alloc_scalars(&mut lease, x_item, domain.size)
                 .unwrap();
             for kind in NttKind::ALL {
-                let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+                let values: Vec<E::ScalarField> = (0..domain.size)
+                    .map(|_| E::ScalarField::rand(rng))
+                    .collect();
                 backend.stage_scalars(&mut lease, x, &values).unwrap();
                 ntt_with(&backend.ctx, &mut lease, x, &domain, kind, config).unwrap();
                 let got = backend.read_scalars(&lease, x).unwrap();
@@ -507,9 +529,22 @@ mod tests {
     /// plan shapes, one each.
     #[test]
     fn every_path_matches_arkworks_with_and_without_chunks() {
+        every_path_matches_arkworks::<Bls12_381>();
+    }
+
+    /// The same on BN254's scalar field.
+    #[test]
+    fn every_path_matches_arkworks_on_bn254() {
+        every_path_matches_arkworks::<Bn254>();
+    }
+
+    fn every_path_matches_arkworks<E: DeviceCurve>() {
         let seed = crucible_conformance::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
-        let at = format!("seed {seed} (CRUCIBLE_SEED={seed} repeats it)");
+        let at = format!(
+            "{}, seed {seed} (CRUCIBLE_SEED={seed} repeats it)",
+            E::CURVE.name()
+        );
         let workgroup = NttConfig {
             path: NttPath::Workgroup,
             ..NttConfig::default()
@@ -554,10 +589,10 @@ mod tests {
             (None, passes, &[10, 1]),
             (Some(1024), passes, &[7]),
         ];
-        let mut opened: Vec<(Option<u64>, WgpuBackend)> = Vec::new();
+        let mut opened: Vec<(Option<u64>, WgpuBackend<E>)> = Vec::new();
         for (binding, config, logs) in cases {
             if !opened.iter().any(|(b, _)| *b == binding) {
-                let Some(backend) = open(binding) else {
+                let Some(backend) = open::<E>(binding) else {
                     return;
                 };
                 opened.push((binding, backend));

@@ -3,18 +3,21 @@
 //! with less workgroup storage than a tile takes, and of the stages whose pairs lie in
 //! two chunks on the workgroup path.
 
-use ark_ff::Field;
-use crucible_core::{Domain, Fr, NttKind};
+use crucible_core::{Domain, NttKind};
 
 use crate::wgsl::params::NttParams;
 
 use super::steps::{Kernel, Step, Table};
 use super::twiddles::{tw_log_lo, twiddle_step};
-use crate::field::fr_words;
+use crate::field::{fr_words, DeviceScalar};
 
 /// Every dispatch of one NTT of `domain` over a buffer of `chunk_len`-element chunks
 /// on the passes path.
-pub fn pass_steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step> {
+pub fn pass_steps<F: DeviceScalar>(
+    domain: &Domain<F>,
+    kind: NttKind,
+    chunk_len: usize,
+) -> Vec<Step> {
     let k = domain.log_size;
     if k == 0 {
         // One point: every transform is the identity (g^0 = 1, 1/n = 1).
@@ -32,7 +35,7 @@ pub fn pass_steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step>
         ..NttParams::default()
     };
     let mut out = vec![twiddle_step(domain, inverse, base)];
-    let scale = |out: &mut Vec<Step>, c: Fr, h: Option<Fr>| {
+    let scale = |out: &mut Vec<Step>, c: F, h: Option<F>| {
         for ch in 0..chunks {
             out.push(Step::plain(
                 Kernel::Scale,
@@ -43,14 +46,14 @@ pub fn pass_steps(domain: &Domain, kind: NttKind, chunk_len: usize) -> Vec<Step>
                     lo_chunk: ch as u32,
                     hi_chunk: ch as u32,
                     c: fr_words(c),
-                    h: fr_words(h.unwrap_or(Fr::ONE)),
+                    h: fr_words(h.unwrap_or(F::ONE)),
                     ..base
                 },
             ));
         }
     };
     if kind == NttKind::CosetForward {
-        scale(&mut out, Fr::ONE, Some(domain.coset_gen));
+        scale(&mut out, F::ONE, Some(domain.coset_gen));
     }
     reversal_steps(&mut out, Kernel::Bitrev, chunks, chunk, base);
     butterfly_steps(&mut out, 0..k, chunks, chunk, base);

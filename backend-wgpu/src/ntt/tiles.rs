@@ -4,14 +4,13 @@
 //! and natural-layout tiles on several), the stages across chunks as passes, the
 //! scalings on the first dispatch's loads and the last one's stores.
 
-use ark_ff::Field;
 use crucible_core::ntt_tiles::{
     fused_plan, natural_plan, Tile, TILE_INVERSE, TILE_SCALE_BY_C, TILE_SCALE_BY_POWERS,
     TILE_SCALE_LOADS_BY_POWERS,
 };
-use crucible_core::{Domain, Fr, NttKind};
+use crucible_core::{Domain, NttKind};
 
-use crate::field::FR_WORDS;
+use crate::field::{DeviceScalar, FR_WORDS};
 use crate::wgsl::params::NttParams;
 
 use super::passes::{butterfly_steps, reversal_steps};
@@ -55,8 +54,8 @@ fn tile_step(shape: Tile, chunk: usize, c: usize, flags: u32, base: &NttParams, 
 
 /// Every dispatch of one NTT of `domain` over `chunk_len`-element chunks on the
 /// workgroup path, its tables built (the table-building steps come first).
-pub fn workgroup_steps(
-    domain: &Domain,
+pub fn workgroup_steps<F: DeviceScalar>(
+    domain: &Domain<F>,
     kind: NttKind,
     chunk_len: usize,
     tile_bits: u32,
@@ -81,8 +80,8 @@ pub fn workgroup_steps(
     };
     let (scale_flags, c) = match kind {
         NttKind::Inverse => (TILE_SCALE_BY_C, domain.size_inv),
-        NttKind::CosetInverse => (TILE_SCALE_BY_POWERS, Fr::ONE),
-        NttKind::Forward | NttKind::CosetForward => (0, Fr::ONE),
+        NttKind::CosetInverse => (TILE_SCALE_BY_POWERS, F::ONE),
+        NttKind::Forward | NttKind::CosetForward => (0, F::ONE),
     };
     let base = NttParams {
         log_n,
@@ -155,6 +154,7 @@ pub fn workgroup_steps(
 mod tests {
     use super::*;
     use crucible_core::ntt_tiles::{TILE_LOAD_REVERSED, TILE_PAIRED, TILE_STORE_REVERSED};
+    use crucible_core::Fr;
 
     /// How many dispatches a transform of one chunk takes: three at 2^20 and 2^24,
     /// no reversal pass; a whole domain of one tile: one dispatch; the flags of the
@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn dispatch_counts() {
         let count = |log: u32, kind| {
-            let d = Domain::with_log_size(log).unwrap();
+            let d = Domain::<Fr>::with_log_size(log).unwrap();
             workgroup_steps(&d, kind, 1 << 26, MAX_TILE_BITS).len()
         };
         assert_eq!(count(20, NttKind::Forward), 3);
@@ -172,11 +172,11 @@ mod tests {
         assert_eq!(count(9, NttKind::CosetForward), 1);
         assert_eq!(count(0, NttKind::Inverse), 0);
         // Chunked, the reversal pass runs (one dispatch per pair of chunks).
-        let d = Domain::with_log_size(10).unwrap();
+        let d = Domain::<Fr>::with_log_size(10).unwrap();
         let steps = workgroup_steps(&d, NttKind::Forward, 1 << 9, MAX_TILE_BITS);
         assert_eq!(steps[0].kernel, Kernel::Bitrev);
         let steps = workgroup_steps(
-            &Domain::with_log_size(20).unwrap(),
+            &Domain::<Fr>::with_log_size(20).unwrap(),
             NttKind::Forward,
             1 << 26,
             MAX_TILE_BITS,

@@ -2,15 +2,14 @@
 //! transform in the scratch), and the workgroup path's twiddle table and coset powers,
 //! built once per domain and kept in the lease.
 
-use ark_ff::Field;
-use crucible_core::{BufferId, Domain, Fr, Lease, NttKind, PlanKey, Result};
+use crucible_core::{BufferId, Domain, Lease, NttKind, PlanKey, Result};
 
 use crate::device::context::Context;
 use crate::field::FR_WORDS;
 use crate::wgsl::params::NttParams;
 
 use super::steps::{Kernel, Step, Table};
-use crate::field::fr_words;
+use crate::field::{fr_words, DeviceScalar};
 
 /// Plan item of the per-transform power tables (the passes' twiddles, the workgroup
 /// path's table seeds and its twiddles of stages across chunks).
@@ -63,7 +62,7 @@ pub fn table_log(log_n: u32, chunk_len: usize) -> u32 {
 }
 
 /// The passes' twiddle tables of the transform's direction into the scratch tables.
-pub fn twiddle_step(domain: &Domain, inverse: bool, base: NttParams) -> Step {
+pub fn twiddle_step<F: DeviceScalar>(domain: &Domain<F>, inverse: bool, base: NttParams) -> Step {
     Step::plain(
         Kernel::Twiddles,
         NttParams {
@@ -86,7 +85,11 @@ pub struct KeptTables {
     pub coset: bool,
 }
 
-pub fn kept_tables(domain: &Domain, kind: NttKind, chunk_len: usize) -> KeptTables {
+pub fn kept_tables<F: DeviceScalar>(
+    domain: &Domain<F>,
+    kind: NttKind,
+    chunk_len: usize,
+) -> KeptTables {
     KeptTables {
         twiddles: table_log(domain.log_size, chunk_len) > 0,
         coset: matches!(kind, NttKind::CosetForward | NttKind::CosetInverse),
@@ -96,12 +99,12 @@ pub fn kept_tables(domain: &Domain, kind: NttKind, chunk_len: usize) -> KeptTabl
 /// The steps that build the twiddle table of `domain`'s transforms over
 /// `chunk_len`-element chunks: powers of w' = omega^(n / 2^t), t = table_log, into the
 /// scratch tables, then tw[m] = w'^m for m < 2^(t−1).
-pub fn twiddle_table_steps(domain: &Domain, chunk_len: usize) -> Vec<Step> {
+pub fn twiddle_table_steps<F: DeviceScalar>(domain: &Domain<F>, chunk_len: usize) -> Vec<Step> {
     let t = table_log(domain.log_size, chunk_len);
     let root = domain.omega.pow([1u64 << (domain.log_size - t)]);
     let params = NttParams {
         pow_log_lo: tw_log_lo(t),
-        c: fr_words(Fr::ONE),
+        c: fr_words(F::ONE),
         h: fr_words(root),
         ..NttParams::default()
     };
@@ -127,16 +130,16 @@ pub fn twiddle_table_steps(domain: &Domain, chunk_len: usize) -> Vec<Step> {
 
 /// The root and the factor of the kind's kept coset powers: g for the coset forward,
 /// g^−1 times 1/n (premultiplied into the low table) for the coset inverse.
-pub fn coset_powers(domain: &Domain, kind: NttKind) -> (Fr, Fr) {
+pub fn coset_powers<F: DeviceScalar>(domain: &Domain<F>, kind: NttKind) -> (F, F) {
     if kind == NttKind::CosetInverse {
         (domain.coset_gen_inv, domain.size_inv)
     } else {
-        (domain.coset_gen, Fr::ONE)
+        (domain.coset_gen, F::ONE)
     }
 }
 
 /// The step that builds the kind's coset powers.
-pub fn coset_table_step(domain: &Domain, kind: NttKind) -> Step {
+pub fn coset_table_step<F: DeviceScalar>(domain: &Domain<F>, kind: NttKind) -> Step {
     let (root, first) = coset_powers(domain, kind);
     Step {
         kernel: Kernel::Powers,
@@ -152,12 +155,12 @@ pub fn coset_table_step(domain: &Domain, kind: NttKind) -> Step {
     }
 }
 
-/// A table kept in the lease between transforms, and what it holds the powers of: a
-/// transform that needs another frees it and builds its own.
+/// A table kept in the lease between transforms, and what it holds the powers of (the
+/// root's device words): a transform that needs another frees it and builds its own.
 pub struct NttTable {
     pub buffer: wgpu::Buffer,
     pub log: u32,
-    pub root: Fr,
+    pub root: [u32; FR_WORDS],
 }
 
 /// The kept table of `item` for (log, root) and false if the lease holds it;
@@ -168,7 +171,7 @@ pub fn kept_table(
     ctx: &Context,
     lease: &mut Lease,
     item: PlanKey,
-    (log, root): (u32, Fr),
+    (log, root): (u32, [u32; FR_WORDS]),
     entries: usize,
 ) -> Result<(BufferId, bool)> {
     if let Some(id) = lease.buffer_of(item) {

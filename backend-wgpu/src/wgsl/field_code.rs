@@ -10,7 +10,8 @@
 //!
 //! # Limbs and deferred carries
 //!
-//! An element is `n = ⌈384 / b⌉` limbs (Fr: ⌈256 / b⌉) of `b` bits, one per `u32`. In
+//! An element is `n = ⌈s / b⌉` limbs of `b` bits, one per `u32`, where s is the
+//! element's packed size (384 bits for BLS12-381's Fq, 256 for BN254's and for Fr). In
 //! WGSL's own integers ([`Word::U32`], b ≤ 16) a limb product must fit 32 bits, and the
 //! narrower the limb, the more products a `u32` column can sum before its carry must
 //! move on: with 13-bit limbs (30 of them) every one of the 2n = 60 products of a
@@ -29,9 +30,10 @@
 //!
 //! # Montgomery form
 //!
-//! Products are Montgomery products with R' = 2^(b·n) (2^390 for 13-bit limbs):
-//! `mul(x, y) = x·y/R' mod p`. Device buffers hold arkworks' form x·R (R = 2^384)
-//! packed in 12 words; [`FieldCode`] unpacks and packs those bits unchanged, so a value
+//! Products are Montgomery products with R' = 2^(b·n) (2^390 for 13-bit limbs of
+//! BLS12-381's Fq): `mul(x, y) = x·y/R' mod p`. Device buffers hold arkworks' form x·R
+//! (R = 2^s) packed in s/32 words; [`FieldCode`] unpacks and packs those bits unchanged,
+//! so a value
 //! read as is means x·R/R' in the shaders. Projective points do not mind (all three
 //! coordinates scale alike), affine bases get Z = R mod p (`FQ_ARK_R`), which makes
 //! (x·R/R' : y·R/R' : R/R') the same point, and only the field test kernels' operands
@@ -39,11 +41,12 @@
 //! used only with R' = R = 2^256 (32-bit limbs), where the NTT's tables and data need
 //! no conversion.
 
-use ark_ff::{Field as _, PrimeField};
-use crucible_core::{Fq, Fr};
+use ark_ff::PrimeField;
+use num_bigint::BigUint;
 
+use super::curve::{CurveParams, FieldParams};
 use crate::error::WgpuError;
-use crate::field::{DeviceElement, FQ_WORDS};
+use crate::field::DeviceElement;
 
 /// Index of a value in a [`Code`].
 pub type V = usize;
@@ -102,9 +105,9 @@ impl LimbBits {
         }
     }
 
-    /// Limbs per Fq element: ⌈384 / b⌉ (the packed storage form has 384 bits).
-    pub fn limbs(self) -> usize {
-        384usize.div_ceil(self.0 as usize)
+    /// Limbs per element of `packed_bits` bits (the packed storage form's): ⌈bits / b⌉.
+    pub fn limbs(self, packed_bits: u64) -> usize {
+        packed_bits.div_ceil(u64::from(self.0)) as usize
     }
 }
 
@@ -548,27 +551,6 @@ pub enum Field {
 }
 
 impl Field {
-    /// The modulus, little-endian u64 limbs.
-    fn modulus(self) -> Vec<u64> {
-        match self {
-            Field::Fq => Fq::MODULUS.as_ref().to_vec(),
-            Field::Fr => Fr::MODULUS.as_ref().to_vec(),
-        }
-    }
-
-    /// Storage words of one packed element (arkworks' 384 or 256 bits).
-    pub fn packed_words(self) -> usize {
-        match self {
-            Field::Fq => 12,
-            Field::Fr => 8,
-        }
-    }
-
-    /// arkworks' Montgomery exponent: R = 2^(32 · packed words).
-    fn ark_r_bits(self) -> u64 {
-        32 * self.packed_words() as u64
-    }
-
     /// The WGSL type name.
     fn type_name(self) -> &'static str {
         match self {
@@ -593,20 +575,13 @@ impl Field {
             Field::Fr => ["fr_unpack", "fr_pack"],
         }
     }
-
-    /// 2^e mod the modulus, as its canonical integer.
-    fn pow2(self, e: u64) -> Vec<u64> {
-        match self {
-            Field::Fq => Fq::from(2u64).pow([e]).into_bigint().as_ref().to_vec(),
-            Field::Fr => Fr::from(2u64).pow([e]).into_bigint().as_ref().to_vec(),
-        }
-    }
 }
 
 /// The generated arithmetic of one field for one limb width.
 #[derive(Clone, Copy, Debug)]
-pub struct FieldCode {
+pub struct FieldCode<'a> {
     field: Field,
+    params: &'a FieldParams,
     bits: u32,
     n: usize,
     mask: u64,
@@ -628,45 +603,56 @@ pub fn to_limbs(x: &[u64], bits: u32, n: usize) -> Vec<u32> {
         .collect()
 }
 
-/// R'/R = 2^(b·n − 384) as an element: x·R' is the Montgomery word form of x·R'/R.
-fn r_ratio(limbs: LimbBits) -> Fq {
-    Fq::from(2u64).pow([FieldCode::new(limbs).r_bits() - 384])
+/// R'/R = 2^(b·n − s) as an element of `F` (s its packed bits): x·R' is the Montgomery
+/// word form of x·R'/R.
+fn r_ratio<F: PrimeField>(limbs: LimbBits) -> F {
+    let packed = 64 * F::MODULUS.as_ref().len() as u64;
+    let r_bits = u64::from(limbs.bits()) * limbs.limbs(packed) as u64;
+    F::from(2u64).pow([r_bits - packed])
 }
 
-fn scale_words(words: &mut [u32], by: Fq) -> Result<(), WgpuError> {
-    for chunk in words.chunks_exact_mut(FQ_WORDS) {
-        (Fq::read_words(chunk)? * by).write_words(chunk);
+fn scale_words<F: PrimeField + DeviceElement>(words: &mut [u32], by: F) -> Result<(), WgpuError> {
+    for chunk in words.chunks_exact_mut(F::WORDS) {
+        (F::read_words(chunk)? * by).write_words(chunk);
     }
     Ok(())
 }
 
-/// Rewrites packed Fq words in arkworks' form (x·R) as the straight-line form's (x·R'),
-/// in place; fails on words that are no element.
-pub fn words_to_internal(limbs: LimbBits, words: &mut [u32]) -> Result<(), WgpuError> {
-    scale_words(words, r_ratio(limbs))
+/// Rewrites packed words of `F` elements in arkworks' form (x·R) as the straight-line
+/// form's (x·R'), in place; fails on words that are no element.
+pub fn words_to_internal<F: PrimeField + DeviceElement>(
+    limbs: LimbBits,
+    words: &mut [u32],
+) -> Result<(), WgpuError> {
+    scale_words(words, r_ratio::<F>(limbs))
 }
 
 /// The inverse of [`words_to_internal`].
-pub fn words_from_internal(limbs: LimbBits, words: &mut [u32]) -> Result<(), WgpuError> {
-    let inverse = r_ratio(limbs).inverse().ok_or(WgpuError::Corrupt {
+pub fn words_from_internal<F: PrimeField + DeviceElement>(
+    limbs: LimbBits,
+    words: &mut [u32],
+) -> Result<(), WgpuError> {
+    let inverse = r_ratio::<F>(limbs).inverse().ok_or(WgpuError::Corrupt {
         what: "R'/R (zero)",
     })?;
     scale_words(words, inverse)
 }
 
-impl FieldCode {
-    /// Fq's arithmetic over `limbs`-bit limbs.
-    pub fn new(limbs: LimbBits) -> FieldCode {
-        FieldCode::of(Field::Fq, limbs)
+impl<'a> FieldCode<'a> {
+    /// The curve's Fq arithmetic over `limbs`-bit limbs.
+    pub fn fq(curve: &'a CurveParams, limbs: LimbBits) -> FieldCode<'a> {
+        FieldCode::of(Field::Fq, &curve.fq, limbs)
     }
 
-    /// `field`'s arithmetic over `limbs`-bit limbs: ⌈packed bits / b⌉ of them.
-    pub fn of(field: Field, limbs: LimbBits) -> FieldCode {
+    /// `field`'s arithmetic (its parameters `params`) over `limbs`-bit limbs:
+    /// ⌈packed bits / b⌉ of them.
+    pub fn of(field: Field, params: &'a FieldParams, limbs: LimbBits) -> FieldCode<'a> {
         let bits = limbs.bits();
         FieldCode {
             field,
+            params,
             bits,
-            n: (field.ark_r_bits() as usize).div_ceil(bits as usize),
+            n: limbs.limbs(params.ark_r_bits()),
             mask: (1u64 << bits) - 1,
         }
     }
@@ -682,12 +668,12 @@ impl FieldCode {
     }
 
     fn p_limbs(&self) -> Vec<u32> {
-        to_limbs(&self.field.modulus(), self.bits, self.n)
+        to_limbs(&self.params.modulus(), self.bits, self.n)
     }
 
     /// −p⁻¹ mod 2^b.
     fn neg_inv(&self) -> u32 {
-        let p0 = self.field.modulus()[0] as u32;
+        let p0 = self.params.modulus()[0] as u32;
         let mut x: u32 = 1;
         for _ in 0..5 {
             x = x.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(x)));
@@ -865,7 +851,7 @@ impl FieldCode {
     /// `fq_from_words(w)` (Fr: `fr_unpack`): a packed element's bits as limbs,
     /// unchanged in value.
     pub fn unpack(&self) -> Function {
-        let words = self.field.packed_words();
+        let words = self.params.packed_words();
         let mut code = Code::default();
         let w: Vec<V> = (0..words)
             .map(|k| code.input(0, k, u32::MAX as u64))
@@ -896,7 +882,7 @@ impl FieldCode {
 
     /// `fq_to_words(a)` (Fr: `fr_pack`): the limbs' bits packed in words (a < p).
     pub fn pack(&self) -> Function {
-        let words = self.field.packed_words();
+        let words = self.params.packed_words();
         let mut code = Code::default();
         let a = self.inputs(&mut code, 0);
         let b = self.bits as usize;
@@ -927,6 +913,12 @@ impl FieldCode {
         }
     }
 
+    /// `const {name}` holding `c` (an integer below p) in this code's form, c·R' mod p,
+    /// with the comment `why`.
+    pub fn wgsl_constant(&self, name: &str, c: &BigUint, why: &str) -> String {
+        self.wgsl_const(name, &self.params.times_pow2(c, self.r_bits()), why)
+    }
+
     fn wgsl_const(&self, name: &str, value: &[u64], why: &str) -> String {
         let limbs: Vec<String> = to_limbs(value, self.bits, self.n)
             .iter()
@@ -943,7 +935,7 @@ impl FieldCode {
     pub fn wgsl(&self) -> String {
         let (ty, prefix) = (self.field.type_name(), self.field.prefix());
         let upper = prefix.to_ascii_uppercase();
-        let ark_r = self.field.ark_r_bits();
+        let ark_r = self.params.ark_r_bits();
         let mut s = format!(
             "// {ty} over {} limbs of {} bits ({}) in Montgomery form with R' = 2^{} (field_code.rs).\n\
              alias {ty} = array<u32, {}>;\n",
@@ -959,12 +951,12 @@ impl FieldCode {
         s += &format!("const {upper}_ZERO = {ty}();\n");
         s += &self.wgsl_const(
             &format!("{upper}_ONE"),
-            &self.field.pow2(self.r_bits()),
+            &self.params.pow2(self.r_bits()),
             "1 (R' mod p).",
         );
         s += &self.wgsl_const(
             &format!("{upper}_ARK_R"),
-            &self.field.pow2(ark_r),
+            &self.params.pow2(ark_r),
             &format!(
                 "R mod p (2^{ark_r}): Z of a stored affine point, and the factor from R' form to arkworks'."
             ),
@@ -986,8 +978,9 @@ impl FieldCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ff::UniformRand;
+    use ark_ff::{Field as _, UniformRand};
     use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::{Bls12_381, Bn254, Fq, PairingCurve};
 
     fn int<F: PrimeField>(x: F) -> Vec<u64> {
         x.into_bigint().as_ref().to_vec()
@@ -1012,15 +1005,13 @@ mod tests {
         F::from_bigint(b).unwrap()
     }
 
-    /// Every width of both fields: the generator's whole range.
-    fn all_codes() -> impl Iterator<Item = FieldCode> {
-        LimbBits::RANGE.flat_map(|b| {
-            let limbs = LimbBits::new(b).unwrap();
-            [
-                FieldCode::of(Field::Fq, limbs),
-                FieldCode::of(Field::Fr, limbs),
-            ]
-        })
+    fn params<E: PairingCurve>() -> CurveParams {
+        CurveParams::of::<E>().expect("a supported curve")
+    }
+
+    /// Every width of one field: the generator's whole range.
+    fn all_codes(field: Field, params: &FieldParams) -> impl Iterator<Item = FieldCode<'_>> + '_ {
+        LimbBits::RANGE.map(move |b| FieldCode::of(field, params, LimbBits::new(b).unwrap()))
     }
 
     /// Random elements and the edge values 0, 1, p − 1, p − 2 (as integers).
@@ -1052,73 +1043,98 @@ mod tests {
         }
     }
 
+    fn check_curve_arithmetic<E: PairingCurve>(rng: &mut StdRng, seed: u64) {
+        let curve = params::<E>();
+        for code in all_codes(Field::Fq, &curve.fq) {
+            check_arithmetic::<E::BaseField>(&code, rng, seed);
+        }
+        for code in all_codes(Field::Fr, &curve.fr) {
+            check_arithmetic::<E::ScalarField>(&code, rng, seed);
+        }
+    }
+
     #[test]
     fn generated_arithmetic_matches_arkworks_for_every_width() {
         let seed = crucible_core::run_seed::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
-        for code in all_codes() {
-            match code.field {
-                Field::Fq => check_arithmetic::<Fq>(&code, &mut rng, seed),
-                Field::Fr => check_arithmetic::<Fr>(&code, &mut rng, seed),
-            }
-        }
+        check_curve_arithmetic::<Bls12_381>(&mut rng, seed);
+        check_curve_arithmetic::<Bn254>(&mut rng, seed);
     }
 
     /// R'²/R in `code`'s limbs: a product by it takes an element from arkworks' form
     /// to R' form.
     fn to_internal_factor(code: &FieldCode) -> Vec<u32> {
-        to_limbs(&Field::Fq.pow2(2 * code.r_bits() - 384), code.bits, code.n)
+        let ark = code.params.ark_r_bits();
+        to_limbs(
+            &code.params.pow2(2 * code.r_bits() - ark),
+            code.bits,
+            code.n,
+        )
+    }
+
+    fn check_packing<E: PairingCurve>(rng: &mut StdRng, seed: u64)
+    where
+        E::BaseField: DeviceElement,
+    {
+        let curve = params::<E>();
+        let words_of = E::BaseField::WORDS;
+        for code in all_codes(Field::Fq, &curve.fq) {
+            let (bits, n) = (code.bits, code.n);
+            let (unpack, pack, mul) = (code.unpack(), code.pack(), code.mul());
+            for x in operands::<E::BaseField>(rng) {
+                // Stored form: arkworks' Montgomery words.
+                let mut words = vec![0u32; words_of];
+                x.write_words(&mut words);
+                let limbs = unpack.eval(&[&words]);
+                let mont = to_limbs(
+                    &curve
+                        .fq
+                        .times_pow2(&x.into_bigint().into(), curve.fq.ark_r_bits()),
+                    bits,
+                    n,
+                );
+                assert_eq!(limbs, mont, "{bits} bits (seed {seed})");
+                assert_eq!(pack.eval(&[&limbs]), words, "{bits} bits (seed {seed})");
+                // x·R → x·R' by R'²/R, and back by R (FQ_ARK_R).
+                let to_internal = to_internal_factor(&code);
+                let internal = mul.eval(&[&limbs, &to_internal]);
+                let r_prime = E::BaseField::from(2u64).pow([code.r_bits()]);
+                assert_eq!(
+                    from_limbs::<E::BaseField>(&internal, bits),
+                    x * r_prime,
+                    "{bits} bits"
+                );
+                let ark_r = to_limbs(&curve.fq.pow2(curve.fq.ark_r_bits()), bits, n);
+                assert_eq!(mul.eval(&[&internal, &ark_r]), limbs, "{bits} bits");
+            }
+        }
     }
 
     #[test]
     fn packing_keeps_the_bits_and_constants_convert_forms() {
         let seed = crucible_core::run_seed::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
-        for code in all_codes().filter(|c| c.field == Field::Fq) {
-            let (bits, n) = (code.bits, code.n);
-            let (unpack, pack, mul) = (code.unpack(), code.pack(), code.mul());
-            for x in operands::<Fq>(&mut rng) {
-                // Stored form: arkworks' Montgomery words.
-                let mut words = [0u32; 12];
-                crucible_core::limbs::limbs_to_words(&x.0 .0, &mut words);
-                let limbs = unpack.eval(&[&words]);
-                assert_eq!(
-                    limbs,
-                    to_limbs(&x.0 .0, bits, n),
-                    "{bits} bits (seed {seed})"
-                );
-                assert_eq!(pack.eval(&[&limbs]), words, "{bits} bits (seed {seed})");
-                // x·R → x·R' by R'²/R, and back by R (FQ_ARK_R).
-                let to_internal = to_internal_factor(&code);
-                let internal = mul.eval(&[&limbs, &to_internal]);
-                let r_prime = Fq::from(2u64).pow([code.r_bits()]);
-                assert_eq!(
-                    from_limbs::<Fq>(&internal, bits),
-                    x * r_prime,
-                    "{bits} bits"
-                );
-                let ark_r = to_limbs(&Field::Fq.pow2(384), bits, n);
-                assert_eq!(mul.eval(&[&internal, &ark_r]), limbs, "{bits} bits");
-            }
-        }
+        check_packing::<Bls12_381>(&mut rng, seed);
+        check_packing::<Bn254>(&mut rng, seed);
     }
 
     /// Fr over 32-bit limbs is arkworks' own form: packing is the identity on its
     /// words, and the product of two stored elements is the stored product.
-    #[test]
-    fn fr_over_32_bit_limbs_is_arkworks_form() {
-        let seed = crucible_core::run_seed::run_seed();
-        let mut rng = StdRng::seed_from_u64(seed);
-        let code = FieldCode::of(Field::Fr, LimbBits::new(32).unwrap());
+    fn check_fr_wide<E: PairingCurve>(rng: &mut StdRng, seed: u64)
+    where
+        E::ScalarField: DeviceElement,
+    {
+        let curve = params::<E>();
+        let code = FieldCode::of(Field::Fr, &curve.fr, LimbBits::new(32).unwrap());
         assert_eq!((code.n, code.r_bits()), (8, 256));
         let (unpack, pack, mul) = (code.unpack(), code.pack(), code.mul());
-        for (x, y) in operands::<Fr>(&mut rng)
+        for (x, y) in operands::<E::ScalarField>(rng)
             .into_iter()
-            .zip(operands::<Fr>(&mut rng))
+            .zip(operands::<E::ScalarField>(rng))
         {
-            let words = |v: Fr| {
+            let words = |v: E::ScalarField| {
                 let mut w = [0u32; 8];
-                crucible_core::limbs::limbs_to_words(&v.0 .0, &mut w);
+                v.write_words(&mut w);
                 w
             };
             assert_eq!(unpack.eval(&[&words(x)]), words(x), "seed {seed}");
@@ -1131,31 +1147,48 @@ mod tests {
         }
     }
 
-    /// The host's conversion is the generated multiplication by R'²/R, and back.
     #[test]
-    fn host_conversion_is_the_montgomery_factor() {
+    fn fr_over_32_bit_limbs_is_arkworks_form() {
         let seed = crucible_core::run_seed::run_seed();
         let mut rng = StdRng::seed_from_u64(seed);
-        for code in all_codes().filter(|c| c.field == Field::Fq) {
+        check_fr_wide::<Bls12_381>(&mut rng, seed);
+        check_fr_wide::<Bn254>(&mut rng, seed);
+    }
+
+    /// The host's conversion is the generated multiplication by R'²/R, and back.
+    fn check_host_conversion<E: PairingCurve>(rng: &mut StdRng, seed: u64)
+    where
+        E::BaseField: DeviceElement,
+    {
+        let curve = params::<E>();
+        for code in all_codes(Field::Fq, &curve.fq) {
             let limbs = LimbBits::new(code.bits).unwrap();
-            let x = Fq::rand(&mut rng);
-            let mut words = [0u32; 12];
+            let x = E::BaseField::rand(rng);
+            let mut words = vec![0u32; E::BaseField::WORDS];
             x.write_words(&mut words);
             let to_internal = to_internal_factor(&code);
             let on_device = code
                 .mul()
                 .eval(&[&code.unpack().eval(&[&words]), &to_internal]);
-            let mut host = words;
-            words_to_internal(limbs, &mut host).unwrap();
+            let mut host = words.clone();
+            words_to_internal::<E::BaseField>(limbs, &mut host).unwrap();
             assert_eq!(
                 code.pack().eval(&[&on_device]),
                 host,
                 "{} bits (seed {seed})",
                 code.bits
             );
-            words_from_internal(limbs, &mut host).unwrap();
+            words_from_internal::<E::BaseField>(limbs, &mut host).unwrap();
             assert_eq!(host, words);
         }
+    }
+
+    #[test]
+    fn host_conversion_is_the_montgomery_factor() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        check_host_conversion::<Bls12_381>(&mut rng, seed);
+        check_host_conversion::<Bn254>(&mut rng, seed);
     }
 
     /// 13-bit limbs never carry inside a row; 16-bit ones carry after every product;
@@ -1163,8 +1196,9 @@ mod tests {
     /// 13-bit products.
     #[test]
     fn deferred_carries_make_narrow_limbs_cheaper() {
+        let bls = params::<Bls12_381>();
         let len = |b| {
-            FieldCode::new(LimbBits::new(b).unwrap())
+            FieldCode::fq(&bls, LimbBits::new(b).unwrap())
                 .mul()
                 .code
                 .operations()
@@ -1183,16 +1217,25 @@ mod tests {
 
     #[test]
     fn wgsl_is_loop_free_with_literal_constants() {
-        let s = FieldCode::new(LimbBits::DEFAULT).wgsl();
+        let bls = params::<Bls12_381>();
+        let s = FieldCode::fq(&bls, LimbBits::DEFAULT).wgsl();
         assert!(s.contains("alias Fq = array<u32, 26>;"), "{s}");
         assert!(s.contains("fn fq_mul(a: Fq, b: Fq) -> Fq {"));
         assert!(!s.contains("for (") && !s.contains("loop {") && !s.contains("while "));
         assert!(s.contains("let v"));
-        let wide = FieldCode::of(Field::Fr, LimbBits::new(32).unwrap()).wgsl();
+        let wide = FieldCode::of(Field::Fr, &bls.fr, LimbBits::new(32).unwrap()).wgsl();
         assert!(wide.contains("alias Fr = array<u32, 8>;"), "{wide}");
         assert!(wide.contains("fn fr_mul(a: Fr, b: Fr) -> Fr {"));
         assert!(wide.contains("u64(a[0]) * u64(b[0])"), "{wide}");
         assert!(wide.contains("fn fr_unpack(w: array<u32, 8>) -> Fr {"));
+        // BN254's Fq: 256 packed bits, 18 limbs of 15 bits, 8 words.
+        let bn = params::<Bn254>();
+        let s = FieldCode::fq(&bn, LimbBits::DEFAULT).wgsl();
+        assert!(s.contains("alias Fq = array<u32, 18>;"), "{s}");
+        assert!(
+            s.contains("fn fq_from_words(w: array<u32, 8>) -> Fq {"),
+            "{s}"
+        );
     }
 
     #[test]
@@ -1200,10 +1243,36 @@ mod tests {
         assert_eq!(LimbBits::new(15).map(LimbBits::bits), Some(15));
         assert_eq!(LimbBits::new(33), None);
         assert_eq!(LimbBits::new(11), None);
-        assert_eq!(LimbBits::DEFAULT.limbs(), 26);
-        assert_eq!(LimbBits::new(16).unwrap().limbs(), 24);
+        assert_eq!(LimbBits::DEFAULT.limbs(384), 26);
+        assert_eq!(LimbBits::DEFAULT.limbs(256), 18);
+        assert_eq!(LimbBits::new(16).unwrap().limbs(384), 24);
         assert!(!LimbBits::new(16).unwrap().needs_int64());
         assert!(LimbBits::new(17).unwrap().needs_int64());
-        assert_eq!(LimbBits::new(32).unwrap().limbs(), 12);
+        assert_eq!(LimbBits::new(32).unwrap().limbs(384), 12);
+        assert_eq!(LimbBits::new(28).unwrap().limbs(256), 10);
+    }
+
+    /// A constant's code holds c·R': its product with x·R' is c·x·R'.
+    #[test]
+    fn constants_are_in_the_codes_form() {
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let bls = params::<Bls12_381>();
+        for code in all_codes(Field::Fq, &bls.fq) {
+            let c = Fq::rand(&mut rng);
+            let x = Fq::rand(&mut rng);
+            let text = code.wgsl_constant("FQ_C", &c.into_bigint().into(), "c");
+            let limbs: Vec<u32> = text[text.find('(').unwrap() + 1..text.rfind(')').unwrap()]
+                .split(", ")
+                .map(|l| {
+                    u32::from_str_radix(l.trim_start_matches("0x").trim_end_matches('u'), 16)
+                        .unwrap()
+                })
+                .collect();
+            let r = Fq::from(2u64).pow([code.r_bits()]);
+            let xl = to_limbs(&int(x * r), code.bits, code.n);
+            let got = from_limbs::<Fq>(&code.mul().eval(&[&xl, &limbs]), code.bits);
+            assert_eq!(got, c * x * r, "{} bits (seed {seed})", code.bits);
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! The shader modules and the assembly of their WGSL source from shaders/*.wgsl and
-//! the code generated here: `field16` (the 16-bit loop code's constants, Fq's code as
+//! the code generated here, for the pairing curve `curve` describes (its fields and
+//! constants, from arkworks): `field16` (the 16-bit loop code's constants, Fq's code as
 //! Fr's renamed), `field_code` and `fr_code` (loop-free field arithmetic over b-bit
 //! limbs), `programs` (the Fq2 and curve formulas as Fq instruction lists) and
 //! `straight` (those lists as straight-line or register-file WGSL functions), `params`
 //! (the kernels' parameter blocks, a Rust and a WGSL struct from one definition).
 
+pub mod curve;
 pub mod field16;
 pub mod field_code;
 pub mod fr_code;
@@ -12,9 +14,12 @@ pub mod params;
 pub mod programs;
 pub mod straight;
 
+use std::sync::Arc;
+
+use curve::CurveParams;
 use field16::{fq_wgsl, wgsl_constants};
 use field_code::LimbBits;
-use programs::{wgsl_programs, Program};
+use programs::{wgsl_interpreter, wgsl_programs, Program};
 use straight::{wgsl_formulas, wgsl_msm_curve, wgsl_test_entries, FormulaCode};
 
 /// Threads per workgroup in every kernel (`@workgroup_size(64)` in the shaders).
@@ -213,8 +218,10 @@ impl NttMul {
 }
 
 /// What a module's generated source depends on besides its files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ShaderConfig {
+    /// The pairing curve the code computes on.
+    pub curve: Arc<CurveParams>,
     /// The straight-line Fq code's limb width of each curve.
     pub limbs: PerCurve<LimbBits>,
     /// Each curve's form.
@@ -224,11 +231,12 @@ pub struct ShaderConfig {
 }
 
 impl ShaderConfig {
-    /// A hardware adapter's defaults without 64-bit integers (for tests of the
-    /// generated sources: the validator runs without the capability).
+    /// A hardware adapter's defaults without 64-bit integers, over BLS12-381 (for
+    /// tests of the generated sources: the validator runs without the capability).
     #[cfg(test)]
     pub fn hardware_default() -> ShaderConfig {
         ShaderConfig {
+            curve: Arc::new(CurveParams::of::<crucible_core::Bls12_381>().expect("supported")),
             limbs: PerCurve::both(LimbBits::DEFAULT),
             formulas: PerCurve::for_adapter(false),
             int64: false,
@@ -518,6 +526,7 @@ impl Module {
 
     /// The module's full WGSL source under `config`.
     pub fn source(self, config: &ShaderConfig) -> String {
+        let curve = &*config.curve;
         let mut s = String::new();
         for part in self.parts() {
             if !s.is_empty() {
@@ -525,13 +534,13 @@ impl Module {
             }
             match *part {
                 Part::Params(block) => s.push_str(&block.wgsl()),
-                Part::FieldConstants => s.push_str(&wgsl_constants()),
+                Part::FieldConstants => s.push_str(&wgsl_constants(curve)),
                 Part::Wgsl(text) => s.push_str(text),
-                Part::Fq => s.push_str(&fq_wgsl(FR)),
+                Part::Fq => s.push_str(&fq_wgsl(FR, curve.name)),
                 Part::Interpreter => {
-                    s.push_str(&wgsl_programs());
+                    s.push_str(&wgsl_programs(curve));
                     s.push('\n');
-                    s.push_str(INTERPRETER);
+                    s.push_str(&wgsl_interpreter(curve, INTERPRETER));
                 }
                 Part::Formulas(programs, range) => {
                     let form = config.formulas.of(programs[0]);
@@ -540,10 +549,10 @@ impl Module {
                 Part::RegisterFormulas(programs, range) => {
                     s.push_str(&formulas(config, Formulas::Registers, programs, range))
                 }
-                Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(add)),
-                Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(programs)),
-                Part::FrMulUnrolled => s.push_str(&fr_code::wgsl_fr_mul_unrolled()),
-                Part::FrWide => s.push_str(&fr_code::wgsl_fr_wide()),
+                Part::MsmCurve(add) => s.push_str(&wgsl_msm_curve(curve, add)),
+                Part::FormulaTests(programs) => s.push_str(&wgsl_test_entries(curve, programs)),
+                Part::FrMulUnrolled => s.push_str(&fr_code::wgsl_fr_mul_unrolled(curve)),
+                Part::FrWide => s.push_str(&fr_code::wgsl_fr_wide(curve)),
                 Part::TileFlags => s.push_str(&wgsl_tile_flags()),
             }
         }
@@ -576,6 +585,7 @@ fn formulas(
     range: [&'static str; 2],
 ) -> String {
     wgsl_formulas(
+        &config.curve,
         config.limbs.of(programs[0]),
         form.formula_code(),
         programs,
@@ -589,7 +599,10 @@ mod tests {
 
     fn validate(module: Module, config: &ShaderConfig) -> naga::Module {
         let source = module.source(config);
-        let at = format!("{module:?} ({config:?})");
+        let at = format!(
+            "{module:?} ({}, {:?}, {:?}, int64 {})",
+            config.curve.name, config.limbs, config.formulas, config.int64
+        );
         let parsed = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| {
             panic!(
                 "{at}: {}",
@@ -621,9 +634,18 @@ mod tests {
             .collect()
     }
 
-    fn config(bits: u32, form: Formulas) -> ShaderConfig {
+    fn bls12_381() -> Arc<CurveParams> {
+        Arc::new(CurveParams::of::<crucible_core::Bls12_381>().expect("supported"))
+    }
+
+    fn bn254() -> Arc<CurveParams> {
+        Arc::new(CurveParams::of::<crucible_core::Bn254>().expect("supported"))
+    }
+
+    fn config_of(curve: &Arc<CurveParams>, bits: u32, form: Formulas) -> ShaderConfig {
         let limbs = LimbBits::new(bits).expect("in range");
         ShaderConfig {
+            curve: Arc::clone(curve),
             limbs: PerCurve::both(limbs),
             formulas: PerCurve::both(form),
             int64: limbs.needs_int64(),
@@ -631,11 +653,15 @@ mod tests {
     }
 
     /// Every module is valid WGSL as wgpu's own front end and validator see it (what
-    /// `create_shader_module` checks), without a device; the straight-line ones for
-    /// every limb width and form.
+    /// `create_shader_module` checks), without a device, on both curves; the
+    /// straight-line ones for every limb width and form.
     #[test]
     fn every_module_parses_and_validates() {
-        for module in Module::ALL {
+        for (module, curve) in Module::ALL
+            .into_iter()
+            .flat_map(|m| [(m, bls12_381()), (m, bn254())])
+        {
+            let config = |bits, form| config_of(&curve, bits, form);
             let straight = module
                 .parts()
                 .iter()
@@ -708,6 +734,7 @@ mod tests {
     #[test]
     fn msm_modules_emit_only_their_formulas() {
         let at = |form| ShaderConfig {
+            curve: bls12_381(),
             limbs: PerCurve::both(LimbBits::DEFAULT),
             formulas: PerCurve::both(form),
             int64: false,
@@ -781,12 +808,12 @@ mod tests {
             "fq_is_zero",
         ];
         for bits in LimbBits::RANGE {
-            {
+            for curve in [bls12_381(), bn254()] {
                 let form = Formulas::Straight;
-                let config = config(bits, form);
+                let config = config_of(&curve, bits, form);
                 for (own, registers) in [(Module::MsmG1, Module::MsmG1Registers)] {
                     let (own, registers) = (own.source(&config), registers.source(&config));
-                    let at = format!("{bits}-bit limbs, {form:?}");
+                    let at = format!("{}, {bits}-bit limbs, {form:?}", curve.name);
                     // The field code's first line names its limbs and R'.
                     assert_eq!(own.lines().next(), registers.lines().next(), "{at}");
                     for name in shared {
@@ -816,7 +843,8 @@ mod tests {
     #[test]
     fn kernel_sizes_registers_g2_below_straight_g1() {
         let size = |p, f: Formulas| {
-            let n = straight::inlined_operations(p, LimbBits::DEFAULT, f.formula_code());
+            let n =
+                straight::inlined_operations(p, &bls12_381(), LimbBits::DEFAULT, f.formula_code());
             println!("kernel sizes: {p:?} {}: {n} operations inlined", f.name());
             n
         };

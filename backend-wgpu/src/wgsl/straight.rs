@@ -8,8 +8,9 @@
 //! registers. The Fq functions it calls come from field_code.rs (loop-free).
 //!
 //! Mixed addition (`g1_add_affine(p: G1P, q: G1A)`) is the same program with Q's Z bound
-//! to a constant and folded: Z = 1 when the limbs' R' is arkworks' R (12- or 16-bit
-//! limbs: one product fewer), else R mod p (field_code.rs says why stored affine points
+//! to a constant and folded: Z = 1 when the limbs' R' is arkworks' R (limbs whose width
+//! divides the packed size, 12, 16 or 32 bits for BLS12-381's Fq: one product fewer),
+//! else R mod p (field_code.rs says why stored affine points
 //! get that Z). The MSM's kernels (shaders/msm_values.wgsl) and the formula test entry
 //! points are built on these functions.
 //!
@@ -18,6 +19,7 @@
 //! Fq code per call instead of one per instruction, for curves whose straight kernels
 //! are too large for a driver's compiler (G2's).
 
+use super::curve::CurveParams;
 use super::field_code::{FieldCode, LimbBits};
 use super::programs::{decode, wgsl_programs, FqOp, Program};
 
@@ -28,6 +30,8 @@ pub(crate) enum FqConst {
     One,
     /// R mod p (`FQ_ARK_R`): the Z of a stored affine point in R' form.
     ArkR,
+    /// The curve's program constant k (`FQ_CONST_k`), an operand of `MulConst`.
+    Program(usize),
 }
 
 /// A value of a straight-line program: an input register as it was on entry, the
@@ -66,25 +70,31 @@ fn fold(op: FqOp, a: Value, b: Value) -> Option<Value> {
 }
 
 impl Straight {
-    /// Translates `program`'s instruction list. A read of a register that is neither
-    /// written before nor one of the program's inputs, or an output never written, is
-    /// a bug in the formula: it panics (the unit tests translate every program).
-    pub(crate) fn of(program: Program) -> Straight {
-        Self::bound(program, &[], false)
+    /// Translates `program`'s instruction list over `curve`. A read of a register that
+    /// is neither written before nor one of the program's inputs, or an output never
+    /// written, is a bug in the formula: it panics (the unit tests translate every
+    /// program of every curve).
+    pub(crate) fn of(program: Program, curve: &CurveParams) -> Straight {
+        Self::bound(program, curve, &[], false)
     }
 
     /// A point addition with Q affine: Q's Z is `z` (and 0 in Fq2's second part).
-    pub(crate) fn mixed(program: Program, z: FqConst) -> Straight {
+    pub(crate) fn mixed(program: Program, curve: &CurveParams, z: FqConst) -> Straight {
         let e = program.ext();
         let mut consts = vec![(5 * e, z)];
         if e == 2 {
             consts.push((5 * e + 1, FqConst::Zero));
         }
-        Self::bound(program, &consts, true)
+        Self::bound(program, curve, &consts, true)
     }
 
-    fn bound(program: Program, consts: &[(usize, FqConst)], mixed: bool) -> Straight {
-        let asm = program.assemble();
+    fn bound(
+        program: Program,
+        curve: &CurveParams,
+        consts: &[(usize, FqConst)],
+        mixed: bool,
+    ) -> Straight {
+        let asm = program.assemble(curve);
         let mut current: Vec<Option<Value>> = vec![None; asm.regs];
         for (r, c) in consts {
             current[*r] = Some(Value::Const(*c));
@@ -103,7 +113,14 @@ impl Straight {
         };
         for ins in asm.code {
             let (op, d, a, b) = decode(ins);
-            let (a, b) = (read(&mut current, a), read(&mut current, b));
+            let (op, a, b) = match op {
+                FqOp::MulConst => (
+                    FqOp::Mul,
+                    read(&mut current, a),
+                    Value::Const(FqConst::Program(b)),
+                ),
+                _ => (op, read(&mut current, a), read(&mut current, b)),
+            };
             current[d] = Some(fold(op, a, b).unwrap_or_else(|| {
                 ops.push((op, a, b));
                 Value::Op(ops.len() - 1)
@@ -152,6 +169,7 @@ impl Straight {
             Value::Const(FqConst::Zero) => "FQ_ZERO".into(),
             Value::Const(FqConst::One) => "FQ_ONE".into(),
             Value::Const(FqConst::ArkR) => "FQ_ARK_R".into(),
+            Value::Const(FqConst::Program(k)) => format!("FQ_CONST_{k}"),
         }
     }
 
@@ -229,33 +247,41 @@ const VALUE_TYPES: &str = "\n// Value types of the straight-line formulas (strai
     struct G2P { x: Fq2, y: Fq2, z: Fq2 }\n\
     struct G2A { x: Fq2, y: Fq2 }\n";
 
-/// The value types, the Fq code over `limbs` and the
-/// functions of `programs` (the point additions also in their mixed form), written as
-/// `code` says (`range`: see [`wgsl_register_formulas`]).
+/// The value types, `curve`'s Fq code over `limbs` (with the programs' constants, if
+/// the curve has any) and the functions of `programs` (the point additions also in
+/// their mixed form), written as `code` says (`range`: see [`wgsl_register_formulas`]).
 pub(crate) fn wgsl_formulas(
+    curve: &CurveParams,
     limbs: LimbBits,
     code: FormulaCode,
     programs: &[Program],
     range: [&str; 2],
 ) -> String {
-    let fq = FieldCode::new(limbs);
+    let fq = FieldCode::fq(curve, limbs);
     let mut s = fq.wgsl();
+    for (k, c) in curve.program_constants().iter().enumerate() {
+        s += &fq.wgsl_constant(
+            &format!("FQ_CONST_{k}"),
+            c,
+            &format!("The programs' constant {k} (wgsl/programs.rs)."),
+        );
+    }
     s += VALUE_TYPES;
     // Q's Z in R' form: 1 when R' = R, else R mod p.
-    let z = if fq.r_bits() == 384 {
+    let z = if fq.r_bits() == curve.fq.ark_r_bits() {
         FqConst::One
     } else {
         FqConst::ArkR
     };
     if code == FormulaCode::Registers {
-        return s + &wgsl_register_formulas(programs, z, range);
+        return s + &wgsl_register_formulas(curve, programs, z, range);
     }
     for &p in programs {
         s.push('\n');
-        s += &Straight::of(p).wgsl();
+        s += &Straight::of(p, curve).wgsl();
         if matches!(p, Program::G1Add | Program::G2Add) {
             s.push('\n');
-            s += &Straight::mixed(p, z).wgsl();
+            s += &Straight::mixed(p, curve, z).wgsl();
         }
     }
     s
@@ -275,14 +301,40 @@ pub(crate) fn wgsl_formulas(
 /// program. With the bounds constants, Mesa unrolls the loop to resolve its indexing of
 /// the instruction array, which writes the whole formula out again (on llvmpipe, 80 s
 /// to compile a G2 addition).
-pub(crate) fn wgsl_register_formulas(programs: &[Program], z: FqConst, range: [&str; 2]) -> String {
+pub(crate) fn wgsl_register_formulas(
+    curve: &CurveParams,
+    programs: &[Program],
+    z: FqConst,
+    range: [&str; 2],
+) -> String {
     let [start, len] = range;
+    // Curves with program constants (FQ_CONST_k, from wgsl_formulas) hold them in an
+    // array for the products by them (op 3); the others' code has no such branch.
+    let constants = curve.program_constants().len();
+    let (consts_array, last_cases) = if constants == 0 {
+        (String::new(), "default: { r = fq_sub(a, b); }".to_string())
+    } else {
+        let names: Vec<String> = (0..constants).map(|k| format!("FQ_CONST_{k}")).collect();
+        (
+            format!(
+                "var<private> fq_consts: array<Fq, {constants}> = array<Fq, {constants}>({});\n",
+                names.join(", ")
+            ),
+            "case 2u: { r = fq_sub(a, b); }\n            \
+             default: { r = fq_mul(a, fq_consts[(ins >> 18u) & 0xffu]); }"
+                .to_string(),
+        )
+    };
+    let ops = if constants == 0 {
+        "mul,\n// add, sub"
+    } else {
+        "mul,\n// add, sub, mul by constant b"
+    };
     let mut s = format!(
         "\n{}\n// The formulas' register file (straight.rs): program instructions run on it.\n\
          var<private> fq_code: array<u32, PROGRAM_LEN> = PROGRAM;\n\
-         var<private> fq_regs: array<Fq, PROGRAM_REGS>;\n\n\
-         // fq_regs[d] = fq_regs[a] op fq_regs[b] for each instruction (op in bits 0-1: mul,\n\
-         // add, sub; d, a, b in bits 2-9, 10-17, 18-25), operands read before d is written.\n\
+         var<private> fq_regs: array<Fq, PROGRAM_REGS>;\n{consts_array}\n\
+         // fq_regs[d] = fq_regs[a] op fq_regs[b] for each instruction (op in bits 0-1: {ops}; d, a, b in bits 2-9, 10-17, 18-25), operands read before d is written.\n\
          fn fq_program(start: u32, len: u32) {{\n    \
          for (var k = start; k < start + len; k++) {{\n        \
          let ins = fq_code[k];\n        \
@@ -292,20 +344,20 @@ pub(crate) fn wgsl_register_formulas(programs: &[Program], z: FqConst, range: [&
          switch ins & 3u {{\n            \
          case 0u: {{ r = fq_mul(a, b); }}\n            \
          case 1u: {{ r = fq_add(a, b); }}\n            \
-         default: {{ r = fq_sub(a, b); }}\n        \
+         {last_cases}\n        \
          }}\n        \
          fq_regs[(ins >> 2u) & 0xffu] = r;\n    }}\n}}\n",
-        wgsl_programs()
+        wgsl_programs(curve)
     );
     for &p in programs {
-        let mut variants = vec![(Straight::of(p), Vec::new())];
+        let mut variants = vec![(Straight::of(p, curve), Vec::new())];
         if matches!(p, Program::G1Add | Program::G2Add) {
             let e = p.ext();
             let mut consts = vec![(5 * e, z)];
             if e == 2 {
                 consts.push((5 * e + 1, FqConst::Zero));
             }
-            variants.push((Straight::mixed(p, z), consts));
+            variants.push((Straight::mixed(p, curve, z), consts));
         }
         for (f, consts) in variants {
             let signature = f.signature();
@@ -333,41 +385,46 @@ pub(crate) fn wgsl_register_formulas(programs: &[Program], z: FqConst, range: [&
 /// once every Fq function is inlined: what a driver's
 /// compiler has to schedule (through the register file: one copy of each).
 #[cfg(test)]
-pub(crate) fn inlined_operations(program: Program, limbs: LimbBits, code: FormulaCode) -> usize {
-    let fq = FieldCode::new(limbs);
+pub(crate) fn inlined_operations(
+    program: Program,
+    curve: &CurveParams,
+    limbs: LimbBits,
+    code: FormulaCode,
+) -> usize {
+    let fq = FieldCode::fq(curve, limbs);
     let mul_ops = fq.mul().code.operations();
     let (add_ops, sub_ops) = (fq.add().code.operations(), fq.sub().code.operations());
     if code == FormulaCode::Registers {
         return mul_ops + add_ops + sub_ops;
     }
-    Straight::of(program)
+    Straight::of(program, curve)
         .ops
         .iter()
         .map(|(op, _, _)| match op {
-            FqOp::Mul => mul_ops,
+            FqOp::Mul | FqOp::MulConst => mul_ops,
             FqOp::Add => add_ops,
             FqOp::Sub => sub_ops,
         })
         .sum()
 }
 
-/// WGSL reading Fq element words at `o` of storage array `buf` (`{buf}_fq(o)`) and,
-/// if `write`, writing them (`{buf}_set_fq(o, a)`); then the same per coordinate of
-/// `ext` Fq (`{buf}_coord`, `{buf}_set_coord`).
-pub(crate) fn wgsl_buffer_io(buf: &str, write: bool, ext: usize) -> String {
-    let words: Vec<String> = (0..12).map(|k| format!("{buf}[o + {k}u]")).collect();
+/// WGSL reading Fq element words (`fq_words` of them) at `o` of storage array `buf`
+/// (`{buf}_fq(o)`) and, if `write`, writing them (`{buf}_set_fq(o, a)`); then the same
+/// per coordinate of `ext` Fq (`{buf}_coord`, `{buf}_set_coord`).
+pub(crate) fn wgsl_buffer_io(buf: &str, write: bool, ext: usize, fq_words: usize) -> String {
+    let words: Vec<String> = (0..fq_words).map(|k| format!("{buf}[o + {k}u]")).collect();
     let mut s = format!(
-        "fn {buf}_fq(o: u32) -> Fq {{\n    return fq_from_words(array<u32, 12>({}));\n}}\n",
+        "fn {buf}_fq(o: u32) -> Fq {{\n    return fq_from_words(array<u32, {fq_words}>({}));\n}}\n",
         words.join(", ")
     );
     let coord = if ext == 1 {
         format!("fn {buf}_coord(o: u32) -> Fq {{\n    return {buf}_fq(o);\n}}\n")
     } else {
-        format!("fn {buf}_coord(o: u32) -> Fq2 {{\n    return Fq2({buf}_fq(o), {buf}_fq(o + 12u));\n}}\n")
+        format!("fn {buf}_coord(o: u32) -> Fq2 {{\n    return Fq2({buf}_fq(o), {buf}_fq(o + {fq_words}u));\n}}\n")
     };
     s += &coord;
     if write {
-        let stores: String = (0..12)
+        let stores: String = (0..fq_words)
             .map(|k| format!("    {buf}[o + {k}u] = w[{k}];\n"))
             .collect();
         s += &format!(
@@ -377,17 +434,18 @@ pub(crate) fn wgsl_buffer_io(buf: &str, write: bool, ext: usize) -> String {
             format!("fn {buf}_set_coord(o: u32, c: Fq) {{\n    {buf}_set_fq(o, c);\n}}\n")
         } else {
             format!(
-                "fn {buf}_set_coord(o: u32, c: Fq2) {{\n    {buf}_set_fq(o, c.c0);\n    {buf}_set_fq(o + 12u, c.c1);\n}}\n"
+                "fn {buf}_set_coord(o: u32, c: Fq2) {{\n    {buf}_set_fq(o, c.c0);\n    {buf}_set_fq(o + {fq_words}u, c.c1);\n}}\n"
             )
         };
     }
     s
 }
 
-/// The curve-specific head of an MSM module over the point addition `add` (G1 or G2):
-/// the names shaders/msm_values.wgsl is written in, and its buffers' readers and
-/// writers.
-pub(crate) fn wgsl_msm_curve(add: Program) -> String {
+/// The curve-specific head of an MSM module over the point addition `add` (G1 or G2)
+/// of `curve`: the names shaders/msm_values.wgsl is written in, and its buffers'
+/// readers and writers.
+pub(crate) fn wgsl_msm_curve(curve: &CurveParams, add: Program) -> String {
+    let fq_words = curve.fq.packed_words();
     let e = add.ext();
     let (coord, point, affine, one, zero, is_zero, neg, ark_r) = if e == 1 {
         (
@@ -426,7 +484,7 @@ pub(crate) fn wgsl_msm_curve(add: Program) -> String {
          fn affine_z() -> Coord {{\n    return {ark_r};\n}}\n\
          fn point_add(p: Point, q: Point) -> Point {{\n    return {name}(p, q);\n}}\n\
          fn point_add_affine(p: Point, q: Affine) -> Point {{\n    return {name}_affine(p, q);\n}}\n",
-        12 * e
+        fq_words * e
     );
     for (buf, write) in [
         ("bases", false),
@@ -434,7 +492,7 @@ pub(crate) fn wgsl_msm_curve(add: Program) -> String {
         ("level_in", false),
         ("level_out", true),
     ] {
-        s += &wgsl_buffer_io(buf, write, e);
+        s += &wgsl_buffer_io(buf, write, e, fq_words);
     }
     s
 }
@@ -442,11 +500,12 @@ pub(crate) fn wgsl_msm_curve(add: Program) -> String {
 /// Test entry points `program_op_<name>` of every program (shaders/program_test.wgsl's
 /// bindings and parameters), every element read and written as it is: field operands
 /// in R' form (the host converts them), points in either (field_code.rs says why).
-pub(crate) fn wgsl_test_entries(programs: &[Program]) -> String {
+pub(crate) fn wgsl_test_entries(curve: &CurveParams, programs: &[Program]) -> String {
+    let w = curve.fq.packed_words();
     let mut s = String::from("// Straight-line test entry points (generated by straight.rs).\n");
-    s += &wgsl_buffer_io("a", false, 1);
-    s += &wgsl_buffer_io("b", false, 1);
-    s += &wgsl_buffer_io("out", true, 1);
+    s += &wgsl_buffer_io("a", false, 1, w);
+    s += &wgsl_buffer_io("b", false, 1, w);
+    s += &wgsl_buffer_io("out", true, 1, w);
     let head = |name: &str| {
         format!(
             "\n@compute @workgroup_size(64)\nfn program_op_{name}(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    let i = gid.x;\n    if i >= params.count {{\n        return;\n    }}\n"
@@ -460,14 +519,15 @@ pub(crate) fn wgsl_test_entries(programs: &[Program]) -> String {
     for p in field(1) {
         s += &head(p.name());
         s += &format!(
-            "    out_set_fq(12u * i, {}(a_fq(12u * i), b_fq(12u * i)));\n}}\n",
+            "    out_set_fq({w}u * i, {}(a_fq({w}u * i), b_fq({w}u * i)));\n}}\n",
             p.name()
         );
     }
     for p in field(2) {
         s += &head(p.name());
         s += &format!(
-            "    let o = 24u * i;\n    let r = {}(Fq2(a_fq(o), a_fq(o + 12u)), Fq2(b_fq(o), b_fq(o + 12u)));\n    out_set_fq(o, r.c0);\n    out_set_fq(o + 12u, r.c1);\n}}\n",
+            "    let o = {}u * i;\n    let r = {}(Fq2(a_fq(o), a_fq(o + {w}u)), Fq2(b_fq(o), b_fq(o + {w}u)));\n    out_set_fq(o, r.c0);\n    out_set_fq(o + {w}u, r.c1);\n}}\n",
+            2 * w,
             p.name()
         );
     }
@@ -481,12 +541,12 @@ pub(crate) fn wgsl_test_entries(programs: &[Program]) -> String {
     .filter(|(p, _, _)| programs.contains(p))
     {
         let e = p.ext();
-        let cw = 12 * e;
+        let cw = w * e;
         let get = |buf: &str, o: String| {
             if e == 1 {
                 format!("{buf}_fq({o})")
             } else {
-                format!("Fq2({buf}_fq({o}), {buf}_fq({o} + 12u))")
+                format!("Fq2({buf}_fq({o}), {buf}_fq({o} + {w}u))")
             }
         };
         let set = |c: &str, at: usize| {
@@ -495,7 +555,7 @@ pub(crate) fn wgsl_test_entries(programs: &[Program]) -> String {
             } else {
                 format!(
                     "    out_set_fq(o + {at}u, r.{c}.c0);\n    out_set_fq(o + {}u, r.{c}.c1);\n",
-                    at + 12
+                    at + w
                 )
             }
         };
@@ -537,38 +597,58 @@ pub(crate) fn wgsl_test_entries(programs: &[Program]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ec::CurveGroup;
-    use ark_ff::{AdditiveGroup, Field, UniformRand};
+    use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+    use ark_ec::{CurveConfig, CurveGroup};
+    use ark_ff::{AdditiveGroup, Field, PrimeField, UniformRand};
     use ark_std::rand::{rngs::StdRng, SeedableRng};
-    use crucible_core::ark_bls12_381::Fq2;
-    use crucible_core::Fq;
+    use crucible_core::{Bls12_381, Bn254, PairingCurve};
 
-    fn apply(op: FqOp, a: Fq, b: Fq) -> Fq {
+    /// `E`'s G2 coordinates' field (Fq2).
+    type Fq2<E> = <<E as PairingCurve>::G2Config as CurveConfig>::BaseField;
+
+    fn params<E: PairingCurve>() -> CurveParams {
+        CurveParams::of::<E>().expect("a supported curve")
+    }
+
+    /// The programs' constants of `curve` as elements of `F` (its Fq).
+    fn constants<F: PrimeField>(curve: &CurveParams) -> Vec<F> {
+        curve.program_constants().into_iter().map(F::from).collect()
+    }
+
+    fn apply<F: Field>(op: FqOp, a: F, b: F) -> F {
         match op {
-            FqOp::Mul => a * b,
+            FqOp::Mul | FqOp::MulConst => a * b,
             FqOp::Add => a + b,
             FqOp::Sub => a - b,
         }
     }
 
     /// Runs the interpreter form: the instruction words, decoded as the shader does.
-    fn interpret(program: Program, regs: &mut [Fq]) {
-        for ins in program.assemble().code {
+    fn interpret<F: PrimeField>(program: Program, curve: &CurveParams, regs: &mut [F]) {
+        let consts = constants::<F>(curve);
+        for ins in program.assemble(curve).code {
             let (op, d, a, b) = decode(ins);
-            regs[d] = apply(op, regs[a], regs[b]);
+            let b = if op == FqOp::MulConst {
+                consts[b]
+            } else {
+                regs[b]
+            };
+            regs[d] = apply(op, regs[a], b);
         }
     }
 
     /// Runs the straight-line form on values (`ark_r`: FqConst::ArkR's value); returns
     /// the outputs.
-    fn run(s: &Straight, regs: &[Fq], ark_r: Fq) -> Vec<Fq> {
-        let mut values: Vec<Fq> = Vec::new();
-        let get = |values: &Vec<Fq>, v: Value| match v {
+    fn run<F: PrimeField>(s: &Straight, curve: &CurveParams, regs: &[F], ark_r: F) -> Vec<F> {
+        let consts = constants::<F>(curve);
+        let mut values: Vec<F> = Vec::new();
+        let get = |values: &Vec<F>, v: Value| match v {
             Value::Input(r) => regs[r],
             Value::Op(k) => values[k],
-            Value::Const(FqConst::Zero) => Fq::ZERO,
-            Value::Const(FqConst::One) => Fq::ONE,
+            Value::Const(FqConst::Zero) => F::ZERO,
+            Value::Const(FqConst::One) => F::ONE,
             Value::Const(FqConst::ArkR) => ark_r,
+            Value::Const(FqConst::Program(k)) => consts[k],
         };
         for (op, a, b) in &s.ops {
             let x = apply(*op, get(&values, *a), get(&values, *b));
@@ -581,21 +661,20 @@ mod tests {
         crucible_core::run_seed::run_seed()
     }
 
-    #[test]
-    fn straight_form_reads_only_inputs_and_computes_what_the_interpreter_does() {
-        let seed = seed();
-        let mut rng = StdRng::seed_from_u64(seed);
+    fn check_translation<E: PairingCurve>(rng: &mut StdRng, seed: u64) {
+        let curve = params::<E>();
         for p in Program::ALL {
-            let s = Straight::of(p);
-            assert_eq!(s.ops.len(), p.range().len as usize, "{p:?}");
-            let regs_used = p.assemble().regs;
+            let s = Straight::of(p, &curve);
+            assert_eq!(s.ops.len(), p.range(&curve).len as usize, "{p:?}");
+            let regs_used = p.assemble(&curve).regs;
             for _ in 0..4 {
-                let start: Vec<Fq> = (0..regs_used).map(|_| Fq::rand(&mut rng)).collect();
+                let start: Vec<E::BaseField> =
+                    (0..regs_used).map(|_| E::BaseField::rand(rng)).collect();
                 let mut a = start.clone();
-                interpret(p, &mut a);
-                let b = run(&s, &start, Fq::ZERO);
-                let want: Vec<Fq> = p.outputs().map(|r| a[r]).collect();
-                assert_eq!(want, b, "{p:?} (seed {seed})");
+                interpret(p, &curve, &mut a);
+                let b = run(&s, &curve, &start, E::BaseField::ZERO);
+                let want: Vec<_> = p.outputs().map(|r| a[r]).collect();
+                assert_eq!(want, b, "{} {p:?} (seed {seed})", curve.name);
             }
             let text = s.wgsl();
             assert_eq!(text.matches(" = fq_").count(), s.ops.len(), "{text}");
@@ -604,44 +683,52 @@ mod tests {
         }
     }
 
+    #[test]
+    fn straight_form_reads_only_inputs_and_computes_what_the_interpreter_does() {
+        let seed = seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        check_translation::<Bls12_381>(&mut rng, seed);
+        check_translation::<Bn254>(&mut rng, seed);
+    }
+
     /// Sums of random points, Q projective with a random Z, or affine as the MSM
     /// reads a stored base: (x·λ, y·λ) with Z = λ (λ = R/R' in value terms).
-    fn check_add<P: ark_ec::short_weierstrass::SWCurveConfig>(
+    fn check_add<E: PairingCurve, P: SWCurveConfig>(
         program: Program,
         rng: &mut StdRng,
         seed: u64,
-        coords: impl Fn(P::BaseField) -> Vec<Fq>,
-        field: impl Fn(&[Fq]) -> P::BaseField,
-    ) where
-        P::BaseField: UniformRand,
-    {
+        coords: impl Fn(P::BaseField) -> Vec<E::BaseField>,
+        field: impl Fn(&[E::BaseField]) -> P::BaseField,
+    ) {
+        let curve = params::<E>();
         let e = program.ext();
-        for lambda in [Fq::ONE, Fq::from(2u64).pow([6]).inverse().unwrap()] {
-            let z_const = if lambda == Fq::ONE {
+        let one = E::BaseField::ONE;
+        for lambda in [one, E::BaseField::from(2u64).pow([6]).inverse().unwrap()] {
+            let z_const = if lambda == one {
                 FqConst::One
             } else {
                 FqConst::ArkR
             };
             for mixed in [false, true] {
                 let s = if mixed {
-                    Straight::mixed(program, z_const)
+                    Straight::mixed(program, &curve, z_const)
                 } else {
-                    Straight::of(program)
+                    Straight::of(program, &curve)
                 };
                 let (p, q) = (
-                    ark_ec::short_weierstrass::Projective::<P>::rand(rng).into_affine(),
-                    ark_ec::short_weierstrass::Projective::<P>::rand(rng).into_affine(),
+                    Projective::<P>::rand(rng).into_affine(),
+                    Projective::<P>::rand(rng).into_affine(),
                 );
                 let (zp, zq) = (P::BaseField::rand(rng), P::BaseField::rand(rng));
-                let lam = field(&[lambda, Fq::ZERO][..e]);
+                let lam = field(&[lambda, E::BaseField::ZERO][..e]);
                 let zq = if mixed { lam } else { zq };
-                let mut regs = vec![Fq::ZERO; program.assemble().regs];
+                let mut regs = vec![E::BaseField::ZERO; program.assemble(&curve).regs];
                 for (at, pt, z) in [(0, p, zp), (3, q, zq)] {
                     for (k, c) in [pt.x * z, pt.y * z, z].into_iter().enumerate() {
                         regs[(at + k) * e..(at + k + 1) * e].copy_from_slice(&coords(c));
                     }
                 }
-                let out = run(&s, &regs, lambda);
+                let out = run(&s, &curve, &regs, lambda);
                 let (x, y, z) = (
                     field(&out[..e]),
                     field(&out[e..2 * e]),
@@ -652,54 +739,77 @@ mod tests {
                 assert_eq!(
                     (x * z_inv, y * z_inv),
                     (sum.x, sum.y),
-                    "{program:?} mixed {mixed} λ {lambda} (seed {seed})"
+                    "{} {program:?} mixed {mixed} λ {lambda} (seed {seed})",
+                    curve.name
                 );
                 if mixed && z_const == FqConst::One {
-                    assert!(s.ops.len() < Straight::of(program).ops.len(), "Z = 1 folds");
+                    assert!(
+                        s.ops.len() < Straight::of(program, &curve).ops.len(),
+                        "Z = 1 folds"
+                    );
                 }
             }
         }
+    }
+
+    /// Fq2's c0 and c1 of `x` as elements of `F`, and back.
+    fn fq2_coords<E: PairingCurve>(x: Fq2<E>) -> Vec<E::BaseField> {
+        x.to_base_prime_field_elements()
+            .map(|c| E::BaseField::from(c.into_bigint().into()))
+            .collect()
+    }
+
+    fn fq2_of<E: PairingCurve>(c: &[E::BaseField]) -> Fq2<E> {
+        let parts = c
+            .iter()
+            .map(|x| <Fq2<E> as Field>::BasePrimeField::from(x.into_bigint().into()));
+        Fq2::<E>::from_base_prime_field_elems(parts).expect("two coordinates")
+    }
+
+    fn check_curve_formulas<E: PairingCurve>(rng: &mut StdRng, seed: u64) {
+        let curve = params::<E>();
+        let (x, y) = (Fq2::<E>::rand(rng), Fq2::<E>::rand(rng));
+        let mut regs = fq2_coords::<E>(x);
+        regs.extend(fq2_coords::<E>(y));
+        let out = run(
+            &Straight::of(Program::Fq2Mul, &curve),
+            &curve,
+            &regs,
+            E::BaseField::ZERO,
+        );
+        assert_eq!(fq2_of::<E>(&out), x * y, "{} (seed {seed})", curve.name);
+        check_add::<E, E::G1Config>(Program::G1Add, rng, seed, |c| vec![c], |c| c[0]);
+        check_add::<E, E::G2Config>(Program::G2Add, rng, seed, fq2_coords::<E>, fq2_of::<E>);
     }
 
     #[test]
     fn straight_formulas_match_arkworks() {
         let seed = seed();
         let mut rng = StdRng::seed_from_u64(seed);
-        let (x, y) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
-        let out = run(
-            &Straight::of(Program::Fq2Mul),
-            &[x.c0, x.c1, y.c0, y.c1],
-            Fq::ZERO,
-        );
-        assert_eq!(Fq2::new(out[0], out[1]), x * y, "seed {seed}");
-        check_add::<crucible_core::ark_bls12_381::g1::Config>(
-            Program::G1Add,
-            &mut rng,
-            seed,
-            |c| vec![c],
-            |c| c[0],
-        );
-        check_add::<crucible_core::ark_bls12_381::g2::Config>(
-            Program::G2Add,
-            &mut rng,
-            seed,
-            |c| vec![c.c0, c.c1],
-            |c| Fq2::new(c[0], c[1]),
-        );
+        check_curve_formulas::<Bls12_381>(&mut rng, seed);
+        check_curve_formulas::<Bn254>(&mut rng, seed);
     }
 
     #[test]
     fn straight_wgsl_excerpt() {
-        let s = Straight::of(Program::Fq2Mul).wgsl();
+        let bls = params::<Bls12_381>();
+        let s = Straight::of(Program::Fq2Mul, &bls).wgsl();
         assert!(s.contains("fn fq2_mul(a: Fq2, b: Fq2) -> Fq2 {"), "{s}");
         assert!(s.contains("    let v0 = fq_mul(a.c0, b.c0);\n"), "{s}");
         assert!(s.contains("    return Fq2("), "{s}");
-        let g = Straight::mixed(Program::G1Add, FqConst::One).wgsl();
+        let g = Straight::mixed(Program::G1Add, &bls, FqConst::One).wgsl();
         assert!(
             g.contains("fn g1_add_affine(p: G1P, q: G1A) -> G1P {"),
             "{g}"
         );
         assert!(!g.contains("q.z"), "{g}");
         assert!(g.contains("return G1P("), "{g}");
+        assert!(!g.contains("FQ_CONST_"), "{g}");
+        // BN254's G2 multiplies by 3b' = 9/(9 + u): three products by constants.
+        let bn = params::<Bn254>();
+        let g2 = Straight::of(Program::G2Add, &bn).wgsl();
+        for k in 0..3 {
+            assert_eq!(g2.matches(&format!("FQ_CONST_{k})")).count(), 2, "{g2}");
+        }
     }
 }

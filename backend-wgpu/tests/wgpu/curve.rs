@@ -1,5 +1,5 @@
-//! G1 and G2 addition and doubling in the shaders against arkworks: random points and
-//! the edge cases P + P, P + (−P), P + O, O + P, O + O, 2·O.
+//! G1 and G2 addition and doubling in the shaders against arkworks, on both curves:
+//! random points and the edge cases P + P, P + (−P), P + O, O + P, O + O, 2·O.
 
 use crate::common;
 
@@ -10,6 +10,7 @@ use ark_std::rand::Rng;
 use crucible_backend_wgpu::field::{read_projective, to_words, write_projective, DeviceElement};
 use crucible_backend_wgpu::{CurveOp, WgpuBackend};
 use crucible_core::ark_bls12_381::{g1, g2};
+use crucible_core::ark_bn254;
 
 /// Pairs (a, b) covering random points and every edge case.
 fn pairs<P: SWCurveConfig>(rng: &mut impl Rng) -> Vec<(Projective<P>, Projective<P>)> {
@@ -98,4 +99,17 @@ fn g2_add_and_double_match_arkworks() {
     };
     let (mut rng, _seed) = common::rng();
     check::<g2::Config>(&mut rng, |op, a, b| backend.g2_op(op, a, b));
+}
+
+/// BN254's G1 (y² = x³ + 3) and G2 (b' = 3/(9 + u): its formula multiplies by
+/// constants).
+#[test]
+fn bn254_g1_g2_add_and_double_match_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::bn254_backend("bn254_g1_g2_add_and_double_match_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    check::<ark_bn254::g1::Config>(&mut rng, |op, a, b| backend.g1_op(op, a, b));
+    check::<ark_bn254::g2::Config>(&mut rng, |op, a, b| backend.g2_op(op, a, b));
 }

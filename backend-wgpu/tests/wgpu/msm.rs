@@ -1,41 +1,51 @@
-//! MSM over G1 and G2 against arkworks through the `ProverBackend` trait: lengths 0,
-//! 1, 2, 2^k − 1, 2^k, 2^k + 1 with base and scalar offsets; zero scalars, −1, equal
-//! scalars, scalars with the top bits set; identity and repeated bases; spans across
-//! buffer chunks and MSMs split into batches by a small binding limit.
+//! MSM over G1 and G2 against arkworks' `VariableBaseMSM` through the `ProverBackend`
+//! trait, on both curves: lengths 0, 1, 2, 2^k − 1, 2^k, 2^k + 1 with base and scalar
+//! offsets; zero scalars, −1, equal scalars, scalars with the top bits set; identity and
+//! repeated bases; spans across buffer chunks and MSMs split into batches by a small
+//! binding limit.
 
 use crate::common;
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::{CurveGroup, VariableBaseMSM};
-use ark_ff::{UniformRand, Zero};
+use ark_ff::{Field, PrimeField, UniformRand, Zero};
 use ark_std::rand::Rng;
-use crucible_core::ark_bls12_381::{g1, g2};
+use crucible_core::ark_bls12_381::{g1, g2, Bls12_381};
+use crucible_core::ark_bn254::{self, Bn254};
 use crucible_core::{
-    BufferUse, ElementKind, Fr, G1Affine, G2Affine, MemoryPlan, MsmSpan, PlanKey, ProverBackend,
-    ScratchNeed,
+    BufferUse, ElementKind, MemoryPlan, MsmSpan, PairingCurve, PlanKey, ProverBackend, ScratchNeed,
 };
 
 /// One MSM case: scalars[scalar_offset..][..len] against bases[base_offset..][..len].
-pub(crate) struct Case<'a, A> {
+pub(crate) struct Case<'a, A, S> {
     name: &'a str,
     bases: &'a [A],
-    scalars: &'a [Fr],
+    scalars: &'a [S],
     base_offset: usize,
     scalar_offset: usize,
     len: usize,
 }
 
-pub(crate) trait Curve: SWCurveConfig<ScalarField = Fr> {
+/// A group an MSM runs over: G1 or G2 of the curve `E`.
+pub(crate) trait Curve: SWCurveConfig {
+    type E: PairingCurve<ScalarField = Self::ScalarField>;
     const KIND: ElementKind;
-    fn run(backend: &dyn ProverBackend, case: &Case<'_, Affine<Self>>) -> Projective<Self>;
+    fn run(
+        backend: &dyn ProverBackend<Self::E>,
+        case: &Case<'_, Affine<Self>, Self::ScalarField>,
+    ) -> Projective<Self>;
 }
 
 macro_rules! curve {
-    ($config:ty, $kind:expr, $affine:ty, $alloc:ident, $stage:ident, $msm:ident, $need:ident) => {
+    ($config:ty, $e:ty, $kind:expr, $alloc:ident, $stage:ident, $msm:ident, $need:ident) => {
         impl Curve for $config {
+            type E = $e;
             const KIND: ElementKind = $kind;
 
-            fn run(backend: &dyn ProverBackend, case: &Case<'_, $affine>) -> Projective<Self> {
+            fn run(
+                backend: &dyn ProverBackend<$e>,
+                case: &Case<'_, Affine<Self>, Self::ScalarField>,
+            ) -> Projective<Self> {
                 let mut key_plan = MemoryPlan::new("bases");
                 key_plan.item(
                     PlanKey::new("test", "bases"),
@@ -43,8 +53,8 @@ macro_rules! curve {
                         .buffer_bytes($kind, case.bases.len(), BufferUse::Resident)
                         .unwrap(),
                 );
-                let mut key = (backend as &dyn ProverBackend).allocate(key_plan).unwrap();
-                let bases = (backend as &dyn ProverBackend)
+                let mut key = backend.allocate(key_plan).unwrap();
+                let bases = backend
                     .$alloc(
                         &mut key,
                         PlanKey::new("test", "bases"),
@@ -64,7 +74,7 @@ macro_rules! curve {
                     $need: case.len,
                     ..ScratchNeed::default()
                 }));
-                let mut work = (backend as &dyn ProverBackend).allocate(plan).unwrap();
+                let mut work = backend.allocate(plan).unwrap();
                 let scalars = backend
                     .alloc_scalars(
                         &mut work,
@@ -93,8 +103,8 @@ macro_rules! curve {
 
 curve!(
     g1::Config,
+    Bls12_381,
     ElementKind::G1,
-    G1Affine,
     alloc_g1,
     stage_g1,
     msm_g1,
@@ -102,15 +112,33 @@ curve!(
 );
 curve!(
     g2::Config,
+    Bls12_381,
     ElementKind::G2,
-    G2Affine,
+    alloc_g2,
+    stage_g2,
+    msm_g2,
+    msm_g2
+);
+curve!(
+    ark_bn254::g1::Config,
+    Bn254,
+    ElementKind::G1,
+    alloc_g1,
+    stage_g1,
+    msm_g1,
+    msm_g1
+);
+curve!(
+    ark_bn254::g2::Config,
+    Bn254,
+    ElementKind::G2,
     alloc_g2,
     stage_g2,
     msm_g2,
     msm_g2
 );
 
-fn check<P: Curve>(backend: &dyn ProverBackend, case: Case<'_, Affine<P>>) {
+fn check<P: Curve>(backend: &dyn ProverBackend<P::E>, case: Case<'_, Affine<P>, P::ScalarField>) {
     let got = P::run(backend, &case);
     let bases = &case.bases[case.base_offset..][..case.len];
     let scalars = &case.scalars[case.scalar_offset..][..case.len];
@@ -118,7 +146,8 @@ fn check<P: Curve>(backend: &dyn ProverBackend, case: Case<'_, Affine<P>>) {
     assert_eq!(
         got,
         want,
-        "{:?} MSM `{}` of {} terms",
+        "{} {:?} MSM `{}` of {} terms",
+        <P::E as PairingCurve>::CURVE.name(),
         P::KIND,
         case.name,
         case.len
@@ -139,13 +168,13 @@ fn points<P: SWCurveConfig>(rng: &mut impl Rng, n: usize) -> Vec<Affine<P>> {
 
 /// One MSM of `n` random points and scalars, named `name`, against arkworks.
 pub(crate) fn random_case<P: Curve>(
-    backend: &dyn ProverBackend,
+    backend: &dyn ProverBackend<P::E>,
     rng: &mut impl Rng,
     name: &str,
     n: usize,
 ) {
     let bases = points::<P>(rng, n);
-    let scalars: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
+    let scalars: Vec<P::ScalarField> = (0..n).map(|_| P::ScalarField::rand(rng)).collect();
     check::<P>(
         backend,
         Case {
@@ -159,9 +188,9 @@ pub(crate) fn random_case<P: Curve>(
     );
 }
 
-pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl Rng) {
+pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend<P::E>, rng: &mut impl Rng) {
     let bases = points::<P>(rng, 20);
-    let scalars: Vec<Fr> = (0..20).map(|_| Fr::rand(rng)).collect();
+    let scalars: Vec<P::ScalarField> = (0..20).map(|_| P::ScalarField::rand(rng)).collect();
     for len in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17] {
         check::<P>(
             backend,
@@ -190,18 +219,28 @@ pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl R
             },
         );
     }
-    let special: [(&str, Vec<Fr>); 5] = [
-        ("zero scalars", vec![Fr::zero(); 9]),
-        ("scalar −1", vec![-Fr::from(1u64); 9]),
+    let zero = P::ScalarField::zero();
+    let special: [(&str, Vec<P::ScalarField>); 6] = [
+        ("zero scalars", vec![zero; 9]),
+        ("scalar −1", vec![-P::ScalarField::from(1u64); 9]),
         ("equal scalars", vec![scalars[0]; 9]),
         (
             "top bits set",
-            (1..=9).map(|k| -Fr::from(k as u64)).collect(),
+            (1..=9).map(|k| -P::ScalarField::from(k as u64)).collect(),
         ),
         (
             "some zero",
             (0..9)
-                .map(|i| if i % 2 == 0 { Fr::zero() } else { scalars[i] })
+                .map(|i| if i % 2 == 0 { zero } else { scalars[i] })
+                .collect(),
+        ),
+        (
+            "top bit of the modulus",
+            (0..9)
+                .map(|k| {
+                    let top = P::ScalarField::MODULUS_BIT_SIZE as u64 - 1;
+                    P::ScalarField::from(2u64).pow([top]) + P::ScalarField::from(k as u64)
+                })
                 .collect(),
         ),
     ];
@@ -274,18 +313,13 @@ pub(crate) fn edge_cases<P: Curve>(backend: &dyn ProverBackend, rng: &mut impl R
     );
 }
 
-#[test]
-fn g1_msm_matches_arkworks() {
-    let _serial = common::serial();
-    let Some(backend) = common::backend("g1_msm_matches_arkworks") else {
-        return;
-    };
-    let (mut rng, _seed) = common::rng();
-    edge_cases::<g1::Config>(backend, &mut rng);
-    let bases = points::<g1::Config>(&mut rng, 70);
-    let scalars: Vec<Fr> = (0..70).map(|_| Fr::rand(&mut rng)).collect();
+/// The edge cases and lengths around 32 and 64 over G1 of `P`'s curve.
+fn g1_cases<P: Curve>(backend: &dyn ProverBackend<P::E>, rng: &mut impl Rng) {
+    edge_cases::<P>(backend, rng);
+    let bases = points::<P>(rng, 70);
+    let scalars: Vec<P::ScalarField> = (0..70).map(|_| P::ScalarField::rand(rng)).collect();
     for len in [31, 32, 33, 63, 64, 65] {
-        check::<g1::Config>(
+        check::<P>(
             backend,
             Case {
                 name: "random",
@@ -299,20 +333,15 @@ fn g1_msm_matches_arkworks() {
     }
 }
 
-#[test]
-fn g2_msm_matches_arkworks() {
-    let _serial = common::serial();
-    let Some(backend) = common::backend("g2_msm_matches_arkworks") else {
-        return;
-    };
-    let (mut rng, _seed) = common::rng();
-    edge_cases::<g2::Config>(backend, &mut rng);
-    let bases = points::<g2::Config>(&mut rng, 34);
-    let scalars: Vec<Fr> = (0..34).map(|_| Fr::rand(&mut rng)).collect();
+/// The edge cases, every term in one bucket, and lengths around 32 over G2.
+fn g2_cases<P: Curve>(backend: &dyn ProverBackend<P::E>, rng: &mut impl Rng) {
+    edge_cases::<P>(backend, rng);
+    let bases = points::<P>(rng, 34);
+    let scalars: Vec<P::ScalarField> = (0..34).map(|_| P::ScalarField::rand(rng)).collect();
     // Every term in one bucket of every window: 19 tasks per bucket, merged in 5 rounds.
-    let many = points::<g2::Config>(&mut rng, 300);
+    let many = points::<P>(rng, 300);
     let equal = vec![scalars[0]; 300];
-    check::<g2::Config>(
+    check::<P>(
         backend,
         Case {
             name: "300 equal scalars",
@@ -324,7 +353,7 @@ fn g2_msm_matches_arkworks() {
         },
     );
     for len in [31, 32, 33] {
-        check::<g2::Config>(
+        check::<P>(
             backend,
             Case {
                 name: "random",
@@ -338,6 +367,83 @@ fn g2_msm_matches_arkworks() {
     }
 }
 
+/// Spans across chunks of the bases and MSMs in two batches, on `backend` with
+/// bindings of 512 KiB (`g2_batch` the most G2 terms a batch holds there).
+fn chunked_cases<G1: Curve, G2: Curve<E = G1::E, ScalarField = G1::ScalarField>>(
+    backend: &dyn ProverBackend<G1::E>,
+    rng: &mut impl Rng,
+    (g1_chunk, g2_chunk, g2_batch): (usize, usize, usize),
+) {
+    let g1_bases = points::<G1>(rng, g1_chunk + 4);
+    let scalars: Vec<G1::ScalarField> = (0..g2_batch + 13)
+        .map(|_| G1::ScalarField::rand(rng))
+        .collect();
+    check::<G1>(
+        backend,
+        Case {
+            name: "across a chunk",
+            bases: &g1_bases,
+            scalars: &scalars,
+            base_offset: g1_chunk - 6,
+            scalar_offset: 3,
+            len: 10,
+        },
+    );
+    let g2_bases = points::<G2>(rng, g2_chunk + 12);
+    check::<G2>(
+        backend,
+        Case {
+            name: "across a chunk",
+            bases: &g2_bases,
+            scalars: &scalars,
+            base_offset: g2_chunk - 8,
+            scalar_offset: 0,
+            len: 20,
+        },
+    );
+    let plan = backend
+        .scratch_plan(&ScratchNeed {
+            msm_g2: g2_batch + 3,
+            ..ScratchNeed::default()
+        })
+        .to_string();
+    assert!(
+        plan.contains(&format!("batches of at most {g2_batch}")),
+        "the plan says how the MSM is split:\n{plan}"
+    );
+    check::<G2>(
+        backend,
+        Case {
+            name: "two batches",
+            bases: &g2_bases,
+            scalars: &scalars,
+            base_offset: 5,
+            scalar_offset: 2,
+            len: g2_batch + 3,
+        },
+    );
+}
+
+#[test]
+fn g1_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::backend("g1_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    g1_cases::<g1::Config>(backend, &mut rng);
+}
+
+#[test]
+fn g2_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::backend("g2_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    g2_cases::<g2::Config>(backend, &mut rng);
+}
+
 #[test]
 fn chunked_and_batched_msm_matches_arkworks() {
     let _serial = common::serial();
@@ -349,50 +455,45 @@ fn chunked_and_batched_msm_matches_arkworks() {
         return;
     };
     let (mut rng, _seed) = common::rng();
-    let g1_bases = points::<g1::Config>(&mut rng, 4100);
-    let scalars: Vec<Fr> = (0..140).map(|_| Fr::rand(&mut rng)).collect();
-    check::<g1::Config>(
+    chunked_cases::<g1::Config, g2::Config>(backend, &mut rng, (4096, 2048, 127));
+}
+
+#[test]
+fn bn254_g1_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::bn254_backend("bn254_g1_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    g1_cases::<ark_bn254::g1::Config>(backend, &mut rng);
+}
+
+#[test]
+fn bn254_g2_msm_matches_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::bn254_backend("bn254_g2_msm_matches_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    g2_cases::<ark_bn254::g2::Config>(backend, &mut rng);
+}
+
+#[test]
+fn bn254_chunked_and_batched_msm_matches_arkworks() {
+    let _serial = common::serial();
+    // 512 KiB bindings: BN254's G1 bases (64 bytes) in chunks of 8192, G2 (128 bytes)
+    // of 4096, and G2 MSMs in batches of at most 255 terms (projective points of 192
+    // bytes against BLS12-381's 288: the next window-size range fits).
+    let Some(backend) = common::bn254_small_binding_backend(
+        "bn254_chunked_and_batched_msm_matches_arkworks",
+        512 << 10,
+    ) else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    chunked_cases::<ark_bn254::g1::Config, ark_bn254::g2::Config>(
         backend,
-        Case {
-            name: "across a chunk",
-            bases: &g1_bases,
-            scalars: &scalars,
-            base_offset: 4090,
-            scalar_offset: 3,
-            len: 10,
-        },
-    );
-    let g2_bases = points::<g2::Config>(&mut rng, 2060);
-    check::<g2::Config>(
-        backend,
-        Case {
-            name: "across a chunk",
-            bases: &g2_bases,
-            scalars: &scalars,
-            base_offset: 2040,
-            scalar_offset: 0,
-            len: 20,
-        },
-    );
-    let plan = backend
-        .scratch_plan(&ScratchNeed {
-            msm_g2: 130,
-            ..ScratchNeed::default()
-        })
-        .to_string();
-    assert!(
-        plan.contains("batches of at most 127"),
-        "the plan says how the MSM is split:\n{plan}"
-    );
-    check::<g2::Config>(
-        backend,
-        Case {
-            name: "two batches",
-            bases: &g2_bases,
-            scalars: &scalars,
-            base_offset: 5,
-            scalar_offset: 2,
-            len: 130,
-        },
+        &mut rng,
+        (8192, 4096, 255),
     );
 }

@@ -1,30 +1,33 @@
 //! NTTs (all four kinds, 2^0 upward) and the pointwise ops against arkworks, through the
 //! `ProverBackend` trait, with the adapter's own limits and with buffers split into
-//! chunks by a small binding limit.
+//! chunks by a small binding limit, on both curves' scalar fields.
 
 use crate::common;
 
-use ark_ff::{FftField, UniformRand};
+use ark_ff::{PrimeField, UniformRand};
 use ark_poly::EvaluationDomain;
 use ark_std::rand::Rng;
 use crucible_core::{
-    BufferUse, Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PlanKey, ProverBackend,
-    ScalarBuf, ScratchNeed,
+    BufferUse, Domain, ElementKind, Fr, Lease, MemoryPlan, NttKind, PairingCurve, PlanKey,
+    ProverBackend, ScalarBuf, ScratchNeed,
 };
 
-fn reference(values: &[Fr], domain: &Domain, kind: NttKind) -> Vec<Fr> {
+fn reference<F: PrimeField>(values: &[F], domain: &Domain<F>, kind: NttKind) -> Vec<F> {
     let d = domain.to_ark();
     let mut v = values.to_vec();
     match kind {
         NttKind::Forward => d.fft_in_place(&mut v),
         NttKind::Inverse => d.ifft_in_place(&mut v),
-        NttKind::CosetForward => d.get_coset(Fr::GENERATOR).unwrap().fft_in_place(&mut v),
-        NttKind::CosetInverse => d.get_coset(Fr::GENERATOR).unwrap().ifft_in_place(&mut v),
+        NttKind::CosetForward => d.get_coset(F::GENERATOR).unwrap().fft_in_place(&mut v),
+        NttKind::CosetInverse => d.get_coset(F::GENERATOR).unwrap().ifft_in_place(&mut v),
     }
     v
 }
 
-fn plan(backend: &dyn ProverBackend, domain: &Domain) -> MemoryPlan {
+fn plan<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    domain: &Domain<E::ScalarField>,
+) -> MemoryPlan {
     let mut plan = MemoryPlan::new("ntt test");
     plan.item(
         PlanKey::new("test", "x"),
@@ -46,7 +49,10 @@ fn plan(backend: &dyn ProverBackend, domain: &Domain) -> MemoryPlan {
 }
 
 /// A lease of [`plan`] over `domain` and its buffer `x` of the domain's size.
-fn lease_with_x(backend: &dyn ProverBackend, domain: &Domain) -> (Lease, ScalarBuf) {
+fn lease_with_x<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    domain: &Domain<E::ScalarField>,
+) -> (Lease, ScalarBuf) {
     let mut lease = backend.allocate(plan(backend, domain)).unwrap();
     let x = backend
         .alloc_scalars(&mut lease, PlanKey::new("test", "x"), domain.size)
@@ -54,14 +60,16 @@ fn lease_with_x(backend: &dyn ProverBackend, domain: &Domain) -> (Lease, ScalarB
     (lease, x)
 }
 
-fn check_ntts(
-    backend: &dyn ProverBackend,
+fn check_ntts<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut impl Rng,
     log_sizes: std::ops::RangeInclusive<u32>,
 ) {
     for log in log_sizes {
-        let domain = Domain::with_log_size(log).unwrap();
-        let values: Vec<Fr> = (0..domain.size).map(|_| Fr::rand(rng)).collect();
+        let domain = Domain::<E::ScalarField>::with_log_size(log).unwrap();
+        let values: Vec<E::ScalarField> = (0..domain.size)
+            .map(|_| E::ScalarField::rand(rng))
+            .collect();
         let (mut lease, x) = lease_with_x(backend, &domain);
         for kind in NttKind::ALL {
             backend.stage_scalars(&mut lease, x, &values).unwrap();
@@ -90,32 +98,30 @@ fn check_ntts(
     }
 }
 
-fn check_pointwise(backend: &dyn ProverBackend, rng: &mut impl Rng, log: u32) {
-    let domain = Domain::with_log_size(log).unwrap();
+fn check_pointwise<E: PairingCurve>(backend: &dyn ProverBackend<E>, rng: &mut impl Rng, log: u32) {
+    let domain = Domain::<E::ScalarField>::with_log_size(log).unwrap();
     let n = domain.size;
-    let a: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
-    let b: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
-    let k = Fr::rand(rng);
-    let mut lease = (backend as &dyn ProverBackend)
-        .allocate(plan(backend, &domain))
-        .unwrap();
-    let x = (backend as &dyn ProverBackend)
+    let a: Vec<E::ScalarField> = (0..n).map(|_| E::ScalarField::rand(rng)).collect();
+    let b: Vec<E::ScalarField> = (0..n).map(|_| E::ScalarField::rand(rng)).collect();
+    let k = E::ScalarField::rand(rng);
+    let mut lease = backend.allocate(plan(backend, &domain)).unwrap();
+    let x = backend
         .alloc_scalars(&mut lease, PlanKey::new("test", "x"), n)
         .unwrap();
-    let y = (backend as &dyn ProverBackend)
+    let y = backend
         .alloc_scalars(&mut lease, PlanKey::new("test", "y"), n)
         .unwrap();
     backend.stage_scalars(&mut lease, x, &a).unwrap();
     backend.stage_scalars(&mut lease, y, &b).unwrap();
     backend.mul_assign(&mut lease, x, y).unwrap();
-    let want: Vec<Fr> = a.iter().zip(&b).map(|(a, b)| a * b).collect();
+    let want: Vec<E::ScalarField> = a.iter().zip(&b).map(|(a, b)| *a * b).collect();
     assert_eq!(
         backend.read_scalars(&lease, x).unwrap(),
         want,
         "mul_assign of 2^{log}"
     );
     backend.sub_mul_assign(&mut lease, x, y, k).unwrap();
-    let want: Vec<Fr> = want.iter().zip(&b).map(|(x, b)| (*x - b) * k).collect();
+    let want: Vec<E::ScalarField> = want.iter().zip(&b).map(|(x, b)| (*x - b) * k).collect();
     assert_eq!(
         backend.read_scalars(&lease, x).unwrap(),
         want,
@@ -145,8 +151,8 @@ fn chunked_ntt_and_pointwise_match_arkworks() {
         return;
     };
     let (mut rng, _seed) = common::rng();
-    let domain = Domain::with_log_size(8).unwrap();
-    let printed = plan(backend, &domain).to_string();
+    let domain = Domain::<Fr>::with_log_size(8).unwrap();
+    let printed = plan::<crucible_core::Bls12_381>(backend, &domain).to_string();
     assert!(
         printed.contains("8 chunks"),
         "the plan says how it is chunked:\n{printed}"
@@ -167,8 +173,8 @@ fn repeated_ntt_creates_nothing() {
         return;
     };
     let (mut rng, _seed) = common::rng();
-    let domain = Domain::with_log_size(10).unwrap();
-    let (mut lease, x) = lease_with_x(backend, &domain);
+    let domain = Domain::<Fr>::with_log_size(10).unwrap();
+    let (mut lease, x) = lease_with_x::<crucible_core::Bls12_381>(backend, &domain);
     let y = (backend as &dyn ProverBackend)
         .alloc_scalars(&mut lease, PlanKey::new("test", "y"), domain.size)
         .unwrap();
@@ -213,4 +219,25 @@ fn repeated_ntt_creates_nothing() {
     assert_eq!(backend.read_scalars(&lease, x).unwrap(), cubes, "x·y·y");
     lease.release().unwrap();
     assert_eq!(backend.budget().in_use(), 0);
+}
+
+/// BN254's scalar field (two-adicity 28): every kind from 2^0 to 2^7 and the pointwise
+/// products, with the adapter's limits and on buffers of 32-scalar chunks.
+#[test]
+fn bn254_ntt_and_pointwise_match_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::bn254_backend("bn254_ntt_and_pointwise_match_arkworks") else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    check_ntts(backend, &mut rng, 0..=7);
+    check_pointwise(backend, &mut rng, 5);
+    let Some(chunked) =
+        common::bn254_small_binding_backend("bn254_ntt_and_pointwise_match_arkworks", 1024)
+    else {
+        return;
+    };
+    check_ntts(chunked, &mut rng, 4..=8);
+    check_pointwise(chunked, &mut rng, 7);
+    assert_eq!(chunked.budget().in_use(), 0);
 }

@@ -33,7 +33,7 @@ fn open(dir: &std::path::Path) -> Option<WgpuBackend> {
 fn fr_ops(backend: &WgpuBackend) -> CacheUse {
     let (mut rng, _seed) = common::rng();
     let started = Instant::now();
-    crate::field::check::<Fr>(
+    crate::field::check::<_, Fr>(
         backend,
         &mut rng,
         [

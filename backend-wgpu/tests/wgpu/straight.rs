@@ -9,9 +9,10 @@
 
 use std::time::Instant;
 
-use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve};
-use crucible_core::ark_bls12_381::{g1, g2, Fq2};
-use crucible_core::Fq;
+use crucible_backend_wgpu::field::DeviceCurve;
+use crucible_backend_wgpu::{FieldOp, Formulas, LimbBits, PerCurve, WgpuBackend};
+use crucible_core::ark_bls12_381::{g1, g2, Bls12_381, Fq2};
+use crucible_core::ark_bn254::{self, Bn254};
 
 use crate::common;
 
@@ -53,7 +54,7 @@ fn straight_fq_over_every_default_width_matches_arkworks() {
     };
     let (mut rng, _seed) = common::rng();
     for bits in [32, 30, 28, 15] {
-        let opened = common::open_with_limbs(bits);
+        let opened = common::open_with_limbs::<Bls12_381>(bits);
         if bits > 16 && !probe.has_int64() {
             let e = opened
                 .err()
@@ -99,7 +100,7 @@ fn registers_fq2_and_g2_addition_match_arkworks() {
     let (mut rng, _seed) = common::rng();
     for run in ["first run (with compiling)", "second run"] {
         let started = Instant::now();
-        crate::field::check::<Fq2>(
+        crate::field::check::<_, Fq2>(
             backend,
             &mut rng,
             [
@@ -190,10 +191,9 @@ fn straight_g2_msm_matches_arkworks() {
     print_compiles(backend);
 }
 
-/// Every pipeline the backend compiled so far, with its time.
 /// Fq's add, sub and mul on `backend` against arkworks.
-fn check_fq(backend: &crucible_backend_wgpu::WgpuBackend, rng: &mut ark_std::rand::rngs::StdRng) {
-    crate::field::check::<Fq>(
+fn check_fq<E: DeviceCurve>(backend: &WgpuBackend<E>, rng: &mut ark_std::rand::rngs::StdRng) {
+    crate::field::check::<E, E::BaseField>(
         backend,
         rng,
         [
@@ -204,8 +204,84 @@ fn check_fq(backend: &crucible_backend_wgpu::WgpuBackend, rng: &mut ark_std::ran
     );
 }
 
-fn print_compiles(backend: &crucible_backend_wgpu::WgpuBackend) {
+/// Every pipeline the backend compiled so far, with its time.
+fn print_compiles<E: DeviceCurve>(backend: &WgpuBackend<E>) {
     for c in backend.pipeline_compiles() {
         println!("compiled {}::{} in {:.2?}", c.module, c.entry, c.time);
+    }
+}
+
+/// BN254 in hardware adapters' forms: Fq and G1's additions straight (G1 y² = x³ + 3:
+/// 3b = 9 by additions), Fq2 and G2's additions in the registers form (3b' = 9/(9 + u):
+/// products by the program constants), then the MSMs' edge cases and 1000 random G1
+/// terms in those forms.
+#[test]
+fn bn254_straight_forms_match_arkworks() {
+    let _serial = common::serial();
+    let Some(backend) = common::bn254_straight_backend("bn254_straight_forms_match_arkworks")
+    else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    let started = Instant::now();
+    check_fq(backend, &mut rng);
+    crate::curve::check::<ark_bn254::g1::Config>(&mut rng, |op, a, b| backend.g1_op(op, a, b));
+    crate::field::check::<Bn254, crate::field::Fq2<Bn254>>(
+        backend,
+        &mut rng,
+        [
+            (FieldOp::Fq2Add, |a, b| a + b),
+            (FieldOp::Fq2Sub, |a, b| a - b),
+            (FieldOp::Fq2Mul, |a, b| a * b),
+        ],
+    );
+    crate::curve::check::<ark_bn254::g2::Config>(&mut rng, |op, a, b| backend.g2_op(op, a, b));
+    println!(
+        "BN254 straight fields and additions: {:.1?} with compiling",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    crate::msm::edge_cases::<ark_bn254::g1::Config>(backend, &mut rng);
+    crate::msm::random_case::<ark_bn254::g1::Config>(backend, &mut rng, "random", 1000);
+    crate::msm::edge_cases::<ark_bn254::g2::Config>(backend, &mut rng);
+    println!(
+        "BN254 straight MSMs: {:.1?} with compiling",
+        started.elapsed()
+    );
+    print_compiles(backend);
+}
+
+/// BN254's Fq over the wide widths and 15-bit limbs, as for BLS12-381 above: 32 bits
+/// (R' = R = 2^256: stored affine points' Z is 1), 30 and 28 (R' = 2^270 and 2^280),
+/// with G1's additions over 32 and 28 bits.
+#[test]
+fn bn254_straight_fq_over_every_default_width_matches_arkworks() {
+    let _serial = common::serial();
+    let test = "bn254_straight_fq_over_every_default_width_matches_arkworks";
+    let Some(probe) = common::bn254_backend(test) else {
+        return;
+    };
+    let (mut rng, _seed) = common::rng();
+    for bits in [32, 30, 28, 15] {
+        let opened = common::open_with_limbs::<Bn254>(bits);
+        if bits > 16 && !probe.has_int64() {
+            let e = opened
+                .err()
+                .expect("wide limbs without SHADER_INT64 must not open");
+            assert!(e.contains("SHADER_INT64"), "{e}");
+            println!("{bits}-bit limbs skipped: the adapter has no SHADER_INT64 ({e})");
+            continue;
+        }
+        let backend = opened.expect("an adapter with SHADER_INT64 opens wide limbs");
+        assert_eq!(
+            backend.limb_bits(),
+            PerCurve::both(LimbBits::new(bits).unwrap())
+        );
+        check_fq(&backend, &mut rng);
+        if bits == 32 || bits == 28 {
+            crate::curve::check::<ark_bn254::g1::Config>(&mut rng, |op, a, b| {
+                backend.g1_op(op, a, b)
+            });
+        }
     }
 }

@@ -1,13 +1,14 @@
 //! The warm-up: staging a key creates every pipeline its proofs run (beside the
 //! key's copies), so that a proof afterwards creates none, and the proof is still
-//! byte-identical to ark-groth16.
+//! byte-identical to ark-groth16, on both curves.
 
 use std::sync::Arc;
 
 use ark_std::rand::rngs::StdRng;
 use ark_std::rand::{Rng, SeedableRng};
+use crucible_backend_wgpu::field::DeviceCurve;
+use crucible_backend_wgpu::WgpuBackend;
 use crucible_conformance::compare_with_arkworks;
-use crucible_core::ark_bls12_381::Bls12_381;
 use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::groth16::StagedKey;
 
@@ -38,9 +39,24 @@ fn staging_a_key_in_the_straight_forms_creates_every_pipeline_its_proofs_run() {
     check_warm_up(backend);
 }
 
+/// The same over BN254, in the adapter's own forms and in hardware adapters' (the
+/// straight G1 formulas over BN254's Fq, G2's registers form with its products by the
+/// constants of 3b').
+#[test]
+fn bn254_staging_a_key_creates_every_pipeline_its_proofs_run() {
+    let _serial = common::serial();
+    let test = "bn254_staging_a_key_creates_every_pipeline_its_proofs_run";
+    if let Some(backend) = common::bn254_backend(test) {
+        check_warm_up(backend);
+    }
+    if let Some(backend) = common::bn254_straight_backend(test) {
+        check_warm_up(backend);
+    }
+}
+
 /// Stages a key on `backend` (its warm-up), then proves against ark-groth16 and
 /// checks that the proof created no pipeline.
-fn check_warm_up(backend: &crucible_backend_wgpu::WgpuBackend) {
+fn check_warm_up<E: DeviceCurve>(backend: &WgpuBackend<E>) {
     let (mut rng, _seed) = common::rng();
     let seed: u64 = rng.gen();
     let circuit = |seed| BenchCircuit {
@@ -48,7 +64,7 @@ fn check_warm_up(backend: &crucible_backend_wgpu::WgpuBackend) {
         inputs: 2,
         seed,
     };
-    let pk = ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+    let pk = ark_groth16::Groth16::<E>::generate_random_parameters_with_reduction(
         circuit(seed),
         &mut StdRng::seed_from_u64(seed),
     )
