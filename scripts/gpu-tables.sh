@@ -8,7 +8,7 @@
 # The commands are the ones docs/results/index.json names for each file (printed by
 # `python3 scripts/benchmarks.py commands`), so each table's "Reproduce" block is what
 # ran. --machine NAME: the files of another machine of index.json (default h200; h100
-# holds the proofs-per-second rows and the conformance table only). --sppark HARNESS: the run script of sppark's peer harness (kept outside this
+# holds the peer tables, the proofs-per-second rows and a conformance table). --sppark HARNESS: the run script of sppark's peer harness (kept outside this
 # repository: it builds sppark with nvcc, generates inputs with arkworks and prints one
 # table, every result checked); it runs first, on the same card, with the sizes of the
 # tables, and its table becomes docs/results/h200-sppark-*.json. Without it the sppark
@@ -63,5 +63,6 @@ for args in "--backend all" "--backend cuda --max-log-size 20"; do
 done
 python3 scripts/benchmarks.py conformance "$machine" "$logs/conformance1.log" "$logs/conformance2.log"
 
+python3 scripts/benchmarks.py measured "$machine"
 python3 scripts/benchmarks.py
 echo "BENCHMARKS.md regenerated; the logs are in $logs"

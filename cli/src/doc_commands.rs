@@ -2,7 +2,8 @@
 //! binary accepts as written: each is parsed with the binary's own parser (and a
 //! `prove` checked as `prove` checks its options before reading anything), so an
 //! option renamed, removed or newly required fails the build on the page that still
-//! shows the old form.
+//! shows the old form. CI then runs every one of them that this machine can run
+//! (`scripts/doc_commands.py`); this check is all that the rest get.
 
 use std::path::{Path, PathBuf};
 

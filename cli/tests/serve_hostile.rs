@@ -46,6 +46,20 @@ fn operator_files_must_be_small_regular_files_and_secrets_private() {
     let open_tokens = path("open-tokens");
     std::fs::write(&open_tokens, "operator-token-0123456789 ops operator\n").unwrap();
     std::fs::set_permissions(&open_tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // A certificate and its private key, the key readable by the owner's group.
+    let key = rcgen::KeyPair::generate().expect("a key");
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .expect("params")
+        .self_signed(&key)
+        .expect("a certificate");
+    let (cert_file, open_key) = (path("server.pem"), path("server.key"));
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&open_key, key.serialize_pem()).unwrap();
+    std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let open_key_says = format!(
+        "--tls-key: private key {open_key}: it holds secrets, yet its mode 640 lets other users \
+         read or change it; make it its owner's alone (chmod 600)"
+    );
     for (args, says) in [
         (
             vec!["--tokens", open_tokens.as_str()],
@@ -66,6 +80,16 @@ fn operator_files_must_be_small_regular_files_and_secrets_private() {
         (
             vec!["--tls-cert", fifo.as_str(), "--tls-key", fifo.as_str()],
             "is a FIFO, not a regular file",
+        ),
+        (
+            vec![
+                "--tls-cert",
+                cert_file.as_str(),
+                "--tls-key",
+                open_key.as_str(),
+                "--insecure",
+            ],
+            open_key_says.as_str(),
         ),
         (
             vec!["--tls-cert", "/dev/zero", "--tls-key", "/dev/zero"],

@@ -75,6 +75,37 @@ pub(crate) fn open_with<R: Read + Seek>(
     )
 }
 
+/// A reader that asks `stop` before every read and fails once it says so, so that a
+/// long read can be called off: a large section is read in blocks of
+/// [`crate::bulk::BLOCK_BYTES`], each one read call, so the read ends within a block
+/// of `stop` turning true. The caller tells the failure from a bad file by asking
+/// `stop` again (it must go on saying true once it has).
+pub(crate) struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl<'a, R> Stoppable<'a, R> {
+    pub(crate) fn new(inner: R, stop: &'a dyn Fn() -> bool) -> Self {
+        Stoppable { inner, stop }
+    }
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.stop)() {
+            return Err(std::io::Error::other("the read was called off"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+impl<R: Seek> Seek for Stoppable<'_, R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
 impl<R> BinFile<R> {
     /// The reader, once the file has been read.
     pub fn into_reader(self) -> R {

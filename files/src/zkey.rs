@@ -16,7 +16,7 @@ use ark_ff::One;
 use ark_groth16::VerifyingKey;
 use ark_relations::utils::matrix::Matrix;
 
-use crate::binfile::{self, BinFile, SectionReader};
+use crate::binfile::{self, BinFile, SectionReader, Stoppable};
 use crate::bulk::read_all;
 use crate::encoding::{
     check_curve, g1_zkey, g1_zkey_on_curve, g2_zkey, g2_zkey_on_curve, read_curve, read_one,
@@ -167,12 +167,40 @@ impl<E: FileCurve> Zkey<E> {
         path: &Path,
         validated: &ValidatedKeys,
     ) -> Result<(Zkey<E>, SubgroupChecks)> {
-        let mut bin = binfile::open_with(path, b"zkey", "snarkjs .zkey", 1, Digesting::new)?;
+        Self::read_stoppable(path, validated, &|| false)
+    }
+
+    /// [`Zkey::read_remembering`] that can be called off: `stop` is asked before every
+    /// read from the file (a large section is read in blocks of 64 MiB) and before the
+    /// subgroup checks; once it says true (and it must go on saying so) the read ends
+    /// with `Ok(None)`, holding nothing. A daemon whose client left does not read on
+    /// through gigabytes of key.
+    pub fn read_remembering_until(
+        path: &Path,
+        validated: &ValidatedKeys,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<(Zkey<E>, SubgroupChecks)>> {
+        match Self::read_stoppable(path, validated, stop) {
+            Err(_) if stop() => Ok(None),
+            read => read.map(Some),
+        }
+    }
+
+    fn read_stoppable(
+        path: &Path,
+        validated: &ValidatedKeys,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(Zkey<E>, SubgroupChecks)> {
+        let stoppable = |reader| Digesting::new(Stoppable::new(reader, stop));
+        let mut bin = binfile::open_with(path, b"zkey", "snarkjs .zkey", 1, stoppable)?;
         let key = Self::from_bin(&mut bin)?;
         let name = bin.name.clone();
         let digest = bin.into_reader().digest();
         if validated.contains(&digest) {
             return Ok((key, SubgroupChecks::Remembered));
+        }
+        if stop() {
+            return Err(name.error("called off before the subgroup checks"));
         }
         key.check_subgroups(&name)?;
         let _ = validated.remember(&digest);

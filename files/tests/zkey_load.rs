@@ -156,6 +156,11 @@ fn checked_keys_are_remembered_by_their_bytes() {
     let (again, checks) =
         Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated).unwrap();
     assert_eq!(checks, SubgroupChecks::Remembered);
+    let never = || false;
+    let (_, checks) = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &never)
+        .unwrap()
+        .expect("a read never called off");
+    assert_eq!(checks, SubgroupChecks::Remembered);
     same_key(&first, &again);
     same_key(&first, &read(good.clone()).unwrap());
 
@@ -221,5 +226,107 @@ fn a_bad_header_is_refused_alike_by_a_whole_read_and_a_header_read() {
         assert!(whole.contains(&want), "{whole}");
         assert!(header.contains(&want), "{header}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The file position of the descriptor this process holds open on `path`, if any.
+fn open_position(path: &Path) -> Option<u64> {
+    for fd in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        if std::fs::read_link(fd.path()).is_ok_and(|target| target == path) {
+            let info = std::fs::read_to_string(format!(
+                "/proc/self/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .ok()?;
+            let pos = info.lines().find_map(|l| l.strip_prefix("pos:"))?;
+            return pos.trim().parse().ok();
+        }
+    }
+    None
+}
+
+/// A key of 2^22 wires, a sparse file of 1.9 GB: a small key's protocol, header (its
+/// wires made 2^22), IC and coefficients, then queries of zeros (points at infinity),
+/// but for the last point of A, which is not a point. A read that is never called off
+/// reads section A to that point and fails there; called off once it is a block (64
+/// MiB) into A, it ends `Ok(None)` without reaching it; called off from the start, it
+/// reads nothing.
+#[test]
+fn a_long_read_called_off_mid_section_stops_between_blocks() {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dir = std::env::temp_dir().join(format!("crucible-zkey-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let validated = ValidatedKeys::at(dir.join("validated"));
+    let path = dir.join("large.zkey");
+    let small = big_zkey_bytes(4, 3, 7);
+    let body = |kind: u32| {
+        let (_, body) = sections(&small)
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .unwrap();
+        body
+    };
+    let wires: u64 = 1 << 22;
+    let mut header = body(2).to_vec();
+    // n8q, q (48 bytes), n8r, r (32 bytes), then the number of wires.
+    header[88..92].copy_from_slice(&(wires as u32).to_le_bytes());
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(b"zkey").unwrap();
+    file.write_all(&1u32.to_le_bytes()).unwrap();
+    file.write_all(&9u32.to_le_bytes()).unwrap();
+    for (kind, bytes) in [(1, body(1)), (2, &header[..]), (3, body(3)), (4, body(4))] {
+        file.write_all(&(kind as u32).to_le_bytes()).unwrap();
+        file.write_all(&(bytes.len() as u64).to_le_bytes()).unwrap();
+        file.write_all(bytes).unwrap();
+    }
+    let mut a_start = 0;
+    for (kind, size) in [
+        (5u32, wires * 96),
+        (6, wires * 96),
+        (7, wires * 192),
+        (8, (wires - 2) * 96),
+        (9, 16 * 96),
+    ] {
+        file.write_all(&kind.to_le_bytes()).unwrap();
+        file.write_all(&size.to_le_bytes()).unwrap();
+        let start = file.stream_position().unwrap();
+        if kind == 5 {
+            a_start = start;
+            file.seek(SeekFrom::Start(start + size - 96)).unwrap();
+            file.write_all(&[0xff; 96]).unwrap();
+        }
+        file.set_len(start + size).unwrap();
+        file.seek(SeekFrom::Start(start + size)).unwrap();
+    }
+    drop(file);
+
+    let e = Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "section `points A`, element {} of {wires}",
+            wires - 1
+        )),
+        "{e}"
+    );
+
+    // Called off by another party once the read is past A's first block; it then goes
+    // on saying so.
+    let called_off = AtomicBool::new(false);
+    let stop = || {
+        if open_position(&path).is_some_and(|pos| pos > a_start + (64 << 20)) {
+            called_off.store(true, Ordering::SeqCst);
+        }
+        called_off.load(Ordering::SeqCst)
+    };
+    let read = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &stop).unwrap();
+    assert!(read.is_none(), "the read went on after it was called off");
+    assert!(called_off.load(Ordering::SeqCst));
+
+    let read = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &|| true).unwrap();
+    assert!(read.is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,6 +12,7 @@ use crucible_core::fixtures::key_cache::{BenchKeyId, KeyCache, KeySource};
 use crucible_core::groth16::{key_shape_for, CircuitMatrices, ProvingKey, Reduction};
 use crucible_core::synthesis_threads::auto_synthesis_threads_here;
 use crucible_core::Domain;
+use crucible_files::validated_keys::ValidatedKeys;
 use crucible_files::Zkey;
 
 use crate::key_circuit::KeyCircuit;
@@ -143,7 +144,8 @@ impl KeyRef {
     /// generated there when missing or corrupt, and the circuit's matrices built once;
     /// a `.zkey` from `key_dir`). Blocking: seconds to minutes for a large key; admit
     /// it first ([`crate::admission::Limits::admit`]). A key's setup stops within
-    /// milliseconds of `ticket` being called off, and then caches nothing.
+    /// milliseconds of `ticket` being called off, and then caches nothing; a `.zkey`'s
+    /// read stops within a block (64 MiB) of it.
     pub fn load(&self, key_dir: &KeyDir, ticket: &LoadTicket) -> ServiceResult<LoadedKey> {
         match self {
             &KeyRef::Bench {
@@ -198,8 +200,16 @@ impl KeyRef {
             }
             KeyRef::Zkey { path } => {
                 let file = key_dir.resolve(path)?;
-                let zkey = Zkey::<crucible_core::Bls12_381>::read(&file)
-                    .map_err(|e| key_dir.client_error(path, &file, e))?;
+                let stop = || ticket.is_called_off();
+                let read = Zkey::<crucible_core::Bls12_381>::read_remembering_until(
+                    &file,
+                    &ValidatedKeys::in_cache(),
+                    &stop,
+                )
+                .map_err(|e| key_dir.client_error(path, &file, e))?;
+                let Some((zkey, _)) = read else {
+                    return Err(ticket.stopped_while(&self.to_string(), "reading its .zkey"));
+                };
                 let circuit = KeyCircuit::Zkey(Arc::new(zkey.circuit()));
                 Ok(LoadedKey {
                     pk: zkey.proving_key,

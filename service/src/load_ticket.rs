@@ -2,9 +2,9 @@
 //! client that asked for it going away (its deadline passed, it disconnected) or by
 //! the daemon's shutdown. A load runs in phases (admission, reading or generating the
 //! key, starting its engine, which stages it on the devices); it checks its ticket
-//! between them, and a key's setup checks it every few thousand points too. Once
-//! called off, the load stops there, writes nothing to the key cache and frees what
-//! it holds.
+//! between them, a key's setup checks it every few thousand points too, and a
+//! `.zkey`'s read between the 64 MiB blocks it reads. Once called off, the load stops
+//! there, writes nothing to the key cache and frees what it holds.
 
 use std::sync::{Arc, Mutex};
 

@@ -19,8 +19,8 @@ pub const MAX_SMALL_FILE_BYTES: u64 = 1 << 20;
 pub enum Access {
     /// Anyone may read it (a certificate).
     Shared,
-    /// A secret (bearer tokens): refused when its group or other users may read or
-    /// write it.
+    /// A secret (bearer tokens, a private key): refused when its group or other users
+    /// may read or write it.
     OwnerOnly,
 }
 

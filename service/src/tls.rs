@@ -87,9 +87,11 @@ impl CertificateFile {
 }
 
 impl PrivateKeyFile {
-    /// Reads `path`: it must hold one PEM private key.
+    /// Reads `path`: it must hold one PEM private key and, as ssh asks of its keys, be
+    /// its owner's alone (on Unix: refused when its group or other users may read or
+    /// write it), since whoever reads it can pose as its owner.
     pub fn read(path: &Path) -> ServiceResult<PrivateKeyFile> {
-        let pem = read(path)?;
+        let pem = read_small_file(path, "private key", Access::OwnerOnly)?;
         PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
             ServiceError::Invalid(format!(
                 "{}: no PEM private key in it (PKCS#8, RSA or EC): {e}",
@@ -319,6 +321,8 @@ fn der_item(bytes: &[u8], tag: u8) -> Result<(&[u8], &[u8]), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::PermissionsExt;
 
     fn certificate(subject: &[(rcgen::DnType, &str)]) -> CertificateDer<'static> {
         let key = rcgen::KeyPair::generate().unwrap();
@@ -403,6 +407,10 @@ mod tests {
         ];
         for (name, text) in &files {
             std::fs::write(dir.join(name), text).unwrap();
+            // Key files must be their owner's alone (a test of its own below).
+            #[cfg(unix)]
+            std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o600))
+                .unwrap();
         }
         let path = |name: &str| dir.join(name);
         let cert = CertificateFile::read(&path("cert.pem")).unwrap();
@@ -425,6 +433,30 @@ mod tests {
             e.contains("cert.pem") && e.contains("other.pem"),
             "a key that is not the certificate's: {e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_key_others_may_read_is_refused_with_its_mode_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("crucible-tls-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("server.key");
+        std::fs::write(&path, rcgen::KeyPair::generate().unwrap().serialize_pem()).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = PrivateKeyFile::read(&path).unwrap_err().to_string();
+            assert!(
+                e.contains(&path.display().to_string())
+                    && e.contains(&format!("mode {mode:03o}"))
+                    && e.contains("chmod 600"),
+                "{mode:o}: {e}"
+            );
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            PrivateKeyFile::read(&path).unwrap();
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,7 +7,7 @@
 //! On the H200 machine (16 Xeon cores, four synthesis threads, two workers) the
 //! bit-heavy 2^24 circuit evaluated on the host ran at 1.275 proofs/s against this
 //! model's 1.34 (1.92 s synthesis + 1.07 s evaluation a proof, on four threads), while
-//! its device alone was predicted 1.67/s (BENCHMARKS.md#on-the-h200).
+//! its device alone was predicted 1.67/s (4938042:BENCHMARKS.md#on-the-h200).
 
 /// Host evaluation: nanoseconds a matrix entry, a proof's three sparse products over
 /// all rows together, with the engine's other threads busy beside it. Fitted on the
