@@ -154,6 +154,9 @@ def fixtures_circom(scratch, text):
 def fixtures_curves(scratch, text):
     fixture(scratch, "bn254/multi_public.zkey", "c.zkey")
     fixture(scratch, "bn254/multi_public.vk.json", "vk.json")
+    src = os.path.join(ROOT, "interop", "circom")
+    shutil.copyfile(os.path.join(src, "multi_public.circom"), os.path.join(scratch, "circuit.circom"))
+    shutil.copyfile(os.path.join(src, "multi_public.input.json"), os.path.join(scratch, "input.json"))
 
 
 def fixtures_service(scratch, text):

@@ -52,8 +52,8 @@ fn artifacts() -> Option<&'static Path> {
 }
 
 /// `$CRUCIBLE_CIRCOM_OUT` when set, else a fresh folder of this process (concurrent
-/// test processes never share one) with the powers of tau from crucible-files'
-/// development writer, as CI makes them, and `build.sh`'s artifacts.
+/// test processes never share one) with the powers of tau of both curves from
+/// crucible-files' development writer, as CI makes them, and `build.sh`'s artifacts.
 fn build_artifacts() -> Result<Option<PathBuf>, String> {
     if std::env::var_os("CRUCIBLE_NO_NPM").is_some_and(|v| v != "0") {
         return Ok(None);
@@ -84,6 +84,9 @@ fn build_artifacts() -> Result<Option<PathBuf>, String> {
     crucible_files::ptau::DevPtau::<crucible_core::Bls12_381>::from_seed(14, 1)
         .and_then(|p| p.write_file(&dir.join("pot14.ptau"), true))
         .map_err(|e| format!("writing the powers of tau: {e}"))?;
+    crucible_files::ptau::DevPtau::<crucible_core::Bn254>::from_seed(15, 1)
+        .and_then(|p| p.write_file(&dir.join("bn128-pot15.ptau"), true))
+        .map_err(|e| format!("writing BN254's powers of tau: {e}"))?;
     let out = Command::new("bash")
         .arg(interop().join("build.sh"))
         .arg(&dir)

@@ -157,9 +157,10 @@ fn checked_keys_are_remembered_by_their_bytes() {
         Zkey::<crucible_core::Bls12_381>::read_remembering(&path, &validated).unwrap();
     assert_eq!(checks, SubgroupChecks::Remembered);
     let never = || false;
-    let (_, checks) = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &never)
-        .unwrap()
-        .expect("a read never called off");
+    let (_, checks) =
+        Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &never)
+            .unwrap()
+            .expect("a read never called off");
     assert_eq!(checks, SubgroupChecks::Remembered);
     same_key(&first, &again);
     same_key(&first, &read(good.clone()).unwrap());
@@ -322,11 +323,14 @@ fn a_long_read_called_off_mid_section_stops_between_blocks() {
         }
         called_off.load(Ordering::SeqCst)
     };
-    let read = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &stop).unwrap();
+    let read =
+        Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &stop).unwrap();
     assert!(read.is_none(), "the read went on after it was called off");
     assert!(called_off.load(Ordering::SeqCst));
 
-    let read = Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &|| true).unwrap();
+    let read =
+        Zkey::<crucible_core::Bls12_381>::read_remembering_until(&path, &validated, &|| true)
+            .unwrap();
     assert!(read.is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }
