@@ -142,14 +142,12 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
                     })
                     .collect();
                 let ids = queue.submit(&jobs).await.map_err(failed)?;
-                match (ids.first(), ids.last()) {
-                    (Some(first), Some(last)) => {
-                        println!(
-                            "queued {} for {key}: ids {first}..={last}",
-                            crate::output::count(ids.len() as u64, "job")
-                        )
-                    }
-                    _ => println!("queued nothing"),
+                match job_ids(&ids) {
+                    Some(ids_said) => println!(
+                        "queued {} for {key}: {ids_said}",
+                        crate::output::count(ids.len() as u64, "job")
+                    ),
+                    None => println!("queued nothing"),
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -238,7 +236,43 @@ pub fn run(args: &QueueArgs) -> Result<ExitCode, CliError> {
 }
 
 /// A job's stored proof or public inputs (arkworks, compressed), decoded.
+/// The ids of jobs just queued, as a person reads them: `id 7`, `ids 7 to 70` when
+/// they run without a gap, else each one (the first and last of many).
+fn job_ids(ids: &[i64]) -> Option<String> {
+    let (first, last) = (ids.first()?, ids.last()?);
+    let gapless = ids.windows(2).all(|w| w[1] == w[0] + 1);
+    Some(match ids.len() {
+        1 => format!("id {first}"),
+        n if n > 2 && gapless => format!("ids {first} to {last}"),
+        n if n <= 8 => {
+            let each: Vec<String> = ids.iter().map(i64::to_string).collect();
+            format!("ids {}", each.join(", "))
+        }
+        _ => format!("ids from {first} to {last}, other jobs between them"),
+    })
+}
+
 fn decode<T: CanonicalDeserialize>(bytes: &[u8], what: &str) -> Result<T, CliError> {
     T::deserialize_compressed(bytes)
         .map_err(|e| CliError::remote(format!("the queue's {what} does not decode: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::job_ids;
+
+    #[test]
+    fn queued_ids_are_said_in_words() {
+        assert_eq!(job_ids(&[]), None);
+        assert_eq!(job_ids(&[7]).as_deref(), Some("id 7"));
+        assert_eq!(job_ids(&[7, 8]).as_deref(), Some("ids 7, 8"));
+        assert_eq!(job_ids(&[7, 8, 9, 10]).as_deref(), Some("ids 7 to 10"));
+        // Another submitter's jobs in between: every id, not a range that holds theirs.
+        assert_eq!(job_ids(&[7, 9, 10]).as_deref(), Some("ids 7, 9, 10"));
+        let many: Vec<i64> = (0..20).map(|i| 2 * i + 1).collect();
+        assert_eq!(
+            job_ids(&many).as_deref(),
+            Some("ids from 1 to 39, other jobs between them")
+        );
+    }
 }
