@@ -37,8 +37,9 @@
 //! Layers, each module importing only those below it (as backend-cuda's, whose file
 //! names it shares for the same roles): `error` and `field` (the device layout of
 //! elements and points) at the bottom; `wgsl/` (the shader modules and the generator
-//! of their WGSL: field constants, loop-free field code, the formulas' instruction
-//! lists and their straight-line form, the parameter blocks) and `tuning`; `device/`
+//! of their WGSL: the curve's parameters, field constants, loop-free field code, the
+//! formulas' instruction lists and their straight-line form, the parameter blocks) and
+//! `tuning`; `device/`
 //! (finding and opening adapters, the device and queue with their pipelines and
 //! pipeline cache, command batches, per-pass timings, upload and readback buffers);
 //! `memory` (buffers under a lease, staging and readback); then the operations,

@@ -9,8 +9,9 @@ use crate::wgsl::Formulas;
 /// under llvmpipe's 65535 loop iterations per invocation (see shaders/msm_common.wgsl).
 pub const TASK_SIZE: usize = 16;
 
-/// Bits signed windows cover: one more than the scalar (Fr's modulus has 255 bits), so
-/// that the top window's digit (at most 2^(c−1) with its carry) never carries out.
+/// Bits signed windows cover: at least one more than the scalar (BLS12-381's Fr has 255
+/// bits, BN254's 254), so that the top window's digit (at most 2^(c−1) with its carry)
+/// never carries out.
 pub const SIGNED_BITS: usize = 256;
 
 /// Largest window: 2^15 + 1 buckets a window, scanned by 64 threads; wider windows
