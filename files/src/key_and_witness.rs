@@ -107,10 +107,12 @@ impl KeyAndWitness<crucible_core::Bls12_381> {
 ///
 /// ```no_run
 /// use crucible_core::registry::{select, ProbeOptions};
+/// use crucible_core::Bls12_381;
 ///
 /// # fn main() -> crucible_core::Result<()> {
-/// // The binary links the backends once: `use crucible_backends as _;`.
-/// let backend = select("auto", &ProbeOptions::default())?.backend;
+/// // The binary links the backends once: `use crucible_backends as _;`. The curve is
+/// // the key's (`crucible_files::curve_of` reads it; `Bn254` for circom's default).
+/// let backend = select::<Bls12_381>("auto", &ProbeOptions::default())?.backend;
 /// let out = crucible_files::prove_zkey(&*backend, "circuit.zkey".as_ref(), "witness.wtns".as_ref())?;
 /// crucible_files::artifacts::write_proof("proof.json".as_ref(), &out.proof)?;
 /// crucible_files::artifacts::write_public("public.json".as_ref(), &out.public_inputs)?;
