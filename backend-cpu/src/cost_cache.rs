@@ -47,11 +47,14 @@ impl Rates {
 pub struct Machine(pub String);
 
 impl Machine {
-    /// This process's: the crate's version, the processor's model, rayon's threads.
+    /// This process's: the crate's version and build profile (a debug build's arkworks
+    /// runs tens of times slower, and its rates must not stand for a release build's),
+    /// the processor's model, rayon's threads.
     pub fn here() -> Self {
         Machine(format!(
-            "crucible-backend-cpu {}; {}; {} threads",
+            "crucible-backend-cpu {}{}; {}; {} threads",
             env!("CARGO_PKG_VERSION"),
+            if cfg!(debug_assertions) { " (debug)" } else { "" },
             cpu_model(),
             rayon::current_num_threads()
         ))
