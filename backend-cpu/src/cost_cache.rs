@@ -54,7 +54,11 @@ impl Machine {
         Machine(format!(
             "crucible-backend-cpu {}{}; {}; {} threads",
             env!("CARGO_PKG_VERSION"),
-            if cfg!(debug_assertions) { " (debug)" } else { "" },
+            if cfg!(debug_assertions) {
+                " (debug)"
+            } else {
+                ""
+            },
             cpu_model(),
             rayon::current_num_threads()
         ))
