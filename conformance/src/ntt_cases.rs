@@ -2,7 +2,6 @@
 
 use ark_ff::{Field, UniformRand};
 use ark_std::rand::rngs::StdRng;
-use crucible_core::curve::Curve;
 use crucible_core::{Domain, NttKind, PairingCurve, ProverBackend, ScratchNeed};
 
 use crate::compare::{first_difference, reference};
@@ -85,10 +84,7 @@ fn pointwise_case<E: PairingCurve>(
 /// BN254 the same cases, named `bn254/...`.
 pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
-    let curve = match E::CURVE {
-        Curve::Bls12_381 => "",
-        Curve::Bn254 => "bn254/",
-    };
+    let curve = r.curve_prefix();
     for log in 0..=r.config.max_log_size {
         let domain = match Domain::<E::ScalarField>::with_log_size(log) {
             Ok(d) => d,

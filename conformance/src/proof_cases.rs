@@ -64,10 +64,7 @@ fn key_for<E: PairingCurve>(
 pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
     let k = r.config.proof_log_size;
-    let curve = match E::CURVE {
-        Curve::Bls12_381 => "",
-        Curve::Bn254 => "bn254/",
-    };
+    let curve = r.curve_prefix();
     for per_mille in [900u16, 990] {
         let (constraints, inputs) = ((1usize << k) - 3, 2);
         let name =

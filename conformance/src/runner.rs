@@ -41,6 +41,14 @@ impl<'a, E: PairingCurve> Runner<'a, E> {
         }
     }
 
+    /// The prefix of this curve's case names: none for BLS12-381, `bn254/` for BN254.
+    pub fn curve_prefix(&self) -> &'static str {
+        match E::CURVE {
+            crucible_core::curve::Curve::Bls12_381 => "",
+            crucible_core::curve::Curve::Bn254 => "bn254/",
+        }
+    }
+
     /// What the cases run so far came to.
     pub fn into_summary(self) -> Summary {
         self.summary
