@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
-use crucible_core::MAX_LOG_SIZE;
+use crucible_core::curve::Curve;
+use crucible_core::{Bls12_381, Bn254, Domain, PairingCurve};
 use crucible_files::output::check_outputs;
 
 use crate::devices::BackendArgs;
@@ -20,6 +21,10 @@ pub struct ConformanceArgs {
     /// unavailable instead of being skipped, and on every case they answer unsupported.
     #[command(flatten)]
     device: BackendArgs,
+    /// Only this curve's cases: `bls12-381` or `bn254` (default: both, BLS12-381's
+    /// first; BN254's are named `bn254/...`).
+    #[arg(long)]
+    curve: Option<Curve>,
     /// Largest NTT is 2^k; MSM edge sizes reach 2^k + 1.
     #[arg(long, default_value_t = 8)]
     max_log_size: u32,
@@ -41,14 +46,38 @@ pub struct ConformanceArgs {
     junit: Option<PathBuf>,
 }
 
+/// The largest NTT the curve's scalar field has: 2^(two-adicity).
+fn curve_max_log_size(curve: Curve) -> u32 {
+    fn of<E: PairingCurve>() -> u32 {
+        Domain::<E::ScalarField>::max_log_size()
+    }
+    match curve {
+        Curve::Bls12_381 => of::<Bls12_381>(),
+        Curve::Bn254 => of::<Bn254>(),
+    }
+}
+
 /// Prints one line per case and the summary last; exit 1 on any failure, or when no
 /// case passed.
 pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
-    if args.max_log_size > MAX_LOG_SIZE {
-        return Err(CliError::usage(format!(
-            "--max-log-size {} exceeds the field's two-adicity (largest NTT is 2^{MAX_LOG_SIZE})",
-            args.max_log_size
-        )));
+    let curves = match args.curve {
+        Some(curve) => vec![curve],
+        None => Curve::ALL.to_vec(),
+    };
+    for &curve in &curves {
+        let most = curve_max_log_size(curve);
+        if args.max_log_size > most {
+            let other = if args.curve.is_none() && curve == Curve::Bn254 {
+                " (--curve bls12-381 runs BLS12-381's cases alone)"
+            } else {
+                ""
+            };
+            return Err(CliError::usage(format!(
+                "--max-log-size {} exceeds {}'s scalar field two-adicity (largest NTT is 2^{most}){other}",
+                args.max_log_size,
+                curve.name(),
+            )));
+        }
     }
     check_outputs(
         &[("--tuning", args.device.tuning.as_deref())],
@@ -63,6 +92,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
         config.seed = seed;
     }
     config.filter = args.filter.clone();
+    config.curves = curves;
     let mut cases = Vec::new();
     let summary = run_registered(
         args.device.backend_or("all"),

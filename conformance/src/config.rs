@@ -1,5 +1,6 @@
-//! What a run of the suite covers: sizes, seed and filter.
+//! What a run of the suite covers: curves, sizes, seed and filter.
 
+use crucible_core::curve::Curve;
 use crucible_core::run_seed::run_seed;
 
 /// What to run.
@@ -14,6 +15,8 @@ pub struct Config {
     pub seed: u64,
     /// Only cases whose name contains this string.
     pub filter: Option<String>,
+    /// The curves run, in this order (BLS12-381's cases, then BN254's `bn254/...`).
+    pub curves: Vec<Curve>,
 }
 
 impl Config {
@@ -24,6 +27,7 @@ impl Config {
             max_log_size,
             proof_log_size: max_log_size.clamp(2, 10),
             filter: None,
+            curves: Curve::ALL.to_vec(),
         }
     }
 }

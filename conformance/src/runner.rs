@@ -41,12 +41,9 @@ impl<'a, E: PairingCurve> Runner<'a, E> {
         }
     }
 
-    /// The prefix of this curve's case names: none for BLS12-381, `bn254/` for BN254.
+    /// The prefix of this curve's case names ([`curve_prefix`]).
     pub fn curve_prefix(&self) -> &'static str {
-        match E::CURVE {
-            crucible_core::curve::Curve::Bls12_381 => "",
-            crucible_core::curve::Curve::Bn254 => "bn254/",
-        }
+        curve_prefix(E::CURVE)
     }
 
     /// What the cases run so far came to.
@@ -104,5 +101,13 @@ impl<'a, E: PairingCurve> Runner<'a, E> {
         };
         self.summary.record(&case);
         (self.on_case)(&case);
+    }
+}
+
+/// The prefix of a curve's case names: none for BLS12-381, `bn254/` for BN254.
+pub fn curve_prefix(curve: crucible_core::curve::Curve) -> &'static str {
+    match curve {
+        crucible_core::curve::Curve::Bls12_381 => "",
+        crucible_core::curve::Curve::Bn254 => "bn254/",
     }
 }

@@ -1,9 +1,10 @@
 //! Running the suite on one backend, or on every registered backend.
 
+use crucible_core::curve::Curve;
 use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions, RegisteredCurve};
-use crucible_core::{Bn254, ProverBackend};
+use crucible_core::{Bls12_381, Bn254, ProverBackend};
 
-use crate::runner::Runner;
+use crate::runner::{curve_prefix, Runner};
 use crate::{
     empty_query_cases, evaluation_cases, lease_checks, msm_cases, ntt_cases, proof_cases,
     schedule_cases, staging_cases, tight_budget_cases, CaseResult, Config, Outcome, Summary,
@@ -53,30 +54,41 @@ fn run_bn254(
     runner.into_summary()
 }
 
-/// `name`'s BN254 devices: each runs [`run_bn254`]; a backend that does not prove
-/// BN254 is one skipped case saying why (BN254 is not yet every backend's, so not a
-/// failure even where `CRUCIBLE_REQUIRE` names the backend).
-fn run_registered_bn254(
+/// One registered backend's `probes` on curve `E`: each available one runs `run_on`; an
+/// unavailable one is one `backend` case (`bn254/backend` on BN254) saying why,
+/// skipped, or failed when the backend is `required`. Returns the summary and whether
+/// any device was available.
+fn run_probes<E: RegisteredCurve>(
     registration: &crucible_core::registry::BackendRegistration,
+    probes: Vec<Probe<E>>,
     config: &Config,
     required: bool,
-    options: &ProbeOptions,
+    run_on: fn(&dyn ProverBackend<E>, &Config, bool, &mut dyn FnMut(&CaseResult)) -> Summary,
     on_case: &mut dyn FnMut(&CaseResult),
-) -> Summary {
+) -> (Summary, bool) {
     let mut total = Summary {
         seed: config.seed,
         ..Summary::default()
     };
-    for probe in Bn254::probe(registration, options) {
+    let mut any_available = false;
+    for probe in probes {
         match probe {
             Probe::Available(backend) => {
-                total.absorb(run_bn254(&*backend, config, required, on_case))
+                any_available = true;
+                total.absorb(run_on(&*backend, config, required, on_case));
             }
             Probe::Unavailable { reason } => {
+                let outcome = if required {
+                    Outcome::Failed(format!(
+                        "required by CRUCIBLE_REQUIRE but unavailable: {reason}"
+                    ))
+                } else {
+                    Outcome::Skipped(format!("unavailable: {reason}"))
+                };
                 let case = CaseResult {
                     backend: registration.name.to_string(),
-                    name: "bn254/backend".into(),
-                    outcome: Outcome::Skipped(format!("unavailable: {reason}")),
+                    name: format!("{}backend", curve_prefix(E::CURVE)),
+                    outcome,
                     duration: Default::default(),
                 };
                 total.record(&case);
@@ -84,13 +96,14 @@ fn run_registered_bn254(
             }
         }
     }
-    total
+    (total, any_available)
 }
 
 /// Runs the suite on every registered backend whose name matches `which` (`all` for
-/// every one). Unavailable backends are skipped with their reason, and unsupported
-/// cases reported as unsupported, or both fail when the backend is listed in
-/// `required`.
+/// every one), on each curve of `config.curves`. Unavailable backends are skipped with
+/// their reason, and unsupported cases reported as unsupported, or both fail when the
+/// backend is listed in `required`. A backend with no device at all on BLS12-381 is
+/// not probed again on BN254: its one `backend` case says why.
 pub fn run_registered(
     which: &str,
     config: &Config,
@@ -105,51 +118,47 @@ pub fn run_registered(
     let mut seen = Vec::new();
     // `all` leaves out the backends run only when named (the template).
     let probed_all = if which == "all" {
-        probe_listed::<crucible_core::Bls12_381>(options)
+        probe_listed::<Bls12_381>(options)
     } else {
-        probe_all::<crucible_core::Bls12_381>(options)
+        probe_all::<Bls12_381>(options)
     };
     for probed in probed_all {
-        let name = probed.registration.name;
-        if which != "all" && which != name {
+        let registration = probed.registration;
+        if which != "all" && which != registration.name {
             continue;
         }
-        seen.push(name.to_string());
-        let is_required = required.iter().any(|r| r == name);
-        let mut any_available = false;
-        for probe in probed.probes {
-            match probe {
-                Probe::Available(backend) => {
-                    any_available = true;
-                    total.absorb(run_backend(&*backend, config, is_required, on_case))
+        seen.push(registration.name.to_string());
+        let is_required = required.iter().any(|r| r == registration.name);
+        let mut bls_probes = Some(probed.probes);
+        let mut bls_available = None;
+        for curve in &config.curves {
+            match curve {
+                Curve::Bls12_381 => {
+                    let probes = bls_probes.take().unwrap_or_default();
+                    let (summary, available) = run_probes(
+                        registration,
+                        probes,
+                        config,
+                        is_required,
+                        run_backend,
+                        on_case,
+                    );
+                    total.absorb(summary);
+                    bls_available = Some(available);
                 }
-                Probe::Unavailable { reason } => {
-                    let outcome = if is_required {
-                        Outcome::Failed(format!(
-                            "required by CRUCIBLE_REQUIRE but unavailable: {reason}"
-                        ))
-                    } else {
-                        Outcome::Skipped(format!("unavailable: {reason}"))
-                    };
-                    let case = CaseResult {
-                        backend: name.to_string(),
-                        name: "backend".into(),
-                        outcome,
-                        duration: Default::default(),
-                    };
-                    total.record(&case);
-                    on_case(&case);
+                Curve::Bn254 if bls_available != Some(false) => {
+                    let (summary, _) = run_probes(
+                        registration,
+                        Bn254::probe(registration, options),
+                        config,
+                        is_required,
+                        run_bn254,
+                        on_case,
+                    );
+                    total.absorb(summary);
                 }
+                Curve::Bn254 => {}
             }
-        }
-        if any_available {
-            total.absorb(run_registered_bn254(
-                probed.registration,
-                config,
-                is_required,
-                options,
-                on_case,
-            ));
         }
     }
     for r in required {

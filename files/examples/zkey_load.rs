@@ -3,7 +3,7 @@
 //!     cargo run --profile test -p crucible-files --example zkey_load -- write OUT.zkey LOG_DOMAIN WIRES [SEED]
 //!     cargo run --profile test -p crucible-files --example zkey_load -- read FILE.zkey [TIMES]
 //!
-//! The key written is `tests/support/big_zkey.rs`'s (one term per row, distinct
+//! The key written is `tests/files/big_zkey.rs`'s (one term per row, distinct
 //! points; not a setup). `read` prints each load's seconds and MB/s, the threads used
 //! (`RAYON_NUM_THREADS` sets them) and whether the subgroup checks ran: the first read
 //! of a key checks every point, later ones find its bytes among the keys that passed
@@ -17,7 +17,7 @@ use std::time::Instant;
 use crucible_files::validated_keys::ValidatedKeys;
 use crucible_files::{SubgroupChecks, Zkey};
 
-#[path = "../tests/support/big_zkey.rs"]
+#[path = "../tests/files/big_zkey.rs"]
 mod big_zkey;
 
 const USAGE: &str =

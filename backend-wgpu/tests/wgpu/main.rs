@@ -1,7 +1,7 @@
 //! The wgpu backend's tests, in one binary (each test binary links wgpu and arkworks
 //! anew). The tests run one at a time (`common::serial`): they share backends, whose
 //! shader pipelines are slow to compile on llvmpipe, and assert their budgets. The
-//! conformance suite runs on wgpu from `conformance/tests/registered.rs`, with every
+//! conformance suite runs on wgpu from `conformance/tests/conformance/registered.rs`, with every
 //! other registered backend (`CRUCIBLE_CONFORMANCE_BACKEND=wgpu` for wgpu alone).
 
 mod common;

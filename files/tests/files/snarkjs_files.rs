@@ -22,8 +22,7 @@ use crucible_files::{
 };
 use serde_json::Value;
 
-#[path = "support/bad_points.rs"]
-mod bad_points;
+use crate::bad_points;
 use bad_points::non_subgroup_g1_zkey_bytes;
 
 fn fixture(name: &str) -> PathBuf {

@@ -8,10 +8,8 @@ use std::path::Path;
 use crucible_files::validated_keys::ValidatedKeys;
 use crucible_files::{SubgroupChecks, Zkey};
 
-#[path = "support/bad_points.rs"]
-mod bad_points;
-#[path = "support/big_zkey.rs"]
-mod big_zkey;
+use crate::bad_points;
+use crate::big_zkey;
 
 use bad_points::{non_subgroup_g1_zkey_bytes, non_subgroup_g2_zkey_bytes};
 use big_zkey::{big_zkey, big_zkey_bytes};

@@ -18,8 +18,7 @@ use crucible_files::artifacts::{
 };
 use crucible_files::{read_witness_from, R1cs, Zkey};
 
-#[path = "support/big_zkey.rs"]
-mod big_zkey;
+use crate::big_zkey;
 
 /// No input of these small seeds should take near this long.
 const PER_INPUT: Duration = Duration::from_secs(10);

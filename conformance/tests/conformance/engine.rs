@@ -1,14 +1,12 @@
 //! The prover engine on the CPU backend: concurrency under a tight budget, fault
 //! injection, verification of every proof, bad input, and several devices.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::*;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use common::*;
 use crucible_backends::cpu::CpuBackend;
 use crucible_core::engine::{EngineConfig, Job, Prover};
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};

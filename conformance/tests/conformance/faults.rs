@@ -3,13 +3,11 @@
 //! outcome, no wrong proof is returned, no byte leaks, nothing hangs, and the engine
 //! keeps serving. Ends with a soak bounded in time.
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use crucible_core::engine::Prover;
 use crucible_core::fault::{FaultKind, FaultOp, FaultyBackend};
 use crucible_core::fixtures::key_cache::generate_key;

@@ -1,10 +1,8 @@
 //! Proving-key files: untrusted keys fully validated, and a cache that knows which key
 //! it holds, never hangs on what it finds in its place, and survives concurrent writers.
 
-mod common;
-
+use crate::common::*;
 use ark_serialize::CanonicalSerialize;
-use common::*;
 use crucible_core::fixtures::key_cache::{generate_key, KeySource};
 
 #[test]
