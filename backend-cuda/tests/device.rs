@@ -22,7 +22,7 @@ use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::registry::ProbeOptions;
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::{
-    BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
+    Bls12_381, BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
 };
 
 fn backend() -> Option<Arc<CudaBackend>> {
@@ -561,7 +561,9 @@ fn an_invalid_tuning_table_is_refused_with_its_key() {
         tuning: Arc::new(TuningFile::parse("[cuda]\nntt_tile_bits = 11\n", None).unwrap()),
         ..ProbeOptions::default()
     };
-    let err = CudaBackend::open(0, &options).err().expect("refused");
+    let err = CudaBackend::<Bls12_381>::open(0, &options)
+        .err()
+        .expect("refused");
     let err = err.to_string();
     assert!(
         err.contains("ntt_tile_bits") && err.contains("4 to 10"),
