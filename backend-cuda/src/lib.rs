@@ -1,10 +1,14 @@
-//! crucible-backend-cuda: NTT and MSM on NVIDIA GPUs.
+//! crucible-backend-cuda: NTT and MSM on NVIDIA GPUs, over BLS12-381 or BN254
+//! ([`CudaBackend<E>`](CudaBackend), [`CudaCurve`]): one pipeline, its sizes taken from
+//! the curve's fields (`field.rs`), its kernels compiled for the curve by one define
+//! (`programs.rs`).
 //!
 //! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
 //! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
 //! NVRTC to machine code for the device's own architecture at first use (and cached
 //! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
-//! sm_80 and sm_90. Every device byte comes from a [`Lease`]; release frees
+//! sm_80 and sm_90 (BLS12-381's programs only: BN254's compile at first use). Every
+//! device byte comes from a [`Lease`]; release frees
 //! stream-ordered, synchronizes, trims the memory pool, and only then returns the
 //! budget. Kernels run on one stream, host-to-device copies on a second (so staging
 //! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
@@ -61,7 +65,7 @@ use crucible_core::{
 };
 
 pub use error::CudaError;
-pub use field::CudaCurve;
+pub use field::{CudaCurve, CurveShape, DeviceElement, DeviceScalar};
 
 use device::Device;
 use field::{Group, Which};
@@ -131,7 +135,7 @@ impl DeviceSync for StreamSync {
 impl<E: CudaCurve> CudaBackend<E> {
     /// Opens CUDA device `ordinal` with a budget from `options`, to prove over `E`.
     pub fn open(ordinal: usize, options: &ProbeOptions) -> Result<CudaBackend<E>> {
-        #[allow(clippy::let_unit_value)]
+        // Evaluated per curve: a curve whose scalars are not the kernels' size fails to build.
         let () = E::SCALARS_FIT;
         if let Some(reason) = driver::missing_library() {
             return Err(Error::Unavailable {
