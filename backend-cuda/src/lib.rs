@@ -8,9 +8,8 @@
 //! NVRTC to machine code for the device's own architecture at first use (and cached
 //! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
 //! sm_80 and sm_90 (BLS12-381's programs only: BN254's compile at first use). Every
-//! device byte comes from a [`Lease`]; release frees
-//! stream-ordered, synchronizes, trims the memory pool, and only then returns the
-//! budget. Kernels run on one stream, host-to-device copies on a second (so staging
+//! device byte comes from a [`Lease`]; release frees stream-ordered, synchronizes,
+//! trims the memory pool, and only then returns the budget. Kernels run on one stream, host-to-device copies on a second (so staging
 //! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
 //! lease between operations, under their own plan items: the NTT tables of its domain
 //! (`ntt/`), and the last MSM's sort of its scalars, reused by the next MSM over the
@@ -448,6 +447,8 @@ impl<E: CudaCurve> ProverBackend<E> for CudaBackend<E> {
         Ok(Some(DeviceMemory { free, total }))
     }
 
+    // Fitted to BLS12-381 on the H200 and used for both curves: BN254's rates, on its
+    // smaller base field, are unmeasured.
     fn cost_model(&self) -> CostModel {
         cost::cost_model()
     }
