@@ -2,8 +2,9 @@
 //! device of those architectures never waits for the compiler (`src/embedded.rs`
 //! embeds what this writes; `src/programs.rs` is the layout both follow).
 //!
-//! Release builds compile BLS12-381's programs (the curve the backend proves; BN254's
-//! compile at first use) for sm_80 and sm_90 when libnvrtc loads
+//! Release builds compile BLS12-381's programs (the default curve; BN254's compile
+//! with NVRTC at first use, then come from the disk cache) for sm_80 and sm_90 when
+//! libnvrtc loads
 //! (`CRUCIBLE_NVRTC_LIB` names the file, else the loader's search path and the CUDA
 //! toolkit's folder are tried), and embed nothing, with the reason recorded, when it
 //! does not; other builds embed nothing. A program that fails to compile fails the

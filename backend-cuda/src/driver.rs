@@ -13,9 +13,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::sys as nvrtc;
 
 use crate::error::{CudaError, CudaResult};
-use crucible_core::{Fr, G1Affine, G2Affine};
-
-use crate::field::{FrArg, FrSeeds};
+use crate::field::{DeviceElement, DeviceScalar, FrArg, FrSeeds};
 
 // SAFETY: plain old data (u32 words, no padding, no pointers), and its layout is that
 // of ntt.cu's `struct FrArg { u32 words[8]; }`, which the kernels take by value.
@@ -295,138 +293,181 @@ pub fn host_unregister(ctx: &Arc<CudaContext>, start: usize) -> Result<(), Drive
     unsafe { cudarc::driver::sys::cuMemHostUnregister(start as *mut std::ffi::c_void) }.result()
 }
 
-/// Whether arkworks' `Fr` lies in memory exactly as the device's 8 little-endian u32
-/// words of its Montgomery form: 32 bytes, the u64 limbs in order (its type is not
-/// `repr(C)`, so this is checked on values, once, instead of assumed).
-fn fr_is_device_words() -> bool {
-    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SAME.get_or_init(|| {
-        use ark_ff::{Field, One};
-        if std::mem::size_of::<Fr>() != 32 || std::mem::align_of::<Fr>() < 4 {
-            return false;
-        }
-        let probe = [
-            Fr::from(0x0123_4567_89ab_cdefu64).square(),
-            -Fr::one(),
-            Fr::from(3u64).inverse().unwrap_or_default(),
-        ];
-        let mut words = [0u32; 24];
-        crate::field::fr_to_words(&probe, &mut words);
-        // SAFETY: Fr is 32 bytes (checked) of u64 limbs: no padding, every byte
-        // initialised, and its alignment (checked) suits u32 reads.
-        let raw = unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), 24) };
-        raw == words
-    })
+/// The answer of `check` for the type `T`, asked once per type: a static in a generic
+/// function is one for every type, so each type's answer is kept under its own id.
+fn once_per_type<T: 'static>(check: fn() -> bool) -> bool {
+    use std::any::TypeId;
+    use std::sync::{PoisonError, RwLock};
+    static ANSWERS: RwLock<Vec<(TypeId, bool)>> = RwLock::new(Vec::new());
+    let id = TypeId::of::<T>();
+    let known = |answers: &[(TypeId, bool)]| answers.iter().find(|(t, _)| *t == id).map(|a| a.1);
+    if let Some(same) = known(&ANSWERS.read().unwrap_or_else(PoisonError::into_inner)) {
+        return same;
+    }
+    let same = check();
+    let mut answers = ANSWERS.write().unwrap_or_else(PoisonError::into_inner);
+    if known(&answers).is_none() {
+        answers.push((id, same));
+    }
+    same
 }
 
-/// Whether arkworks' affine points of `A` lie in memory exactly as the device's
-/// words of them (field.rs): `A` is its coordinates' Montgomery limbs and nothing
-/// else (no flag, no padding: `size` bytes, as BLS12-381's points are in arkworks
-/// 0.6, whose identity is (0, 0) as the device's is), which `to_words` writes. Checked
-/// on values, once per type, instead of assumed: the type is not `repr(C)`.
-fn points_are_device_words<A: ark_ec::AffineRepr>(
-    size: usize,
-    to_words: fn(&[A], &mut [u32]),
-) -> bool {
-    use ark_ec::CurveGroup;
-    // The two coordinates alone fill the point's size: no room for padding or a flag.
-    let coordinates = 2 * std::mem::size_of::<A::BaseField>();
-    if std::mem::size_of::<A>() != size
-        || coordinates != size
-        || std::mem::align_of::<A>() < 4
+/// Whether values of `T` lie in memory exactly as the device's `T::WORDS` words of
+/// them (field.rs): `T::WORDS * 4` bytes, 4-byte aligned, little-endian, and `probe`'s
+/// values as `field::to_words` writes them. Checked on values, not assumed: arkworks'
+/// types are not `repr(C)`.
+fn is_device_words<T: DeviceElement>(probe: &[T]) -> bool {
+    let size = T::WORDS * 4;
+    if std::mem::size_of::<T>() != size
+        || std::mem::align_of::<T>() < 4
         || cfg!(target_endian = "big")
     {
         return false;
     }
-    let g = A::generator().into_group();
-    let mut probe: Vec<A> = (1..=4u64)
-        .map(|k| (g * A::ScalarField::from(k.wrapping_mul(0x9e37_79b9_7f4a_7c15))).into_affine())
-        .collect();
-    probe.push(A::zero());
-    let words = size / 4;
-    let mut want = vec![0u32; probe.len() * words];
-    to_words(&probe, &mut want);
-    // SAFETY: `A` is `size` bytes, which its two coordinates alone fill (checked): no
-    // padding, every byte an initialised limb byte, and its alignment (checked) suits
-    // u32 reads.
+    let mut want = vec![0u32; probe.len() * T::WORDS];
+    crate::field::to_words(probe, &mut want);
+    // SAFETY: `T` is exactly `T::WORDS` u32 words (checked), of limbs: every byte
+    // initialised (`T` has no padding where its size is its limbs' alone, which the
+    // callers check), and its alignment (checked) suits u32 reads.
     let raw =
-        unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), probe.len() * words) };
+        unsafe { std::slice::from_raw_parts(probe.as_ptr().cast::<u32>(), probe.len() * T::WORDS) };
     raw == want
 }
 
-/// `points` as the device's words, where points of `A` lie in memory as the device's
-/// `size` bytes of them ([`points_are_device_words`], checked once into `same`).
-fn points_device_words<'a, A: ark_ec::AffineRepr>(
-    points: &'a [A],
-    same: &std::sync::OnceLock<bool>,
-    size: usize,
-    to_words: fn(&[A], &mut [u32]),
-) -> Option<&'a [u32]> {
-    let same = *same.get_or_init(|| points_are_device_words::<A>(size, to_words));
-    // SAFETY: a point of `A` is exactly `size` bytes of initialised u32-aligned words
-    // without padding (checked), so the slice's bytes are initialised words, borrowed
-    // for as long as `points`.
+/// Whether arkworks' scalars of `F` lie in memory exactly as the device's 8
+/// little-endian u32 words of their Montgomery form: 32 bytes, the u64 limbs in order.
+fn scalars_are_device_words<F: DeviceScalar>() -> bool {
+    once_per_type::<F>(|| {
+        if std::mem::size_of::<F>() != F::WORDS * 4 {
+            return false;
+        }
+        let probe = [
+            F::from(0x0123_4567_89ab_cdefu64).square(),
+            -F::one(),
+            F::from(3u64).inverse().unwrap_or_default(),
+        ];
+        is_device_words(&probe)
+    })
+}
+
+/// Whether arkworks' affine points of `A` lie in memory exactly as the device's words
+/// of them (field.rs): `A` is its coordinates' Montgomery limbs and nothing else (no
+/// flag, no padding, as both curves' points are in arkworks 0.6, whose identity is
+/// (0, 0) as the device's is), which `field::to_words` writes.
+fn points_are_device_words<A: ark_ec::AffineRepr + DeviceElement>() -> bool {
+    once_per_type::<A>(|| {
+        use ark_ec::CurveGroup;
+        // The two coordinates alone fill the point's size: no room for padding or a flag.
+        if 2 * std::mem::size_of::<A::BaseField>() != A::WORDS * 4 {
+            return false;
+        }
+        let g = A::generator().into_group();
+        let mut probe: Vec<A> = (1..=4u64)
+            .map(|k| {
+                (g * A::ScalarField::from(k.wrapping_mul(0x9e37_79b9_7f4a_7c15))).into_affine()
+            })
+            .collect();
+        probe.push(A::zero());
+        is_device_words(&probe)
+    })
+}
+
+/// `values` as their words in memory, borrowed for as long as they are, where `same`
+/// (values of `T` lie in memory as the device's words of them).
+fn words_of<T: DeviceElement>(values: &[T], same: bool) -> Option<&[u32]> {
+    // SAFETY: a value of `T` is exactly `T::WORDS` initialised u32-aligned words
+    // without padding (`same`: checked), so the slice's bytes are initialised words,
+    // borrowed for as long as `values`.
     same.then(|| unsafe {
-        std::slice::from_raw_parts(
-            points.as_ptr().cast::<u32>(),
-            std::mem::size_of_val(points) / 4,
-        )
+        std::slice::from_raw_parts(values.as_ptr().cast::<u32>(), values.len() * T::WORDS)
     })
 }
 
-/// `points` as the device's words, where G1 points lie in memory as them: a copy of
-/// these words stages the points as they are.
-pub fn g1_device_words(points: &[G1Affine]) -> Option<&[u32]> {
-    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let size = crate::field::G1_WORDS * 4;
-    points_device_words(points, &SAME, size, crate::field::g1_to_words)
+/// `points` (G1 or G2 bases of either curve) as the device's words, where they lie in
+/// memory as them: a copy of these words stages the points as they are.
+pub fn point_device_words<A: ark_ec::AffineRepr + DeviceElement>(points: &[A]) -> Option<&[u32]> {
+    words_of(points, points_are_device_words::<A>())
 }
 
-/// As [`g1_device_words`], for G2 points.
-pub fn g2_device_words(points: &[G2Affine]) -> Option<&[u32]> {
-    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let size = crate::field::G2_WORDS * 4;
-    points_device_words(points, &SAME, size, crate::field::g2_to_words)
-}
-
-/// `scalars` as the device's words, where [`fr_is_device_words`]: a copy of these
+/// `scalars` as the device's words, where they lie in memory as them: a copy of these
 /// words to the device stages the scalars as they are.
-pub fn fr_device_words(scalars: &[Fr]) -> Option<&[u32]> {
-    // SAFETY: Fr is exactly 8 u32 words without padding (checked), so the slice's
-    // bytes are 8 len initialised words, borrowed for as long as `scalars`.
-    fr_is_device_words().then(|| unsafe {
-        std::slice::from_raw_parts(scalars.as_ptr().cast::<u32>(), scalars.len() * 8)
-    })
+pub fn fr_device_words<F: DeviceScalar>(scalars: &[F]) -> Option<&[u32]> {
+    words_of(scalars, scalars_are_device_words::<F>())
 }
 
-/// `scalars` as the device's words to be overwritten, where [`fr_is_device_words`]: a
-/// read-back of reduced Montgomery words into these leaves the scalars read.
-pub fn fr_device_words_mut(scalars: &mut [Fr]) -> Option<&mut [u32]> {
-    // SAFETY: as fr_device_words, borrowed exclusively; any u32 pattern is a valid
-    // u64 limb, and the device writes only reduced values (< r), Fr's own invariant.
-    fr_is_device_words().then(|| unsafe {
-        std::slice::from_raw_parts_mut(scalars.as_mut_ptr().cast::<u32>(), scalars.len() * 8)
+/// `scalars` as the device's words to be overwritten, where they lie in memory as
+/// them: a read-back of reduced Montgomery words into these leaves the scalars read.
+pub fn fr_device_words_mut<F: DeviceScalar>(scalars: &mut [F]) -> Option<&mut [u32]> {
+    // SAFETY: as `words_of`, borrowed exclusively; any u32 pattern is a valid u64
+    // limb, and the device writes only reduced values (< r), the scalars' own invariant.
+    scalars_are_device_words::<F>().then(|| unsafe {
+        std::slice::from_raw_parts_mut(scalars.as_mut_ptr().cast::<u32>(), scalars.len() * F::WORDS)
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ec::{AffineRepr, CurveGroup};
+    use ark_ff::UniformRand;
+    use ark_std::rand::{rngs::StdRng, SeedableRng};
+    use crucible_core::{ark_bls12_381, ark_bn254, Bls12_381, Bn254, PairingCurve};
+
+    fn scalars_in_memory<F: DeviceScalar + UniformRand>(rng: &mut StdRng, seed: u64) {
+        let mut v: Vec<F> = (0..33).map(|_| F::rand(rng)).collect();
+        let mut want = vec![0u32; 33 * 8];
+        crate::field::to_words(&v, &mut want);
+        assert_eq!(fr_device_words(&v), Some(&want[..]), "seed {seed}");
+        let back: Vec<F> = v.iter().rev().copied().collect();
+        let mut rev = vec![0u32; 33 * 8];
+        crate::field::to_words(&back, &mut rev);
+        fr_device_words_mut(&mut v).unwrap().copy_from_slice(&rev);
+        assert_eq!(v, back, "seed {seed}");
+        assert_eq!(fr_device_words::<F>(&[]), Some(&[][..]));
+    }
 
     #[test]
     fn arkworks_scalars_are_the_device_words_in_memory() {
-        use ark_ff::UniformRand;
-        use ark_std::rand::{rngs::StdRng, SeedableRng};
-        let mut rng = StdRng::seed_from_u64(9);
-        let mut v: Vec<Fr> = (0..33).map(|_| Fr::rand(&mut rng)).collect();
-        let mut want = vec![0u32; 33 * 8];
-        crate::field::fr_to_words(&v, &mut want);
-        assert_eq!(fr_device_words(&v), Some(&want[..]));
-        let back: Vec<Fr> = v.iter().rev().copied().collect();
-        let mut rev = vec![0u32; 33 * 8];
-        crate::field::fr_to_words(&back, &mut rev);
-        fr_device_words_mut(&mut v).unwrap().copy_from_slice(&rev);
-        assert_eq!(v, back);
-        assert_eq!(fr_device_words(&[]), Some(&[][..]));
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        scalars_in_memory::<ark_bls12_381::Fr>(&mut rng, seed);
+        scalars_in_memory::<ark_bn254::Fr>(&mut rng, seed);
+    }
+
+    fn points_in_memory<A: AffineRepr + DeviceElement>(rng: &mut StdRng, seed: u64) {
+        let mut points: Vec<A> = (0..17).map(|_| A::Group::rand(rng).into_affine()).collect();
+        points.insert(3, A::zero());
+        let mut want = vec![0u32; points.len() * A::WORDS];
+        crate::field::to_words(&points, &mut want);
+        assert_eq!(point_device_words(&points), Some(&want[..]), "seed {seed}");
+    }
+
+    /// Both curves' G1 and G2 points lie as the device's words, each type checked on
+    /// its own (a check of one never stands for another's).
+    #[test]
+    fn arkworks_points_of_both_curves_are_the_device_words_in_memory() {
+        fn curve<E: PairingCurve>(rng: &mut StdRng, seed: u64)
+        where
+            E::G1Affine: DeviceElement,
+            E::G2Affine: DeviceElement,
+        {
+            points_in_memory::<E::G1Affine>(rng, seed);
+            points_in_memory::<E::G2Affine>(rng, seed);
+        }
+        let seed = crucible_core::run_seed::run_seed();
+        let mut rng = StdRng::seed_from_u64(seed);
+        curve::<Bls12_381>(&mut rng, seed);
+        curve::<Bn254>(&mut rng, seed);
+    }
+
+    /// Each type gets its own answer: a type that is not its words in memory (u64
+    /// pairs, say) is refused while another is accepted.
+    #[test]
+    fn each_type_is_asked_once_and_answered_alone() {
+        assert!(once_per_type::<u8>(|| true));
+        assert!(!once_per_type::<u16>(|| false));
+        // Asked again, the kept answers, not the new checks.
+        assert!(once_per_type::<u8>(|| false));
+        assert!(!once_per_type::<u16>(|| true));
     }
 }

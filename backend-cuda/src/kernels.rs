@@ -398,6 +398,39 @@ mod tests {
         }
     }
 
+    /// A backend builds its curve's programs, picked by its `PairingCurve::CURVE`:
+    /// BLS12-381's names and options as they were (no curve define), BN254's with its
+    /// define and suffix, their own cache files, and no CUBIN of the binary (release
+    /// builds embed BLS12-381's alone; a BN254 program's name never matches one).
+    #[test]
+    fn each_curve_builds_its_own_programs() {
+        use crucible_core::{Bls12_381, Bn254, PairingCurve};
+        let dir = PathBuf::from("cache");
+        let arch = (9, 0);
+        let bls = jobs(arch, Bls12_381::CURVE.into(), "v", Some(&dir));
+        let bn = jobs(arch, Bn254::CURVE.into(), "v", Some(&dir));
+        assert_eq!(KernelCurve::from(Bn254::CURVE), KernelCurve::Bn254);
+        assert_eq!(KernelCurve::from(Bls12_381::CURVE), KernelCurve::Bls12_381);
+        assert_eq!(bls.len(), bn.len());
+        for (b, n) in bls.iter().zip(&bn) {
+            assert_eq!(n.program.name, format!("{}-bn254", b.program.name));
+            let mut want = crate::programs::base_options(arch);
+            want.extend(b.program.defines.iter().cloned());
+            assert_eq!(b.options, want, "{}", b.program.name);
+            assert!(!b.options.iter().any(|o| o.starts_with("-DCRU_CURVE")));
+            assert_eq!(n.options[..2], b.options[..2]);
+            assert_eq!(n.options[2], "-DCRU_CURVE_BN254");
+            assert_eq!(n.options[3..], b.options[2..]);
+            assert_ne!(b.path, n.path, "{}", b.program.name);
+            assert!(n.embedded.is_none(), "{}", n.program.name);
+        }
+        for bn_job in &bn {
+            assert!(!embedded::table()
+                .iter()
+                .any(|e| e.program == bn_job.program.name));
+        }
+    }
+
     #[test]
     fn the_report_names_every_program_and_the_wall_time() {
         let report = CompileReport {

@@ -25,7 +25,7 @@ use cudarc::driver::{
 
 use crate::driver;
 use crate::error::{CudaError, CudaResult};
-use crate::field::{FrArg, FrSeeds, Group};
+use crate::field::{FrArg, FrSeeds, Group, Which};
 use crate::kernels;
 
 /// The element types of device arrays, as the kernels' C names them.
@@ -253,18 +253,23 @@ trait Selector: Copy + 'static {
     fn tag(self) -> String;
 }
 
+// Either curve's group picks the same instance: the curve is the program's (its
+// define), never the kernel's name.
 impl Selector for Group {
     #[cfg(test)]
-    const VALUES: &'static [Group] = &[Group::G1, Group::G2];
+    const VALUES: &'static [Group] = &[
+        crate::field::test_groups::BLS_G1,
+        crate::field::test_groups::BLS_G2,
+    ];
     fn index(self) -> usize {
-        match self {
-            Group::G1 => 0,
-            Group::G2 => 1,
+        match self.which {
+            Which::G1 => 0,
+            Which::G2 => 1,
         }
     }
     #[cfg(test)]
     fn tag(self) -> String {
-        format!("{self:?}").to_lowercase()
+        format!("{:?}", self.which).to_lowercase()
     }
 }
 
@@ -773,6 +778,11 @@ mod tests {
             }
         }
         assert_eq!(TileElems::Four.tag(), "_e4");
+        // BN254's groups pick what BLS12-381's do: the curve is the program's define.
+        use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
+        assert_eq!((BN_G1.index(), BN_G1.tag()), (BLS_G1.index(), BLS_G1.tag()));
+        assert_eq!((BN_G2.index(), BN_G2.tag()), (BLS_G2.index(), BLS_G2.tag()));
+        assert_ne!(BLS_G1.index(), BLS_G2.index());
         assert_eq!(TileElems::Warp.tag(), "_w");
     }
 }

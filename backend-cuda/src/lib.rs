@@ -1,12 +1,15 @@
-//! crucible-backend-cuda: NTT and MSM on NVIDIA GPUs.
+//! crucible-backend-cuda: NTT and MSM on NVIDIA GPUs, over BLS12-381 or BN254
+//! ([`CudaBackend<E>`](CudaBackend), [`CudaCurve`]): one pipeline, its sizes taken from
+//! the curve's fields (`field.rs`), its kernels compiled for the curve by one define
+//! (`programs.rs`).
 //!
 //! cudarc with dynamic loading (builds with no CUDA installed; a missing driver is
 //! reported as unavailable, never a panic), kernels in `kernels/*.cu` compiled with
 //! NVRTC to machine code for the device's own architecture at first use (and cached
 //! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
-//! sm_80 and sm_90. Every device byte comes from a [`Lease`]; release frees
-//! stream-ordered, synchronizes, trims the memory pool, and only then returns the
-//! budget. Kernels run on one stream, host-to-device copies on a second (so staging
+//! sm_80 and sm_90 (BLS12-381's programs only: BN254's compile at first use). Every
+//! device byte comes from a [`Lease`]; release frees stream-ordered, synchronizes,
+//! trims the memory pool, and only then returns the budget. Kernels run on one stream, host-to-device copies on a second (so staging
 //! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
 //! lease between operations, under their own plan items: the NTT tables of its domain
 //! (`ntt/`), and the last MSM's sort of its scalars, reused by the next MSM over the
@@ -48,29 +51,32 @@ mod sparse_product;
 mod staging;
 mod tuning;
 
+use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use crucible_core::curve::Curve;
 use crucible_core::registry::{BackendRegistration, Probe, ProbeOptions};
 use crucible_core::{
-    BackendInfo, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker, DeviceMemory,
-    DeviceSync, Domain, ElementKind, Error, Fr, G1Affine, G1Buf, G1Projective, G2Affine, G2Buf,
-    G2Projective, HostPin, IndexBuf, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey,
-    ProverBackend, Result, ScalarBuf, ScratchNeed, SparseMatrixBufs,
+    BackendInfo, Bls12_381, Bn254, BufferId, BufferUse, CostModel, DeviceBudget, DeviceMarker,
+    DeviceMemory, DeviceSync, Domain, ElementKind, Error, G1Buf, G2Buf, HostPin, IndexBuf, Lease,
+    MemoryPlan, MsmSpan, NttKind, PinnedScalars, PlanKey, ProverBackend, Result, ScalarBuf,
+    ScratchNeed, SparseMatrixBufs,
 };
 
 pub use error::CudaError;
+pub use field::{CudaCurve, CurveShape, DeviceElement, DeviceScalar};
 
 use device::Device;
-use field::Group;
+use field::{Group, Which};
 use launch::Kernels;
 use memory::{CudaBuffer, DeviceWords};
 use msm::BasesBuffer;
 use tuning::CudaTuning;
 
-/// The CUDA backend for one device.
-pub struct CudaBackend {
+/// The CUDA backend for one device, proving over the curve `E` (BLS12-381 unless named;
+/// BN254 too, [`CudaCurve`]): its kernels are compiled for `E`, and every size follows
+/// from `E`'s fields. One pipeline serves both curves.
+pub struct CudaBackend<E = Bls12_381> {
     device: Device,
     budget: Arc<DeviceBudget>,
     kernels: OnceLock<std::result::Result<Kernels, String>>,
@@ -84,6 +90,8 @@ pub struct CudaBackend {
     sorts: msm::SortReuse,
     /// The caller's host memory pinned through this backend, copied without staging.
     pins: pinned::Pins,
+    /// The curve: its kernels and its element sizes.
+    curve: PhantomData<fn() -> E>,
 }
 
 /// A timing event recorded on the compute stream.
@@ -123,9 +131,11 @@ impl DeviceSync for StreamSync {
     }
 }
 
-impl CudaBackend {
-    /// Opens CUDA device `ordinal` with a budget from `options`.
-    pub fn open(ordinal: usize, options: &ProbeOptions) -> Result<CudaBackend> {
+impl<E: CudaCurve> CudaBackend<E> {
+    /// Opens CUDA device `ordinal` with a budget from `options`, to prove over `E`.
+    pub fn open(ordinal: usize, options: &ProbeOptions) -> Result<CudaBackend<E>> {
+        // Evaluated per curve: a curve whose scalars are not the kernels' size fails to build.
+        let () = E::SCALARS_FIT;
         if let Some(reason) = driver::missing_library() {
             return Err(Error::Unavailable {
                 backend: "cuda".into(),
@@ -148,7 +158,13 @@ impl CudaBackend {
             tuning,
             sorts: msm::SortReuse::default(),
             pins: pinned::Pins::default(),
+            curve: PhantomData,
         })
+    }
+
+    /// `which` of the curve's groups, with the curve's sizes.
+    fn group(which: Which) -> Group {
+        Group::new(which, E::SHAPE)
     }
 
     /// How NVRTC compiled the kernels (each program, and the wall time), once they are.
@@ -176,13 +192,13 @@ impl CudaBackend {
             .transpose()
     }
 
-    /// The kernels, compiled on first use (NVRTC, for this device's architecture); the
-    /// compile's report is logged (`RUST_LOG=crucible_backend_cuda=info` shows it).
+    /// The kernels of the curve, compiled on first use (NVRTC, for this device's
+    /// architecture); the compile's report is logged (`RUST_LOG=crucible_backend_cuda=info`
+    /// shows it).
     fn kernels(&self) -> Result<&Kernels> {
         self.kernels
             .get_or_init(|| {
-                // BLS12-381's kernels: the element layout (field.rs) is that curve's.
-                let kernels = Kernels::load(&self.device.ctx, self.device.arch, Curve::Bls12_381)
+                let kernels = Kernels::load(&self.device.ctx, self.device.arch, E::CURVE)
                     .map_err(|e| e.to_string())?;
                 tracing::info!("{}: {}", self.device.info.label(), kernels.report);
                 Ok(kernels)
@@ -228,8 +244,8 @@ impl CudaBackend {
     fn planes_for(&self, kind: ElementKind, len: usize, usage: BufferUse) -> Option<msm::Planes> {
         let group = match (kind, usage) {
             (_, BufferUse::Plain) | (ElementKind::Scalar | ElementKind::Index, _) => return None,
-            (ElementKind::G1, BufferUse::Resident) => Group::G1,
-            (ElementKind::G2, BufferUse::Resident) => Group::G2,
+            (ElementKind::G1, BufferUse::Resident) => Self::group(Which::G1),
+            (ElementKind::G2, BufferUse::Resident) => Self::group(Which::G2),
         };
         msm::planes_for(len, group, self.budget.capacity(), &self.tuning)
     }
@@ -298,11 +314,16 @@ impl CudaBackend {
     /// Copies `src` to the front of scalar buffer `id`: pinned scalars in one copy,
     /// straight from the caller's memory; the rest through the staging buffers,
     /// converted on every core.
-    fn upload_scalars(&self, lease: &mut Lease, id: BufferId, src: &[Fr]) -> Result<()> {
+    fn upload_scalars(
+        &self,
+        lease: &mut Lease,
+        id: BufferId,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         match self.pins.words(src) {
             Some(words) => pinned::upload::<CudaBuffer>(&self.device.copy, lease, id, words),
             None => self.upload::<CudaBuffer>(lease, id, src.len(), field::FR_WORDS, |r, w| {
-                field::fr_to_words(&src[r], w)
+                field::to_words(&src[r], w)
             }),
         }
     }
@@ -323,7 +344,8 @@ impl CudaBackend {
     }
 }
 
-fn probe(options: &ProbeOptions) -> Vec<Probe> {
+/// The devices proving over `E`: one backend per device, or why there are none.
+fn probe<E: CudaCurve>(options: &ProbeOptions) -> Vec<Probe<E>> {
     if let Some(reason) = driver::missing_library() {
         return vec![Probe::Unavailable {
             reason: reason.into(),
@@ -343,7 +365,7 @@ fn probe(options: &ProbeOptions) -> Vec<Probe> {
         }
     };
     (0..count)
-        .map(|i| match CudaBackend::open(i, options) {
+        .map(|i| match CudaBackend::<E>::open(i, options) {
             Ok(b) => Probe::Available(Arc::new(b)),
             Err(e) => Probe::Unavailable {
                 reason: format!("device {i}: {e}"),
@@ -356,12 +378,12 @@ inventory::submit! {
     BackendRegistration {
         name: "cuda",
         description: "NVIDIA GPUs through CUDA (cudarc, NVRTC)",
-        probe,
-        probe_bn254: |_| crucible_core::registry::bn254_not_built("cuda"),
+        probe: probe::<Bls12_381>,
+        probe_bn254: probe::<Bn254>,
     }
 }
 
-impl ProverBackend for CudaBackend {
+impl<E: CudaCurve> ProverBackend<E> for CudaBackend<E> {
     fn info(&self) -> &BackendInfo {
         &self.device.info
     }
@@ -398,7 +420,7 @@ impl ProverBackend for CudaBackend {
     }
 
     fn element_bytes(&self, kind: ElementKind) -> u64 {
-        field::element_bytes(kind)
+        E::SHAPE.element_bytes(kind)
     }
 
     // Zero-length buffers still take one word on the device; resident bases take
@@ -408,14 +430,14 @@ impl ProverBackend for CudaBackend {
             Ok(4)
         } else {
             let planes = self.planes_for(kind, len, usage);
-            memory::buffer_bytes(kind, len, msm::copies(planes))
+            memory::buffer_bytes(E::SHAPE.element_bytes(kind), len, msm::copies(planes))
         }
     }
 
     // Every program compiles (or loads from the binary or the disk cache) at once, on
     // the first use of any kernel: beside the key's staging rather than in its first
     // proof.
-    fn warm_up(&self, domain: &Domain) -> Result<()> {
+    fn warm_up(&self, domain: &Domain<E::ScalarField>) -> Result<()> {
         let _ = domain;
         self.kernels().map(|_| ())
     }
@@ -425,21 +447,25 @@ impl ProverBackend for CudaBackend {
         Ok(Some(DeviceMemory { free, total }))
     }
 
+    // Fitted to BLS12-381 on the H200 and used for both curves: BN254's rates, on its
+    // smaller base field, are unmeasured.
     fn cost_model(&self) -> CostModel {
         cost::cost_model()
     }
 
-    fn scratch_plan(&self, need: &ScratchNeed) -> MemoryPlan {
+    fn scratch_plan(&self, need: &ScratchNeed<E::ScalarField>) -> MemoryPlan {
         let mut plan = MemoryPlan::new("cuda scratch");
         if let Some(domain) = &need.ntt {
             ntt::scratch_plan(domain, &mut plan);
         }
         let capacity = self.budget.capacity();
         if need.msm_g1 > 0 {
-            msm::scratch_plan(Group::G1, need.msm_g1, capacity, &self.tuning, &mut plan);
+            let g1 = Self::group(Which::G1);
+            msm::scratch_plan(g1, need.msm_g1, capacity, &self.tuning, &mut plan);
         }
         if need.msm_g2 > 0 {
-            msm::scratch_plan(Group::G2, need.msm_g2, capacity, &self.tuning, &mut plan);
+            let g2 = Self::group(Which::G2);
+            msm::scratch_plan(g2, need.msm_g2, capacity, &self.tuning, &mut plan);
         }
         plan
     }
@@ -455,28 +481,37 @@ impl ProverBackend for CudaBackend {
         self.sorts.scalars_written();
         let group = match kind {
             ElementKind::Scalar | ElementKind::Index => {
-                return memory::alloc(self.stream(), lease, key, kind, len)
+                let bytes = E::SHAPE.element_bytes(kind);
+                return memory::alloc(self.stream(), lease, key, bytes, len);
             }
-            ElementKind::G1 => Group::G1,
-            ElementKind::G2 => Group::G2,
+            ElementKind::G1 => Self::group(Which::G1),
+            ElementKind::G2 => Self::group(Which::G2),
         };
         let planes = self.planes_for(kind, len, usage);
         msm::alloc_bases(self.stream(), lease, key, group, len, planes)
     }
 
-    fn pin_scalars<'a>(&self, scalars: &'a mut [Fr]) -> Result<PinnedScalars<'a>> {
+    fn pin_scalars<'a>(
+        &self,
+        scalars: &'a mut [E::ScalarField],
+    ) -> Result<PinnedScalars<'a, E::ScalarField>> {
         self.pins.pin(&self.device.ctx, scalars)
     }
 
-    fn pin_g1_bases(&self, bases: &[G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
-        pinned_bases::pin(&self.device.ctx, driver::g1_device_words(bases))
+    fn pin_g1_bases(&self, bases: &[E::G1Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        pinned_bases::pin(&self.device.ctx, driver::point_device_words(bases))
     }
 
-    fn pin_g2_bases(&self, bases: &[G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
-        pinned_bases::pin(&self.device.ctx, driver::g2_device_words(bases))
+    fn pin_g2_bases(&self, bases: &[E::G2Affine]) -> Result<Option<Box<dyn HostPin>>> {
+        pinned_bases::pin(&self.device.ctx, driver::point_device_words(bases))
     }
 
-    fn stage_scalars(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         crucible_core::check_front("scalars", src.len(), dst.len())?;
         self.sorts.scalars_written();
         self.upload_scalars(lease, dst.id(), src)
@@ -484,7 +519,12 @@ impl ProverBackend for CudaBackend {
 
     // The live rows are copied, the zero tail is set on the device (a 2^20-constraint
     // proof's domain vectors are 2^21 long, half of them zero).
-    fn stage_scalars_padded(&self, lease: &mut Lease, dst: ScalarBuf, src: &[Fr]) -> Result<()> {
+    fn stage_scalars_padded(
+        &self,
+        lease: &mut Lease,
+        dst: ScalarBuf,
+        src: &[E::ScalarField],
+    ) -> Result<()> {
         crucible_core::check_padded(src, dst)?;
         self.sorts.scalars_written();
         self.upload_scalars(lease, dst.id(), src)?;
@@ -496,25 +536,25 @@ impl ProverBackend for CudaBackend {
         )
     }
 
-    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[G1Affine]) -> Result<()> {
-        let words = driver::g1_device_words(src);
+    fn stage_g1(&self, lease: &mut Lease, dst: G1Buf, src: &[E::G1Affine]) -> Result<()> {
+        let words = driver::point_device_words(src);
         self.stage_bases(
-            Group::G1,
+            Self::group(Which::G1),
             lease,
             (dst.id(), src.len(), dst.len()),
             words,
-            |r, w| field::g1_to_words(&src[r], w),
+            |r, w| field::to_words(&src[r], w),
         )
     }
 
-    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[G2Affine]) -> Result<()> {
-        let words = driver::g2_device_words(src);
+    fn stage_g2(&self, lease: &mut Lease, dst: G2Buf, src: &[E::G2Affine]) -> Result<()> {
+        let words = driver::point_device_words(src);
         self.stage_bases(
-            Group::G2,
+            Self::group(Which::G2),
             lease,
             (dst.id(), src.len(), dst.len()),
             words,
-            |r, w| field::g2_to_words(&src[r], w),
+            |r, w| field::to_words(&src[r], w),
         )
     }
 
@@ -553,24 +593,37 @@ impl ProverBackend for CudaBackend {
 
     // Through the pinned read-back buffers, converted on every core while the next
     // chunk is copied.
-    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<Fr>> {
+    fn read_scalars(&self, lease: &Lease, src: ScalarBuf) -> Result<Vec<E::ScalarField>> {
         let mut out = Vec::with_capacity(src.len());
-        self.read_chunks(lease, src, |_, words| field::extend_fr(&mut out, words))?;
+        self.read_chunks(lease, src, |_, words| {
+            field::extend_from_words(&mut out, words)
+        })?;
         Ok(out)
     }
 
     // As read_scalars, each chunk converted straight into its place in `dst`.
-    fn read_scalars_into(&self, lease: &Lease, src: ScalarBuf, dst: &mut [Fr]) -> Result<()> {
+    fn read_scalars_into(
+        &self,
+        lease: &Lease,
+        src: ScalarBuf,
+        dst: &mut [E::ScalarField],
+    ) -> Result<()> {
         crucible_core::check_read_len(src, dst)?;
         if let Some(words) = self.pins.words_mut(dst) {
             return pinned::download(self.stream(), lease, src.id(), words);
         }
         self.read_chunks(lease, src, |range, words| {
-            field::words_into_fr(&mut dst[range], words)
+            field::words_into(&mut dst[range], words)
         })
     }
 
-    fn ntt(&self, lease: &mut Lease, buf: ScalarBuf, domain: &Domain, kind: NttKind) -> Result<()> {
+    fn ntt(
+        &self,
+        lease: &mut Lease,
+        buf: ScalarBuf,
+        domain: &Domain<E::ScalarField>,
+        kind: NttKind,
+    ) -> Result<()> {
         self.sorts.scalars_written();
         ntt::ntt(
             self.stream(),
@@ -593,43 +646,21 @@ impl ProverBackend for CudaBackend {
         lease: &mut Lease,
         dst: ScalarBuf,
         rhs: ScalarBuf,
-        k: Fr,
+        k: E::ScalarField,
     ) -> Result<()> {
         self.sorts.scalars_written();
         pointwise::sub_mul_assign(self.stream(), self.kernels()?, lease, dst, rhs, k)
     }
 
-    fn msm_g1(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G1Buf>,
-    ) -> Result<G1Projective> {
-        let sums = self.window_sums(
-            Group::G1,
-            work,
-            bases,
-            span.bases.id(),
-            span.bases.len(),
-            &span,
-        )?;
-        Ok(sums.combine(field::G1_XYZZ_WORDS, field::xyzz_words_to_g1))
+    fn msm_g1(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G1Buf>) -> Result<E::G1> {
+        let g1 = Self::group(Which::G1);
+        let sums = self.window_sums(g1, work, bases, span.bases.id(), span.bases.len(), &span)?;
+        Ok(sums.combine(g1.xyzz_words(), field::xyzz_words_to_point::<E::G1Config>))
     }
 
-    fn msm_g2(
-        &self,
-        work: &mut Lease,
-        bases: &Lease,
-        span: MsmSpan<G2Buf>,
-    ) -> Result<G2Projective> {
-        let sums = self.window_sums(
-            Group::G2,
-            work,
-            bases,
-            span.bases.id(),
-            span.bases.len(),
-            &span,
-        )?;
-        Ok(sums.combine(field::G2_XYZZ_WORDS, field::xyzz_words_to_g2))
+    fn msm_g2(&self, work: &mut Lease, bases: &Lease, span: MsmSpan<G2Buf>) -> Result<E::G2> {
+        let g2 = Self::group(Which::G2);
+        let sums = self.window_sums(g2, work, bases, span.bases.id(), span.bases.len(), &span)?;
+        Ok(sums.combine(g2.xyzz_words(), field::xyzz_words_to_point::<E::G2Config>))
     }
 }

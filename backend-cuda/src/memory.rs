@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use crucible_core::{
-    plain_bytes, BufferId, DeviceAllocation, ElementKind, Error, Lease, PlanKey, Result,
-};
+use crucible_core::{plain_bytes, BufferId, DeviceAllocation, Error, Lease, PlanKey, Result};
 
 use cudarc::driver::{CudaSlice, CudaStream, DriverError};
 
@@ -95,23 +93,24 @@ fn alloc_words_cleared(
     })
 }
 
-/// Bytes of a buffer of `copies` times `len` elements of `kind` (bases with window
-/// planes hold several copies of their points), or an error naming the overflow.
-pub fn buffer_bytes(kind: ElementKind, len: usize, copies: u32) -> Result<u64> {
-    plain_bytes(crate::field::element_bytes(kind), len)?
+/// Bytes of a buffer of `copies` times `len` elements of `element_bytes` each (bases
+/// with window planes hold several copies of their points), or an error naming the
+/// overflow.
+pub fn buffer_bytes(element_bytes: u64, len: usize, copies: u32) -> Result<u64> {
+    plain_bytes(element_bytes, len)?
         .checked_mul(u64::from(copies))
         .ok_or_else(|| Error::InvalidInput(format!("{len} bases with {copies} planes overflow")))
 }
 
-/// Allocates `len` zeroed elements of `kind` from plan item `item`.
+/// Allocates `len` zeroed elements of `element_bytes` each from plan item `item`.
 pub fn alloc(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
     item: PlanKey,
-    kind: ElementKind,
+    element_bytes: u64,
     len: usize,
 ) -> Result<BufferId> {
-    let bytes = buffer_bytes(kind, len, 1)?.max(4);
+    let bytes = buffer_bytes(element_bytes, len, 1)?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
         Ok(CudaBuffer {

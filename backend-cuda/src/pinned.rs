@@ -8,11 +8,12 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crucible_core::{BufferId, Error, Fr, HostPin, Lease, PinnedScalars, Result};
+use crucible_core::{BufferId, Error, HostPin, Lease, PinnedScalars, Result};
 use cudarc::driver::{sys::CUresult, CudaContext, CudaStream};
 
 use crate::driver;
 use crate::error::CudaError;
+use crate::field::DeviceScalar;
 use crate::memory::{CudaBuffer, DeviceWords};
 
 /// The host ranges (addresses) pinned through one backend, each until its pin drops.
@@ -26,11 +27,11 @@ impl Pins {
     /// device cannot take as they lie in memory (`driver::fr_device_words`), none at
     /// all, or memory pinned already (by this process elsewhere) stay unpinned: their
     /// copies go through the staging buffers.
-    pub fn pin<'a>(
+    pub fn pin<'a, F: DeviceScalar>(
         &self,
         ctx: &Arc<CudaContext>,
-        scalars: &'a mut [Fr],
-    ) -> Result<PinnedScalars<'a>> {
+        scalars: &'a mut [F],
+    ) -> Result<PinnedScalars<'a, F>> {
         let Some(words) = driver::fr_device_words(scalars) else {
             return Ok(PinnedScalars::unpinned(scalars));
         };
@@ -56,14 +57,14 @@ impl Pins {
     }
 
     /// `scalars`' device words when the whole of them lies in one pinned range.
-    pub fn words<'s>(&self, scalars: &'s [Fr]) -> Option<&'s [u32]> {
+    pub fn words<'s, F: DeviceScalar>(&self, scalars: &'s [F]) -> Option<&'s [u32]> {
         let words = driver::fr_device_words(scalars)?;
         self.covers(words.as_ptr() as usize, std::mem::size_of_val(words))
             .then_some(words)
     }
 
     /// As [`Pins::words`], to be overwritten by a read-back.
-    pub fn words_mut<'s>(&self, scalars: &'s mut [Fr]) -> Option<&'s mut [u32]> {
+    pub fn words_mut<'s, F: DeviceScalar>(&self, scalars: &'s mut [F]) -> Option<&'s mut [u32]> {
         let words = driver::fr_device_words_mut(scalars)?;
         self.covers(words.as_ptr() as usize, std::mem::size_of_val(words))
             .then_some(words)

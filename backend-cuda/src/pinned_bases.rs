@@ -4,8 +4,9 @@
 //! A streamed query is restaged for every proof. Through the staging buffers
 //! (`staging.rs`) every point is converted on the host, on every core, for every
 //! proof, beside the synthesis that needs those cores, and copied twice. But
-//! arkworks' BLS12-381 points are their coordinates' Montgomery limbs and nothing else,
-//! which are the device's words (checked on values, `driver::g1_device_words`), so a
+//! arkworks' points (BLS12-381's and BN254's) are their coordinates' Montgomery limbs
+//! and nothing else, which are the device's words (checked on values, per type,
+//! `driver::point_device_words`), so a
 //! pinned key is copied as it lies, one DMA per chunk at the link's speed, with no
 //! host work per point.
 //!
@@ -185,7 +186,7 @@ fn range_of(words: &[u32]) -> Range<usize> {
 }
 
 /// Pins the host memory of bases, given as their device words (`None` where this
-/// build's points are not the device's words: `driver::g1_device_words`), for every
+/// build's points are not the device's words: `driver::point_device_words`), for every
 /// context's copies, or joins the pin that another device (or another staging of the
 /// same key) made of the same memory; copies read it straight once it is registered
 /// (in the background). `None`: nothing pinned (no such words, none at all, or memory
@@ -264,9 +265,9 @@ mod tests {
             .collect();
         g1.push(G1Projective::generator().into_affine());
         g1.insert(3, G1Affine::identity());
-        let mut want = vec![0u32; g1.len() * crate::field::G1_WORDS];
-        crate::field::g1_to_words(&g1, &mut want);
-        assert_eq!(driver::g1_device_words(&g1), Some(&want[..]));
+        let mut want = vec![0u32; g1.len() * 24];
+        crate::field::to_words(&g1, &mut want);
+        assert_eq!(driver::point_device_words(&g1), Some(&want[..]));
         let g2: Vec<G2Affine> = (0..9)
             .map(|i| {
                 if i == 4 {
@@ -276,9 +277,9 @@ mod tests {
                 }
             })
             .collect();
-        let mut want = vec![0u32; g2.len() * crate::field::G2_WORDS];
-        crate::field::g2_to_words(&g2, &mut want);
-        assert_eq!(driver::g2_device_words(&g2), Some(&want[..]));
+        let mut want = vec![0u32; g2.len() * 48];
+        crate::field::to_words(&g2, &mut want);
+        assert_eq!(driver::point_device_words(&g2), Some(&want[..]));
     }
 
     /// Counts registrations and undoings; each registration waits for a go.
@@ -390,7 +391,7 @@ mod tests {
     fn memory_nobody_pinned_is_not_covered() {
         use crucible_core::G1Affine;
         let points = vec![G1Affine::identity(); 4];
-        let words = driver::g1_device_words(&points).unwrap();
+        let words = driver::point_device_words(&points).unwrap();
         assert!(!covered(words));
         assert!(!covered(&[]));
     }

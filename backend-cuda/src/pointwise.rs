@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crucible_core::{Fr, Lease, Result, ScalarBuf};
+use crucible_core::{Lease, Result, ScalarBuf};
 use cudarc::driver::CudaStream;
 
-use crate::field::FrArg;
+use crate::field::{DeviceScalar, FrArg};
 use crate::launch::{self, grid_1d, Dev, Kernels};
 use crate::memory::CudaBuffer;
 
@@ -44,13 +44,13 @@ pub fn mul_assign(
 }
 
 /// `dst[i] = (dst[i] - rhs[i]) * c`, c by value.
-pub fn sub_mul_assign(
+pub fn sub_mul_assign<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &mut Lease,
     dst: ScalarBuf,
     rhs: ScalarBuf,
-    c: Fr,
+    c: F,
 ) -> Result<()> {
     check_pair(dst, rhs)?;
     let a = &lease.get::<CudaBuffer>(dst.id())?.words;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ark_ff::{One, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_backend_cuda::CudaBackend;
+use crucible_backend_cuda::{CudaBackend, CudaCurve};
 use crucible_conformance::{compare_with_arkworks, required_backends};
 use crucible_core::fault::{FaultKind, FaultOp, FaultRule, FaultyBackend};
 use crucible_core::fixtures::circuit::BenchCircuit;
@@ -22,11 +22,16 @@ use crucible_core::groth16::{prove, ProveOptions, StagedKey};
 use crucible_core::registry::ProbeOptions;
 use crucible_core::tuning_file::TuningFile;
 use crucible_core::{
-    BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
+    Bls12_381, BufferUse, ElementKind, Error, Fr, MemoryPlan, PlanKey, ProverBackend, ScratchNeed,
 };
 
 fn backend() -> Option<Arc<CudaBackend>> {
-    match CudaBackend::open(0, &ProbeOptions::default()) {
+    backend_of::<Bls12_381>()
+}
+
+/// Device 0 proving over `E`, or `None` (the test then skips) where CUDA is unavailable.
+fn backend_of<E: CudaCurve>() -> Option<Arc<CudaBackend<E>>> {
+    match CudaBackend::<E>::open(0, &ProbeOptions::default()) {
         Ok(b) => Some(Arc::new(b)),
         Err(e) => {
             let required = required_backends().iter().any(|r| r == "cuda");
@@ -561,7 +566,9 @@ fn an_invalid_tuning_table_is_refused_with_its_key() {
         tuning: Arc::new(TuningFile::parse("[cuda]\nntt_tile_bits = 11\n", None).unwrap()),
         ..ProbeOptions::default()
     };
-    let err = CudaBackend::open(0, &options).err().expect("refused");
+    let err = CudaBackend::<Bls12_381>::open(0, &options)
+        .err()
+        .expect("refused");
     let err = err.to_string();
     assert!(
         err.contains("ntt_tile_bits") && err.contains("4 to 10"),
@@ -946,4 +953,85 @@ fn staging_throughput() {
         gb / touch.as_secs_f64()
     );
     lease.release().unwrap();
+}
+
+/// BN254's MSMs over G1 and G2 against arkworks: full-width scalars and bit-heavy ones
+/// (the witness-aware path), on plain bases and on resident ones (window planes where
+/// the budget and the model give them), at one point, a few and thousands.
+#[test]
+fn bn254_msms_match_arkworks() {
+    use crucible_core::group::{G1, G2};
+    use crucible_core::Bn254;
+    let Some(cuda) = backend_of::<Bn254>() else {
+        return;
+    };
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    msms_match_arkworks::<G1<Bn254>>(&*cuda, &mut rng, seed);
+    msms_match_arkworks::<G2<Bn254>>(&*cuda, &mut rng, seed);
+}
+
+/// `G`'s MSMs on `backend` against arkworks' (see [`bn254_msms_match_arkworks`]).
+fn msms_match_arkworks<G: crucible_core::group::MsmGroup>(
+    backend: &dyn ProverBackend<G::Curve>,
+    rng: &mut StdRng,
+    seed: u64,
+) {
+    use ark_ec::{CurveGroup, VariableBaseMSM};
+    use crucible_core::group::ScalarOf;
+    use crucible_core::MsmSpan;
+    let (bases_key, scalars_key) = (
+        PlanKey::new("test", "bases"),
+        PlanKey::new("test", "scalars"),
+    );
+    for n in [1usize, 3, 1000, 1 << 12] {
+        let points: Vec<G::Affine> = (0..n)
+            .map(|_| G::Projective::rand(rng).into_affine())
+            .collect();
+        let full: Vec<ScalarOf<G>> = (0..n).map(|_| ScalarOf::<G>::rand(rng)).collect();
+        let bits: Vec<ScalarOf<G>> = (0..n)
+            .map(|i| match i % 10 {
+                0 => ScalarOf::<G>::rand(rng),
+                1..=6 => ScalarOf::<G>::one(),
+                _ => ScalarOf::<G>::zero(),
+            })
+            .collect();
+        for usage in [BufferUse::Plain, BufferUse::Resident] {
+            let mut bases_plan = MemoryPlan::new("bases");
+            bases_plan.item(bases_key, backend.buffer_bytes(G::KIND, n, usage).unwrap());
+            let mut work_plan = MemoryPlan::new("work");
+            work_plan.item(
+                scalars_key,
+                backend
+                    .buffer_bytes(ElementKind::Scalar, n, BufferUse::Plain)
+                    .unwrap(),
+            );
+            work_plan.merge(&backend.scratch_plan(&G::need(n)));
+            let mut bases_lease = backend.allocate(bases_plan).unwrap();
+            let mut work = backend.allocate(work_plan).unwrap();
+            let bases = G::alloc(backend, &mut bases_lease, bases_key, n, usage).unwrap();
+            G::stage(backend, &mut bases_lease, bases, &points).unwrap();
+            let scalars = backend.alloc_scalars(&mut work, scalars_key, n).unwrap();
+            for (kind, values) in [("full", &full), ("bits", &bits)] {
+                backend.stage_scalars(&mut work, scalars, values).unwrap();
+                let span = MsmSpan {
+                    bases,
+                    base_offset: 0,
+                    scalars,
+                    scalar_offset: 0,
+                    len: n,
+                };
+                let got = G::msm(backend, &mut work, &bases_lease, span).unwrap();
+                let want = G::Projective::msm(&points, values).unwrap();
+                assert_eq!(
+                    got,
+                    want,
+                    "{} {n} {kind} scalars, {usage:?} bases (seed {seed})",
+                    G::NAME
+                );
+            }
+            work.release().unwrap();
+            bases_lease.release().unwrap();
+        }
+    }
 }

@@ -3,22 +3,17 @@
 //! in quarter additions: 4 per bucket addition (W·n of them), plus a weight per bucket
 //! of the bucket windows for their reduction, fitted to measurements on the H200.
 
-use crate::field::Group;
+use crate::field::{Group, Which};
 use crate::tuning::CudaTuning;
 
 /// The largest window: 12 windows of 2^21 buckets (the cost model picks it from about
 /// 2^27 terms on).
 pub const MAX_WINDOW_BITS: u32 = 22;
 
-/// Digit windows of c bits: W = ceil(256 / c).
-pub fn windows(c: u32) -> usize {
-    256usize.div_ceil(c as usize)
-}
-
-/// The model's cost of `n` terms with window bits `c` and `wp` bucket windows, at
-/// `quarter_weight` quarter additions per bucket of reduction.
-fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
-    4 * windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
+/// The model's cost of `n` terms of `group` with window bits `c` and `wp` bucket
+/// windows, at `quarter_weight` quarter additions per bucket of reduction.
+fn model_cost(group: Group, n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
+    4 * group.windows(c) as u128 * n as u128 + quarter_weight * wp as u128 * (1u128 << (c - 1))
 }
 
 /// Window bits for `n` terms of `group` over plain bases: the c that minimises
@@ -29,7 +24,7 @@ fn model_cost(n: usize, c: u32, wp: usize, quarter_weight: u128) -> u128 {
 /// and 2^26 (20..22): d32de65:BENCHMARKS.md.
 pub fn window_bits(group: Group, n: usize) -> u32 {
     // 4.5 additions a bucket, over all W windows.
-    let cost = |c: u32| model_cost(n, c, windows(c), 18);
+    let cost = |c: u32| model_cost(group, n, c, group.windows(c), 18);
     let model = (1..=MAX_WINDOW_BITS)
         .min_by_key(|&c| (cost(c), c))
         .unwrap_or(1);
@@ -45,9 +40,9 @@ pub fn window_bits(group: Group, n: usize) -> u32 {
 /// 2^15 to 2^17, but at 2^18 ran 12.15 ms with 16 against 13.05 (13), 14.18 (14) and
 /// 14.71 (15), so its floor of 16 starts a size earlier.
 fn window_floor(group: Group, n: usize) -> u32 {
-    let sixteen_from = match group {
-        Group::G1 => 1 << 19,
-        Group::G2 => 1 << 18,
+    let sixteen_from = match group.which {
+        Which::G1 => 1 << 19,
+        Which::G2 => 1 << 18,
     };
     if n >= sixteen_from {
         16
@@ -73,11 +68,11 @@ pub fn chosen_window_bits(group: Group, n: usize, tuning: &CudaTuning) -> u32 {
 /// c = 22: 125.8), which bounds G1's weight to (3.55, 4) additions a bucket; G2 2^20
 /// ran fastest with c = 19 (32.3; c = 20: 33.9), a weight above 4.
 pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
-    let quarter_weight = match group {
-        Group::G1 => 15,
-        Group::G2 => 24,
+    let quarter_weight = match group.which {
+        Which::G1 => 15,
+        Which::G2 => 24,
     };
-    model_cost(n, c, wp, quarter_weight)
+    model_cost(group, n, c, wp, quarter_weight)
 }
 
 /// Predicted nanoseconds a unit of [`cost`] (a quarter addition) takes on the H200,
@@ -87,9 +82,9 @@ pub fn cost(group: Group, n: usize, c: u32, wp: usize) -> u128 {
 /// for G1. G2 2^20 34.4 against 29.7 ms, 14.7 M units: 0.32 ns, 3.0 times G1 (the
 /// ratio of the groups' per-term rates in the backend's cost model, 22.8 / 7.49).
 fn ns_per_unit(group: Group) -> f64 {
-    match group {
-        Group::G1 => 0.105,
-        Group::G2 => 0.32,
+    match group.which {
+        Which::G1 => 0.105,
+        Which::G2 => 0.32,
     }
 }
 
@@ -117,9 +112,9 @@ const G2_BUILD_FACTOR: f64 = 3.04;
 /// `shift` doublings apart (planes.cu).
 pub fn planes_build_ns(group: Group, len: usize, count: u32, shift: u32) -> f64 {
     let per_point_plane = BUILD_POINT_NS + BUILD_DOUBLING_NS * f64::from(shift);
-    let factor = match group {
-        Group::G1 => 1.0,
-        Group::G2 => G2_BUILD_FACTOR,
+    let factor = match group.which {
+        Which::G1 => 1.0,
+        Which::G2 => G2_BUILD_FACTOR,
     };
     per_point_plane * factor * len as f64 * f64::from(count.saturating_sub(1))
 }
@@ -127,10 +122,11 @@ pub fn planes_build_ns(group: Group, len: usize, count: u32, shift: u32) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
 
     #[test]
     fn window_bits_never_decreases_and_hits_the_planned_sizes() {
-        for group in [Group::G1, Group::G2] {
+        for group in [BLS_G1, BLS_G2] {
             let mut last = 1;
             let mut n = 1usize;
             while n < 1 << 28 {
@@ -146,8 +142,36 @@ mod tests {
                 assert_eq!(window_bits(group, 1 << log), c, "{group:?} 2^{log}");
             }
         }
-        assert_eq!(window_bits(Group::G1, 1 << 18), 13);
-        assert_eq!(window_bits(Group::G2, 1 << 18), 16);
+        assert_eq!(window_bits(BLS_G1, 1 << 18), 13);
+        assert_eq!(window_bits(BLS_G2, 1 << 18), 16);
+    }
+
+    /// BN254's digits cover 255 bits: one window fewer where c divides 255, which
+    /// the model counts (17-bit windows from 2^21 terms: 15 windows, against 16 of 16
+    /// bits), under the same floors.
+    #[test]
+    fn bn254_window_bits_count_its_own_windows() {
+        for group in [BN_G1, BN_G2] {
+            let mut last = 1;
+            let mut n = 1usize;
+            while n < 1 << 28 {
+                let c = window_bits(group, n);
+                assert!(c >= last, "{group:?} n={n}: {c} < {last}");
+                last = c;
+                n += 1 + n / 64;
+            }
+            for (log, c) in [(15, 13), (17, 13), (19, 16), (20, 16), (21, 17), (24, 20)] {
+                assert_eq!(window_bits(group, 1 << log), c, "{group:?} 2^{log}");
+            }
+        }
+        assert_eq!(window_bits(BN_G2, 1 << 18), 16);
+        assert_eq!(window_bits(BLS_G1, 1 << 21), 16);
+        let n = 1 << 20;
+        assert_eq!(
+            cost(BLS_G1, n, 15, 18) - cost(BN_G1, n, 15, 18),
+            4 * n as u128
+        );
+        assert_eq!(cost(BLS_G2, n, 16, 4), cost(BN_G2, n, 16, 4));
     }
 
     #[test]
@@ -156,32 +180,24 @@ mod tests {
         let close = |got: f64, want: f64, tol: f64| {
             assert!((got - want).abs() <= tol, "{got} against {want}")
         };
-        close(ms(planes_build_ns(Group::G1, 1 << 20, 13, 20)), 164.0, 1.0);
-        close(ms(planes_build_ns(Group::G1, 1 << 24, 5, 60)), 1528.0, 5.0);
-        assert_eq!(planes_build_ns(Group::G1, 1 << 20, 1, 20), 0.0);
+        close(ms(planes_build_ns(BLS_G1, 1 << 20, 13, 20)), 164.0, 1.0);
+        close(ms(planes_build_ns(BLS_G1, 1 << 24, 5, 60)), 1528.0, 5.0);
+        assert_eq!(planes_build_ns(BLS_G1, 1 << 20, 1, 20), 0.0);
         close(
-            planes_build_ns(Group::G2, 1000, 3, 19) / planes_build_ns(Group::G1, 1000, 3, 19),
+            planes_build_ns(BLS_G2, 1000, 3, 19) / planes_build_ns(BLS_G1, 1000, 3, 19),
             G2_BUILD_FACTOR,
             1e-9,
         );
         // Savings: plain c = 16 (16 windows) against planes c = 20, one bucket window
         // (G1 2^20, measured 1.23 ms), and c = 20 with 3 (G1 2^24, measured 9.0 ms).
         close(
-            ms(saving_ns(Group::G1, 1 << 20, (16, 16), (20, 1))),
+            ms(saving_ns(BLS_G1, 1 << 20, (16, 16), (20, 1))),
             1.23,
             0.12,
         );
-        close(
-            ms(saving_ns(Group::G1, 1 << 24, (20, 13), (20, 3))),
-            9.0,
-            0.9,
-        );
-        close(
-            ms(saving_ns(Group::G2, 1 << 20, (16, 16), (19, 1))),
-            4.7,
-            0.2,
-        );
-        assert!(saving_ns(Group::G1, 1 << 20, (20, 1), (16, 16)) < 0.0);
+        close(ms(saving_ns(BLS_G1, 1 << 24, (20, 13), (20, 3))), 9.0, 0.9);
+        close(ms(saving_ns(BLS_G2, 1 << 20, (16, 16), (19, 1))), 4.7, 0.2);
+        assert!(saving_ns(BLS_G1, 1 << 20, (20, 1), (16, 16)) < 0.0);
     }
 
     #[test]
@@ -190,9 +206,9 @@ mod tests {
             window_bits: Some(11),
             ..CudaTuning::default()
         };
-        assert_eq!(chosen_window_bits(Group::G2, 1 << 20, &tuned), 11);
+        assert_eq!(chosen_window_bits(BLS_G2, 1 << 20, &tuned), 11);
         assert_eq!(
-            chosen_window_bits(Group::G1, 1 << 20, &CudaTuning::default()),
+            chosen_window_bits(BLS_G1, 1 << 20, &CudaTuning::default()),
             16
         );
     }

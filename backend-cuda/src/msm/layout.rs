@@ -6,7 +6,7 @@
 use crucible_core::{BufferId, Lease, MemoryPlan, PlanKey};
 
 use crate::field::Group;
-use crate::msm::cost::{self, chosen_window_bits, window_bits, windows};
+use crate::msm::cost::{self, chosen_window_bits, window_bits};
 use crate::msm::passes::{self, Passes};
 use crate::msm::planes::{self, Planes};
 use crate::msm::sort_reuse::{MSM_BUCKET_START, MSM_SORTED};
@@ -151,25 +151,38 @@ impl Scratch {
 pub const ZEROED: [PlanKey; 4] = [MSM_BUCKET_COUNT, MSM_SCAN, MSM_CARRY_SPAN, MSM_FOLD_TICKETS];
 
 impl Layout {
-    /// Plain bases with window bits `c`.
-    pub fn new(c: u32, tuning: &CudaTuning) -> Layout {
-        Layout::shaped(c, windows(c), 0, tuning)
+    /// Plain bases of `group` with window bits `c`.
+    pub fn new(group: Group, c: u32, tuning: &CudaTuning) -> Layout {
+        Layout::shaped(group, c, group.windows(c), 0, tuning)
     }
 
-    /// Over bases with window `planes` of `stride` points each.
-    pub fn with_planes(planes: Planes, stride: usize, tuning: &CudaTuning) -> Layout {
-        Layout::shaped(planes.c, planes.per_plane as usize, stride as u32, tuning)
+    /// Over bases of `group` with window `planes` of `stride` points each.
+    pub fn with_planes(group: Group, planes: Planes, stride: usize, tuning: &CudaTuning) -> Layout {
+        Layout::shaped(
+            group,
+            planes.c,
+            planes.per_plane as usize,
+            stride as u32,
+            tuning,
+        )
     }
 
-    /// Window bits `c` with `bucket_windows` windows of buckets, `stride` points a plane.
-    fn shaped(c: u32, bucket_windows: usize, stride: u32, tuning: &CudaTuning) -> Layout {
+    /// Window bits `c` over `group`'s scalars with `bucket_windows` windows of buckets,
+    /// `stride` points a plane.
+    fn shaped(
+        group: Group,
+        c: u32,
+        bucket_windows: usize,
+        stride: u32,
+        tuning: &CudaTuning,
+    ) -> Layout {
         let buckets = 1usize << (c - 1);
         let seg_bits = tuning
             .msm_seg_bits
             .unwrap_or_else(|| tree_seg_bits(bucket_windows * buckets, buckets));
         Layout {
             c,
-            windows: windows(c),
+            windows: group.windows(c),
             bucket_windows,
             stride,
             buckets,
@@ -246,11 +259,11 @@ pub fn choose(
     work: &Lease,
     tuning: &CudaTuning,
 ) -> Layout {
-    let plain = Layout::new(chosen_window_bits(group, n, tuning), tuning);
+    let plain = Layout::new(group, chosen_window_bits(group, n, tuning), tuning);
     let Some(p) = planes else {
         return plain;
     };
-    let over = Layout::with_planes(p, stride, tuning);
+    let over = Layout::with_planes(group, p, stride, tuning);
     let modelled = |l: &Layout| cost::cost(group, n, l.c, l.bucket_windows);
     let plan = work.plan();
     let fits = over
@@ -306,18 +319,23 @@ pub fn scratch_plan(
 ) {
     for len in [n, n + 1] {
         if let Some(planes) = planes::choose_tuned(len, group, capacity, tuning) {
-            plan_layout(plan, &Layout::with_planes(planes, len, tuning), n, group);
+            plan_layout(
+                plan,
+                &Layout::with_planes(group, planes, len, tuning),
+                n,
+                group,
+            );
         }
     }
     // A tuned `window_bits` applies to every MSM size, so it is planned at `n` itself.
     let chosen = chosen_window_bits(group, n, tuning);
     if chosen != window_bits(group, n) && n > 0 {
-        plan_layout(plan, &Layout::new(chosen, tuning), n, group);
+        plan_layout(plan, &Layout::new(group, chosen, tuning), n, group);
     }
     for c in 1..=window_bits(group, n) {
         let terms = largest_terms_with(group, c, n);
         if terms > 0 {
-            plan_layout(plan, &Layout::new(c, tuning), terms, group);
+            plan_layout(plan, &Layout::new(group, c, tuning), terms, group);
         }
     }
 }
@@ -346,6 +364,7 @@ fn plan_layout(plan: &mut MemoryPlan, layout: &Layout, terms: usize, group: Grou
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
     use std::sync::Arc;
 
     const UNTUNED: CudaTuning = CudaTuning {
@@ -396,7 +415,7 @@ mod tests {
             // Around the switch to the long chunk (W·n = 2^26): 16 windows.
             (1 << 22) + 5,
         ] {
-            for group in [Group::G1, Group::G2] {
+            for group in [BLS_G1, BLS_G2, BN_G1, BN_G2] {
                 let tuning = UNTUNED;
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, 0, &tuning, &mut plan);
@@ -404,10 +423,12 @@ mod tests {
                 // Every size just below a change of window.
                 ms.extend((1..=window_bits(group, n)).map(|c| largest_terms_with(group, c, n)));
                 // The largest size that still sums with the short chunk.
-                ms.extend((1..=window_bits(group, n)).map(|c| (LONG_CHUNK_FROM - 1) / windows(c)));
+                ms.extend(
+                    (1..=window_bits(group, n)).map(|c| (LONG_CHUNK_FROM - 1) / group.windows(c)),
+                );
                 // Around the sizes where the chunk shrinks below the short one.
                 for c in 1..=window_bits(group, n) {
-                    let w = windows(c);
+                    let w = group.windows(c);
                     for e in [
                         MIN_CHUNK as usize * FILL_THREADS,
                         SHORT_CHUNK as usize * FILL_THREADS,
@@ -416,7 +437,7 @@ mod tests {
                     }
                 }
                 for m in ms.into_iter().filter(|m| (1..=n).contains(m)) {
-                    let layout = Layout::new(window_bits(group, m), &tuning);
+                    let layout = Layout::new(group, window_bits(group, m), &tuning);
                     let case = format!("n={n} m={m} {group:?}");
                     assert_planned(&plan, &layout, m, group, &case);
                 }
@@ -436,13 +457,13 @@ mod tests {
             1 << 20,
             (1 << 21) - 1,
         ] {
-            for group in [Group::G1, Group::G2] {
+            for group in [BLS_G1, BLS_G2, BN_G1, BN_G2] {
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, capacity, &UNTUNED, &mut plan);
                 for len in [n, n + 1] {
                     let p = planes::choose_tuned(len, group, capacity, &UNTUNED)
                         .expect("planes at these sizes");
-                    let layout = Layout::with_planes(p, len, &UNTUNED);
+                    let layout = Layout::with_planes(group, p, len, &UNTUNED);
                     assert_planned(&plan, &layout, n, group, &format!("n={n} len={len}"));
                 }
             }
@@ -453,37 +474,31 @@ mod tests {
     fn an_msm_runs_over_the_planes_only_when_its_plan_holds_their_scratch() {
         use crucible_core::{DeviceBudget, HostSync};
         let (capacity, n) = (140u64 << 30, 1usize << 16);
-        let planes = planes::choose_tuned(n, Group::G1, capacity, &UNTUNED).unwrap();
+        let planes = planes::choose_tuned(n, BLS_G1, capacity, &UNTUNED).unwrap();
         let budget = DeviceBudget::new("t", 1 << 40);
         let layout = |planned_terms: usize, planned_capacity: u64, terms: usize| {
             let mut plan = MemoryPlan::new("t");
-            scratch_plan(
-                Group::G1,
-                planned_terms,
-                planned_capacity,
-                &UNTUNED,
-                &mut plan,
-            );
+            scratch_plan(BLS_G1, planned_terms, planned_capacity, &UNTUNED, &mut plan);
             let permit = budget.acquire(plan.total_bytes()).unwrap();
             let work = Lease::new(plan, permit, Arc::new(HostSync)).unwrap();
-            let l = choose(Group::G1, terms, Some(planes), n, &work, &UNTUNED);
+            let l = choose(BLS_G1, terms, Some(planes), n, &work, &UNTUNED);
             (l.c, l.bucket_windows, l.stride)
         };
         // Planned with the planes: over them, one bucket window.
         assert_eq!(layout(n, capacity, n), (planes.c, 1, n as u32));
         // A plan without room for the planes' scratch: plain bases.
-        let c = window_bits(Group::G1, n);
-        assert_eq!(layout(1000, 0, n), (c, windows(c), 0));
+        let c = window_bits(BLS_G1, n);
+        assert_eq!(layout(1000, 0, n), (c, BLS_G1.windows(c), 0));
         // Three terms over a buffer of 2^16: the planes' 2^(c-1) buckets would cost more
         // than plain windows.
-        let c3 = window_bits(Group::G1, 3);
-        assert_eq!(layout(n, capacity, 3), (c3, windows(c3), 0));
+        let c3 = window_bits(BLS_G1, 3);
+        assert_eq!(layout(n, capacity, 3), (c3, BLS_G1.windows(c3), 0));
     }
 
     #[test]
     fn scratch_fields_follow_the_items_order() {
         use crucible_core::{DeviceBudget, HostSync};
-        let items = Layout::new(4, &UNTUNED).items(10, Group::G1);
+        let items = Layout::new(BLS_G1, 4, &UNTUNED).items(10, BLS_G1);
         let mut plan = MemoryPlan::new("t");
         for (item, _) in items {
             plan.at_least(item, 1);
@@ -510,22 +525,22 @@ mod tests {
             msm_seg_bits: seg_bits,
             ..UNTUNED
         };
-        assert_eq!(Layout::new(20, &UNTUNED).seg_bits, TREE_SEG_BITS);
+        assert_eq!(Layout::new(BLS_G1, 20, &UNTUNED).seg_bits, TREE_SEG_BITS);
         // Few buckets: shorter segments, so that the reduction has threads enough.
-        assert_eq!(Layout::new(10, &UNTUNED).seg_bits, 0);
-        assert_eq!(Layout::new(13, &UNTUNED).seg_bits, 1);
-        assert_eq!(Layout::new(14, &UNTUNED).seg_bits, 2);
-        assert_eq!(Layout::new(16, &UNTUNED).seg_bits, TREE_SEG_BITS);
-        assert_eq!(Layout::new(10, &with(Some(3))).seg_bits, 3);
-        assert_eq!(Layout::new(20, &with(Some(5))).seg_bits, 5);
+        assert_eq!(Layout::new(BLS_G1, 10, &UNTUNED).seg_bits, 0);
+        assert_eq!(Layout::new(BLS_G1, 13, &UNTUNED).seg_bits, 1);
+        assert_eq!(Layout::new(BLS_G1, 14, &UNTUNED).seg_bits, 2);
+        assert_eq!(Layout::new(BLS_G1, 16, &UNTUNED).seg_bits, TREE_SEG_BITS);
+        assert_eq!(Layout::new(BLS_G1, 10, &with(Some(3))).seg_bits, 3);
+        assert_eq!(Layout::new(BLS_G1, 20, &with(Some(5))).seg_bits, 5);
         // Never more than the window's buckets.
-        assert_eq!(Layout::new(2, &with(Some(3))).seg_bits, 1);
+        assert_eq!(Layout::new(BLS_G1, 2, &with(Some(3))).seg_bits, 1);
         assert_eq!(tree_seg_bits(1 << 30, 2), 1);
     }
 
     #[test]
     fn small_msms_sum_in_smaller_chunks_and_large_ones_keep_theirs() {
-        let chunk = |c: u32, n: usize| Layout::new(c, &UNTUNED).chunk(n);
+        let chunk = |c: u32, n: usize| Layout::new(BLS_G1, c, &UNTUNED).chunk(n);
         // G1 2^20 (16 windows plain, 13 over planes) and more: the short or long chunk.
         assert_eq!(chunk(16, 1 << 20), SHORT_CHUNK);
         assert_eq!(chunk(20, 1 << 20), SHORT_CHUNK);
@@ -544,7 +559,30 @@ mod tests {
             msm_chunk: Some(64),
             ..UNTUNED
         };
-        assert_eq!(Layout::new(10, &tuned).chunk(n), 64);
+        assert_eq!(Layout::new(BLS_G1, 10, &tuned).chunk(n), 64);
+    }
+
+    /// The same window bits over BN254 count its 255-bit digits' windows (one fewer at
+    /// c = 15) and its smaller points (XYZZ of 64 words in G2 against 96).
+    #[test]
+    fn each_curve_sizes_its_scratch_by_its_own_windows_and_points() {
+        let (bls, bn) = (
+            Layout::new(BLS_G2, 15, &UNTUNED),
+            Layout::new(BN_G2, 15, &UNTUNED),
+        );
+        assert_eq!((bls.windows, bn.windows), (18, 17));
+        assert_eq!((bls.bucket_windows, bn.bucket_windows), (18, 17));
+        let n = 1000;
+        let b = bls.items(n, BLS_G2).map(|(_, w)| w);
+        let k = bn.items(n, BN_G2).map(|(_, w)| w);
+        // Digits and sorted entries: W·n.
+        assert_eq!((b[0], k[0]), (18 * n, 17 * n));
+        assert_eq!((b[4], k[4]), (18 * n, 17 * n));
+        // Buckets: 2^14 a window, XYZZ points.
+        assert_eq!((b[5], k[5]), ((18 << 14) * 96, (17 << 14) * 64));
+        // At c = 16 the windows agree and only the points differ.
+        let g1 = |group| Layout::new(group, 16, &UNTUNED).items(n, group)[5].1;
+        assert_eq!((g1(BLS_G1), g1(BN_G1)), ((16 << 15) * 48, (16 << 15) * 32));
     }
 
     #[test]

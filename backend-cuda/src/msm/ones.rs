@@ -15,7 +15,7 @@ use crucible_core::{BufferId, Lease, MemoryPlan, PlanKey, Result};
 use cudarc::driver::{CudaStream, CudaView};
 
 use crate::error::CudaError;
-use crate::field::Group;
+use crate::field::{Group, Which};
 use crate::launch::{self, grid_1d, grid_with_block, Dev, Kernel, Kernels};
 use crate::memory::{alloc_words, alloc_words_uninit, download, download_at, CudaBuffer};
 use crate::msm::layout::scan_words;
@@ -42,9 +42,9 @@ const ONES_BLOCK: u32 = 128;
 /// the leaves one dependent addition (about 30 µs on a nearly idle H200; 16 levels for
 /// 2^16 leaves).
 fn most_leaves(group: Group) -> usize {
-    match group {
-        Group::G1 => 1 << 16,
-        Group::G2 => 1 << 15,
+    match group.which {
+        Which::G1 => 1 << 16,
+        Which::G2 => 1 << 15,
     }
 }
 
@@ -264,9 +264,9 @@ pub fn sum<T>(
     classes: &Classes,
     meanwhile: impl FnOnce(&mut Lease) -> Result<T>,
 ) -> Result<(Vec<u32>, T)> {
-    let kernel = match group {
-        Group::G1 => Kernel::MsmG1OnesSum,
-        Group::G2 => Kernel::MsmG2OnesSum,
+    let kernel = match group.which {
+        Which::G1 => Kernel::MsmG1OnesSum,
+        Which::G2 => Kernel::MsmG2OnesSum,
     };
     let resident = k.resident_threads(stream, kernel, ONES_BLOCK)?;
     let shape = SumShape::new(group, classes.ones, resident);
@@ -309,11 +309,12 @@ pub fn sum<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
 
     #[test]
     fn the_plan_holds_the_scratch_of_every_witness_aware_msm_up_to_its_size() {
         for n in [1usize, 2, 63, 64, 65, 1000, (1 << 16) + 1, 1 << 20] {
-            for group in [Group::G1, Group::G2] {
+            for group in [BLS_G1, BLS_G2, BN_G1, BN_G2] {
                 let mut plan = MemoryPlan::new("t");
                 scratch_plan(group, n, &mut plan);
                 for m in [1, n / 2, n.saturating_sub(1), n] {
@@ -342,18 +343,18 @@ mod tests {
     #[test]
     fn the_sum_takes_one_wave_and_leaves_few_groups_to_the_host() {
         // G1 2^20 at 99 % bits: ~2^19 ones, 132 SMs x 3 blocks of 128 resident.
-        let shape = SumShape::new(Group::G1, 1 << 19, 50688);
+        let shape = SumShape::new(BLS_G1, 1 << 19, 50688);
         assert_eq!(shape.leaves, 50688);
         assert_eq!(shape.group_bits, 11);
         assert_eq!(shape.groups(), 25);
         // Fewer ones than resident threads: a leaf each.
-        let shape = SumShape::new(Group::G1, 1000, 50688);
+        let shape = SumShape::new(BLS_G1, 1000, 50688);
         assert_eq!((shape.leaves, shape.groups()), (1000, 32));
-        let shape = SumShape::new(Group::G2, 1, 33792);
+        let shape = SumShape::new(BLS_G2, 1, 33792);
         assert_eq!((shape.leaves, shape.group_bits, shape.groups()), (1, 0, 1));
         // More resident threads than the plan's leaves: the plan's.
-        let shape = SumShape::new(Group::G2, 1 << 20, 1 << 20);
-        assert_eq!(shape.leaves, most_leaves(Group::G2));
+        let shape = SumShape::new(BLS_G2, 1 << 20, 1 << 20);
+        assert_eq!(shape.leaves, most_leaves(BLS_G2));
         assert!(shape.groups() <= MOST_GROUPS);
     }
 }

@@ -102,16 +102,18 @@ impl Passes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
 
     #[test]
     fn the_tile_fills_the_shared_memory_msm_cu_declares() {
         let source = include_str!("../../kernels/msm.cu");
         let define = format!("#define CRU_REDUCE_SHARED_BYTES {REDUCE_SHARED_BYTES}\n");
         assert!(source.contains(&define), "msm.cu lacks {define:?}");
-        assert_eq!(tile(Group::G1), 128);
-        assert_eq!(tile(Group::G2), 64);
+        assert_eq!(tile(BLS_G1), 128);
+        assert_eq!(tile(BLS_G2), 64);
         // BN254's G1 and G2 XYZZ points: the same tiles, rounded down to powers of two.
         assert_eq!((tile_of(32), tile_of(64)), (128, 64));
+        assert_eq!((tile(BN_G1), tile(BN_G2)), (128, 64));
     }
 
     #[test]

@@ -143,7 +143,8 @@ pub fn alloc(
     len: usize,
     planes: Option<Planes>,
 ) -> Result<BufferId> {
-    let bytes = memory::buffer_bytes(group.kind(), len, copies(planes))?.max(4);
+    let affine_bytes = (group.affine_words() * 4) as u64;
+    let bytes = memory::buffer_bytes(affine_bytes, len, copies(planes))?.max(4);
     let count = (bytes as usize / 4).max(1);
     lease.allocate(item, bytes, || {
         Ok(BasesBuffer {
@@ -180,7 +181,7 @@ fn choose(
     };
     let mut best: Option<(u128, Planes)> = None;
     for c in candidates {
-        let w = cost::windows(c);
+        let w = group.windows(c);
         // Entries are u32 (W·len) and name points of all planes (count·len < 2^31).
         if (w as u64) * (len as u64) > u64::from(u32::MAX) {
             continue;
@@ -206,7 +207,7 @@ fn choose(
     // Plain bases when they model as cheap (tiny buffers, or a window override that
     // leaves one bucket window per digit window anyway).
     let c0 = cost::window_bits(group, len);
-    let plain = cost::cost(group, len, c0, cost::windows(c0));
+    let plain = cost::cost(group, len, c0, group.windows(c0));
     (cost_planes < plain).then_some(planes)
 }
 
@@ -258,37 +259,59 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
 
     const H200: u64 = 140 << 30;
 
     #[test]
     fn full_planes_when_memory_allows() {
-        let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
+        let p = choose(1 << 20, BLS_G1, H200, None, None).unwrap();
         assert_eq!(p.per_plane, 1, "{p:?}");
-        assert_eq!(p.count as usize, cost::windows(p.c));
+        assert_eq!(p.count as usize, BLS_G1.windows(p.c));
         // The windows measured fastest on the H200.
         assert_eq!(p.c, 20, "{p:?}");
         assert_eq!(
-            choose((1 << 21) - 1, Group::G1, H200, None, None)
-                .unwrap()
-                .c,
+            choose((1 << 21) - 1, BLS_G1, H200, None, None).unwrap().c,
             20
         );
-        assert_eq!(choose(1 << 24, Group::G1, H200, None, None).unwrap().c, 20);
-        assert_eq!(choose(1 << 20, Group::G2, H200, None, None).unwrap().c, 19);
+        assert_eq!(choose(1 << 24, BLS_G1, H200, None, None).unwrap().c, 20);
+        assert_eq!(choose(1 << 20, BLS_G2, H200, None, None).unwrap().c, 19);
+    }
+
+    /// BN254's planes cover its own windows (255-bit digits) and its points' bytes
+    /// (64 bytes a G1 point): 2^24 points take 1 GiB a plane, so more planes fit.
+    #[test]
+    fn bn254_planes_cover_its_windows_in_its_points_bytes() {
+        for group in [BN_G1, BN_G2] {
+            let p = choose(1 << 20, group, H200, None, None).unwrap();
+            assert!(p.count * p.per_plane >= group.windows(p.c) as u32, "{p:?}");
+            assert!(
+                (p.count - 1) * p.per_plane < group.windows(p.c) as u32,
+                "{p:?}"
+            );
+        }
+        let (bls, bn) = (
+            choose(1 << 24, BLS_G1, H200, None, None).unwrap(),
+            choose(1 << 24, BN_G1, H200, None, None).unwrap(),
+        );
+        assert!(bn.count > bls.count, "{bls:?} {bn:?}");
+        assert!(
+            u64::from(bn.count) * (64 << 24) <= H200 / BUDGET_SHARE,
+            "{bn:?}"
+        );
     }
 
     #[test]
     fn memory_caps_the_planes() {
         // 2^24 G1 points are 1.5 GiB a plane: at most 5 planes in 1/16 of 140 GiB.
-        let p = choose(1 << 24, Group::G1, H200, None, None).unwrap();
+        let p = choose(1 << 24, BLS_G1, H200, None, None).unwrap();
         assert!(p.count <= 5 && p.count >= 2, "{p:?}");
-        assert!(p.count * p.per_plane >= cost::windows(p.c) as u32);
-        assert!((p.count - 1) * p.per_plane < cost::windows(p.c) as u32);
+        assert!(p.count * p.per_plane >= BLS_G1.windows(p.c) as u32);
+        assert!((p.count - 1) * p.per_plane < BLS_G1.windows(p.c) as u32);
         // Too little memory, or the override set to 1: plain bases.
-        assert_eq!(choose(1 << 20, Group::G1, 1 << 30, None, None), None);
-        assert_eq!(choose(1 << 20, Group::G1, H200, Some(1), None), None);
-        assert_eq!(choose(0, Group::G1, H200, None, None), None);
+        assert_eq!(choose(1 << 20, BLS_G1, 1 << 30, None, None), None);
+        assert_eq!(choose(1 << 20, BLS_G1, H200, Some(1), None), None);
+        assert_eq!(choose(0, BLS_G1, H200, None, None), None);
     }
 
     #[test]
@@ -317,15 +340,15 @@ mod tests {
     fn paid_planes_cost_at_most_twice_the_best_choice_made_in_hindsight() {
         // G1 2^20 over 13 planes on the H200: the MSM's saving and the build cost of
         // the cost model.
-        let p = choose(1 << 20, Group::G1, H200, None, None).unwrap();
-        let c0 = cost::window_bits(Group::G1, 1 << 20);
+        let p = choose(1 << 20, BLS_G1, H200, None, None).unwrap();
+        let c0 = cost::window_bits(BLS_G1, 1 << 20);
         let saving = cost::saving_ns(
-            Group::G1,
+            BLS_G1,
             1 << 20,
-            (c0, cost::windows(c0)),
+            (c0, BLS_G1.windows(c0)),
             (p.c, p.per_plane as usize),
         );
-        let build = cost::planes_build_ns(Group::G1, 1 << 20, p.count, p.shift());
+        let build = cost::planes_build_ns(BLS_G1, 1 << 20, p.count, p.shift());
         assert!(saving > 0.0 && build > 0.0);
         let mut built_at = None;
         for msms in 1..=1000usize {
@@ -363,15 +386,15 @@ mod tests {
             msm_planes_build: Some(PlanesBuild::Never),
             ..CudaTuning::default()
         };
-        assert_eq!(choose_tuned(1 << 20, Group::G1, H200, &never), None);
+        assert_eq!(choose_tuned(1 << 20, BLS_G1, H200, &never), None);
         for build in [None, Some(PlanesBuild::Eager), Some(PlanesBuild::Paid)] {
             let tuning = CudaTuning {
                 msm_planes_build: build,
                 ..CudaTuning::default()
             };
             assert_eq!(
-                choose_tuned(1 << 20, Group::G1, H200, &tuning),
-                choose(1 << 20, Group::G1, H200, None, None),
+                choose_tuned(1 << 20, BLS_G1, H200, &tuning),
+                choose(1 << 20, BLS_G1, H200, None, None),
                 "{build:?}"
             );
         }
@@ -388,7 +411,7 @@ mod tests {
 
     #[test]
     fn overrides_fix_the_window_and_cap_the_count() {
-        let p = choose(1 << 20, Group::G1, H200, Some(4), Some(16)).unwrap();
+        let p = choose(1 << 20, BLS_G1, H200, Some(4), Some(16)).unwrap();
         assert_eq!(p.c, 16);
         assert_eq!(p.count, 4);
         assert_eq!(p.per_plane, 4);
@@ -408,10 +431,10 @@ mod tests {
             (1 << 21) - 1,
             1 << 26,
         ] {
-            for group in [Group::G1, Group::G2] {
+            for group in [BLS_G1, BLS_G2, BN_G1, BN_G2] {
                 let bytes = (group.affine_words() * 4) as u64;
                 if let Some(p) = choose(len, group, H200, None, None) {
-                    let w = cost::windows(p.c) as u32;
+                    let w = group.windows(p.c) as u32;
                     assert!(p.count * p.per_plane >= w, "len={len} {p:?}");
                     assert!((p.count - 1) * p.per_plane < w, "len={len} {p:?}");
                     assert!((p.count as u64) * (len as u64) < 1 << 31, "len={len} {p:?}");

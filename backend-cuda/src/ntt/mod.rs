@@ -13,15 +13,14 @@ mod tiles;
 
 use std::sync::Arc;
 
-use ark_ff::Field;
 use crucible_core::ntt_tiles::{
     TILE_INVERSE, TILE_PAIRED, TILE_SCALE_BY_C, TILE_SCALE_BY_POWERS, TILE_SCALE_LOADS_BY_POWERS,
 };
-use crucible_core::{BufferId, Domain, Fr, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf};
+use crucible_core::{BufferId, Domain, Lease, MemoryPlan, NttKind, PlanKey, Result, ScalarBuf};
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use crate::error::CudaError;
-use crate::field::{FrArg, FrSeeds, FR_WORDS};
+use crate::field::{DeviceScalar, FrArg, FrSeeds, FR_WORDS};
 use crate::launch::{self, grid_1d, grid_tile, Dev, Kernels, TileElems};
 use crate::memory::{self, alloc_words, CudaBuffer};
 use tiles::{TileLaunch, MIN_TILE_BITS};
@@ -43,8 +42,9 @@ const COSET_INV_HI: PlanKey = PlanKey::new("cuda", "ntt_coset_inv_hi");
 pub struct NttTable {
     words: CudaSlice<u32>,
     log: u32,
-    // The element its powers are of (a coset table for another offset is rebuilt).
-    base: Fr,
+    // The element its powers are of, as its words (a coset table for another offset
+    // is rebuilt).
+    base: FrArg,
 }
 
 /// g^i for i < 2^log is built as lo[i mod 2^lo_bits] * hi[i >> lo_bits]: two tables
@@ -62,7 +62,7 @@ fn fr_bytes(count: u64) -> u64 {
 /// they are built from (about sqrt(n/2) each, freed after), and the coset tables of g
 /// and of g^-1 (about sqrt(n) each, lo and hi), all but the build tables kept in the
 /// lease once built. A domain of one point needs none: its transforms are identities.
-pub fn scratch_plan(domain: &Domain, plan: &mut MemoryPlan) {
+pub fn scratch_plan<F>(domain: &Domain<F>, plan: &mut MemoryPlan) {
     let log = domain.log_size;
     if log == 0 {
         return;
@@ -89,7 +89,7 @@ fn kept_table(
     stream: &Arc<CudaStream>,
     lease: &mut Lease,
     item: PlanKey,
-    (log, base): (u32, Fr),
+    (log, base): (u32, FrArg),
     count: usize,
     build: impl FnOnce(&mut Lease, BufferId) -> Result<()>,
 ) -> Result<BufferId> {
@@ -116,12 +116,12 @@ fn kept_table(
 }
 
 /// Queues out[i] = first * g^i for i < 2^bits (`fr_powers`, seeds by value).
-fn launch_powers(
+fn launch_powers<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     out: &CudaSlice<u32>,
-    g: Fr,
-    first: Fr,
+    g: F,
+    first: F,
     bits: u32,
 ) -> Result<()> {
     let seeds = FrSeeds::powers_of(g, bits)
@@ -140,18 +140,18 @@ fn launch_powers(
 }
 
 /// The twiddle table of `domain` (n > 1), built at the lease's first transform over it.
-fn twiddles(
+fn twiddles<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &mut Lease,
-    domain: &Domain,
+    domain: &Domain<F>,
 ) -> Result<BufferId> {
     let half = domain.size / 2;
     kept_table(
         stream,
         lease,
         TWIDDLES,
-        (domain.log_size, domain.omega),
+        (domain.log_size, FrArg::new(domain.omega)),
         half,
         |lease, tw| {
             let (lo_bits, hi_bits) = split(domain.log_size - 1);
@@ -174,20 +174,20 @@ fn twiddles(
 
 /// tw[i] = omega^i = lo[i mod 2^lo_bits] * hi[i >> lo_bits], from the two small
 /// tables `lo` and `hi` filled first.
-fn build_twiddles(
+fn build_twiddles<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &Lease,
-    domain: &Domain,
+    domain: &Domain<F>,
     tw: BufferId,
     (lo, hi): (BufferId, BufferId),
 ) -> Result<()> {
     let (lo_bits, hi_bits) = split(domain.log_size - 1);
     let lo_t = &lease.get::<CudaBuffer>(lo)?.words;
     let hi_t = &lease.get::<CudaBuffer>(hi)?.words;
-    launch_powers(stream, k, lo_t, domain.omega, Fr::ONE, lo_bits)?;
+    launch_powers(stream, k, lo_t, domain.omega, F::ONE, lo_bits)?;
     let omega_hi = domain.omega.pow([1u64 << lo_bits]);
-    launch_powers(stream, k, hi_t, omega_hi, Fr::ONE, hi_bits)?;
+    launch_powers(stream, k, hi_t, omega_hi, F::ONE, hi_bits)?;
     let half = domain.size / 2;
     launch::fr_power_table(
         k,
@@ -212,14 +212,14 @@ struct PowerTables {
 
 /// The [`PowerTables`] of `first * g^i` for `domain`, kept in items `lo_item` and
 /// `hi_item` (built at the lease's first use).
-fn coset_tables(
+fn coset_tables<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &mut Lease,
-    domain: &Domain,
+    domain: &Domain<F>,
     (lo_item, hi_item): (PlanKey, PlanKey),
-    g: Fr,
-    first: Fr,
+    g: F,
+    first: F,
 ) -> Result<PowerTables> {
     let log = domain.log_size;
     let (lo_bits, hi_bits) = split(log);
@@ -227,7 +227,7 @@ fn coset_tables(
         stream,
         lease,
         lo_item,
-        (log, g),
+        (log, FrArg::new(g)),
         1 << lo_bits,
         |lease, id| launch_powers(stream, k, table_words(lease, id)?, g, first, lo_bits),
     )?;
@@ -236,9 +236,9 @@ fn coset_tables(
         stream,
         lease,
         hi_item,
-        (log, g),
+        (log, FrArg::new(g)),
         1 << hi_bits,
-        |lease, id| launch_powers(stream, k, table_words(lease, id)?, g_hi, Fr::ONE, hi_bits),
+        |lease, id| launch_powers(stream, k, table_words(lease, id)?, g_hi, F::ONE, hi_bits),
     )?;
     Ok(PowerTables { lo, hi, lo_bits })
 }
@@ -248,19 +248,19 @@ fn coset_tables(
 #[derive(Clone, Copy)]
 enum FinalScale {
     None,
-    Constant(Fr),
+    Constant(FrArg),
     Powers(PowerTables),
 }
 
 /// The stages as the tile launches of `plan`, the coset forward's scaling by `first`
 /// fused into the first one's reads, the final scaling into the last one's writes.
 #[allow(clippy::too_many_arguments)]
-fn tiles(
+fn tiles<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &Lease,
     buf: ScalarBuf,
-    domain: &Domain,
+    domain: &Domain<F>,
     tw: BufferId,
     inverse: bool,
     (first, last): (Option<PowerTables>, FinalScale),
@@ -270,7 +270,7 @@ fn tiles(
     let a = &lease.get::<CudaBuffer>(buf.id())?.words;
     let twiddles = table_words(lease, tw)?;
     // Unused table arguments (no scaling by powers) point at the twiddles: never read.
-    let (mut first_flags, mut last_flags, mut c, mut tables) = (0, 0, Fr::ONE, None);
+    let (mut first_flags, mut last_flags, mut c, mut tables) = (0, 0, FrArg::new(F::ONE), None);
     if let Some(p) = first {
         first_flags = TILE_SCALE_LOADS_BY_POWERS;
         tables = Some(p);
@@ -307,7 +307,7 @@ fn tiles(
             Dev::new(twiddles),
             Dev::new(lo),
             Dev::new(hi),
-            FrArg::new(c),
+            c,
             log,
             t.s,
             t.k,
@@ -331,12 +331,12 @@ fn launch_elems(t: &TileLaunch) -> TileElems {
 
 /// In-place NTT of `buf` over `domain`, the middle launch in tiles of 2^`tile_bits`.
 #[allow(clippy::too_many_arguments)]
-pub fn ntt(
+pub fn ntt<F: DeviceScalar>(
     stream: &Arc<CudaStream>,
     k: &Kernels,
     lease: &mut Lease,
     buf: ScalarBuf,
-    domain: &Domain,
+    domain: &Domain<F>,
     kind: NttKind,
     tile_bits: u32,
 ) -> Result<()> {
@@ -370,7 +370,7 @@ pub fn ntt(
     // ifft then a_i *= g^-i, its tables carrying the ifft's 1/n.
     let (first, last) = match kind {
         NttKind::Forward => (None, FinalScale::None),
-        NttKind::Inverse => (None, FinalScale::Constant(domain.size_inv)),
+        NttKind::Inverse => (None, FinalScale::Constant(FrArg::new(domain.size_inv))),
         NttKind::CosetForward => {
             let powers = coset_tables(
                 stream,
@@ -379,7 +379,7 @@ pub fn ntt(
                 domain,
                 (COSET_LO, COSET_HI),
                 domain.coset_gen,
-                Fr::ONE,
+                F::ONE,
             )?;
             (Some(powers), FinalScale::None)
         }
@@ -414,6 +414,8 @@ pub fn ntt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ff::Field;
+    use crucible_core::Fr;
 
     fn bytes(plan: &MemoryPlan, item: PlanKey) -> u64 {
         plan.bytes_of(item)
@@ -451,7 +453,7 @@ mod tests {
     #[test]
     fn power_tables_fit_their_plan_items() {
         for log in 0..=31u32 {
-            let domain = Domain::with_log_size(log).unwrap();
+            let domain = Domain::<Fr>::with_log_size(log).unwrap();
             let mut plan = MemoryPlan::new("t");
             scratch_plan(&domain, &mut plan);
             if log == 0 {
