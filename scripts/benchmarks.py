@@ -4,8 +4,10 @@
     python3 scripts/benchmarks.py               # writes BENCHMARKS.md
     python3 scripts/benchmarks.py --check       # exits 1 if BENCHMARKS.md is not what the files give
     python3 scripts/benchmarks.py commands [MACHINE]  # index.json's crucible commands of MACHINE (h200)
-    python3 scripts/benchmarks.py sppark LOG [MACHINE]  # sppark's peer harness output -> MACHINE-sppark-*.json
-    python3 scripts/benchmarks.py icicle TABLE MACHINE  # ICICLE's peer table -> MACHINE-icicle-*.json
+    python3 scripts/benchmarks.py sppark LOG [MACHINE]  # peers/sppark/run.sh's output -> MACHINE-sppark-*.json
+    python3 scripts/benchmarks.py icicle TABLE MACHINE  # peers/icicle/run.sh's table -> MACHINE-icicle-*.json
+      (a BN254 run, whose output names the curve, -> MACHINE-sppark-bn254-*.json,
+       MACHINE-icicle-bn254-*.json)
     python3 scripts/benchmarks.py stamp FILE    # adds the commit and the machine to a `prove --json` file
     python3 scripts/benchmarks.py conformance MACHINE LOG...  # summary lines -> MACHINE-conformance.json
     python3 scripts/benchmarks.py measured MACHINE  # index.json: MACHINE's files measured today
@@ -57,6 +59,29 @@ def row(results, size):
         if r["size"] == size:
             return r
     return None
+
+
+# The curves the peer harnesses run (`--curve`), with their names in headings. The
+# default's result files carry no curve in their names (they predate the others).
+CURVES = {"bls12-381": "BLS12-381", "bn254": "BN254"}
+DEFAULT_CURVE = "bls12-381"
+
+
+def curve_infix(curve):
+    """The part of a result file's name that names the curve: `-bn254`, none for the default."""
+    if curve not in CURVES:
+        sys.exit(f"unknown curve {curve} (one of {', '.join(CURVES)})")
+    return "" if curve == DEFAULT_CURVE else f"-{curve}"
+
+
+def curve_of(text):
+    """The curve a peer harness's output names (`curve bn254`); the default for output
+    that names none (the harnesses before they had a BN254 mode)."""
+    m = re.search(r"\bcurve[ =]([a-z0-9-]+)", text)
+    curve = m.group(1) if m else DEFAULT_CURVE
+    curve_infix(curve)
+    return curve
+
 
 
 class Doc:
@@ -116,8 +141,9 @@ class Doc:
             "",
         )
         for machine in ("h100", "h200"):
-            self.peers(machine, ["msm-g1", "msm-g2"], "MSM")
-            self.peers(machine, ["ntt"], "NTT")
+            for curve in CURVES:
+                self.peers(machine, ["msm-g1", "msm-g2"], "MSM", curve)
+                self.peers(machine, ["ntt"], "NTT", curve)
         self.proofs()
         self.throughput()
         self.wgpu()
@@ -127,23 +153,25 @@ class Doc:
             self.lines.pop()
         return "\n".join(self.lines) + "\n"
 
-    def peers(self, machine, ops, what):
+    def peers(self, machine, ops, what, curve=DEFAULT_CURVE):
         """crucible's CUDA rows of `machine` beside sppark's, and ICICLE's where its files
-        exist: all from one run on one card."""
+        exist: all from one run on one card, on one curve (BLS12-381's files carry no
+        curve in their names, BN254's `-bn254`)."""
         files = []
         rows = []
         version = method = icicle = None
+        c = curve_infix(curve)
         for op in ops:
-            ours, theirs = f"{machine}-cuda-{op}.json", f"{machine}-sppark-{op}.json"
+            ours, theirs = f"{machine}-cuda{c}-{op}.json", f"{machine}-sppark{c}-{op}.json"
             if ours not in self.entries or theirs not in self.entries:
                 return
             files += [ours, theirs]
             a, b = load(ours), load(theirs)
             version, method = b["peer_version"], b["method"]
             ic = None
-            if f"{machine}-icicle-{op}.json" in self.entries:
-                files.append(f"{machine}-icicle-{op}.json")
-                ic = load(f"{machine}-icicle-{op}.json")
+            if f"{machine}-icicle{c}-{op}.json" in self.entries:
+                files.append(f"{machine}-icicle{c}-{op}.json")
+                ic = load(f"{machine}-icicle{c}-{op}.json")
                 icicle = ic
             for r in a["results"]:
                 p = row(b, r["size"])
@@ -166,7 +194,8 @@ class Doc:
                           f"**{ms(r['with_transfers']['median_ms'])}**", ratio(tr, "sppark")]
                 rows.append(cells)
         peers = f"sppark {version}" + (f" and ICICLE {icicle['peer_version']}" if icicle else "")
-        self.out(f"## {what} against the peers on the {machine.upper()}", "")
+        on = "" if curve == DEFAULT_CURVE else f", {CURVES[curve]}"
+        self.out(f"## {what} against the peers on the {machine.upper()}{on}", "")
         self.out(
             f"crucible's CUDA backend against {peers}, each through its own API, in the same",
             f"run on the same card; every peer result checked against arkworks.",
@@ -428,6 +457,7 @@ def sppark(log, machine="h200"):
     """The peer harness's final table (op, size, mode, median, min, max, check) -> bench JSON."""
     text = open(log).read()
     version = re.search(r"sppark (\d+\.\d+\.\d+)", text).group(1)
+    curve = curve_of(text)
     modes = {}
     for line in text.splitlines():
         m = re.match(r"^(msm-g1|msm-g2|ntt)\s+2\^(\d+)\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+ok$", line)
@@ -454,8 +484,8 @@ def sppark(log, machine="h200"):
             "resident_clock": "device" if op == "ntt" else "host",
             "with_transfers": modes[(op, s, tr_mode)], "speedup_vs_cpu": None,
         } for s in sizes if (op, s, res_mode) in modes and (op, s, tr_mode) in modes]
-        save(f"{machine}-sppark-{op}.json", {
-            "peer": "sppark", "peer_version": version, "method": method,
+        save(f"{machine}-sppark{curve_infix(curve)}-{op}.json", {
+            "peer": "sppark", "peer_version": version, "curve": curve, "method": method,
             "git_commit": commit_here(), "machine": machine_here(), "op": op,
             "size_unit": "terms" if op.startswith("msm") else "points",
             "backends": [{"name": f"sppark-{version}"}], "skipped": [], "results": results,
@@ -474,6 +504,7 @@ def icicle(table, machine):
     its default resident mode, its precomputed-bases mode and all from pinned host memory."""
     text = open(table).read()
     version = re.search(r"\((v[\d.]+)\)", text).group(1)
+    curve = curve_of(text)
     modes = {}
     for line in text.splitlines():
         m = re.match(r"^(msm-g1|msm-g2|ntt)\s+2\^(\d+)\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+ok$", line)
@@ -504,8 +535,8 @@ def icicle(table, machine):
                 "with_transfers": get("all from host (pinned)") or get("host in/out (NN, pinned)"),
                 "speedup_vs_cpu": None,
             })
-        save(f"{machine}-icicle-{op}.json", {
-            "peer": "icicle", "peer_version": version, "method": method,
+        save(f"{machine}-icicle{curve_infix(curve)}-{op}.json", {
+            "peer": "icicle", "peer_version": version, "curve": curve, "method": method,
             "git_commit": commit_here(), "op": op,
             "size_unit": "terms" if op.startswith("msm") else "points",
             "backends": [{"name": f"icicle-{version}"}], "skipped": [], "results": results,

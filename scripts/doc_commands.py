@@ -57,7 +57,7 @@ NOT_RUN = [
     ("porting.md", r"-- (backends|conformance) --backend mygpu",
      "needs the backend scripts/new-backend.sh adds: CI's `new-backend` step runs it"),
     ("benchmarks.md", r"^scripts/gpu-tables\.sh ",
-     "reruns every GPU table: needs a CUDA GPU and sppark's harness"),
+     "reruns every GPU table: needs a CUDA GPU (and peers/sppark's generator, built beforehand)"),
     ("curves.md", r"--vk vk\.bin ",
      "an arkworks VerifyingKey<Bn254> file, which no crucible command writes "
      "(cli/tests/evm_verifier.rs exports and runs one)"),
