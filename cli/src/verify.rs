@@ -1,12 +1,15 @@
 //! `crucible verify`: a proof against a verifying key and public signals, each in
-//! snarkjs' JSON (`*.json`) or arkworks' binary form; exit 1 when it does not verify.
+//! snarkjs' JSON (`*.json`) or arkworks' binary form, on the curve the key names
+//! (BLS12-381 or BN254); exit 1 when it does not verify.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use ark_groth16::VerifyingKey;
 use clap::Args;
-use crucible_core::Bls12_381;
-use crucible_files::artifacts::{read_proof, read_public, read_vk};
+use crucible_core::{Bls12_381, Bn254};
+use crucible_files::artifacts::{read_proof, read_public};
+use crucible_files::{CurveVerifyingKey, JsonCurve};
 
 use crate::error::{CliError, Exit};
 
@@ -24,11 +27,19 @@ pub struct VerifyArgs {
     public: PathBuf,
 }
 
-/// Prints `valid` (exit 0) or `INVALID` with the reason (exit 1).
+/// Prints `valid` (exit 0) or `INVALID` with the reason (exit 1). The key names the
+/// curve; a proof or public signals of the other curve are refused naming both.
 pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
-    let vk = read_vk(&args.vk)?;
-    let proof = read_proof(&args.proof)?;
-    let public = read_public(&args.public)?;
+    match CurveVerifyingKey::read(&args.vk)? {
+        CurveVerifyingKey::Bls12_381(vk) => verify_on::<Bls12_381>(args, &vk),
+        CurveVerifyingKey::Bn254(vk) => verify_on::<Bn254>(args, &vk),
+    }
+}
+
+/// [`run`] on the key's curve `E`.
+fn verify_on<E: JsonCurve>(args: &VerifyArgs, vk: &VerifyingKey<E>) -> Result<ExitCode, CliError> {
+    let proof = read_proof::<E>(&args.proof)?;
+    let public = read_public::<E>(&args.public)?;
     let expected = vk.gamma_abc_g1.len() - 1;
     if public.len() != expected {
         println!(
@@ -39,8 +50,8 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, CliError> {
         );
         return Ok(Exit::Failed.code());
     }
-    let pvk = ark_groth16::prepare_verifying_key(&vk);
-    match ark_groth16::Groth16::<Bls12_381>::verify_proof(&pvk, &proof, &public) {
+    let pvk = ark_groth16::prepare_verifying_key(vk);
+    match ark_groth16::Groth16::<E>::verify_proof(&pvk, &proof, &public) {
         Ok(true) => {
             println!(
                 "valid: {} verifies for {} under {}",

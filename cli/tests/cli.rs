@@ -1467,6 +1467,45 @@ fn an_arkworks_key_is_checked_once_then_remembered() {
 }
 
 #[test]
+fn verify_takes_the_curve_from_the_key_and_refuses_the_other_curves_proof() {
+    let dir = TempDir::new("verify-curves");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");
+    let at = |dir: &str, name: &str| fixtures.join(dir).join(name).display().to_string();
+    let (vk, proof, public) = (
+        at("bn254", "multi_public.vk.json"),
+        at("bn254", "multi_public.snarkjs-proof.json"),
+        at("bn254", "multi_public.snarkjs-public.json"),
+    );
+    let verify = |vk: &str, proof: &str, public: &str| {
+        crucible(
+            &format!("verify --vk {vk} --proof {proof} --public {public}"),
+            &dir.0,
+        )
+    };
+    let valid = verify(&vk, &proof, &public);
+    assert!(valid.ok() && valid.stdout.contains("valid:"), "{valid:?}");
+
+    // The same proof for other public signals does not verify (exit 1).
+    let mut signals: Vec<String> =
+        serde_json::from_slice(&std::fs::read(&public).unwrap()).unwrap();
+    signals[0] = "12345".into();
+    let other = dir.path("other-public.json");
+    std::fs::write(&other, serde_json::to_vec(&signals).unwrap()).unwrap();
+    let invalid = verify(&vk, &proof, &other.display().to_string());
+    assert_eq!(invalid.code, Some(1), "{invalid:?}");
+    assert!(invalid.stdout.contains("INVALID"), "{invalid:?}");
+
+    // A BN254 proof under a BLS12-381 key is refused naming both curves (exit 3).
+    let bls_vk = at("", "multi_public.vk.json");
+    let mixed = verify(&bls_vk, &proof, &public);
+    assert_eq!(mixed.code, Some(3), "{mixed:?}");
+    assert!(
+        mixed.stderr.contains("BN254") && mixed.stderr.contains("BLS12-381"),
+        "{mixed:?}"
+    );
+}
+
+#[test]
 fn ptau_writes_development_powers_of_tau_and_says_they_are_insecure() {
     let dir = TempDir::new("ptau");
     let out = dir.path("pot3.ptau");

@@ -359,12 +359,14 @@ async fn four_workers_prove_every_job_exactly_once_through_kills() {
     );
     let job = queue.job(circom_ids[0]).await.unwrap().expect("circom job");
     let stored = Proof::deserialize_compressed(job.proof.as_deref().expect("proof")).unwrap();
-    let written = crucible_files::artifacts::read_proof(&proof_file).expect("the written proof");
+    let written =
+        crucible_files::artifacts::read_proof::<Bls12_381>(&proof_file).expect("the written proof");
     assert!(
         written == stored,
         "the written proof.json is not the job's proof"
     );
-    let public = crucible_files::artifacts::read_public(&public_file).expect("public.json");
+    let public =
+        crucible_files::artifacts::read_public::<Bls12_381>(&public_file).expect("public.json");
     assert_eq!(public, values[1..=zkey.num_public]);
     // One job is one job.
     let submit = std::process::Command::new(env!("CARGO_BIN_EXE_crucible"))

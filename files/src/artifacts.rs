@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::output::{write_atomically, PendingFile};
 use crate::snarkjs_json::{
     proof_from_json, proof_to_json, public_from_json, public_to_json, vk_from_json, vk_to_json,
+    JsonCurve,
 };
 use crucible_core::curve::Curve;
 use crucible_core::groth16::{Proof, ProvingKey};
@@ -21,7 +22,7 @@ use crucible_core::key_file::open_regular;
 
 use crate::file_curve::FileCurve;
 use crate::validated_keys::ValidatedKeys;
-use crucible_core::{Bls12_381, Error, Fr, Result};
+use crucible_core::{Bls12_381, Error, Result};
 
 /// Whether `path` names a snarkjs JSON file (by its `.json` extension).
 pub fn is_json(path: &Path) -> bool {
@@ -114,12 +115,13 @@ pub fn write_proof<E: FileCurve>(path: &Path, proof: &Proof<E>) -> Result<()> {
     }
 }
 
-/// Reads a proof written by crucible, snarkjs or arkworks.
-pub fn read_proof(path: &Path) -> Result<Proof> {
+/// Reads a proof of curve `E` written by crucible, snarkjs or arkworks (a snarkjs file
+/// naming the other curve is refused naming both).
+pub fn read_proof<E: JsonCurve>(path: &Path) -> Result<Proof<E>> {
     if is_json(path) {
         proof_from_json(&read_json(path, "proof")?, &path.display().to_string())
     } else {
-        read_binary(path, "proof", Curve::PROVED)
+        read_binary(path, "proof", E::CURVE)
     }
 }
 
@@ -133,15 +135,15 @@ pub fn write_public<F: PrimeField>(path: &Path, inputs: &[F]) -> Result<()> {
     }
 }
 
-/// Reads public inputs.
-pub fn read_public(path: &Path) -> Result<Vec<Fr>> {
+/// Reads public inputs: scalars of curve `E`.
+pub fn read_public<E: FileCurve>(path: &Path) -> Result<Vec<E::ScalarField>> {
     if is_json(path) {
         public_from_json(
             &read_json(path, "public inputs")?,
             &path.display().to_string(),
         )
     } else {
-        read_binary(path, "public inputs", Curve::PROVED)
+        read_binary(path, "public inputs", E::CURVE)
     }
 }
 
@@ -154,15 +156,17 @@ pub fn write_vk(path: &Path, vk: &VerifyingKey<Bls12_381>) -> Result<()> {
     }
 }
 
-/// Reads a verifying key.
-pub fn read_vk(path: &Path) -> Result<VerifyingKey<Bls12_381>> {
+/// Reads a verifying key of curve `E` (a snarkjs file naming the other curve is
+/// refused naming both; [`CurveVerifyingKey::read`](crate::CurveVerifyingKey::read)
+/// takes either).
+pub fn read_vk<E: JsonCurve>(path: &Path) -> Result<VerifyingKey<E>> {
     if is_json(path) {
         vk_from_json(
             &read_json(path, "verifying key")?,
             &path.display().to_string(),
         )
     } else {
-        read_binary(path, "verifying key", Curve::PROVED)
+        read_binary(path, "verifying key", E::CURVE)
     }
 }
 

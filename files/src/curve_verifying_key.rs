@@ -15,7 +15,7 @@ use crate::artifacts::{is_json, read_binary, read_json};
 use crate::binfile::{self, BinFile};
 use crate::bulk::read_all;
 use crate::encoding::{g1_zkey, g2_zkey, read_one, PointError};
-use crate::snarkjs_json::{json_curve, vk_points_from_json};
+use crate::snarkjs_json::{json_curve, vk_from_json};
 use crate::zkey::{check_groth16, header_curve, GROTH16_HEADER, IC};
 
 /// A verifying key of either curve (boxed: the two curves' keys differ in size).
@@ -80,9 +80,9 @@ impl CurveVerifyingKey {
             );
             return Ok(match json_curve(&v, &name)? {
                 Curve::Bls12_381 => {
-                    CurveVerifyingKey::Bls12_381(Box::new(vk_points_from_json(&v, &name)?))
+                    CurveVerifyingKey::Bls12_381(Box::new(vk_from_json(&v, &name)?))
                 }
-                Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(vk_points_from_json(&v, &name)?)),
+                Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(vk_from_json(&v, &name)?)),
             });
         }
         // A BN254 point is 32 bytes compressed, a BLS12-381 one 48: a file of one

@@ -48,5 +48,6 @@ pub use encoding::PointError;
 pub use file_curve::FileCurve;
 pub use key_and_witness::{prove_zkey, KeyAndWitness};
 pub use r1cs::R1cs;
+pub use snarkjs_json::JsonCurve;
 pub use wtns::{read_witness, read_witness_from};
 pub use zkey::{SubgroupChecks, Zkey, ZkeyHeader};

@@ -6,14 +6,14 @@
 use ark_ec::pairing::Pairing;
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Field, Fp, Fp2, Fp2Config, FpConfig, One, PrimeField, Zero};
+use ark_ff::{Field, Fp, Fp2, Fp2Config, FpConfig, One, PrimeField, Zero};
 use ark_groth16::VerifyingKey;
 use serde_json::{json, Value};
 
 use crucible_core::ark_bls12_381::{Fq12, Fq2, Fq6};
 use crucible_core::curve::Curve;
 use crucible_core::groth16::Proof;
-use crucible_core::{Bls12_381, Fr, Result};
+use crucible_core::{Bls12_381, Bn254, Result};
 
 use crate::binfile::Named;
 use crate::file_curve::{FileCurve, Fq2Of};
@@ -111,11 +111,7 @@ impl Reader<'_> {
         }
     }
 
-    fn number<F: PrimeField<BigInt = BigInt<N>>, const N: usize>(
-        &self,
-        v: &Value,
-        what: &str,
-    ) -> Result<F> {
+    fn number<F: PrimeField>(&self, v: &Value, what: &str) -> Result<F> {
         let s = v
             .as_str()
             .ok_or_else(|| self.name.error(format!("{what} is not a decimal string")))?;
@@ -124,7 +120,7 @@ impl Reader<'_> {
                 .name
                 .error(format!("{what} `{s}` is not a decimal number")));
         }
-        s.parse::<BigInt<N>>()
+        s.parse::<F::BigInt>()
             .ok()
             .and_then(F::from_bigint)
             .ok_or_else(|| {
@@ -199,9 +195,9 @@ impl Reader<'_> {
         }
     }
 
-    /// [`Reader::header`], refusing a curve other than the one proved.
-    fn proved_header(&self, v: &Value) -> Result<()> {
-        crate::encoding::check_curve(self.name, self.header(v)?, Curve::Bls12_381, "file")
+    /// [`Reader::header`], refusing a curve other than `wanted`.
+    fn header_of(&self, v: &Value, wanted: Curve) -> Result<()> {
+        crate::encoding::check_curve(self.name, self.header(v)?, wanted, "file")
     }
 }
 
@@ -229,21 +225,51 @@ where
     }
 }
 
-/// Reads a snarkjs `proof.json` value (points checked on the curve and in the
-/// subgroup); `name` names the file in errors.
-pub fn proof_from_json(v: &Value, name: &str) -> Result<Proof> {
-    let name = Named(name.to_string());
-    let r = Reader { name: &name };
-    r.proved_header(v)?;
-    Ok(Proof {
-        a: r.point(r.field(v, "pi_a")?, "pi_a")?,
-        b: r.point(r.field(v, "pi_b")?, "pi_b")?,
-        c: r.point(r.field(v, "pi_c")?, "pi_c")?,
-    })
+/// A curve whose points snarkjs' JSON forms carry (BLS12-381 and BN254): reads a
+/// proof's and a verifying key's points on it.
+pub trait JsonCurve: FileCurve {
+    /// The points of a `proof.json` value (each checked on the curve and in its
+    /// subgroup), whatever its `curve` field says; `name` names the file in errors.
+    fn proof_points(v: &Value, name: &str) -> Result<Proof<Self>>;
+    /// The points of a `verification_key.json` value, whatever its `curve` field says.
+    fn vk_points(v: &Value, name: &str) -> Result<VerifyingKey<Self>>;
 }
 
-/// Reads a snarkjs `public.json` value: decimal strings below r.
-pub fn public_from_json(v: &Value, name: &str) -> Result<Vec<Fr>> {
+macro_rules! json_curve {
+    ($curve:ty) => {
+        impl JsonCurve for $curve {
+            fn proof_points(v: &Value, name: &str) -> Result<Proof<Self>> {
+                let name = Named(name.to_string());
+                let r = Reader { name: &name };
+                Ok(Proof {
+                    a: r.point(r.field(v, "pi_a")?, "pi_a")?,
+                    b: r.point(r.field(v, "pi_b")?, "pi_b")?,
+                    c: r.point(r.field(v, "pi_c")?, "pi_c")?,
+                })
+            }
+
+            fn vk_points(v: &Value, name: &str) -> Result<VerifyingKey<Self>> {
+                let name = Named(name.to_string());
+                verifying_key(&Reader { name: &name }, v)
+            }
+        }
+    };
+}
+
+json_curve!(Bls12_381);
+json_curve!(Bn254);
+
+/// Reads a snarkjs `proof.json` value of curve `E` (points checked on the curve and in
+/// the subgroup; a file naming the other curve is refused naming both); `name` names
+/// the file in errors.
+pub fn proof_from_json<E: JsonCurve>(v: &Value, name: &str) -> Result<Proof<E>> {
+    let named = Named(name.to_string());
+    Reader { name: &named }.header_of(v, E::CURVE)?;
+    E::proof_points(v, name)
+}
+
+/// Reads a snarkjs `public.json` value: decimal strings below the scalar field's r.
+pub fn public_from_json<F: PrimeField>(v: &Value, name: &str) -> Result<Vec<F>> {
     let name = Named(name.to_string());
     let r = Reader { name: &name };
     r.array(v, "the public signals", None)?
@@ -253,13 +279,13 @@ pub fn public_from_json(v: &Value, name: &str) -> Result<Vec<Fr>> {
         .collect()
 }
 
-/// Reads a snarkjs `verification_key.json` value for BLS12-381 (`vk_alphabeta_12` is
-/// derived data and not read); `name` names the file in errors.
-pub fn vk_from_json(v: &Value, name: &str) -> Result<VerifyingKey<Bls12_381>> {
-    let name = Named(name.to_string());
-    let r = Reader { name: &name };
-    r.proved_header(v)?;
-    verifying_key(&r, v)
+/// Reads a snarkjs `verification_key.json` value of curve `E` (`vk_alphabeta_12` is
+/// derived data and not read; a file naming the other curve is refused naming both);
+/// `name` names the file in errors.
+pub fn vk_from_json<E: JsonCurve>(v: &Value, name: &str) -> Result<VerifyingKey<E>> {
+    let named = Named(name.to_string());
+    Reader { name: &named }.header_of(v, E::CURVE)?;
+    E::vk_points(v, name)
 }
 
 /// The curve a snarkjs JSON value names in its `curve` field (BLS12-381 when it has
@@ -267,20 +293,6 @@ pub fn vk_from_json(v: &Value, name: &str) -> Result<VerifyingKey<Bls12_381>> {
 pub(crate) fn json_curve(v: &Value, name: &str) -> Result<Curve> {
     let name = Named(name.to_string());
     Reader { name: &name }.header(v)
-}
-
-/// Reads a snarkjs `verification_key.json` value's points on the curve of `E`,
-/// whatever its `curve` field says (the caller has read it with [`json_curve`]).
-pub(crate) fn vk_points_from_json<E, G1, G2>(v: &Value, name: &str) -> Result<VerifyingKey<E>>
-where
-    E: Pairing<G1Affine = Affine<G1>, G2Affine = Affine<G2>>,
-    G1: SWCurveConfig,
-    G2: SWCurveConfig,
-    G1::BaseField: Coordinate,
-    G2::BaseField: Coordinate,
-{
-    let name = Named(name.to_string());
-    verifying_key(&Reader { name: &name }, v)
 }
 
 /// The points of a verifying key, on the curve of `E`.

@@ -1,7 +1,8 @@
 //! The pairing curves crucible's files can name: a circom `.r1cs`/`.wtns` or a snarkjs
-//! `.zkey` carries its field primes, and [`Curve`] says whose they are. The backends
-//! prove [`Curve::PROVED`]; the other curve's files are recognised, so that an error
-//! names both curves, and BN254 keys export Ethereum verifiers.
+//! `.zkey` carries its field primes, and [`Curve`] says whose they are: the value a
+//! command dispatches on to the type-level curve ([`PairingCurve`](crate::PairingCurve))
+//! it proves or verifies over, and what an error names when a file of one curve meets
+//! a key of the other.
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,9 +22,6 @@ pub enum Curve {
 impl Curve {
     /// Every curve the files name.
     pub const ALL: [Curve; 2] = [Curve::Bls12_381, Curve::Bn254];
-
-    /// The curve the backends prove.
-    pub const PROVED: Curve = Curve::Bls12_381;
 
     /// The curve's usual name (`BLS12-381`, `BN254`).
     pub fn name(self) -> &'static str {

@@ -118,7 +118,8 @@ fn each_curves_readers_read_its_files_and_refuse_the_others_naming_both() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(path("bn254/", "vk.json")).unwrap()).unwrap();
     assert_refused(
-        crucible_files::snarkjs_json::vk_from_json(&json, "vk.json").unwrap_err(),
+        crucible_files::snarkjs_json::vk_from_json::<crucible_core::Bls12_381>(&json, "vk.json")
+            .unwrap_err(),
         "vk.json",
         "file",
         Curve::Bn254,
@@ -217,5 +218,49 @@ fn an_arkworks_verifying_key_is_read_on_its_own_curve() {
             "{err}"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bn254_proof_reads_and_verifies_in_both_forms_and_the_other_curves_readers_refuse_it() {
+    use ark_groth16::{prepare_verifying_key, Groth16};
+    use crucible_files::artifacts::{read_proof, read_public, read_vk, write_proof, write_public};
+
+    let (vk, proof, public) = (
+        fixture("bn254/multi_public.vk.json"),
+        fixture("bn254/multi_public.snarkjs-proof.json"),
+        fixture("bn254/multi_public.snarkjs-public.json"),
+    );
+    let key = read_vk::<Bn254>(&vk).unwrap();
+    assert!(matches!(
+        CurveVerifyingKey::read(&vk).unwrap(),
+        CurveVerifyingKey::Bn254(k) if *k == key
+    ));
+    let p = read_proof::<Bn254>(&proof).unwrap();
+    let inputs = read_public::<Bn254>(&public).unwrap();
+    let pvk = prepare_verifying_key(&key);
+    assert!(Groth16::<Bn254>::verify_proof(&pvk, &p, &inputs).unwrap());
+    let mut tampered = inputs.clone();
+    tampered[0] += crucible_core::ark_bn254::Fr::from(1u64);
+    assert!(!Groth16::<Bn254>::verify_proof(&pvk, &p, &tampered).unwrap());
+
+    // arkworks' binary form round-trips on BN254 as snarkjs' JSON does.
+    let dir = std::env::temp_dir().join(format!("crucible-curves-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (proof_bin, public_bin) = (dir.join("proof.bin"), dir.join("public.bin"));
+    write_proof(&proof_bin, &p).unwrap();
+    write_public(&public_bin, &inputs).unwrap();
+    assert_eq!(read_proof::<Bn254>(&proof_bin).unwrap(), p);
+    assert_eq!(read_public::<Bn254>(&public_bin).unwrap(), inputs);
+    // A BLS12-381 reader refuses the BN254 proof, naming both curves.
+    let shown = proof.display().to_string();
+    assert_refused(
+        read_proof::<Bls12_381>(&proof).unwrap_err(),
+        &shown,
+        "file",
+        Curve::Bn254,
+        Curve::Bls12_381,
+    );
+    assert!(read_proof::<Bls12_381>(&proof_bin).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -133,12 +133,12 @@ fn fuzz_arkworks_binary() {
         "f",
     )
     .unwrap();
-    let proof = crucible_files::snarkjs_json::proof_from_json(
+    let proof = crucible_files::snarkjs_json::proof_from_json::<crucible_core::Bls12_381>(
         &serde_json::from_slice(&fixture("multi_public.snarkjs-proof.json")).unwrap(),
         "p",
     )
     .unwrap();
-    let public = crucible_files::snarkjs_json::public_from_json(
+    let public = crucible_files::snarkjs_json::public_from_json::<crucible_core::Fr>(
         &serde_json::from_slice(&fixture("multi_public.snarkjs-public.json")).unwrap(),
         "p",
     )
@@ -183,24 +183,28 @@ fn readers_round_trip(bytes: &[u8], input: &Path, out: &Path) -> Result<Verdict,
     std::fs::write(input, bytes).map_err(|e| e.to_string())?;
     let mut verdict = Verdict::Rejected;
     let fail = |what: &str, e: crucible_core::Error| format!("{what}: {e}");
-    if let Ok(proof) = read_proof(input) {
+    if let Ok(proof) = read_proof::<crucible_core::Bls12_381>(input) {
         write_proof(out, &proof).map_err(|e| fail("writing the proof", e))?;
-        let again = read_proof(out).map_err(|e| fail("the written proof", e))?;
+        let again = read_proof::<crucible_core::Bls12_381>(out)
+            .map_err(|e| fail("the written proof", e))?;
         if proof_bytes(&again) != proof_bytes(&proof) {
             return Err("the proof reads back differently".into());
         }
         verdict = Verdict::Accepted;
     }
-    if let Ok(public) = read_public(input) {
+    if let Ok(public) = read_public::<crucible_core::Bls12_381>(input) {
         write_public(out, &public).map_err(|e| fail("writing the inputs", e))?;
-        if read_public(out).map_err(|e| fail("the written inputs", e))? != public {
+        if read_public::<crucible_core::Bls12_381>(out)
+            .map_err(|e| fail("the written inputs", e))?
+            != public
+        {
             return Err("the public inputs read back differently".into());
         }
         verdict = Verdict::Accepted;
     }
-    if let Ok(vk) = read_vk(input) {
+    if let Ok(vk) = read_vk::<crucible_core::Bls12_381>(input) {
         write_vk(out, &vk).map_err(|e| fail("writing the key", e))?;
-        if read_vk(out).map_err(|e| fail("the written key", e))? != vk {
+        if read_vk::<crucible_core::Bls12_381>(out).map_err(|e| fail("the written key", e))? != vk {
             return Err("the verifying key reads back differently".into());
         }
         verdict = Verdict::Accepted;

@@ -73,7 +73,9 @@ fn r1cs_and_witness_describe_the_circuit() {
         assert_eq!(a * b, c, "constraint {i} not satisfied by the witness");
     }
     // The public signals are wires 1..=5, as snarkjs' public.json lists them.
-    let public = public_from_json(&json("multi_public.snarkjs-public.json"), "public").unwrap();
+    let public =
+        public_from_json::<crucible_core::Fr>(&json("multi_public.snarkjs-public.json"), "public")
+            .unwrap();
     assert_eq!(&z[1..6], public.as_slice());
     assert_eq!(public[0], Fr::from(77u64)); // a·b = 7·11
 }
@@ -102,8 +104,10 @@ fn zkey_matches_its_r1cs_and_snarkjs_verifying_key() {
 fn snarkjs_proof_verifies_with_arkworks_and_round_trips() {
     let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
     let proof_json = json("multi_public.snarkjs-proof.json");
-    let proof = proof_from_json(&proof_json, "proof").unwrap();
-    let public = public_from_json(&json("multi_public.snarkjs-public.json"), "public").unwrap();
+    let proof = proof_from_json::<crucible_core::Bls12_381>(&proof_json, "proof").unwrap();
+    let public =
+        public_from_json::<crucible_core::Fr>(&json("multi_public.snarkjs-public.json"), "public")
+            .unwrap();
     assert!(verifies(&zkey.proving_key.vk, &public, &proof));
     let mut wrong = public.clone();
     wrong[2] += Fr::one();
@@ -207,8 +211,12 @@ fn artifacts_round_trip_in_both_forms() {
     let dir = std::env::temp_dir().join(format!("crucible-files-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let zkey = Zkey::<crucible_core::Bls12_381>::read(&fixture("multi_public.zkey")).unwrap();
-    let proof = proof_from_json(&json("multi_public.snarkjs-proof.json"), "p").unwrap();
-    let public = public_from_json(&json("multi_public.snarkjs-public.json"), "p").unwrap();
+    let proof =
+        proof_from_json::<crucible_core::Bls12_381>(&json("multi_public.snarkjs-proof.json"), "p")
+            .unwrap();
+    let public =
+        public_from_json::<crucible_core::Fr>(&json("multi_public.snarkjs-public.json"), "p")
+            .unwrap();
     for ext in ["json", "bin"] {
         let (p, i, v) = (
             dir.join(format!("proof.{ext}")),
@@ -219,22 +227,34 @@ fn artifacts_round_trip_in_both_forms() {
         write_public(&i, &public).unwrap();
         write_vk(&v, &zkey.proving_key.vk).unwrap();
         assert_eq!(
-            proof_bytes(&read_proof(&p).unwrap()),
+            proof_bytes(&read_proof::<crucible_core::Bls12_381>(&p).unwrap()),
             proof_bytes(&proof),
             "{ext}"
         );
-        assert_eq!(read_public(&i).unwrap(), public, "{ext}");
-        assert_eq!(read_vk(&v).unwrap(), zkey.proving_key.vk, "{ext}");
+        assert_eq!(
+            read_public::<crucible_core::Bls12_381>(&i).unwrap(),
+            public,
+            "{ext}"
+        );
+        assert_eq!(
+            read_vk::<crucible_core::Bls12_381>(&v).unwrap(),
+            zkey.proving_key.vk,
+            "{ext}"
+        );
     }
     // A binary file named .json, and JSON named .bin, are clear errors.
     std::fs::copy(dir.join("proof.bin"), dir.join("wrong.json")).unwrap();
-    let e = read_proof(&dir.join("wrong.json")).unwrap_err().to_string();
+    let e = read_proof::<crucible_core::Bls12_381>(&dir.join("wrong.json"))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("wrong.json") && e.contains("not valid JSON"),
         "{e}"
     );
     std::fs::copy(dir.join("proof.json"), dir.join("wrong.bin")).unwrap();
-    let e = read_proof(&dir.join("wrong.bin")).unwrap_err().to_string();
+    let e = read_proof::<crucible_core::Bls12_381>(&dir.join("wrong.bin"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("wrong.bin") && e.contains("*.json"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
