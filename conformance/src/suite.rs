@@ -54,6 +54,11 @@ fn run_bn254(
     runner.into_summary()
 }
 
+/// The cases one curve runs on one backend (the whole suite on BLS12-381, [`run_bn254`]'s
+/// on BN254); its flag says whether the backend is required.
+type CurveSuite<E> =
+    fn(&dyn ProverBackend<E>, &Config, bool, &mut dyn FnMut(&CaseResult)) -> Summary;
+
 /// One registered backend's `probes` on curve `E`: each available one runs `run_on`; an
 /// unavailable one is one `backend` case (`bn254/backend` on BN254) saying why,
 /// skipped, or failed when the backend is `required`. Returns the summary and whether
@@ -63,7 +68,7 @@ fn run_probes<E: RegisteredCurve>(
     probes: Vec<Probe<E>>,
     config: &Config,
     required: bool,
-    run_on: fn(&dyn ProverBackend<E>, &Config, bool, &mut dyn FnMut(&CaseResult)) -> Summary,
+    run_on: CurveSuite<E>,
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> (Summary, bool) {
     let mut total = Summary {
