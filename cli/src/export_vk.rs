@@ -1,14 +1,17 @@
-//! `crucible export-vk`: the verifying key of a snarkjs `.zkey` or an arkworks
-//! proving key, in snarkjs' JSON (`*.json`) and/or arkworks' binary form.
+//! `crucible export-vk`: the verifying key of a snarkjs `.zkey` (of either curve) or
+//! an arkworks proving key, in snarkjs' JSON (`*.json`) and/or arkworks' binary form.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use ark_groth16::VerifyingKey;
 use clap::Args;
+use crucible_core::curve::Curve;
+use crucible_core::{Bls12_381, Bn254};
 use crucible_files::artifacts::{is_json, read_proving_key, write_vk};
 use crucible_files::output::check_outputs;
-use crucible_files::Zkey;
+use crucible_files::{curve_of, JsonCurve, Zkey};
 
 use crate::error::CliError;
 use crate::output::{load_line, spinner};
@@ -16,7 +19,7 @@ use crate::output::{load_line, spinner};
 /// Arguments of `crucible export-vk`.
 #[derive(Args)]
 pub struct ExportVkArgs {
-    /// A snarkjs Groth16 `.zkey`.
+    /// A snarkjs Groth16 `.zkey` (BLS12-381 or BN254: its header names the curve).
     #[arg(long, conflicts_with = "pk", required_unless_present = "pk")]
     zkey: Option<PathBuf>,
     /// An arkworks `ProvingKey<Bls12_381>` (compressed or not).
@@ -44,21 +47,36 @@ pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
         &outputs,
     )?;
     let started = Instant::now();
-    let (vk, path) = match (&args.zkey, &args.pk) {
-        (Some(zkey), _) => {
-            let key = spinner(&format!("reading {}", zkey.display()), || {
-                Zkey::<crucible_core::Bls12_381>::read(zkey)
-            })?;
-            (key.proving_key.vk, zkey)
-        }
+    match (&args.zkey, &args.pk) {
+        (Some(zkey), _) => match curve_of(zkey)? {
+            Curve::Bls12_381 => export(args, zkey, started, read_zkey_vk::<Bls12_381>(zkey)?),
+            Curve::Bn254 => export(args, zkey, started, read_zkey_vk::<Bn254>(zkey)?),
+        },
         (None, Some(pk)) => {
             let key = spinner(&format!("reading {}", pk.display()), || {
                 read_proving_key(pk)
             })?;
-            (key.vk, pk)
+            export(args, pk, started, key.vk)
         }
-        (None, None) => return Err(CliError::usage("give --zkey or --pk")),
-    };
+        (None, None) => Err(CliError::usage("give --zkey or --pk")),
+    }
+}
+
+/// The verifying key of a `.zkey` of curve `E`, the whole key read and checked.
+fn read_zkey_vk<E: JsonCurve>(zkey: &Path) -> Result<VerifyingKey<E>, CliError> {
+    let key = spinner(&format!("reading {}", zkey.display()), || {
+        Zkey::<E>::read(zkey)
+    })?;
+    Ok(key.proving_key.vk)
+}
+
+/// Writes `vk`, read from `path` since `started`, to every `--out`.
+fn export<E: JsonCurve>(
+    args: &ExportVkArgs,
+    path: &Path,
+    started: Instant,
+    vk: VerifyingKey<E>,
+) -> Result<ExitCode, CliError> {
     println!("{}", load_line(path, started.elapsed().as_secs_f64()));
     for out in &args.out {
         write_vk(out, &vk)?;
@@ -68,7 +86,8 @@ pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
             "arkworks binary"
         };
         println!(
-            "wrote the verifying key ({} public signals) to {} ({form})",
+            "wrote the {} verifying key ({} public signals) to {} ({form})",
+            E::CURVE.name(),
             vk.gamma_abc_g1.len() - 1,
             out.display()
         );

@@ -222,8 +222,9 @@ fn snarkjs_verifies_crucible_proofs_byte_identical_to_the_reference() {
 
 /// circom's default prime: each circuit (circomlib's Poseidon and SHA-256 among them)
 /// proves from its `.zkey` and `.wtns` on the curve the key names, byte-identical to
-/// ark-groth16 with snarkjs' reduction, and `snarkjs groth16 verify` accepts the proof;
-/// a key of one curve with a witness of the other is refused naming both.
+/// ark-groth16 with snarkjs' reduction, `snarkjs groth16 verify` accepts the proof and
+/// `crucible verify` both its own and snarkjs', `export-vk` writes snarkjs' verifying
+/// key; a key of one curve with a witness of the other is refused naming both.
 #[test]
 fn bn254_circuits_prove_and_snarkjs_verifies_them() {
     let dir = artifacts_or_skip!();
@@ -272,6 +273,33 @@ fn bn254_circuits_prove_and_snarkjs_verifies_them() {
             read_json(&public),
             read_json(&bn.join(format!("{c}.snarkjs-public.json"))),
             "{c}"
+        );
+        // crucible verifies its own proof and snarkjs' under snarkjs' key, and exports
+        // the key snarkjs exported.
+        let vk = bn.join(format!("{c}.vk.json"));
+        for p in [proof.clone(), bn.join(format!("{c}.snarkjs-proof.json"))] {
+            let out = crucible(&[
+                "verify",
+                "--vk",
+                path(&vk),
+                "--proof",
+                path(&p),
+                "--public",
+                path(&public),
+            ]);
+            assert!(
+                out.status.success() && text(&out).contains("valid:"),
+                "{c}: {}",
+                text(&out)
+            );
+        }
+        let exported = w.join(format!("{c}.vk.json"));
+        let out = crucible(&["export-vk", "--zkey", path(&zkey), "--out", path(&exported)]);
+        assert!(out.status.success(), "{c}: {}", text(&out));
+        assert_eq!(
+            read_json(&exported),
+            read_json(&vk),
+            "{c}: export-vk differs from snarkjs'"
         );
     }
     // A BN254 key with a BLS12-381 witness of the same circuit.

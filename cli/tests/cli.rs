@@ -1485,6 +1485,33 @@ fn verify_takes_the_curve_from_the_key_and_refuses_the_other_curves_proof() {
     let valid = verify(&vk, &proof, &public);
     assert!(valid.ok() && valid.stdout.contains("valid:"), "{valid:?}");
 
+    // export-vk of the BN254 `.zkey` writes what snarkjs exported, and its binary form
+    // verifies the same proof.
+    let (json_vk, bin_vk) = (dir.path("vk.json"), dir.path("vk.bin"));
+    let export = crucible(
+        &format!(
+            "export-vk --zkey {} --out {} --out {}",
+            at("bn254", "multi_public.zkey"),
+            json_vk.display(),
+            bin_vk.display()
+        ),
+        &dir.0,
+    );
+    assert!(export.ok(), "{export:?}");
+    assert!(
+        export.stdout.contains("wrote the BN254 verifying key"),
+        "{export:?}"
+    );
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    assert_eq!(read(&json_vk.display().to_string()), read(&vk));
+    let binary = verify(&bin_vk.display().to_string(), &proof, &public);
+    assert!(
+        binary.ok() && binary.stdout.contains("valid:"),
+        "{binary:?}"
+    );
+
     // The same proof for other public signals does not verify (exit 1).
     let mut signals: Vec<String> =
         serde_json::from_slice(&std::fs::read(&public).unwrap()).unwrap();

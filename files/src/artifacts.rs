@@ -22,7 +22,7 @@ use crucible_core::key_file::open_regular;
 
 use crate::file_curve::FileCurve;
 use crate::validated_keys::ValidatedKeys;
-use crucible_core::{Bls12_381, Error, Result};
+use crucible_core::{Error, Result};
 
 /// Whether `path` names a snarkjs JSON file (by its `.json` extension).
 pub fn is_json(path: &Path) -> bool {
@@ -148,7 +148,7 @@ pub fn read_public<E: FileCurve>(path: &Path) -> Result<Vec<E::ScalarField>> {
 }
 
 /// Writes a verifying key: snarkjs `verification_key.json` form, else arkworks'.
-pub fn write_vk(path: &Path, vk: &VerifyingKey<Bls12_381>) -> Result<()> {
+pub fn write_vk<E: JsonCurve>(path: &Path, vk: &VerifyingKey<E>) -> Result<()> {
     if is_json(path) {
         write_json(path, "verifying key", &vk_to_json(vk))
     } else {

@@ -6,24 +6,18 @@
 use ark_ec::pairing::Pairing;
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{Field, Fp, Fp2, Fp2Config, FpConfig, One, PrimeField, Zero};
+use ark_ff::{
+    Field, Fp, Fp12, Fp12Config, Fp2, Fp2Config, Fp6, Fp6Config, FpConfig, One, PrimeField, Zero,
+};
 use ark_groth16::VerifyingKey;
 use serde_json::{json, Value};
 
-use crucible_core::ark_bls12_381::{Fq12, Fq2, Fq6};
 use crucible_core::curve::Curve;
 use crucible_core::groth16::Proof;
 use crucible_core::{Bls12_381, Bn254, Result};
 
 use crate::binfile::Named;
 use crate::file_curve::{FileCurve, Fq2Of};
-
-/// snarkjs' name of BLS12-381 (what the verifying key's JSON names).
-pub const CURVE: &str = "bls12381";
-
-fn fq2(x: &Fq2) -> Value {
-    json!([x.c0.to_string(), x.c1.to_string()])
-}
 
 fn g1<E: FileCurve>(p: &E::G1Affine) -> Value {
     match p.xy() {
@@ -43,11 +37,17 @@ fn g2<E: FileCurve>(p: &E::G2Affine) -> Value {
     }
 }
 
-fn fq6(x: &Fq6) -> Value {
+fn fq2<P: Fp2Config>(x: &Fp2<P>) -> Value {
+    json!([x.c0.to_string(), x.c1.to_string()])
+}
+
+fn fq6<P: Fp6Config>(x: &Fp6<P>) -> Value {
     json!([fq2(&x.c0), fq2(&x.c1), fq2(&x.c2)])
 }
 
-fn fq12(x: &Fq12) -> Value {
+/// An element of the pairing's target field as snarkjs writes `vk_alphabeta_12`: both
+/// curves' towers are Fq2[v]/(v³ − ξ), then [w]/(w² − v).
+fn fq12<P: Fp12Config>(x: &Fp12<P>) -> Value {
     json!([fq6(&x.c0), fq6(&x.c1)])
 }
 
@@ -73,18 +73,17 @@ pub fn public_to_json<F: PrimeField>(inputs: &[F]) -> Value {
 }
 
 /// A verifying key as `snarkjs zkey export verificationkey` writes it.
-pub fn vk_to_json(vk: &VerifyingKey<Bls12_381>) -> Value {
-    let alphabeta = Bls12_381::pairing(vk.alpha_g1, vk.beta_g2).0;
+pub fn vk_to_json<E: JsonCurve>(vk: &VerifyingKey<E>) -> Value {
     json!({
         "protocol": "groth16",
-        "curve": CURVE,
+        "curve": E::CURVE.circom_name(),
         "nPublic": vk.gamma_abc_g1.len().saturating_sub(1),
-        "vk_alpha_1": g1::<Bls12_381>(&vk.alpha_g1),
-        "vk_beta_2": g2::<Bls12_381>(&vk.beta_g2),
-        "vk_gamma_2": g2::<Bls12_381>(&vk.gamma_g2),
-        "vk_delta_2": g2::<Bls12_381>(&vk.delta_g2),
-        "vk_alphabeta_12": fq12(&alphabeta),
-        "IC": vk.gamma_abc_g1.iter().map(g1::<Bls12_381>).collect::<Vec<_>>(),
+        "vk_alpha_1": g1::<E>(&vk.alpha_g1),
+        "vk_beta_2": g2::<E>(&vk.beta_g2),
+        "vk_gamma_2": g2::<E>(&vk.gamma_g2),
+        "vk_delta_2": g2::<E>(&vk.delta_g2),
+        "vk_alphabeta_12": E::alphabeta_json(vk),
+        "IC": vk.gamma_abc_g1.iter().map(g1::<E>).collect::<Vec<_>>(),
     })
 }
 
@@ -233,6 +232,8 @@ pub trait JsonCurve: FileCurve {
     fn proof_points(v: &Value, name: &str) -> Result<Proof<Self>>;
     /// The points of a `verification_key.json` value, whatever its `curve` field says.
     fn vk_points(v: &Value, name: &str) -> Result<VerifyingKey<Self>>;
+    /// `vk_alphabeta_12`: the pairing of the key's alpha and beta, as snarkjs writes it.
+    fn alphabeta_json(vk: &VerifyingKey<Self>) -> Value;
 }
 
 macro_rules! json_curve {
@@ -251,6 +252,10 @@ macro_rules! json_curve {
             fn vk_points(v: &Value, name: &str) -> Result<VerifyingKey<Self>> {
                 let name = Named(name.to_string());
                 verifying_key(&Reader { name: &name }, v)
+            }
+
+            fn alphabeta_json(vk: &VerifyingKey<Self>) -> Value {
+                fq12(&Self::pairing(vk.alpha_g1, vk.beta_g2).0)
             }
         }
     };
