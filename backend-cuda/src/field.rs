@@ -150,7 +150,7 @@ pub trait CudaCurve:
     };
 
     /// Fails the build of a backend for a curve whose scalars are not the kernels'
-    /// [`FR_WORDS`] words (every scalar kernel and by-value argument is that size).
+    /// `FR_WORDS` (8) words (every scalar kernel and by-value argument is that size).
     const SCALARS_FIT: () = assert!(
         <Self::ScalarField as DeviceElement>::WORDS == FR_WORDS,
         "the kernels' Fr is 8 words"
