@@ -4,21 +4,21 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ark_ff::UniformRand;
+use ark_ff::PrimeField;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use crucible_core::{Fr, ScalarMix};
+use crucible_core::ScalarMix;
 use rayon::prelude::*;
 
 const CHUNK: usize = 1 << 12;
 
 /// `len` values of `draw`, in parallel chunks, each from its own RNG seeded by `rng`.
-fn draw_parallel(
+fn draw_parallel<F: PrimeField>(
     len: usize,
     rng: &mut impl Rng,
-    draw: impl Fn(&mut StdRng) -> Fr + Sync,
-) -> Vec<Fr> {
+    draw: impl Fn(&mut StdRng) -> F + Sync,
+) -> Vec<F> {
     let seeds: Vec<u64> = (0..len.div_ceil(CHUNK)).map(|_| rng.gen()).collect();
-    let mut out = vec![Fr::from(0u64); len];
+    let mut out = vec![F::zero(); len];
     out.par_chunks_mut(CHUNK)
         .zip(seeds)
         .for_each(|(chunk, seed)| {
@@ -28,21 +28,21 @@ fn draw_parallel(
     out
 }
 
-/// `len` uniformly random scalars (full 255-bit width), drawn in parallel from `rng`.
-pub fn random_scalars(len: usize, rng: &mut impl Rng) -> Vec<Fr> {
-    draw_parallel(len, rng, Fr::rand)
+/// `len` uniformly random scalars (full width), drawn in parallel from `rng`.
+pub fn random_scalars<F: PrimeField>(len: usize, rng: &mut impl Rng) -> Vec<F> {
+    draw_parallel(len, rng, F::rand)
 }
 
 /// `len` random scalars of `mix`, drawn in parallel from `rng`.
-pub fn mixed_scalars(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<Fr> {
+pub fn mixed_scalars<F: PrimeField>(len: usize, mix: ScalarMix, rng: &mut impl Rng) -> Vec<F> {
     if mix == ScalarMix::FULL {
         return random_scalars(len, rng);
     }
     draw_parallel(len, rng, |rng| {
         if rng.gen_bool(mix.bits()) {
-            Fr::from(u64::from(rng.gen::<bool>()))
+            F::from(u64::from(rng.gen::<bool>()))
         } else {
-            Fr::rand(rng)
+            F::rand(rng)
         }
     })
 }
@@ -53,12 +53,13 @@ pub use crucible_core::fixtures::random_points::random_bases;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crucible_core::Fr;
 
     #[test]
     fn a_bit_heavy_mix_has_its_share_of_zeros_and_ones() {
         let mut rng = StdRng::seed_from_u64(3);
         let mix: ScalarMix = "bits=0.9".parse().unwrap();
-        let s = mixed_scalars(20_000, mix, &mut rng);
+        let s: Vec<Fr> = mixed_scalars(20_000, mix, &mut rng);
         let bits = s
             .iter()
             .filter(|x| **x == Fr::from(0u64) || **x == Fr::from(1u64))
@@ -69,8 +70,8 @@ mod tests {
     #[test]
     fn scalars_are_fresh_and_full_width() {
         let mut rng = StdRng::seed_from_u64(7);
-        let a = random_scalars(100, &mut rng);
-        let b = random_scalars(100, &mut rng);
+        let a: Vec<Fr> = random_scalars(100, &mut rng);
+        let b: Vec<Fr> = random_scalars(100, &mut rng);
         assert_ne!(a, b);
         let top_bits = a
             .iter()

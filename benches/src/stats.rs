@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crucible_core::Result;
+use crucible_core::{PairingCurve, Result};
 
 use crate::{RunTimes, Workload};
 
@@ -53,8 +53,8 @@ pub struct Measurement {
 
 /// One untimed warm-up run, then `repeat` timed runs on fresh inputs; `on_run` is
 /// called after each run (the warm-up included), for progress bars.
-pub fn measure(
-    workload: &mut Workload<'_>,
+pub fn measure<E: PairingCurve>(
+    workload: &mut Workload<'_, E>,
     repeat: usize,
     on_run: &mut dyn FnMut(),
 ) -> Result<Measurement> {

@@ -13,8 +13,8 @@ use crucible_core::groth16::{
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::HostMsm;
 use crucible_core::{
-    BufferUse, Domain, ElementKind, Error, Fr, Lease, MemoryPlan, MsmSpan, NttKind, PinnedScalars,
-    ProverBackend, Result, ScalarBuf, ScratchNeed,
+    Bls12_381, BufferUse, Domain, ElementKind, Error, Lease, MemoryPlan, MsmSpan, NttKind,
+    PairingCurve, PinnedScalars, ProverBackend, Result, ScalarBuf, ScratchNeed,
 };
 
 use crate::op::prove_shape;
@@ -41,8 +41,8 @@ pub struct RunTimes {
 
 /// Times `op` (work queued on the device) from a device marker before it to one after
 /// it where the backend has a device clock, else on the host up to `synchronize()`.
-fn time_resident(
-    backend: &dyn ProverBackend,
+fn time_resident<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     op: impl FnOnce() -> Result<()>,
 ) -> Result<(Duration, bool)> {
     let start = backend.device_marker()?;
@@ -59,9 +59,9 @@ fn time_resident(
 
 /// A whole proof to time: the benchmark circuit's key and sizes.
 #[derive(Clone)]
-pub struct ProveTask {
+pub struct ProveTask<E: PairingCurve = Bls12_381> {
     /// Proving key of `BitHeavyCircuit { constraints, inputs, bits_per_mille }`.
-    pub key: Arc<ProvingKey>,
+    pub key: Arc<ProvingKey<E>>,
     /// Constraints of the circuit.
     pub constraints: usize,
     /// Public inputs of the circuit.
@@ -72,7 +72,7 @@ pub struct ProveTask {
 
 /// What a workload times.
 #[derive(Clone)]
-pub enum Task {
+pub enum Task<E: PairingCurve = Bls12_381> {
     /// An NTT of `2^log_size` points.
     Ntt {
         /// Which transform.
@@ -97,17 +97,17 @@ pub enum Task {
         mix: ScalarMix,
     },
     /// A whole proof.
-    Prove(ProveTask),
+    Prove(ProveTask<E>),
 }
 
-impl Task {
+impl<E: PairingCurve> Task<E> {
     /// The task for `op` at `size`; `key` supplies the proving key for [`Op::Prove`]
     /// (called only then, with the number of constraints).
-    pub fn new<E: From<Error>>(
+    pub fn new<Err: From<Error>>(
         op: Op,
         size: usize,
-        key: impl FnOnce(usize) -> std::result::Result<Arc<ProvingKey>, E>,
-    ) -> std::result::Result<Task, E> {
+        key: impl FnOnce(usize) -> std::result::Result<Arc<ProvingKey<E>>, Err>,
+    ) -> std::result::Result<Task<E>, Err> {
         op.check_size(size)?;
         let ntt = |kind| Task::Ntt {
             kind,
@@ -136,11 +136,11 @@ impl Task {
     }
 }
 
-impl Task {
+impl<E: PairingCurve> Task<E> {
     /// The same task with MSM scalars of `mix` (for a proof: a circuit whose witness
     /// has that share of bits, [`BitHeavyCircuit`], whose key the caller supplied);
     /// an error for an NTT.
-    pub fn with_scalar_mix(self, mix: ScalarMix) -> Result<Task> {
+    pub fn with_scalar_mix(self, mix: ScalarMix) -> Result<Task<E>> {
         match self {
             Task::MsmG1 { len, .. } => Ok(Task::MsmG1 { len, mix }),
             Task::MsmG2 { len, .. } => Ok(Task::MsmG2 { len, mix }),
@@ -157,7 +157,7 @@ impl Task {
 
     /// The same task with its "+transfers" host vectors in `host` memory; an error
     /// for anything but a transform when `host` is not pageable.
-    pub fn with_host_memory(self, host: HostMemory) -> Result<Task> {
+    pub fn with_host_memory(self, host: HostMemory) -> Result<Task<E>> {
         match self {
             Task::Ntt { kind, log_size, .. } => Ok(Task::Ntt {
                 kind,
@@ -174,10 +174,13 @@ impl Task {
 
 /// Every memory plan a workload of `task` holds at once on `backend`: check their sum
 /// against the budget before running anything.
-pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<MemoryPlan>> {
+pub fn workload_plans<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    task: &Task<E>,
+) -> Result<Vec<MemoryPlan>> {
     Ok(match task {
         Task::Ntt { log_size, .. } => {
-            let domain = Domain::with_log_size(*log_size)?;
+            let domain = Domain::<E::ScalarField>::with_log_size(*log_size)?;
             let mut plan = MemoryPlan::new(format!("ntt of 2^{log_size}"));
             plan.item(
                 items::DATA,
@@ -189,15 +192,15 @@ pub fn workload_plans(backend: &dyn ProverBackend, task: &Task) -> Result<Vec<Me
             }));
             vec![plan]
         }
-        Task::MsmG1 { len, .. } => msm_plans::<G1>(backend, *len)?,
-        Task::MsmG2 { len, .. } => msm_plans::<G2>(backend, *len)?,
+        Task::MsmG1 { len, .. } => msm_plans::<G1<E>>(backend, *len)?,
+        Task::MsmG2 { len, .. } => msm_plans::<G2<E>>(backend, *len)?,
         Task::Prove(task) => prove_plans(backend, task.constraints, task.inputs)?,
     })
 }
 
 // The schedule a staged key gets on this budget (the fastest that fits).
-fn prove_plans(
-    backend: &dyn ProverBackend,
+fn prove_plans<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     constraints: usize,
     inputs: usize,
 ) -> Result<Vec<MemoryPlan>> {
@@ -208,12 +211,16 @@ fn prove_plans(
 
 /// The plans a workload of `op` at `size` holds at once, known before its task is made
 /// (for `prove`, before its proving key is generated): check them first.
-pub fn op_plans(backend: &dyn ProverBackend, op: Op, size: usize) -> Result<Vec<MemoryPlan>> {
+pub fn op_plans<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    op: Op,
+    size: usize,
+) -> Result<Vec<MemoryPlan>> {
     op.check_size(size)?;
     match op {
         Op::Prove => prove_plans(backend, size, crate::PROVE_INPUTS),
         _ => {
-            let task = Task::new(op, size, |_| -> Result<Arc<ProvingKey>> {
+            let task = Task::new(op, size, |_| -> Result<Arc<ProvingKey<E>>> {
                 Err(Error::InvalidInput(
                     "only `prove` needs a proving key".into(),
                 ))
@@ -233,8 +240,8 @@ pub fn total_bytes(plans: &[MemoryPlan]) -> Result<u64> {
 
 /// An MSM workload's plans: the resident bases, the scalars and scratch of the resident
 /// MSM, then the one-shot MSM's ([`HostMsm::plans`]).
-fn msm_plans<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn msm_plans<G: MsmGroup>(
+    backend: &dyn ProverBackend<G::Curve>,
     len: usize,
 ) -> Result<Vec<MemoryPlan>> {
     let mut bases = MemoryPlan::new(format!("msm bases ({len})"));
@@ -267,7 +274,7 @@ mod items {
 
 type Affine<G> = <G as MsmGroup>::Affine;
 
-struct MsmState<G: MsmGroup<Curve = crucible_core::Bls12_381>> {
+struct MsmState<G: MsmGroup> {
     // Random per workload (an MSM's cost does not depend on its bases): staged once
     // into `bases` (resident, as a proving key is), and summed again each run from the
     // host by `one_shot` (as a caller with one MSM to do would).
@@ -280,9 +287,9 @@ struct MsmState<G: MsmGroup<Curve = crucible_core::Bls12_381>> {
     mix: ScalarMix,
 }
 
-impl<G: MsmGroup<Curve = crucible_core::Bls12_381>> MsmState<G> {
+impl<G: MsmGroup> MsmState<G> {
     fn new(
-        backend: &dyn ProverBackend,
+        backend: &dyn ProverBackend<G::Curve>,
         plans: Vec<MemoryPlan>,
         len: usize,
         mix: ScalarMix,
@@ -319,7 +326,7 @@ impl<G: MsmGroup<Curve = crucible_core::Bls12_381>> MsmState<G> {
         })
     }
 
-    fn run(&mut self, backend: &dyn ProverBackend, rng: &mut StdRng) -> Result<RunTimes> {
+    fn run(&mut self, backend: &dyn ProverBackend<G::Curve>, rng: &mut StdRng) -> Result<RunTimes> {
         let scalars = mixed_scalars(self.scalars.len(), self.mix, rng);
         let span = MsmSpan {
             bases: self.bases,
@@ -358,33 +365,33 @@ impl<G: MsmGroup<Curve = crucible_core::Bls12_381>> MsmState<G> {
     }
 }
 
-enum State {
+enum State<E: PairingCurve> {
     Ntt {
         kind: NttKind,
-        domain: Domain,
+        domain: Domain<E::ScalarField>,
         lease: Lease,
         buf: ScalarBuf,
         // The host vector the result comes back into, reused across runs as a caller
         // transforming in place would (sppark's host-in/host-out transform too).
-        host: Vec<Fr>,
+        host: Vec<E::ScalarField>,
         memory: HostMemory,
     },
-    MsmG1(MsmState<G1>),
-    MsmG2(MsmState<G2>),
-    Prove(ProveTask),
+    MsmG1(MsmState<G1<E>>),
+    MsmG2(MsmState<G2<E>>),
+    Prove(ProveTask<E>),
 }
 
 /// One operation at one size on one backend, with its leases allocated.
-pub struct Workload<'a> {
-    backend: &'a dyn ProverBackend,
-    state: State,
+pub struct Workload<'a, E: PairingCurve = Bls12_381> {
+    backend: &'a dyn ProverBackend<E>,
+    state: State<E>,
     rng: StdRng,
 }
 
-impl<'a> Workload<'a> {
+impl<'a, E: PairingCurve> Workload<'a, E> {
     /// Allocates the workload's leases on `backend` (failing at once if they cannot
     /// fit its budget); inputs are drawn from `seed`.
-    pub fn prepare(backend: &'a dyn ProverBackend, task: Task, seed: u64) -> Result<Self> {
+    pub fn prepare(backend: &'a dyn ProverBackend<E>, task: Task<E>, seed: u64) -> Result<Self> {
         let mut rng = StdRng::seed_from_u64(seed);
         let plans = workload_plans(backend, &task)?;
         backend.budget().check_fits(total_bytes(&plans)?)?;
@@ -394,7 +401,7 @@ impl<'a> Workload<'a> {
                 log_size,
                 host: memory,
             } => {
-                let domain = Domain::with_log_size(log_size)?;
+                let domain = Domain::<E::ScalarField>::with_log_size(log_size)?;
                 let [plan] = <[MemoryPlan; 1]>::try_from(plans)
                     .map_err(|_| Error::InvalidInput("an NTT workload has one plan".into()))?;
                 let mut lease = backend.allocate(plan)?;
@@ -404,7 +411,7 @@ impl<'a> Workload<'a> {
                     domain,
                     lease,
                     buf,
-                    host: vec![Fr::zero(); domain.size],
+                    host: vec![E::ScalarField::zero(); domain.size],
                     memory,
                 }
             }
@@ -478,14 +485,18 @@ impl<'a> Workload<'a> {
     }
 }
 
-fn run_prove(backend: &dyn ProverBackend, task: &ProveTask, rng: &mut StdRng) -> Result<RunTimes> {
+fn run_prove<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    task: &ProveTask<E>,
+    rng: &mut StdRng,
+) -> Result<RunTimes> {
     let circuit = BitHeavyCircuit {
         constraints: task.constraints,
         inputs: task.inputs,
         seed: rng.gen(),
         bits_per_mille: task.bits_per_mille,
     };
-    let (r, s) = (Fr::rand(rng), Fr::rand(rng));
+    let (r, s) = (E::ScalarField::rand(rng), E::ScalarField::rand(rng));
     let t0 = Instant::now();
     let key = StagedKey::stage(backend, Arc::clone(&task.key))?;
     let proof = prove(backend, &key, circuit, r, s, ProveOptions { verify: false });

@@ -9,12 +9,13 @@ use clap::Args;
 use crucible_benches::{
     measure, op_plans, total_bytes, HostMemory, Measurement, Op, Task, Workload, PROVE_INPUTS,
 };
+use crucible_core::curve::Curve;
 use crucible_core::engine::MAX_WORKERS_PER_DEVICE;
-use crucible_core::fixtures::key_cache::BenchKeyId;
+use crucible_core::fixtures::key_cache::{generate_key_id, BenchKeyId};
 use crucible_core::fixtures::synthetic_key::synthetic_key;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::registry::{probe_listed, Probe, ProbeOptions};
-use crucible_core::{BackendInfo, ProverBackend, ScalarMix};
+use crucible_core::registry::{probe_listed, Probe, ProbeOptions, RegisteredCurve};
+use crucible_core::{BackendInfo, Bls12_381, Bn254, ProverBackend, ScalarMix};
 use crucible_files::output::check_outputs;
 use serde_json::json;
 
@@ -43,6 +44,10 @@ pub struct BenchArgs {
     /// (default 1).
     #[arg(long, requires = "proofs", value_parser = parse::size)]
     workers_per_device: Option<usize>,
+    /// The curve: `bls12-381` or `bn254` (its scalar field for the NTTs, its groups
+    /// for the MSMs, its keys for `prove`; `--proofs` is BLS12-381's only for now).
+    #[arg(long, default_value = "bls12-381")]
+    curve: Curve,
     /// Operation: ntt, intt, coset-ntt, msm-g1, msm-g2 or prove (size = constraints).
     #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
     op: Op,
@@ -144,14 +149,17 @@ fn write_file(path: &Path, contents: &str) -> Result<(), CliError> {
         .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display())))
 }
 
-/// The backends to run, and the (name, reason) of those skipped.
-type Backends = (Vec<Arc<dyn ProverBackend>>, Vec<(String, String)>);
+/// The backends to run on curve `E`, and the (name, reason) of those skipped.
+type Backends<E> = (Vec<Arc<dyn ProverBackend<E>>>, Vec<(String, String)>);
 
-fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
-    let mut chosen: Vec<Arc<dyn ProverBackend>> = Vec::new();
+fn backends<E: RegisteredCurve>(
+    spec: &str,
+    options: &ProbeOptions,
+) -> Result<Backends<E>, CliError> {
+    let mut chosen: Vec<Arc<dyn ProverBackend<E>>> = Vec::new();
     let mut skipped = Vec::new();
     if spec == "all" {
-        for probed in probe_listed(options) {
+        for probed in probe_listed::<E>(options) {
             for probe in probed.probes {
                 match probe {
                     Probe::Available(b) => chosen.push(b),
@@ -168,7 +176,7 @@ fn backends(spec: &str, options: &ProbeOptions) -> Result<Backends, CliError> {
                     "empty backend name in `--backend {spec}`"
                 )));
             }
-            let backend = select_backend(name, options)?.backend;
+            let backend = select_backend::<E>(name, options)?.backend;
             if !chosen
                 .iter()
                 .any(|b| b.info().label() == backend.info().label())
@@ -258,14 +266,92 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             )));
         }
     }
+    if args.proofs.is_some() && args.curve != Curve::Bls12_381 {
+        return Err(CliError::usage(format!(
+            "--proofs runs on BLS12-381 only for now (the {} throughput run is not built yet); without --proofs, --op prove times one {} proof",
+            args.curve.name(),
+            args.curve.name()
+        )));
+    }
     let options = args.device.probe_options()?;
-    let (backends, skipped) = backends(args.device.backend_or("all"), &options)?;
-    for (name, reason) in &skipped {
+    match args.curve {
+        Curve::Bls12_381 => run_on::<Bls12_381>(args, &options, repeat, workers),
+        Curve::Bn254 => run_on::<Bn254>(args, &options, repeat, workers),
+    }
+}
+
+/// A curve `bench` runs on: where its real benchmark keys come from, and its
+/// throughput run.
+trait BenchCurve: RegisteredCurve {
+    /// The real key of `id`.
+    fn bench_key(id: &BenchKeyId) -> Result<ProvingKey<Self>, CliError>;
+
+    /// `--proofs`: every backend's throughput (checked before any probe to be
+    /// BLS12-381's only).
+    fn throughput(
+        args: &BenchArgs,
+        backends: &Backends<Self>,
+        options: &ProbeOptions,
+        proofs: usize,
+        workers: usize,
+    ) -> Result<ExitCode, CliError>;
+}
+
+/// From the key cache (made once by ark-groth16's setup).
+impl BenchCurve for Bls12_381 {
+    fn bench_key(id: &BenchKeyId) -> Result<ProvingKey<Self>, CliError> {
+        Ok(load_key_id(id)?.key)
+    }
+
+    fn throughput(
+        args: &BenchArgs,
+        (backends, skipped): &Backends<Self>,
+        options: &ProbeOptions,
+        proofs: usize,
+        workers: usize,
+    ) -> Result<ExitCode, CliError> {
+        run_throughput(args, backends, skipped, options, proofs, workers)
+    }
+}
+
+/// Made by ark-groth16's setup on every run: the key cache holds BLS12-381 keys.
+impl BenchCurve for Bn254 {
+    fn bench_key(id: &BenchKeyId) -> Result<ProvingKey<Self>, CliError> {
+        eprintln!(
+            "generating a BN254 key for {} constraints (ark-groth16's setup; BN254 keys are not cached: --synthetic-key builds one in seconds)",
+            id.constraints
+        );
+        Ok(generate_key_id::<Bn254>(id)?)
+    }
+
+    fn throughput(
+        _: &BenchArgs,
+        _: &Backends<Self>,
+        _: &ProbeOptions,
+        _: usize,
+        _: usize,
+    ) -> Result<ExitCode, CliError> {
+        Err(CliError::usage("--proofs runs on BLS12-381 only for now"))
+    }
+}
+
+/// [`run`] on curve `E`, the arguments checked.
+fn run_on<E: BenchCurve>(
+    args: &BenchArgs,
+    options: &ProbeOptions,
+    repeat: usize,
+    workers: usize,
+) -> Result<ExitCode, CliError> {
+    let sizes = &args.sizes.0;
+    let options = options.clone();
+    let backends_and_skipped = backends::<E>(args.device.backend_or("all"), &options)?;
+    for (name, reason) in &backends_and_skipped.1 {
         eprintln!("skipped {name}: {reason}");
     }
     if let Some(proofs) = args.proofs {
-        return run_throughput(args, &backends, &skipped, &options, proofs, workers);
+        return E::throughput(args, &backends_and_skipped, &options, proofs, workers);
     }
+    let (backends, skipped) = backends_and_skipped;
     // Every budget is checked before any work (a proof's key can take minutes to make).
     for backend in &backends {
         for &size in sizes {
@@ -279,10 +365,10 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
                 .map_err(at)?;
         }
     }
-    let tasks: Vec<(usize, Task)> = sizes
+    let tasks: Vec<(usize, Task<E>)> = sizes
         .iter()
         .map(|&size| {
-            let task = Task::new(args.op, size, |n| prove_key(args, n))?
+            let task = Task::new(args.op, size, |n| prove_key::<E>(args, n))?
                 .with_scalar_mix(args.scalars)?
                 .with_host_memory(args.host_memory)?;
             Ok((size, task))
@@ -323,6 +409,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     bar.finish_and_clear();
     rows.sort_by_key(|r| r.size);
 
+    if args.curve != Curve::Bls12_381 {
+        println!("curve: {}", args.curve.name());
+    }
     if args.host_memory != HostMemory::Pageable {
         println!(
             "host memory: {} (the +transfers column's vectors)",
@@ -341,8 +430,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
     }
     let machine = Machine::here();
     if let Some(path) = &args.out {
+        let infos: Vec<&BackendInfo> = backends.iter().map(|b| b.info()).collect();
         let text =
-            serde_json::to_string_pretty(&json_report(args, &machine, &backends, &skipped, &rows))
+            serde_json::to_string_pretty(&json_report(args, &machine, &infos, &skipped, &rows))
                 .map_err(|e| CliError::file(format!("cannot write JSON: {e}")))?;
         write_file(path, &(text + "\n"))?;
         println!("wrote {}", path.display());
@@ -360,21 +450,27 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
             path,
             &title,
             &format!("size ({})", args.op.size_unit()),
-            &plot_series(&backends, &rows),
+            &plot_series(
+                &backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
+                &rows,
+            ),
         )?;
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The proving key of the built-in circuit at `constraints`: synthetic, or the cached
-/// (or generated) real one.
-fn prove_key(args: &BenchArgs, constraints: usize) -> Result<Arc<ProvingKey>, CliError> {
+/// The proving key of the built-in circuit at `constraints` on curve `E`: synthetic,
+/// or the real one ([`BenchCurve::bench_key`]).
+fn prove_key<E: BenchCurve>(
+    args: &BenchArgs,
+    constraints: usize,
+) -> Result<Arc<ProvingKey<E>>, CliError> {
     if args.synthetic_key {
         eprintln!(
             "building a synthetic key for {constraints} constraints (proofs will not verify)"
         );
-        return Ok(Arc::new(synthetic_key(
+        return Ok(Arc::new(synthetic_key::<E>(
             constraints,
             PROVE_INPUTS,
             args.seed,
@@ -386,7 +482,7 @@ fn prove_key(args: &BenchArgs, constraints: usize) -> Result<Arc<ProvingKey>, Cl
         seed: args.seed,
         bits_per_mille: args.scalars.per_mille(),
     };
-    Ok(Arc::new(load_key_id(&id)?.key))
+    Ok(Arc::new(E::bench_key(&id)?))
 }
 
 /// `--proofs K`: every backend's throughput at every size, then the table and JSON.
@@ -400,7 +496,7 @@ fn run_throughput(
 ) -> Result<ExitCode, CliError> {
     let mut rows = Vec::new();
     for &size in &args.sizes.0 {
-        let key = prove_key(args, size)?;
+        let key = prove_key::<Bls12_381>(args, size)?;
         for backend in backends {
             rows.push(measure_throughput(ThroughputSpec {
                 backend,
@@ -427,7 +523,8 @@ fn run_throughput(
     println!("{}", throughput_table(&rows));
     if let Some(path) = &args.out {
         let machine = Machine::here();
-        let mut report = report_head(args, &machine, backends, skipped);
+        let infos: Vec<&BackendInfo> = backends.iter().map(|b| b.info()).collect();
+        let mut report = report_head(args, &machine, &infos, skipped);
         report["mode"] = json!("throughput");
         report["results"] = json!(rows.iter().map(ThroughputRow::json).collect::<Vec<_>>());
         let text = serde_json::to_string_pretty(&report)
@@ -510,7 +607,7 @@ fn text_table(op: Op, rows: &[Row]) -> String {
 fn json_report(
     args: &BenchArgs,
     machine: &Machine,
-    backends: &[Arc<dyn ProverBackend>],
+    backends: &[&BackendInfo],
     skipped: &[(String, String)],
     rows: &[Row],
 ) -> serde_json::Value {
@@ -539,13 +636,14 @@ fn json_report(
 fn report_head(
     args: &BenchArgs,
     machine: &Machine,
-    backends: &[Arc<dyn ProverBackend>],
+    backends: &[&BackendInfo],
     skipped: &[(String, String)],
 ) -> serde_json::Value {
     json!({
         "crucible_version": VERSION,
         "git_commit": GIT_COMMIT,
         "machine": { "hostname": machine.hostname, "cpu_model": machine.cpu_model, "cores": machine.cores },
+        "curve": args.curve.name(),
         "op": args.op,
         "size_unit": args.op.size_unit(),
         "seed": args.seed,
@@ -553,7 +651,7 @@ fn report_head(
         "scalars": args.scalars.to_string(),
         "memory_limit_bytes": args.device.memory_limit,
         "workers_per_device": args.workers_per_device.unwrap_or(1),
-        "backends": backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
+        "backends": backends,
         "skipped": skipped.iter().map(|(name, reason)| json!({ "backend": name, "reason": reason })).collect::<Vec<_>>(),
     })
 }
@@ -607,10 +705,10 @@ fn csv_report(args: &BenchArgs, machine: &Machine, rows: &[Row]) -> String {
 
 /// A solid line of device-resident medians per backend, and for GPU backends a dashed
 /// line including transfers (on the CPU the two coincide).
-fn plot_series(backends: &[Arc<dyn ProverBackend>], rows: &[Row]) -> Vec<Series> {
+fn plot_series(backends: &[&BackendInfo], rows: &[Row]) -> Vec<Series> {
     let mut series = Vec::new();
-    for (colour, backend) in backends.iter().enumerate() {
-        let label = backend.info().label();
+    for (colour, info) in backends.iter().enumerate() {
+        let label = info.label();
         let mine: Vec<&Row> = rows.iter().filter(|r| r.info.label() == label).collect();
         let line = |pick: fn(&Measurement) -> f64| {
             mine.iter()
@@ -623,7 +721,7 @@ fn plot_series(backends: &[Arc<dyn ProverBackend>], rows: &[Row]) -> Vec<Series>
             colour,
             dashed: false,
         });
-        if backend.info().name != "cpu" {
+        if info.name != "cpu" {
             series.push(Series {
                 label: format!("{label} incl. transfers"),
                 points: line(|m| m.with_transfers.median_ms),

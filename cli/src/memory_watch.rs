@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crucible_core::{human_bytes, ProverBackend};
+use crucible_core::{human_bytes, PairingCurve, ProverBackend};
 
 use crate::peak_sampler::{PeakSampler, PERIOD};
 
@@ -51,7 +51,7 @@ pub struct MemoryWatch {
 
 impl MemoryWatch {
     /// Starts sampling `backend`'s device, or `None` when its driver cannot say.
-    pub fn start(backend: Arc<dyn ProverBackend>) -> Option<MemoryWatch> {
+    pub fn start<E: PairingCurve>(backend: Arc<dyn ProverBackend<E>>) -> Option<MemoryWatch> {
         let first = backend.device_memory().ok().flatten()?;
         let start_used = first.total - first.free;
         let sampler = PeakSampler::start("device memory sampler", start_used, move || {

@@ -690,6 +690,49 @@ fn plan_prints_every_item_and_whether_it_fits() {
 }
 
 #[test]
+fn bench_runs_on_bn254_and_names_the_curve() {
+    let dir = TempDir::new("bench-bn254");
+    for op in ["ntt", "msm-g1", "msm-g2", "prove"] {
+        let json = dir.path(&format!("{op}.json"));
+        let mut args = argv(&format!(
+            "bench --backend cpu --curve bn254 --op {op} --sizes 2^4 --repeat 2"
+        ));
+        args.extend(["--out".into(), json.display().to_string()]);
+        let run = run_argv(&args, &dir.0, &[]);
+        assert!(run.ok(), "{op}: {run:?}");
+        assert!(run.stdout.contains("curve: BN254"), "{op}: {run:?}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["curve"], "BN254", "{op}");
+        assert_eq!(v["op"], op);
+        let result = &v["results"][0];
+        assert_eq!(result["size"], 16, "{op}");
+        assert!(
+            result["resident"]["median_ms"].as_f64().unwrap() > 0.0,
+            "{op}"
+        );
+    }
+    // BLS12-381 stays the default, and says nothing of the curve.
+    let bls = crucible(
+        "bench --backend cpu --op ntt --sizes 2^4 --repeat 1",
+        &dir.0,
+    );
+    assert!(bls.ok() && !bls.stdout.contains("curve:"), "{bls:?}");
+    // BN254's NTTs end at its two-adicity (2^28), checked before any work.
+    let too_big = crucible(
+        "bench --backend cpu --curve bn254 --op ntt --sizes 2^29",
+        &dir.0,
+    );
+    assert_fails_with(&too_big, "two-adicity");
+    let proofs = crucible(
+        "bench --backend cpu --curve bn254 --op prove --sizes 2^4 --proofs 2",
+        &dir.0,
+    );
+    assert_eq!(proofs.code, Some(2), "{proofs:?}");
+    assert!(proofs.stderr.contains("BLS12-381 only"), "{proofs:?}");
+}
+
+#[test]
 fn bench_writes_parseable_json_csv_and_svg() {
     let dir = TempDir::new("bench");
     let (json, csv, svg) = (dir.path("r.json"), dir.path("r.csv"), dir.path("r.svg"));
