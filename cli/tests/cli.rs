@@ -389,8 +389,26 @@ fn conformance_reports_the_templates_cases_as_unsupported_never_passed() {
         last.starts_with("0 passed, 0 failed, 4 unsupported"),
         "{run:?}"
     );
-    // Required, every unsupported case is a failure.
+    // Required, every unsupported case is a failure, and so is its BN254 probe (the
+    // template proves no BN254); `--curve bls12-381` leaves BN254 out.
     let required = run_argv(&argv(command), &dir.0, &[("CRUCIBLE_REQUIRE", "template")]);
+    assert_eq!(required.code, Some(1), "{required:?}");
+    assert!(
+        required.stdout.contains("0 passed, 5 failed"),
+        "{required:?}"
+    );
+    assert!(
+        required.stdout.contains(
+            "FAILED  template bn254/backend: required by CRUCIBLE_REQUIRE but unavailable"
+        ),
+        "{required:?}"
+    );
+    let bls_only = format!("{command} --curve bls12-381");
+    let required = run_argv(
+        &argv(&bls_only),
+        &dir.0,
+        &[("CRUCIBLE_REQUIRE", "template")],
+    );
     assert_eq!(required.code, Some(1), "{required:?}");
     assert!(
         required.stdout.contains("0 passed, 4 failed"),
