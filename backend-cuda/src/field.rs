@@ -345,7 +345,7 @@ where
 /// Both curves' groups, for the tests of the modules that size by them.
 #[cfg(test)]
 pub mod test_groups {
-    use super::{CudaCurve, Group, Which};
+    use crate::field::{CudaCurve, Group, Which};
     use crucible_core::{Bls12_381, Bn254};
 
     /// BLS12-381's G1.
