@@ -274,43 +274,29 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let options = args.device.probe_options()?;
+    if let Some(proofs) = args.proofs {
+        let (backends, skipped) = backends::<Bls12_381>(args.device.backend_or("all"), &options)?;
+        for (name, reason) in &skipped {
+            eprintln!("skipped {name}: {reason}");
+        }
+        return run_throughput(args, &backends, &skipped, &options, proofs, workers);
+    }
     match args.curve {
-        Curve::Bls12_381 => run_on::<Bls12_381>(args, &options, repeat, workers),
-        Curve::Bn254 => run_on::<Bn254>(args, &options, repeat, workers),
+        Curve::Bls12_381 => run_on::<Bls12_381>(args, &options, repeat),
+        Curve::Bn254 => run_on::<Bn254>(args, &options, repeat),
     }
 }
 
-/// A curve `bench` runs on: where its real benchmark keys come from, and its
-/// throughput run.
+/// A curve `bench` runs on: where its real benchmark keys come from.
 trait BenchCurve: RegisteredCurve {
     /// The real key of `id`.
     fn bench_key(id: &BenchKeyId) -> Result<ProvingKey<Self>, CliError>;
-
-    /// `--proofs`: every backend's throughput (checked before any probe to be
-    /// BLS12-381's only).
-    fn throughput(
-        args: &BenchArgs,
-        backends: &Backends<Self>,
-        options: &ProbeOptions,
-        proofs: usize,
-        workers: usize,
-    ) -> Result<ExitCode, CliError>;
 }
 
 /// From the key cache (made once by ark-groth16's setup).
 impl BenchCurve for Bls12_381 {
     fn bench_key(id: &BenchKeyId) -> Result<ProvingKey<Self>, CliError> {
         Ok(load_key_id(id)?.key)
-    }
-
-    fn throughput(
-        args: &BenchArgs,
-        (backends, skipped): &Backends<Self>,
-        options: &ProbeOptions,
-        proofs: usize,
-        workers: usize,
-    ) -> Result<ExitCode, CliError> {
-        run_throughput(args, backends, skipped, options, proofs, workers)
     }
 }
 
@@ -323,16 +309,6 @@ impl BenchCurve for Bn254 {
         );
         Ok(generate_key_id::<Bn254>(id)?)
     }
-
-    fn throughput(
-        _: &BenchArgs,
-        _: &Backends<Self>,
-        _: &ProbeOptions,
-        _: usize,
-        _: usize,
-    ) -> Result<ExitCode, CliError> {
-        Err(CliError::usage("--proofs runs on BLS12-381 only for now"))
-    }
 }
 
 /// [`run`] on curve `E`, the arguments checked.
@@ -340,18 +316,12 @@ fn run_on<E: BenchCurve>(
     args: &BenchArgs,
     options: &ProbeOptions,
     repeat: usize,
-    workers: usize,
 ) -> Result<ExitCode, CliError> {
     let sizes = &args.sizes.0;
-    let options = options.clone();
-    let backends_and_skipped = backends::<E>(args.device.backend_or("all"), &options)?;
-    for (name, reason) in &backends_and_skipped.1 {
+    let (backends, skipped) = backends::<E>(args.device.backend_or("all"), options)?;
+    for (name, reason) in &skipped {
         eprintln!("skipped {name}: {reason}");
     }
-    if let Some(proofs) = args.proofs {
-        return E::throughput(args, &backends_and_skipped, &options, proofs, workers);
-    }
-    let (backends, skipped) = backends_and_skipped;
     // Every budget is checked before any work (a proof's key can take minutes to make).
     for backend in &backends {
         for &size in sizes {

@@ -124,17 +124,22 @@ mod tests {
     use super::*;
     use crate::field::test_groups::{BLS_G1, BLS_G2, BN_G1, BN_G2};
 
+    /// Window bits never decrease as the MSM grows, up to 2^28 terms.
+    fn assert_never_decreases(group: Group) {
+        let mut last = 1;
+        let mut n = 1usize;
+        while n < 1 << 28 {
+            let c = window_bits(group, n);
+            assert!(c >= last, "{group:?} n={n}: {c} < {last}");
+            last = c;
+            n += 1 + n / 64;
+        }
+    }
+
     #[test]
     fn window_bits_never_decreases_and_hits_the_planned_sizes() {
         for group in [BLS_G1, BLS_G2] {
-            let mut last = 1;
-            let mut n = 1usize;
-            while n < 1 << 28 {
-                let c = window_bits(group, n);
-                assert!(c >= last, "{group:?} n={n}: {c} < {last}");
-                last = c;
-                n += 1 + n / 64;
-            }
+            assert_never_decreases(group);
             for log in 15..18 {
                 assert_eq!(window_bits(group, 1 << log), 13, "{group:?} 2^{log}");
             }
@@ -152,14 +157,7 @@ mod tests {
     #[test]
     fn bn254_window_bits_count_its_own_windows() {
         for group in [BN_G1, BN_G2] {
-            let mut last = 1;
-            let mut n = 1usize;
-            while n < 1 << 28 {
-                let c = window_bits(group, n);
-                assert!(c >= last, "{group:?} n={n}: {c} < {last}");
-                last = c;
-                n += 1 + n / 64;
-            }
+            assert_never_decreases(group);
             for (log, c) in [(15, 13), (17, 13), (19, 16), (20, 16), (21, 17), (24, 20)] {
                 assert_eq!(window_bits(group, 1 << log), c, "{group:?} 2^{log}");
             }
