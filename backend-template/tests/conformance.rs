@@ -8,6 +8,7 @@
 use crucible_backend_template as _;
 use crucible_conformance::{run, Config, Outcome};
 use crucible_core::registry::{select, ProbeOptions};
+use crucible_core::Bls12_381;
 
 /// The cases that use no operation of the backend.
 const NEEDS_NO_OPERATION: [&str; 1] = ["lease/plan-larger-than-budget-fails-at-once"];
@@ -18,7 +19,8 @@ const OPTIONAL_CAPABILITY: &str = "template has no sparse product";
 
 #[test]
 fn every_case_is_unsupported_and_none_passes_on_an_operation() {
-    let selected = select("template", &ProbeOptions::default()).expect("the backend registers");
+    let selected =
+        select::<Bls12_381>("template", &ProbeOptions::default()).expect("the backend registers");
     let config = Config::new(4);
     let mut cases = Vec::new();
     let summary = run(&*selected.backend, &config, &mut |case| {

@@ -11,6 +11,8 @@ use crucible_core::groth16::{
     key_shape_for, DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Reduction, Schedule,
 };
 
+use crucible_core::PairingCurve;
+
 use crate::cross_check::compare_with_arkworks_under;
 use crate::exact_shape_circuit::ExactShapeCircuit;
 use crate::runner::Runner;
@@ -51,8 +53,8 @@ fn schedules(longest: usize) -> Vec<Option<Schedule>> {
 
 /// Proves `circuit` under each of [`schedules`] with `reduction`, against
 /// ark-groth16.
-fn prove_case(
-    r: &mut Runner<'_>,
+fn prove_case<E: PairingCurve>(
+    r: &mut Runner<'_, E>,
     name: &str,
     reduction: Reduction,
     constraints: usize,
@@ -94,7 +96,7 @@ fn prove_case(
 /// No witness variables (l empty) with constraints + inputs + 1 on 2^k − 1, 2^k and
 /// 2^k + 1, with each reduction; a domain of one point (h empty with ark-groth16's
 /// reduction) with and without witness variables; the constant as the only variable.
-pub fn run(r: &mut Runner<'_>) {
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let k = r.config.proof_log_size.clamp(2, 3);
     for (reduction, tag) in [
         (Reduction::Libsnark, "empty-l"),

@@ -1,12 +1,12 @@
 //! A circuit of an exact shape (constraints, public inputs, witness variables), for
 //! proofs that land on a domain's boundaries or leave a query empty.
 
-use ark_ff::UniformRand;
+use ark_ff::PrimeField;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError, Variable};
 use ark_relations::lc;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use crucible_core::groth16::{ProvingKey, Reduction};
-use crucible_core::{Bls12_381, Fr};
+use crucible_core::PairingCurve;
 
 use crate::circom_reduction::CircomReduction;
 
@@ -28,29 +28,34 @@ pub struct ExactShapeCircuit {
 }
 
 impl ExactShapeCircuit {
-    /// The public inputs its witness declares, in order.
-    pub fn public_inputs(&self) -> Vec<Fr> {
+    /// The public inputs its witness declares, in order, in the field `F`.
+    pub fn public_inputs<F: PrimeField>(&self) -> Vec<F> {
         self.values()[..self.inputs].to_vec()
     }
 
-    fn values(&self) -> Vec<Fr> {
+    fn values<F: PrimeField>(&self) -> Vec<F> {
         let mut rng = StdRng::seed_from_u64(self.seed);
         (0..self.inputs + self.witnesses)
-            .map(|_| Fr::rand(&mut rng))
+            .map(|_| F::rand(&mut rng))
             .collect()
     }
 
-    /// A key for the circuit made with `reduction`'s setup, from `setup_seed`.
-    pub fn key(&self, reduction: Reduction, setup_seed: u64) -> Result<ProvingKey, String> {
+    /// A key on curve `E` for the circuit made with `reduction`'s setup, from
+    /// `setup_seed`.
+    pub fn key<E: PairingCurve>(
+        &self,
+        reduction: Reduction,
+        setup_seed: u64,
+    ) -> Result<ProvingKey<E>, String> {
         let mut rng = StdRng::seed_from_u64(setup_seed);
         match reduction {
             Reduction::Libsnark => {
-                ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
+                ark_groth16::Groth16::<E>::generate_random_parameters_with_reduction(
                     *self, &mut rng,
                 )
             }
             Reduction::Circom => {
-                ark_groth16::Groth16::<Bls12_381, CircomReduction>::generate_random_parameters_with_reduction(
+                ark_groth16::Groth16::<E, CircomReduction>::generate_random_parameters_with_reduction(
                     *self, &mut rng,
                 )
             }
@@ -59,9 +64,9 @@ impl ExactShapeCircuit {
     }
 }
 
-impl ConstraintSynthesizer<Fr> for ExactShapeCircuit {
-    fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
-        let values = self.values();
+impl<F: PrimeField> ConstraintSynthesizer<F> for ExactShapeCircuit {
+    fn generate_constraints(self, cs: ConstraintSystemRef<F>) -> Result<(), SynthesisError> {
+        let values: Vec<F> = self.values();
         let mut vars = Vec::with_capacity(values.len());
         for (i, &v) in values.iter().enumerate() {
             vars.push(if i < self.inputs {
@@ -70,7 +75,7 @@ impl ConstraintSynthesizer<Fr> for ExactShapeCircuit {
                 cs.new_witness_variable(|| Ok(v))?
             });
         }
-        let one = Fr::from(1u64);
+        let one = F::ONE;
         let pick = |j: usize| match vars.len() {
             0 => (Variable::One, one),
             n => (vars[j % n], values[j % n]),

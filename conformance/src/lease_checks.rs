@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crucible_core::fixtures::circuit::BenchCircuit;
 use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{prove, ProveOptions, StagedKey};
-use crucible_core::{ElementKind, Error, Fr, MemoryPlan, NttKind};
+use crucible_core::{ElementKind, Error, MemoryPlan, NttKind, PairingCurve};
 
 use crate::inputs::random_scalars;
 use crate::items;
@@ -15,7 +15,7 @@ use crate::runner::Runner;
 use crate::CaseError;
 
 /// The lease cases (the runner fails any case that leaves budget in use).
-pub fn run(r: &mut Runner<'_>) {
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
     r.case("lease/plan-larger-than-budget-fails-at-once", |_| {
         let capacity = backend.budget().capacity();
@@ -61,7 +61,7 @@ pub fn run(r: &mut Runner<'_>) {
         );
         let mut lease = backend.allocate(plan)?;
         let x = backend.alloc_scalars(&mut lease, items::X, domain.size)?;
-        let values: Vec<Fr> = random_scalars(rng, domain.size);
+        let values: Vec<E::ScalarField> = random_scalars(rng, domain.size);
         backend.stage_scalars(&mut lease, x, &values)?;
         backend.ntt(&mut lease, x, &domain, NttKind::Forward)?;
         drop(lease);
@@ -72,7 +72,7 @@ pub fn run(r: &mut Runner<'_>) {
         plan.item(items::X, items::bytes(backend, ElementKind::Scalar, 4));
         let mut lease = backend.allocate(plan)?;
         let x = backend.alloc_scalars(&mut lease, items::X, 4)?;
-        match backend.stage_scalars(&mut lease, x, &[Fr::from(1u64); 5]) {
+        match backend.stage_scalars(&mut lease, x, &[E::ScalarField::from(1u64); 5]) {
             // The backend's `Unsupported` is no proof that it checks the length.
             Err(e) if matches!(e.root(), Error::Unsupported(_)) => Err(e.into()),
             Err(_) => Ok(()),
@@ -93,8 +93,8 @@ pub fn run(r: &mut Runner<'_>) {
             backend,
             &key,
             wrong,
-            Fr::from(3u64),
-            Fr::from(5u64),
+            E::ScalarField::from(3u64),
+            E::ScalarField::from(5u64),
             ProveOptions::default(),
         );
         let after = backend.budget().in_use();

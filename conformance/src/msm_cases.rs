@@ -4,7 +4,7 @@ use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
 use ark_std::rand::{rngs::StdRng, Rng};
 use crucible_core::{
-    BufferUse, ElementKind, Fr, Lease, MemoryPlan, MsmSpan, PlanKey, ProverBackend,
+    BufferUse, ElementKind, Lease, MemoryPlan, MsmSpan, PairingCurve, PlanKey, ProverBackend,
     Result as CoreResult, ScalarBuf, ScratchNeed,
 };
 
@@ -17,8 +17,8 @@ use crate::CaseError;
 pub use crucible_core::group::{MsmGroup, G1, G2};
 
 /// Allocates `bases.len()` resident bases from `key` and stages them.
-pub fn stage_bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+pub fn stage_bases<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     lease: &mut Lease,
     key: PlanKey,
     bases: &[G::Affine],
@@ -60,42 +60,42 @@ enum Bases {
     Opposite,
 }
 
-fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
-    let same = Fr::rand(rng);
+fn scalars<E: PairingCurve>(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<E::ScalarField> {
+    let same = E::ScalarField::rand(rng);
     let odd_one = rng.gen_range(0..n.max(1));
     (0..n)
         .map(|i| match kind {
-            Scalars::Random => Fr::rand(rng),
-            Scalars::Zero => Fr::zero(),
-            Scalars::MinusOne => -Fr::ONE,
+            Scalars::Random => E::ScalarField::rand(rng),
+            Scalars::Zero => E::ScalarField::zero(),
+            Scalars::MinusOne => -E::ScalarField::ONE,
             Scalars::AllEqual => same,
             // r − k for small k: the 255th bit and most of the top bits are set.
-            Scalars::TopBits => -Fr::from(rng.gen::<u64>() | 1),
+            Scalars::TopBits => -E::ScalarField::from(rng.gen::<u64>() | 1),
             Scalars::SmallAndSparse => {
                 if i % 3 == 0 {
-                    Fr::zero()
+                    E::ScalarField::zero()
                 } else {
-                    Fr::from(rng.gen::<u8>())
+                    E::ScalarField::from(rng.gen::<u8>())
                 }
             }
-            Scalars::Boolean => Fr::from(rng.gen::<bool>()),
+            Scalars::Boolean => E::ScalarField::from(rng.gen::<bool>()),
             Scalars::BitHeavy => {
                 if rng.gen_ratio(9, 10) {
-                    Fr::from(rng.gen::<bool>())
+                    E::ScalarField::from(rng.gen::<bool>())
                 } else {
-                    Fr::rand(rng)
+                    E::ScalarField::rand(rng)
                 }
             }
-            Scalars::AllOnes => Fr::ONE,
-            Scalars::OneAmongOnes if i == odd_one => Fr::rand(rng),
-            Scalars::OneAmongOnes => Fr::ONE,
-            Scalars::OnesAtEdges if i == 0 || i + 1 == n => Fr::ONE,
-            Scalars::OnesAtEdges => Fr::rand(rng),
+            Scalars::AllOnes => E::ScalarField::ONE,
+            Scalars::OneAmongOnes if i == odd_one => E::ScalarField::rand(rng),
+            Scalars::OneAmongOnes => E::ScalarField::ONE,
+            Scalars::OnesAtEdges if i == 0 || i + 1 == n => E::ScalarField::ONE,
+            Scalars::OnesAtEdges => E::ScalarField::rand(rng),
         })
         .collect()
 }
 
-fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+fn bases<E: PairingCurve, G: MsmGroup<Curve = E>>(
     rng: &mut StdRng,
     n: usize,
     kind: Bases,
@@ -119,10 +119,10 @@ fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 }
 
 /// Runs one MSM on the backend with offsets and compares with ark-ec.
-fn check<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn check<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     base_values: &[G::Affine],
-    scalar_values: &[Fr],
+    scalar_values: &[E::ScalarField],
     base_offset: usize,
     scalar_offset: usize,
     len: usize,
@@ -144,7 +144,7 @@ fn check<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     );
     work_plan.merge(&backend.scratch_plan(&G::need(len)));
     let mut key = backend.allocate(key_plan)?;
-    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values)?;
+    let b = stage_bases::<E, G>(backend, &mut key, items::BASES, base_values)?;
     let mut work = backend.allocate(work_plan)?;
     let s = backend.alloc_scalars(&mut work, items::SCALARS, scalar_values.len())?;
     backend.stage_scalars(&mut work, s, scalar_values)?;
@@ -178,13 +178,13 @@ fn sizes(max_log: u32) -> Vec<usize> {
     v
 }
 
-fn run_group<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, max_log: u32) {
+fn run_group<E: PairingCurve, G: MsmGroup<Curve = E>>(r: &mut Runner<'_, E>, max_log: u32) {
     let backend = r.backend;
     for n in sizes(max_log) {
         r.case(&format!("msm-{}/random/n={n}", G::NAME), |rng| {
-            let b = bases::<G>(rng, n, Bases::Random);
-            let s = scalars(rng, n, Scalars::Random);
-            check::<G>(backend, &b, &s, 0, 0, n)
+            let b = bases::<E, G>(rng, n, Bases::Random);
+            let s = scalars::<E>(rng, n, Scalars::Random);
+            check::<E, G>(backend, &b, &s, 0, 0, n)
         });
     }
     // The largest size once more with boolean, bit-heavy and all-one scalars: a bucket
@@ -195,8 +195,8 @@ fn run_group<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, 
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={largest}", G::NAME).to_lowercase(),
             |rng| {
-                let b = bases::<G>(rng, largest, Bases::Random);
-                check::<G>(backend, &b, &scalars(rng, largest, sk), 0, 0, largest)
+                let b = bases::<E, G>(rng, largest, Bases::Random);
+                check::<E, G>(backend, &b, &scalars::<E>(rng, largest, sk), 0, 0, largest)
             },
         );
     }
@@ -216,8 +216,8 @@ fn run_group<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, 
         r.case(
             &format!("msm-{}/scalars-{sk:?}/n={n}", G::NAME).to_lowercase(),
             |rng| {
-                let b = bases::<G>(rng, n, Bases::Random);
-                check::<G>(backend, &b, &scalars(rng, n, sk), 0, 0, n)
+                let b = bases::<E, G>(rng, n, Bases::Random);
+                check::<E, G>(backend, &b, &scalars::<E>(rng, n, sk), 0, 0, n)
             },
         );
     }
@@ -230,38 +230,38 @@ fn run_group<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, 
         r.case(
             &format!("msm-{}/bases-{bk:?}/n={n}", G::NAME).to_lowercase(),
             |rng| {
-                let s = scalars(rng, n, Scalars::Random);
-                check::<G>(backend, &bases::<G>(rng, n, bk), &s, 0, 0, n)
+                let s = scalars::<E>(rng, n, Scalars::Random);
+                check::<E, G>(backend, &bases::<E, G>(rng, n, bk), &s, 0, 0, n)
             },
         );
     }
     r.case(&format!("msm-{}/offsets/n={n}", G::NAME), |rng| {
-        let b = bases::<G>(rng, n + 3, Bases::Random);
-        let s = scalars(rng, n + 5, Scalars::Random);
-        check::<G>(backend, &b, &s, 3, 5, n)
+        let b = bases::<E, G>(rng, n + 3, Bases::Random);
+        let s = scalars::<E>(rng, n + 5, Scalars::Random);
+        check::<E, G>(backend, &b, &s, 3, 5, n)
     });
     // Ones at the span's first and last terms, and at the scalars just outside it (a
     // sum of the ones must not reach past the span).
     r.case(
         &format!("msm-{}/ones-at-span-edges/n={n}", G::NAME),
         |rng| {
-            let b = bases::<G>(rng, n + 3, Bases::Random);
-            let mut s = scalars(rng, n + 6, Scalars::BitHeavy);
+            let b = bases::<E, G>(rng, n + 3, Bases::Random);
+            let mut s = scalars::<E>(rng, n + 6, Scalars::BitHeavy);
             for i in [4, 5, 4 + n, 5 + n] {
-                s[i] = Fr::ONE;
+                s[i] = E::ScalarField::ONE;
             }
-            check::<G>(backend, &b, &s, 3, 5, n)
+            check::<E, G>(backend, &b, &s, 3, 5, n)
         },
     );
     r.case(
         &format!("msm-{}/span-out-of-range-is-an-error", G::NAME),
-        |rng| out_of_range::<G>(backend, &bases::<G>(rng, 4, Bases::Random)),
+        |rng| out_of_range::<E, G>(backend, &bases::<E, G>(rng, 4, Bases::Random)),
     );
 }
 
 /// A span past the end of the bases must be refused with an error, not read.
-fn out_of_range<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn out_of_range<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     base_values: &[G::Affine],
 ) -> Result<(), CaseError> {
     let n = base_values.len();
@@ -274,7 +274,7 @@ fn out_of_range<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     );
     work_plan.merge(&backend.scratch_plan(&G::need(n)));
     let mut key = backend.allocate(key_plan)?;
-    let b = stage_bases::<G>(backend, &mut key, items::BASES, base_values)?;
+    let b = stage_bases::<E, G>(backend, &mut key, items::BASES, base_values)?;
     let mut work = backend.allocate(work_plan)?;
     let s = backend.alloc_scalars(&mut work, items::SCALARS, n)?;
     let span = MsmSpan {
@@ -294,15 +294,15 @@ fn out_of_range<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 /// The backend's MSM over `bases[offset..]` and `scalars[offset..]` (staged from
 /// `base_values` and `values`) against ark-ec's.
 #[allow(clippy::too_many_arguments)]
-fn msm_matches<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn msm_matches<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     work: &mut Lease,
     key: &Lease,
     bases: G::Buf,
     base_values: &[G::Affine],
     scalars: ScalarBuf,
     offset: usize,
-    values: &[Fr],
+    values: &[E::ScalarField],
 ) -> Result<(), CaseError> {
     let span = MsmSpan {
         bases,
@@ -328,8 +328,8 @@ fn msm_matches<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 /// work between MSMs over the same scalars (the CUDA backend keeps its sort and its
 /// classification of the ones) must notice every change; each result is compared with
 /// ark-ec.
-fn msm_sequence(
-    backend: &dyn ProverBackend,
+fn msm_sequence<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     log: u32,
     kind: Scalars,
@@ -337,8 +337,8 @@ fn msm_sequence(
     use crucible_core::{Domain, NttKind};
     let n = 1usize << log;
     let domain = Domain::with_log_size(log)?;
-    let g1_bases = bases::<G1>(rng, n, Bases::Random);
-    let g2_bases = bases::<G2>(rng, n, Bases::Random);
+    let g1_bases = bases::<E, G1<E>>(rng, n, Bases::Random);
+    let g2_bases = bases::<E, G2<E>>(rng, n, Bases::Random);
     let mut key_plan = MemoryPlan::new("conformance bases");
     key_plan.item(items::G1_BASES, items::bytes(backend, ElementKind::G1, n));
     key_plan.item(items::G2_BASES, items::bytes(backend, ElementKind::G2, n));
@@ -352,30 +352,31 @@ fn msm_sequence(
         },
     );
     let mut key = backend.allocate(key_plan)?;
-    let b1 = stage_bases::<G1>(backend, &mut key, items::G1_BASES, &g1_bases)?;
-    let b2 = stage_bases::<G2>(backend, &mut key, items::G2_BASES, &g2_bases)?;
+    let b1 = stage_bases::<E, G1<E>>(backend, &mut key, items::G1_BASES, &g1_bases)?;
+    let b2 = stage_bases::<E, G2<E>>(backend, &mut key, items::G2_BASES, &g2_bases)?;
     let mut work = backend.allocate(work_plan)?;
     let s = backend.alloc_scalars(&mut work, items::SCALARS, n)?;
     let f = backend.alloc_scalars(&mut work, items::FACTORS, n)?;
-    let mut values = scalars(rng, n, kind);
+    let mut values = scalars::<E>(rng, n, kind);
     backend.stage_scalars(&mut work, s, &values)?;
-    let factors = scalars(rng, n, Scalars::Random);
+    let factors = scalars::<E>(rng, n, Scalars::Random);
     backend.stage_scalars(&mut work, f, &factors)?;
 
-    let step = |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[Fr]| {
-        let compared = if g2 {
-            msm_matches::<G2>(backend, work, &key, b2, &g2_bases, s, offset, values)
-        } else {
-            msm_matches::<G1>(backend, work, &key, b1, &g1_bases, s, offset, values)
+    let step =
+        |work: &mut Lease, what: &str, g2: bool, offset: usize, values: &[E::ScalarField]| {
+            let compared = if g2 {
+                msm_matches::<E, G2<E>>(backend, work, &key, b2, &g2_bases, s, offset, values)
+            } else {
+                msm_matches::<E, G1<E>>(backend, work, &key, b1, &g1_bases, s, offset, values)
+            };
+            compared.map_err(|why| why.context(what))
         };
-        compared.map_err(|why| why.context(what))
-    };
     step(&mut work, "first G1 MSM", false, 0, &values)?;
     step(&mut work, "the same G1 MSM again", false, 0, &values)?;
     step(&mut work, "G2 over the same scalars", true, 0, &values)?;
     step(&mut work, "G1 over a shorter span", false, 3, &values)?;
     step(&mut work, "G1 over the whole span again", false, 0, &values)?;
-    values = scalars(rng, n, kind);
+    values = scalars::<E>(rng, n, kind);
     backend.stage_scalars(&mut work, s, &values)?;
     step(
         &mut work,
@@ -396,10 +397,10 @@ fn msm_sequence(
 }
 
 /// MSM cases on both groups (G2 two sizes smaller: its reference is slow).
-pub fn run(r: &mut Runner<'_>) {
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let max = r.config.max_log_size;
-    run_group::<G1>(r, max.max(2));
-    run_group::<G2>(r, max.saturating_sub(2).max(2));
+    run_group::<E, G1<E>>(r, max.max(2));
+    run_group::<E, G2<E>>(r, max.saturating_sub(2).max(2));
     // The sequence's shorter span starts at 3: at least 4 terms.
     let log = max.clamp(2, 12);
     let backend = r.backend;

@@ -80,21 +80,19 @@ fn pointwise_case<E: PairingCurve>(
     first_difference(&got, &want)
 }
 
-/// Every NTT kind at every size up to the configured maximum, plus pointwise ops; on
-/// BN254 the same cases, named `bn254/...`.
+/// Every NTT kind at every size up to the configured maximum, plus pointwise ops.
 pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
-    let curve = r.curve_prefix();
     for log in 0..=r.config.max_log_size {
         let domain = match Domain::<E::ScalarField>::with_log_size(log) {
             Ok(d) => d,
             Err(e) => {
-                r.case(&format!("{curve}ntt/2^{log}"), |_| Err(e.into()));
+                r.case(&format!("ntt/2^{log}"), |_| Err(e.into()));
                 continue;
             }
         };
         for kind in NttKind::ALL {
-            r.case(&format!("{curve}ntt/{}/2^{log}", kind_name(kind)), |rng| {
+            r.case(&format!("ntt/{}/2^{log}", kind_name(kind)), |rng| {
                 ntt_case(backend, rng, domain, kind)
             });
         }
@@ -103,20 +101,18 @@ pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     sizes.sort_unstable();
     sizes.dedup();
     for n in sizes {
-        r.case(&format!("{curve}pointwise/mul/{n}"), |rng| {
+        r.case(&format!("pointwise/mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, false)
         });
-        r.case(&format!("{curve}pointwise/sub-mul/{n}"), |rng| {
+        r.case(&format!("pointwise/sub-mul/{n}"), |rng| {
             pointwise_case(backend, rng, n, true)
         });
-        r.case(
-            &format!("{curve}pointwise/mul-aliased-squares/{n}"),
-            |rng| aliased_case(backend, rng, n, false),
-        );
-        r.case(
-            &format!("{curve}pointwise/sub-mul-aliased-zeroes/{n}"),
-            |rng| aliased_case(backend, rng, n, true),
-        );
+        r.case(&format!("pointwise/mul-aliased-squares/{n}"), |rng| {
+            aliased_case(backend, rng, n, false)
+        });
+        r.case(&format!("pointwise/sub-mul-aliased-zeroes/{n}"), |rng| {
+            aliased_case(backend, rng, n, true)
+        });
     }
 }
 

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use crucible_core::curve::Curve;
 use crucible_core::fixtures::circuit::{BenchCircuit, BitHeavyCircuit};
 use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{KeyOptions, ProvingKey, Reduction};
@@ -24,22 +23,7 @@ fn key_for<E: PairingCurve>(
     seed: u64,
 ) -> Result<ProvingKey<E>, String> {
     match reduction {
-        // BLS12-381's keys come from the on-disk key cache.
-        Reduction::Libsnark if E::CURVE == Curve::Bls12_381 => {
-            let key: Box<dyn std::any::Any> =
-                Box::new(generate_key(constraints, inputs, seed).map_err(|e| e.to_string())?);
-            Ok(*key.downcast::<ProvingKey<E>>().expect("E is BLS12-381"))
-        }
-        Reduction::Libsnark => {
-            let circuit = BenchCircuit {
-                constraints,
-                inputs,
-                seed,
-            };
-            let mut rng = StdRng::seed_from_u64(seed);
-            ark_groth16::Groth16::<E>::generate_random_parameters_with_reduction(circuit, &mut rng)
-                .map_err(|e| format!("setup failed: {e}"))
-        }
+        Reduction::Libsnark => generate_key(constraints, inputs, seed).map_err(|e| e.to_string()),
         Reduction::Circom => {
             let circuit = BenchCircuit {
                 constraints,
@@ -59,16 +43,12 @@ fn key_for<E: PairingCurve>(
 /// and several public inputs, with ark-groth16's reduction; and with snarkjs' reduction
 /// on 2^k − 1 and 2^k + 1. Then bit-heavy witnesses (90 % and 99 % of the witness 0 or
 /// 1, as in bit-decomposition circuits), whose A, B and L MSMs are mostly 0/1 scalars.
-///
-/// On BN254 the same cases run, named `bn254/...`.
 pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
     let k = r.config.proof_log_size;
-    let curve = r.curve_prefix();
     for per_mille in [900u16, 990] {
         let (constraints, inputs) = ((1usize << k) - 3, 2);
-        let name =
-            format!("{curve}proof-bit-heavy/constraints={constraints}/bits={per_mille}-per-mille");
+        let name = format!("proof-bit-heavy/constraints={constraints}/bits={per_mille}-per-mille");
         r.case(&name, |rng| {
             let seed = ark_std::rand::Rng::gen::<u64>(rng);
             let circuit = |seed| BitHeavyCircuit {
@@ -100,9 +80,8 @@ pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
             for &delta in deltas {
                 let total = (1i64 << k) + delta;
                 let constraints = (total - inputs as i64 - 1).max(1) as usize;
-                let name = format!(
-                    "{curve}{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}"
-                );
+                let name =
+                    format!("{tag}/constraints={constraints}/inputs={inputs}/2^{k}{delta:+}");
                 r.case(&name, |rng| {
                     let seed = ark_std::rand::Rng::gen::<u64>(rng);
                     let pk = key_for(reduction, constraints, inputs, seed)?;

@@ -41,19 +41,16 @@ impl<'a, E: PairingCurve> Runner<'a, E> {
         }
     }
 
-    /// The prefix of this curve's case names ([`curve_prefix`]).
-    pub fn curve_prefix(&self) -> &'static str {
-        curve_prefix(E::CURVE)
-    }
-
     /// What the cases run so far came to.
     pub fn into_summary(self) -> Summary {
         self.summary
     }
 
-    /// Runs one case: skipped if filtered out, failed on error, panic or leaked budget,
-    /// unsupported when the backend answers `Unsupported` (failed if it is required).
+    /// Runs one case, named with its curve's prefix ([`curve_prefix`]): skipped if
+    /// filtered out, failed on error, panic or leaked budget, unsupported when the
+    /// backend answers `Unsupported` (failed if it is required).
     pub fn case(&mut self, name: &str, body: impl FnOnce(&mut StdRng) -> Result<(), CaseError>) {
+        let name = &format!("{}{name}", curve_prefix(E::CURVE));
         if let Some(f) = &self.config.filter {
             if !name.contains(f.as_str()) {
                 return;

@@ -12,7 +12,7 @@ use crucible_core::fixtures::key_cache::generate_key;
 use crucible_core::groth16::{DomainVectors, Evaluation, KeyOptions, Query, QuerySet, Schedule};
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::{streamed_msm, HostMsm};
-use crucible_core::{BufferUse, ElementKind, Fr, MemoryPlan, ProverBackend};
+use crucible_core::{BufferUse, ElementKind, MemoryPlan, PairingCurve, ProverBackend};
 
 use crate::cross_check::compare_with_arkworks_under;
 use crate::inputs::random_bases;
@@ -23,15 +23,15 @@ use crate::CaseError;
 
 /// `Σ s·P` with the bases streamed from the host through two chunk buffers of
 /// `chunk` points, against ark-ec.
-fn streamed_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn streamed_case<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     n: usize,
     chunk: usize,
 ) -> Result<(), CaseError> {
     let points = random_bases::<G>(rng, n);
     // One scalar in front that the MSM must skip (a non-zero offset).
-    let scalars: Vec<Fr> = random_scalars(rng, n + 1);
+    let scalars: Vec<E::ScalarField> = random_scalars(rng, n + 1);
     let chunk_bytes = backend.buffer_bytes(G::KIND, chunk, BufferUse::Plain)?;
     let chunk_plan = |j: u32| {
         let mut plan = MemoryPlan::new(format!("conformance chunk {j}"));
@@ -83,8 +83,8 @@ fn streamed_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 /// One-shot MSMs from the host of each length in `lens`, through one [`HostMsm`] whose
 /// slots were made for the longest and that pipelines from `from` terms, each against
 /// ark-ec (the slots reused from one MSM to the next, shorter ones included).
-fn one_shot_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn one_shot_case<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     lens: &[usize],
     from: usize,
@@ -94,7 +94,7 @@ fn one_shot_case<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
     let mut result = Ok(());
     for &n in lens {
         let points = random_bases::<G>(rng, n);
-        let scalars: Vec<Fr> = random_scalars(rng, n);
+        let scalars: Vec<E::ScalarField> = random_scalars(rng, n);
         let got = match host.msm(backend, &points, &scalars) {
             Ok(got) => got,
             Err(e) => {
@@ -138,17 +138,17 @@ fn schedules(chunk: usize) -> Vec<Schedule> {
 
 /// Streamed MSMs at chunks 1, 2, 7 and n ± 1; proofs under every kind of schedule on
 /// domain boundaries with 0, 1 and several public inputs.
-pub fn run(r: &mut Runner<'_>) {
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
     for n in [1usize, 9, 33] {
         let mut chunks = vec![1, 2, 7, n.saturating_sub(1).max(1), n, n + 1];
         chunks.dedup();
         for chunk in chunks {
             r.case(&format!("streamed-msm/g1/n={n}/chunk={chunk}"), |rng| {
-                streamed_case::<G1>(backend, rng, n, chunk)
+                streamed_case::<E, G1<E>>(backend, rng, n, chunk)
             });
             r.case(&format!("streamed-msm/g2/n={n}/chunk={chunk}"), |rng| {
-                streamed_case::<G2>(backend, rng, n, chunk)
+                streamed_case::<E, G2<E>>(backend, rng, n, chunk)
             });
         }
     }
@@ -165,10 +165,10 @@ pub fn run(r: &mut Runner<'_>) {
     ] {
         let name = format!("one-shot-msm/{lens:?}/from={from}");
         r.case(&format!("{name}/g1"), |rng| {
-            one_shot_case::<G1>(backend, rng, lens, from)
+            one_shot_case::<E, G1<E>>(backend, rng, lens, from)
         });
         r.case(&format!("{name}/g2"), |rng| {
-            one_shot_case::<G2>(backend, rng, lens, from)
+            one_shot_case::<E, G2<E>>(backend, rng, lens, from)
         });
     }
     // Each kind of schedule meets every domain boundary and every count of public

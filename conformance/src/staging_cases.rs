@@ -7,7 +7,7 @@
 
 use ark_ff::Zero;
 use ark_std::rand::rngs::StdRng;
-use crucible_core::{Domain, Fr, NttKind, ProverBackend, ScratchNeed};
+use crucible_core::{Domain, NttKind, PairingCurve, ProverBackend, ScratchNeed};
 
 use crate::compare::{first_difference, reference};
 use crate::inputs::random_scalars;
@@ -16,16 +16,16 @@ use crate::items::scalar_plan;
 use crate::runner::Runner;
 use crate::CaseError;
 
-fn padded_case(
-    backend: &dyn ProverBackend,
+fn padded_case<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     len: usize,
     live: usize,
 ) -> Result<(), CaseError> {
-    let before: Vec<Fr> = random_scalars(rng, len);
-    let values: Vec<Fr> = random_scalars(rng, live);
+    let before: Vec<E::ScalarField> = random_scalars(rng, len);
+    let values: Vec<E::ScalarField> = random_scalars(rng, live);
     let mut want = values.clone();
-    want.resize(len, Fr::zero());
+    want.resize(len, E::ScalarField::zero());
     let plan = scalar_plan(backend, &[(items::X, len)], ScratchNeed::default());
     let mut lease = backend.allocate(plan)?;
     let x = backend.alloc_scalars(&mut lease, items::X, len)?;
@@ -33,12 +33,12 @@ fn padded_case(
     backend.stage_scalars(&mut lease, x, &before)?;
     backend.stage_scalars_padded(&mut lease, x, &values)?;
     let got = backend.read_scalars(&lease, x)?;
-    let mut into: Vec<Fr> = random_scalars(rng, len);
+    let mut into: Vec<E::ScalarField> = random_scalars(rng, len);
     backend.read_scalars_into(&lease, x, &mut into)?;
     if into != got {
         return Err(fail!("read_scalars_into differs from read_scalars"));
     }
-    let mut short = vec![Fr::zero(); len.saturating_sub(1)];
+    let mut short = vec![E::ScalarField::zero(); len.saturating_sub(1)];
     if backend.read_scalars_into(&lease, x, &mut short).is_ok() {
         return Err(fail!(
             "reading {len} scalars into {} was accepted",
@@ -46,7 +46,7 @@ fn padded_case(
         ));
     }
     // Longer than the buffer: an error, and the buffer is still usable.
-    let too_long = vec![Fr::zero(); len + 1];
+    let too_long = vec![E::ScalarField::zero(); len + 1];
     if backend
         .stage_scalars_padded(&mut lease, x, &too_long)
         .is_ok()
@@ -54,7 +54,7 @@ fn padded_case(
         return Err(fail!("staging {} values into {len} was accepted", len + 1));
     }
     // Fewer values than the buffer: the front is written, the rest kept.
-    let front: Vec<Fr> = random_scalars(rng, live);
+    let front: Vec<E::ScalarField> = random_scalars(rng, live);
     backend.stage_scalars(&mut lease, x, &front)?;
     let kept = backend.read_scalars(&lease, x)?;
     lease.release()?;
@@ -67,15 +67,19 @@ fn padded_case(
 /// A transform from pinned scalars into pinned scalars (a backend that pins nothing
 /// copies them as it copies any), padded staging from a pinned front, and the
 /// length checks on pinned memory.
-fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Result<(), CaseError> {
+fn pinned_case<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    rng: &mut StdRng,
+    log: u32,
+) -> Result<(), CaseError> {
     let domain = Domain::with_log_size(log)?;
     let n = domain.size;
-    let input: Vec<Fr> = random_scalars(rng, n);
+    let input: Vec<E::ScalarField> = random_scalars(rng, n);
     let mut want = input.clone();
     reference(&mut want, &domain, NttKind::Forward);
     let live = n / 2 + 1;
     let mut want_padded = input[..live].to_vec();
-    want_padded.resize(n, Fr::zero());
+    want_padded.resize(n, E::ScalarField::zero());
     let need = ScratchNeed {
         ntt: Some(domain),
         ..Default::default()
@@ -85,7 +89,7 @@ fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resul
     let x = backend.alloc_scalars(&mut lease, items::X, n)?;
     let y = backend.alloc_scalars(&mut lease, items::Y, n)?;
     let mut src = input.clone();
-    let mut out: Vec<Fr> = random_scalars(rng, n);
+    let mut out: Vec<E::ScalarField> = random_scalars(rng, n);
     let padded = {
         let src = backend.pin_scalars(&mut src)?;
         let mut dst = backend.pin_scalars(&mut out)?;
@@ -111,7 +115,7 @@ fn pinned_case(backend: &dyn ProverBackend, rng: &mut StdRng, log: u32) -> Resul
 }
 
 /// Padded staging at a few lengths: empty, short, half, full; pinned scalars.
-pub fn run(r: &mut Runner<'_>) {
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
     let backend = r.backend;
     let big = 1usize << r.config.max_log_size.min(16);
     let mut cases = vec![(1, 0), (7, 3), (big, big / 2 + 5), (big, big), (big, 1)];

@@ -2,7 +2,7 @@
 
 use crucible_core::curve::Curve;
 use crucible_core::registry::{probe_all, probe_listed, Probe, ProbeOptions, RegisteredCurve};
-use crucible_core::{Bls12_381, Bn254, ProverBackend};
+use crucible_core::{Bls12_381, Bn254, PairingCurve, ProverBackend};
 
 use crate::runner::{curve_prefix, Runner};
 use crate::{
@@ -10,18 +10,19 @@ use crate::{
     schedule_cases, staging_cases, tight_budget_cases, CaseResult, Config, Outcome, Summary,
 };
 
-/// Runs the whole suite on `backend` (not required: unsupported cases are reported as
-/// such, not as failures).
-pub fn run(
-    backend: &dyn ProverBackend,
+/// Runs the whole suite on `backend`, on its curve `E` (not required: unsupported cases
+/// are reported as such, not as failures).
+pub fn run<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     config: &Config,
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> Summary {
     run_backend(backend, config, false, on_case)
 }
 
-fn run_backend(
-    backend: &dyn ProverBackend,
+/// Every case family on one backend and curve (BN254's named `bn254/...`).
+fn run_backend<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
     config: &Config,
     required: bool,
     on_case: &mut dyn FnMut(&CaseResult),
@@ -39,27 +40,7 @@ fn run_backend(
     runner.into_summary()
 }
 
-/// The cases that run on BN254 too (`bn254/...`): every NTT kind and the pointwise
-/// ops against ark-poly, and whole proofs, byte for byte against ark-groth16 with both
-/// reductions.
-fn run_bn254(
-    backend: &dyn ProverBackend<Bn254>,
-    config: &Config,
-    required: bool,
-    on_case: &mut dyn FnMut(&CaseResult),
-) -> Summary {
-    let mut runner = Runner::new(backend, config, required, on_case);
-    ntt_cases::run(&mut runner);
-    proof_cases::run(&mut runner);
-    runner.into_summary()
-}
-
-/// The cases one curve runs on one backend (the whole suite on BLS12-381, [`run_bn254`]'s
-/// on BN254); its flag says whether the backend is required.
-type CurveSuite<E> =
-    fn(&dyn ProverBackend<E>, &Config, bool, &mut dyn FnMut(&CaseResult)) -> Summary;
-
-/// One registered backend's `probes` on curve `E`: each available one runs `run_on`; an
+/// One registered backend's `probes` on curve `E`: each available one runs the suite; an
 /// unavailable one is one `backend` case (`bn254/backend` on BN254) saying why,
 /// skipped, or failed when the backend is `required`. Returns the summary and whether
 /// any device was available.
@@ -68,7 +49,6 @@ fn run_probes<E: RegisteredCurve>(
     probes: Vec<Probe<E>>,
     config: &Config,
     required: bool,
-    run_on: CurveSuite<E>,
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> (Summary, bool) {
     let mut total = Summary {
@@ -80,7 +60,7 @@ fn run_probes<E: RegisteredCurve>(
         match probe {
             Probe::Available(backend) => {
                 any_available = true;
-                total.absorb(run_on(&*backend, config, required, on_case));
+                total.absorb(run_backend(&*backend, config, required, on_case));
             }
             Probe::Unavailable { reason } => {
                 let outcome = if required {
@@ -140,14 +120,8 @@ pub fn run_registered(
             match curve {
                 Curve::Bls12_381 => {
                     let probes = bls_probes.take().unwrap_or_default();
-                    let (summary, available) = run_probes(
-                        registration,
-                        probes,
-                        config,
-                        is_required,
-                        run_backend,
-                        on_case,
-                    );
+                    let (summary, available) =
+                        run_probes(registration, probes, config, is_required, on_case);
                     total.absorb(summary);
                     bls_available = Some(available);
                 }
@@ -157,7 +131,6 @@ pub fn run_registered(
                         Bn254::probe(registration, options),
                         config,
                         is_required,
-                        run_bn254,
                         on_case,
                     );
                     total.absorb(summary);

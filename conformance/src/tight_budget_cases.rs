@@ -11,7 +11,7 @@ use ark_std::rand::{rngs::StdRng, Rng};
 use crucible_core::group::{MsmGroup, G1, G2};
 use crucible_core::streamed_msm::HostMsm;
 use crucible_core::{
-    BudgetPermit, BufferUse, Domain, ElementKind, Fr, MemoryPlan, NttKind, ProverBackend,
+    BudgetPermit, BufferUse, Domain, ElementKind, MemoryPlan, NttKind, PairingCurve, ProverBackend,
     ScratchNeed,
 };
 
@@ -23,7 +23,10 @@ use crate::CaseError;
 
 /// A permit for every byte of the backend's budget but `room`: the budget as tight as
 /// the plans that need `room` bytes allow.
-fn leave_room(backend: &dyn ProverBackend, room: u64) -> Result<BudgetPermit, CaseError> {
+fn leave_room<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    room: u64,
+) -> Result<BudgetPermit, CaseError> {
     let budget = backend.budget();
     let free = budget.capacity().saturating_sub(budget.in_use());
     let Some(fill) = free.checked_sub(room) else {
@@ -55,26 +58,26 @@ enum Bases {
     Random,
 }
 
-fn scalars(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<Fr> {
-    let same = Fr::rand(rng);
+fn scalars<E: PairingCurve>(rng: &mut StdRng, n: usize, kind: Scalars) -> Vec<E::ScalarField> {
+    let same = E::ScalarField::rand(rng);
     (0..n)
         .map(|i| match kind {
-            Scalars::Zero => Fr::ZERO,
-            Scalars::One => Fr::ONE,
-            Scalars::MinusOne => -Fr::ONE,
+            Scalars::Zero => E::ScalarField::ZERO,
+            Scalars::One => E::ScalarField::ONE,
+            Scalars::MinusOne => -E::ScalarField::ONE,
             Scalars::AllEqual => same,
             // Each edge value among random ones.
             Scalars::Mixed => match i % 4 {
-                0 => Fr::ZERO,
-                1 => Fr::ONE,
-                2 => -Fr::ONE,
-                _ => Fr::rand(rng),
+                0 => E::ScalarField::ZERO,
+                1 => E::ScalarField::ONE,
+                2 => -E::ScalarField::ONE,
+                _ => E::ScalarField::rand(rng),
             },
         })
         .collect()
 }
 
-fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
+fn bases<E: PairingCurve, G: MsmGroup<Curve = E>>(
     rng: &mut StdRng,
     n: usize,
     kind: Bases,
@@ -98,15 +101,15 @@ fn bases<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 
 /// The one-shot MSM of `n` terms pipelined from one term, in a budget with room for
 /// its slots and nothing more, against ark-ec.
-fn one_shot_tight<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
-    backend: &dyn ProverBackend,
+fn one_shot_tight<E: PairingCurve, G: MsmGroup<Curve = E>>(
+    backend: &dyn ProverBackend<E>,
     rng: &mut StdRng,
     n: usize,
     sk: Scalars,
     bk: Bases,
 ) -> Result<(), CaseError> {
-    let points = bases::<G>(rng, n, bk);
-    let values = scalars(rng, n, sk);
+    let points = bases::<E, G>(rng, n, bk);
+    let values = scalars::<E>(rng, n, sk);
     let want = G::Projective::msm(&points, &values)
         .map_err(|l| format!("reference MSM length mismatch {l}"))?;
     let room = total(&HostMsm::<G>::plans_pipelined_from(backend, n, 1)?);
@@ -131,11 +134,11 @@ fn one_shot_tight<G: MsmGroup<Curve = crucible_core::Bls12_381>>(
 
 /// An NTT of `domain` in a budget with room for its vector and scratch and nothing
 /// more, over `input`, against ark-poly.
-fn ntt_tight(
-    backend: &dyn ProverBackend,
-    domain: Domain,
+fn ntt_tight<E: PairingCurve>(
+    backend: &dyn ProverBackend<E>,
+    domain: Domain<E::ScalarField>,
     kind: NttKind,
-    input: &[Fr],
+    input: &[E::ScalarField],
 ) -> Result<(), CaseError> {
     let mut want = input.to_vec();
     reference(&mut want, &domain, kind);
@@ -166,18 +169,24 @@ fn ntt_tight(
 }
 
 /// NTT inputs at the edges: all zero, all r − 1, one nonzero element, random.
-fn ntt_inputs(rng: &mut StdRng, n: usize) -> Vec<(&'static str, Vec<Fr>)> {
-    let mut one_hot = vec![Fr::ZERO; n];
-    one_hot[rng.gen_range(0..n)] = Fr::rand(rng);
+fn ntt_inputs<E: PairingCurve>(
+    rng: &mut StdRng,
+    n: usize,
+) -> Vec<(&'static str, Vec<E::ScalarField>)> {
+    let mut one_hot = vec![E::ScalarField::ZERO; n];
+    one_hot[rng.gen_range(0..n)] = E::ScalarField::rand(rng);
     vec![
-        ("zero", vec![Fr::ZERO; n]),
-        ("minus-one", vec![-Fr::ONE; n]),
+        ("zero", vec![E::ScalarField::ZERO; n]),
+        ("minus-one", vec![-E::ScalarField::ONE; n]),
         ("one-hot", one_hot),
-        ("random", (0..n).map(|_| Fr::rand(rng)).collect()),
+        (
+            "random",
+            (0..n).map(|_| E::ScalarField::rand(rng)).collect(),
+        ),
     ]
 }
 
-fn run_msm<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, lens: &[usize]) {
+fn run_msm<E: PairingCurve, G: MsmGroup<Curve = E>>(r: &mut Runner<'_, E>, lens: &[usize]) {
     let backend = r.backend;
     for &n in lens {
         for sk in [
@@ -198,7 +207,7 @@ fn run_msm<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, le
                     G::NAME
                 );
                 r.case(&name.to_lowercase(), |rng| {
-                    one_shot_tight::<G>(backend, rng, n, sk, bk)
+                    one_shot_tight::<E, G>(backend, rng, n, sk, bk)
                 });
             }
         }
@@ -207,9 +216,9 @@ fn run_msm<G: MsmGroup<Curve = crucible_core::Bls12_381>>(r: &mut Runner<'_>, le
 
 /// The tight cases: one-shot MSMs of a few lengths on both groups (G2 shorter: its
 /// reference is slow), and every kind of NTT at a few sizes.
-pub fn run(r: &mut Runner<'_>) {
-    run_msm::<G1>(r, &[1, 33]);
-    run_msm::<G2>(r, &[9]);
+pub fn run<E: PairingCurve>(r: &mut Runner<'_, E>) {
+    run_msm::<E, G1<E>>(r, &[1, 33]);
+    run_msm::<E, G2<E>>(r, &[9]);
     let backend = r.backend;
     let logs = [0, 1, 5, r.config.max_log_size.min(10)];
     for log in logs {
@@ -223,7 +232,7 @@ pub fn run(r: &mut Runner<'_>) {
                 &format!("tight-budget/transform-{kind:?}/2^{log}").to_lowercase(),
                 |rng| {
                     let domain = Domain::with_log_size(log)?;
-                    for (what, input) in ntt_inputs(rng, domain.size) {
+                    for (what, input) in ntt_inputs::<E>(rng, domain.size) {
                         ntt_tight(backend, domain, kind, &input)
                             .map_err(|e| e.context(&format!("input {what}")))?;
                     }
@@ -238,12 +247,12 @@ pub fn run(r: &mut Runner<'_>) {
 mod tests {
     use super::*;
     use ark_std::rand::SeedableRng;
-    use crucible_core::G1Projective;
+    use crucible_core::{Bls12_381, Fr, G1Projective};
 
     #[test]
     fn opposite_pairs_sum_to_the_identity_with_equal_scalars() {
         let mut rng = StdRng::seed_from_u64(7);
-        let b = bases::<G1>(&mut rng, 8, Bases::OppositePairs);
+        let b = bases::<Bls12_381, G1>(&mut rng, 8, Bases::OppositePairs);
         let s = vec![Fr::from(5u64); 8];
         let sum = G1Projective::msm(&b, &s).expect("lengths match");
         assert_eq!(sum, G1Projective::ZERO);

@@ -488,7 +488,7 @@ fn matrices_stream_only_where_the_budget_cannot_hold_them_with_the_key() {
 fn a_proof_that_cannot_fit_beside_its_key_fails_at_once_instead_of_waiting() {
     use crucible_core::groth16::{KeyOptions, Schedule, StagedKey};
     let seed = seed();
-    let pk = Arc::new(generate_key(CONSTRAINTS, INPUTS, seed).unwrap());
+    let pk = Arc::new(generate_key::<crucible_core::Bls12_381>(CONSTRAINTS, INPUTS, seed).unwrap());
     let probe =
         CpuBackend::<crucible_core::Bls12_381>::with_budget(DeviceBudget::new("probe", u64::MAX));
     let shape = key_shape(&pk).unwrap();

@@ -7,7 +7,7 @@ use crucible_core::registry::ProbeOptions;
 
 #[test]
 fn the_cpu_backend_passes_the_suite_at_the_smallest_sizes() {
-    let backend = CpuBackend::new(&ProbeOptions::default());
+    let backend = CpuBackend::<crucible_core::Bls12_381>::new(&ProbeOptions::default());
     for max_log_size in [0, 1, 2] {
         let mut config = Config::new(max_log_size);
         config.seed = run_seed();
