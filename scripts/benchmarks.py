@@ -145,6 +145,7 @@ class Doc:
                 self.peers(machine, ["msm-g1", "msm-g2"], "MSM", curve)
                 self.peers(machine, ["ntt"], "NTT", curve)
         self.proofs()
+        self.curve_proofs("h100", "bn254")
         self.throughput()
         self.wgpu()
         self.cpu()
@@ -156,18 +157,24 @@ class Doc:
     def peers(self, machine, ops, what, curve=DEFAULT_CURVE):
         """crucible's CUDA rows of `machine` beside sppark's, and ICICLE's where its files
         exist: all from one run on one card, on one curve (BLS12-381's files carry no
-        curve in their names, BN254's `-bn254`)."""
+        curve in their names, BN254's `-bn254`). An operation sppark was not run on has
+        its crucible rows with dashes for sppark's; without any sppark file, no table."""
         files = []
         rows = []
         version = method = icicle = None
         c = curve_infix(curve)
-        for op in ops:
+        present = [op for op in ops if f"{machine}-cuda{c}-{op}.json" in self.entries]
+        if not any(f"{machine}-sppark{c}-{op}.json" in self.entries for op in present):
+            return
+        for op in present:
             ours, theirs = f"{machine}-cuda{c}-{op}.json", f"{machine}-sppark{c}-{op}.json"
-            if ours not in self.entries or theirs not in self.entries:
-                return
-            files += [ours, theirs]
-            a, b = load(ours), load(theirs)
-            version, method = b["peer_version"], b["method"]
+            a = load(ours)
+            files.append(ours)
+            b = {"results": []}
+            if theirs in self.entries:
+                files.append(theirs)
+                b = load(theirs)
+                version, method = b["peer_version"], b["method"]
             ic = None
             if f"{machine}-icicle{c}-{op}.json" in self.entries:
                 files.append(f"{machine}-icicle{c}-{op}.json")
@@ -175,11 +182,17 @@ class Doc:
                 icicle = ic
             for r in a["results"]:
                 p = row(b, r["size"])
+                if p is None and theirs in self.entries:
+                    continue
+                label = {"msm-g1": "G1 ", "msm-g2": "G2 ", "ntt": ""}[op] + log2(r["size"])
                 if p is None:
+                    rows.append([label, "—"] + (["—", "—"] if icicle is not None else [])
+                                + [f"**{ms(r['resident']['median_ms'])}**", "—"]
+                                + (["—"] if icicle is not None else [])
+                                + ["—", f"**{ms(r['with_transfers']['median_ms'])}**", "—"])
                     continue
                 res = p["resident"]["median_ms"] / r["resident"]["median_ms"]
                 tr = p["with_transfers"]["median_ms"] / r["with_transfers"]["median_ms"]
-                label = {"msm-g1": "G1 ", "msm-g2": "G2 ", "ntt": ""}[op] + log2(r["size"])
                 cells = [label, ms(p["resident"]["median_ms"])]
                 if icicle is not None:
                     q = row(ic, r["size"]) if ic else None
@@ -254,6 +267,26 @@ class Doc:
             ["run", "stage", "NTT", "MSM", "stage + compute", "proofs/s", "busy", "check"], rows
         )
         self.provenance([f for f, _ in runs])
+
+    def curve_proofs(self, machine, curve):
+        """`crucible bench --op prove` on another curve than BLS12-381: one proof of the
+        built-in circuit at a time."""
+        f = f"{machine}-cuda{curve_infix(curve)}-prove.json"
+        if f not in self.entries:
+            return
+        d = load(f)
+        self.out(f"## Proofs on the {machine.upper()}, {CURVES[curve]} (CUDA)", "")
+        self.out(
+            "`crucible bench --op prove` on the built-in benchmark circuit, synthetic key.",
+            "Stage + compute: the proof's stage + NTT + MSM phases with the key staged (host",
+            "clock); +transfers: key staging, the whole proof and key release.",
+            "",
+        )
+        rows = [[f"{log2(r['size'])} constraints", f"**{ms(r['resident']['median_ms'], 2)}**",
+                 f"{ms(r['resident']['min_ms'], 2)}–{ms(r['resident']['max_ms'], 2)}",
+                 ms(r["with_transfers"]["median_ms"], 1)] for r in d["results"]]
+        self.table(["proof", "stage + compute", "min–max", "+transfers"], rows)
+        self.provenance([f])
 
     def throughput(self):
         """`crucible bench --op prove --proofs K` rows: the proving service's view, a

@@ -52,11 +52,17 @@ pub fn run(args: &ExportVkArgs) -> Result<ExitCode, CliError> {
             Curve::Bls12_381 => export(args, zkey, started, read_zkey_vk::<Bls12_381>(zkey)?),
             Curve::Bn254 => export(args, zkey, started, read_zkey_vk::<Bn254>(zkey)?),
         },
+        // An arkworks key file does not name its curve: it is read as BLS12-381's,
+        // then as BN254's (the other curve's points fail their checks).
         (None, Some(pk)) => {
-            let key = spinner(&format!("reading {}", pk.display()), || {
-                read_proving_key(pk)
-            })?;
-            export(args, pk, started, key.vk)
+            let reading = format!("reading {}", pk.display());
+            match spinner(&reading, || read_proving_key::<Bls12_381>(pk)) {
+                Ok(key) => export(args, pk, started, key.vk),
+                Err(bls) => match read_proving_key::<Bn254>(pk) {
+                    Ok(key) => export(args, pk, started, key.vk),
+                    Err(bn) => Err(CliError::file(format!("{bls}; {bn}"))),
+                },
+            }
         }
         (None, None) => Err(CliError::usage("give --zkey or --pk")),
     }

@@ -134,10 +134,13 @@ fn required<'a>(path: &'a Option<PathBuf>, flag: &str, with: &str) -> Result<&'a
 
 /// The curve of the key file: a `.zkey` names its primes; an arkworks key is
 /// BLS12-381's.
+/// The curve to prove on: the `.zkey`'s, or with an arkworks key (which does not name
+/// its curve) the `.r1cs`'s.
 fn key_curve(files: &FileInputs) -> Result<Curve, CliError> {
-    match &files.zkey {
-        Some(zkey) => Ok(curve_of(zkey)?),
-        None => Ok(Curve::Bls12_381),
+    match (&files.zkey, &files.r1cs) {
+        (Some(zkey), _) => Ok(curve_of(zkey)?),
+        (None, Some(r1cs)) => Ok(curve_of(r1cs)?),
+        (None, None) => Ok(Curve::Bls12_381),
     }
 }
 
@@ -156,13 +159,8 @@ fn load<E: ProvedCurve>(files: &FileInputs) -> Result<Loaded<E>, CliError> {
     let pk_path = required(&files.pk, "--pk or --zkey", "proving")?;
     let r1cs_path = required(&files.r1cs, "--r1cs", "--pk")?;
     let inputs = spinner(&format!("reading {}", pk_path.display()), || {
-        KeyAndWitness::read_arkworks(pk_path, r1cs_path, wtns)
+        KeyAndWitness::<E>::read_arkworks(pk_path, r1cs_path, wtns)
     })?;
-    // An arkworks key file is BLS12-381's (`key_curve`), so `E` is here.
-    let inputs: Box<dyn std::any::Any> = Box::new(inputs);
-    let inputs = *inputs
-        .downcast::<KeyAndWitness<E>>()
-        .map_err(|_| CliError::usage("an arkworks proving key (--pk) is BLS12-381's only"))?;
     Ok(Loaded {
         inputs,
         key_kind: "arkworks proving key",

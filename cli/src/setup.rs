@@ -7,11 +7,12 @@ use std::process::ExitCode;
 use ark_serialize::Compress;
 use ark_std::rand::{rngs::OsRng, rngs::StdRng, RngCore, SeedableRng};
 use clap::Args;
+use crucible_core::curve::Curve;
 use crucible_core::groth16::ProvingKey;
-use crucible_core::Bls12_381;
+use crucible_core::{Bls12_381, Bn254};
 use crucible_files::artifacts::{finish_proving_key, write_vk};
 use crucible_files::output::{check_outputs, PendingFile};
-use crucible_files::{R1cs, R1csCircuit};
+use crucible_files::{curve_of, FileCurve, JsonCurve, R1cs, R1csCircuit};
 
 use crate::error::CliError;
 use crate::output::{count, spinner};
@@ -19,7 +20,8 @@ use crate::output::{count, spinner};
 /// Arguments of `crucible setup`.
 #[derive(Args)]
 pub struct SetupArgs {
-    /// circom's constraints (`circom --r1cs --prime bls12381`).
+    /// circom's constraints (`circom --r1cs`, either curve: the key is made on the
+    /// curve whose prime the file names).
     #[arg(long)]
     r1cs: PathBuf,
     /// Where to write the arkworks proving key (for `crucible prove --pk`).
@@ -43,22 +45,30 @@ pub const NOT_A_CEREMONY: &str =
 whoever ran it could keep its secret randomness and forge proofs. Use it for tests and benchmarks; \
 for production, run a multi-party ceremony (e.g. snarkjs' powers of tau and phase 2).";
 
-/// Runs the setup and writes the keys.
+/// Runs the setup on the curve the `.r1cs` names and writes the keys.
 pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
     eprintln!("{NOT_A_CEREMONY}");
     check_outputs(
         &[("--r1cs", Some(&args.r1cs))],
         &[("--out", Some(&args.out)), ("--vk", args.vk.as_deref())],
     )?;
+    match curve_of(&args.r1cs)? {
+        Curve::Bls12_381 => setup::<Bls12_381>(args),
+        Curve::Bn254 => setup::<Bn254>(args),
+    }
+}
+
+fn setup<E: FileCurve + JsonCurve>(args: &SetupArgs) -> Result<ExitCode, CliError> {
     // Created now, so a path that cannot be written fails before the setup's minutes;
     // an interrupt removes it (see `crate::interrupt`).
     let pk_out = PendingFile::create(&args.out, "proving key")?;
     let r1cs = spinner(&format!("reading {}", args.r1cs.display()), || {
-        R1cs::<crucible_core::Bls12_381>::read(&args.r1cs)
+        R1cs::<E>::read(&args.r1cs)
     })?;
     let shape = r1cs.shape()?;
     println!(
-        "circuit: {}, {}, domain 2^{}",
+        "circuit on {}: {}, {}, domain 2^{}",
+        E::CURVE.name(),
         count(shape.num_constraints as u64, "constraint"),
         count(r1cs.num_public as u64, "public signal"),
         shape.log_domain
@@ -71,11 +81,9 @@ pub fn run(args: &SetupArgs) -> Result<ExitCode, CliError> {
         r1cs: &r1cs,
         witness: None,
     };
-    let pk: ProvingKey = spinner("generating the proving key (ark-groth16 setup)", || {
-        ark_groth16::Groth16::<Bls12_381>::generate_random_parameters_with_reduction(
-            circuit, &mut rng,
-        )
-        .map_err(|e| CliError::file(format!("setup of {} failed: {e}", args.r1cs.display())))
+    let pk: ProvingKey<E> = spinner("generating the proving key (ark-groth16 setup)", || {
+        ark_groth16::Groth16::<E>::generate_random_parameters_with_reduction(circuit, &mut rng)
+            .map_err(|e| CliError::file(format!("setup of {} failed: {e}", args.r1cs.display())))
     })?;
     let compress = if args.uncompressed {
         Compress::No

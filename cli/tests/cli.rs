@@ -1528,6 +1528,71 @@ fn an_arkworks_key_is_checked_once_then_remembered() {
 }
 
 #[test]
+fn setup_makes_the_key_on_the_curve_its_r1cs_names_and_prove_pk_proves_on_it() {
+    let dir = TempDir::new("setup-bn254");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures/bn254");
+    let at = |name: &str| fixtures.join(name).display().to_string();
+    let (key, vk_json, vk_bin) = (dir.path("key.bin"), dir.path("vk.json"), dir.path("vk.bin"));
+    let setup = crucible(
+        &format!(
+            "setup --r1cs {} --out {} --vk {} --seed 5",
+            at("multi_public.r1cs"),
+            key.display(),
+            vk_json.display()
+        ),
+        &dir.0,
+    );
+    assert!(
+        setup.ok() && setup.stdout.contains("circuit on BN254"),
+        "{setup:?}"
+    );
+    let (proof, public) = (dir.path("proof.json"), dir.path("public.json"));
+    let prove = |wtns: &str| {
+        crucible(
+            &format!(
+                "prove --backend cpu --pk {} --r1cs {} --wtns {wtns} --proof {} --public {} --check",
+                key.display(),
+                at("multi_public.r1cs"),
+                proof.display(),
+                public.display()
+            ),
+            &dir.0,
+        )
+    };
+    let proved = prove(&at("multi_public.wtns"));
+    assert!(proved.ok(), "{proved:?}");
+    // The key file does not name its curve: export-vk tells it by its points.
+    let export = crucible(
+        &format!(
+            "export-vk --pk {} --out {}",
+            key.display(),
+            vk_bin.display()
+        ),
+        &dir.0,
+    );
+    assert!(export.ok(), "{export:?}");
+    for vk in [&vk_json, &vk_bin] {
+        let verify = crucible(
+            &format!(
+                "verify --vk {} --proof {} --public {}",
+                vk.display(),
+                proof.display(),
+                public.display()
+            ),
+            &dir.0,
+        );
+        assert!(
+            verify.ok() && verify.stdout.contains("valid:"),
+            "{verify:?}"
+        );
+    }
+    // A BLS12-381 witness against the BN254 circuit is refused naming both curves.
+    let wrong = prove(&fixture("wtns"));
+    assert_fails_with(&wrong, "BLS12-381");
+    assert!(wrong.stderr.contains("BN254"), "{wrong:?}");
+}
+
+#[test]
 fn verify_takes_the_curve_from_the_key_and_refuses_the_other_curves_proof() {
     let dir = TempDir::new("verify-curves");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../files/tests/fixtures");

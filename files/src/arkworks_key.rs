@@ -16,7 +16,7 @@ use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_serialize::{CanonicalDeserialize, Compress, Validate};
 use crucible_core::groth16::{key_shape, ProvingKey};
 use crucible_core::key_file::open_regular;
-use crucible_core::{Error, Result};
+use crucible_core::{Error, PairingCurve, Result};
 use rayon::prelude::*;
 
 use crate::subgroup::{key_outside_subgroup, QueryNames};
@@ -33,17 +33,18 @@ const QUERIES: QueryNames = [
     "b_g2_query",
 ];
 
-/// Reads an arkworks proving key, uncompressed or compressed, the points' checks
-/// skipped where `validated` remembers the bytes read; says which.
-pub fn read_remembering(
+/// Reads an arkworks proving key of curve `E`, uncompressed or compressed, the points'
+/// checks skipped where `validated` remembers the bytes read; says which.
+pub fn read_remembering<E: PairingCurve>(
     path: &Path,
     validated: &ValidatedKeys,
-) -> Result<(ProvingKey, SubgroupChecks)> {
+) -> Result<(ProvingKey<E>, SubgroupChecks)> {
     read_as(path, Compress::No, validated).or_else(|uncompressed| {
         read_as(path, Compress::Yes, validated).map_err(|compressed| {
             Error::InvalidInput(format!(
-                "{}: not an arkworks proving key for BLS12-381, uncompressed ({uncompressed}) or compressed ({compressed})",
-                path.display()
+                "{}: not an arkworks proving key for {}, uncompressed ({uncompressed}) or compressed ({compressed})",
+                path.display(),
+                E::CURVE.name()
             ))
         })
     })
@@ -51,17 +52,17 @@ pub fn read_remembering(
 
 /// The key in form `compress`: exactly one key in a regular file, its queries
 /// consistent, its points checked unless remembered.
-fn read_as(
+fn read_as<E: PairingCurve>(
     path: &Path,
     compress: Compress,
     validated: &ValidatedKeys,
-) -> Result<(ProvingKey, SubgroupChecks)> {
+) -> Result<(ProvingKey<E>, SubgroupChecks)> {
     let (file, _) = open_regular(path, "proving key")?;
     let invalid = |why: String| {
         Error::InvalidInput(format!("proving key {} is invalid: {why}", path.display()))
     };
     let mut reader = Digesting::new(BufReader::new(file));
-    let pk = ProvingKey::deserialize_with_mode(&mut reader, compress, Validate::No)
+    let pk = ProvingKey::<E>::deserialize_with_mode(&mut reader, compress, Validate::No)
         .map_err(|e| invalid(format!("truncated or corrupt ({e})")))?;
     let mut after = [0u8; 1];
     let more = reader
@@ -73,10 +74,14 @@ fn read_as(
         ));
     }
     key_shape(&pk)?;
-    // The same bytes read in the other form are other points: the form is part of
-    // what was checked.
+    // The same bytes read in the other form, or on the other curve, are other points:
+    // the curve and the form are part of what was checked (BLS12-381 named by
+    // omission, so that digests remembered before BN254 came still count).
     let mut digest = blake3::Hasher::new();
     digest.update(b"arkworks proving key, ");
+    if E::CURVE != crucible_core::curve::Curve::Bls12_381 {
+        digest.update(format!("{}, ", E::CURVE.name()).as_bytes());
+    }
     let form = if compress == Compress::Yes {
         "compressed"
     } else {
@@ -95,7 +100,7 @@ fn read_as(
 
 /// Every point of `pk` on its curve and in the prime-order subgroup; the first that
 /// is not, named.
-fn check_points(pk: &ProvingKey) -> std::result::Result<(), String> {
+fn check_points<E: PairingCurve>(pk: &ProvingKey<E>) -> std::result::Result<(), String> {
     let vk = &pk.vk;
     for (what, ok) in [
         ("vk.alpha_g1", valid(&vk.alpha_g1)),
@@ -149,6 +154,7 @@ fn off_curve<P: SWCurveConfig>(points: &[Affine<P>]) -> Option<usize> {
 mod tests {
     use ark_serialize::CanonicalSerialize;
     use crucible_core::fixtures::key_cache::generate_key;
+    use crucible_core::Bls12_381;
 
     use super::*;
 
@@ -202,7 +208,7 @@ mod tests {
         let mut pk = generate_key(40, 2, 8).unwrap();
         let path = d.0.join("key.bin");
         write(&path, &pk, Compress::No);
-        read_remembering(&path, &validated).unwrap();
+        read_remembering::<Bls12_381>(&path, &validated).unwrap();
         // A point on the curve but outside the subgroup (a multiple of a point of
         // the whole curve group): the same length, other bytes, so not remembered.
         let outside = (0u64..)
@@ -213,13 +219,17 @@ mod tests {
             .unwrap();
         pk.h_query[3] = outside;
         write(&path, &pk, Compress::No);
-        let e = read_remembering(&path, &validated).unwrap_err().to_string();
+        let e = read_remembering::<Bls12_381>(&path, &validated)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("h_query, element 3 of"), "{e}");
         assert!(e.contains("not in the prime-order subgroup"), "{e}");
         // A point on no curve is named as such.
         pk.a_query[1] = Affine::new_unchecked(pk.a_query[1].x, pk.a_query[1].x);
         write(&path, &pk, Compress::No);
-        let e = read_remembering(&path, &validated).unwrap_err().to_string();
+        let e = read_remembering::<Bls12_381>(&path, &validated)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a_query, element 1 of"), "{e}");
         assert!(e.contains("not on the curve"), "{e}");
     }

@@ -19,6 +19,7 @@ use crate::snarkjs_json::{
 use crucible_core::curve::Curve;
 use crucible_core::groth16::{Proof, ProvingKey};
 use crucible_core::key_file::open_regular;
+use crucible_core::PairingCurve;
 
 use crate::file_curve::FileCurve;
 use crate::validated_keys::ValidatedKeys;
@@ -171,12 +172,20 @@ pub fn read_vk<E: JsonCurve>(path: &Path) -> Result<VerifyingKey<E>> {
 }
 
 /// Writes an arkworks proving key (compressed, or not for faster loading).
-pub fn write_proving_key(path: &Path, pk: &ProvingKey, compress: Compress) -> Result<()> {
+pub fn write_proving_key<E: PairingCurve>(
+    path: &Path,
+    pk: &ProvingKey<E>,
+    compress: Compress,
+) -> Result<()> {
     finish_proving_key(PendingFile::create(path, "proving key")?, pk, compress)
 }
 
 /// [`write_proving_key`] into an output created before the key was made.
-pub fn finish_proving_key(out: PendingFile, pk: &ProvingKey, compress: Compress) -> Result<()> {
+pub fn finish_proving_key<E: PairingCurve>(
+    out: PendingFile,
+    pk: &ProvingKey<E>,
+    compress: Compress,
+) -> Result<()> {
     out.finish(|w| {
         pk.serialize_with_mode(w, compress)
             .map_err(std::io::Error::other)
@@ -186,6 +195,6 @@ pub fn finish_proving_key(out: PendingFile, pk: &ProvingKey, compress: Compress)
 /// Reads an arkworks proving key, compressed or not, streaming, with every point
 /// validated, unless the same bytes passed before (remembered in the cache directory:
 /// [`crate::arkworks_key::read_remembering`]).
-pub fn read_proving_key(path: &Path) -> Result<ProvingKey> {
+pub fn read_proving_key<E: PairingCurve>(path: &Path) -> Result<ProvingKey<E>> {
     crate::arkworks_key::read_remembering(path, &ValidatedKeys::in_cache()).map(|(key, _)| key)
 }

@@ -81,15 +81,15 @@ impl<E: FileCurve> KeyAndWitness<E> {
     }
 }
 
-impl KeyAndWitness<crucible_core::Bls12_381> {
-    /// An arkworks `ProvingKey<Bls12_381>` file (ark-groth16's reduction), circom's
-    /// `.r1cs` and a `.wtns`.
+impl<E: FileCurve> KeyAndWitness<E> {
+    /// An arkworks `ProvingKey<E>` file (ark-groth16's reduction), circom's `.r1cs` and
+    /// a `.wtns`, both of curve `E`.
     pub fn read_arkworks(pk: &Path, r1cs: &Path, wtns: &Path) -> Result<Self> {
         let started = Instant::now();
         let proving_key = read_proving_key(pk)?;
         let key_load_time = started.elapsed();
-        let r1cs = R1cs::<crucible_core::Bls12_381>::read(r1cs)?;
-        let witness = read_witness::<crucible_core::Bls12_381>(wtns)?;
+        let r1cs = R1cs::<E>::read(r1cs)?;
+        let witness = read_witness::<E>(wtns)?;
         Ok(KeyAndWitness {
             proving_key: Arc::new(proving_key),
             synthesized: synthesized_from_r1cs(&r1cs, witness, &name(wtns))?,

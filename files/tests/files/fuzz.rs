@@ -211,7 +211,7 @@ fn readers_round_trip(bytes: &[u8], input: &Path, out: &Path) -> Result<Verdict,
     }
     let is_binary = input.extension().is_some_and(|e| e == "bin");
     if is_binary {
-        if let Ok(pk) = read_proving_key(input) {
+        if let Ok(pk) = read_proving_key::<crucible_core::Bls12_381>(input) {
             write_proving_key(out, &pk, Compress::Yes).map_err(|e| fail("writing the key", e))?;
             if read_proving_key(out).map_err(|e| fail("the written key", e))? != pk {
                 return Err("the proving key reads back differently".into());
