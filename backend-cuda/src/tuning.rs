@@ -11,8 +11,8 @@
 //! (msm/planes.rs), the ones' sum by the device's resident threads (msm/ones.rs). The
 //! fixed defaults ([`DEFAULT_NTT_TILE_BITS`], [`DEFAULT_STAGING_MIB`],
 //! [`DEFAULT_SUMS_BLOCK`], [`PlanesBuild::Eager`]) are the same on every device class:
-//! each is a kernel's limit or the fastest measured (BENCHMARKS.md#msm-against-the-peers-on-the-h200,
-//! BENCHMARKS.md#ntt-against-the-peers-on-the-h200), and no
+//! each is a kernel's limit or the fastest measured (BENCHMARKS.md#msm-against-the-peers-on-the-h100,
+//! BENCHMARKS.md#ntt-against-the-peers-on-the-h100), and no
 //! device class has measured faster with another.
 
 use std::ops::RangeInclusive;
