@@ -282,9 +282,7 @@ class Doc:
             "clock); +transfers: key staging, the whole proof and key release.",
             "",
         )
-        rows = [[f"{log2(r['size'])} constraints", f"**{ms(r['resident']['median_ms'], 2)}**",
-                 f"{ms(r['resident']['min_ms'], 2)}–{ms(r['resident']['max_ms'], 2)}",
-                 ms(r["with_transfers"]["median_ms"], 1)] for r in d["results"]]
+        rows = [timing_row(f"{log2(r['size'])} constraints", r, 2) for r in d["results"]]
         self.table(["proof", "stage + compute", "min–max", "+transfers"], rows)
         self.provenance([f])
 
@@ -396,13 +394,7 @@ class Doc:
         rows = []
         for f in files:
             d = load(f)
-            for r in d["results"]:
-                rows.append([
-                    f"{d['op']} {log2(r['size'])}",
-                    f"**{ms(r['resident']['median_ms'])}**",
-                    f"{ms(r['resident']['min_ms'])}–{ms(r['resident']['max_ms'])}",
-                    ms(r["with_transfers"]["median_ms"]),
-                ])
+            rows += [timing_row(f"{d['op']} {log2(r['size'])}", r) for r in d["results"]]
         self.table(["op", "resident", "min–max", "+transfers"], rows)
         self.provenance(files)
 
@@ -459,6 +451,14 @@ def ns_per_constraint(r):
     """Device time a constraint costs: busy share over the steady (else the run's) rate."""
     rate = r.get("steady_proofs_per_second") or r["proofs_per_second"]
     return f"{r['device_busy'] / rate / r['size'] * 1e9:.1f}" if rate and r["size"] else "—"
+
+
+def timing_row(label, r, digits=None):
+    """A bench result's row: label, resident median (bold), its min–max, +transfers."""
+    res = r["resident"]
+    return [label, f"**{ms(res['median_ms'], digits)}**",
+            f"{ms(res['min_ms'], digits)}–{ms(res['max_ms'], digits)}",
+            ms(r["with_transfers"]["median_ms"], digits)]
 
 
 def ratio(r, peer="sppark"):

@@ -1,5 +1,5 @@
 //! The rates this backend's schedules are predicted with, fitted to the H200
-//! (BENCHMARKS.md#msm-against-the-peers-on-the-h100, BENCHMARKS.md#proofs-on-the-h200-cuda).
+//! (BENCHMARKS.md#proofs-on-the-h200-cuda).
 
 use crucible_core::{CostModel, MsmScaling};
 

@@ -9,13 +9,14 @@
 //! on disk under `CRUCIBLE_CACHE_DIR`'s `cuda` folder), or built into the binary for
 //! sm_80 and sm_90 (BLS12-381's programs only: BN254's compile at first use). Every
 //! device byte comes from a [`Lease`]; release frees stream-ordered, synchronizes,
-//! trims the memory pool, and only then returns the budget. Kernels run on one stream, host-to-device copies on a second (so staging
-//! overlaps compute; cudarc's per-buffer events order the two). Two things stay in a
-//! lease between operations, under their own plan items: the NTT tables of its domain
-//! (`ntt/`), and the last MSM's sort of its scalars, reused by the next MSM over the
-//! same unchanged scalars (`msm/sort_reuse.rs`). MSM bases buffers are allocated with
-//! room for window planes (multiples of each point, built on the device when the bases
-//! are staged) as far as the budget allows (`msm/planes.rs`). The tuning file's
+//! trims the memory pool, and only then returns the budget. Kernels run on one
+//! stream, host-to-device copies on a second (so staging overlaps compute; cudarc's
+//! per-buffer events order the two). Two things stay in a lease between operations,
+//! under their own plan items: the NTT tables of its domain (`ntt/`), and the last
+//! MSM's sort of its scalars, reused by the next MSM over the same unchanged scalars
+//! (`msm/sort_reuse.rs`). MSM bases buffers are allocated with room for window planes
+//! (multiples of each point, built on the device when the bases are staged) as far as
+//! the budget allows (`msm/planes.rs`). The tuning file's
 //! `[cuda]` table (`tuning.rs`) overrides the defaults, read once when a device opens.
 //!
 //! Layers, each module importing only those below it (a test lists the edges and

@@ -399,8 +399,8 @@ fn run_on<E: BenchCurve>(
         println!("(add cpu to --backend for the speed-up columns)");
     }
     let machine = Machine::here();
+    let infos: Vec<&BackendInfo> = backends.iter().map(|b| b.info()).collect();
     if let Some(path) = &args.out {
-        let infos: Vec<&BackendInfo> = backends.iter().map(|b| b.info()).collect();
         let text =
             serde_json::to_string_pretty(&json_report(args, &machine, &infos, &skipped, &rows))
                 .map_err(|e| CliError::file(format!("cannot write JSON: {e}")))?;
@@ -420,10 +420,7 @@ fn run_on<E: BenchCurve>(
             path,
             &title,
             &format!("size ({})", args.op.size_unit()),
-            &plot_series(
-                &backends.iter().map(|b| b.info()).collect::<Vec<_>>(),
-                &rows,
-            ),
+            &plot_series(&infos, &rows),
         )?;
         println!("wrote {}", path.display());
     }

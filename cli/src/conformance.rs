@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use clap::Args;
 use crucible_conformance::{json_report, junit_report, required_backends, run_registered, Config};
 use crucible_core::curve::Curve;
-use crucible_core::{Bls12_381, Bn254, Domain, PairingCurve};
 use crucible_files::output::check_outputs;
 
 use crate::devices::BackendArgs;
@@ -46,17 +45,6 @@ pub struct ConformanceArgs {
     junit: Option<PathBuf>,
 }
 
-/// The largest NTT the curve's scalar field has: 2^(two-adicity).
-fn curve_max_log_size(curve: Curve) -> u32 {
-    fn of<E: PairingCurve>() -> u32 {
-        Domain::<E::ScalarField>::max_log_size()
-    }
-    match curve {
-        Curve::Bls12_381 => of::<Bls12_381>(),
-        Curve::Bn254 => of::<Bn254>(),
-    }
-}
-
 /// Prints one line per case and the summary last; exit 1 on any failure, or when no
 /// case passed.
 pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
@@ -65,7 +53,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, CliError> {
         None => Curve::ALL.to_vec(),
     };
     for &curve in &curves {
-        let most = curve_max_log_size(curve);
+        let most = curve.max_log_size();
         if args.max_log_size > most {
             let other = if args.curve.is_none() && curve == Curve::Bn254 {
                 " (--curve bls12-381 runs BLS12-381's cases alone)"

@@ -119,6 +119,29 @@ fn snarkjs_verify(vk: &Path, public: &Path, proof: &Path) -> Output {
         .expect("runs snarkjs")
 }
 
+/// `crucible verify` of `proof` with `public` under `vk`.
+fn verify(vk: &Path, proof: &Path, public: &Path) -> Output {
+    crucible(&[
+        "verify",
+        "--vk",
+        path(vk),
+        "--proof",
+        path(proof),
+        "--public",
+        path(public),
+    ])
+}
+
+/// [`verify`] accepts the proof (`what` names the case in a failure).
+fn assert_verifies(what: &str, vk: &Path, proof: &Path, public: &Path) {
+    let out = verify(vk, proof, public);
+    assert!(
+        out.status.success() && text(&out).contains("valid:"),
+        "{what}: {}",
+        text(&out)
+    );
+}
+
 fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
@@ -278,20 +301,7 @@ fn bn254_circuits_prove_and_snarkjs_verifies_them() {
         // the key snarkjs exported.
         let vk = bn.join(format!("{c}.vk.json"));
         for p in [proof.clone(), bn.join(format!("{c}.snarkjs-proof.json"))] {
-            let out = crucible(&[
-                "verify",
-                "--vk",
-                path(&vk),
-                "--proof",
-                path(&p),
-                "--public",
-                path(&public),
-            ]);
-            assert!(
-                out.status.success() && text(&out).contains("valid:"),
-                "{c}: {}",
-                text(&out)
-            );
+            assert_verifies(c, &vk, &p, &public);
         }
         let exported = w.join(format!("{c}.vk.json"));
         let out = crucible(&["export-vk", "--zkey", path(&zkey), "--out", path(&exported)]);
@@ -331,20 +341,7 @@ fn crucible_verifies_snarkjs_proofs_and_exports_snarkjs_verifying_keys() {
             dir.join(format!("{c}.snarkjs-proof.json")),
             dir.join(format!("{c}.snarkjs-public.json")),
         );
-        let out = crucible(&[
-            "verify",
-            "--vk",
-            path(&vk),
-            "--proof",
-            path(&proof),
-            "--public",
-            path(&public),
-        ]);
-        assert!(
-            out.status.success() && text(&out).contains("valid:"),
-            "{c}: {}",
-            text(&out)
-        );
+        assert_verifies(c, &vk, &proof, &public);
         let (json_vk, bin_vk) = (
             w.join(format!("{c}.vk.json")),
             w.join(format!("{c}.vk.bin")),
@@ -365,15 +362,7 @@ fn crucible_verifies_snarkjs_proofs_and_exports_snarkjs_verifying_keys() {
             read_json(&vk),
             "{c}: export-vk differs from snarkjs'"
         );
-        let out = crucible(&[
-            "verify",
-            "--vk",
-            path(&bin_vk),
-            "--proof",
-            path(&proof),
-            "--public",
-            path(&public),
-        ]);
+        let out = verify(&bin_vk, &proof, &public);
         assert!(
             out.status.success(),
             "{c} with the binary key: {}",
@@ -423,15 +412,7 @@ fn tampered_proofs_public_signals_and_keys_fail_both_verifiers() {
         ),
     ];
     for (what, vk, public, proof) in &triples {
-        let ours = crucible(&[
-            "verify",
-            "--vk",
-            path(vk),
-            "--proof",
-            path(proof),
-            "--public",
-            path(public),
-        ]);
+        let ours = verify(vk, proof, public);
         assert_eq!(
             ours.status.code(),
             Some(1),
@@ -447,17 +428,7 @@ fn tampered_proofs_public_signals_and_keys_fail_both_verifiers() {
         );
     }
     // The untampered files pass both (so the failures above are the tampering's).
-    assert!(crucible(&[
-        "verify",
-        "--vk",
-        path(&vk),
-        "--proof",
-        path(&proof),
-        "--public",
-        path(&public)
-    ])
-    .status
-    .success());
+    assert!(verify(&vk, &proof, &public).status.success());
     assert!(text(&snarkjs_verify(&vk, &public, &proof)).contains("OK!"));
 }
 
@@ -508,15 +479,7 @@ fn arkworks_keys_prove_circom_circuits_with_the_libsnark_reduction() {
                 "{}",
                 text(&out)
             );
-            let ok = crucible(&[
-                "verify",
-                "--vk",
-                path(&vk),
-                "--proof",
-                path(&proof),
-                "--public",
-                path(&public),
-            ]);
+            let ok = verify(&vk, &proof, &public);
             assert!(ok.status.success(), "{}", text(&ok));
             if ext == "json" {
                 // snarkjs' verifier does not care which reduction made the proof.

@@ -15,7 +15,7 @@ use crate::artifacts::{is_json, read_binary, read_json};
 use crate::binfile::{self, BinFile};
 use crate::bulk::read_all;
 use crate::encoding::{g1_zkey, g2_zkey, read_one, PointError};
-use crate::snarkjs_json::{json_curve, vk_from_json};
+use crate::snarkjs_json::{json_curve, JsonCurve};
 use crate::zkey::{check_groth16, header_curve, GROTH16_HEADER, IC};
 
 /// A verifying key of either curve (boxed: the two curves' keys differ in size).
@@ -78,11 +78,12 @@ impl CurveVerifyingKey {
                 read_json(path, "verifying key")?,
                 path.display().to_string(),
             );
+            // The curve field read once, its points then read on that curve.
             return Ok(match json_curve(&v, &name)? {
                 Curve::Bls12_381 => {
-                    CurveVerifyingKey::Bls12_381(Box::new(vk_from_json(&v, &name)?))
+                    CurveVerifyingKey::Bls12_381(Box::new(Bls12_381::vk_points(&v, &name)?))
                 }
-                Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(vk_from_json(&v, &name)?)),
+                Curve::Bn254 => CurveVerifyingKey::Bn254(Box::new(Bn254::vk_points(&v, &name)?)),
             });
         }
         // A BN254 point is 32 bytes compressed, a BLS12-381 one 48: a file of one

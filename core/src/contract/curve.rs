@@ -55,6 +55,15 @@ impl Curve {
         }
     }
 
+    /// The largest NTT the scalar field has: 2^this (its two-adicity, as
+    /// [`Domain::max_log_size`](crate::Domain::max_log_size)).
+    pub fn max_log_size(self) -> u32 {
+        match self {
+            Curve::Bls12_381 => crate::Domain::<ark_bls12_381::Fr>::max_log_size(),
+            Curve::Bn254 => crate::Domain::<ark_bn254::Fr>::max_log_size(),
+        }
+    }
+
     /// Bytes of a scalar as the files write it (32 on both curves).
     pub fn scalar_bytes(self) -> usize {
         self.scalar_modulus().len()
